@@ -1,0 +1,291 @@
+// geerpc: the binary codec. Fields in declaration order, no names or tags: fixed-size little-endian
+// scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
+//
+// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
+// remaining bytes could hold before anything is allocated, and trailing bytes are an error.
+#pragma once
+
+#include <bit>
+#include <boost/pfr/core.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../detail/byte_order.hpp"
+#include "type_kind.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// Appends encoded bytes to a caller-owned buffer, so buffers can be reused across calls.
+class writer {
+ public:
+  explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
+
+  void raw(const void* data, std::size_t size) {
+    if (size == 0) return;
+    const std::size_t at = out_.size();
+    out_.resize(at + size);
+    std::memcpy(out_.data() + at, data, size);
+  }
+  template <class U>
+  void fixed(U value) {
+    std::byte bytes[sizeof(U)];
+    geerpc::detail::store_le(bytes, value);
+    raw(bytes, sizeof bytes);
+  }
+  void varint(std::uint64_t value) {
+    std::byte bytes[10];
+    std::size_t n = 0;
+    while (value >= 0x80) {
+      bytes[n++] = static_cast<std::byte>((value & 0x7f) | 0x80);
+      value >>= 7;
+    }
+    bytes[n++] = static_cast<std::byte>(value);
+    raw(bytes, n);
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+// Reads from a span; the first failure records why and where, and every later read fails too, so a
+// decoder can run to the end and check once.
+class reader {
+ public:
+  explicit reader(std::span<const std::byte> in) noexcept : begin_(in.data()), pos_(in.data()), end_(in.data() + in.size()) {}
+
+  std::size_t remaining() const noexcept { return static_cast<std::size_t>(end_ - pos_); }
+  bool ok() const noexcept { return error_ == nullptr; }
+  const char* error() const noexcept { return error_; }
+  std::size_t error_offset() const noexcept { return error_offset_; }
+
+  bool fail(const char* why) noexcept {
+    if (error_ == nullptr) {
+      error_ = why;
+      error_offset_ = static_cast<std::size_t>(pos_ - begin_);
+    }
+    pos_ = end_;
+    return false;
+  }
+  bool raw(void* out, std::size_t size) noexcept {
+    if (size > remaining()) return fail("truncated input");
+    if (size != 0) std::memcpy(out, pos_, size);
+    pos_ += size;
+    return true;
+  }
+  // A view of the next `size` bytes, consumed.
+  const std::byte* take(std::size_t size) noexcept {
+    if (size > remaining()) {
+      fail("truncated input");
+      return nullptr;
+    }
+    const std::byte* at = pos_;
+    pos_ += size;
+    return at;
+  }
+  template <class U>
+  bool fixed(U& value) noexcept {
+    const std::byte* at = take(sizeof(U));
+    if (at == nullptr) return false;
+    value = geerpc::detail::load_le<U>(at);
+    return true;
+  }
+  bool varint(std::uint64_t& value) noexcept {
+    value = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (pos_ == end_) return fail("truncated varint");
+      const auto byte = static_cast<std::uint8_t>(*pos_++);
+      // The 10th byte holds bit 63 only: anything more is an overflow (or an 11th byte).
+      if (shift == 63 && byte > 1) return fail("varint overflows 64 bits");
+      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+  }
+  // A count of elements that each take at least `min_element_size` bytes: refused when the rest of
+  // the input could not hold that many, so no peer can make us allocate what it did not send.
+  bool count(std::size_t& n, std::size_t min_element_size) noexcept {
+    std::uint64_t value = 0;
+    if (!varint(value)) return false;
+    if (value > remaining() / min_element_size) return fail("element count exceeds the remaining bytes");
+    n = static_cast<std::size_t>(value);
+    return true;
+  }
+
+ private:
+  const std::byte* begin_;
+  const std::byte* pos_;
+  const std::byte* end_;
+  const char* error_ = nullptr;
+  std::size_t error_offset_ = 0;
+};
+
+template <class T>
+void encode_value(writer& out, const T& value);
+template <class T>
+bool decode_value(reader& in, T& value);
+
+namespace detail {
+template <class T>
+inline constexpr bool is_memcpy_array_element =
+    (std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, float> || std::is_same_v<T, double> ||
+    std::is_enum_v<T>;
+}  // namespace detail
+
+template <class T>
+void encode_value(writer& out, const T& value) {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::boolean) {
+    out.fixed(static_cast<std::uint8_t>(value ? 1 : 0));
+  } else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration) {
+    out.fixed(std::bit_cast<geerpc::detail::bits_of<T>>(value));
+  } else if constexpr (kind == type_kind::string) {
+    out.varint(value.size());
+    out.raw(value.data(), value.size());
+  } else if constexpr (kind == type_kind::vector || kind == type_kind::array) {
+    using element = typename T::value_type;
+    if constexpr (kind == type_kind::vector) out.varint(value.size());
+    if constexpr (detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little &&
+                  kind == type_kind::vector && !std::is_same_v<element, bool>) {
+      out.raw(value.data(), value.size() * sizeof(element));
+    } else {
+      for (const auto& item : value) encode_value(out, static_cast<const element&>(item));
+    }
+  } else if constexpr (kind == type_kind::optional) {
+    out.fixed(static_cast<std::uint8_t>(value.has_value() ? 1 : 0));
+    if (value) encode_value(out, *value);
+  } else if constexpr (kind == type_kind::map) {
+    out.varint(value.size());
+    for (const auto& [key, mapped] : value) {
+      encode_value(out, key);
+      encode_value(out, mapped);
+    }
+  } else if constexpr (kind == type_kind::tuple) {
+    std::apply([&](const auto&... items) { (encode_value(out, items), ...); }, value);
+  } else if constexpr (kind == type_kind::aggregate) {
+    boost::pfr::for_each_field(value, [&](const auto& field) { encode_value(out, field); });
+  }
+  // Anything else was refused by require_serializable where T entered geerpc.
+}
+
+template <class T>
+bool decode_value(reader& in, T& value) {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::boolean) {
+    std::uint8_t byte = 0;
+    if (!in.fixed(byte)) return false;
+    if (byte > 1) return in.fail("bool is neither 0 nor 1");
+    value = byte == 1;
+    return true;
+  } else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration) {
+    geerpc::detail::bits_of<T> bits{};
+    if (!in.fixed(bits)) return false;
+    value = std::bit_cast<T>(bits);
+    return true;
+  } else if constexpr (kind == type_kind::string) {
+    std::size_t size = 0;
+    if (!in.count(size, 1)) return false;
+    const std::byte* at = in.take(size);
+    if (at == nullptr) return false;
+    value.assign(reinterpret_cast<const char*>(at), size);
+    return true;
+  } else if constexpr (kind == type_kind::vector) {
+    using element = typename T::value_type;
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<element>())) return false;
+    if constexpr (detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little) {
+      value.resize(size);
+      return in.raw(value.data(), size * sizeof(element));
+    } else {
+      value.clear();
+      value.reserve(size);
+      for (std::size_t i = 0; i < size; ++i) {
+        element item{};
+        if (!decode_value(in, item)) return false;
+        value.push_back(std::move(item));
+      }
+      return true;
+    }
+  } else if constexpr (kind == type_kind::array) {
+    for (auto& item : value)
+      if (!decode_value(in, item)) return false;
+    return true;
+  } else if constexpr (kind == type_kind::optional) {
+    std::uint8_t tag = 0;
+    if (!in.fixed(tag)) return false;
+    if (tag > 1) return in.fail("optional tag is neither 0 nor 1");
+    if (tag == 0) {
+      value.reset();
+      return true;
+    }
+    return decode_value(in, value.emplace());
+  } else if constexpr (kind == type_kind::map) {
+    using key_type = typename T::key_type;
+    using mapped_type = typename T::mapped_type;
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<key_type>() + min_encoded_size<mapped_type>())) return false;
+    value.clear();
+    if constexpr (requires { value.reserve(size); }) value.reserve(size);
+    for (std::size_t i = 0; i < size; ++i) {
+      key_type key{};
+      mapped_type mapped{};
+      if (!decode_value(in, key) || !decode_value(in, mapped)) return false;
+      if (!value.emplace(std::move(key), std::move(mapped)).second) return in.fail("duplicate map key");
+    }
+    return true;
+  } else if constexpr (kind == type_kind::tuple) {
+    return std::apply([&](auto&... items) { return (decode_value(in, items) && ...); }, value);
+  } else if constexpr (kind == type_kind::aggregate) {
+    bool ok = true;
+    boost::pfr::for_each_field(value, [&](auto& field) { ok = ok && decode_value(in, field); });
+    return ok;
+  } else {
+    return false;  // refused at compile time by require_serializable
+  }
+}
+
+// Why a decode failed: a static description and the byte offset where it was noticed.
+struct decode_status {
+  const char* error = nullptr;
+  std::size_t offset = 0;
+
+  explicit operator bool() const noexcept { return error == nullptr; }
+  std::string message() const {
+    return error == nullptr ? std::string("ok") : std::string(error) + " at byte " + std::to_string(offset);
+  }
+};
+
+}  // namespace codec
+
+// The codec policy geerpc uses by default; its id travels in the handshake so that a server can
+// refuse a codec it does not speak. A codec is any type with this shape.
+struct binary_codec {
+  static constexpr std::uint8_t id = 1;
+  static constexpr const char* name = "binary";
+
+  template <class T>
+  static void encode(const T& value, std::vector<std::byte>& out) {
+    codec::require_serializable<T>();
+    if constexpr (codec::is_serializable_v<T>) {
+      codec::writer w(out);
+      codec::encode_value(w, value);
+    }
+  }
+
+  // Decodes exactly `bytes` into `value`: a short input, a bad value or bytes left over all fail.
+  template <class T>
+  static codec::decode_status decode(std::span<const std::byte> bytes, T& value) {
+    codec::require_serializable<T>();
+    codec::reader r(bytes);
+    if (codec::decode_value(r, value) && r.remaining() != 0) r.fail("trailing bytes after the value");
+    return {r.error(), r.error_offset()};
+  }
+};
+
+GEERPC_END_NAMESPACE

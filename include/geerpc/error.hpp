@@ -1,0 +1,156 @@
+// geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
+// and result<T>, what the non-throwing calls return.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "config.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+
+// The numeric values are part of the wire protocol (the status byte of a response frame, see
+// docs/protocol.md): never renumber, only append.
+enum class errc : std::uint8_t {
+  connect_timeout = 1,     // client: TCP connect + handshake took longer than options.connect_timeout
+  deadline_exceeded = 2,   // the call's deadline passed
+  canceled = 3,            // the call's stop_token was triggered
+  handle_timeout = 4,      // server: the handler ran longer than options.handle_timeout
+  unknown_service = 5,     // server: no such service
+  unknown_method = 6,      // server: no such method in the service
+  bad_request = 7,         // server: malformed "Service.Method" or a body that does not decode
+  remote_error = 8,        // server: the handler threw; the message is its what()
+  connection_closed = 9,   // client: the connection broke or was closed
+  busy = 10,               // server: too many requests in flight
+  protocol_error = 11,     // a peer broke the protocol (bad frame, bad handshake)
+  connect_failed = 12,     // client: could not reach or resolve the address
+  handshake_rejected = 13, // client: the server refused the handshake (its reason is the message)
+  bad_response = 14,       // client: the reply body does not decode as the expected type
+  invalid_argument = 15,   // a bad address or a bad use of the API
+};
+
+namespace detail {
+class error_category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "geerpc"; }
+  std::string message(int value) const override {
+    switch (static_cast<errc>(value)) {
+      case errc::connect_timeout: return "connect timeout";
+      case errc::deadline_exceeded: return "deadline exceeded";
+      case errc::canceled: return "canceled";
+      case errc::handle_timeout: return "request handle timeout";
+      case errc::unknown_service: return "unknown service";
+      case errc::unknown_method: return "unknown method";
+      case errc::bad_request: return "bad request";
+      case errc::remote_error: return "remote error";
+      case errc::connection_closed: return "connection closed";
+      case errc::busy: return "server busy";
+      case errc::protocol_error: return "protocol error";
+      case errc::connect_failed: return "connect failed";
+      case errc::handshake_rejected: return "handshake rejected";
+      case errc::bad_response: return "bad response";
+      case errc::invalid_argument: return "invalid argument";
+    }
+    return "unknown geerpc error " + std::to_string(value);
+  }
+};
+}  // namespace detail
+
+inline const std::error_category& category() noexcept {
+  static const detail::error_category instance;
+  return instance;
+}
+
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
+
+// What a failed call carries: the code to branch on and the message to show (GeeRPC's wording, or the
+// text a remote handler threw).
+struct error {
+  std::error_code code;
+  std::string message;
+};
+
+// Thrown by the throwing calls. what() is the full message, code() the geerpc error code.
+class rpc_error : public std::system_error {
+ public:
+  rpc_error(std::error_code code, const std::string& message) : std::system_error(code), message_(message) {}
+  explicit rpc_error(const error& e) : rpc_error(e.code, e.message) {}
+  // std::system_error::what() would append ": " and the category's text; our messages are complete.
+  const char* what() const noexcept override { return message_.what(); }
+
+ private:
+  std::runtime_error message_;  // a copy-noexcept string holder, as exceptions should have
+};
+
+// The outcome of a non-throwing call: a value or an error. value() throws rpc_error on an error.
+template <class T>
+class result {
+ public:
+  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  result(geerpc::error e) : state_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
+
+  bool has_value() const noexcept { return state_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  T& value() & {
+    throw_if_error();
+    return std::get<0>(state_);
+  }
+  const T& value() const& {
+    throw_if_error();
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    throw_if_error();
+    return std::get<0>(std::move(state_));
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  // The error, or a default (empty) one when there is a value.
+  std::error_code code() const noexcept { return has_value() ? std::error_code{} : std::get<1>(state_).code; }
+  const std::string& message() const noexcept {
+    static const std::string none;
+    return has_value() ? none : std::get<1>(state_).message;
+  }
+  const geerpc::error& error() const { return std::get<1>(state_); }
+
+ private:
+  void throw_if_error() const {
+    if (!has_value()) throw rpc_error(std::get<1>(state_));
+  }
+  std::variant<T, geerpc::error> state_;
+};
+
+template <>
+class result<void> {
+ public:
+  result() = default;
+  result(geerpc::error e) : error_(std::move(e)), failed_(true) {}  // NOLINT: implicit by design
+
+  bool has_value() const noexcept { return !failed_; }
+  explicit operator bool() const noexcept { return has_value(); }
+  void value() const {
+    if (failed_) throw rpc_error(error_);
+  }
+  std::error_code code() const noexcept { return error_.code; }
+  const std::string& message() const noexcept { return error_.message; }
+  const geerpc::error& error() const { return error_; }
+
+ private:
+  geerpc::error error_;
+  bool failed_ = false;
+};
+
+GEERPC_END_NAMESPACE
+
+template <>
+struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
