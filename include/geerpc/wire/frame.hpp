@@ -1,0 +1,130 @@
+// geerpc: the frames that follow the handshake (docs/protocol.md, "Frames"): a 4-byte length, a
+// 20-byte header, a text (the method name of a request, the error of a response) and a body.
+// Pure functions over bytes: no I/O, so they can be fuzzed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "../config.hpp"
+#include "../detail/byte_order.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3 };
+
+inline constexpr std::size_t length_prefix_size = 4;
+inline constexpr std::size_t header_size = 20;  // after the length prefix
+inline constexpr std::size_t frame_overhead = length_prefix_size + header_size;
+inline constexpr std::size_t max_text_size = 0xffff;
+inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length field's value: header + text + body
+
+struct frame_header {
+  frame_kind kind = frame_kind::request;
+  std::uint8_t status = 0;     // responses: 0 = ok, otherwise a geerpc::errc value
+  std::uint64_t seq = 0;       // chosen by the client, echoed by the server
+  std::uint64_t budget_us = 0; // requests: the caller's remaining time, 0 = no deadline
+};
+
+// Byte offsets inside a frame, counted from the first byte of the length prefix.
+namespace offset {
+inline constexpr std::size_t length = 0;
+inline constexpr std::size_t kind = 4;
+inline constexpr std::size_t status = 5;
+inline constexpr std::size_t text_size = 6;
+inline constexpr std::size_t seq = 8;
+inline constexpr std::size_t budget = 16;
+inline constexpr std::size_t text = 24;
+}  // namespace offset
+
+// Appends the prefix, header and text of a frame whose body the caller appends next; then
+// finish_frame() fills in the length. Returns where the frame starts in `out`.
+inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text) {
+  using geerpc::detail::store_le;
+  if (text.size() > max_text_size) text = text.substr(0, max_text_size);
+  const std::size_t at = out.size();
+  out.resize(at + frame_overhead + text.size());
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p + offset::length, 0);
+  p[offset::kind] = std::byte{static_cast<std::uint8_t>(h.kind)};
+  p[offset::status] = std::byte{h.status};
+  store_le<std::uint16_t>(p + offset::text_size, static_cast<std::uint16_t>(text.size()));
+  store_le<std::uint64_t>(p + offset::seq, h.seq);
+  store_le<std::uint64_t>(p + offset::budget, h.budget_us);
+  for (std::size_t i = 0; i < text.size(); ++i) p[offset::text + i] = static_cast<std::byte>(text[i]);
+  return at;
+}
+
+// Writes the length of the frame that starts at `frame_start` and runs to the end of `out`.
+inline void finish_frame(std::vector<std::byte>& out, std::size_t frame_start) noexcept {
+  const std::size_t length = out.size() - frame_start - length_prefix_size;
+  geerpc::detail::store_le<std::uint32_t>(out.data() + frame_start, static_cast<std::uint32_t>(length));
+}
+
+// The size a frame with this text and body takes on the wire, prefix included.
+constexpr std::size_t frame_size(std::size_t text_size, std::size_t body_size) noexcept {
+  return frame_overhead + text_size + body_size;
+}
+
+// What the front of a byte stream holds.
+struct frame_scan {
+  enum class state { need_more, complete, too_large, too_small } what = state::need_more;
+  std::size_t size = 0;  // complete: the whole frame's size, prefix included; need_more: bytes wanted in all
+};
+
+// Looks only at the length prefix, so a peer's claimed size is judged before anything is allocated.
+inline frame_scan scan_frame(std::span<const std::byte> buffered, std::uint32_t max_frame_size) noexcept {
+  if (buffered.size() < length_prefix_size) return {frame_scan::state::need_more, length_prefix_size};
+  const std::uint32_t length = geerpc::detail::load_le<std::uint32_t>(buffered.data());
+  if (length < header_size) return {frame_scan::state::too_small, 0};
+  if (length > max_frame_size) return {frame_scan::state::too_large, 0};
+  const std::size_t whole = length_prefix_size + std::size_t{length};
+  if (buffered.size() < whole) return {frame_scan::state::need_more, whole};
+  return {frame_scan::state::complete, whole};
+}
+
+struct frame_view {
+  frame_header header;
+  std::string_view text;
+  std::span<const std::byte> body;
+};
+
+// Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
+// rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
+inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out) noexcept {
+  using geerpc::detail::load_le;
+  if (frame.size() < frame_overhead) return "frame shorter than its header";
+  if (load_le<std::uint32_t>(frame.data()) != frame.size() - length_prefix_size) return "frame length mismatch";
+  const auto kind = static_cast<std::uint8_t>(frame[offset::kind]);
+  if (kind < 1 || kind > 3) return "unknown frame kind";
+  out.header.kind = static_cast<frame_kind>(kind);
+  out.header.status = static_cast<std::uint8_t>(frame[offset::status]);
+  out.header.seq = load_le<std::uint64_t>(frame.data() + offset::seq);
+  out.header.budget_us = load_le<std::uint64_t>(frame.data() + offset::budget);
+  const std::size_t text_size = load_le<std::uint16_t>(frame.data() + offset::text_size);
+  if (text_size > frame.size() - frame_overhead) return "text size exceeds the frame";
+  out.text = std::string_view(reinterpret_cast<const char*>(frame.data() + offset::text), text_size);
+  out.body = frame.subspan(offset::text + text_size);
+  switch (out.header.kind) {
+    case frame_kind::request:
+      if (out.header.status != 0) return "request with a status";
+      break;
+    case frame_kind::response:
+      if (out.header.budget_us != 0) return "response with a deadline budget";
+      if (out.header.status != 0 && !out.body.empty()) return "error response with a body";
+      if (out.header.status == 0 && text_size != 0) return "successful response with an error text";
+      break;
+    case frame_kind::cancel:
+      if (out.header.status != 0 || out.header.budget_us != 0 || text_size != 0 || !out.body.empty())
+        return "cancel frame with a payload";
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
