@@ -1,0 +1,142 @@
+// geerpc: the server's table from "Service.Method" to the code that decodes the argument, calls
+// the handler and encodes its result. Built once by server::add<Service>() before serving starts;
+// read-only while serving, so lookups need no lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../error.hpp"
+#include "../service.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The result of running one handler: status 0 and the encoded reply appended to the output, or an
+// error status and its message.
+struct invoke_outcome {
+  std::uint8_t status = 0;
+  std::string message;
+
+  static invoke_outcome failure(errc code, std::string message) {
+    return {static_cast<std::uint8_t>(code), std::move(message)};
+  }
+};
+
+struct handler_entry {
+  using invoke_fn = invoke_outcome (*)(void* impl, std::span<const std::byte> argument, std::stop_token stop,
+                                       std::vector<std::byte>& reply);
+  invoke_fn invoke = nullptr;
+  void* impl = nullptr;
+  bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
+};
+
+template <class Codec, class Method, class Impl>
+struct invoker {
+  static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
+                               std::vector<std::byte>& reply) {
+    using argument_type = typename Method::argument_type;
+    using result_type = typename Method::result_type;
+    try {
+      argument_type argument{};
+      if (auto status = Codec::decode(bytes, argument); !status)
+        return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
+      if constexpr (std::is_void_v<result_type>) {
+        call(impl, argument, std::move(stop));
+      } else {
+        Codec::encode(call(impl, argument, std::move(stop)), reply);
+      }
+      return {};
+    } catch (const std::exception& e) {
+      return invoke_outcome::failure(errc::remote_error, e.what());
+    } catch (...) {
+      return invoke_outcome::failure(errc::remote_error, "rpc server: the handler threw a non-standard exception");
+    }
+  }
+
+ private:
+  static decltype(auto) call(void* impl, const typename Method::argument_type& argument, std::stop_token stop) {
+    constexpr auto handler = Method::handler;
+    auto invoke_with = [&](auto&&... args) -> decltype(auto) {
+      if constexpr (std::is_void_v<typename Method::owner>) {
+        return std::invoke(handler, std::forward<decltype(args)>(args)...);
+      } else {
+        return std::invoke(handler, *static_cast<Impl*>(impl), std::forward<decltype(args)>(args)...);
+      }
+    };
+    if constexpr (Method::takes_stop_token) {
+      return invoke_with(argument, std::move(stop));
+    } else {
+      return invoke_with(argument);
+    }
+  }
+};
+
+class dispatcher {
+ public:
+  // Registers every method of Service. Throws rpc_error(invalid_argument) when a service of that
+  // name is already registered (GeeRPC's "rpc: service already defined").
+  template <class Codec, class Service, class Impl>
+  void add(Impl* impl) {
+    const std::string service_name(Service::name.view());
+    if (!services_.insert(service_name).second)
+      throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
+    std::apply(
+        [&](auto... methods) {
+          (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...);
+        },
+        typename Service::methods{});
+  }
+
+  // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
+  const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
+    if (auto it = methods_.find(name); it != methods_.end()) return &it->second;
+    const std::size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos) {
+      code = errc::bad_request;
+      message = "rpc server: service/method request ill-formed: " + std::string(name);
+    } else if (services_.find(name.substr(0, dot)) == services_.end()) {
+      code = errc::unknown_service;
+      message = "rpc server: can't find service " + std::string(name.substr(0, dot));
+    } else {
+      code = errc::unknown_method;
+      message = "rpc server: can't find method " + std::string(name.substr(dot + 1));
+    }
+    return nullptr;
+  }
+
+  bool empty() const noexcept { return methods_.empty(); }
+
+ private:
+  template <class Codec, class Impl, class Method>
+  void add_method(const std::string& service_name, Impl* impl) {
+    handler_entry entry;
+    entry.invoke = &invoker<Codec, Method, Impl>::invoke;
+    entry.impl = const_cast<void*>(static_cast<const void*>(impl));
+    entry.takes_stop_token = Method::takes_stop_token;
+    methods_.emplace(service_name + "." + std::string(Method::name.view()), entry);
+  }
+
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, handler_entry, string_hash, std::equal_to<>> methods_;
+  std::unordered_set<std::string, string_hash, std::equal_to<>> services_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

@@ -1,0 +1,45 @@
+// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
+// defaults that suit most programs.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "config.hpp"
+#include "wire/frame.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+
+// For geerpc::dial(). A zero duration means "no limit".
+struct options {
+  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout.
+  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
+  // Sent to the server in the handshake: a request not answered this long after the server read it
+  // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
+  // and its handler is asked to stop through its std::stop_token.
+  std::chrono::nanoseconds handle_timeout{0};
+  // The largest reply frame this client accepts; a bigger one closes the connection.
+  std::uint32_t max_frame_size = wire::default_max_frame_size;
+};
+
+// For geerpc::server.
+struct server_options {
+  // Threads that run handlers (threaded transport; at least 1). One more thread does the I/O, so a
+  // server with every handler busy still reads, answers "busy" and fires timeouts.
+  std::size_t handler_threads = 8;
+  // The largest request frame accepted; it is checked on the length prefix, before allocating.
+  std::uint32_t max_frame_size = wire::default_max_frame_size;
+  // Requests received but not yet answered; beyond either limit a request gets errc::busy.
+  std::size_t max_inflight_per_connection = 1024;
+  std::size_t max_inflight = 65536;
+  // Connections beyond this are refused in the handshake reply and closed.
+  std::size_t max_connections = 10000;
+  // A peer that has not completed the handshake after this long is disconnected (0: no limit).
+  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
+  // Responses queued for a peer that does not read them; beyond this the connection is dropped
+  // rather than letting one slow reader hold the server's memory.
+  std::size_t max_pending_output = 16u << 20;
+};
+
+GEERPC_END_NAMESPACE

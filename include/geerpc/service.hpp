@@ -1,0 +1,218 @@
+// geerpc: compile-time service declarations.
+//
+//   using FooApi = geerpc::service<"Foo",
+//       geerpc::method<"Sum", &Foo::sum>,                       // member function
+//       geerpc::method<"Add", [](const Args& a) { return ...; }>>; // or a captureless lambda, or &free_fn
+//
+// Names are template arguments, so a duplicate or malformed name, a handler of the wrong shape or a
+// typed stub call with the wrong argument type is a compile error, not a runtime surprise.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <stop_token>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+#include "config.hpp"
+#include "fixed_string.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class>
+inline constexpr bool always_false = false;
+
+// The parts of a callable's signature: its owner class (void for free functions and lambdas), its
+// result and its parameters.
+template <class F>
+struct callable_signature {
+  static constexpr bool is_callable = false;
+};
+template <class R, class... A>
+struct callable_signature<R (*)(A...)> {
+  static constexpr bool is_callable = true;
+  using owner = void;
+  using result = R;
+  using params = std::tuple<A...>;
+};
+template <class R, class... A>
+struct callable_signature<R (*)(A...) noexcept> : callable_signature<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct callable_signature<R (C::*)(A...)> {
+  static constexpr bool is_callable = true;
+  using owner = C;
+  using result = R;
+  using params = std::tuple<A...>;
+};
+template <class C, class R, class... A>
+struct callable_signature<R (C::*)(A...) const> : callable_signature<R (C::*)(A...)> {};
+template <class C, class R, class... A>
+struct callable_signature<R (C::*)(A...) noexcept> : callable_signature<R (C::*)(A...)> {};
+template <class C, class R, class... A>
+struct callable_signature<R (C::*)(A...) const noexcept> : callable_signature<R (C::*)(A...)> {};
+
+// A captureless lambda (or any empty function object) is called as itself: it has no owner.
+template <class F>
+  requires(std::is_class_v<F> && requires { &F::operator(); })
+struct callable_signature<F> {
+ private:
+  using call_operator = callable_signature<decltype(&F::operator())>;
+
+ public:
+  static constexpr bool is_callable = call_operator::is_callable;
+  using owner = void;
+  using result = typename call_operator::result;
+  using params = typename call_operator::params;
+};
+
+// `const A&` or `A`: the two ways a handler may take its argument.
+template <class P>
+inline constexpr bool is_argument_param =
+    (std::is_lvalue_reference_v<P> && std::is_const_v<std::remove_reference_t<P>>) ||
+    (std::is_object_v<P> && !std::is_const_v<P>);
+
+template <class P>
+inline constexpr bool is_stop_token_param =
+    std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
+
+template <class Params>
+struct handler_params {
+  static constexpr bool valid = false;
+};
+template <class A>
+struct handler_params<std::tuple<A>> {
+  static constexpr bool valid = is_argument_param<A>;
+  static constexpr bool takes_stop_token = false;
+  using argument = std::remove_cvref_t<A>;
+};
+template <class A, class S>
+struct handler_params<std::tuple<A, S>> {
+  static constexpr bool valid = is_argument_param<A> && is_stop_token_param<S>;
+  static constexpr bool takes_stop_token = true;
+  using argument = std::remove_cvref_t<A>;
+};
+
+template <class R>
+inline constexpr bool is_result_type = std::is_void_v<R> || (std::is_object_v<R> && !std::is_const_v<R>);
+
+template <auto Handler>
+struct handler_traits {
+  using signature = callable_signature<decltype(Handler)>;
+  static_assert(signature::is_callable,
+                "geerpc::method: the handler must be a member function pointer (&Foo::sum), a function "
+                "pointer (&sum) or a captureless lambda");
+  using params = handler_params<typename signature::params>;
+  static_assert(params::valid && is_result_type<typename signature::result>,
+                "geerpc::method: a handler must look like `R f(const A&)` or `R f(const A&, std::stop_token)` "
+                "(A may also be taken by value; R is void or a value type, not a reference)");
+  using owner = typename signature::owner;
+  using argument_type = typename params::argument;
+  using result_type = typename signature::result;
+  static constexpr bool takes_stop_token = params::takes_stop_token;
+};
+
+constexpr bool is_valid_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (c == '.' || c == '\0') return false;
+  return true;
+}
+
+}  // namespace detail
+
+// One method of a service: its name and its handler.
+template <fixed_string Name, auto Handler>
+struct method {
+  static_assert(detail::is_valid_name(Name.view()), "geerpc::method: a method name must be non-empty and contain no '.'");
+  using traits = detail::handler_traits<Handler>;
+  using owner = typename traits::owner;
+  using argument_type = typename traits::argument_type;
+  using result_type = typename traits::result_type;
+  static constexpr auto name = Name;
+  static constexpr auto handler = Handler;
+  static constexpr bool takes_stop_token = traits::takes_stop_token;
+};
+
+// What a typed client call names: "Service.Method" with its argument and result types.
+// client.call<FooApi::fn<"Sum">>(Args{1, 2}) checks both at compile time.
+template <fixed_string FullName, class Argument, class Result>
+struct method_ref {
+  static constexpr auto name = FullName;
+  using argument_type = Argument;
+  using result_type = Result;
+};
+
+template <class T>
+inline constexpr bool is_method_ref_v = false;
+template <fixed_string N, class A, class R>
+inline constexpr bool is_method_ref_v<method_ref<N, A, R>> = true;
+
+namespace detail {
+template <class T>
+inline constexpr bool is_method_v = false;
+template <fixed_string N, auto H>
+inline constexpr bool is_method_v<method<N, H>> = true;
+
+// The class the member-function handlers belong to: void when there are none, and a compile error
+// when two handlers belong to different classes.
+template <class... Owners>
+struct common_owner {
+  using type = void;
+};
+template <class First, class... Rest>
+struct common_owner<First, Rest...> {
+  using rest = typename common_owner<Rest...>::type;
+  static_assert(std::is_void_v<First> || std::is_void_v<rest> || std::is_same_v<First, rest>,
+                "geerpc::service: all member-function handlers of a service must belong to one class");
+  using type = std::conditional_t<std::is_void_v<First>, rest, First>;
+};
+
+template <std::size_t N>
+constexpr bool all_distinct(const std::array<std::string_view, N>& names) {
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = i + 1; j < N; ++j)
+      if (names[i] == names[j]) return false;
+  return true;
+}
+}  // namespace detail
+
+template <fixed_string Name, class... Methods>
+struct service {
+  static_assert((detail::is_method_v<Methods> && ...), "geerpc::service: list geerpc::method<\"Name\", handler> entries");
+  static_assert(detail::is_valid_name(Name.view()), "geerpc::service: a service name must be non-empty and contain no '.'");
+  static_assert(sizeof...(Methods) > 0, "geerpc::service: a service needs at least one method");
+  static_assert(detail::all_distinct(std::array<std::string_view, sizeof...(Methods)>{Methods::name.view()...}),
+                "geerpc::service: two methods have the same name");
+
+  static constexpr auto name = Name;
+  using methods = std::tuple<Methods...>;
+  using impl_type = typename detail::common_owner<typename Methods::owner...>::type;
+
+ private:
+  template <fixed_string M>
+  static constexpr std::size_t index_of() {
+    constexpr std::array<std::string_view, sizeof...(Methods)> names{Methods::name.view()...};
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == M.view()) return i;
+    return names.size();
+  }
+  template <fixed_string M>
+  static auto find_method() {
+    constexpr std::size_t index = index_of<M>();
+    static_assert(index < sizeof...(Methods), "geerpc::service::fn: the service has no method of that name");
+    if constexpr (index < sizeof...(Methods)) {
+      using m = std::tuple_element_t<index, methods>;
+      return method_ref<join_dotted(Name, M), typename m::argument_type, typename m::result_type>{};
+    } else {
+      return method_ref<join_dotted(Name, M), void, void>{};
+    }
+  }
+
+ public:
+  template <fixed_string M>
+  using fn = decltype(find_method<M>());
+};
+
+GEERPC_END_NAMESPACE
