@@ -1,0 +1,279 @@
+// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then
+//
+//   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
+//   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
+//   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
+//   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
+//   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
+//
+// Many threads may call through one client at once. When the connection breaks, every pending
+// call fails with errc::connection_closed, and so does every later one.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "codec/binary.hpp"
+#include "config.hpp"
+#include "context.hpp"
+#include "detail/client_call.hpp"
+#include "detail/dial.hpp"
+#include "detail/scratch.hpp"
+#include "error.hpp"
+#include "options.hpp"
+#include "service.hpp"
+#include "transport/policies.hpp"
+#include "wire/frame.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+struct client_request_tag {};
+struct client_reply_tag {};
+
+template <class R, class Codec>
+result<R> decode_reply(std::span<const std::byte> bytes) {
+  if constexpr (std::is_void_v<R>) {
+    if (!bytes.empty())
+      return error{make_error_code(errc::bad_response),
+                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
+    return {};
+  } else {
+    R value{};
+    if (auto status = Codec::decode(bytes, value); !status)
+      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
+    return value;
+  }
+}
+}  // namespace detail
+
+// The outcome of an async_call: wait for it, get it, or cancel it. Destroying a future whose call
+// is still pending cancels the call (the server's handler sees its stop_token fire).
+template <class R, class Codec = binary_codec>
+class call_future {
+ public:
+  call_future() = default;
+  call_future(call_future&&) noexcept = default;
+  call_future& operator=(call_future&& other) noexcept {
+    if (this != &other) {
+      release();
+      state_ = std::move(other.state_);
+    }
+    return *this;
+  }
+  ~call_future() { release(); }
+
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool ready() const { return state_->done(); }
+  void wait() const { state_->wait(); }
+  template <class Clock, class Duration>
+  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    return state_->wait_until(tp);
+  }
+  template <class Rep, class Period>
+  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return state_->wait_until(std::chrono::steady_clock::now() + d);
+  }
+
+  // Completes the call with errc::canceled, if it has not completed, and tells the server.
+  void cancel() {
+    if (auto* engine = state_->engine()) engine->cancel(*state_, detail::canceled_outcome(), true);
+  }
+
+  // Waits, then yields the result (once: the future is empty afterwards).
+  result<R> try_get() {
+    state_->wait();
+    settle();
+    auto state = std::move(state_);
+    if (!state->outcome.ok()) return state->outcome.to_error();
+    result<R> out = detail::decode_reply<R, Codec>(state->body());
+    return out;
+  }
+  R get() { return try_get().value(); }
+
+ private:
+  template <class, class>
+  friend class basic_client;
+  explicit call_future(std::unique_ptr<detail::async_call> state) : state_(std::move(state)) {}
+
+  void release() {
+    if (!state_) return;
+    cancel();
+    state_->wait();
+    settle();
+    state_.reset();
+  }
+
+  void settle() {
+    if (auto* engine = state_->engine()) engine->settle(*state_);
+  }
+
+  std::unique_ptr<detail::async_call> state_;
+};
+
+template <class Transport, class Codec = binary_codec>
+class basic_client {
+  using engine_type = typename Transport::client_engine;
+
+ public:
+  using transport_type = Transport;
+  using codec_type = Codec;
+
+  basic_client() = default;  // not connected: every call fails with connection_closed
+  explicit basic_client(std::shared_ptr<engine_type> engine) : engine_(std::move(engine)) {}
+  basic_client(basic_client&&) noexcept = default;
+  basic_client& operator=(basic_client&& other) noexcept {
+    if (this != &other) {
+      close();
+      engine_ = std::move(other.engine_);
+    }
+    return *this;
+  }
+  ~basic_client() { close(); }
+
+  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", argument)
+  template <class R, class A>
+    requires(!is_method_ref_v<R>)
+  R call(std::string_view method, const A& argument) {
+    return try_call<R>(context{}, method, argument).value();
+  }
+  template <class R, class A>
+    requires(!is_method_ref_v<R>)
+  R call(const context& ctx, std::string_view method, const A& argument) {
+    return try_call<R>(ctx, method, argument).value();
+  }
+  template <class R, class A>
+    requires(!is_method_ref_v<R>)
+  result<R> try_call(std::string_view method, const A& argument) {
+    return try_call<R>(context{}, method, argument);
+  }
+  template <class R, class A>
+    requires(!is_method_ref_v<R>)
+  result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
+    auto& reply = detail::frame_scratch<detail::client_reply_tag>();
+    detail::call_outcome outcome = send_and_wait(ctx, method, argument, reply);
+    if (!outcome.ok()) return outcome.to_error();
+    result<R> out = detail::decode_reply<R, Codec>(reply);
+    detail::trim_scratch(reply);
+    return out;
+  }
+
+  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
+  template <class Fn>
+    requires is_method_ref_v<Fn>
+  typename Fn::result_type call(const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument).value();
+  }
+  template <class Fn>
+    requires is_method_ref_v<Fn>
+  typename Fn::result_type call(const context& ctx, const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument).value();
+  }
+  template <class Fn>
+    requires is_method_ref_v<Fn>
+  result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  }
+  template <class Fn>
+    requires is_method_ref_v<Fn>
+  result<typename Fn::result_type> try_call(const context& ctx, const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
+  }
+
+  // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
+  template <class R, class A>
+    requires(!is_method_ref_v<R>)
+  call_future<R, Codec> async_call(const context& ctx, std::string_view method, const A& argument) {
+    static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
+    auto state = std::make_unique<detail::async_call>(engine_);
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    if (auto refused = build_request(method, argument, frame)) {
+      state->outcome = std::move(*refused);
+      state->complete();
+    } else if (!engine_) {
+      state->outcome = detail::connection_closed_outcome();
+      state->complete();
+    } else {
+      engine_->start(*state, ctx, frame);
+    }
+    detail::trim_scratch(frame);
+    return call_future<R, Codec>(std::move(state));
+  }
+  template <class R, class A>
+    requires(!is_method_ref_v<R>)
+  call_future<R, Codec> async_call(std::string_view method, const A& argument) {
+    return async_call<R>(context{}, method, argument);
+  }
+  template <class Fn>
+    requires is_method_ref_v<Fn>
+  call_future<typename Fn::result_type, Codec> async_call(const context& ctx, const typename Fn::argument_type& argument) {
+    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
+  }
+  template <class Fn>
+    requires is_method_ref_v<Fn>
+  call_future<typename Fn::result_type, Codec> async_call(const typename Fn::argument_type& argument) {
+    return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  }
+
+  // Fails every pending call with connection_closed and releases the connection.
+  void close() {
+    if (engine_) engine_->close();
+    engine_.reset();
+  }
+  bool is_open() const { return engine_ && engine_->is_open(); }
+
+ private:
+  template <class A>
+  std::optional<detail::call_outcome> build_request(std::string_view method, const A& argument,
+                                                    std::vector<std::byte>& frame) const {
+    if (method.size() > wire::max_text_size)
+      return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
+    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, 0, 0, 0}, method);
+    Codec::encode(argument, frame);
+    wire::finish_frame(frame, start);
+    const std::size_t length = frame.size() - wire::length_prefix_size;
+    if (engine_ && length > engine_->server_max_frame_size())
+      return detail::call_outcome::failure(errc::invalid_argument,
+                                           "rpc client: request of " + std::to_string(length) +
+                                               " bytes exceeds the server's frame size limit of " +
+                                               std::to_string(engine_->server_max_frame_size()));
+    return std::nullopt;
+  }
+
+  template <class A>
+  detail::call_outcome send_and_wait(const context& ctx, std::string_view method, const A& argument,
+                                     std::vector<std::byte>& reply) {
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    auto refused = build_request(method, argument, frame);
+    detail::call_outcome outcome =
+        refused ? std::move(*refused) : engine_ ? engine_->call(ctx, frame, reply) : detail::connection_closed_outcome();
+    detail::trim_scratch(frame);
+    return outcome;
+  }
+
+  std::shared_ptr<engine_type> engine_;
+};
+
+// Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
+template <class Transport = threaded, class Codec = binary_codec>
+result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
+  auto connection = detail::dial_and_handshake(address, opts, Codec::id);
+  if (!connection) return connection.error();
+  using engine = typename Transport::client_engine;
+  return basic_client<Transport, Codec>(std::make_shared<engine>(std::move(connection).value(), opts));
+}
+
+template <class Transport = threaded, class Codec = binary_codec>
+basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
+  return try_dial<Transport, Codec>(address, opts).value();
+}
+
+using client = basic_client<threaded>;
+
+GEERPC_END_NAMESPACE

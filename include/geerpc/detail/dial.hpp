@@ -1,0 +1,103 @@
+// geerpc: opening a client connection: resolve, TCP connect and handshake, all inside
+// options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
+// accepts and then says nothing trips the same timeout).
+#pragma once
+
+#include <poll.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../config.hpp"
+#include "../error.hpp"
+#include "../net/socket.hpp"
+#include "../options.hpp"
+#include "../wire/handshake.hpp"
+#include "duration_text.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct connection_info {
+  net::unique_fd fd;
+  std::uint32_t server_max_frame_size = 0;
+};
+
+inline error connect_timeout_error(const options& opts) {
+  return {make_error_code(errc::connect_timeout),
+          "rpc client: connect timeout: expect within " + duration_text(opts.connect_timeout)};
+}
+
+// Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
+// reply is taken from the stream. Returns nothing on success, else why it stopped.
+inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out, const std::optional<net::clock::time_point>& deadline) {
+  std::size_t have = 0;
+  while (have < out.size()) {
+    std::size_t got = 0;
+    switch (net::recv_some(fd, out.data() + have, out.size() - have, got)) {
+      case net::recv_status::data: have += got; continue;
+      case net::recv_status::closed: return errc::connection_closed;
+      case net::recv_status::would_block: break;
+    }
+    if (net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) return errc::connect_timeout;
+  }
+  return std::nullopt;
+}
+
+// As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
+inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
+  if (timeout <= std::chrono::nanoseconds::zero()) return 0;
+  return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
+}
+
+inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts, std::uint8_t codec_id) {
+  std::optional<net::clock::time_point> deadline;
+  if (opts.connect_timeout > std::chrono::nanoseconds::zero())
+    deadline = net::clock::now() + std::chrono::ceil<net::clock::duration>(opts.connect_timeout);
+  const std::string where = "rpc client: dial " + std::string(address) + ": ";
+
+  std::string why;
+  const auto endpoint = net::resolve(address, why);
+  if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
+  int err = 0;
+  connection_info info;
+  info.fd = net::connect_before(*endpoint, deadline, err);
+  if (err == ETIMEDOUT && deadline && net::clock::now() >= *deadline) return connect_timeout_error(opts);
+  if (!info.fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
+
+  std::array<std::byte, wire::hello_size> hello{};
+  wire::encode_hello({wire::protocol_version, codec_id,
+                      handle_timeout_us(opts.handle_timeout)},
+                     hello);
+  // A fresh socket's send buffer takes 16 bytes at once: no need to wait for writability.
+  if (net::send_some(info.fd.get(), hello.data(), hello.size()) != static_cast<long>(hello.size()))
+    return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
+
+  std::array<std::byte, wire::hello_reply_header_size> header{};
+  auto failed = read_exactly(info.fd.get(), header, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  wire::hello_reply reply;
+  std::size_t reason_size = 0;
+  if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
+    return error{make_error_code(errc::protocol_error), where + bad};
+  std::vector<std::byte> reason(reason_size);
+  failed = read_exactly(info.fd.get(), reason, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  if (!reply.accepted)
+    return error{make_error_code(errc::handshake_rejected),
+                 "rpc client: handshake rejected: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size())};
+  if (reply.max_frame_size < wire::header_size)
+    return error{make_error_code(errc::protocol_error), where + "server announced an unusable frame size limit"};
+  info.server_max_frame_size = reply.max_frame_size;
+  return info;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

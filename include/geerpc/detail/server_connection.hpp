@@ -1,0 +1,350 @@
+// geerpc: one accepted connection and the requests in flight on it: the part of the server both
+// transport policies share. A transport decides which thread reads and which runs a request; this
+// file decides what reading means (handshake, then frames), how a request is answered exactly once,
+// and how its deadline, a cancel frame or a stopping server reach its handler.
+//
+// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
+// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
+// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../error.hpp"
+#include "../net/frame_reader.hpp"
+#include "../net/frame_writer.hpp"
+#include "../net/socket.hpp"
+#include "../options.hpp"
+#include "../wire/frame.hpp"
+#include "../wire/handshake.hpp"
+#include "deadline_scheduler.hpp"
+#include "dispatcher.hpp"
+#include "duration_text.hpp"
+#include "scratch.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+using clock = std::chrono::steady_clock;
+
+// What every connection of one server shares.
+struct server_context {
+  const dispatcher* handlers = nullptr;
+  server_options options;
+  std::uint8_t codec_id = 0;
+  std::shared_ptr<deadline_scheduler> scheduler;
+  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+
+  bool try_acquire_inflight() noexcept {
+    std::size_t now = inflight.load(std::memory_order_relaxed);
+    do {
+      if (now >= options.max_inflight) return false;
+    } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
+    return true;
+  }
+};
+
+
+class server_connection;
+struct server_frames_tag {};
+
+struct server_request {
+  static constexpr std::uint8_t running = 0;
+  static constexpr std::uint8_t answered = 1;
+
+  std::shared_ptr<server_connection> connection;
+  const handler_entry* handler = nullptr;
+  std::uint64_t seq = 0;
+  std::vector<std::byte> argument;
+  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
+  std::atomic<std::uint8_t> state{running};
+  deadline_scheduler::timer timer;
+  bool timer_is_handle_timeout = false;  // which limit the timer enforces
+};
+
+class server_connection : public std::enable_shared_from_this<server_connection> {
+ public:
+  // `want_write` is how the transport learns that replies wait for the socket to drain (it then
+  // watches for writability and calls writer().flush()); `poller_fd` is the transport's epoll set,
+  // or -1 for a transport that polls per connection.
+  server_connection(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
+                    int poller_fd = -1)
+      : context_(context),
+        fd_(std::move(fd)),
+        poller_fd_(poller_fd),
+        writer_(fd_.get(), context.options.max_pending_output, want_write, this),
+        reader_(context.options.max_frame_size) {}
+
+  server_connection(const server_connection&) = delete;
+  server_connection& operator=(const server_connection&) = delete;
+
+  int fd() const noexcept { return fd_.get(); }
+  int poller_fd() const noexcept { return poller_fd_; }
+  net::frame_writer& writer() noexcept { return writer_; }
+  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
+
+  // Disconnects a peer that has not completed the handshake in time. Called once, before the
+  // connection is shared with other threads; the timer is only read afterwards.
+  void arm_handshake_timer() {
+    const auto limit = context_.options.handshake_timeout;
+    if (limit > std::chrono::nanoseconds::zero())
+      handshake_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_handshake_timeout, this);
+  }
+
+  // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
+  // appended to `ready`. Returns false when the connection must be closed.
+  bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
+    if (closed()) return false;
+    if (!handshake_done()) {
+      const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
+      std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
+      hello_size_ += take;
+      data = data.subspan(take);
+      if (!handshake_done()) return true;
+      if (!accept_hello()) return false;
+    }
+    bool keep = true;
+    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
+      keep = on_frame(frame, ready);
+      return keep;
+    });
+    return keep && broken == nullptr;
+  }
+
+  // Refuses the connection before the handshake (too many connections): the reason goes out in the
+  // handshake reply, then the connection closes.
+  void reject(const std::string& reason) {
+    std::vector<std::byte> reply;
+    wire::encode_hello_reply({false, 0, reason}, reply);
+    writer_.write(reply);
+    close();
+  }
+
+  // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
+  // call it holding inflight_mutex_: closing takes that lock.
+  void send(std::span<const std::byte> frame) {
+    if (writer_.write(frame) == net::frame_writer::status::broken) close();
+  }
+
+  // Stops reading and writing and asks every handler still running for this peer to stop. The
+  // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
+  void close() {
+    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+    cancel_handshake_timer();
+    ::shutdown(fd_.get(), SHUT_RDWR);
+    stop_handlers();
+  }
+
+  void stop_handlers() {
+    std::lock_guard lock(inflight_mutex_);
+    for (auto& [seq, request] : inflight_)
+      if (request->stop) request->stop->request_stop();
+  }
+
+  std::size_t inflight() const {
+    std::lock_guard lock(inflight_mutex_);
+    return inflight_.size();
+  }
+
+  // Runs a request's handler unless the request was already answered (timed out or canceled while
+  // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
+  static void run(server_request* request) {
+    server_connection& self = *request->connection;
+    if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
+      std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+      wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+      const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
+      invoke_outcome outcome = request->handler->invoke(request->handler->impl, request->argument, token, frame);
+      const std::size_t length = frame.size() - wire::length_prefix_size;
+      if (outcome.status == 0 && length > self.context_.options.max_frame_size)
+        outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
+                                                                  " bytes exceeds the frame size limit of " +
+                                                                  std::to_string(self.context_.options.max_frame_size));
+      if (outcome.status != 0) {
+        frame.clear();
+        wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request->seq, 0}, outcome.message);
+      }
+      wire::finish_frame(frame, 0);
+      if (claim(*request)) self.send(frame);
+      trim_scratch(frame);
+    }
+    finish(request);
+  }
+
+  // Releases a request that has run, or will never run: its timer, its slot, its memory.
+  static void finish(server_request* request) {
+    server_connection& self = *request->connection;
+    self.context_.scheduler->cancel(request->timer);  // waits if the timer is firing right now
+    {
+      std::lock_guard lock(self.inflight_mutex_);
+      self.inflight_.erase(request->seq);
+    }
+    self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+    delete request;
+  }
+
+ private:
+  static bool claim(server_request& request) noexcept {
+    std::uint8_t expected = server_request::running;
+    return request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel);
+  }
+
+  bool accept_hello() {
+    wire::hello hello;
+    std::string refusal;
+    if (const char* bad = wire::parse_hello(hello_, hello)) refusal = std::string("rpc server: ") + bad;
+    else if (hello.version != wire::protocol_version)
+      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
+    else if (hello.codec_id != context_.codec_id)
+      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
+    cancel_handshake_timer();
+    if (!refusal.empty()) {
+      reject(refusal);
+      return false;
+    }
+    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: keeps time_point arithmetic in range
+    handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
+    std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
+    wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
+    send(reply);
+    return !closed();
+  }
+
+  bool on_frame(std::span<const std::byte> bytes, std::vector<server_request*>& ready) {
+    wire::frame_view frame;
+    if (wire::parse_frame(bytes, frame) != nullptr) return false;  // broken framing: drop the peer
+    switch (frame.header.kind) {
+      case wire::frame_kind::request: on_request(frame, ready); return !closed();
+      case wire::frame_kind::cancel: on_cancel(frame.header.seq); return !closed();
+      case wire::frame_kind::response: return false;  // clients do not send responses
+    }
+    return false;
+  }
+
+  void on_request(const wire::frame_view& frame, std::vector<server_request*>& ready) {
+    const std::uint64_t seq = frame.header.seq;
+    errc code{};
+    std::string message;
+    const handler_entry* handler = context_.handlers->find(frame.text, code, message);
+    if (handler == nullptr) return answer_now(seq, code, message);
+
+    auto request = std::make_unique<server_request>();
+    std::optional<errc> refused;
+    {
+      std::lock_guard lock(inflight_mutex_);
+      if (inflight_.count(seq) != 0) {
+        refused = errc::protocol_error;
+      } else if (inflight_.size() >= context_.options.max_inflight_per_connection ||
+                 !context_.try_acquire_inflight()) {
+        refused = errc::busy;
+      } else {
+        request->connection = shared_from_this();
+        request->handler = handler;
+        request->seq = seq;
+        request->argument.assign(frame.body.begin(), frame.body.end());
+        if (handler->takes_stop_token) request->stop.emplace();
+        inflight_.emplace(seq, request.get());
+      }
+    }
+    // Two requests with one seq could never get one response each that the client can tell apart:
+    // the client is broken, and so is the stream.
+    if (refused == errc::protocol_error) return close();
+    if (refused == errc::busy) return answer_now(seq, errc::busy, "rpc server: too many requests in flight");
+    schedule_deadline(*request, frame.header.budget_us);
+    ready.push_back(request.release());
+  }
+
+  // One timer per request, at the earlier of the handle timeout and the caller's deadline.
+  void schedule_deadline(server_request& request, std::uint64_t budget_us) {
+    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;
+    const auto now = clock::now();
+    std::optional<clock::time_point> handle_deadline, caller_deadline;
+    if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = now + handle_timeout_;
+    if (budget_us > 0) caller_deadline = now + std::chrono::microseconds(std::min(budget_us, max_us));
+    if (!handle_deadline && !caller_deadline) return;
+    request.timer_is_handle_timeout = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
+    const clock::time_point when = request.timer_is_handle_timeout ? *handle_deadline : *caller_deadline;
+    request.timer = context_.scheduler->schedule(when, &on_request_deadline, &request);
+  }
+
+  static void on_request_deadline(void* context) {
+    auto& request = *static_cast<server_request*>(context);
+    server_connection& self = *request.connection;
+    if (request.timer_is_handle_timeout)
+      self.answer_error(request, errc::handle_timeout,
+                        "rpc server: request handle timeout: expect within " + duration_text(self.handle_timeout_));
+    else
+      self.answer_error(request, errc::deadline_exceeded, "rpc server: the caller's deadline passed");
+  }
+
+  void on_cancel(std::uint64_t seq) {
+    bool won = false;
+    {
+      std::lock_guard lock(inflight_mutex_);  // keeps the request alive while we claim it
+      if (auto it = inflight_.find(seq); it != inflight_.end()) won = claim_and_stop(*it->second);
+    }
+    // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
+    if (won) answer_now(seq, errc::canceled, "rpc server: request canceled by the client");
+  }
+
+  // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
+  void answer_error(server_request& request, errc code, const std::string& message) {
+    if (claim_and_stop(request)) answer_now(request.seq, code, message);
+  }
+
+  static bool claim_and_stop(server_request& request) {
+    if (!claim(request)) return false;
+    if (request.stop) request.stop->request_stop();
+    return true;
+  }
+
+  void answer_now(std::uint64_t seq, errc code, const std::string& message) {
+    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+    wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, message);
+    wire::finish_frame(frame, 0);
+    send(frame);
+  }
+
+  static void on_handshake_timeout(void* context) { static_cast<server_connection*>(context)->close(); }
+
+  // By value: several threads may cancel at once, and none may reset the shared handle.
+  void cancel_handshake_timer() {
+    deadline_scheduler::timer copy = handshake_timer_;
+    context_.scheduler->cancel(copy);
+  }
+
+  server_context& context_;
+  net::unique_fd fd_;
+  const int poller_fd_;
+  net::frame_writer writer_;
+  net::frame_reader reader_;
+  std::array<std::byte, wire::hello_size> hello_{};
+  std::size_t hello_size_ = 0;
+  std::chrono::nanoseconds handle_timeout_{0};
+  std::atomic<bool> closed_{false};
+  deadline_scheduler::timer handshake_timer_;
+  mutable std::mutex inflight_mutex_;
+  std::unordered_map<std::uint64_t, server_request*> inflight_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

@@ -1,0 +1,94 @@
+// geerpc: the server.
+//
+//   geerpc::server server;                       // or geerpc::server server({.handler_threads = 4});
+//   server.add<FooApi>(foo);                     // every method of FooApi, bound to `foo`
+//   std::string address = server.listen("127.0.0.1:0");  // serves in the background
+//   ...
+//   server.stop();                               // also done by the destructor
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "codec/binary.hpp"
+#include "config.hpp"
+#include "detail/deadline_scheduler.hpp"
+#include "detail/dispatcher.hpp"
+#include "detail/server_connection.hpp"
+#include "error.hpp"
+#include "options.hpp"
+#include "transport/policies.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+
+template <class Transport, class Codec = binary_codec>
+class basic_server {
+  using engine_type = typename Transport::server_engine;
+
+ public:
+  using transport_type = Transport;
+  using codec_type = Codec;
+
+  explicit basic_server(server_options opts = {}) {
+    context_.options = opts;
+    context_.codec_id = Codec::id;
+    context_.handlers = &handlers_;
+  }
+  ~basic_server() { stop(); }
+
+  basic_server(const basic_server&) = delete;
+  basic_server& operator=(const basic_server&) = delete;
+
+  // Registers every method of Service, bound to `impl`, which must outlive the server. Before listen().
+  template <class Service>
+    requires(!std::is_void_v<typename Service::impl_type>)
+  void add(typename Service::impl_type& impl) {
+    check_not_listening();
+    handlers_.template add<Codec, Service>(&impl);
+  }
+  // For a service whose handlers are all free functions or lambdas.
+  template <class Service>
+    requires std::is_void_v<typename Service::impl_type>
+  void add() {
+    check_not_listening();
+    handlers_.template add<Codec, Service, void>(nullptr);
+  }
+
+  // Binds `address` ("host:port"; port 0 picks a free one), starts serving in the background and
+  // returns the bound "host:port".
+  std::string listen(std::string_view address) {
+    check_not_listening();
+    context_.scheduler = detail::deadline_scheduler::shared();
+    auto engine = std::make_unique<engine_type>(context_);
+    address_ = engine->listen(address);
+    engine_ = std::move(engine);
+    return address_;
+  }
+
+  // Stops accepting, closes every connection (pending calls on its clients fail with
+  // connection_closed), asks running handlers to stop through their std::stop_token and joins every
+  // thread the server started. A handler that ignores its stop_token delays this until it returns.
+  void stop() {
+    if (engine_) engine_->stop();
+  }
+
+  const std::string& address() const noexcept { return address_; }
+  std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
+  std::size_t inflight() const noexcept { return context_.inflight.load(); }
+
+ private:
+  void check_not_listening() const {
+    if (engine_) throw rpc_error(errc::invalid_argument, "rpc server: add services and listen before serving, once");
+  }
+
+  detail::dispatcher handlers_;
+  detail::server_context context_;
+  std::unique_ptr<engine_type> engine_;
+  std::string address_;
+};
+
+using server = basic_server<threaded>;
+
+GEERPC_END_NAMESPACE

@@ -1,0 +1,175 @@
+// geerpc: the client half of the `blocking` transport. No thread of its own: the calling thread
+// writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
+// One call is on the wire at a time; other callers wait their turn (within their own deadlines).
+// A reply that arrives after its call gave up is read by a later call and dropped.
+#pragma once
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../context.hpp"
+#include "../detail/client_call.hpp"
+#include "../detail/dial.hpp"
+#include "../net/frame_reader.hpp"
+#include "../net/frame_writer.hpp"
+#include "../net/socket.hpp"
+#include "../options.hpp"
+#include "../wire/frame.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class blocking_client_engine {
+ public:
+  blocking_client_engine(connection_info connection, const options& opts)
+      : fd_(std::move(connection.fd)),
+        server_max_frame_size_(connection.server_max_frame_size),
+        writer_(fd_.get(), std::size_t{64} << 20),
+        reader_(opts.max_frame_size) {}
+
+  ~blocking_client_engine() { close(); }
+
+  blocking_client_engine(const blocking_client_engine&) = delete;
+  blocking_client_engine& operator=(const blocking_client_engine&) = delete;
+
+  std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
+  bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
+
+  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply) {
+    std::uint64_t seq = 0;
+    {
+      std::unique_lock lock(mutex_);
+      const auto my_turn = [&] { return !busy_ || !is_open(); };
+      const bool got_turn = ctx.deadline() ? turn_.wait_until(lock, ctx.stop_token(), *ctx.deadline(), my_turn)
+                                           : turn_.wait(lock, ctx.stop_token(), my_turn);
+      if (!got_turn) return ctx.stop_token().stop_requested() ? canceled_outcome() : deadline_exceeded_outcome();
+      if (!is_open()) return connection_closed_outcome();
+      busy_ = true;
+      seq = ++last_seq_;
+    }
+    call_outcome outcome = exchange(ctx, seq, frame, reply);
+    {
+      std::lock_guard lock(mutex_);
+      busy_ = false;
+    }
+    turn_.notify_one();
+    return outcome;
+  }
+
+  void close() {
+    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+    ::shutdown(fd_.get(), SHUT_RDWR);  // wakes a caller waiting in poll
+    {
+      std::lock_guard lock(mutex_);  // pairs with the predicate check of waiting callers
+    }
+    turn_.notify_all();
+  }
+
+ private:
+  struct wake_on_stop {
+    const net::event_fd* wake;
+    void operator()() const noexcept { wake->signal(); }
+  };
+
+  enum class wait_outcome { ready, timed_out, canceled };
+
+  // Waits for `events` on the socket within the call's deadline; a stop request interrupts it.
+  wait_outcome wait(short events, const context& ctx) {
+    for (;;) {
+      switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
+        case net::wait_result::ready: return wait_outcome::ready;
+        case net::wait_result::timeout: return wait_outcome::timed_out;
+        case net::wait_result::woken:
+          wake_.drain();  // may be left over from an earlier call's stop_token: check ours
+          if (ctx.stop_token().stop_requested()) return wait_outcome::canceled;
+      }
+    }
+  }
+
+  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, std::vector<std::byte>& reply) {
+    if (ctx.stop_token().stop_requested()) return canceled_outcome();
+    const auto now = std::chrono::steady_clock::now();
+    if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
+    std::optional<std::stop_callback<wake_on_stop>> on_stop;
+    if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_on_stop{&wake_});
+
+    stamp_request(frame, seq, budget_us(ctx.deadline(), now));
+    // What the socket does not take stays queued in order and goes out before the next call's frame.
+    for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
+      if (status == net::frame_writer::status::broken) return broken();
+      switch (wait(POLLOUT, ctx)) {
+        case wait_outcome::ready: break;
+        case wait_outcome::timed_out: return deadline_exceeded_outcome();
+        case wait_outcome::canceled: return canceled_outcome();
+      }
+    }
+
+    std::optional<call_outcome> mine;
+    bool valid = true;
+    for (;;) {
+      std::size_t got = 0;
+      switch (net::recv_some(fd_.get(), buffer_.data(), buffer_.size(), got)) {
+        case net::recv_status::closed: return broken();
+        case net::recv_status::would_block:
+          switch (wait(POLLIN, ctx)) {
+            case wait_outcome::ready: continue;
+            case wait_outcome::timed_out: return deadline_exceeded_outcome();
+            case wait_outcome::canceled: {
+              const auto cancel = cancel_frame(seq);
+              writer_.write(cancel);
+              return canceled_outcome();
+            }
+          }
+          continue;
+        case net::recv_status::data: break;
+      }
+      const char* bad = reader_.feed(std::span<const std::byte>(buffer_.data(), got), [&](std::span<const std::byte> bytes) {
+        wire::frame_view f;
+        if (wire::parse_frame(bytes, f) != nullptr || f.header.kind != wire::frame_kind::response) return valid = false;
+        if (f.header.seq != seq) return true;  // a late reply to a call that gave up: dropped
+        if (f.header.status == 0) {
+          reply.assign(f.body.begin(), f.body.end());
+          mine = call_outcome{};
+        } else {
+          mine = response_outcome(f.header.status, f.text);
+        }
+        return true;  // keep consuming: late replies may follow ours in the same read
+      });
+      if (bad != nullptr || !valid) return broken();
+      if (mine) return std::move(*mine);
+    }
+  }
+
+  call_outcome broken() {
+    close();
+    return connection_closed_outcome();
+  }
+
+  net::unique_fd fd_;
+  const std::uint32_t server_max_frame_size_;
+  net::frame_writer writer_;
+  net::frame_reader reader_;
+  net::event_fd wake_;  // a stop_token's way into poll()
+  std::vector<std::byte> buffer_ = std::vector<std::byte>(16u << 10);
+  std::atomic<bool> closed_{false};
+
+  std::mutex mutex_;  // guards busy_ and last_seq_
+  std::condition_variable_any turn_;
+  bool busy_ = false;
+  std::uint64_t last_seq_ = 0;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

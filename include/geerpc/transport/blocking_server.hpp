@@ -1,0 +1,140 @@
+// geerpc: the server half of the `blocking` transport: an accept thread and one thread per
+// connection that reads a request, runs its handler and answers, in order. Simple to reason about
+// and cheap for a few long-lived peers; a slow request holds up the ones behind it on its
+// connection (the `threaded` transport does not). Deadlines still hold: the shared scheduler answers
+// a request that runs too long and fires its handler's stop_token.
+#pragma once
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "../config.hpp"
+#include "../detail/server_connection.hpp"
+#include "../net/socket.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class blocking_server_engine {
+ public:
+  explicit blocking_server_engine(server_context& context) : context_(context) {}
+  ~blocking_server_engine() { stop(); }
+
+  blocking_server_engine(const blocking_server_engine&) = delete;
+  blocking_server_engine& operator=(const blocking_server_engine&) = delete;
+
+  std::string listen(std::string_view address) {
+    std::string bound;
+    listen_ = net::listen_on(address, bound);
+    acceptor_ = std::jthread([this] { accept_loop(); });
+    return bound;
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+      for (auto& p : peers_)
+        if (p.connection) p.connection->close();
+    }
+    stop_signal_.signal();
+    if (acceptor_.joinable()) acceptor_.join();
+    std::list<peer> finished;
+    {
+      std::lock_guard lock(mutex_);
+      finished.swap(peers_);
+    }
+    for (auto& p : finished) p.thread.join();
+  }
+
+  std::size_t connection_count() const {
+    std::lock_guard lock(mutex_);
+    std::size_t live = 0;
+    for (const auto& p : peers_) live += p.done ? 0 : 1;
+    return live;
+  }
+
+ private:
+  struct peer {
+    std::shared_ptr<server_connection> connection;
+    std::thread thread;
+    bool done = false;  // the thread has returned and can be joined without waiting
+  };
+
+  void accept_loop() {
+    for (;;) {
+      if (net::wait_for(listen_.get(), POLLIN, std::nullopt, stop_signal_.get()) == net::wait_result::woken) return;
+      const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      net::set_no_delay(fd);
+      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
+      std::lock_guard lock(mutex_);
+      reap_finished();
+      if (stopping_) return;
+      if (peers_.size() >= context_.options.max_connections) {
+        connection->reject("rpc server: too many connections (limit " +
+                           std::to_string(context_.options.max_connections) + ")");
+        continue;
+      }
+      connection->arm_handshake_timer();
+      peers_.push_back(peer{connection, {}, false});
+      auto self = std::prev(peers_.end());
+      self->thread = std::thread([this, self] { serve(self); });
+    }
+  }
+
+  // Joins the threads of connections that ended, so a long-running server does not accumulate them.
+  void reap_finished() {
+    for (auto it = peers_.begin(); it != peers_.end();) {
+      if (it->done) {
+        it->thread.join();
+        it = peers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void serve(std::list<peer>::iterator self) {
+    server_connection& connection = *self->connection;
+    std::vector<std::byte> buffer(64u << 10);
+    std::vector<server_request*> ready;
+    for (;;) {
+      const short events = POLLIN | (connection.writer().has_pending() ? POLLOUT : 0);
+      if (net::wait_for(connection.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
+      if (connection.writer().has_pending() && connection.writer().flush() == net::frame_writer::status::broken) break;
+      std::size_t got = 0;
+      const auto status = net::recv_some(connection.fd(), buffer.data(), buffer.size(), got);
+      if (status == net::recv_status::closed) break;
+      if (status == net::recv_status::would_block) continue;
+      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer.data(), got), ready);
+      for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
+      ready.clear();
+      if (!alive || connection.closed()) break;
+    }
+    connection.close();
+    std::lock_guard lock(mutex_);
+    self->connection.reset();
+    self->done = true;
+  }
+
+  server_context& context_;
+  net::unique_fd listen_;
+  net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
+  mutable std::mutex mutex_;   // guards peers_ and stopping_
+  std::list<peer> peers_;
+  bool stopping_ = false;
+  std::jthread acceptor_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

@@ -1,0 +1,29 @@
+// geerpc: the transport policies, chosen as the first template argument of basic_client and
+// basic_server. docs/transports.md says when to pick which.
+#pragma once
+
+#include "../config.hpp"
+#include "blocking_client.hpp"
+#include "blocking_server.hpp"
+#include "threaded_client.hpp"
+#include "threaded_server.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+
+// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
+// the server a pool of handler threads around one epoll set. The default.
+struct threaded {
+  using client_engine = detail::threaded_client_engine;
+  using server_engine = detail::threaded_server_engine;
+  static constexpr bool supports_async = true;
+};
+
+// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
+// thread per connection runs its requests in order.
+struct blocking {
+  using client_engine = detail::blocking_client_engine;
+  using server_engine = detail::blocking_server_engine;
+  static constexpr bool supports_async = false;
+};
+
+GEERPC_END_NAMESPACE

@@ -1,0 +1,324 @@
+// geerpc: the client half of the `threaded` transport. Any number of threads call through one
+// connection at once: each call gets a sequence number and an entry in the pending table, its
+// caller writes the request itself (frames queued behind a busy writer go out together), and one
+// std::jthread receives replies and hands each to its caller.
+//
+// Who completes a call is decided by one thing: removing its entry from the pending table, under
+// the table's lock. The reply, the deadline (from the shared scheduler), the caller's stop_token
+// and a broken connection all try; exactly one succeeds, and a reply that finds no entry (its call
+// gave up) is read and dropped, never handed to another call.
+#pragma once
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../context.hpp"
+#include "../detail/client_call.hpp"
+#include "../detail/deadline_scheduler.hpp"
+#include "../detail/dial.hpp"
+#include "../net/frame_reader.hpp"
+#include "../net/frame_writer.hpp"
+#include "../net/socket.hpp"
+#include "../options.hpp"
+#include "../wire/frame.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class threaded_client_engine {
+ public:
+  // One call in flight. Whoever owns it (a waiting caller, a future) keeps it alive until settle().
+  class pending_call {
+   public:
+    call_outcome outcome;
+    std::vector<std::byte>* reply = nullptr;  // where a successful reply's body goes
+
+    // Called exactly once, by whoever completed the call; afterwards it must not touch *this.
+    virtual void complete() noexcept = 0;
+
+   protected:
+    pending_call() = default;
+    ~pending_call() = default;
+
+   private:
+    friend class threaded_client_engine;
+    struct stop_action {
+      pending_call* call;
+      void operator()() const noexcept { call->engine->cancel(*call, canceled_outcome(), true); }
+    };
+    threaded_client_engine* engine = nullptr;
+    std::uint64_t seq = 0;
+    deadline_scheduler::timer timer;
+    std::optional<std::stop_callback<stop_action>> on_stop;
+  };
+
+  threaded_client_engine(connection_info connection, const options& opts)
+      : fd_(std::move(connection.fd)),
+        server_max_frame_size_(connection.server_max_frame_size),
+        scheduler_(deadline_scheduler::shared()),
+        writer_(fd_.get(), std::size_t{64} << 20, &want_write, this),
+        reader_(opts.max_frame_size),
+        receiver_([this] { receive(); }) {}
+
+  ~threaded_client_engine() { close(); }
+
+  threaded_client_engine(const threaded_client_engine&) = delete;
+  threaded_client_engine& operator=(const threaded_client_engine&) = delete;
+
+  std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
+
+  bool is_open() const {
+    std::lock_guard lock(mutex_);
+    return !closed_;
+  }
+
+  // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
+  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply);
+
+  // Sends a request and arms its deadline and cancellation. From here on `call` completes exactly
+  // once; its owner waits for that, then calls settle().
+  void start(pending_call& call, const context& ctx, std::span<std::byte> frame) {
+    call.engine = this;
+    if (ctx.stop_token().stop_requested()) return finish_now(call, canceled_outcome());
+    const auto now = clock::now();
+    if (ctx.deadline() && *ctx.deadline() <= now) return finish_now(call, deadline_exceeded_outcome());
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return finish_now(call, connection_closed_outcome());
+      call.seq = ++last_seq_;
+      pending_.emplace(call.seq, &call);
+    }
+    if (ctx.deadline()) call.timer = scheduler_->schedule(*ctx.deadline(), &on_deadline, &call);
+    stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
+    if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
+    // After the request is out, so that a cancel frame never overtakes the request it cancels.
+    if (ctx.stop_token().stop_possible()) call.on_stop.emplace(ctx.stop_token(), pending_call::stop_action{&call});
+  }
+
+  // After completion: disarms the deadline and the stop callback, waiting for either if it is
+  // running right now, so that the call's memory can go.
+  void settle(pending_call& call) {
+    scheduler_->cancel(call.timer);
+    call.on_stop.reset();
+  }
+
+  // Completes `call` with `outcome` if nothing else has; tells the server when asked to.
+  bool cancel(pending_call& call, call_outcome outcome, bool tell_server) {
+    if (!take(call.seq, &call)) return false;
+    if (tell_server) {
+      const auto frame = cancel_frame(call.seq);
+      writer_.write(frame);
+    }
+    call.outcome = std::move(outcome);
+    call.complete();
+    return true;
+  }
+
+  // Fails every pending call with connection_closed, makes later calls fail fast, and stops the
+  // receiving thread.
+  void close() {
+    fail_all();
+    stopping_.store(true, std::memory_order_release);
+    wake_.signal();
+    if (receiver_.joinable()) receiver_.join();
+  }
+
+  std::size_t pending_count() const {
+    std::lock_guard lock(mutex_);
+    return pending_.size();
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  static void finish_now(pending_call& call, call_outcome outcome) {
+    call.outcome = std::move(outcome);
+    call.complete();
+  }
+
+  // Removes the entry of `seq` (only if it belongs to `expected`, when given): whoever succeeds
+  // owns the call's completion.
+  pending_call* take(std::uint64_t seq, pending_call* expected = nullptr) {
+    std::lock_guard lock(mutex_);
+    auto it = pending_.find(seq);
+    if (it == pending_.end() || (expected != nullptr && it->second != expected)) return nullptr;
+    pending_call* call = it->second;
+    pending_.erase(it);
+    return call;
+  }
+
+  static void on_deadline(void* context) {
+    auto& call = *static_cast<pending_call*>(context);
+    call.engine->cancel(call, deadline_exceeded_outcome(), false);  // the server has the same deadline
+  }
+
+  void fail_all() {
+    std::unordered_map<std::uint64_t, pending_call*> orphans;
+    {
+      std::lock_guard lock(mutex_);
+      if (!closed_) {
+        closed_ = true;
+        ::shutdown(fd_.get(), SHUT_RDWR);
+      }
+      orphans.swap(pending_);
+    }
+    for (auto& [seq, call] : orphans) finish_now(*call, connection_closed_outcome());
+  }
+
+  static void want_write(void* context, bool want) {
+    auto& self = *static_cast<threaded_client_engine*>(context);
+    self.want_write_.store(want, std::memory_order_release);
+    if (want) self.wake_.signal();
+  }
+
+  void receive() {
+    std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
+    for (;;) {
+      pollfd fds[2] = {{fd_.get(), static_cast<short>(POLLIN | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0)), 0},
+                       {wake_.get(), POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail_all();
+      if (fds[1].revents & POLLIN) {
+        wake_.drain();
+        if (stopping_.load(std::memory_order_acquire)) return;
+      }
+      if ((fds[0].revents & POLLOUT) && writer_.flush() == net::frame_writer::status::broken) return fail_all();
+      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && !drain_socket(buffer, sizeof buffer)) return fail_all();
+    }
+  }
+
+  // Reads until the socket is empty. Returns false when the connection is over.
+  bool drain_socket(std::byte* buffer, std::size_t size) {
+    for (;;) {
+      std::size_t got = 0;
+      switch (net::recv_some(fd_.get(), buffer, size, got)) {
+        case net::recv_status::would_block: return true;
+        case net::recv_status::closed: return false;
+        case net::recv_status::data: break;
+      }
+      bool valid = true;
+      const char* broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
+        valid = deliver(bytes);
+        return valid;
+      });
+      if (broken != nullptr || !valid) return false;
+    }
+  }
+
+  // Hands a reply to its call. Returns false when the frame breaks the protocol.
+  bool deliver(std::span<const std::byte> bytes) {
+    wire::frame_view frame;
+    if (wire::parse_frame(bytes, frame) != nullptr || frame.header.kind != wire::frame_kind::response) return false;
+    pending_call* call = take(frame.header.seq);
+    if (call == nullptr) return true;  // its caller gave up: drop the late reply
+    if (frame.header.status == 0) {
+      call->reply->assign(frame.body.begin(), frame.body.end());
+      call->outcome = {};
+    } else {
+      call->outcome = response_outcome(frame.header.status, frame.text);
+    }
+    call->complete();
+    return true;
+  }
+
+  net::unique_fd fd_;
+  const std::uint32_t server_max_frame_size_;
+  std::shared_ptr<deadline_scheduler> scheduler_;
+  net::frame_writer writer_;
+  net::frame_reader reader_;  // receiver thread only
+  net::event_fd wake_;        // wakes the receiver: to stop, or to watch for writability
+  std::atomic<bool> want_write_{false};
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex mutex_;  // guards the pending table and closed_
+  std::unordered_map<std::uint64_t, pending_call*> pending_;
+  std::uint64_t last_seq_ = 0;
+  bool closed_ = false;
+
+  std::jthread receiver_;  // last: starts once everything it uses exists
+};
+
+// A synchronous call's completion: the caller sleeps on an atomic (a futex), not a mutex and a
+// condition variable. The completer's last touch is the final store, so the caller may destroy the
+// call as soon as it sees `released`.
+class blocking_wait_call final : public threaded_client_engine::pending_call {
+ public:
+  void complete() noexcept override {
+    state_.store(completed, std::memory_order_release);
+    state_.notify_one();
+    state_.store(released, std::memory_order_release);
+  }
+  void wait() noexcept {
+    while (state_.load(std::memory_order_acquire) == waiting) state_.wait(waiting, std::memory_order_acquire);
+    while (state_.load(std::memory_order_acquire) != released) std::this_thread::yield();
+  }
+
+ private:
+  static constexpr std::uint32_t waiting = 0, completed = 1, released = 2;
+  std::atomic<std::uint32_t> state_{waiting};
+};
+
+inline call_outcome threaded_client_engine::call(const context& ctx, std::span<std::byte> frame,
+                                                std::vector<std::byte>& reply) {
+  blocking_wait_call call;
+  call.reply = &reply;
+  start(call, ctx, frame);
+  call.wait();
+  settle(call);
+  return std::move(call.outcome);
+}
+
+// An asynchronous call's state, shared by its future and the engine until the future settles it.
+// Waiting uses a mutex and a condition variable, for wait_until; the completer notifies under the
+// mutex, so the future may destroy the state as soon as it sees `done`.
+class async_call final : public threaded_client_engine::pending_call {
+ public:
+  explicit async_call(std::shared_ptr<threaded_client_engine> engine) : engine_(std::move(engine)) { reply = &body_; }
+
+  void complete() noexcept override {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    done_changed_.notify_all();
+  }
+  bool done() const {
+    std::lock_guard lock(mutex_);
+    return done_;
+  }
+  void wait() const {
+    std::unique_lock lock(mutex_);
+    done_changed_.wait(lock, [&] { return done_; });
+  }
+  template <class Clock, class Duration>
+  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    std::unique_lock lock(mutex_);
+    return done_changed_.wait_until(lock, tp, [&] { return done_; });
+  }
+
+  // Null for a call made on a client that was not connected.
+  threaded_client_engine* engine() const noexcept { return engine_.get(); }
+  std::vector<std::byte>& body() noexcept { return body_; }
+
+ private:
+  std::shared_ptr<threaded_client_engine> engine_;  // outlives the client if the future does
+  std::vector<std::byte> body_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable done_changed_;
+  bool done_ = false;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

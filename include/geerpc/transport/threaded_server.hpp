@@ -1,0 +1,242 @@
+// geerpc: the server half of the `threaded` transport. A fixed pool of handler_threads + 1
+// threads shares one epoll set in the leader/followers style: one thread at a time (the leader)
+// waits for I/O, reads every ready connection and turns complete frames into requests; then it
+// hands leadership to a waiting thread and runs the first request itself, so a quick call costs
+// no thread hand-off, and a slow one never stops the others from being read.
+//
+// At most handler_threads threads run handlers at once; the spare thread always remains to lead,
+// so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
+// fires timeouts. An idle connection costs a socket and a small object, not a thread.
+#pragma once
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "../config.hpp"
+#include "../detail/server_connection.hpp"
+#include "../error.hpp"
+#include "../net/socket.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class threaded_server_engine {
+ public:
+  explicit threaded_server_engine(server_context& context)
+      : context_(context), handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)) {}
+  ~threaded_server_engine() { stop(); }
+
+  threaded_server_engine(const threaded_server_engine&) = delete;
+  threaded_server_engine& operator=(const threaded_server_engine&) = delete;
+
+  std::string listen(std::string_view address) {
+    std::string bound;
+    listen_ = net::listen_on(address, bound);
+    epoll_ = net::unique_fd(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_) throw std::system_error(errno, std::generic_category(), "rpc server: epoll_create1");
+    watch(listen_.get(), EPOLLIN, &listen_tag_);
+    watch(wake_.get(), EPOLLIN, &wake_tag_);
+    threads_.reserve(handler_threads_ + 1);
+    for (std::size_t i = 0; i < handler_threads_ + 1; ++i) threads_.emplace_back([this] { work(); });
+    return bound;
+  }
+
+  // Stops accepting, closes every connection (their clients see the connection end), asks running
+  // handlers to stop, joins every thread, and drops requests that never started.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    if (threads_.empty()) return;
+    wake_.signal();
+    idle_.notify_all();
+    {
+      std::lock_guard lock(connections_mutex_);
+      for (auto& [raw, connection] : connections_) connection->close();
+    }
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
+    for (server_request* request : queue_) server_connection::finish(request);
+    queue_.clear();
+    std::lock_guard lock(connections_mutex_);
+    connections_.clear();
+  }
+
+  std::size_t connection_count() const {
+    std::lock_guard lock(connections_mutex_);
+    return connections_.size();
+  }
+
+ private:
+  void work() {
+    std::vector<server_request*> fresh;
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      if (!queue_.empty() && running_ < handler_threads_) {
+        server_request* request = queue_.front();
+        queue_.pop_front();
+        ++running_;
+        lock.unlock();
+        server_connection::run(request);
+        lock.lock();
+        --running_;
+        continue;
+      }
+      if (!leading_) {
+        leading_ = true;
+        lock.unlock();
+        fresh.clear();
+        lead(fresh);
+        lock.lock();
+        leading_ = false;
+        queue_.insert(queue_.end(), fresh.begin(), fresh.end());
+        // One waiter per new request: this thread takes the first, so one of them leads next.
+        for (std::size_t i = 0; i < fresh.size(); ++i) idle_.notify_one();
+        continue;
+      }
+      idle_.wait(lock);
+    }
+  }
+
+  // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
+  void lead(std::vector<server_request*>& fresh) {
+    epoll_event events[64];
+    const int count = ::epoll_wait(epoll_.get(), events, 64, -1);
+    for (int i = 0; i < count; ++i) {
+      void* tag = events[i].data.ptr;
+      if (tag == &wake_tag_) return;  // stopping; the eventfd stays readable for every leader
+      if (tag == &listen_tag_) {
+        accept_all();
+        continue;
+      }
+      service(static_cast<server_connection*>(tag), events[i].events, fresh);
+    }
+  }
+
+  void service(server_connection* connection, std::uint32_t events, std::vector<server_request*>& fresh) {
+    if ((events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken) connection->close();
+    if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh)) drop(connection);
+  }
+
+  // Reads what the socket holds (a bounded amount per round, for fairness between connections).
+  // Returns false when the connection is finished.
+  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh) {
+    thread_local std::vector<std::byte> buffer(64u << 10);
+    for (int round = 0; round < 4; ++round) {
+      std::size_t got = 0;
+      switch (net::recv_some(connection.fd(), buffer.data(), buffer.size(), got)) {
+        case net::recv_status::would_block: return !connection.closed();
+        case net::recv_status::closed: return false;
+        case net::recv_status::data: break;
+      }
+      if (!connection.on_bytes(std::span<const std::byte>(buffer.data(), got), fresh)) return false;
+      if (got < buffer.size()) return true;
+    }
+    return true;
+  }
+
+  void drop(server_connection* connection) {
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, connection->fd(), nullptr);
+    connection->close();
+    std::lock_guard lock(connections_mutex_);
+    connections_.erase(connection);  // requests still running keep it alive until they finish
+    if (accept_paused_) {
+      accept_paused_ = false;
+      watch(listen_.get(), EPOLLIN, &listen_tag_, EPOLL_CTL_MOD);
+    }
+  }
+
+  void accept_all() {
+    for (;;) {
+      const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pause_accepting();
+        return;
+      }
+      net::set_no_delay(fd);
+      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
+      std::lock_guard lock(connections_mutex_);
+      if (stopping_now()) {
+        connection->close();
+        continue;
+      }
+      if (connections_.size() >= context_.options.max_connections) {
+        connection->reject("rpc server: too many connections (limit " +
+                           std::to_string(context_.options.max_connections) + ")");
+        continue;
+      }
+      connection->arm_handshake_timer();
+      connections_.emplace(connection.get(), connection);
+      watch(fd, EPOLLIN | EPOLLRDHUP, connection.get());
+    }
+  }
+
+  // Out of descriptors: stop watching the listener (it would report readiness forever) until a
+  // connection closes and frees one. Called with connections_mutex_ not held.
+  void pause_accepting() {
+    std::lock_guard lock(connections_mutex_);
+    accept_paused_ = true;
+    watch(listen_.get(), 0, &listen_tag_, EPOLL_CTL_MOD);
+  }
+
+  bool stopping_now() {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }
+
+  // The frame_writer's hook: watch for writability while replies wait for the peer to read.
+  static void want_write(void* context, bool want) {
+    auto* connection = static_cast<server_connection*>(context);
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
+    event.data.ptr = connection;
+    ::epoll_ctl(connection->poller_fd(), EPOLL_CTL_MOD, connection->fd(), &event);  // ENOENT once dropped: fine
+  }
+
+  void watch(int fd, std::uint32_t events, void* tag, int op = EPOLL_CTL_ADD) {
+    epoll_event event{};
+    event.events = events;
+    event.data.ptr = tag;
+    ::epoll_ctl(epoll_.get(), op, fd, &event);
+  }
+
+  server_context& context_;
+  const std::size_t handler_threads_;
+  net::unique_fd listen_;
+  net::unique_fd epoll_;
+  net::event_fd wake_;
+  char listen_tag_ = 0;  // addresses that mark the listener and the wake-up fd in epoll events
+  char wake_tag_ = 0;
+
+  std::mutex mutex_;  // guards the pool state below
+  std::condition_variable idle_;
+  std::deque<server_request*> queue_;  // received, waiting for a handler thread
+  std::size_t running_ = 0;            // threads inside a handler
+  bool leading_ = false;
+  bool stopping_ = false;
+
+  mutable std::mutex connections_mutex_;
+  std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
+  bool accept_paused_ = false;
+
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
