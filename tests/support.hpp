@@ -1,0 +1,274 @@
+// Helpers shared by the tests: a test service, a raw-bytes peer for protocol-level tests, and
+// ways to wait for events without sleeping and hoping.
+#pragma once
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <geerpc/geerpc.hpp>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace test {
+
+using namespace std::chrono_literals;
+
+struct Args {
+  int num1;
+  int num2;
+};
+
+// A one-shot event a test can wait for with a bound (the bound only catches hangs).
+class event {
+ public:
+  void set() {
+    std::lock_guard lock(mutex_);
+    set_ = true;
+    changed_.notify_all();
+  }
+  bool wait(std::chrono::milliseconds limit = 10s) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, limit, [&] { return set_; });
+  }
+  bool is_set() {
+    std::lock_guard lock(mutex_);
+    return set_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool set_ = false;
+};
+
+// Counts up and lets a test wait until the count reaches a value.
+class counter {
+ public:
+  void add(int n = 1) {
+    std::lock_guard lock(mutex_);
+    value_ += n;
+    changed_.notify_all();
+  }
+  int value() {
+    std::lock_guard lock(mutex_);
+    return value_;
+  }
+  bool wait_for_at_least(int target, std::chrono::milliseconds limit = 10s) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, limit, [&] { return value_ >= target; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int value_ = 0;
+};
+
+struct Arith {
+  counter started;      // handlers of wait_for_stop that began
+  counter stops_seen;   // handlers that saw their stop_token fire
+  counter finished;     // handlers of wait_for_stop / late that returned
+  event release;        // lets blocked handlers go
+
+  int sum(const Args& a) { return a.num1 + a.num2; }
+  int fail(const Args&) { throw std::runtime_error("boom: handler failed"); }
+  int throw_int(const Args&) { throw 42; }
+  void nothing(const Args&) {}
+  std::string echo(const std::string& text) { return text; }
+
+  // Blocks until its stop_token fires (or a 10 s safety bound), and says which happened.
+  int wait_for_stop(const Args& a, std::stop_token stop) {
+    started.add();
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    const bool stopped = cv.wait_for(lock, stop, 10s, [] { return false; }), saw_stop = stop.stop_requested();
+    (void)stopped;
+    if (saw_stop) stops_seen.add();
+    finished.add();
+    return a.num1 + a.num2;
+  }
+
+  // Ignores its stop_token: blocks until the test releases it, then answers num1 * 1000.
+  int late(const Args& a) {
+    started.add();
+    release.wait();
+    finished.add();
+    return a.num1 * 1000;
+  }
+};
+
+using ArithApi = geerpc::service<"Arith",                                          //
+                                 geerpc::method<"Sum", &Arith::sum>,               //
+                                 geerpc::method<"Fail", &Arith::fail>,             //
+                                 geerpc::method<"ThrowInt", &Arith::throw_int>,    //
+                                 geerpc::method<"Nothing", &Arith::nothing>,       //
+                                 geerpc::method<"Echo", &Arith::echo>,             //
+                                 geerpc::method<"WaitForStop", &Arith::wait_for_stop>,
+                                 geerpc::method<"Late", &Arith::late>>;
+
+// A server of the given transport with Arith registered, listening on loopback.
+template <class Transport>
+struct arith_server {
+  Arith arith;
+  geerpc::basic_server<Transport> server;
+  std::string address;
+
+  explicit arith_server(geerpc::server_options opts = {}) : server(opts) {
+    server.template add<ArithApi>(arith);
+    address = server.listen("127.0.0.1:0");
+  }
+};
+
+// Threads of this process, from /proc.
+inline int thread_count() {
+  int count = 0;
+  if (DIR* dir = ::opendir("/proc/self/task")) {
+    while (dirent* entry = ::readdir(dir))
+      if (entry->d_name[0] != '.') ++count;
+    ::closedir(dir);
+  }
+  return count;
+}
+
+// Waits for a condition that has no event to wait on (a thread exiting, a counter in another
+// object), checking often and giving up after `limit`.
+inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// A peer that speaks raw bytes, for tests below the client API.
+class raw_peer {
+ public:
+  explicit raw_peer(const std::string& address) {
+    std::string why;
+    auto endpoint = geerpc::net::resolve(address, why);
+    if (!endpoint) throw std::runtime_error(why);
+    fd_ = ::socket(endpoint->address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&endpoint->address), endpoint->size) != 0)
+      throw std::runtime_error("connect failed");
+  }
+  ~raw_peer() { ::close(fd_); }
+  raw_peer(const raw_peer&) = delete;
+  raw_peer& operator=(const raw_peer&) = delete;
+
+  int fd() const { return fd_; }
+
+  void send(std::span<const std::byte> bytes) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) throw std::runtime_error("send failed");
+      sent += static_cast<std::size_t>(n);
+    }
+  }
+
+  // Reads exactly `size` bytes; nullopt on EOF, error or after `limit`.
+  std::optional<std::vector<std::byte>> read(std::size_t size, std::chrono::milliseconds limit = 5s) {
+    std::vector<std::byte> out(size);
+    std::size_t have = 0;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (have < size) {
+      pollfd p{fd_, POLLIN, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
+      const ssize_t n = ::recv(fd_, out.data() + have, size - have, 0);
+      if (n <= 0) return std::nullopt;
+      have += static_cast<std::size_t>(n);
+    }
+    return out;
+  }
+
+  // True when the server closed the connection (EOF or reset) within `limit`.
+  bool closed_by_peer(std::chrono::milliseconds limit = 5s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::byte sink[4096];
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+      if (::recv(fd_, sink, sizeof sink, 0) <= 0) return true;
+    }
+  }
+
+  void send_hello(std::chrono::microseconds handle_timeout = 0us) {
+    std::array<std::byte, geerpc::wire::hello_size> hello{};
+    geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::binary_codec::id,
+                                static_cast<std::uint64_t>(handle_timeout.count())},
+                               hello);
+    send(hello);
+  }
+
+  // Reads a handshake reply; returns it with its reason.
+  std::optional<geerpc::wire::hello_reply> read_hello_reply() {
+    auto header = read(geerpc::wire::hello_reply_header_size);
+    if (!header) return std::nullopt;
+    geerpc::wire::hello_reply reply;
+    std::size_t reason_size = 0;
+    if (geerpc::wire::parse_hello_reply_header(std::span<const std::byte, 12>(header->data(), 12), reply, reason_size))
+      return std::nullopt;
+    auto reason = read(reason_size);
+    if (!reason) return std::nullopt;
+    reply.reason.assign(reinterpret_cast<const char*>(reason->data()), reason->size());
+    return reply;
+  }
+
+  struct frame {
+    geerpc::wire::frame_header header;
+    std::string text;
+    std::vector<std::byte> body;
+  };
+
+  std::optional<frame> read_frame(std::chrono::milliseconds limit = 5s) {
+    auto prefix = read(geerpc::wire::length_prefix_size, limit);
+    if (!prefix) return std::nullopt;
+    const std::uint32_t length = geerpc::detail::load_le<std::uint32_t>(prefix->data());
+    auto rest = read(length, limit);
+    if (!rest) return std::nullopt;
+    prefix->insert(prefix->end(), rest->begin(), rest->end());
+    geerpc::wire::frame_view view;
+    if (geerpc::wire::parse_frame(*prefix, view) != nullptr) return std::nullopt;
+    return frame{view.header, std::string(view.text), std::vector<std::byte>(view.body.begin(), view.body.end())};
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// A complete request frame.
+template <class A>
+std::vector<std::byte> request_frame(std::uint64_t seq, std::string_view method, const A& argument,
+                                     std::uint64_t budget_us = 0) {
+  std::vector<std::byte> out;
+  const std::size_t start = geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::request, 0, seq, budget_us}, method);
+  geerpc::binary_codec::encode(argument, out);
+  geerpc::wire::finish_frame(out, start);
+  return out;
+}
+
+template <class T>
+T decode_body(const std::vector<std::byte>& body) {
+  T value{};
+  if (!geerpc::binary_codec::decode(body, value)) throw std::runtime_error("body does not decode");
+  return value;
+}
+
+}  // namespace test
