@@ -169,6 +169,24 @@ struct common_owner<First, Rest...> {
   using type = std::conditional_t<std::is_void_v<First>, rest, First>;
 };
 
+// The method_ref of method M in service S: a compile error naming the problem when there is none.
+template <fixed_string S, fixed_string M, class... Methods>
+auto find_method() {
+  constexpr std::array<std::string_view, sizeof...(Methods)> names{Methods::name.view()...};
+  constexpr std::size_t index = [&] {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == M.view()) return i;
+    return names.size();
+  }();
+  static_assert(index < sizeof...(Methods), "geerpc::service::fn: the service has no method of that name");
+  if constexpr (index < sizeof...(Methods)) {
+    using m = std::tuple_element_t<index, std::tuple<Methods...>>;
+    return method_ref<join_dotted(S, M), typename m::argument_type, typename m::result_type>{};
+  } else {
+    return method_ref<join_dotted(S, M), void, void>{};
+  }
+}
+
 template <std::size_t N>
 constexpr bool all_distinct(const std::array<std::string_view, N>& names) {
   for (std::size_t i = 0; i < N; ++i)
@@ -190,29 +208,9 @@ struct service {
   using methods = std::tuple<Methods...>;
   using impl_type = typename detail::common_owner<typename Methods::owner...>::type;
 
- private:
-  template <fixed_string M>
-  static constexpr std::size_t index_of() {
-    constexpr std::array<std::string_view, sizeof...(Methods)> names{Methods::name.view()...};
-    for (std::size_t i = 0; i < names.size(); ++i)
-      if (names[i] == M.view()) return i;
-    return names.size();
-  }
-  template <fixed_string M>
-  static auto find_method() {
-    constexpr std::size_t index = index_of<M>();
-    static_assert(index < sizeof...(Methods), "geerpc::service::fn: the service has no method of that name");
-    if constexpr (index < sizeof...(Methods)) {
-      using m = std::tuple_element_t<index, methods>;
-      return method_ref<join_dotted(Name, M), typename m::argument_type, typename m::result_type>{};
-    } else {
-      return method_ref<join_dotted(Name, M), void, void>{};
-    }
-  }
-
  public:
   template <fixed_string M>
-  using fn = decltype(find_method<M>());
+  using fn = decltype(detail::find_method<Name, M, Methods...>());
 };
 
 GEERPC_END_NAMESPACE

@@ -5,6 +5,7 @@
 // remaining bytes could hold before anything is allocated, and trailing bytes are an error.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <boost/pfr/core.hpp>
 #include <cstddef>
@@ -55,8 +56,8 @@ class writer {
   std::vector<std::byte>& out_;
 };
 
-// Reads from a span; the first failure records why and where, and every later read fails too, so a
-// decoder can run to the end and check once.
+// Reads from a span; the first failure records why and where (the first byte of the value that
+// could not be decoded), and every later read fails too, so a decoder can run on and check once.
 class reader {
  public:
   explicit reader(std::span<const std::byte> in) noexcept : begin_(in.data()), pos_(in.data()), end_(in.data() + in.size()) {}
@@ -66,14 +67,17 @@ class reader {
   const char* error() const noexcept { return error_; }
   std::size_t error_offset() const noexcept { return error_offset_; }
 
-  bool fail(const char* why) noexcept {
+  bool fail(const char* why) noexcept { return fail_at(why, pos_); }
+  // Fails naming `at`, the first byte of the value found bad.
+  bool fail_at(const char* why, const std::byte* at) noexcept {
     if (error_ == nullptr) {
       error_ = why;
-      error_offset_ = static_cast<std::size_t>(pos_ - begin_);
+      error_offset_ = static_cast<std::size_t>(at - begin_);
     }
     pos_ = end_;
     return false;
   }
+  const std::byte* position() const noexcept { return pos_; }
   bool raw(void* out, std::size_t size) noexcept {
     if (size > remaining()) return fail("truncated input");
     if (size != 0) std::memcpy(out, pos_, size);
@@ -98,12 +102,13 @@ class reader {
     return true;
   }
   bool varint(std::uint64_t& value) noexcept {
+    const std::byte* start = pos_;
     value = 0;
     for (unsigned shift = 0;; shift += 7) {
-      if (pos_ == end_) return fail("truncated varint");
+      if (pos_ == end_) return fail_at("truncated varint", start);
       const auto byte = static_cast<std::uint8_t>(*pos_++);
       // The 10th byte holds bit 63 only: anything more is an overflow (or an 11th byte).
-      if (shift == 63 && byte > 1) return fail("varint overflows 64 bits");
+      if (shift == 63 && byte > 1) return fail_at("varint overflows 64 bits", start);
       value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
       if ((byte & 0x80) == 0) return true;
     }
@@ -111,9 +116,10 @@ class reader {
   // A count of elements that each take at least `min_element_size` bytes: refused when the rest of
   // the input could not hold that many, so no peer can make us allocate what it did not send.
   bool count(std::size_t& n, std::size_t min_element_size) noexcept {
+    const std::byte* start = pos_;
     std::uint64_t value = 0;
     if (!varint(value)) return false;
-    if (value > remaining() / min_element_size) return fail("element count exceeds the remaining bytes");
+    if (value > remaining() / min_element_size) return fail_at("element count exceeds the remaining bytes", start);
     n = static_cast<std::size_t>(value);
     return true;
   }
@@ -133,9 +139,23 @@ bool decode_value(reader& in, T& value);
 
 namespace detail {
 template <class T>
+constexpr bool is_bool_like() {
+  if constexpr (std::is_enum_v<T>) return std::is_same_v<std::underlying_type_t<T>, bool>;
+  else return std::is_same_v<T, bool>;
+}
+
+// Elements whose every bit pattern is a valid value: a vector of them is copied as one block.
+template <class T>
 inline constexpr bool is_memcpy_array_element =
-    (std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, float> || std::is_same_v<T, double> ||
-    std::is_enum_v<T>;
+    (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_enum_v<T>) &&
+    !is_bool_like<T>();
+
+// Reserving what a count claims could cost far more than the bytes that made the claim (an element
+// may be much larger than its smallest encoding): reserve a bounded amount, let growth do the rest.
+template <class T>
+constexpr std::size_t reserve_limit() {
+  return std::max<std::size_t>(1, (std::size_t{64} << 10) / sizeof(T));
+}
 }  // namespace detail
 
 template <class T>
@@ -177,11 +197,12 @@ void encode_value(writer& out, const T& value) {
 template <class T>
 bool decode_value(reader& in, T& value) {
   constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean) {
+  if constexpr (kind == type_kind::boolean || (kind == type_kind::enumeration && detail::is_bool_like<T>())) {
+    const std::byte* at = in.position();
     std::uint8_t byte = 0;
     if (!in.fixed(byte)) return false;
-    if (byte > 1) return in.fail("bool is neither 0 nor 1");
-    value = byte == 1;
+    if (byte > 1) return in.fail_at("bool is neither 0 nor 1", at);
+    value = static_cast<T>(byte == 1);
     return true;
   } else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration) {
     geerpc::detail::bits_of<T> bits{};
@@ -204,7 +225,7 @@ bool decode_value(reader& in, T& value) {
       return in.raw(value.data(), size * sizeof(element));
     } else {
       value.clear();
-      value.reserve(size);
+      value.reserve(std::min(size, detail::reserve_limit<element>()));
       for (std::size_t i = 0; i < size; ++i) {
         element item{};
         if (!decode_value(in, item)) return false;
@@ -217,9 +238,10 @@ bool decode_value(reader& in, T& value) {
       if (!decode_value(in, item)) return false;
     return true;
   } else if constexpr (kind == type_kind::optional) {
+    const std::byte* at = in.position();
     std::uint8_t tag = 0;
     if (!in.fixed(tag)) return false;
-    if (tag > 1) return in.fail("optional tag is neither 0 nor 1");
+    if (tag > 1) return in.fail_at("optional tag is neither 0 nor 1", at);
     if (tag == 0) {
       value.reset();
       return true;
@@ -231,12 +253,14 @@ bool decode_value(reader& in, T& value) {
     std::size_t size = 0;
     if (!in.count(size, min_encoded_size<key_type>() + min_encoded_size<mapped_type>())) return false;
     value.clear();
-    if constexpr (requires { value.reserve(size); }) value.reserve(size);
+    if constexpr (requires { value.reserve(size); })
+      value.reserve(std::min(size, detail::reserve_limit<typename T::value_type>()));
     for (std::size_t i = 0; i < size; ++i) {
+      const std::byte* at = in.position();
       key_type key{};
       mapped_type mapped{};
       if (!decode_value(in, key) || !decode_value(in, mapped)) return false;
-      if (!value.emplace(std::move(key), std::move(mapped)).second) return in.fail("duplicate map key");
+      if (!value.emplace(std::move(key), std::move(mapped)).second) return in.fail_at("duplicate map key", at);
     }
     return true;
   } else if constexpr (kind == type_kind::tuple) {

@@ -70,11 +70,31 @@ struct is_std_tuple<std::tuple<T...>> : std::true_type {};
 template <class A, class B>
 struct is_std_tuple<std::pair<A, B>> : std::true_type {};
 
-// Boost.PFR reflects "simple aggregates": no base classes, no virtual functions, no unions, no C
-// arrays; that is what we accept as a struct of fields.
+// Converts only to a base class of T: aggregate-initialising T from it compiles exactly when T's
+// first element is a base class subobject, i.e. when T has a base.
+template <class T>
+struct any_base_of {
+  template <class Base>
+    requires(std::is_base_of_v<Base, T> && !std::is_same_v<Base, T>)
+  operator Base() const;  // NOLINT: never defined, only used in unevaluated context
+};
+
+// Boost.PFR reflects "simple aggregates": no base classes, no virtual functions, no unions. (C array
+// members are not detectable here; PFR reports them itself.)
 template <class T>
 constexpr bool is_reflectable_aggregate() {
-  return std::is_class_v<T> && std::is_aggregate_v<T> && !std::is_polymorphic_v<T> && std::is_default_constructible_v<T>;
+  if constexpr (!std::is_class_v<T> || !std::is_aggregate_v<T> || std::is_polymorphic_v<T> ||
+                !std::is_default_constructible_v<T>)
+    return false;
+  else
+    return !requires { T{any_base_of<T>{}}; };
+}
+
+// An enum with a fixed underlying type can hold any value of that type, so decoding cannot produce
+// an invalid one. Without a fixed type (`enum E { a, b }`) the valid range is unknowable here.
+template <class E>
+constexpr bool has_fixed_underlying_type() {
+  return requires { E{std::underlying_type_t<E>{}}; };
 }
 
 }  // namespace detail
@@ -87,7 +107,8 @@ constexpr type_kind kind_of() {
   else if constexpr (std::is_integral_v<T>) return type_kind::integer;
   // long double has no portable size or layout on the wire.
   else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return type_kind::floating;
-  else if constexpr (std::is_enum_v<T>) return type_kind::enumeration;
+  else if constexpr (std::is_enum_v<T>)
+    return has_fixed_underlying_type<T>() ? type_kind::enumeration : type_kind::unsupported;
   else if constexpr (is_std_string<T>::value) return type_kind::string;
   else if constexpr (is_std_vector<T>::value) return type_kind::vector;
   else if constexpr (is_std_array<T>::value) return type_kind::array;  // before aggregate: std::array is one
@@ -213,7 +234,8 @@ struct type_cannot_be_serialized {
                 "std::string, std::vector, std::array, std::optional, std::map, std::unordered_map, "
                 "std::pair, std::tuple and aggregates (plain structs) of these. Not supported: pointers, "
                 "references, const or volatile members, C arrays (use std::array), unions, classes with "
-                "constructors or virtual functions, long double, and containers of empty structs. "
+                "constructors, base classes or virtual functions, long double, enums without a fixed "
+                "underlying type (write `enum E : int`), and containers of empty structs. "
                 "The line 'In instantiation of type_cannot_be_serialized<Culprit, Whole>' names the "
                 "culprit and the type that contains it.");
   static constexpr bool value = false;

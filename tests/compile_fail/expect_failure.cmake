@@ -1,0 +1,96 @@
+# Runs the C++ compiler on one compile-fail case and checks the outcome the case's source declares:
+#
+#   // expect-error: REGEX   (one or more lines) compiling must fail, and the compiler's output must
+#                            match every REGEX, so a case that breaks for another reason (a typo, a
+#                            renamed header) fails the test instead of passing it vacuously
+#   // expect: compiles      compiling must succeed
+#
+# With -DCONTROL=ON the case is compiled with GEERPC_CONTROL defined, which swaps its offending line
+# for a correct one: then it must compile, proving the failure comes from that line alone.
+#
+# Run as: cmake -DCOMPILER=... -DSOURCE=... [-DINCLUDE_DIRS=a|b] [-DSYSTEM_INCLUDE_DIRS=a|b]
+#               [-DIMPLICIT_INCLUDE_DIRS=a|b] [-DFLAGS="..."] [-DCONTROL=ON] -P expect_failure.cmake
+# Lists are '|'-separated because a ';' would split the argument on the way through add_test().
+# Regexes are CMake regexes and must not contain ';'.
+cmake_minimum_required(VERSION 3.21)
+
+foreach(required COMPILER SOURCE)
+  if(NOT DEFINED ${required} OR "${${required}}" STREQUAL "")
+    message(FATAL_ERROR "expect_failure.cmake: -D${required}=... is required")
+  endif()
+endforeach()
+if(NOT EXISTS "${SOURCE}")
+  message(FATAL_ERROR "expect_failure.cmake: no such case: ${SOURCE}")
+endif()
+
+file(STRINGS "${SOURCE}" error_lines REGEX "^// expect-error: ")
+file(STRINGS "${SOURCE}" compiles_lines REGEX "^// expect: compiles[ \t]*$")
+set(regexes "")
+foreach(line IN LISTS error_lines)
+  string(REGEX REPLACE "^// expect-error: " "" regex "${line}")
+  list(APPEND regexes "${regex}")
+endforeach()
+if(regexes AND compiles_lines)
+  message(FATAL_ERROR "${SOURCE}: declares both '// expect-error:' and '// expect: compiles'")
+elseif(NOT regexes AND NOT compiles_lines)
+  message(FATAL_ERROR "${SOURCE}: declares no '// expect-error: REGEX' nor '// expect: compiles' line")
+endif()
+
+set(must_compile FALSE)
+if(compiles_lines OR CONTROL)
+  set(must_compile TRUE)
+endif()
+
+# System directories given as -I or -isystem can break the compiler's own #include_next chains.
+string(REPLACE "|" ";" implicit_dirs "${IMPLICIT_INCLUDE_DIRS}")
+set(include_args "")
+foreach(kind IN ITEMS INCLUDE_DIRS SYSTEM_INCLUDE_DIRS)
+  string(REPLACE "|" ";" dirs "${${kind}}")
+  foreach(dir IN LISTS dirs)
+    if(dir STREQUAL "" OR dir IN_LIST implicit_dirs)
+      continue()
+    endif()
+    if(kind STREQUAL "INCLUDE_DIRS")
+      list(APPEND include_args "-I${dir}")
+    else()
+      list(APPEND include_args "-isystem" "${dir}")
+    endif()
+  endforeach()
+endforeach()
+
+separate_arguments(extra_flags UNIX_COMMAND "${FLAGS}")
+set(define_args "")
+if(CONTROL)
+  set(define_args "-DGEERPC_CONTROL")
+endif()
+
+# LC_ALL=C: the regexes are written against the compilers' English diagnostics.
+set(command "${COMPILER}" ${extra_flags} -std=c++20 -fsyntax-only ${define_args} ${include_args} "${SOURCE}")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env LC_ALL=C ${command}
+                RESULT_VARIABLE result
+                OUTPUT_VARIABLE output
+                ERROR_VARIABLE output)
+list(JOIN command " " command_line)
+
+if(must_compile)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "expected to compile, but it did not (${result}):\n${command_line}\n\n${output}")
+  endif()
+  message(STATUS "compiled, as expected: ${SOURCE}")
+  return()
+endif()
+
+if(result EQUAL 0)
+  message(FATAL_ERROR "expected a compile error, but it compiled:\n${command_line}")
+endif()
+set(missing "")
+foreach(regex IN LISTS regexes)
+  if(NOT output MATCHES "${regex}")
+    string(APPEND missing "\n  ${regex}")
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "the compile failed, but its output does not match:${missing}\n"
+                      "${command_line}\n\n${output}")
+endif()
+message(STATUS "failed to compile, as expected, matching every expected regex: ${SOURCE}")
