@@ -45,10 +45,14 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
                    "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
     return {};
   } else {
-    R value{};
-    if (auto status = Codec::decode(bytes, value); !status)
-      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
-    return value;
+    try {
+      R value{};
+      if (auto status = Codec::decode(bytes, value); !status)
+        return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
+      return value;
+    } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
+      return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
+    }
   }
 }
 }  // namespace detail
@@ -69,12 +73,16 @@ class call_future {
   }
   ~call_future() { release(); }
 
+  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
+  // and cannot be cancelled; try_get() on it fails with invalid_argument.
   bool valid() const noexcept { return state_ != nullptr; }
-  bool ready() const { return state_->done(); }
-  void wait() const { state_->wait(); }
+  bool ready() const { return state_ && state_->done(); }
+  void wait() const {
+    if (state_) state_->wait();
+  }
   template <class Clock, class Duration>
   bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    return state_->wait_until(tp);
+    return state_ && state_->wait_until(tp);
   }
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
@@ -83,11 +91,13 @@ class call_future {
 
   // Completes the call with errc::canceled, if it has not completed, and tells the server.
   void cancel() {
+    if (!state_) return;
     if (auto* engine = state_->engine()) engine->cancel(*state_, detail::canceled_outcome(), true);
   }
 
   // Waits, then yields the result (once: the future is empty afterwards).
   result<R> try_get() {
+    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
     state_->wait();
     settle();
     auto state = std::move(state_);
@@ -135,6 +145,7 @@ class basic_client {
     }
     return *this;
   }
+  // Destroying a client while other threads still call through it is a bug, as for any object.
   ~basic_client() { close(); }
 
   // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", argument)
@@ -221,10 +232,10 @@ class basic_client {
     return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
   }
 
-  // Fails every pending call with connection_closed and releases the connection.
+  // Fails every pending call with connection_closed; later calls fail fast. Safe while other
+  // threads are calling: the connection's memory is released only by the destructor.
   void close() {
     if (engine_) engine_->close();
-    engine_.reset();
   }
   bool is_open() const { return engine_ && engine_->is_open(); }
 

@@ -66,6 +66,10 @@ struct server_context {
 class server_connection;
 struct server_frames_tag {};
 
+// The server engine the current thread works for, if any: stop() called from a handler must not
+// try to join its own thread.
+inline thread_local const void* serving_engine = nullptr;
+
 struct server_request {
   static constexpr std::uint8_t running = 0;
   static constexpr std::uint8_t answered = 1;
@@ -148,16 +152,23 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Stops reading and writing and asks every handler still running for this peer to stop. The
   // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
   void close() {
-    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+    // Before the exchange, so that every closer (the loser too, about to drop the connection) waits
+    // out a handshake-timeout callback that is closing it right now.
     cancel_handshake_timer();
+    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
     ::shutdown(fd_.get(), SHUT_RDWR);
     stop_handlers();
   }
 
+  // Stop callbacks run inline in request_stop(): they are called with no lock of ours held.
   void stop_handlers() {
-    std::lock_guard lock(inflight_mutex_);
-    for (auto& [seq, request] : inflight_)
-      if (request->stop) request->stop->request_stop();
+    std::vector<std::stop_source> sources;
+    {
+      std::lock_guard lock(inflight_mutex_);
+      for (auto& [seq, request] : inflight_)
+        if (request->stop) sources.push_back(*request->stop);
+    }
+    for (auto& source : sources) source.request_stop();
   }
 
   std::size_t inflight() const {
@@ -298,23 +309,25 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   void on_cancel(std::uint64_t seq) {
     bool won = false;
+    std::optional<std::stop_source> stop;  // a copy: the request may finish once the lock is released
     {
       std::lock_guard lock(inflight_mutex_);  // keeps the request alive while we claim it
-      if (auto it = inflight_.find(seq); it != inflight_.end()) won = claim_and_stop(*it->second);
+      if (auto it = inflight_.find(seq); it != inflight_.end() && claim(*it->second)) {
+        won = true;
+        stop = it->second->stop;
+      }
     }
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
-    if (won) answer_now(seq, errc::canceled, "rpc server: request canceled by the client");
+    if (!won) return;
+    if (stop) stop->request_stop();
+    answer_now(seq, errc::canceled, "rpc server: request canceled by the client");
   }
 
   // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
   void answer_error(server_request& request, errc code, const std::string& message) {
-    if (claim_and_stop(request)) answer_now(request.seq, code, message);
-  }
-
-  static bool claim_and_stop(server_request& request) {
-    if (!claim(request)) return false;
+    if (!claim(request)) return;
     if (request.stop) request.stop->request_stop();
-    return true;
+    answer_now(request.seq, code, message);
   }
 
   void answer_now(std::uint64_t seq, errc code, const std::string& message) {

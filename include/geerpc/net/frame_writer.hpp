@@ -44,7 +44,7 @@ class frame_writer {
     lock.unlock();
     const long sent = send_some(fd_, frame.data(), frame.size());
     lock.lock();
-    if (sent < 0) {
+    if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
       sending_ = false;
       return break_locked();
     }
@@ -79,7 +79,7 @@ class frame_writer {
       lock.unlock();
       const long sent = send_some(fd_, in_flight_.data(), in_flight_.size());
       lock.lock();
-      if (sent < 0) {
+      if (sent < 0 || broken_) {
         sending_ = false;
         in_flight_.clear();
         return break_locked();

@@ -8,6 +8,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <chrono>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -38,15 +40,22 @@ class blocking_server_engine {
     return bound;
   }
 
+  // As the threaded server's stop(): safe from several threads, and from a handler it only starts
+  // the stop.
   void stop() {
+    std::vector<std::shared_ptr<server_connection>> open;
     {
       std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
-      for (auto& p : peers_)
-        if (p.connection) p.connection->close();
+      if (!stopping_) {
+        stopping_ = true;
+        for (auto& p : peers_)
+          if (p.connection) open.push_back(p.connection);
+      }
     }
+    for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
     stop_signal_.signal();
+    if (serving_engine == this) return;
+    std::lock_guard joining(join_mutex_);
     if (acceptor_.joinable()) acceptor_.join();
     std::list<peer> finished;
     {
@@ -71,10 +80,18 @@ class blocking_server_engine {
   };
 
   void accept_loop() {
+    serving_engine = this;
     for (;;) {
       if (net::wait_for(listen_.get(), POLLIN, std::nullopt, stop_signal_.get()) == net::wait_result::woken) return;
       const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) continue;
+      if (fd < 0) {
+        // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          const auto retry = net::clock::now() + std::chrono::milliseconds(50);
+          if (net::wait_for(stop_signal_.get(), POLLIN, retry) == net::wait_result::ready) return;
+        }
+        continue;
+      }
       net::set_no_delay(fd);
       auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
       std::lock_guard lock(mutex_);
@@ -105,6 +122,7 @@ class blocking_server_engine {
   }
 
   void serve(std::list<peer>::iterator self) {
+    serving_engine = this;
     server_connection& connection = *self->connection;
     std::vector<std::byte> buffer(64u << 10);
     std::vector<server_request*> ready;
@@ -133,6 +151,7 @@ class blocking_server_engine {
   mutable std::mutex mutex_;   // guards peers_ and stopping_
   std::list<peer> peers_;
   bool stopping_ = false;
+  std::mutex join_mutex_;      // one stop() joins; a concurrent one waits for it
   std::jthread acceptor_;
 };
 

@@ -122,7 +122,8 @@ class threaded_client_engine {
     if (!take(call.seq, &call)) return false;
     if (tell_server) {
       const auto frame = cancel_frame(call.seq);
-      writer_.write(frame);
+      // A writer that breaks here dropped other callers' queued requests too: fail them all.
+      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
     }
     call.outcome = std::move(outcome);
     call.complete();
@@ -131,11 +132,12 @@ class threaded_client_engine {
 
   // Fails every pending call with connection_closed, makes later calls fail fast, and stops the
   // receiving thread.
+  // Safe from several threads at once; calls in progress elsewhere see connection_closed.
   void close() {
     fail_all();
     stopping_.store(true, std::memory_order_release);
     wake_.signal();
-    if (receiver_.joinable()) receiver_.join();
+    std::call_once(joined_, [&] { receiver_.join(); });
   }
 
   std::size_t pending_count() const {
@@ -249,6 +251,7 @@ class threaded_client_engine {
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
 
+  std::once_flag joined_;
   std::jthread receiver_;  // last: starts once everything it uses exists
 };
 

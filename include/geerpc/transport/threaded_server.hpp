@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -55,24 +56,22 @@ class threaded_server_engine {
   }
 
   // Stops accepting, closes every connection (their clients see the connection end), asks running
-  // handlers to stop, joins every thread, and drops requests that never started.
+  // handlers to stop, joins every thread, and drops requests that never started. Safe from several
+  // threads at once: each returns once all is done. From a handler it only starts the stop; the
+  // threads are joined by the next stop() from outside, at the latest by the destructor.
   void stop() {
+    begin_stop();
+    if (serving_engine == this) return;
+    std::lock_guard joining(join_mutex_);
+    for (auto& thread : threads_)
+      if (thread.joinable()) thread.join();
+    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    std::deque<server_request*> never_ran;
     {
       std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
+      never_ran.swap(queue_);
     }
-    if (threads_.empty()) return;
-    wake_.signal();
-    idle_.notify_all();
-    {
-      std::lock_guard lock(connections_mutex_);
-      for (auto& [raw, connection] : connections_) connection->close();
-    }
-    for (auto& thread : threads_) thread.join();
-    threads_.clear();
-    for (server_request* request : queue_) server_connection::finish(request);
-    queue_.clear();
+    for (server_request* request : never_ran) server_connection::finish(request);
     std::lock_guard lock(connections_mutex_);
     connections_.clear();
   }
@@ -83,7 +82,24 @@ class threaded_server_engine {
   }
 
  private:
+  void begin_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    wake_.signal();
+    idle_.notify_all();
+    std::vector<std::shared_ptr<server_connection>> open;
+    {
+      std::lock_guard lock(connections_mutex_);
+      for (auto& [raw, connection] : connections_) open.push_back(connection);
+    }
+    for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
+  }
+
   void work() {
+    serving_engine = this;
     std::vector<server_request*> fresh;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
@@ -155,10 +171,6 @@ class threaded_server_engine {
     connection->close();
     std::lock_guard lock(connections_mutex_);
     connections_.erase(connection);  // requests still running keep it alive until they finish
-    if (accept_paused_) {
-      accept_paused_ = false;
-      watch(listen_.get(), EPOLLIN, &listen_tag_, EPOLL_CTL_MOD);
-    }
   }
 
   void accept_all() {
@@ -187,12 +199,16 @@ class threaded_server_engine {
     }
   }
 
-  // Out of descriptors: stop watching the listener (it would report readiness forever) until a
-  // connection closes and frees one. Called with connections_mutex_ not held.
+  // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
+  // forever, and try again a little later. Only the leader gets here, so one retry is armed at a time.
   void pause_accepting() {
-    std::lock_guard lock(connections_mutex_);
-    accept_paused_ = true;
     watch(listen_.get(), 0, &listen_tag_, EPOLL_CTL_MOD);
+    context_.scheduler->cancel(accept_retry_);
+    accept_retry_ = context_.scheduler->schedule(clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
+  }
+  static void resume_accepting(void* context) {
+    auto& self = *static_cast<threaded_server_engine*>(context);
+    self.watch(self.listen_.get(), EPOLLIN, &self.listen_tag_, EPOLL_CTL_MOD);
   }
 
   bool stopping_now() {
@@ -233,8 +249,9 @@ class threaded_server_engine {
 
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
-  bool accept_paused_ = false;
+  deadline_scheduler::timer accept_retry_;
 
+  std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::vector<std::jthread> threads_;
 };
 
