@@ -2,16 +2,20 @@
 // https://github.com/geerpc/geerpc — MIT licence. Include this one header.
 #pragma once
 
+#include "client.hpp"
+#include "codec/binary.hpp"
+#include "codec/type_kind.hpp"
 #include "config.hpp"
+#include "context.hpp"
 #include "error.hpp"
 #include "fixed_string.hpp"
-#include "context.hpp"
 #include "options.hpp"
-#include "codec/type_kind.hpp"
-#include "codec/binary.hpp"
-#include "wire/handshake.hpp"
-#include "wire/frame.hpp"
+#include "server.hpp"
 #include "service.hpp"
 #include "transport/policies.hpp"
-#include "client.hpp"
-#include "server.hpp"
+#include "wire/frame.hpp"
+#include "wire/handshake.hpp"
+
+// Internal macros are not part of the API.
+#undef GEERPC_BEGIN_NAMESPACE
+#undef GEERPC_END_NAMESPACE
