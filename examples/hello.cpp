@@ -30,6 +30,7 @@ int main() {
 
   // Five concurrent calls over one connection, like the seed's goroutines.
   std::vector<std::jthread> callers;
+  callers.reserve(5);
   for (int i = 0; i < 5; ++i) {
     callers.emplace_back([&client, i] {
       const int reply = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{i, i * i});

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <iostream>
+#include <system_error>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -43,9 +45,9 @@ class slow_handshake_server {
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t size = sizeof address;
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), size);
-    ::listen(fd_, 8);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd_, 8) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+      throw std::system_error(errno, std::generic_category(), "slow_handshake_server");
     port_ = ntohs(address.sin_port);
     thread_ = std::jthread([this, delay](std::stop_token stop) {
       while (!stop.stop_requested()) {
@@ -80,8 +82,8 @@ int main() {
     auto failed = geerpc::try_dial(stalling.address(), {.connect_timeout = 200ms});
     std::cout << "   connect_timeout = 200ms: " << failed.message() << "\n";
     auto waited = geerpc::try_dial(stalling.address(), {.connect_timeout = 0s});
-    std::cout << "   connect_timeout = 0 (no limit): " << (waited ? "connected once the server answered" : waited.message())
-              << "\n";
+    std::cout << "   connect_timeout = 0 (no limit): "
+              << (waited ? "connected once the server answered" : waited.message()) << "\n";
   }
 
   Foo foo;

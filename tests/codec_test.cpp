@@ -257,7 +257,7 @@ struct counting_allocator {
 
   T* allocate(std::size_t n) {
     ++allocation_log::allocations;
-    allocation_log::bytes += n * sizeof(T);
+    allocation_log::bytes += n * sizeof(T);  // NOLINT(bugprone-sizeof-expression): T may be a pointer type
     return std::allocator<T>{}.allocate(n);
   }
   void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
@@ -415,7 +415,7 @@ TEST_CASE("strings round trip: empty, embedded NULs, every byte value, 100 KiB",
   for (int i = 0; i < 256; ++i) every_byte.push_back(static_cast<char>(i));
   check_round_trip(every_byte, std::string());
 
-  std::string large(100 * 1024, '\0');
+  std::string large(std::size_t{100} * 1024, '\0');
   for (std::size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>((i * 7919) >> 3);
   const byte_vector encoded = encode(large);
   REQUIRE(encoded.size() == 3 + large.size());

@@ -21,9 +21,9 @@ class silent_listener {
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t size = sizeof address;
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), size);
-    ::listen(fd_, 16);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd_, 16) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+      throw std::runtime_error("silent_listener: cannot listen on loopback");
     port_ = ntohs(address.sin_port);
   }
   ~silent_listener() { ::close(fd_); }
@@ -112,7 +112,7 @@ TEST_CASE("the handshake refuses a wrong magic, version or codec with a reason",
                            variant{geerpc::wire::magic, 1, 7, "rpc server: unsupported codec 7"}}) {
     test::raw_peer peer(s.address);
     std::array<std::byte, geerpc::wire::hello_size> hello{};
-    geerpc::wire::encode_hello({v.version, v.codec, 0}, hello);
+    geerpc::wire::encode_hello({v.version, v.codec, 0, 1u << 20}, hello);
     geerpc::detail::store_le<std::uint32_t>(hello.data(), v.magic);
     peer.send(hello);
     auto reply = peer.read_hello_reply();

@@ -147,7 +147,8 @@ TEMPLATE_TEST_CASE("a late reply never reaches another call", "[rpc][timeout]", 
   REQUIRE(test::eventually([&] { return s.server.inflight() == 0; }));
 
   // The late 7000 (and the server's deadline answer) are on the wire now; each later call must get its own reply.
-  for (int i = 0; i < 20; ++i) CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{i, 1}) == i + 1);
+  for (int i = 0; i < 20; ++i)
+    CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{i, 1}) == i + 1);
 }
 
 TEMPLATE_TEST_CASE("the handle timeout answers for a slow handler and stops it", "[rpc][timeout]", GEERPC_TRANSPORTS) {
@@ -250,7 +251,7 @@ TEMPLATE_TEST_CASE("a request sent in the same packet as the hello is answered",
   test::arith_server<TestType> s;
   test::raw_peer peer(s.address);
   std::vector<std::byte> bytes(geerpc::wire::hello_size);
-  geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::binary_codec::id, 0},
+  geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::binary_codec::id, 0, 1u << 20},
                              std::span<std::byte, geerpc::wire::hello_size>(bytes.data(), geerpc::wire::hello_size));
   auto request = test::request_frame(1, "Arith.Sum", Args{40, 2});
   bytes.insert(bytes.end(), request.begin(), request.end());
@@ -321,4 +322,25 @@ TEST_CASE("a blocking client and a threaded server understand each other, and th
   test::arith_server<geerpc::blocking> blocking_server;
   auto threaded_client = geerpc::dial<geerpc::threaded>(blocking_server.address);
   CHECK(threaded_client.call<int>("Arith.Sum", Args{3, 4}) == 7);
+}
+
+TEMPLATE_TEST_CASE("a reply larger than the client reads fails that call only", "[rpc][limits]", GEERPC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address, {.max_frame_size = 64u << 10});
+  const std::string small(1000, 's');
+  auto big = client.template try_call<std::string>("Arith.Echo", std::string(60000, 'b') + std::string(10000, 'c'));
+  CHECK(big.code() == geerpc::errc::remote_error);
+  CHECK(big.message().find("exceeds the frame size limit of 65536") != std::string::npos);
+  CHECK(client.template call<std::string>("Arith.Echo", small) == small);
+}
+
+TEMPLATE_TEST_CASE("an error text longer than the client reads is cut, not fatal", "[rpc][limits]", GEERPC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address, {.max_frame_size = 2000});
+  const std::string long_name = "Arith." + std::string(3000, 'x');
+  auto r = client.template try_call<int>(long_name, Args{});
+  CHECK(r.code() == geerpc::errc::unknown_method);
+  CHECK(r.message().size() <= 2000);
+  CHECK(r.message().rfind("rpc server: can't find method xxx", 0) == 0);
+  CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
 }

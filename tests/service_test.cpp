@@ -22,13 +22,13 @@ struct Calculator {
   int noexcept_sum(const Args& a) noexcept { return a.num1 + a.num2; }
 };
 
-using FreeApi = geerpc::service<"Free",                                      //
-                                geerpc::method<"Multiply", &multiply>,       //
-                                geerpc::method<"Shout", &shout>,             //
+using FreeApi = geerpc::service<"Free",                                 //
+                                geerpc::method<"Multiply", &multiply>,  //
+                                geerpc::method<"Shout", &shout>,        //
                                 geerpc::method<"Negate", [](const Args& a) { return -a.num1; }>,
                                 geerpc::method<"Stoppable", [](const Args& a, std::stop_token) { return a.num2; }>>;
 
-using MixedApi = geerpc::service<"Calc",                                             //
+using MixedApi = geerpc::service<"Calc",                                                //
                                  geerpc::method<"AddOffset", &Calculator::add_offset>,  //
                                  geerpc::method<"Sum", &Calculator::noexcept_sum>,      //
                                  geerpc::method<"Multiply", &multiply>>;

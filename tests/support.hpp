@@ -78,10 +78,10 @@ class counter {
 };
 
 struct Arith {
-  counter started;      // handlers of wait_for_stop that began
-  counter stops_seen;   // handlers that saw their stop_token fire
-  counter finished;     // handlers of wait_for_stop / late that returned
-  event release;        // lets blocked handlers go
+  counter started;     // handlers of wait_for_stop that began
+  counter stops_seen;  // handlers that saw their stop_token fire
+  counter finished;    // handlers of wait_for_stop / late that returned
+  event release;       // lets blocked handlers go
 
   int sum(const Args& a) { return a.num1 + a.num2; }
   int fail(const Args&) { throw std::runtime_error("boom: handler failed"); }
@@ -111,14 +111,14 @@ struct Arith {
   }
 };
 
-using ArithApi = geerpc::service<"Arith",                                          //
-                                 geerpc::method<"Sum", &Arith::sum>,               //
-                                 geerpc::method<"Fail", &Arith::fail>,             //
-                                 geerpc::method<"ThrowInt", &Arith::throw_int>,    //
-                                 geerpc::method<"Nothing", &Arith::nothing>,       //
-                                 geerpc::method<"Echo", &Arith::echo>,             //
-                                 geerpc::method<"WaitForStop", &Arith::wait_for_stop>,
-                                 geerpc::method<"Late", &Arith::late>>;
+using ArithApi =
+    geerpc::service<"Arith",                                        //
+                    geerpc::method<"Sum", &Arith::sum>,             //
+                    geerpc::method<"Fail", &Arith::fail>,           //
+                    geerpc::method<"ThrowInt", &Arith::throw_int>,  //
+                    geerpc::method<"Nothing", &Arith::nothing>,     //
+                    geerpc::method<"Echo", &Arith::echo>,           //
+                    geerpc::method<"WaitForStop", &Arith::wait_for_stop>, geerpc::method<"Late", &Arith::late>>;
 
 // A server of the given transport with Arith registered, listening on loopback.
 template <class Transport>
@@ -188,7 +188,8 @@ class raw_peer {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (have < size) {
       pollfd p{fd_, POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
       const ssize_t n = ::recv(fd_, out.data() + have, size - have, 0);
       if (n <= 0) return std::nullopt;
@@ -203,7 +204,8 @@ class raw_peer {
     std::byte sink[4096];
     for (;;) {
       pollfd p{fd_, POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
       if (::recv(fd_, sink, sizeof sink, 0) <= 0) return true;
     }
@@ -211,9 +213,10 @@ class raw_peer {
 
   void send_hello(std::chrono::microseconds handle_timeout = 0us) {
     std::array<std::byte, geerpc::wire::hello_size> hello{};
-    geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::binary_codec::id,
-                                static_cast<std::uint64_t>(handle_timeout.count())},
-                               hello);
+    geerpc::wire::encode_hello(
+        {geerpc::wire::protocol_version, geerpc::binary_codec::id, static_cast<std::uint64_t>(handle_timeout.count()),
+         geerpc::wire::default_max_frame_size},
+        hello);
     send(hello);
   }
 
@@ -258,7 +261,8 @@ template <class A>
 std::vector<std::byte> request_frame(std::uint64_t seq, std::string_view method, const A& argument,
                                      std::uint64_t budget_us = 0) {
   std::vector<std::byte> out;
-  const std::size_t start = geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::request, 0, seq, budget_us}, method);
+  const std::size_t start =
+      geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::request, 0, seq, budget_us}, method);
   geerpc::binary_codec::encode(argument, out);
   geerpc::wire::finish_frame(out, start);
   return out;

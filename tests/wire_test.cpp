@@ -110,24 +110,28 @@ struct collector {
 
 // ============================================================================ handshake
 
-TEST_CASE("a hello is 16 bytes: magic, version, codec, flags, handle timeout", "[wire][handshake]") {
+TEST_CASE("a hello is 20 bytes: magic, version, codec, flags, handle timeout, response size limit",
+          "[wire][handshake]") {
   std::array<std::byte, geerpc::wire::hello_size> bytes{};
-  geerpc::wire::encode_hello({1, 7, 0x0102030405060708}, bytes);
-  CHECK(byte_vector(bytes.begin(), bytes.end()) == bytes_of({0x5c, 0xef, 0x3b, 0x00,  // magic 0x3bef5c
-                                                             0x01, 0x07,              // version, codec
-                                                             0x00, 0x00,              // flags
-                                                             0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01}));
+  geerpc::wire::encode_hello({1, 7, 0x0102030405060708, 0x0a0b0c0d}, bytes);
+  CHECK(byte_vector(bytes.begin(), bytes.end()) ==
+        bytes_of({0x5c, 0xef, 0x3b, 0x00,  // magic 0x3bef5c
+                  0x01, 0x07,              // version, codec
+                  0x00, 0x00,              // flags
+                  0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x0d, 0x0c, 0x0b, 0x0a}));
 
-  geerpc::wire::hello parsed{0, 0, 0};
+  geerpc::wire::hello parsed{0, 0, 0, 0};
   REQUIRE(geerpc::wire::parse_hello(bytes, parsed) == nullptr);
   CHECK(parsed.version == 1);
   CHECK(parsed.codec_id == 7);
   CHECK(parsed.handle_timeout_us == 0x0102030405060708);
+  CHECK(parsed.max_response_size == 0x0a0b0c0d);
 }
 
 TEST_CASE("a hello round trips, and its version and codec are left for the server to judge", "[wire][handshake]") {
-  for (const geerpc::wire::hello original : {geerpc::wire::hello{geerpc::wire::protocol_version, 1, 0},
-                                             geerpc::wire::hello{99, 255, ~0ull}, geerpc::wire::hello{0, 0, 1}}) {
+  for (const geerpc::wire::hello original :
+       {geerpc::wire::hello{geerpc::wire::protocol_version, 1, 0, 4096}, geerpc::wire::hello{99, 255, ~0ull, ~0u},
+        geerpc::wire::hello{0, 0, 1, 0}}) {
     std::array<std::byte, geerpc::wire::hello_size> bytes{};
     geerpc::wire::encode_hello(original, bytes);
     geerpc::wire::hello parsed{42, 42, 42};
@@ -135,6 +139,7 @@ TEST_CASE("a hello round trips, and its version and codec are left for the serve
     CHECK(parsed.version == original.version);
     CHECK(parsed.codec_id == original.codec_id);
     CHECK(parsed.handle_timeout_us == original.handle_timeout_us);
+    CHECK(parsed.max_response_size == original.max_response_size);
   }
 }
 

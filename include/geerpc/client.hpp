@@ -86,7 +86,7 @@ class call_future {
   }
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return state_->wait_until(std::chrono::steady_clock::now() + d);
+    return wait_until(std::chrono::steady_clock::now() + d);
   }
 
   // Completes the call with errc::canceled, if it has not completed, and tells the server.
@@ -150,23 +150,19 @@ class basic_client {
 
   // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", argument)
   template <class R, class A>
-    requires(!is_method_ref_v<R>)
-  R call(std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) R call(std::string_view method, const A& argument) {
     return try_call<R>(context{}, method, argument).value();
   }
   template <class R, class A>
-    requires(!is_method_ref_v<R>)
-  R call(const context& ctx, std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A& argument) {
     return try_call<R>(ctx, method, argument).value();
   }
   template <class R, class A>
-    requires(!is_method_ref_v<R>)
-  result<R> try_call(std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) result<R> try_call(std::string_view method, const A& argument) {
     return try_call<R>(context{}, method, argument);
   }
   template <class R, class A>
-    requires(!is_method_ref_v<R>)
-  result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
     auto& reply = detail::frame_scratch<detail::client_reply_tag>();
     detail::call_outcome outcome = send_and_wait(ctx, method, argument, reply);
     if (!outcome.ok()) return outcome.to_error();
@@ -177,30 +173,29 @@ class basic_client {
 
   // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
   template <class Fn>
-    requires is_method_ref_v<Fn>
+  requires is_method_ref_v<Fn>
   typename Fn::result_type call(const typename Fn::argument_type& argument) {
     return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument).value();
   }
   template <class Fn>
-    requires is_method_ref_v<Fn>
+  requires is_method_ref_v<Fn>
   typename Fn::result_type call(const context& ctx, const typename Fn::argument_type& argument) {
     return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument).value();
   }
   template <class Fn>
-    requires is_method_ref_v<Fn>
-  result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
+  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
     return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
   }
   template <class Fn>
-    requires is_method_ref_v<Fn>
-  result<typename Fn::result_type> try_call(const context& ctx, const typename Fn::argument_type& argument) {
+  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const context& ctx,
+                                                                         const typename Fn::argument_type& argument) {
     return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
   }
 
   // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
   template <class R, class A>
-    requires(!is_method_ref_v<R>)
-  call_future<R, Codec> async_call(const context& ctx, std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) call_future<R, Codec> async_call(const context& ctx, std::string_view method,
+                                                                 const A& argument) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
     auto state = std::make_unique<detail::async_call>(engine_);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
@@ -217,18 +212,17 @@ class basic_client {
     return call_future<R, Codec>(std::move(state));
   }
   template <class R, class A>
-    requires(!is_method_ref_v<R>)
-  call_future<R, Codec> async_call(std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) call_future<R, Codec> async_call(std::string_view method, const A& argument) {
     return async_call<R>(context{}, method, argument);
   }
   template <class Fn>
-    requires is_method_ref_v<Fn>
-  call_future<typename Fn::result_type, Codec> async_call(const context& ctx, const typename Fn::argument_type& argument) {
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec> async_call(
+      const context& ctx, const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
   }
   template <class Fn>
-    requires is_method_ref_v<Fn>
-  call_future<typename Fn::result_type, Codec> async_call(const typename Fn::argument_type& argument) {
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec> async_call(
+      const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
   }
 
@@ -262,8 +256,9 @@ class basic_client {
                                      std::vector<std::byte>& reply) {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     auto refused = build_request(method, argument, frame);
-    detail::call_outcome outcome =
-        refused ? std::move(*refused) : engine_ ? engine_->call(ctx, frame, reply) : detail::connection_closed_outcome();
+    detail::call_outcome outcome = refused   ? std::move(*refused)
+                                   : engine_ ? engine_->call(ctx, frame, reply)
+                                             : detail::connection_closed_outcome();
     detail::trim_scratch(frame);
     return outcome;
   }

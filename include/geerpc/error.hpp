@@ -17,21 +17,21 @@ GEERPC_BEGIN_NAMESPACE
 // The numeric values are part of the wire protocol (the status byte of a response frame, see
 // docs/protocol.md): never renumber, only append.
 enum class errc : std::uint8_t {
-  connect_timeout = 1,     // client: TCP connect + handshake took longer than options.connect_timeout
-  deadline_exceeded = 2,   // the call's deadline passed
-  canceled = 3,            // the call's stop_token was triggered
-  handle_timeout = 4,      // server: the handler ran longer than options.handle_timeout
-  unknown_service = 5,     // server: no such service
-  unknown_method = 6,      // server: no such method in the service
-  bad_request = 7,         // server: malformed "Service.Method" or a body that does not decode
-  remote_error = 8,        // server: the handler threw; the message is its what()
-  connection_closed = 9,   // client: the connection broke or was closed
-  busy = 10,               // server: too many requests in flight
-  protocol_error = 11,     // a peer broke the protocol (bad frame, bad handshake)
-  connect_failed = 12,     // client: could not reach or resolve the address
-  handshake_rejected = 13, // client: the server refused the handshake (its reason is the message)
-  bad_response = 14,       // client: the reply body does not decode as the expected type
-  invalid_argument = 15,   // a bad address or a bad use of the API
+  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.connect_timeout
+  deadline_exceeded = 2,    // the call's deadline passed
+  canceled = 3,             // the call's stop_token was triggered
+  handle_timeout = 4,       // server: the handler ran longer than options.handle_timeout
+  unknown_service = 5,      // server: no such service
+  unknown_method = 6,       // server: no such method in the service
+  bad_request = 7,          // server: malformed "Service.Method" or a body that does not decode
+  remote_error = 8,         // server: the handler threw; the message is its what()
+  connection_closed = 9,    // client: the connection broke or was closed
+  busy = 10,                // server: too many requests in flight
+  protocol_error = 11,      // client: the handshake reply broke the protocol
+  connect_failed = 12,      // client: could not reach or resolve the address
+  handshake_rejected = 13,  // client: the server refused the handshake (its reason is the message)
+  bad_response = 14,        // client: the reply body does not decode as the expected type
+  invalid_argument = 15,    // a bad address or a bad use of the API
 };
 
 namespace detail {
@@ -40,21 +40,36 @@ class error_category final : public std::error_category {
   const char* name() const noexcept override { return "geerpc"; }
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
-      case errc::connect_timeout: return "connect timeout";
-      case errc::deadline_exceeded: return "deadline exceeded";
-      case errc::canceled: return "canceled";
-      case errc::handle_timeout: return "request handle timeout";
-      case errc::unknown_service: return "unknown service";
-      case errc::unknown_method: return "unknown method";
-      case errc::bad_request: return "bad request";
-      case errc::remote_error: return "remote error";
-      case errc::connection_closed: return "connection closed";
-      case errc::busy: return "server busy";
-      case errc::protocol_error: return "protocol error";
-      case errc::connect_failed: return "connect failed";
-      case errc::handshake_rejected: return "handshake rejected";
-      case errc::bad_response: return "bad response";
-      case errc::invalid_argument: return "invalid argument";
+      case errc::connect_timeout:
+        return "connect timeout";
+      case errc::deadline_exceeded:
+        return "deadline exceeded";
+      case errc::canceled:
+        return "canceled";
+      case errc::handle_timeout:
+        return "request handle timeout";
+      case errc::unknown_service:
+        return "unknown service";
+      case errc::unknown_method:
+        return "unknown method";
+      case errc::bad_request:
+        return "bad request";
+      case errc::remote_error:
+        return "remote error";
+      case errc::connection_closed:
+        return "connection closed";
+      case errc::busy:
+        return "server busy";
+      case errc::protocol_error:
+        return "protocol error";
+      case errc::connect_failed:
+        return "connect failed";
+      case errc::handshake_rejected:
+        return "handshake rejected";
+      case errc::bad_response:
+        return "bad response";
+      case errc::invalid_argument:
+        return "invalid argument";
     }
     return "unknown geerpc error " + std::to_string(value);
   }
@@ -91,7 +106,7 @@ class rpc_error : public std::system_error {
 template <class T>
 class result {
  public:
-  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit by design
   result(geerpc::error e) : state_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
 
   bool has_value() const noexcept { return state_.index() == 0; }

@@ -19,7 +19,8 @@ struct options {
   // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
   // and its handler is asked to stop through its std::stop_token.
   std::chrono::nanoseconds handle_timeout{0};
-  // The largest reply frame this client accepts; a bigger one closes the connection.
+  // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
+  // reply with an error (errc::remote_error) and cuts error texts to fit.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
 };
 

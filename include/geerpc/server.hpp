@@ -43,14 +43,13 @@ class basic_server {
 
   // Registers every method of Service, bound to `impl`, which must outlive the server. Before listen().
   template <class Service>
-    requires(!std::is_void_v<typename Service::impl_type>)
-  void add(typename Service::impl_type& impl) {
+  requires(!std::is_void_v<typename Service::impl_type>) void add(typename Service::impl_type& impl) {
     check_not_listening();
     handlers_.template add<Codec, Service>(&impl);
   }
   // For a service whose handlers are all free functions or lambdas.
   template <class Service>
-    requires std::is_void_v<typename Service::impl_type>
+  requires std::is_void_v<typename Service::impl_type>
   void add() {
     check_not_listening();
     handlers_.template add<Codec, Service, void>(nullptr);

@@ -55,8 +55,7 @@ struct callable_signature<R (C::*)(A...) const noexcept> : callable_signature<R 
 
 // A captureless lambda (or any empty function object) is called as itself: it has no owner.
 template <class F>
-  requires(std::is_class_v<F> && requires { &F::operator(); })
-struct callable_signature<F> {
+requires(std::is_class_v<F>&& requires { &F::operator(); }) struct callable_signature<F> {
  private:
   using call_operator = callable_signature<decltype(&F::operator())>;
 
@@ -69,9 +68,9 @@ struct callable_signature<F> {
 
 // `const A&` or `A`: the two ways a handler may take its argument.
 template <class P>
-inline constexpr bool is_argument_param =
-    (std::is_lvalue_reference_v<P> && std::is_const_v<std::remove_reference_t<P>>) ||
-    (std::is_object_v<P> && !std::is_const_v<P>);
+inline constexpr bool is_argument_param = (std::is_lvalue_reference_v<P> &&
+                                           std::is_const_v<std::remove_reference_t<P>>) ||
+                                          (std::is_object_v<P> && !std::is_const_v<P>);
 
 template <class P>
 inline constexpr bool is_stop_token_param =
@@ -125,7 +124,8 @@ constexpr bool is_valid_name(std::string_view name) {
 // One method of a service: its name and its handler.
 template <fixed_string Name, auto Handler>
 struct method {
-  static_assert(detail::is_valid_name(Name.view()), "geerpc::method: a method name must be non-empty and contain no '.'");
+  static_assert(detail::is_valid_name(Name.view()),
+                "geerpc::method: a method name must be non-empty and contain no '.'");
   using traits = detail::handler_traits<Handler>;
   using owner = typename traits::owner;
   using argument_type = typename traits::argument_type;
@@ -198,8 +198,10 @@ constexpr bool all_distinct(const std::array<std::string_view, N>& names) {
 
 template <fixed_string Name, class... Methods>
 struct service {
-  static_assert((detail::is_method_v<Methods> && ...), "geerpc::service: list geerpc::method<\"Name\", handler> entries");
-  static_assert(detail::is_valid_name(Name.view()), "geerpc::service: a service name must be non-empty and contain no '.'");
+  static_assert((detail::is_method_v<Methods> && ...),
+                "geerpc::service: list geerpc::method<\"Name\", handler> entries");
+  static_assert(detail::is_valid_name(Name.view()),
+                "geerpc::service: a service name must be non-empty and contain no '.'");
   static_assert(sizeof...(Methods) > 0, "geerpc::service: a service needs at least one method");
   static_assert(detail::all_distinct(std::array<std::string_view, sizeof...(Methods)>{Methods::name.view()...}),
                 "geerpc::service: two methods have the same name");

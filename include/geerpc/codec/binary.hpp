@@ -60,7 +60,8 @@ class writer {
 // could not be decoded), and every later read fails too, so a decoder can run on and check once.
 class reader {
  public:
-  explicit reader(std::span<const std::byte> in) noexcept : begin_(in.data()), pos_(in.data()), end_(in.data() + in.size()) {}
+  explicit reader(std::span<const std::byte> in) noexcept
+      : begin_(in.data()), pos_(in.data()), end_(in.data() + in.size()) {}
 
   std::size_t remaining() const noexcept { return static_cast<std::size_t>(end_ - pos_); }
   bool ok() const noexcept { return error_ == nullptr; }
@@ -140,15 +141,16 @@ bool decode_value(reader& in, T& value);
 namespace detail {
 template <class T>
 constexpr bool is_bool_like() {
-  if constexpr (std::is_enum_v<T>) return std::is_same_v<std::underlying_type_t<T>, bool>;
-  else return std::is_same_v<T, bool>;
+  if constexpr (std::is_enum_v<T>)
+    return std::is_same_v<std::underlying_type_t<T>, bool>;
+  else
+    return std::is_same_v<T, bool>;
 }
 
 // Elements whose every bit pattern is a valid value: a vector of them is copied as one block.
 template <class T>
-inline constexpr bool is_memcpy_array_element =
-    (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_enum_v<T>) &&
-    !is_bool_like<T>();
+inline constexpr bool is_memcpy_array_element = (std::is_integral_v<T> || std::is_same_v<T, float> ||
+                                                 std::is_same_v<T, double> || std::is_enum_v<T>)&&!is_bool_like<T>();
 
 // Reserving what a count claims could cost far more than the bytes that made the claim (an element
 // may be much larger than its smallest encoding): reserve a bounded amount, let growth do the rest.

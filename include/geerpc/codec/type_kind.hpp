@@ -75,8 +75,8 @@ struct is_std_tuple<std::pair<A, B>> : std::true_type {};
 template <class T>
 struct any_base_of {
   template <class Base>
-    requires(std::is_base_of_v<Base, T> && !std::is_same_v<Base, T>)
-  operator Base() const;  // NOLINT: never defined, only used in unevaluated context
+  requires(std::is_base_of_v<Base, T> && !std::is_same_v<Base, T>) operator Base()
+      const;  // NOLINT: never defined, only used in unevaluated context
 };
 
 // Boost.PFR reflects "simple aggregates": no base classes, no virtual functions, no unions. (C array
@@ -102,21 +102,33 @@ constexpr bool has_fixed_underlying_type() {
 template <class T>
 constexpr type_kind kind_of() {
   using namespace detail;
-  if constexpr (std::is_reference_v<T> || std::is_const_v<T> || std::is_volatile_v<T>) return type_kind::unsupported;
-  else if constexpr (std::is_same_v<T, bool>) return type_kind::boolean;
-  else if constexpr (std::is_integral_v<T>) return type_kind::integer;
+  if constexpr (std::is_reference_v<T> || std::is_const_v<T> || std::is_volatile_v<T>)
+    return type_kind::unsupported;
+  else if constexpr (std::is_same_v<T, bool>)
+    return type_kind::boolean;
+  else if constexpr (std::is_integral_v<T>)
+    return type_kind::integer;
   // long double has no portable size or layout on the wire.
-  else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return type_kind::floating;
+  else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    return type_kind::floating;
   else if constexpr (std::is_enum_v<T>)
     return has_fixed_underlying_type<T>() ? type_kind::enumeration : type_kind::unsupported;
-  else if constexpr (is_std_string<T>::value) return type_kind::string;
-  else if constexpr (is_std_vector<T>::value) return type_kind::vector;
-  else if constexpr (is_std_array<T>::value) return type_kind::array;  // before aggregate: std::array is one
-  else if constexpr (is_std_optional<T>::value) return type_kind::optional;
-  else if constexpr (is_std_map<T>::value) return type_kind::map;
-  else if constexpr (is_std_tuple<T>::value) return type_kind::tuple;
-  else if constexpr (is_reflectable_aggregate<T>()) return type_kind::aggregate;
-  else return type_kind::unsupported;
+  else if constexpr (is_std_string<T>::value)
+    return type_kind::string;
+  else if constexpr (is_std_vector<T>::value)
+    return type_kind::vector;
+  else if constexpr (is_std_array<T>::value)
+    return type_kind::array;  // before aggregate: std::array is one
+  else if constexpr (is_std_optional<T>::value)
+    return type_kind::optional;
+  else if constexpr (is_std_map<T>::value)
+    return type_kind::map;
+  else if constexpr (is_std_tuple<T>::value)
+    return type_kind::tuple;
+  else if constexpr (is_reflectable_aggregate<T>())
+    return type_kind::aggregate;
+  else
+    return type_kind::unsupported;
 }
 
 // The fewest bytes a value of T can encode to. Decoding uses it to refuse an element count that the
@@ -138,7 +150,8 @@ constexpr std::size_t sum_field_min_sizes(std::index_sequence<I...>) {
 template <class T>
 constexpr std::size_t min_encoded_size() {
   constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean) return 1;
+  if constexpr (kind == type_kind::boolean)
+    return 1;
   else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration)
     return sizeof(T);
   else if constexpr (kind == type_kind::string || kind == type_kind::vector || kind == type_kind::optional ||
@@ -150,7 +163,8 @@ constexpr std::size_t min_encoded_size() {
     return detail::sum_min_sizes<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
   else if constexpr (kind == type_kind::aggregate)
     return detail::sum_field_min_sizes<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
-  else return 0;
+  else
+    return 0;
 }
 
 // first_unsupported<T>: void when T can be carried, otherwise the innermost type that cannot (a field
@@ -199,21 +213,23 @@ struct first_unsupported {
  private:
   static constexpr type_kind kind = kind_of<T>();
   static auto pick() {
-    if constexpr (kind == type_kind::unsupported) return std::type_identity<T>{};
+    if constexpr (kind == type_kind::unsupported)
+      return std::type_identity<T>{};
     else if constexpr (kind == type_kind::vector || kind == type_kind::array)
       return std::type_identity<detail::element_problem<T, typename T::value_type>>{};
     else if constexpr (kind == type_kind::optional)
       return std::type_identity<typename first_unsupported<typename T::value_type>::type>{};
     else if constexpr (kind == type_kind::map)
-      return std::type_identity<typename detail::first_non_void<
-          detail::element_problem<T, typename T::key_type>,
-          detail::element_problem<T, typename T::mapped_type>>::type>{};
+      return std::type_identity<
+          typename detail::first_non_void<detail::element_problem<T, typename T::key_type>,
+                                          detail::element_problem<T, typename T::mapped_type>>::type>{};
     else if constexpr (kind == type_kind::tuple)
       return std::type_identity<typename detail::first_unsupported_element<T>::type>{};
     else if constexpr (kind == type_kind::aggregate)
-      return std::type_identity<typename detail::first_unsupported_field<
-          T, std::make_index_sequence<boost::pfr::tuple_size_v<T>>>::type>{};
-    else return std::type_identity<void>{};
+      return std::type_identity<
+          typename detail::first_unsupported_field<T, std::make_index_sequence<boost::pfr::tuple_size_v<T>>>::type>{};
+    else
+      return std::type_identity<void>{};
   }
 
  public:

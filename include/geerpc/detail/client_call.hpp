@@ -27,11 +27,13 @@ struct call_outcome {
   std::string message;
 
   bool ok() const noexcept { return status == 0; }
-  static call_outcome failure(errc code, std::string text) { return {static_cast<std::uint8_t>(code), std::move(text)}; }
+  static call_outcome failure(errc code, std::string text) {
+    return {static_cast<std::uint8_t>(code), std::move(text)};
+  }
   geerpc::error to_error() const {
     // A status this client does not know (a newer server) is still the server's error.
-    const auto code = status <= static_cast<std::uint8_t>(errc::invalid_argument) ? static_cast<errc>(status)
-                                                                                 : errc::remote_error;
+    const auto code =
+        status <= static_cast<std::uint8_t>(errc::invalid_argument) ? static_cast<errc>(status) : errc::remote_error;
     return {make_error_code(code), message};
   }
 };

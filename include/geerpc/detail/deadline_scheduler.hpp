@@ -1,6 +1,8 @@
-// geerpc: the one timer thread behind every deadline (connect, call, handle). A sorted map of
-// (deadline, id) and a std::jthread that sleeps until the earliest one: no thread per call, and a
-// call without a deadline costs nothing here.
+// geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
+// client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
+// (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
+// timeout.) A sorted map of (deadline, id) and a std::jthread that sleeps until the earliest one:
+// no thread per call, and a call without a deadline costs nothing here.
 //
 // Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
 // they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
@@ -32,7 +34,7 @@ class deadline_scheduler {
     explicit operator bool() const noexcept { return id != 0; }
   };
 
-  deadline_scheduler() : thread_([this](std::stop_token stop) { run(stop); }) {}
+  deadline_scheduler() : thread_([this] { run(); }) {}
 
   ~deadline_scheduler() {
     {
@@ -93,7 +95,7 @@ class deadline_scheduler {
     void* context;
   };
 
-  void run(const std::stop_token&) {
+  void run() {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       if (timers_.empty()) {

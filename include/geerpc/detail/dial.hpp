@@ -35,14 +35,19 @@ inline error connect_timeout_error(const options& opts) {
 
 // Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
 // reply is taken from the stream. Returns nothing on success, else why it stopped.
-inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out, const std::optional<net::clock::time_point>& deadline) {
+inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out,
+                                        const std::optional<net::clock::time_point>& deadline) {
   std::size_t have = 0;
   while (have < out.size()) {
     std::size_t got = 0;
     switch (net::recv_some(fd, out.data() + have, out.size() - have, got)) {
-      case net::recv_status::data: have += got; continue;
-      case net::recv_status::closed: return errc::connection_closed;
-      case net::recv_status::would_block: break;
+      case net::recv_status::data:
+        have += got;
+        continue;
+      case net::recv_status::closed:
+        return errc::connection_closed;
+      case net::recv_status::would_block:
+        break;
     }
     if (net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) return errc::connect_timeout;
   }
@@ -55,7 +60,8 @@ inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
   return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
 }
 
-inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts, std::uint8_t codec_id) {
+inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts,
+                                                  std::uint8_t codec_id) {
   std::optional<net::clock::time_point> deadline;
   if (opts.connect_timeout > std::chrono::nanoseconds::zero())
     deadline = net::clock::now() + std::chrono::ceil<net::clock::duration>(opts.connect_timeout);
@@ -71,10 +77,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (!info.fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
 
   std::array<std::byte, wire::hello_size> hello{};
-  wire::encode_hello({wire::protocol_version, codec_id,
-                      handle_timeout_us(opts.handle_timeout)},
+  wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
                      hello);
-  // A fresh socket's send buffer takes 16 bytes at once: no need to wait for writability.
+  // A fresh socket's send buffer takes the hello at once: no need to wait for writability.
   if (net::send_some(info.fd.get(), hello.data(), hello.size()) != static_cast<long>(hello.size()))
     return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
 
@@ -91,8 +96,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
   if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
   if (!reply.accepted)
-    return error{make_error_code(errc::handshake_rejected),
-                 "rpc client: handshake rejected: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size())};
+    return error{
+        make_error_code(errc::handshake_rejected),
+        "rpc client: handshake rejected: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size())};
   if (reply.max_frame_size < wire::header_size)
     return error{make_error_code(errc::protocol_error), where + "server announced an unusable frame size limit"};
   info.server_max_frame_size = reply.max_frame_size;

@@ -94,11 +94,8 @@ class dispatcher {
     const std::string service_name(Service::name.view());
     if (!services_.insert(service_name).second)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
-    std::apply(
-        [&](auto... methods) {
-          (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...);
-        },
-        typename Service::methods{});
+    std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
+               typename Service::methods{});
   }
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.

@@ -23,6 +23,7 @@
 #include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -61,7 +62,6 @@ struct server_context {
     return true;
   }
 };
-
 
 class server_connection;
 struct server_frames_tag {};
@@ -186,13 +186,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       invoke_outcome outcome = request->handler->invoke(request->handler->impl, request->argument, token, frame);
       const std::size_t length = frame.size() - wire::length_prefix_size;
-      if (outcome.status == 0 && length > self.context_.options.max_frame_size)
+      if (outcome.status == 0 && length > self.max_response_size_)
         outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
                                                                   " bytes exceeds the frame size limit of " +
-                                                                  std::to_string(self.context_.options.max_frame_size));
+                                                                  std::to_string(self.max_response_size_));
       if (outcome.status != 0) {
         frame.clear();
-        wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request->seq, 0}, outcome.message);
+        wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request->seq, 0},
+                          self.fitting(outcome.message));
       }
       wire::finish_frame(frame, 0);
       if (claim(*request)) self.send(frame);
@@ -222,7 +223,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   bool accept_hello() {
     wire::hello hello;
     std::string refusal;
-    if (const char* bad = wire::parse_hello(hello_, hello)) refusal = std::string("rpc server: ") + bad;
+    if (const char* bad = wire::parse_hello(hello_, hello))
+      refusal = std::string("rpc server: ") + bad;
     else if (hello.version != wire::protocol_version)
       refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
     else if (hello.codec_id != context_.codec_id)
@@ -234,6 +236,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: keeps time_point arithmetic in range
     handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
+    // The smaller of what the client reads (0: it set no limit) and what this server sends.
+    max_response_size_ = hello.max_response_size == 0
+                             ? context_.options.max_frame_size
+                             : std::min(hello.max_response_size, context_.options.max_frame_size);
     std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
     wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
     send(reply);
@@ -244,9 +250,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     wire::frame_view frame;
     if (wire::parse_frame(bytes, frame) != nullptr) return false;  // broken framing: drop the peer
     switch (frame.header.kind) {
-      case wire::frame_kind::request: on_request(frame, ready); return !closed();
-      case wire::frame_kind::cancel: on_cancel(frame.header.seq); return !closed();
-      case wire::frame_kind::response: return false;  // clients do not send responses
+      case wire::frame_kind::request:
+        on_request(frame, ready);
+        return !closed();
+      case wire::frame_kind::cancel:
+        on_cancel(frame.header.seq);
+        return !closed();
+      case wire::frame_kind::response:
+        return false;  // clients do not send responses
     }
     return false;
   }
@@ -264,8 +275,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       std::lock_guard lock(inflight_mutex_);
       if (inflight_.count(seq) != 0) {
         refused = errc::protocol_error;
-      } else if (inflight_.size() >= context_.options.max_inflight_per_connection ||
-                 !context_.try_acquire_inflight()) {
+      } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
       } else {
         request->connection = shared_from_this();
@@ -330,9 +340,16 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     answer_now(request.seq, code, message);
   }
 
+  // An error text cut to what the client reads, so that an error response (a long exception message,
+  // a long unknown method name echoed back) never costs the client its connection.
+  std::string_view fitting(std::string_view message) const noexcept {
+    const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
+    return message.substr(0, std::min(room, wire::max_text_size));
+  }
+
   void answer_now(std::uint64_t seq, errc code, const std::string& message) {
     std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
-    wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, message);
+    wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, fitting(message));
     wire::finish_frame(frame, 0);
     send(frame);
   }
@@ -353,6 +370,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::array<std::byte, wire::hello_size> hello_{};
   std::size_t hello_size_ = 0;
   std::chrono::nanoseconds handle_timeout_{0};
+  std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
   std::atomic<bool> closed_{false};
   deadline_scheduler::timer handshake_timer_;
   mutable std::mutex inflight_mutex_;

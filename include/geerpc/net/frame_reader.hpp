@@ -61,9 +61,12 @@ class frame_reader {
  private:
   static const char* judge(const wire::frame_scan& scan) noexcept {
     switch (scan.what) {
-      case wire::frame_scan::state::too_large: return "frame larger than the limit";
-      case wire::frame_scan::state::too_small: return "frame shorter than its header";
-      default: return nullptr;
+      case wire::frame_scan::state::too_large:
+        return "frame larger than the limit";
+      case wire::frame_scan::state::too_small:
+        return "frame shorter than its header";
+      default:
+        return nullptr;
     }
   }
 

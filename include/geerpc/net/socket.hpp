@@ -4,7 +4,6 @@
 #pragma once
 
 #include <arpa/inet.h>
-#include <ctime>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -13,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <ctime>
 
 #include <algorithm>
 #include <cerrno>
@@ -136,12 +136,14 @@ inline void set_no_delay(int fd) noexcept {
 inline unique_fd listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
   std::string why;
   auto e = resolve(address, why);
-  if (!e) throw rpc_error(errc::invalid_argument, "rpc server: bad listen address " + std::string(address) + ": " + why);
+  if (!e)
+    throw rpc_error(errc::invalid_argument, "rpc server: bad listen address " + std::string(address) + ": " + why);
   unique_fd fd(::socket(e->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) throw std::system_error(errno, std::generic_category(), "rpc server: socket");
   int one = 1;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0 || ::listen(fd.get(), backlog) != 0)
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0 ||
+      ::listen(fd.get(), backlog) != 0)
     throw std::system_error(errno, std::generic_category(), "rpc server: listen " + std::string(address));
   sockaddr_storage actual{};
   socklen_t size = sizeof actual;

@@ -89,8 +89,10 @@ class blocking_client_engine {
   wait_outcome wait(short events, const context& ctx) {
     for (;;) {
       switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
-        case net::wait_result::ready: return wait_outcome::ready;
-        case net::wait_result::timeout: return wait_outcome::timed_out;
+        case net::wait_result::ready:
+          return wait_outcome::ready;
+        case net::wait_result::timeout:
+          return wait_outcome::timed_out;
         case net::wait_result::woken:
           wake_.drain();  // may be left over from an earlier call's stop_token: check ours
           if (ctx.stop_token().stop_requested()) return wait_outcome::canceled;
@@ -98,7 +100,8 @@ class blocking_client_engine {
     }
   }
 
-  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, std::vector<std::byte>& reply) {
+  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame,
+                        std::vector<std::byte>& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
@@ -110,9 +113,12 @@ class blocking_client_engine {
     for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
       if (status == net::frame_writer::status::broken) return broken();
       switch (wait(POLLOUT, ctx)) {
-        case wait_outcome::ready: break;
-        case wait_outcome::timed_out: return deadline_exceeded_outcome();
-        case wait_outcome::canceled: return canceled_outcome();
+        case wait_outcome::ready:
+          break;
+        case wait_outcome::timed_out:
+          return deadline_exceeded_outcome();
+        case wait_outcome::canceled:
+          return canceled_outcome();
       }
     }
 
@@ -121,11 +127,14 @@ class blocking_client_engine {
     for (;;) {
       std::size_t got = 0;
       switch (net::recv_some(fd_.get(), buffer_.data(), buffer_.size(), got)) {
-        case net::recv_status::closed: return broken();
+        case net::recv_status::closed:
+          return broken();
         case net::recv_status::would_block:
           switch (wait(POLLIN, ctx)) {
-            case wait_outcome::ready: continue;
-            case wait_outcome::timed_out: return deadline_exceeded_outcome();
+            case wait_outcome::ready:
+              continue;
+            case wait_outcome::timed_out:
+              return deadline_exceeded_outcome();
             case wait_outcome::canceled: {
               const auto cancel = cancel_frame(seq);
               writer_.write(cancel);
@@ -133,20 +142,23 @@ class blocking_client_engine {
             }
           }
           continue;
-        case net::recv_status::data: break;
+        case net::recv_status::data:
+          break;
       }
-      const char* bad = reader_.feed(std::span<const std::byte>(buffer_.data(), got), [&](std::span<const std::byte> bytes) {
-        wire::frame_view f;
-        if (wire::parse_frame(bytes, f) != nullptr || f.header.kind != wire::frame_kind::response) return valid = false;
-        if (f.header.seq != seq) return true;  // a late reply to a call that gave up: dropped
-        if (f.header.status == 0) {
-          reply.assign(f.body.begin(), f.body.end());
-          mine = call_outcome{};
-        } else {
-          mine = response_outcome(f.header.status, f.text);
-        }
-        return true;  // keep consuming: late replies may follow ours in the same read
-      });
+      const char* bad =
+          reader_.feed(std::span<const std::byte>(buffer_.data(), got), [&](std::span<const std::byte> bytes) {
+            wire::frame_view f;
+            if (wire::parse_frame(bytes, f) != nullptr || f.header.kind != wire::frame_kind::response)
+              return valid = false;
+            if (f.header.seq != seq) return true;  // a late reply to a call that gave up: dropped
+            if (f.header.status == 0) {
+              reply.assign(f.body.begin(), f.body.end());
+              mine = call_outcome{};
+            } else {
+              mine = response_outcome(f.header.status, f.text);
+            }
+            return true;  // keep consuming: late replies may follow ours in the same read
+          });
       if (bad != nullptr || !valid) return broken();
       if (mine) return std::move(*mine);
     }

@@ -151,7 +151,7 @@ class blocking_server_engine {
   mutable std::mutex mutex_;   // guards peers_ and stopping_
   std::list<peer> peers_;
   bool stopping_ = false;
-  std::mutex join_mutex_;      // one stop() joins; a concurrent one waits for it
+  std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::jthread acceptor_;
 };
 

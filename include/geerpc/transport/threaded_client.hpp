@@ -191,8 +191,9 @@ class threaded_client_engine {
   void receive() {
     std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
     for (;;) {
-      pollfd fds[2] = {{fd_.get(), static_cast<short>(POLLIN | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0)), 0},
-                       {wake_.get(), POLLIN, 0}};
+      pollfd fds[2] = {
+          {fd_.get(), static_cast<short>(POLLIN | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0)), 0},
+          {wake_.get(), POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail_all();
       if (fds[1].revents & POLLIN) {
         wake_.drain();
@@ -208,9 +209,12 @@ class threaded_client_engine {
     for (;;) {
       std::size_t got = 0;
       switch (net::recv_some(fd_.get(), buffer, size, got)) {
-        case net::recv_status::would_block: return true;
-        case net::recv_status::closed: return false;
-        case net::recv_status::data: break;
+        case net::recv_status::would_block:
+          return true;
+        case net::recv_status::closed:
+          return false;
+        case net::recv_status::data:
+          break;
       }
       bool valid = true;
       const char* broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
@@ -276,7 +280,7 @@ class blocking_wait_call final : public threaded_client_engine::pending_call {
 };
 
 inline call_outcome threaded_client_engine::call(const context& ctx, std::span<std::byte> frame,
-                                                std::vector<std::byte>& reply) {
+                                                 std::vector<std::byte>& reply) {
   blocking_wait_call call;
   call.reply = &reply;
   start(call, ctx, frame);

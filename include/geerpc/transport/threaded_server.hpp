@@ -156,9 +156,12 @@ class threaded_server_engine {
     for (int round = 0; round < 4; ++round) {
       std::size_t got = 0;
       switch (net::recv_some(connection.fd(), buffer.data(), buffer.size(), got)) {
-        case net::recv_status::would_block: return !connection.closed();
-        case net::recv_status::closed: return false;
-        case net::recv_status::data: break;
+        case net::recv_status::would_block:
+          return !connection.closed();
+        case net::recv_status::closed:
+          return false;
+        case net::recv_status::data:
+          break;
       }
       if (!connection.on_bytes(std::span<const std::byte>(buffer.data(), got), fresh)) return false;
       if (got < buffer.size()) return true;

@@ -25,9 +25,9 @@ inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length
 
 struct frame_header {
   frame_kind kind = frame_kind::request;
-  std::uint8_t status = 0;     // responses: 0 = ok, otherwise a geerpc::errc value
-  std::uint64_t seq = 0;       // chosen by the client, echoed by the server
-  std::uint64_t budget_us = 0; // requests: the caller's remaining time, 0 = no deadline
+  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value
+  std::uint64_t seq = 0;        // chosen by the client, echoed by the server
+  std::uint64_t budget_us = 0;  // requests: the caller's remaining time, 0 = no deadline
 };
 
 // Byte offsets inside a frame, counted from the first byte of the length prefix.

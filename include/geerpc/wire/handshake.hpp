@@ -1,5 +1,5 @@
 // geerpc: the handshake that opens every connection (docs/protocol.md, "Handshake"). The client
-// sends a fixed 16-byte hello; the server answers accept, or reject with a reason, in 12 bytes plus
+// sends a fixed 20-byte hello; the server answers accept, or reject with a reason, in 12 bytes plus
 // the reason. Pure functions over bytes: no I/O, so they can be fuzzed.
 #pragma once
 
@@ -18,7 +18,7 @@ namespace wire {
 
 inline constexpr std::uint32_t magic = 0x3bef5c;  // GeeRPC's MagicNumber
 inline constexpr std::uint8_t protocol_version = 1;
-inline constexpr std::size_t hello_size = 16;
+inline constexpr std::size_t hello_size = 20;
 inline constexpr std::size_t hello_reply_header_size = 12;
 inline constexpr std::size_t max_reject_reason = 1024;
 
@@ -26,6 +26,9 @@ struct hello {
   std::uint8_t version = protocol_version;
   std::uint8_t codec_id = 0;
   std::uint64_t handle_timeout_us = 0;  // 0: no limit
+  // The largest response frame (its length field) the client reads: the server answers a larger
+  // reply with an error instead of sending it, so one big reply fails one call, not the connection.
+  std::uint32_t max_response_size = 0;
 };
 
 inline void encode_hello(const hello& h, std::span<std::byte, hello_size> out) noexcept {
@@ -35,6 +38,7 @@ inline void encode_hello(const hello& h, std::span<std::byte, hello_size> out) n
   out[5] = std::byte{h.codec_id};
   store_le<std::uint16_t>(out.data() + 6, 0);  // flags: none defined yet
   store_le<std::uint64_t>(out.data() + 8, h.handle_timeout_us);
+  store_le<std::uint32_t>(out.data() + 16, h.max_response_size);
 }
 
 // Checks the parts every version must agree on; whether the version and codec are supported is the
@@ -46,6 +50,7 @@ inline const char* parse_hello(std::span<const std::byte, hello_size> in, hello&
   out.version = static_cast<std::uint8_t>(in[4]);
   out.codec_id = static_cast<std::uint8_t>(in[5]);
   out.handle_timeout_us = load_le<std::uint64_t>(in.data() + 8);
+  out.max_response_size = load_le<std::uint32_t>(in.data() + 16);
   return nullptr;
 }
 
@@ -75,7 +80,8 @@ inline const char* parse_hello_reply_header(std::span<const std::byte, hello_rep
                                             std::size_t& reason_size) noexcept {
   using geerpc::detail::load_le;
   if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number in the handshake reply";
-  if (static_cast<std::uint8_t>(in[4]) != protocol_version) return "unsupported protocol version in the handshake reply";
+  if (static_cast<std::uint8_t>(in[4]) != protocol_version)
+    return "unsupported protocol version in the handshake reply";
   const auto status = static_cast<std::uint8_t>(in[5]);
   if (status > 1) return "unknown handshake reply status";
   reason_size = load_le<std::uint16_t>(in.data() + 6);
