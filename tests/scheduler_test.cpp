@@ -92,8 +92,8 @@ TEST_CASE("a callback may schedule another timer", "[scheduler]") {
     test::counter fired;
     static void fire(void* context) {
       auto* self = static_cast<chain*>(context);
-      self->fired.add();
       if (--self->remaining > 0) self->scheduler->schedule(deadline_scheduler::clock::now() + 1ms, &fire, self);
+      self->fired.add();  // last: the test may destroy the chain as soon as the count is reached
     }
   } c;
   c.scheduler = scheduler.get();

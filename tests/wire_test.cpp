@@ -155,7 +155,8 @@ TEST_CASE("a hello with the wrong magic or unknown flags is refused", "[wire][ha
   }
   // Not a geerpc peer at all: an HTTP request's first bytes.
   std::array<std::byte, geerpc::wire::hello_size> http{};
-  const std::string_view get = "GET / HTTP/1.1\r\n";
+  const std::string_view get = "GET / HTTP/1.1\r\nHost: example\r\n\r\n";
+  REQUIRE(get.size() >= http.size());
   for (std::size_t i = 0; i < http.size(); ++i) http[i] = static_cast<std::byte>(get[i]);
   CHECK(geerpc::wire::parse_hello(http, parsed) != nullptr);
 
