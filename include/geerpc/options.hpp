@@ -38,6 +38,9 @@ struct server_options {
   std::size_t max_connections = 10000;
   // A peer that has not completed the handshake after this long is disconnected (0: no limit).
   std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
+  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
+  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
+  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
   // Responses queued for a peer that does not read them; beyond this the connection is dropped
   // rather than letting one slow reader hold the server's memory.
   std::size_t max_pending_output = 16u << 20;

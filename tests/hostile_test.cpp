@@ -1,0 +1,386 @@
+// Hostile peers speaking raw bytes. For each: the error or close it earns, and a normal client on
+// another connection served meanwhile. Limits are set small so that every case is quick.
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace std::chrono_literals;
+using test::Args;
+
+#define GEERPC_TRANSPORTS geerpc::blocking, geerpc::threaded
+
+namespace {
+
+geerpc::server_options hostile_limits() {
+  geerpc::server_options opts;
+  opts.max_frame_size = 64u << 10;
+  opts.max_inflight_per_connection = 4;
+  opts.handshake_timeout = 200ms;
+  opts.frame_timeout = 200ms;
+  opts.max_pending_output = 1u << 20;
+  return opts;
+}
+
+template <class Transport>
+struct hostile_fixture {
+  test::arith_server<Transport> s{hostile_limits()};
+
+  // A well-behaved client on its own connection still gets its answer.
+  bool others_served() {
+    auto client = geerpc::try_dial<Transport>(s.address, {.connect_timeout = 2s});
+    if (!client) return false;
+    auto r = client->template try_call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22});
+    return r && *r == 42;
+  }
+
+  // A raw peer past the handshake.
+  std::unique_ptr<test::raw_peer> greeted() {
+    auto peer = std::make_unique<test::raw_peer>(s.address);
+    peer->send_hello();
+    auto reply = peer->read_hello_reply();
+    REQUIRE(reply);
+    REQUIRE(reply->accepted);
+    return peer;
+  }
+};
+
+std::vector<std::byte> frame_with(std::uint8_t kind, std::uint8_t status, std::uint64_t seq, std::uint64_t budget,
+                                  std::string_view text, std::size_t body_size = 0) {
+  std::vector<std::byte> out;
+  const std::size_t start =
+      geerpc::wire::begin_frame(out, {static_cast<geerpc::wire::frame_kind>(kind), status, seq, budget}, text);
+  out.resize(out.size() + body_size, std::byte{0x5a});
+  geerpc::wire::finish_frame(out, start);
+  return out;
+}
+
+std::vector<std::byte> hello_bytes(std::uint32_t magic, std::uint8_t version, std::uint8_t codec, std::uint16_t flags) {
+  std::vector<std::byte> bytes(geerpc::wire::hello_size);
+  geerpc::wire::encode_hello({version, codec, 0, 1u << 20},
+                             std::span<std::byte, geerpc::wire::hello_size>(bytes.data(), bytes.size()));
+  geerpc::detail::store_le<std::uint32_t>(bytes.data(), magic);
+  geerpc::detail::store_le<std::uint16_t>(bytes.data() + 6, flags);
+  return bytes;
+}
+
+std::vector<std::byte> length_prefix(std::uint32_t length) {
+  std::vector<std::byte> out(4);
+  geerpc::detail::store_le<std::uint32_t>(out.data(), length);
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------- handshake
+
+TEMPLATE_TEST_CASE("hostile: a bad hello is refused with its reason, then closed", "[hostile][handshake]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  struct bad_hello {
+    std::vector<std::byte> bytes;
+    const char* reason;
+  };
+  const std::vector<bad_hello> cases = {
+      {hello_bytes(0xdeadbeef, 1, 1, 0), "rpc server: invalid magic number"},
+      {hello_bytes(geerpc::wire::magic, 2, 1, 0), "rpc server: unsupported protocol version 2"},
+      {hello_bytes(geerpc::wire::magic, 1, 9, 0), "rpc server: unsupported codec 9"},
+      {hello_bytes(geerpc::wire::magic, 1, 1, 4), "rpc server: unknown handshake flags"},
+  };
+  for (const auto& c : cases) {
+    test::raw_peer peer(f.s.address);
+    peer.send(c.bytes);
+    auto reply = peer.read_hello_reply();
+    REQUIRE(reply);
+    CHECK_FALSE(reply->accepted);
+    CHECK(reply->reason == c.reason);
+    CHECK(peer.closed_by_peer());
+  }
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: an HTTP request instead of a hello is refused", "[hostile][handshake]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  test::raw_peer peer(f.s.address);
+  const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  peer.send(std::as_bytes(std::span(http.data(), http.size())));
+  auto reply = peer.read_hello_reply();
+  REQUIRE(reply);
+  CHECK_FALSE(reply->accepted);
+  CHECK(peer.closed_by_peer());
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: a truncated hello followed by a close is cleaned up", "[hostile][handshake]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  {
+    test::raw_peer peer(f.s.address);
+    auto hello = hello_bytes(geerpc::wire::magic, 1, 1, 0);
+    peer.send(std::span(hello).first(7));
+  }
+  CHECK(test::eventually([&] { return f.s.server.connection_count() == 0; }));
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: a slowloris hello is dropped at the handshake timeout", "[hostile][handshake]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  test::raw_peer peer(f.s.address);
+  auto hello = hello_bytes(geerpc::wire::magic, 1, 1, 0);
+  const auto start = std::chrono::steady_clock::now();
+  peer.send(std::span(hello).first(1));
+  CHECK(f.others_served());  // while the slow peer holds its connection
+  // Trickle the rest, one byte at a time, too slowly to finish within the 200 ms limit.
+  bool dropped = false;
+  for (std::size_t i = 1; i < hello.size() && !dropped; ++i) {
+    if (peer.closed_by_peer(50ms))
+      dropped = true;
+    else if (::send(peer.fd(), &hello[i], 1, MSG_NOSIGNAL) != 1)
+      dropped = true;
+  }
+  CHECK((dropped || peer.closed_by_peer()));
+  CHECK(std::chrono::steady_clock::now() - start >= 200ms);
+  CHECK(f.others_served());
+}
+
+// ------------------------------------------------------------------------------ broken frames
+
+TEMPLATE_TEST_CASE("hostile: frames that break the framing close that connection only", "[hostile][frame]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  struct bad_frame {
+    const char* what;
+    std::vector<std::byte> bytes;
+  };
+  auto lying_text = frame_with(1, 0, 1, 0, "Arith.Sum", 8);
+  geerpc::detail::store_le<std::uint16_t>(lying_text.data() + 6, 60000);  // text longer than the frame
+  auto lying_length = frame_with(1, 0, 1, 0, "Arith.Sum", 8);
+  geerpc::detail::store_le<std::uint32_t>(lying_length.data(), 19);  // shorter than a header
+  const std::vector<bad_frame> cases = {
+      {"length prefix 0", length_prefix(0)},
+      {"length prefix 0xFFFFFFFF", length_prefix(0xffffffff)},
+      {"length just over the limit", length_prefix((64u << 10) + 1)},
+      {"length shorter than a header", lying_length},
+      {"text length beyond the frame", lying_text},
+      {"unknown frame kind", frame_with(9, 0, 1, 0, "Arith.Sum", 8)},
+      {"a response from the client", frame_with(2, 0, 1, 0, "", 4)},
+      {"a request with a status", frame_with(1, 3, 1, 0, "Arith.Sum", 8)},
+      {"a cancel with a payload", frame_with(3, 0, 1, 0, "x", 0)},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    auto peer = f.greeted();
+    peer->send(c.bytes);
+    CHECK(peer->closed_by_peer());
+  }
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: a claimed 4 GiB frame allocates nothing and is refused at once", "[hostile][frame]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  auto peer = f.greeted();
+  auto bytes = length_prefix(0xfffffff0);
+  bytes.resize(bytes.size() + 1000, std::byte{1});
+  const auto start = std::chrono::steady_clock::now();
+  peer->send(bytes);
+  CHECK(peer->closed_by_peer());
+  CHECK(std::chrono::steady_clock::now() - start < 2s);  // judged on the prefix, not after reading
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: garbage after a valid frame: the frame is answered, then the connection closed",
+                   "[hostile][frame]", GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  auto peer = f.greeted();
+  auto bytes = test::request_frame(1, "Arith.Sum", Args{1, 2});
+  const std::vector<std::byte> garbage(16, std::byte{0xff});
+  bytes.insert(bytes.end(), garbage.begin(), garbage.end());
+  peer->send(bytes);
+  auto answer = peer->read_frame();
+  // The answer and the close race: the server may close before writing it. Either the right answer
+  // or nothing, never a wrong one.
+  if (answer) CHECK(test::decode_body<int>(answer->body) == 3);
+  CHECK(peer->closed_by_peer());
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: a peer that closes mid-frame is cleaned up", "[hostile][frame]", GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  {
+    auto peer = f.greeted();
+    auto bytes = test::request_frame(1, "Arith.Echo", std::string(10000, 'x'));
+    peer->send(std::span(bytes).first(5000));
+  }
+  CHECK(test::eventually([&] { return f.s.server.connection_count() == 0; }));
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: a slowloris frame is dropped at the frame timeout, trickling or not", "[hostile][frame]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  SECTION("half a frame, then silence") {
+    auto peer = f.greeted();
+    auto bytes = test::request_frame(1, "Arith.Sum", Args{1, 2});
+    peer->send(std::span(bytes).first(bytes.size() / 2));
+    CHECK(f.others_served());
+    CHECK(peer->closed_by_peer());
+  }
+  SECTION("a byte every 20 ms: the clock is not reset by each byte") {
+    auto peer = f.greeted();
+    auto bytes = test::request_frame(1, "Arith.Echo", std::string(100, 'x'));
+    const auto start = std::chrono::steady_clock::now();
+    bool dropped = false;
+    for (std::size_t i = 0; i < bytes.size() && !dropped; ++i) {
+      if (peer->closed_by_peer(20ms))
+        dropped = true;
+      else if (::send(peer->fd(), &bytes[i], 1, MSG_NOSIGNAL) != 1)
+        dropped = true;
+    }
+    CHECK((dropped || peer->closed_by_peer()));
+    CHECK(std::chrono::steady_clock::now() - start < 2s);  // 100+ bytes at 20 ms would take 2.5 s
+    CHECK(f.others_served());
+  }
+}
+
+// -------------------------------------------------------------------------- wrong requests
+
+TEMPLATE_TEST_CASE("hostile: requests that are wrong but well framed get an error, and the connection stays usable",
+                   "[hostile][request]", GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  auto peer = f.greeted();
+  struct wrong_request {
+    std::vector<std::byte> bytes;
+    geerpc::errc expected;
+  };
+  const std::vector<wrong_request> cases = {
+      {test::request_frame(1, "Arith.Sum", std::string("not two ints")), geerpc::errc::bad_request},
+      {frame_with(1, 0, 2, 0, "Arith.Sum", 4), geerpc::errc::bad_request},   // truncated body
+      {frame_with(1, 0, 3, 0, "Arith.Sum", 12), geerpc::errc::bad_request},  // trailing bytes
+      {frame_with(1, 0, 4, 0, "Arith.Sum", 0), geerpc::errc::bad_request},   // no body at all
+      {test::request_frame(5, "Nope.Sum", Args{}), geerpc::errc::unknown_service},
+      {test::request_frame(6, "Arith.Nope", Args{}), geerpc::errc::unknown_method},
+      {test::request_frame(7, "", Args{}), geerpc::errc::bad_request},
+      {test::request_frame(8, "Arith.", Args{}), geerpc::errc::unknown_method},
+      {test::request_frame(9, ".Sum", Args{}), geerpc::errc::unknown_service},
+      {frame_with(1, 0, 10, 0, "Arith.Echo", 3), geerpc::errc::bad_request},  // a string claiming 90 bytes
+  };
+  for (const auto& c : cases) {
+    peer->send(c.bytes);
+    auto answer = peer->read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.status == static_cast<std::uint8_t>(c.expected));
+    CHECK(answer->body.empty());
+  }
+  peer->send(test::request_frame(11, "Arith.Sum", Args{2, 3}));
+  auto fine = peer->read_frame();
+  REQUIRE(fine);
+  CHECK(fine->header.seq == 11);
+  CHECK(test::decode_body<int>(fine->body) == 5);
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: a cancel for an unknown call is ignored", "[hostile][request]", GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  auto peer = f.greeted();
+  const auto cancel = geerpc::detail::cancel_frame(12345);
+  peer->send(cancel);
+  peer->send(test::request_frame(1, "Arith.Sum", Args{1, 1}));
+  auto answer = peer->read_frame();
+  REQUIRE(answer);
+  CHECK(answer->header.seq == 1);  // no response to the stray cancel came first
+  CHECK(test::decode_body<int>(answer->body) == 2);
+  CHECK(f.others_served());
+}
+
+TEMPLATE_TEST_CASE("hostile: a duplicate sequence number in flight closes the connection", "[hostile][request]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;
+  auto peer = f.greeted();
+  auto bytes = test::request_frame(7, "Arith.Late", Args{1, 0});
+  auto again = test::request_frame(7, "Arith.Sum", Args{1, 2});
+  bytes.insert(bytes.end(), again.begin(), again.end());
+  peer->send(bytes);
+  CHECK(peer->closed_by_peer());
+  f.s.arith.release.set();  // the first request's handler may have started; let it finish
+  CHECK(f.others_served());
+}
+
+TEST_CASE("hostile: a flood past the in-flight limit gets busy answers, not a stall", "[hostile][limits]") {
+  hostile_fixture<geerpc::threaded> f;
+  auto peer = f.greeted();
+  std::vector<std::byte> flood;
+  for (std::uint64_t seq = 1; seq <= 14; ++seq) {
+    auto request = test::request_frame(seq, "Arith.Late", Args{static_cast<int>(seq), 0});
+    flood.insert(flood.end(), request.begin(), request.end());
+  }
+  peer->send(flood);
+  int busy = 0;
+  for (int i = 0; i < 10; ++i) {  // the 4 admitted ones are blocked until released
+    auto answer = peer->read_frame();
+    REQUIRE(answer);
+    if (answer->header.status == static_cast<std::uint8_t>(geerpc::errc::busy)) ++busy;
+  }
+  CHECK(busy == 10);
+  CHECK(f.others_served());
+  f.s.arith.release.set();
+  for (int i = 0; i < 4; ++i) {
+    auto answer = peer->read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.status == 0);
+  }
+}
+
+TEST_CASE("hostile: a server-wide in-flight limit answers busy across connections", "[hostile][limits]") {
+  geerpc::server_options opts;
+  opts.max_inflight = 2;
+  test::arith_server<geerpc::threaded> s(opts);
+  auto a = geerpc::dial(s.address);
+  auto b = geerpc::dial(s.address);
+  auto first = a.async_call<int>("Arith.Late", Args{1, 0});
+  auto second = b.async_call<int>("Arith.Late", Args{2, 0});
+  REQUIRE(s.arith.started.wait_for_at_least(2));
+  auto third = geerpc::dial(s.address).try_call<int>("Arith.Sum", Args{1, 1});
+  CHECK(third.code() == geerpc::errc::busy);
+  CHECK(third.message() == "rpc server: too many requests in flight");
+  s.arith.release.set();
+  CHECK(first.get() == 1000);
+  CHECK(second.get() == 2000);
+}
+
+TEST_CASE("hostile: a peer that never reads its responses blocks nobody and is dropped past the output limit",
+          "[hostile][limits]") {
+  hostile_fixture<geerpc::threaded> f;
+  auto peer = f.greeted();
+  int shrink = 4096;
+  ::setsockopt(peer->fd(), SOL_SOCKET, SO_RCVBUF, &shrink, sizeof shrink);
+  const auto request = test::request_frame(1, "Arith.Echo", std::string(32u << 10, 'x'));
+  // Keep sending and never read: replies pile up in the server until it gives up on this peer.
+  bool dropped = false;
+  for (std::uint64_t seq = 1; seq <= 400 && !dropped; ++seq) {
+    auto r = request;
+    geerpc::detail::store_le<std::uint64_t>(r.data() + geerpc::wire::offset::seq, seq);
+    std::size_t sent = 0;
+    while (sent < r.size()) {
+      pollfd p{peer->fd(), POLLOUT, 0};
+      if (::poll(&p, 1, 2000) <= 0 || (p.revents & (POLLERR | POLLHUP))) {
+        dropped = true;
+        break;
+      }
+      const ssize_t n = ::send(peer->fd(), r.data() + sent, r.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN) {
+        dropped = true;
+        break;
+      }
+      if (n > 0) sent += static_cast<std::size_t>(n);
+    }
+    if (seq % 20 == 0) CHECK(f.others_served());  // served while the bad peer's replies pile up
+  }
+  CHECK(f.others_served());
+  CHECK(test::eventually([&] { return f.s.server.connection_count() <= 1; }));
+}
