@@ -1,0 +1,88 @@
+// Writes the seed corpus (fuzz/corpus/) from valid messages built by the library itself:
+//   c++ -std=c++20 -I include fuzz/make_seeds.cpp -o /tmp/make_seeds && /tmp/make_seeds fuzz/corpus
+#include <filesystem>
+#include <fstream>
+#include <geerpc/geerpc.hpp>
+#include <string>
+#include <vector>
+
+#include "fuzz_types.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+
+void write(const fs::path& dir, const std::string& name, const std::vector<std::byte>& bytes) {
+  fs::create_directories(dir);
+  std::ofstream(dir / name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+template <class T>
+std::vector<std::byte> encoded(const T& value) {
+  std::vector<std::byte> out;
+  geerpc::binary_codec::encode(value, out);
+  return out;
+}
+
+template <class A>
+std::vector<std::byte> request(std::uint64_t seq, std::string_view method, const A& argument,
+                               std::uint64_t budget = 0) {
+  std::vector<std::byte> out;
+  const auto start = geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::request, 0, seq, budget}, method);
+  geerpc::binary_codec::encode(argument, out);
+  geerpc::wire::finish_frame(out, start);
+  return out;
+}
+
+std::vector<std::byte> operator+(std::vector<std::byte> a, const std::vector<std::byte>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+struct Args {
+  int num1;
+  int num2;
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  const fs::path root = argc > 1 ? argv[1] : "fuzz/corpus";
+
+  fuzz::leaf leaf{"leaf", {1, 2, 3}, fuzz::point{1.5, -2.25f}, fuzz::colour::blue, fuzz::toggle::on, true};
+  fuzz::tree tree{42,
+                  {leaf, leaf},
+                  {{"a", {1, -1}}},
+                  {{7, "note"}, {8, std::nullopt}},
+                  {'x', {-3, 99}, {leaf, fuzz::leaf{}}},
+                  {{true, false}, {}}};
+  auto with_type = [](std::uint8_t type, std::vector<std::byte> bytes) {
+    bytes.insert(bytes.begin(), std::byte{type});
+    return bytes;
+  };
+  write(root / "codec", "tree", with_type(0, encoded(tree)));
+  write(root / "codec", "leaf", with_type(1, encoded(leaf)));
+  write(root / "codec", "trees", with_type(2, encoded(std::vector<fuzz::tree>{tree, fuzz::tree{}})));
+  write(root / "codec", "map", with_type(3, encoded(std::map<std::string, fuzz::point>{{"p", {0, 1}}})));
+  write(root / "codec", "optional_tuple",
+        with_type(4, encoded(std::optional<std::tuple<std::string, std::vector<double>, fuzz::colour>>{
+                         std::tuple{std::string("t"), std::vector<double>{0.5}, fuzz::colour::green}})));
+  write(root / "codec", "string", with_type(5, encoded(std::string("hello"))));
+
+  const auto sum = request(1, "Arith.Sum", Args{1, 2}, 1000);
+  const auto echo = request(2, "Arith.Echo", std::string(300, 'e'));
+  const auto cancel_bytes = geerpc::detail::cancel_frame(1);
+  const std::vector<std::byte> cancel(cancel_bytes.begin(), cancel_bytes.end());
+  write(root / "frame", "one_request", std::vector<std::byte>{std::byte{7}, std::byte{3}} + sum);
+  write(root / "frame", "three_frames", std::vector<std::byte>{std::byte{1}, std::byte{3}} + sum + echo + cancel);
+
+  std::array<std::byte, geerpc::wire::hello_size> hello{};
+  geerpc::wire::encode_hello({1, geerpc::binary_codec::id, 500000, 1u << 20}, hello);
+  const std::vector<std::byte> hello_bytes(hello.begin(), hello.end());
+  write(root / "handshake", "hello_then_calls",
+        hello_bytes + sum + echo + request(3, "Arith.Stop", Args{5, 6}, 1) + cancel + request(4, "Nope.X", Args{}));
+  write(root / "handshake", "hello_only", hello_bytes);
+  std::vector<std::byte> reject;
+  geerpc::wire::encode_hello_reply({false, 0, "rpc server: unsupported codec 9"}, reject);
+  write(root / "handshake", "reply_reject", reject);
+  return 0;
+}
