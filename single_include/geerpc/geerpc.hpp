@@ -1396,6 +1396,9 @@ struct server_options {
   std::size_t max_connections = 10000;
   // A peer that has not completed the handshake after this long is disconnected (0: no limit).
   std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
+  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
+  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
+  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
   // Responses queued for a peer that does not read them; beyond this the connection is dropped
   // rather than letting one slow reader hold the server's memory.
   std::size_t max_pending_output = 16u << 20;
@@ -2611,13 +2614,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
 
-  // Disconnects a peer that has not completed the handshake in time. Called once, before the
-  // connection is shared with other threads; the timer is only read afterwards.
-  void arm_handshake_timer() {
-    const auto limit = context_.options.handshake_timeout;
-    if (limit > std::chrono::nanoseconds::zero())
-      handshake_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_handshake_timeout, this);
-  }
+  // Disconnects a peer that has not completed the handshake in time. Called when the connection is
+  // accepted; frame_timeout then guards every frame the peer starts in the same way.
+  void arm_handshake_timer() { arm_stall_timer(context_.options.handshake_timeout); }
 
   // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
   // appended to `ready`. Returns false when the connection must be closed.
@@ -2636,6 +2635,12 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       keep = on_frame(frame, ready);
       return keep;
     });
+    // A frame begun and not finished starts the clock; finishing it stops the clock. The clock is
+    // not reset by each byte, so a peer cannot hold the connection by trickling.
+    if (reader_.buffered() != 0)
+      arm_stall_timer(context_.options.frame_timeout);
+    else if (stall_armed_.load(std::memory_order_relaxed))
+      disarm_stall_timer();
     return keep && broken == nullptr;
   }
 
@@ -2658,8 +2663,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
   void close() {
     // Before the exchange, so that every closer (the loser too, about to drop the connection) waits
-    // out a handshake-timeout callback that is closing it right now.
-    cancel_handshake_timer();
+    // out a stall-timer callback that is closing it right now.
+    disarm_stall_timer();
     if (closed_.exchange(true, std::memory_order_acq_rel)) return;
     ::shutdown(fd_.get(), SHUT_RDWR);
     stop_handlers();
@@ -2734,7 +2739,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
     else if (hello.codec_id != context_.codec_id)
       refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
-    cancel_handshake_timer();
+    disarm_stall_timer();
     if (!refusal.empty()) {
       reject(refusal);
       return false;
@@ -2859,14 +2864,25 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     send(frame);
   }
 
-  static void on_handshake_timeout(void* context) { static_cast<server_connection*>(context)->close(); }
-
-  // By value: several threads may cancel at once, and none may reset the shared handle.
-  void cancel_handshake_timer() {
-    deadline_scheduler::timer copy = handshake_timer_;
-    context_.scheduler->cancel(copy);
+  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. Its handle is
+  // guarded by stall_mutex_, but cancel() (which may wait for a firing callback that itself needs
+  // the lock to disarm) is always called with the lock released.
+  void arm_stall_timer(std::chrono::nanoseconds limit) {
+    if (limit <= std::chrono::nanoseconds::zero()) return;
+    std::lock_guard lock(stall_mutex_);
+    if (!stall_timer_) stall_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_stall, this);
+    stall_armed_.store(true, std::memory_order_relaxed);
   }
-
+  void disarm_stall_timer() {
+    deadline_scheduler::timer timer;
+    {
+      std::lock_guard lock(stall_mutex_);
+      std::swap(timer, stall_timer_);
+      stall_armed_.store(false, std::memory_order_relaxed);
+    }
+    context_.scheduler->cancel(timer);
+  }
+  static void on_stall(void* context) { static_cast<server_connection*>(context)->close(); }
   server_context& context_;
   net::unique_fd fd_;
   const int poller_fd_;
@@ -2877,7 +2893,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::chrono::nanoseconds handle_timeout_{0};
   std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
   std::atomic<bool> closed_{false};
-  deadline_scheduler::timer handshake_timer_;
+  std::mutex stall_mutex_;
+  deadline_scheduler::timer stall_timer_;
+  std::atomic<bool> stall_armed_{false};  // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   std::unordered_map<std::uint64_t, server_request*> inflight_;
 };

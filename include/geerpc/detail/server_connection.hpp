@@ -129,8 +129,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     });
     // A frame begun and not finished starts the clock; finishing it stops the clock. The clock is
     // not reset by each byte, so a peer cannot hold the connection by trickling.
-    if (reader_.buffered() != 0) arm_stall_timer(context_.options.frame_timeout);
-    else if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
+    if (reader_.buffered() != 0)
+      arm_stall_timer(context_.options.frame_timeout);
+    else if (stall_armed_.load(std::memory_order_relaxed))
+      disarm_stall_timer();
     return keep && broken == nullptr;
   }
 
