@@ -2662,8 +2662,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Stops reading and writing and asks every handler still running for this peer to stop. The
   // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
   void close() {
-    // Before the exchange, so that every closer (the loser too, about to drop the connection) waits
-    // out a stall-timer callback that is closing it right now.
+    // Releases the stall timer's hold on the connection (a callback running now keeps its own).
     disarm_stall_timer();
     if (closed_.exchange(true, std::memory_order_acq_rel)) return;
     ::shutdown(fd_.get(), SHUT_RDWR);
@@ -2864,25 +2863,42 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     send(frame);
   }
 
-  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. Its handle is
-  // guarded by stall_mutex_, but cancel() (which may wait for a firing callback that itself needs
-  // the lock to disarm) is always called with the lock released.
+  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. While armed it
+  // holds a reference to the connection (stall_guard_), so that its callback never outlives the
+  // connection whichever thread drops the last other reference. Whoever takes the guard decides:
+  // the callback closes the connection; a disarm (the frame completed, or a close) keeps the
+  // guard, and so the connection, until cancel() has waited out a callback already running.
+  // cancel() is never called with stall_mutex_ held: the callback needs that lock.
   void arm_stall_timer(std::chrono::nanoseconds limit) {
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
-    if (!stall_timer_) stall_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_stall, this);
+    if (stall_timer_) return;
+    stall_guard_ = shared_from_this();
+    stall_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_stall, this);
     stall_armed_.store(true, std::memory_order_relaxed);
   }
   void disarm_stall_timer() {
     deadline_scheduler::timer timer;
+    std::shared_ptr<server_connection> guard;
     {
       std::lock_guard lock(stall_mutex_);
       std::swap(timer, stall_timer_);
+      guard.swap(stall_guard_);
       stall_armed_.store(false, std::memory_order_relaxed);
     }
     context_.scheduler->cancel(timer);
+  }  // `guard` goes here, after any running callback has returned
+  static void on_stall(void* context) {
+    auto& self = *static_cast<server_connection*>(context);
+    std::shared_ptr<server_connection> guard;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      guard.swap(self.stall_guard_);
+      self.stall_timer_ = {};
+      self.stall_armed_.store(false, std::memory_order_relaxed);
+    }
+    if (guard) self.close();  // else a disarm won the race and is waiting for us to return
   }
-  static void on_stall(void* context) { static_cast<server_connection*>(context)->close(); }
   server_context& context_;
   net::unique_fd fd_;
   const int poller_fd_;
@@ -2895,7 +2911,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::atomic<bool> closed_{false};
   std::mutex stall_mutex_;
   deadline_scheduler::timer stall_timer_;
-  std::atomic<bool> stall_armed_{false};  // a hint that lets the common case skip the lock
+  std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
+  std::atomic<bool> stall_armed_{false};            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   std::unordered_map<std::uint64_t, server_request*> inflight_;
 };
