@@ -2548,6 +2548,116 @@ class dispatcher {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/dispatcher.hpp
+// ---- begin geerpc/detail/seq_map.hpp
+// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
+// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
+// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
+// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
+// value marks a free slot. Not thread-safe: its owner locks.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+class seq_map {
+ public:
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, T* value) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) {
+        slots_[i] = {key, value};
+        ++size_;
+        return true;
+      }
+      if (slots_[i].key == key) return false;
+    }
+  }
+
+  T* find(std::uint64_t key) const noexcept {
+    if (size_ == 0) return nullptr;
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) return nullptr;
+      if (slots_[i].key == key) return slots_[i].value;
+    }
+  }
+
+  // Removes `key`; returns its value, or null when absent.
+  T* erase(std::uint64_t key) noexcept {
+    if (size_ == 0) return nullptr;
+    std::size_t hole = home(key);
+    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
+      if (slots_[hole].value == nullptr) return nullptr;
+      hole = next(hole);
+    }
+    T* removed = std::exchange(slots_[hole].value, nullptr);
+    --size_;
+    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
+    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
+      const std::size_t want = home(slots_[i].key);
+      // Movable when its home is not in the (cyclic) range (hole, i].
+      if (((i - want) & mask()) >= ((i - hole) & mask())) {
+        slots_[hole] = slots_[i];
+        slots_[i].value = nullptr;
+        hole = i;
+      }
+    }
+    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
+    return removed;
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& slot : slots_)
+      if (slot.value != nullptr) f(slot.key, slot.value);
+  }
+
+  // Empties the map into `out` (appending the values) and releases its memory.
+  void drain_into(std::vector<T*>& out) {
+    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+    std::vector<slot>().swap(slots_);
+    size_ = 0;
+  }
+
+ private:
+  struct slot {
+    std::uint64_t key = 0;
+    T* value = nullptr;
+  };
+
+  std::size_t mask() const noexcept { return slots_.size() - 1; }
+  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
+  // Fibonacci hashing: consecutive sequence numbers spread over the table.
+  std::size_t home(std::uint64_t key) const noexcept {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask();
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<slot> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (const auto& s : old)
+      if (s.value != nullptr) insert(s.key, s.value);
+  }
+  // Called mid-erase with the table consistent: halves it while it stays at most half full.
+  void shrink() {
+    std::size_t capacity = slots_.size();
+    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
+    rehash(capacity);
+  }
+
+  std::vector<slot> slots_;  // a power of two in size, at most half full
+  std::size_t size_ = 0;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/seq_map.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -2674,8 +2784,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::vector<std::stop_source> sources;
     {
       std::lock_guard lock(inflight_mutex_);
-      for (auto& [seq, request] : inflight_)
+      inflight_.for_each([&](std::uint64_t, server_request* request) {
         if (request->stop) sources.push_back(*request->stop);
+      });
     }
     for (auto& source : sources) source.request_stop();
   }
@@ -2713,14 +2824,17 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   static void finish(server_request* request) {
-    server_connection& self = *request->connection;
+    // Held to the end: this may be the connection's last reference, and the request may go back
+    // into the connection's pool.
+    const std::shared_ptr<server_connection> connection = std::move(request->connection);
+    server_connection& self = *connection;
     self.context_.scheduler->cancel(request->timer);  // waits if the timer is firing right now
     {
       std::lock_guard lock(self.inflight_mutex_);
       self.inflight_.erase(request->seq);
+      self.recycle(request);
     }
     self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
-    delete request;
   }
 
  private:
@@ -2778,21 +2892,22 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
     if (handler == nullptr) return answer_now(seq, code, message);
 
-    auto request = std::make_unique<server_request>();
+    server_request* request = nullptr;
     std::optional<errc> refused;
     {
       std::lock_guard lock(inflight_mutex_);
-      if (inflight_.count(seq) != 0) {
+      if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
       } else {
+        request = fresh_request();
         request->connection = shared_from_this();
         request->handler = handler;
         request->seq = seq;
         request->argument.assign(frame.body.begin(), frame.body.end());
         if (handler->takes_stop_token) request->stop.emplace();
-        inflight_.emplace(seq, request.get());
+        inflight_.insert(seq, request);
       }
     }
     // Two requests with one seq could never get one response each that the client can tell apart:
@@ -2800,7 +2915,27 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (refused == errc::protocol_error) return close();
     if (refused == errc::busy) return answer_now(seq, errc::busy, "rpc server: too many requests in flight");
     schedule_deadline(*request, frame.header.budget_us);
-    ready.push_back(request.release());
+    ready.push_back(request);
+  }
+
+  // Requests are recycled per connection: once warm, a call allocates no request, and its argument
+  // buffer keeps its capacity. Both called with inflight_mutex_ held.
+  server_request* fresh_request() {
+    if (spare_.empty()) return new server_request;
+    server_request* request = spare_.back().release();
+    spare_.pop_back();
+    return request;
+  }
+  void recycle(server_request* request) {
+    std::unique_ptr<server_request> owned(request);
+    if (spare_.size() >= 16 || request->argument.capacity() > (64u << 10)) return;  // bounded
+    request->handler = nullptr;
+    request->argument.clear();
+    request->stop.reset();
+    request->state.store(server_request::running, std::memory_order_relaxed);
+    request->timer = {};
+    request->timer_is_handle_timeout = false;
+    spare_.push_back(std::move(owned));
   }
 
   // One timer per request, at the earlier of the handle timeout and the caller's deadline.
@@ -2831,9 +2966,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::optional<std::stop_source> stop;  // a copy: the request may finish once the lock is released
     {
       std::lock_guard lock(inflight_mutex_);  // keeps the request alive while we claim it
-      if (auto it = inflight_.find(seq); it != inflight_.end() && claim(*it->second)) {
+      if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
         won = true;
-        stop = it->second->stop;
+        stop = request->stop;
       }
     }
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
@@ -2914,7 +3049,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
   std::atomic<bool> stall_armed_{false};            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
-  std::unordered_map<std::uint64_t, server_request*> inflight_;
+  seq_map<server_request> inflight_;
+  std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
 }  // namespace detail
@@ -3023,17 +3159,19 @@ class blocking_server_engine {
   void serve(std::list<peer>::iterator self) {
     serving_engine = this;
     server_connection& connection = *self->connection;
-    std::vector<std::byte> buffer(64u << 10);
+    // On this thread's stack: a page becomes resident only once a read reaches it, so an idle
+    // connection costs its thread's few stack pages, not a buffer.
+    std::byte buffer[32u << 10];
     std::vector<server_request*> ready;
     for (;;) {
       const short events = POLLIN | (connection.writer().has_pending() ? POLLOUT : 0);
       if (net::wait_for(connection.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
       if (connection.writer().has_pending() && connection.writer().flush() == net::frame_writer::status::broken) break;
       std::size_t got = 0;
-      const auto status = net::recv_some(connection.fd(), buffer.data(), buffer.size(), got);
+      const auto status = net::recv_some(connection.fd(), buffer, sizeof buffer, got);
       if (status == net::recv_status::closed) break;
       if (status == net::recv_status::would_block) continue;
-      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer.data(), got), ready);
+      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, got), ready);
       for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
       ready.clear();
       if (!alive || connection.closed()) break;
@@ -3070,6 +3208,34 @@ GEERPC_END_NAMESPACE
 
 
 
+// ---- begin geerpc/detail/futex.hpp
+// geerpc: the Linux futex, for a caller waiting on one reply. std::atomic::wait in libstdc++ 12
+// first spins with a dozen sched_yield calls, each a system call; a waiter that knows what it is
+// waiting for does better to say whether it sleeps, so that the waker skips the wake-up when
+// nobody sleeps.
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "futex needs a plain 32-bit word");
+
+// Sleeps while `word` holds `expected` (returns at once if it does not; may wake spuriously).
+inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/futex.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -3135,7 +3301,7 @@ class threaded_client_engine {
       std::lock_guard lock(mutex_);
       if (closed_) return finish_now(call, connection_closed_outcome());
       call.seq = ++last_seq_;
-      pending_.emplace(call.seq, &call);
+      pending_.insert(call.seq, &call);
     }
     if (ctx.deadline()) call.timer = scheduler_->schedule(*ctx.deadline(), &on_deadline, &call);
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
@@ -3191,10 +3357,9 @@ class threaded_client_engine {
   // owns the call's completion.
   pending_call* take(std::uint64_t seq, pending_call* expected = nullptr) {
     std::lock_guard lock(mutex_);
-    auto it = pending_.find(seq);
-    if (it == pending_.end() || (expected != nullptr && it->second != expected)) return nullptr;
-    pending_call* call = it->second;
-    pending_.erase(it);
+    pending_call* call = pending_.find(seq);
+    if (call == nullptr || (expected != nullptr && call != expected)) return nullptr;
+    pending_.erase(seq);
     return call;
   }
 
@@ -3204,16 +3369,16 @@ class threaded_client_engine {
   }
 
   void fail_all() {
-    std::unordered_map<std::uint64_t, pending_call*> orphans;
+    std::vector<pending_call*> orphans;
     {
       std::lock_guard lock(mutex_);
       if (!closed_) {
         closed_ = true;
         ::shutdown(fd_.get(), SHUT_RDWR);
       }
-      orphans.swap(pending_);
+      pending_.drain_into(orphans);
     }
-    for (auto& [seq, call] : orphans) finish_now(*call, connection_closed_outcome());
+    for (pending_call* call : orphans) finish_now(*call, connection_closed_outcome());
   }
 
   static void want_write(void* context, bool want) {
@@ -3256,6 +3421,7 @@ class threaded_client_engine {
         return valid;
       });
       if (broken != nullptr || !valid) return false;
+      if (got < size) return true;  // a short read emptied the socket: poll again, no recv for EAGAIN
     }
   }
 
@@ -3285,7 +3451,7 @@ class threaded_client_engine {
   std::atomic<bool> stopping_{false};
 
   mutable std::mutex mutex_;  // guards the pending table and closed_
-  std::unordered_map<std::uint64_t, pending_call*> pending_;
+  seq_map<pending_call> pending_;
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
 
@@ -3293,23 +3459,25 @@ class threaded_client_engine {
   std::jthread receiver_;  // last: starts once everything it uses exists
 };
 
-// A synchronous call's completion: the caller sleeps on an atomic (a futex), not a mutex and a
-// condition variable. The completer's last touch is the final store, so the caller may destroy the
-// call as soon as it sees `released`.
+// A synchronous call's completion. The caller announces that it sleeps (a futex), so the completer
+// makes the wake-up system call only when someone sleeps. The completer's last touch is the final
+// store, so the caller may destroy the call as soon as it sees `released`.
 class blocking_wait_call final : public threaded_client_engine::pending_call {
  public:
   void complete() noexcept override {
-    state_.store(completed, std::memory_order_release);
-    state_.notify_one();
+    if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
     state_.store(released, std::memory_order_release);
   }
   void wait() noexcept {
-    while (state_.load(std::memory_order_acquire) == waiting) state_.wait(waiting, std::memory_order_acquire);
+    std::uint32_t expected = waiting;
+    if (state_.compare_exchange_strong(expected, sleeping, std::memory_order_acq_rel))
+      while (state_.load(std::memory_order_acquire) == sleeping) futex_wait(state_, sleeping);
+    // Between `completed` and `released` the completer is a few instructions from done.
     while (state_.load(std::memory_order_acquire) != released) std::this_thread::yield();
   }
 
  private:
-  static constexpr std::uint32_t waiting = 0, completed = 1, released = 2;
+  static constexpr std::uint32_t waiting = 0, sleeping = 1, completed = 2, released = 3;
   std::atomic<std::uint32_t> state_{waiting};
 };
 
@@ -3452,29 +3620,36 @@ class threaded_server_engine {
     std::vector<server_request*> fresh;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
+      server_request* mine = nullptr;
+      std::size_t wake = 0;
       if (!queue_.empty() && running_ < handler_threads_) {
-        server_request* request = queue_.front();
+        mine = queue_.front();
         queue_.pop_front();
-        ++running_;
-        lock.unlock();
-        server_connection::run(request);
-        lock.lock();
-        --running_;
-        continue;
-      }
-      if (!leading_) {
+      } else if (!leading_) {
         leading_ = true;
         lock.unlock();
         fresh.clear();
         lead(fresh);
         lock.lock();
         leading_ = false;
-        queue_.insert(queue_.end(), fresh.begin(), fresh.end());
-        // One waiter per new request: this thread takes the first, so one of them leads next.
-        for (std::size_t i = 0; i < fresh.size(); ++i) idle_.notify_one();
+        // The leader runs the first new request itself: no hand-off on the quick path. The rest
+        // wait for threads; one waiter is woken to lead next, one per queued request besides.
+        std::size_t taken = 0;
+        if (!fresh.empty() && running_ < handler_threads_) mine = fresh[taken++];
+        queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
+        if (mine != nullptr || taken < fresh.size()) wake = std::min(waiting_, (mine ? 1 : 0) + (fresh.size() - taken));
+      } else {
+        ++waiting_;
+        idle_.wait(lock);
+        --waiting_;
         continue;
       }
-      idle_.wait(lock);
+      if (mine != nullptr) ++running_;
+      lock.unlock();
+      for (std::size_t i = 0; i < wake; ++i) idle_.notify_one();  // outside the lock: the woken need it
+      if (mine != nullptr) server_connection::run(mine);
+      lock.lock();
+      if (mine != nullptr) --running_;
     }
   }
 
@@ -3596,6 +3771,7 @@ class threaded_server_engine {
   std::condition_variable idle_;
   std::deque<server_request*> queue_;  // received, waiting for a handler thread
   std::size_t running_ = 0;            // threads inside a handler
+  std::size_t waiting_ = 0;            // threads asleep on idle_
   bool leading_ = false;
   bool stopping_ = false;
 

@@ -24,7 +24,6 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -40,6 +39,7 @@
 #include "dispatcher.hpp"
 #include "duration_text.hpp"
 #include "scratch.hpp"
+#include "seq_map.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -166,8 +166,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::vector<std::stop_source> sources;
     {
       std::lock_guard lock(inflight_mutex_);
-      for (auto& [seq, request] : inflight_)
+      inflight_.for_each([&](std::uint64_t, server_request* request) {
         if (request->stop) sources.push_back(*request->stop);
+      });
     }
     for (auto& source : sources) source.request_stop();
   }
@@ -205,14 +206,17 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   static void finish(server_request* request) {
-    server_connection& self = *request->connection;
+    // Held to the end: this may be the connection's last reference, and the request may go back
+    // into the connection's pool.
+    const std::shared_ptr<server_connection> connection = std::move(request->connection);
+    server_connection& self = *connection;
     self.context_.scheduler->cancel(request->timer);  // waits if the timer is firing right now
     {
       std::lock_guard lock(self.inflight_mutex_);
       self.inflight_.erase(request->seq);
+      self.recycle(request);
     }
     self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
-    delete request;
   }
 
  private:
@@ -270,21 +274,22 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
     if (handler == nullptr) return answer_now(seq, code, message);
 
-    auto request = std::make_unique<server_request>();
+    server_request* request = nullptr;
     std::optional<errc> refused;
     {
       std::lock_guard lock(inflight_mutex_);
-      if (inflight_.count(seq) != 0) {
+      if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
       } else {
+        request = fresh_request();
         request->connection = shared_from_this();
         request->handler = handler;
         request->seq = seq;
         request->argument.assign(frame.body.begin(), frame.body.end());
         if (handler->takes_stop_token) request->stop.emplace();
-        inflight_.emplace(seq, request.get());
+        inflight_.insert(seq, request);
       }
     }
     // Two requests with one seq could never get one response each that the client can tell apart:
@@ -292,7 +297,27 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (refused == errc::protocol_error) return close();
     if (refused == errc::busy) return answer_now(seq, errc::busy, "rpc server: too many requests in flight");
     schedule_deadline(*request, frame.header.budget_us);
-    ready.push_back(request.release());
+    ready.push_back(request);
+  }
+
+  // Requests are recycled per connection: once warm, a call allocates no request, and its argument
+  // buffer keeps its capacity. Both called with inflight_mutex_ held.
+  server_request* fresh_request() {
+    if (spare_.empty()) return new server_request;
+    server_request* request = spare_.back().release();
+    spare_.pop_back();
+    return request;
+  }
+  void recycle(server_request* request) {
+    std::unique_ptr<server_request> owned(request);
+    if (spare_.size() >= 16 || request->argument.capacity() > (64u << 10)) return;  // bounded
+    request->handler = nullptr;
+    request->argument.clear();
+    request->stop.reset();
+    request->state.store(server_request::running, std::memory_order_relaxed);
+    request->timer = {};
+    request->timer_is_handle_timeout = false;
+    spare_.push_back(std::move(owned));
   }
 
   // One timer per request, at the earlier of the handle timeout and the caller's deadline.
@@ -323,9 +348,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::optional<std::stop_source> stop;  // a copy: the request may finish once the lock is released
     {
       std::lock_guard lock(inflight_mutex_);  // keeps the request alive while we claim it
-      if (auto it = inflight_.find(seq); it != inflight_.end() && claim(*it->second)) {
+      if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
         won = true;
-        stop = it->second->stop;
+        stop = request->stop;
       }
     }
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
@@ -406,7 +431,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
   std::atomic<bool> stall_armed_{false};            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
-  std::unordered_map<std::uint64_t, server_request*> inflight_;
+  seq_map<server_request> inflight_;
+  std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
 }  // namespace detail

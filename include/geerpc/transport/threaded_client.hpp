@@ -22,7 +22,6 @@
 #include <span>
 #include <stop_token>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,6 +30,8 @@
 #include "../detail/client_call.hpp"
 #include "../detail/deadline_scheduler.hpp"
 #include "../detail/dial.hpp"
+#include "../detail/futex.hpp"
+#include "../detail/seq_map.hpp"
 #include "../net/frame_reader.hpp"
 #include "../net/frame_writer.hpp"
 #include "../net/socket.hpp"
@@ -101,7 +102,7 @@ class threaded_client_engine {
       std::lock_guard lock(mutex_);
       if (closed_) return finish_now(call, connection_closed_outcome());
       call.seq = ++last_seq_;
-      pending_.emplace(call.seq, &call);
+      pending_.insert(call.seq, &call);
     }
     if (ctx.deadline()) call.timer = scheduler_->schedule(*ctx.deadline(), &on_deadline, &call);
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
@@ -157,10 +158,9 @@ class threaded_client_engine {
   // owns the call's completion.
   pending_call* take(std::uint64_t seq, pending_call* expected = nullptr) {
     std::lock_guard lock(mutex_);
-    auto it = pending_.find(seq);
-    if (it == pending_.end() || (expected != nullptr && it->second != expected)) return nullptr;
-    pending_call* call = it->second;
-    pending_.erase(it);
+    pending_call* call = pending_.find(seq);
+    if (call == nullptr || (expected != nullptr && call != expected)) return nullptr;
+    pending_.erase(seq);
     return call;
   }
 
@@ -170,16 +170,16 @@ class threaded_client_engine {
   }
 
   void fail_all() {
-    std::unordered_map<std::uint64_t, pending_call*> orphans;
+    std::vector<pending_call*> orphans;
     {
       std::lock_guard lock(mutex_);
       if (!closed_) {
         closed_ = true;
         ::shutdown(fd_.get(), SHUT_RDWR);
       }
-      orphans.swap(pending_);
+      pending_.drain_into(orphans);
     }
-    for (auto& [seq, call] : orphans) finish_now(*call, connection_closed_outcome());
+    for (pending_call* call : orphans) finish_now(*call, connection_closed_outcome());
   }
 
   static void want_write(void* context, bool want) {
@@ -222,6 +222,7 @@ class threaded_client_engine {
         return valid;
       });
       if (broken != nullptr || !valid) return false;
+      if (got < size) return true;  // a short read emptied the socket: poll again, no recv for EAGAIN
     }
   }
 
@@ -251,7 +252,7 @@ class threaded_client_engine {
   std::atomic<bool> stopping_{false};
 
   mutable std::mutex mutex_;  // guards the pending table and closed_
-  std::unordered_map<std::uint64_t, pending_call*> pending_;
+  seq_map<pending_call> pending_;
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
 
@@ -259,23 +260,25 @@ class threaded_client_engine {
   std::jthread receiver_;  // last: starts once everything it uses exists
 };
 
-// A synchronous call's completion: the caller sleeps on an atomic (a futex), not a mutex and a
-// condition variable. The completer's last touch is the final store, so the caller may destroy the
-// call as soon as it sees `released`.
+// A synchronous call's completion. The caller announces that it sleeps (a futex), so the completer
+// makes the wake-up system call only when someone sleeps. The completer's last touch is the final
+// store, so the caller may destroy the call as soon as it sees `released`.
 class blocking_wait_call final : public threaded_client_engine::pending_call {
  public:
   void complete() noexcept override {
-    state_.store(completed, std::memory_order_release);
-    state_.notify_one();
+    if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
     state_.store(released, std::memory_order_release);
   }
   void wait() noexcept {
-    while (state_.load(std::memory_order_acquire) == waiting) state_.wait(waiting, std::memory_order_acquire);
+    std::uint32_t expected = waiting;
+    if (state_.compare_exchange_strong(expected, sleeping, std::memory_order_acq_rel))
+      while (state_.load(std::memory_order_acquire) == sleeping) futex_wait(state_, sleeping);
+    // Between `completed` and `released` the completer is a few instructions from done.
     while (state_.load(std::memory_order_acquire) != released) std::this_thread::yield();
   }
 
  private:
-  static constexpr std::uint32_t waiting = 0, completed = 1, released = 2;
+  static constexpr std::uint32_t waiting = 0, sleeping = 1, completed = 2, released = 3;
   std::atomic<std::uint32_t> state_{waiting};
 };
 

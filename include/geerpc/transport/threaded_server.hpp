@@ -103,29 +103,36 @@ class threaded_server_engine {
     std::vector<server_request*> fresh;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
+      server_request* mine = nullptr;
+      std::size_t wake = 0;
       if (!queue_.empty() && running_ < handler_threads_) {
-        server_request* request = queue_.front();
+        mine = queue_.front();
         queue_.pop_front();
-        ++running_;
-        lock.unlock();
-        server_connection::run(request);
-        lock.lock();
-        --running_;
-        continue;
-      }
-      if (!leading_) {
+      } else if (!leading_) {
         leading_ = true;
         lock.unlock();
         fresh.clear();
         lead(fresh);
         lock.lock();
         leading_ = false;
-        queue_.insert(queue_.end(), fresh.begin(), fresh.end());
-        // One waiter per new request: this thread takes the first, so one of them leads next.
-        for (std::size_t i = 0; i < fresh.size(); ++i) idle_.notify_one();
+        // The leader runs the first new request itself: no hand-off on the quick path. The rest
+        // wait for threads; one waiter is woken to lead next, one per queued request besides.
+        std::size_t taken = 0;
+        if (!fresh.empty() && running_ < handler_threads_) mine = fresh[taken++];
+        queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
+        if (mine != nullptr || taken < fresh.size()) wake = std::min(waiting_, (mine ? 1 : 0) + (fresh.size() - taken));
+      } else {
+        ++waiting_;
+        idle_.wait(lock);
+        --waiting_;
         continue;
       }
-      idle_.wait(lock);
+      if (mine != nullptr) ++running_;
+      lock.unlock();
+      for (std::size_t i = 0; i < wake; ++i) idle_.notify_one();  // outside the lock: the woken need it
+      if (mine != nullptr) server_connection::run(mine);
+      lock.lock();
+      if (mine != nullptr) --running_;
     }
   }
 
@@ -247,6 +254,7 @@ class threaded_server_engine {
   std::condition_variable idle_;
   std::deque<server_request*> queue_;  // received, waiting for a handler thread
   std::size_t running_ = 0;            // threads inside a handler
+  std::size_t waiting_ = 0;            // threads asleep on idle_
   bool leading_ = false;
   bool stopping_ = false;
 

@@ -1,0 +1,114 @@
+// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
+// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
+// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
+// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
+// value marks a free slot. Not thread-safe: its owner locks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+class seq_map {
+ public:
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, T* value) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) {
+        slots_[i] = {key, value};
+        ++size_;
+        return true;
+      }
+      if (slots_[i].key == key) return false;
+    }
+  }
+
+  T* find(std::uint64_t key) const noexcept {
+    if (size_ == 0) return nullptr;
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) return nullptr;
+      if (slots_[i].key == key) return slots_[i].value;
+    }
+  }
+
+  // Removes `key`; returns its value, or null when absent.
+  T* erase(std::uint64_t key) noexcept {
+    if (size_ == 0) return nullptr;
+    std::size_t hole = home(key);
+    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
+      if (slots_[hole].value == nullptr) return nullptr;
+      hole = next(hole);
+    }
+    T* removed = std::exchange(slots_[hole].value, nullptr);
+    --size_;
+    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
+    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
+      const std::size_t want = home(slots_[i].key);
+      // Movable when its home is not in the (cyclic) range (hole, i].
+      if (((i - want) & mask()) >= ((i - hole) & mask())) {
+        slots_[hole] = slots_[i];
+        slots_[i].value = nullptr;
+        hole = i;
+      }
+    }
+    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
+    return removed;
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& slot : slots_)
+      if (slot.value != nullptr) f(slot.key, slot.value);
+  }
+
+  // Empties the map into `out` (appending the values) and releases its memory.
+  void drain_into(std::vector<T*>& out) {
+    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+    std::vector<slot>().swap(slots_);
+    size_ = 0;
+  }
+
+ private:
+  struct slot {
+    std::uint64_t key = 0;
+    T* value = nullptr;
+  };
+
+  std::size_t mask() const noexcept { return slots_.size() - 1; }
+  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
+  // Fibonacci hashing: consecutive sequence numbers spread over the table.
+  std::size_t home(std::uint64_t key) const noexcept {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask();
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<slot> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (const auto& s : old)
+      if (s.value != nullptr) insert(s.key, s.value);
+  }
+  // Called mid-erase with the table consistent: halves it while it stays at most half full.
+  void shrink() {
+    std::size_t capacity = slots_.size();
+    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
+    rehash(capacity);
+  }
+
+  std::vector<slot> slots_;  // a power of two in size, at most half full
+  std::size_t size_ = 0;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
