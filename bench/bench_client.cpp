@@ -1,0 +1,73 @@
+// geerpc's benchmark client: runs one workload of BENCHMARK.md against geerpc_bench_server and
+// prints the "bench ..." line; W1 and W2 add a "# ... allocs_per_call" line (client and server).
+//   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|blocking] [--peer NAME]
+//                       [--deadline-ms N] [--handle-timeout-ms N] [--scale F] [--server-pid N]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arith.hpp"
+#include "harness.hpp"
+
+namespace {
+
+template <class Transport>
+int run(int argc, char** argv, const std::string& peer) {
+  const bench::workload w = bench::parse(argc, argv);
+  const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
+  const auto deadline = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--deadline-ms", "0")));
+  geerpc::options opts;
+  opts.connect_timeout = std::chrono::seconds(30);
+  opts.handle_timeout = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--handle-timeout-ms", "0")));
+
+  std::vector<geerpc::basic_client<Transport>> clients;
+  clients.reserve(static_cast<std::size_t>(w.connections));
+  for (int i = 0; i < w.connections; ++i) clients.push_back(geerpc::dial<Transport>(address, opts));
+  const std::string payload(static_cast<std::size_t>(w.payload), 'x');
+
+  auto call = [&](int connection, int caller, long i) {
+    auto& client = clients[static_cast<std::size_t>(connection)];
+    const geerpc::context ctx = deadline.count() > 0 ? geerpc::with_timeout(deadline) : geerpc::context{};
+    if (w.echo) {
+      auto r = client.template try_call<std::string>(ctx, "Arith.Echo", payload);
+      return r && *r == payload;
+    }
+    const bench::SumArgs args{static_cast<std::int32_t>(i), static_cast<std::int32_t>(caller)};
+    auto r = client.template try_call<std::int32_t>(ctx, "Arith.Sum", args);
+    return r && *r == args.a + args.b;
+  };
+
+  // Allocations per call, client and server, over the timed phase of W1 and W2 (Sum).
+  const bool count_allocations = w.name == "W1" || w.name == "W2";
+  auto server_allocations = [&] {
+    return clients.front().template call<std::uint64_t>("Arith.Allocations", std::uint8_t{0});
+  };
+  std::uint64_t client_before = 0, server_before = 0;
+  bench::result r = bench::run(w, call, [&] {
+    if (!count_allocations) return;
+    server_before = server_allocations();
+    client_before = bench::allocations();
+  });
+  if (count_allocations) {
+    const double calls = static_cast<double>(r.latencies_ns.size());
+    const double client_per_call = static_cast<double>(bench::allocations() - client_before) / calls;
+    const double server_per_call = static_cast<double>(server_allocations() - server_before) / calls;
+    std::fprintf(stderr, "# %s %s allocs_per_call client=%.2f server=%.2f\n", peer.c_str(), w.name.c_str(),
+                 client_per_call, server_per_call);
+  }
+  bench::print(peer, w, r);
+  return r.errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string_view transport = bench::flag(argc, argv, "--transport", "threaded");
+  const std::string peer = bench::flag(argc, argv, "--peer", ("geerpc-" + std::string(transport)).c_str());
+  if (transport == "blocking") return run<geerpc::blocking>(argc, argv, peer);
+  return run<geerpc::threaded>(argc, argv, peer);
+}

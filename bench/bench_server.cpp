@@ -1,0 +1,42 @@
+// geerpc's benchmark server: serves Arith on 127.0.0.1 and prints "PORT <n>"; runs until SIGTERM
+// or SIGINT.
+//   geerpc_bench_server [--port N] [--transport threaded|blocking] [--handler-threads N]
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "arith.hpp"
+#include "harness.hpp"
+
+namespace {
+template <class Transport>
+int serve(int port, std::size_t handler_threads) {
+  // Block the stop signals in every thread the server starts, so that sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  bench::Arith arith;
+  geerpc::basic_server<Transport> server({.handler_threads = handler_threads});
+  server.template add<bench::ArithApi>(arith);
+  const std::string address = server.listen("127.0.0.1:" + std::to_string(port));
+  std::printf("PORT %s\n", address.substr(address.rfind(':') + 1).c_str());
+  std::fflush(stdout);
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  server.stop();
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int port = std::atoi(bench::flag(argc, argv, "--port", "0"));
+  const std::string_view transport = bench::flag(argc, argv, "--transport", "threaded");
+  const auto threads = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--handler-threads", "8")));
+  if (transport == "blocking") return serve<geerpc::blocking>(port, threads);
+  return serve<geerpc::threaded>(port, threads);
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Instructions per W1 call (Sum, one caller), client and server, counted by callgrind: repeatable
+# whatever the machine is doing. Two runs of different lengths; the difference in instructions
+# over the difference in calls cancels start-up and shutdown.
+#   bench/callgrind.sh [BUILD_DIR]     (default build/bench; bench/run.sh builds it)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${1:-$root/build/bench}/bench"
+transport=${TRANSPORT:-threaded}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+short=2000 long=6000
+
+total() { awk '/^(summary|totals):/{print $2; exit}' "$1"; }
+
+for calls in $short $long; do
+  valgrind --tool=callgrind --callgrind-out-file="$work/server.$calls" \
+    "$bin/geerpc_bench_server" --transport "$transport" >"$work/server.out" 2>"$work/server.err" &
+  server=$!
+  port=""
+  for _ in $(seq 1 200); do
+    port=$(awk '/^PORT /{print $2; exit}' "$work/server.out")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { cat "$work/server.err" >&2; exit 1; }
+  valgrind --tool=callgrind --callgrind-out-file="$work/client.$calls" \
+    "$bin/geerpc_bench_client" --transport "$transport" --port "$port" --workload W1 --calls "$calls" \
+    --warmup 200 >/dev/null 2>"$work/client.err"
+  kill -TERM "$server"
+  wait "$server" || true
+done
+for side in client server; do
+  a=$(total "$work/$side.$short") b=$(total "$work/$side.$long")
+  echo "callgrind geerpc-$transport W1 $side instructions_per_call=$(((b - a) / (long - short)))"
+done

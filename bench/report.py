@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Turns the lines bench/run.sh collected into medians, the targets' ratios and a plot.
+
+  bench/report.py RAW_TXT OUT_DIR
+
+RAW_TXT holds "bench <peer> <workload> key=value ... round=N pin=P" lines; OUT_DIR/stderr.txt (if
+present) adds the "# ..." detail lines (allocations per call, idle KiB per connection). Writes
+OUT_DIR/table.md and, when gnuplot is installed, OUT_DIR/plot.svg. Ratios only ever compare
+figures from the same run and placement.
+"""
+import collections
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+LINE = re.compile(r"^bench (\S+) (W\d) (.*)$")
+DETAIL_ALLOCS = re.compile(r"^# (\S+) (W\d) allocs_per_call client=([\d.]+) server=([\d.]+)")
+DETAIL_IDLE = re.compile(r"^# (\S+) (W5) .*?idle_kb_per_conn=(-?[\d.]+)")
+
+
+def medians(raw: pathlib.Path):
+    values = collections.defaultdict(list)  # (pin, peer, workload, metric) -> [value per round]
+    for line in raw.read_text().splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        peer, workload, rest = m.groups()
+        fields = dict(kv.split("=", 1) for kv in rest.split())
+        pin = fields.pop("pin", "?")
+        fields.pop("round", None)
+        for metric, value in fields.items():
+            values[(pin, peer, workload, metric)].append(float(value))
+    return {key: statistics.median(v) for key, v in values.items()}, values
+
+
+def details(stderr: pathlib.Path):
+    allocs, idle = collections.defaultdict(list), collections.defaultdict(list)
+    if stderr.is_file():
+        for line in stderr.read_text(errors="replace").splitlines():
+            if m := DETAIL_ALLOCS.match(line):
+                allocs[(m.group(1), m.group(2))].append((float(m.group(3)), float(m.group(4))))
+            elif m := DETAIL_IDLE.match(line):
+                idle[m.group(1)].append(float(m.group(3)))
+    return allocs, idle
+
+
+def main() -> int:
+    raw, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    med, per_round = medians(raw)
+    allocs, idle = details(out / "stderr.txt")
+    pins = sorted({k[0] for k in med}, key=lambda p: (p != "same", p))
+    peers = sorted({k[1] for k in med})
+    workloads = sorted({k[2] for k in med})
+    rounds = max((len(v) for v in per_round.values()), default=0)
+
+    def get(pin, peer, workload, metric):
+        return med.get((pin, peer, workload, metric))
+
+    lines = [f"# Benchmark results\n", f"Medians of {rounds} round(s); each round ran every peer once per placement.\n"]
+    for pin in pins:
+        lines.append(f"\n## PIN={pin}\n")
+        lines.append("| peer | " + " | ".join(f"{w} calls/s | {w} p50 µs | {w} p99 µs" for w in workloads) + " |")
+        lines.append("|---|" + "---|" * (3 * len(workloads)))
+        for peer in peers:
+            cells = []
+            for w in workloads:
+                cps, p50, p99 = (get(pin, peer, w, m) for m in ("calls_per_s", "p50_us", "p99_us"))
+                cells += [f"{cps:,.0f}" if cps else "—", f"{p50:.1f}" if p50 else "—", f"{p99:.1f}" if p99 else "—"]
+            lines.append(f"| {peer} | " + " | ".join(cells) + " |")
+
+    # The targets of issue 5, as ratios within one placement.
+    def ratio(pin, a, b, workload, metric):
+        x, y = get(pin, a, workload, metric), get(pin, b, workload, metric)
+        return x / y if x and y else None
+
+    targets = [
+        ("W1 p50: geerpc-threaded / raw-tcp-pingpong", "W1", "p50_us", "raw-tcp-pingpong", "<=", 1.25),
+        ("W1 p50: geerpc-threaded / go-netrpc", "W1", "p50_us", "go-netrpc", "<=", 0.5),
+        ("W2 calls/s: geerpc-threaded / raw-tcp", "W2", "calls_per_s", "raw-tcp", ">=", 0.8),
+        ("W2 calls/s: geerpc-threaded / go-netrpc", "W2", "calls_per_s", "go-netrpc", ">=", 4),
+        ("W2 calls/s: geerpc-threaded / grpc-sync", "W2", "calls_per_s", "grpc-sync", ">=", 5),
+        ("W3 calls/s: geerpc-threaded / raw-tcp", "W3", "calls_per_s", "raw-tcp", ">=", 0.8),
+        ("W3 calls/s: geerpc-threaded / go-netrpc", "W3", "calls_per_s", "go-netrpc", ">=", 4),
+        ("W3 calls/s: geerpc-threaded / grpc-sync", "W3", "calls_per_s", "grpc-sync", ">=", 5),
+        ("W4 MB/s: geerpc-threaded / raw-tcp", "W4", "mb_per_s", "raw-tcp", ">=", 0.7),
+        ("W5 calls/s: geerpc-threaded / go-netrpc", "W5", "calls_per_s", "go-netrpc", ">=", 1),
+        ("W1 calls/s with 1 s deadlines: timeouts / plain", "W1", "calls_per_s", None, ">=", 0.9),
+        ("W2 calls/s with 1 s deadlines: timeouts / plain", "W2", "calls_per_s", None, ">=", 0.9),
+    ]
+    lines.append("\n## Targets (geerpc / peer, same run and placement)\n")
+    lines.append("| target | goal | " + " | ".join(f"PIN={p}" for p in pins) + " |")
+    lines.append("|---|---|" + "---|" * len(pins))
+    for name, w, metric, peer, op, goal in targets:
+        cells = []
+        for pin in pins:
+            r = (ratio(pin, "geerpc-threaded-timeouts", "geerpc-threaded", w, metric) if peer is None
+                 else ratio(pin, "geerpc-threaded", peer, w, metric))
+            if r is None:
+                cells.append("—")
+            else:
+                met = r <= goal if op == "<=" else r >= goal
+                cells.append(f"{r:.2f} {'met' if met else 'missed'}")
+        lines.append(f"| {name} | {op} {goal} | " + " | ".join(cells) + " |")
+    for peer, values in sorted(idle.items()):
+        lines.append(f"\nW5 server idle KiB per connection, {peer}: median {statistics.median(values):.1f} "
+                     f"(goal for geerpc <= 16)")
+    for (peer, w), pairs in sorted(allocs.items()):
+        client = statistics.median(p[0] for p in pairs)
+        server = statistics.median(p[1] for p in pairs)
+        lines.append(f"\nAllocations per call, {peer} {w}: client {client:.2f}, server {server:.2f} (goal <= 2 each)")
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+    if shutil.which("gnuplot"):
+        data = out / "plot.dat"
+        shown = [p for p in peers if p in ("geerpc-threaded", "geerpc-blocking", "raw-tcp", "raw-tcp-pingpong",
+                                           "go-netrpc", "grpc-sync", "grpc-callback")]
+        with data.open("w") as f:
+            f.write("workload " + " ".join(f"{p}@{pin}" for pin in pins for p in shown) + "\n")
+            for w in workloads:
+                row = [str(get(pin, p, w, "calls_per_s") or 0) for pin in pins for p in shown]
+                f.write(w + " " + " ".join(row) + "\n")
+        columns = len(pins) * len(shown)
+        script = f"""
+set terminal svg size 1100,520 dynamic font 'sans,11'
+set output '{out / "plot.svg"}'
+set title 'calls per second (median of {rounds} rounds; higher is better)'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set logscale y
+set yrange [1000:*]
+set key outside right top vertical
+set xtics nomirror
+set grid ytics
+plot for [i=2:{columns + 1}] '{data}' using i:xtic(1) title columnheader(i)
+"""
+        subprocess.run(["gnuplot"], input=script, text=True, check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

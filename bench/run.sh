@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Runs geerpc's benchmark and the peers (raw TCP, Go net/rpc, gRPC) interleaved, in one pass, with
+# the same CPU placement for all, and writes the results, a ratio table and a plot.
+#
+#   bench/run.sh                        everything: 3 rounds x (PIN=same, PIN=none)
+#   SCALE=0.05 ROUNDS=1 bench/run.sh    a quick smoke pass
+#
+# Environment:
+#   ROUNDS=3             rounds; each runs every peer once per placement (medians are reported)
+#   PLACEMENTS="same none"  same: every process on CPU 0; none: unpinned
+#   WORKLOADS="W1 W2 W3 W4 W5"
+#   SCALE=1              multiplies call counts (W5 keeps 1,000 connections)
+#   PEERS="geerpc raw-tcp go-netrpc grpc"
+#   PEERS_DIR=../shared/peers   where the peers live (copied to a scratch folder to build)
+#   INSTALL_DEPS=0       1: apt-get install the peers' toolchains (golang-go, libgrpc++-dev,
+#                        protobuf-compiler-grpc) and gnuplot when missing
+#   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+ROUNDS=${ROUNDS:-3}
+PLACEMENTS=${PLACEMENTS:-"same none"}
+WORKLOADS=${WORKLOADS:-"W1 W2 W3 W4 W5"}
+SCALE=${SCALE:-1}
+PEERS=${PEERS:-"geerpc raw-tcp go-netrpc grpc"}
+PEERS_DIR=${PEERS_DIR:-"$root/../shared/peers"}
+INSTALL_DEPS=${INSTALL_DEPS:-0}
+OUT=${OUT:-"$here/results/$(date +%Y%m%d-%H%M%S)"}
+CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-600}
+
+if [ "$INSTALL_DEPS" = 1 ]; then
+  need=()
+  for p in golang-go libgrpc++-dev protobuf-compiler-grpc gnuplot-nox; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+  [ ${#need[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4096 ]; then ulimit -n 4096; fi
+
+mkdir -p "$OUT"
+raw="$OUT/raw.txt"
+: >"$raw"
+scratch=$(mktemp -d)
+server_pid=""
+cleanup() {
+  [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+echo "# building geerpc's benchmark (Release)" >&2
+cmake -S "$root" -B "$root/build/bench" -DCMAKE_BUILD_TYPE=Release -DGEERPC_BUILD_BENCH=ON \
+  -DGEERPC_BUILD_TESTS=OFF -DGEERPC_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$root/build/bench" -j2 >/dev/null
+bin="$root/build/bench/bench"
+# The peers' scripts build next to their sources, and PEERS_DIR may be read-only.
+cp -r "$PEERS_DIR" "$scratch/peers"
+chmod -R u+w "$scratch/peers"
+
+wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
+
+start_geerpc_server() {  # transport, pin prefix...; sets server_pid and port
+  local transport=$1
+  shift
+  "$@" "$bin/geerpc_bench_server" --transport "$transport" >"$scratch/server.out" 2>&1 &
+  server_pid=$!
+  port=""
+  for _ in $(seq 1 100); do
+    port=$(awk '/^PORT /{print $2; exit}' "$scratch/server.out")
+    [ -n "$port" ] && return
+    sleep 0.05
+  done
+  echo "geerpc server did not start" >&2
+  exit 1
+}
+stop_geerpc_server() {
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+
+# geerpc, both transports; W1 and W2 also with every call carrying a 1 s deadline and a 1 s handle
+# timeout, to show what the timeouts cost on the fast path.
+run_geerpc() {  # pin
+  local pin=()
+  [ "$1" = same ] && pin=(taskset -c 0)
+  for transport in threaded blocking; do
+    start_geerpc_server "$transport" "${pin[@]}"
+    for w in W1 W2 W3 W4; do
+      wants "$w" || continue
+      timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
+        --workload "$w" --scale "$SCALE" || true
+      if [ "$transport" = threaded ] && { [ "$w" = W1 ] || [ "$w" = W2 ]; }; then
+        timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport threaded --port "$port" \
+          --workload "$w" --scale "$SCALE" --deadline-ms 1000 --handle-timeout-ms 1000 \
+          --peer geerpc-threaded-timeouts || true
+      fi
+    done
+    stop_geerpc_server
+    if wants W5; then  # a fresh server: its peak RSS is part of the result
+      start_geerpc_server "$transport" "${pin[@]}"
+      timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
+        --workload W5 --scale "$SCALE" --server-pid "$server_pid" || true
+      stop_geerpc_server
+    fi
+  done
+}
+
+run_peer() {  # name, pin
+  local peer=$1 pin=$2 workloads=${WORKLOADS// /,}
+  case "$peer" in
+    geerpc) run_geerpc "$pin" ;;
+    raw-tcp) PIN=$pin WORKLOADS=$workloads SCALE=$SCALE bash "$scratch/peers/raw-tcp/run.sh" ;;
+    go-netrpc)
+      if ! command -v go >/dev/null; then echo "# go-netrpc skipped: no go (INSTALL_DEPS=1)" >&2; return; fi
+      if [ "$pin" = same ]; then
+        WORKLOADS=$workloads SCALE=$SCALE taskset -c 0 bash "$scratch/peers/go-netrpc/run.sh"
+      else
+        WORKLOADS=$workloads SCALE=$SCALE bash "$scratch/peers/go-netrpc/run.sh"
+      fi
+      ;;
+    grpc)
+      if ! pkg-config --exists grpc++ 2>/dev/null; then echo "# grpc skipped: no grpc++ (INSTALL_DEPS=1)" >&2; return; fi
+      PIN=$pin WORKLOADS=$workloads SCALE=$SCALE bash "$scratch/peers/grpc/run.sh"
+      ;;
+  esac
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  for pin in $PLACEMENTS; do
+    for peer in $PEERS; do
+      echo "# round $round pin=$pin peer $peer" >&2
+      run_peer "$peer" "$pin" 2>>"$OUT/stderr.txt" | while read -r line; do
+        case "$line" in bench\ *) echo "$line round=$round pin=$pin" | tee -a "$raw" ;; esac
+      done
+    done
+  done
+done
+
+python3 "$here/report.py" "$raw" "$OUT"
+echo "# results in $OUT" >&2
