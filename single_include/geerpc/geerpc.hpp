@@ -2824,11 +2824,13 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   static void finish(server_request* request) {
+    // First the timer: once cancel() returns no deadline callback runs, and those read
+    // request->connection.
+    request->connection->context_.scheduler->cancel(request->timer);
     // Held to the end: this may be the connection's last reference, and the request may go back
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
     server_connection& self = *connection;
-    self.context_.scheduler->cancel(request->timer);  // waits if the timer is firing right now
     {
       std::lock_guard lock(self.inflight_mutex_);
       self.inflight_.erase(request->seq);
