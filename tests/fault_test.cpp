@@ -93,3 +93,20 @@ TEMPLATE_TEST_CASE("handlers throwing anything fail only their own calls", "[fau
     CHECK(client.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
   }
 }
+
+TEST_CASE("a client destroyed with calls in flight fails them, and the server lets their handlers go",
+          "[fault][shutdown]") {
+  test::arith_server<geerpc::threaded> s;
+  std::vector<geerpc::call_future<int>> pending;
+  {
+    auto client = geerpc::dial(s.address);
+    for (int i = 0; i < 20; ++i) pending.push_back(client.async_call<int>("Arith.WaitForStop", Args{i, 0}));
+    REQUIRE(s.arith.started.wait_for_at_least(8));
+  }  // the client goes while its calls wait
+  for (auto& call : pending) CHECK(call.try_get().code() == geerpc::errc::connection_closed);
+  // Its connection closed, so the server stopped the handlers that were running and dropped the rest.
+  CHECK(s.arith.stops_seen.wait_for_at_least(8));
+  CHECK(test::eventually([&] { return s.server.inflight() == 0 && s.server.connection_count() == 0; }));
+  auto other = geerpc::dial(s.address);
+  CHECK(other.call<int>("Arith.Sum", Args{1, 2}) == 3);
+}
