@@ -384,3 +384,32 @@ TEST_CASE("hostile: a peer that never reads its responses blocks nobody and is d
   CHECK(f.others_served());
   CHECK(test::eventually([&] { return f.s.server.connection_count() <= 1; }));
 }
+
+TEMPLATE_TEST_CASE("a steady stream whose reads end mid-frame is not mistaken for a stalled frame", "[hostile][frame]",
+                   GEERPC_TRANSPORTS) {
+  hostile_fixture<TestType> f;  // frame_timeout = 200 ms
+  auto peer = f.greeted();
+  // 40 frames, sent as pieces that each finish one frame and start the next, every 20 ms: always a
+  // frame pending, for about 800 ms in all, but no frame older than 20 ms.
+  std::vector<std::byte> stream;
+  for (std::uint64_t seq = 1; seq <= 40; ++seq) {
+    auto frame = test::request_frame(seq, "Arith.Sum", Args{static_cast<int>(seq), 1});
+    stream.insert(stream.end(), frame.begin(), frame.end());
+  }
+  const std::size_t frame_size = stream.size() / 40;
+  std::size_t sent = 0;
+  int answered = 0;
+  for (std::size_t piece = frame_size / 2; sent < stream.size(); piece = frame_size) {
+    const std::size_t n = std::min(piece, stream.size() - sent);
+    peer->send(std::span(stream).subspan(sent, n));
+    sent += n;
+    while (auto answer = peer->read_frame(20ms)) answered += answer->header.status == 0 ? 1 : 0;
+  }
+  while (answered < 40) {
+    auto answer = peer->read_frame();
+    REQUIRE(answer);
+    answered += answer->header.status == 0 ? 1 : 0;
+  }
+  CHECK(answered == 40);
+  CHECK(f.others_served());
+}

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -42,8 +43,8 @@ class seq_map {
     }
   }
 
-  // Removes `key`; returns its value, or null when absent.
-  T* erase(std::uint64_t key) noexcept {
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  T* erase(std::uint64_t key) {
     if (size_ == 0) return nullptr;
     std::size_t hole = home(key);
     while (slots_[hole].key != key || slots_[hole].value == nullptr) {
@@ -87,9 +88,18 @@ class seq_map {
 
   std::size_t mask() const noexcept { return slots_.size() - 1; }
   std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
-  // Fibonacci hashing: consecutive sequence numbers spread over the table.
+  // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
+  // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
   std::size_t home(std::uint64_t key) const noexcept {
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask();
+    return static_cast<std::size_t>((key * multiplier_) >> 32) & mask();
+  }
+  static std::uint64_t random_multiplier(const void* self) noexcept {
+    static const std::uint64_t process_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
+    std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
+    x ^= x >> 31;  // splitmix64's finaliser
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    return x | 1;
   }
 
   void rehash(std::size_t capacity) {
@@ -108,6 +118,7 @@ class seq_map {
 
   std::vector<slot> slots_;  // a power of two in size, at most half full
   std::size_t size_ = 0;
+  std::uint64_t multiplier_ = random_multiplier(this);
 };
 
 }  // namespace detail

@@ -123,16 +123,24 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (!accept_hello()) return false;
     }
     bool keep = true;
+    bool completed = false;
     const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
+      completed = true;
       keep = on_frame(frame, ready);
       return keep;
     });
-    // A frame begun and not finished starts the clock; finishing it stops the clock. The clock is
-    // not reset by each byte, so a peer cannot hold the connection by trickling.
-    if (reader_.buffered() != 0)
+    // A frame begun and not finished starts its clock, which later bytes of the same frame do not
+    // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
+    // once and re-arms itself while the frame it finds pending is younger than the limit, so this
+    // path costs a clock read, not a timer per read.
+    if (reader_.buffered() != 0) {
+      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
+        partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
       arm_stall_timer(context_.options.frame_timeout);
-    else if (stall_armed_.load(std::memory_order_relaxed))
-      disarm_stall_timer();
+    } else {
+      partial_since_ns_.store(0, std::memory_order_relaxed);
+      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
+    }
     return keep && broken == nullptr;
   }
 
@@ -154,9 +162,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Stops reading and writing and asks every handler still running for this peer to stop. The
   // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
   void close() {
-    // Releases the stall timer's hold on the connection (a callback running now keeps its own).
+    const bool already = closed_.exchange(true, std::memory_order_acq_rel);
+    // After closed_ is set, so that no stall timer is armed again behind this disarm. Releases the
+    // timer's hold on the connection (a callback running now keeps its own).
     disarm_stall_timer();
-    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+    if (already) return;
     ::shutdown(fd_.get(), SHUT_RDWR);
     stop_handlers();
   }
@@ -243,6 +253,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: keeps time_point arithmetic in range
     handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
+    greeted_.store(true, std::memory_order_relaxed);
     // The smaller of what the client reads (0: it set no limit) and what this server sends.
     max_response_size_ = hello.max_response_size == 0
                              ? context_.options.max_frame_size
@@ -391,7 +402,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   void arm_stall_timer(std::chrono::nanoseconds limit) {
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
-    if (stall_timer_) return;
+    if (stall_timer_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
     stall_guard_ = shared_from_this();
     stall_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_stall, this);
     stall_armed_.store(true, std::memory_order_relaxed);
@@ -412,11 +423,22 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::shared_ptr<server_connection> guard;
     {
       std::lock_guard lock(self.stall_mutex_);
+      if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
+      // Past the handshake the timer watches frames: if the frame pending now began after this
+      // timer was armed, it has time left; wait for it instead of closing.
+      const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
+      if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
+        const auto due = clock::time_point(clock::duration(since)) + self.context_.options.frame_timeout;
+        if (due > clock::now()) {
+          self.stall_timer_ = self.context_.scheduler->schedule(due, &on_stall, &self);
+          return;  // the guard stays with the new timer
+        }
+      }
       guard.swap(self.stall_guard_);
       self.stall_timer_ = {};
       self.stall_armed_.store(false, std::memory_order_relaxed);
     }
-    if (guard) self.close();  // else a disarm won the race and is waiting for us to return
+    if (guard) self.close();
   }
   server_context& context_;
   net::unique_fd fd_;
@@ -431,7 +453,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::mutex stall_mutex_;
   deadline_scheduler::timer stall_timer_;
   std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
-  std::atomic<bool> stall_armed_{false};            // a hint that lets the common case skip the lock
+  std::atomic<bool> stall_armed_{false};
+  std::atomic<bool> greeted_{false};  // the hello was accepted
+  std::atomic<clock::rep> partial_since_ns_{
+      0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
