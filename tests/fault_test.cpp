@@ -11,7 +11,7 @@ using test::Args;
 
 TEST_CASE("a server stopped with 1,000 calls in flight ends every call promptly and joins its threads",
           "[fault][shutdown]") {
-  const int threads_before = test::thread_count();
+  const int threads_before = test::baseline_thread_count();
   auto s = std::make_unique<test::arith_server<geerpc::threaded>>();
   std::vector<geerpc::client> clients;
   std::vector<geerpc::call_future<int>> calls;

@@ -102,7 +102,7 @@ TEST_CASE("a callback may schedule another timer", "[scheduler]") {
 }
 
 TEST_CASE("the shared scheduler is one thread, gone when nobody holds it", "[scheduler][resources]") {
-  const int before = test::thread_count();
+  const int before = test::baseline_thread_count();
   {
     auto first = deadline_scheduler::shared();
     auto second = deadline_scheduler::shared();

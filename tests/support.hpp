@@ -144,6 +144,13 @@ inline int thread_count() {
   return count;
 }
 
+// The thread count to compare against later: sanitizer runtimes start a helper thread of their
+// own with the first thread a program creates, so start (and join) one before counting.
+inline int baseline_thread_count() {
+  std::thread([] {}).join();
+  return thread_count();
+}
+
 // Waits for a condition that has no event to wait on (a thread exiting, a counter in another
 // object), checking often and giving up after `limit`.
 inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
