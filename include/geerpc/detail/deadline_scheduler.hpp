@@ -66,9 +66,15 @@ class deadline_scheduler {
   timer schedule(clock::time_point when, callback fn, void* context) {
     std::lock_guard lock(mutex_);
     const timer t{when, ++last_id_};
-    const bool earliest = timers_.empty() || when < timers_.begin()->first.first;
     timers_.emplace(std::pair{when, t.id}, entry{fn, context});
-    if (earliest) wake_.notify_one();
+    // Wake the thread only if it would sleep past this deadline. Most timers are cancelled before
+    // they fire (a call answered in time), and the thread may still be set to wake for one of those:
+    // it then wakes early once, finds the later deadline, and sleeps again. Waking it on every
+    // schedule would cost a context switch per call.
+    if (when < wakes_at_) {
+      wakes_at_ = when;
+      wake_.notify_one();
+    }
     return t;
   }
 
@@ -99,15 +105,18 @@ class deadline_scheduler {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       if (timers_.empty()) {
+        wakes_at_ = clock::time_point::max();
         wake_.wait(lock);
         continue;
       }
       auto first = timers_.begin();
       // A copy: the node may be erased while we wait, and wait_until reads its argument again.
       if (const clock::time_point when = first->first.first; when > clock::now()) {
+        wakes_at_ = when;
         wake_.wait_until(lock, when);
         continue;
       }
+      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the map again
       const entry due = first->second;
       running_id_ = first->first.second;
       timers_.erase(first);
@@ -125,6 +134,8 @@ class deadline_scheduler {
   std::map<std::pair<clock::time_point, std::uint64_t>, entry> timers_;
   std::uint64_t last_id_ = 0;
   std::uint64_t running_id_ = 0;
+  // When the thread will next look at the map by itself: max() asleep with no timer, min() awake.
+  clock::time_point wakes_at_ = clock::time_point::min();
   bool stopping_ = false;
   std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down
 };
