@@ -52,8 +52,11 @@ cmake -S "$root" -B "$root/build/bench" -DCMAKE_BUILD_TYPE=Release -DGEERPC_BUIL
 cmake --build "$root/build/bench" -j2 >/dev/null
 bin="$root/build/bench/bench"
 # The peers' scripts build next to their sources, and PEERS_DIR may be read-only.
-cp -r "$PEERS_DIR" "$scratch/peers"
-chmod -R u+w "$scratch/peers"
+if [ "$PEERS" != geerpc ]; then
+  [ -d "$PEERS_DIR" ] || { echo "no peers in $PEERS_DIR (set PEERS_DIR, or PEERS=geerpc)" >&2; exit 1; }
+  cp -r "$PEERS_DIR" "$scratch/peers"
+  chmod -R u+w "$scratch/peers"
+fi
 
 wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 
