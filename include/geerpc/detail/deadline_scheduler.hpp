@@ -129,7 +129,7 @@ class deadline_scheduler {
   }
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;      // a new earliest timer, or stopping
+  std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
   std::condition_variable finished_;  // a callback returned
   std::map<std::pair<clock::time_point, std::uint64_t>, entry> timers_;
   std::uint64_t last_id_ = 0;
