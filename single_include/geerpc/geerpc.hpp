@@ -1264,7 +1264,14 @@ inline const timespec* time_left(const std::optional<clock::time_point>& deadlin
 
 enum class wait_result { ready, timeout, woken };
 
+// Whether `events` can be had on `fd` right now, without waiting.
+inline bool ready_now(int fd, short events) noexcept {
+  pollfd pfd{fd, events, 0};
+  return ::poll(&pfd, 1, 0) > 0;
+}
+
 // Waits until `fd` has one of `events`, the deadline passes, or `wake_fd` (if >= 0) is readable.
+
 inline wait_result wait_for(int fd, short events, const std::optional<clock::time_point>& deadline, int wake_fd = -1) {
   pollfd fds[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
   const nfds_t count = wake_fd >= 0 ? 2 : 1;
@@ -1914,6 +1921,79 @@ GEERPC_END_NAMESPACE
 #include <condition_variable>
 #include <mutex>
 
+// ---- begin geerpc/detail/spin.hpp
+// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
+// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
+// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
+// only when that cannot cost anyone else: when its process may run on more than one CPU (with
+// one, it would only delay the very thread it waits for) and when it is the only caller of its
+// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
+// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
+
+#include <sched.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
+// spin wins little more and burns a CPU the peer may need.
+inline constexpr std::chrono::microseconds spin_budget{50};
+
+// Whether this process may run on more than one CPU (read once: affinity is set before start).
+inline bool several_cpus() noexcept {
+  static const bool several = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+  }();
+  return several;
+}
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
+// callers of the process, so that a lone one may spin.
+class reply_wait {
+ public:
+  reply_wait() noexcept { waiting().fetch_add(1, std::memory_order_relaxed); }
+  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+  reply_wait(const reply_wait&) = delete;
+  reply_wait& operator=(const reply_wait&) = delete;
+
+  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
+  bool may_spin() const noexcept { return several_cpus() && waiting().load(std::memory_order_relaxed) == 1; }
+
+  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
+  // make a system call: the clock is read after each poll.
+  template <class Done>
+  bool spin_until(Done&& done) const {
+    if (!may_spin()) return done();
+    const auto until = std::chrono::steady_clock::now() + spin_budget;
+    for (;;) {
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() >= until) return done();
+      cpu_relax();
+    }
+  }
+
+ private:
+  static std::atomic<int>& waiting() noexcept {
+    static std::atomic<int> count{0};
+    return count;
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/spin.hpp
 // ---- begin geerpc/net/frame_reader.hpp
 // geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
 // Complete frames are handed out straight from the caller's receive buffer; only the unfinished
@@ -2173,7 +2253,14 @@ class blocking_client_engine {
   enum class wait_outcome { ready, timed_out, canceled };
 
   // Waits for `events` on the socket within the call's deadline; a stop request interrupts it.
-  wait_outcome wait(short events, const context& ctx) {
+  wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
+    // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
+    // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
+    // and is then seen below, like one that comes while asleep.
+    const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
+    if (events == POLLIN && waiting.may_spin() &&
+        waiting.spin_until([&] { return stopped() || net::ready_now(fd_.get(), POLLIN); }) && !stopped())
+      return wait_outcome::ready;
     for (;;) {
       switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
         case net::wait_result::ready:
@@ -2190,6 +2277,7 @@ class blocking_client_engine {
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame,
                         std::vector<std::byte>& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
+    const reply_wait waiting;
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     std::optional<std::stop_callback<wake_on_stop>> on_stop;
@@ -2199,7 +2287,7 @@ class blocking_client_engine {
     // What the socket does not take stays queued in order and goes out before the next call's frame.
     for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
       if (status == net::frame_writer::status::broken) return broken();
-      switch (wait(POLLOUT, ctx)) {
+      switch (wait(POLLOUT, ctx, waiting)) {
         case wait_outcome::ready:
           break;
         case wait_outcome::timed_out:
@@ -2217,7 +2305,7 @@ class blocking_client_engine {
         case net::recv_status::closed:
           return broken();
         case net::recv_status::would_block:
-          switch (wait(POLLIN, ctx)) {
+          switch (wait(POLLIN, ctx, waiting)) {
             case wait_outcome::ready:
               continue;
             case wait_outcome::timed_out:
@@ -2419,7 +2507,7 @@ class deadline_scheduler {
   }
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;      // a new earliest timer, or stopping
+  std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
   std::condition_variable finished_;  // a callback returned
   std::map<std::pair<clock::time_point, std::uint64_t>, entry> timers_;
   std::uint64_t last_id_ = 0;
@@ -3448,12 +3536,45 @@ class threaded_client_engine {
         if (stopping_.load(std::memory_order_acquire)) return;
       }
       if ((fds[0].revents & POLLOUT) && writer_.flush() == net::frame_writer::status::broken) return fail_all();
-      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && !drain_socket(buffer, sizeof buffer)) return fail_all();
+      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        std::unique_lock lock(reading_);
+        if (!read_ready(buffer, sizeof buffer, true)) {
+          lock.unlock();
+          return fail_all();
+        }
+      }
     }
   }
 
-  // Reads until the socket is empty. Returns false when the connection is over.
-  bool drain_socket(std::byte* buffer, std::size_t size) {
+  // Reads and hands out replies; returns false once the connection is over. The receiving thread
+  // reads until the socket is empty; a caller spinning for its reply (spin_until_done) reads once,
+  // so that it never stays past its spin however fast replies come. Whoever reads holds reading_.
+  bool read_ready(std::byte* buffer, std::size_t size, bool until_empty) {
+    if (!reading_over_ && !read_socket(buffer, size, until_empty)) reading_over_ = true;
+    return !reading_over_;
+  }
+
+  // A waiting caller reads for a moment itself, when nobody else is reading: on loopback its
+  // reply is often microseconds away, while the receiving thread, asleep in poll, would first need
+  // a CPU woken (spin.hpp). Returns when `done()` or when the spin is over. noexcept: like the
+  // receiving thread, a reader that cannot allocate ends the process rather than lose calls.
+  template <class Done>
+  void spin_until_done(const reply_wait& wait, Done done) noexcept {
+    if (!wait.may_spin()) return;
+    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
+    wait.spin_until([&] {
+      if (done()) return true;
+      if (std::unique_lock lock(reading_, std::try_to_lock);
+          lock.owns_lock() && !read_ready(buffer, sizeof buffer, false)) {
+        lock.unlock();
+        fail_all();
+      }
+      return done();
+    });
+  }
+
+  // Reads once, or until the socket is empty. Returns false when the connection is over.
+  bool read_socket(std::byte* buffer, std::size_t size, bool until_empty) {
     for (;;) {
       std::size_t got = 0;
       switch (net::recv_some(fd_.get(), buffer, size, got)) {
@@ -3470,7 +3591,7 @@ class threaded_client_engine {
         return valid;
       });
       if (broken != nullptr || !valid) return false;
-      if (got < size) return true;  // a short read emptied the socket: poll again, no recv for EAGAIN
+      if (!until_empty || got < size) return true;  // a short read emptied the socket: no recv for EAGAIN
     }
   }
 
@@ -3494,8 +3615,10 @@ class threaded_client_engine {
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;
-  net::frame_reader reader_;  // receiver thread only
-  net::event_fd wake_;        // wakes the receiver: to stop, or to watch for writability
+  std::mutex reading_;  // held by whoever reads the socket: guards reader_ and reading_over_
+  net::frame_reader reader_;
+  bool reading_over_ = false;
+  net::event_fd wake_;  // wakes the receiver: to stop, or to watch for writability
   std::atomic<bool> want_write_{false};
   std::atomic<bool> stopping_{false};
 
@@ -3517,6 +3640,7 @@ class blocking_wait_call final : public threaded_client_engine::pending_call {
     if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
     state_.store(released, std::memory_order_release);
   }
+  bool done() const noexcept { return state_.load(std::memory_order_acquire) != waiting; }
   void wait() noexcept {
     std::uint32_t expected = waiting;
     if (state_.compare_exchange_strong(expected, sleeping, std::memory_order_acq_rel))
@@ -3534,7 +3658,9 @@ inline call_outcome threaded_client_engine::call(const context& ctx, std::span<s
                                                  std::vector<std::byte>& reply) {
   blocking_wait_call call;
   call.reply = &reply;
+  const reply_wait waiting;
   start(call, ctx, frame);
+  spin_until_done(waiting, [&] { return call.done(); });
   call.wait();
   settle(call);
   return std::move(call.outcome);

@@ -164,7 +164,14 @@ inline const timespec* time_left(const std::optional<clock::time_point>& deadlin
 
 enum class wait_result { ready, timeout, woken };
 
+// Whether `events` can be had on `fd` right now, without waiting.
+inline bool ready_now(int fd, short events) noexcept {
+  pollfd pfd{fd, events, 0};
+  return ::poll(&pfd, 1, 0) > 0;
+}
+
 // Waits until `fd` has one of `events`, the deadline passes, or `wake_fd` (if >= 0) is readable.
+
 inline wait_result wait_for(int fd, short events, const std::optional<clock::time_point>& deadline, int wake_fd = -1) {
   pollfd fds[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
   const nfds_t count = wake_fd >= 0 ? 2 : 1;

@@ -22,6 +22,7 @@
 #include "../context.hpp"
 #include "../detail/client_call.hpp"
 #include "../detail/dial.hpp"
+#include "../detail/spin.hpp"
 #include "../net/frame_reader.hpp"
 #include "../net/frame_writer.hpp"
 #include "../net/socket.hpp"
@@ -86,7 +87,14 @@ class blocking_client_engine {
   enum class wait_outcome { ready, timed_out, canceled };
 
   // Waits for `events` on the socket within the call's deadline; a stop request interrupts it.
-  wait_outcome wait(short events, const context& ctx) {
+  wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
+    // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
+    // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
+    // and is then seen below, like one that comes while asleep.
+    const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
+    if (events == POLLIN && waiting.may_spin() &&
+        waiting.spin_until([&] { return stopped() || net::ready_now(fd_.get(), POLLIN); }) && !stopped())
+      return wait_outcome::ready;
     for (;;) {
       switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
         case net::wait_result::ready:
@@ -103,6 +111,7 @@ class blocking_client_engine {
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame,
                         std::vector<std::byte>& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
+    const reply_wait waiting;
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     std::optional<std::stop_callback<wake_on_stop>> on_stop;
@@ -112,7 +121,7 @@ class blocking_client_engine {
     // What the socket does not take stays queued in order and goes out before the next call's frame.
     for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
       if (status == net::frame_writer::status::broken) return broken();
-      switch (wait(POLLOUT, ctx)) {
+      switch (wait(POLLOUT, ctx, waiting)) {
         case wait_outcome::ready:
           break;
         case wait_outcome::timed_out:
@@ -130,7 +139,7 @@ class blocking_client_engine {
         case net::recv_status::closed:
           return broken();
         case net::recv_status::would_block:
-          switch (wait(POLLIN, ctx)) {
+          switch (wait(POLLIN, ctx, waiting)) {
             case wait_outcome::ready:
               continue;
             case wait_outcome::timed_out:

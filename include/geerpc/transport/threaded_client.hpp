@@ -32,6 +32,7 @@
 #include "../detail/dial.hpp"
 #include "../detail/futex.hpp"
 #include "../detail/seq_map.hpp"
+#include "../detail/spin.hpp"
 #include "../net/frame_reader.hpp"
 #include "../net/frame_writer.hpp"
 #include "../net/socket.hpp"
@@ -200,12 +201,45 @@ class threaded_client_engine {
         if (stopping_.load(std::memory_order_acquire)) return;
       }
       if ((fds[0].revents & POLLOUT) && writer_.flush() == net::frame_writer::status::broken) return fail_all();
-      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && !drain_socket(buffer, sizeof buffer)) return fail_all();
+      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        std::unique_lock lock(reading_);
+        if (!read_ready(buffer, sizeof buffer, true)) {
+          lock.unlock();
+          return fail_all();
+        }
+      }
     }
   }
 
-  // Reads until the socket is empty. Returns false when the connection is over.
-  bool drain_socket(std::byte* buffer, std::size_t size) {
+  // Reads and hands out replies; returns false once the connection is over. The receiving thread
+  // reads until the socket is empty; a caller spinning for its reply (spin_until_done) reads once,
+  // so that it never stays past its spin however fast replies come. Whoever reads holds reading_.
+  bool read_ready(std::byte* buffer, std::size_t size, bool until_empty) {
+    if (!reading_over_ && !read_socket(buffer, size, until_empty)) reading_over_ = true;
+    return !reading_over_;
+  }
+
+  // A waiting caller reads for a moment itself, when nobody else is reading: on loopback its
+  // reply is often microseconds away, while the receiving thread, asleep in poll, would first need
+  // a CPU woken (spin.hpp). Returns when `done()` or when the spin is over. noexcept: like the
+  // receiving thread, a reader that cannot allocate ends the process rather than lose calls.
+  template <class Done>
+  void spin_until_done(const reply_wait& wait, Done done) noexcept {
+    if (!wait.may_spin()) return;
+    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
+    wait.spin_until([&] {
+      if (done()) return true;
+      if (std::unique_lock lock(reading_, std::try_to_lock);
+          lock.owns_lock() && !read_ready(buffer, sizeof buffer, false)) {
+        lock.unlock();
+        fail_all();
+      }
+      return done();
+    });
+  }
+
+  // Reads once, or until the socket is empty. Returns false when the connection is over.
+  bool read_socket(std::byte* buffer, std::size_t size, bool until_empty) {
     for (;;) {
       std::size_t got = 0;
       switch (net::recv_some(fd_.get(), buffer, size, got)) {
@@ -222,7 +256,7 @@ class threaded_client_engine {
         return valid;
       });
       if (broken != nullptr || !valid) return false;
-      if (got < size) return true;  // a short read emptied the socket: poll again, no recv for EAGAIN
+      if (!until_empty || got < size) return true;  // a short read emptied the socket: no recv for EAGAIN
     }
   }
 
@@ -246,8 +280,10 @@ class threaded_client_engine {
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;
-  net::frame_reader reader_;  // receiver thread only
-  net::event_fd wake_;        // wakes the receiver: to stop, or to watch for writability
+  std::mutex reading_;  // held by whoever reads the socket: guards reader_ and reading_over_
+  net::frame_reader reader_;
+  bool reading_over_ = false;
+  net::event_fd wake_;  // wakes the receiver: to stop, or to watch for writability
   std::atomic<bool> want_write_{false};
   std::atomic<bool> stopping_{false};
 
@@ -269,6 +305,7 @@ class blocking_wait_call final : public threaded_client_engine::pending_call {
     if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
     state_.store(released, std::memory_order_release);
   }
+  bool done() const noexcept { return state_.load(std::memory_order_acquire) != waiting; }
   void wait() noexcept {
     std::uint32_t expected = waiting;
     if (state_.compare_exchange_strong(expected, sleeping, std::memory_order_acq_rel))
@@ -286,7 +323,9 @@ inline call_outcome threaded_client_engine::call(const context& ctx, std::span<s
                                                  std::vector<std::byte>& reply) {
   blocking_wait_call call;
   call.reply = &reply;
+  const reply_wait waiting;
   start(call, ctx, frame);
+  spin_until_done(waiting, [&] { return call.done(); });
   call.wait();
   settle(call);
   return std::move(call.outcome);

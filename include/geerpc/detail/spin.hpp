@@ -1,0 +1,75 @@
+// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
+// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
+// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
+// only when that cannot cost anyone else: when its process may run on more than one CPU (with
+// one, it would only delay the very thread it waits for) and when it is the only caller of its
+// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
+// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
+#pragma once
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "../config.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
+// spin wins little more and burns a CPU the peer may need.
+inline constexpr std::chrono::microseconds spin_budget{50};
+
+// Whether this process may run on more than one CPU (read once: affinity is set before start).
+inline bool several_cpus() noexcept {
+  static const bool several = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+  }();
+  return several;
+}
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
+// callers of the process, so that a lone one may spin.
+class reply_wait {
+ public:
+  reply_wait() noexcept { waiting().fetch_add(1, std::memory_order_relaxed); }
+  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+  reply_wait(const reply_wait&) = delete;
+  reply_wait& operator=(const reply_wait&) = delete;
+
+  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
+  bool may_spin() const noexcept { return several_cpus() && waiting().load(std::memory_order_relaxed) == 1; }
+
+  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
+  // make a system call: the clock is read after each poll.
+  template <class Done>
+  bool spin_until(Done&& done) const {
+    if (!may_spin()) return done();
+    const auto until = std::chrono::steady_clock::now() + spin_budget;
+    for (;;) {
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() >= until) return done();
+      cpu_relax();
+    }
+  }
+
+ private:
+  static std::atomic<int>& waiting() noexcept {
+    static std::atomic<int> count{0};
+    return count;
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
