@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per W1 call (Sum, one caller), client and server, counted by callgrind: repeatable
 # whatever the machine is doing. Two runs of different lengths; the difference in instructions
-# over the difference in calls cancels start-up and shutdown.
+# over the difference in calls cancels start-up and shutdown. Both run on one CPU, so that a
+# waiting caller sleeps instead of spinning (spin.hpp): a spin's polls would count as work.
 #   bench/callgrind.sh [BUILD_DIR]     (default build/bench; bench/run.sh builds it)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +15,7 @@ short=2000 long=6000
 total() { awk '/^(summary|totals):/{print $2; exit}' "$1"; }
 
 for calls in $short $long; do
-  valgrind --tool=callgrind --callgrind-out-file="$work/server.$calls" \
+  taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/server.$calls" \
     "$bin/geerpc_bench_server" --transport "$transport" >"$work/server.out" 2>"$work/server.err" &
   server=$!
   port=""
@@ -24,7 +25,7 @@ for calls in $short $long; do
     sleep 0.1
   done
   [ -n "$port" ] || { cat "$work/server.err" >&2; exit 1; }
-  valgrind --tool=callgrind --callgrind-out-file="$work/client.$calls" \
+  taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/client.$calls" \
     "$bin/geerpc_bench_client" --transport "$transport" --port "$port" --workload W1 --calls "$calls" \
     --warmup 200 >/dev/null 2>"$work/client.err"
   kill -TERM "$server"
