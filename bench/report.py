@@ -5,8 +5,9 @@
 
 RAW_TXT holds "bench <peer> <workload> key=value ... round=N pin=P" lines; OUT_DIR/stderr.txt (if
 present) adds the "# ..." detail lines (allocations per call, idle KiB per connection). Writes
-OUT_DIR/table.md and, when gnuplot is installed, OUT_DIR/plot.svg. Ratios only ever compare
-figures from the same run and placement.
+OUT_DIR/table.md (with OUT_DIR/callgrind.txt's instruction counts, when present) and, when gnuplot
+is installed, OUT_DIR/plot.svg (one panel per placement). Ratios only ever compare figures from the
+same run and placement.
 """
 import collections
 import pathlib
@@ -111,32 +112,42 @@ def main() -> int:
         client = statistics.median(p[0] for p in pairs)
         server = statistics.median(p[1] for p in pairs)
         lines.append(f"\nAllocations per call, {peer} {w}: client {client:.2f}, server {server:.2f} (goal <= 2 each)")
+    callgrind = out / "callgrind.txt"
+    if callgrind.is_file():
+        lines.append("\nInstructions per W1 call (callgrind, both sides on one CPU):")
+        for line in callgrind.read_text().splitlines():
+            if m := re.match(r"^callgrind (\S+) W1 (\S+) instructions_per_call=(\d+)", line):
+                lines.append(f"- {m.group(1)} {m.group(2)}: {int(m.group(3)):,}")
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
     if shutil.which("gnuplot"):
-        data = out / "plot.dat"
+        # One panel per placement, the same peers in the same colours in each.
         shown = [p for p in peers if p in ("geerpc-threaded", "geerpc-blocking", "raw-tcp", "raw-tcp-pingpong",
                                            "go-netrpc", "grpc-sync", "grpc-callback")]
-        with data.open("w") as f:
-            f.write("workload " + " ".join(f"{p}@{pin}" for pin in pins for p in shown) + "\n")
-            for w in workloads:
-                row = [str(get(pin, p, w, "calls_per_s") or 0) for pin in pins for p in shown]
-                f.write(w + " " + " ".join(row) + "\n")
-        columns = len(pins) * len(shown)
+        panels = []
+        for pin in pins:
+            data = out / f"plot-{pin}.dat"
+            with data.open("w") as f:
+                f.write("workload " + " ".join(shown) + "\n")
+                for w in workloads:
+                    f.write(w + " " + " ".join(str(get(pin, p, w, "calls_per_s") or 0) for p in shown) + "\n")
+            panels.append(f"set title 'PIN={pin}'\n"
+                          f"plot for [i=2:{len(shown) + 1}] '{data}' using i:xtic(1) title columnheader(i)\n")
         script = f"""
-set terminal svg size 1100,520 dynamic font 'sans,11'
+set terminal svg size 1200,520 dynamic noenhanced font 'sans,11'
 set output '{out / "plot.svg"}'
-set title 'calls per second (median of {rounds} rounds; higher is better)'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set logscale y
 set yrange [1000:*]
-set key outside right top vertical
+set ylabel 'calls per second (median of {rounds} rounds)'
+set key outside bottom center horizontal font ',10'
 set xtics nomirror
 set grid ytics
-plot for [i=2:{columns + 1}] '{data}' using i:xtic(1) title columnheader(i)
+set multiplot layout 1,{len(pins)} title 'geerpc and its peers, higher is better (W4: 4 KiB Echo)'
+{"".join(panels)}unset multiplot
 """
         subprocess.run(["gnuplot"], input=script, text=True, check=False)
     return 0

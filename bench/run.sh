@@ -138,5 +138,12 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
+# Instructions per W1 call: repeatable where the timings are not, so regressions show.
+if [[ " $PEERS " == *" geerpc "* ]] && wants W1 && command -v valgrind >/dev/null; then
+  for transport in threaded blocking; do
+    TRANSPORT=$transport bash "$here/callgrind.sh" "$root/build/bench" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
+  done
+fi
+
 python3 "$here/report.py" "$raw" "$OUT"
 echo "# results in $OUT" >&2
