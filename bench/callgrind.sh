@@ -4,6 +4,8 @@
 # over the difference in calls cancels start-up and shutdown. Both run on one CPU, so that a
 # waiting caller sleeps instead of spinning (spin.hpp): a spin's polls would count as work.
 #   bench/callgrind.sh [BUILD_DIR]     (default build/bench; bench/run.sh builds it)
+# CLIENT_ARGS adds client flags, e.g. CLIENT_ARGS="--deadline-ms 1000 --handle-timeout-ms 1000"
+# to count what deadlines cost; LABEL names that variant in the output line.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${1:-$root/build/bench}/bench"
@@ -27,11 +29,11 @@ for calls in $short $long; do
   [ -n "$port" ] || { cat "$work/server.err" >&2; exit 1; }
   taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/client.$calls" \
     "$bin/geerpc_bench_client" --transport "$transport" --port "$port" --workload W1 --calls "$calls" \
-    --warmup 200 >/dev/null 2>"$work/client.err"
+    --warmup 200 ${CLIENT_ARGS:-} >/dev/null 2>"$work/client.err"
   kill -TERM "$server"
   wait "$server" || true
 done
 for side in client server; do
   a=$(total "$work/$side.$short") b=$(total "$work/$side.$long")
-  echo "callgrind geerpc-$transport W1 $side instructions_per_call=$(((b - a) / (long - short)))"
+  echo "callgrind geerpc-$transport W1${LABEL:+ $LABEL} $side instructions_per_call=$(((b - a) / (long - short)))"
 done

@@ -1,5 +1,6 @@
 // The deadline scheduler: one thread, deadlines in order, cancel() that can be trusted with the
 // lifetime of a callback's context.
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -28,17 +29,57 @@ struct tagged {
     self->into->fired.add();
   }
 };
+
+// Cancels its timers when the test ends, a failed REQUIRE included: a timer must not be
+// destroyed while it is queued.
+struct cancel_on_exit {
+  deadline_scheduler& scheduler;
+  std::vector<deadline_scheduler::timer*> timers;
+  ~cancel_on_exit() {
+    for (auto* t : timers) scheduler.cancel(*t);
+  }
+};
+
+// Keeps the scheduler thread inside a callback until released, so that timers set meanwhile
+// (with deadlines that pass meanwhile) are then run purely in the heap's order: no timing involved.
+class hold_scheduler {
+ public:
+  explicit hold_scheduler(deadline_scheduler& scheduler) : scheduler_(scheduler) {
+    scheduler_.schedule(timer_, deadline_scheduler::clock::now(), &hold, this);
+    held_ = entered_.wait();
+  }
+  ~hold_scheduler() { release(); }
+  bool held() const { return held_; }
+  void release() {
+    release_.set();
+    scheduler_.cancel(timer_);  // waits for the callback to return
+  }
+
+ private:
+  static void hold(void* context) {
+    auto* self = static_cast<hold_scheduler*>(context);
+    self->entered_.set();
+    self->release_.wait();
+  }
+  deadline_scheduler& scheduler_;
+  deadline_scheduler::timer timer_;
+  test::event entered_, release_;
+  bool held_ = false;
+};
 }  // namespace
 
 TEST_CASE("timers fire in deadline order, not in the order they were set", "[scheduler]") {
   auto scheduler = deadline_scheduler::shared();
   recorder r;
   tagged a{&r, 3}, b{&r, 1}, c{&r, 2};
+  deadline_scheduler::timer ta, tb, tc;
+  cancel_on_exit guard{*scheduler, {&ta, &tb, &tc}};
   const auto now = deadline_scheduler::clock::now();
-  scheduler->schedule(now + 60ms, &tagged::fire, &a);
-  scheduler->schedule(now + 20ms, &tagged::fire, &b);
-  scheduler->schedule(now + 40ms, &tagged::fire, &c);
+  scheduler->schedule(ta, now + 60ms, &tagged::fire, &a);
+  scheduler->schedule(tb, now + 20ms, &tagged::fire, &b);
+  scheduler->schedule(tc, now + 40ms, &tagged::fire, &c);
   REQUIRE(r.fired.wait_for_at_least(3));
+  std::lock_guard lock(r.mutex);
   CHECK(r.order == std::vector<int>{1, 2, 3});
 }
 
@@ -46,14 +87,22 @@ TEST_CASE("a cancelled timer never fires", "[scheduler]") {
   auto scheduler = deadline_scheduler::shared();
   recorder r;
   tagged cancelled{&r, 1}, later{&r, 2};
-  const auto now = deadline_scheduler::clock::now();
-  auto t = scheduler->schedule(now + 20ms, &tagged::fire, &cancelled);
-  scheduler->schedule(now + 60ms, &tagged::fire, &later);
-  CHECK(scheduler->cancel(t));
-  CHECK_FALSE(t);  // the handle is reset
+  deadline_scheduler::timer t, t_later;
+  cancel_on_exit guard{*scheduler, {&t, &t_later}};
+  {
+    hold_scheduler hold(*scheduler);
+    REQUIRE(hold.held());
+    const auto now = deadline_scheduler::clock::now();
+    scheduler->schedule(t, now, &tagged::fire, &cancelled);
+    scheduler->schedule(t_later, now + 1ms, &tagged::fire, &later);
+    CHECK(scheduler->cancel(t));
+    CHECK_FALSE(scheduler->cancel(t));  // a second cancel finds nothing to take off
+  }
   REQUIRE(r.fired.wait_for_at_least(1));
+  std::lock_guard lock(r.mutex);
   CHECK(r.order == std::vector<int>{2});  // `later` fired after the cancelled deadline had passed
-  CHECK_FALSE(scheduler->cancel(t));      // cancelling an empty handle is harmless
+  deadline_scheduler::timer never_set;
+  CHECK_FALSE(scheduler->cancel(never_set));  // cancelling a timer never scheduled is harmless
 }
 
 TEST_CASE("cancel() of a running callback returns only after it finished", "[scheduler]") {
@@ -68,7 +117,9 @@ TEST_CASE("cancel() of a running callback returns only after it finished", "[sch
       self->done.store(true);
     }
   } callback;
-  auto t = scheduler->schedule(deadline_scheduler::clock::now(), &blocking_callback::fire, &callback);
+  deadline_scheduler::timer t;
+  cancel_on_exit guard{*scheduler, {&t}};
+  scheduler->schedule(t, deadline_scheduler::clock::now(), &blocking_callback::fire, &callback);
   REQUIRE(callback.entered.wait());
   test::event about_to_cancel;
   bool done_when_cancel_returned = false, removed = true;
@@ -88,17 +139,116 @@ TEST_CASE("a callback may schedule another timer", "[scheduler]") {
   auto scheduler = deadline_scheduler::shared();
   struct chain {
     deadline_scheduler* scheduler;
+    deadline_scheduler::timer first, next;
     int remaining = 5;
     test::counter fired;
     static void fire(void* context) {
       auto* self = static_cast<chain*>(context);
-      if (--self->remaining > 0) self->scheduler->schedule(deadline_scheduler::clock::now() + 1ms, &fire, self);
+      if (--self->remaining > 0)
+        self->scheduler->schedule(self->next, deadline_scheduler::clock::now() + 1ms, &fire, self);
       self->fired.add();  // last: the test may destroy the chain as soon as the count is reached
     }
   } c;
   c.scheduler = scheduler.get();
-  scheduler->schedule(deadline_scheduler::clock::now(), &chain::fire, &c);
+  cancel_on_exit guard{*scheduler, {&c.first, &c.next}};
+  scheduler->schedule(c.first, deadline_scheduler::clock::now(), &chain::fire, &c);
   CHECK(c.fired.wait_for_at_least(5));
+}
+
+TEST_CASE("a callback may set its own timer again, and cancel() takes that deadline off too", "[scheduler]") {
+  auto scheduler = deadline_scheduler::shared();
+  struct rearming {
+    deadline_scheduler* scheduler;
+    deadline_scheduler::timer timer;
+    test::event entered, release;
+    std::atomic<int> runs{0};
+    static void fire(void* context) {
+      auto* self = static_cast<rearming*>(context);
+      self->runs.fetch_add(1);
+      self->entered.set();
+      self->release.wait();
+      self->scheduler->schedule(self->timer, deadline_scheduler::clock::now() + 1h, &fire, self);
+    }
+  } r;
+  r.scheduler = scheduler.get();
+  cancel_on_exit guard{*scheduler, {&r.timer}};
+  scheduler->schedule(r.timer, deadline_scheduler::clock::now(), &rearming::fire, &r);
+  REQUIRE(r.entered.wait());
+  test::event about_to_cancel;
+  bool removed = false;
+  std::jthread canceller([&] {
+    about_to_cancel.set();
+    removed = scheduler->cancel(r.timer);
+  });
+  REQUIRE(about_to_cancel.wait());
+  r.release.set();
+  canceller.join();
+  CHECK(removed);                           // it waited for the callback, then took off the deadline the callback set
+  CHECK_FALSE(scheduler->cancel(r.timer));  // nothing left queued
+  CHECK(r.runs.load() == 1);
+}
+
+TEST_CASE("scheduling a queued timer moves it to the new deadline", "[scheduler]") {
+  auto scheduler = deadline_scheduler::shared();
+  // Three timers 1 ms apart, set while the scheduler is held, then one of them moved; `moves`
+  // are (timer index, new offset in ms).
+  const auto fire_order = [&](std::vector<std::pair<int, int>> moves) {
+    recorder r;
+    std::vector<tagged> tags{{&r, 1}, {&r, 2}, {&r, 3}};
+    std::vector<deadline_scheduler::timer> timers(3);
+    cancel_on_exit guard{*scheduler, {&timers[0], &timers[1], &timers[2]}};
+    {
+      hold_scheduler hold(*scheduler);
+      REQUIRE(hold.held());
+      const auto now = deadline_scheduler::clock::now();
+      for (std::size_t i = 0; i < 3; ++i)
+        scheduler->schedule(timers[i], now + std::chrono::milliseconds(i + 1), &tagged::fire, &tags[i]);
+      for (auto [index, offset_ms] : moves)
+        scheduler->schedule(timers[static_cast<std::size_t>(index)], now + std::chrono::milliseconds(offset_ms),
+                            &tagged::fire, &tags[static_cast<std::size_t>(index)]);
+    }
+    REQUIRE(r.fired.wait_for_at_least(3));
+    std::lock_guard lock(r.mutex);
+    return r.order;
+  };
+  CHECK(fire_order({{2, 0}}) == std::vector<int>{3, 1, 2});          // earlier: up the heap
+  CHECK(fire_order({{0, 4}}) == std::vector<int>{2, 3, 1});          // later: down from the top
+  CHECK(fire_order({{2, 0}, {2, 4}}) == std::vector<int>{1, 2, 3});  // to the top, then down again
+}
+
+TEST_CASE("many timers, half of them cancelled: the rest fire once each, in deadline order", "[scheduler]") {
+  auto scheduler = deadline_scheduler::shared();
+  constexpr int count = 200;
+  recorder r;
+  std::vector<tagged> contexts;
+  contexts.reserve(count);
+  std::vector<deadline_scheduler::timer> timers(count);
+  cancel_on_exit guard{*scheduler, {}};
+  for (auto& t : timers) guard.timers.push_back(&t);
+  std::vector<int> expected;
+  {
+    hold_scheduler hold(*scheduler);
+    REQUIRE(hold.held());
+    // Deadlines in a scrambled order (37 is coprime to 200), 1 µs apart: the heap sees inserts
+    // before and after the front, and removals from the middle.
+    const auto start = deadline_scheduler::clock::now();
+    for (int i = 0; i < count; ++i) {
+      const int rank = (i * 37) % count;
+      contexts.push_back({&r, rank});
+      scheduler->schedule(timers[static_cast<std::size_t>(i)], start + rank * 1us, &tagged::fire, &contexts.back());
+    }
+    for (int i = 0; i < count; ++i) {
+      const int rank = (i * 37) % count;
+      if (rank % 2 == 1)
+        CHECK(scheduler->cancel(timers[static_cast<std::size_t>(i)]));
+      else
+        expected.push_back(rank);
+    }
+  }
+  std::sort(expected.begin(), expected.end());
+  REQUIRE(r.fired.wait_for_at_least(count / 2));
+  std::lock_guard lock(r.mutex);
+  CHECK(r.order == expected);
 }
 
 TEST_CASE("the shared scheduler is one thread, gone when nobody holds it", "[scheduler][resources]") {

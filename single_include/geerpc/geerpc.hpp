@@ -2389,8 +2389,11 @@ GEERPC_END_NAMESPACE
 // geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
 // client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
 // (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
-// timeout.) A sorted map of (deadline, id) and a std::jthread that sleeps until the earliest one:
-// no thread per call, and a call without a deadline costs nothing here.
+// timeout.) A binary heap of timers ordered by deadline and a std::jthread that sleeps until the
+// earliest one: no thread per call, and a call without a deadline costs nothing here.
+//
+// The timers are the owners' objects (a call's, a request's), so a deadline costs no allocation:
+// the heap holds pointers to them and each timer knows its slot, which makes cancel() O(log n).
 //
 // Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
 // they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
@@ -2406,10 +2409,22 @@ class deadline_scheduler {
   using clock = std::chrono::steady_clock;
   using callback = void (*)(void* context);
 
-  struct timer {
-    clock::time_point when{};
-    std::uint64_t id = 0;  // 0: no timer
-    explicit operator bool() const noexcept { return id != 0; }
+  // One deadline, owned by whoever set it. While it is queued the scheduler points at it, so it
+  // stays where it is (neither copied nor moved) from schedule() until cancel() has returned or its
+  // callback has run. The scheduler's mutex guards every field.
+  class timer {
+   public:
+    timer() = default;
+    timer(const timer&) = delete;
+    timer& operator=(const timer&) = delete;
+
+   private:
+    friend class deadline_scheduler;
+    static constexpr std::size_t unqueued = static_cast<std::size_t>(-1);
+    clock::time_point when_{};
+    callback fn_ = nullptr;
+    void* context_ = nullptr;
+    std::size_t slot_ = unqueued;  // its index in the heap
   };
 
   deadline_scheduler() : thread_([this] { run(); }) {}
@@ -2441,10 +2456,19 @@ class deadline_scheduler {
     return scheduler;
   }
 
-  timer schedule(clock::time_point when, callback fn, void* context) {
+  // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
+  // May be called from a callback, for its own timer too.
+  void schedule(timer& t, clock::time_point when, callback fn, void* context) {
     std::lock_guard lock(mutex_);
-    const timer t{when, ++last_id_};
-    timers_.emplace(std::pair{when, t.id}, entry{fn, context});
+    if (t.slot_ == timer::unqueued) {
+      heap_.push_back(&t);  // first: if it throws, nothing has changed
+      t.slot_ = heap_.size() - 1;
+    }
+    t.when_ = when;
+    t.fn_ = fn;
+    t.context_ = context;
+    sift_down(t.slot_);
+    sift_up(t.slot_);
     // Wake the thread only if it would sleep past this deadline. Most timers are cancelled before
     // they fire (a call answered in time), and the thread may still be set to wake for one of those:
     // it then wakes early once, finds the later deadline, and sleeps again. Waking it on every
@@ -2453,55 +2477,88 @@ class deadline_scheduler {
       wakes_at_ = when;
       wake_.notify_one();
     }
-    return t;
   }
 
-  // Removes `t` and resets it. Returns true when the callback will never run; false when it already
-  // ran or is running, in which case this waits for it to return (except on the scheduler thread).
+  // Takes `t` off the queue. If its callback is running, first waits for it to return (except on
+  // the scheduler thread), and then takes off the deadline that callback may have set again.
+  // Returns true when it took a deadline off the queue. Harmless on a timer never scheduled.
   bool cancel(timer& t) {
-    if (!t) return false;
     std::unique_lock lock(mutex_);
-    const bool removed = timers_.erase(std::pair{t.when, t.id}) == 1;
-    if (!removed && std::this_thread::get_id() != thread_.get_id())
-      finished_.wait(lock, [&] { return running_id_ != t.id; });
-    t = timer{};
-    return removed;
+    if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
+    if (t.slot_ == timer::unqueued) return false;
+    remove(t.slot_);
+    return true;
   }
 
   std::size_t pending() const {
     std::lock_guard lock(mutex_);
-    return timers_.size();
+    return heap_.size();
   }
 
  private:
-  struct entry {
-    callback fn;
-    void* context;
-  };
+  // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
+  void place(std::size_t slot, timer* t) noexcept {
+    heap_[slot] = t;
+    t->slot_ = slot;
+  }
+  void sift_up(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    while (slot > 0) {
+      const std::size_t parent = (slot - 1) / 2;
+      if (!(t->when_ < heap_[parent]->when_)) break;
+      place(slot, heap_[parent]);
+      slot = parent;
+    }
+    place(slot, t);
+  }
+  void sift_down(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    const std::size_t size = heap_.size();
+    for (std::size_t child = 2 * slot + 1; child < size; child = 2 * slot + 1) {
+      if (child + 1 < size && heap_[child + 1]->when_ < heap_[child]->when_) ++child;
+      if (!(heap_[child]->when_ < t->when_)) break;
+      place(slot, heap_[child]);
+      slot = child;
+    }
+    place(slot, t);
+  }
+  void remove(std::size_t slot) noexcept {
+    timer* const gone = heap_[slot];
+    timer* const last = heap_.back();
+    heap_.pop_back();
+    gone->slot_ = timer::unqueued;
+    if (last == gone) return;
+    place(slot, last);
+    sift_down(slot);
+    sift_up(last->slot_);
+  }
 
   void run() {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-      if (timers_.empty()) {
+      if (heap_.empty()) {
+        // After a storm of deadlines, give back what the heap grew to.
+        if (heap_.capacity() > 4096) std::vector<timer*>().swap(heap_);
         wakes_at_ = clock::time_point::max();
         wake_.wait(lock);
         continue;
       }
-      auto first = timers_.begin();
-      // A copy: the node may be erased while we wait, and wait_until reads its argument again.
-      if (const clock::time_point when = first->first.first; when > clock::now()) {
+      timer& first = *heap_.front();
+      // A copy: the timer may be cancelled while we wait, and wait_until reads its argument again.
+      if (const clock::time_point when = first.when_; when > clock::now()) {
         wakes_at_ = when;
         wake_.wait_until(lock, when);
         continue;
       }
-      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the map again
-      const entry due = first->second;
-      running_id_ = first->first.second;
-      timers_.erase(first);
+      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the heap again
+      const callback fn = first.fn_;
+      void* const context = first.context_;
+      remove(0);
+      running_ = &first;
       lock.unlock();
-      due.fn(due.context);
+      fn(context);  // may destroy `first`: from here on it is only an address to compare
       lock.lock();
-      running_id_ = 0;
+      running_ = nullptr;
       finished_.notify_all();
     }
   }
@@ -2509,10 +2566,9 @@ class deadline_scheduler {
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
   std::condition_variable finished_;  // a callback returned
-  std::map<std::pair<clock::time_point, std::uint64_t>, entry> timers_;
-  std::uint64_t last_id_ = 0;
-  std::uint64_t running_id_ = 0;
-  // When the thread will next look at the map by itself: max() asleep with no timer, min() awake.
+  std::vector<timer*> heap_;
+  const timer* running_ = nullptr;  // whose callback runs now
+  // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
   clock::time_point wakes_at_ = clock::time_point::min();
   bool stopping_ = false;
   std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down
@@ -2808,8 +2864,9 @@ struct server_request {
   std::vector<std::byte> argument;
   std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
   std::atomic<std::uint8_t> state{running};
+  enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
-  bool timer_is_handle_timeout = false;  // which limit the timer enforces
+  limit timer_limit = limit::none;  // which limit the timer enforces; none: it was not set
 };
 
 class server_connection : public std::enable_shared_from_this<server_connection> {
@@ -2946,7 +3003,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static void finish(server_request* request) {
     // First the timer: once cancel() returns no deadline callback runs, and those read
     // request->connection.
-    request->connection->context_.scheduler->cancel(request->timer);
+    if (request->timer_limit != server_request::limit::none)
+      request->connection->context_.scheduler->cancel(request->timer);
     // Held to the end: this may be the connection's last reference, and the request may go back
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -3056,8 +3114,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request->argument.clear();
     request->stop.reset();
     request->state.store(server_request::running, std::memory_order_relaxed);
-    request->timer = {};
-    request->timer_is_handle_timeout = false;
+    request->timer_limit = server_request::limit::none;
     spare_.push_back(std::move(owned));
   }
 
@@ -3069,15 +3126,16 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = now + handle_timeout_;
     if (budget_us > 0) caller_deadline = now + std::chrono::microseconds(std::min(budget_us, max_us));
     if (!handle_deadline && !caller_deadline) return;
-    request.timer_is_handle_timeout = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
-    const clock::time_point when = request.timer_is_handle_timeout ? *handle_deadline : *caller_deadline;
-    request.timer = context_.scheduler->schedule(when, &on_request_deadline, &request);
+    const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
+    request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
+    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
+                                 &on_request_deadline, &request);
   }
 
   static void on_request_deadline(void* context) {
     auto& request = *static_cast<server_request*>(context);
     server_connection& self = *request.connection;
-    if (request.timer_is_handle_timeout)
+    if (request.timer_limit == server_request::limit::handle_timeout)
       self.answer_error(request, errc::handle_timeout,
                         "rpc server: request handle timeout: expect within " + duration_text(self.handle_timeout_));
     else
@@ -3130,21 +3188,25 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   void arm_stall_timer(std::chrono::nanoseconds limit) {
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
-    if (stall_timer_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
+    if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
+    // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
+    // callback cannot run before the guard is set: it needs stall_mutex_.
+    context_.scheduler->schedule(stall_timer_, clock::now() + limit, &on_stall, this);
     stall_guard_ = shared_from_this();
-    stall_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_stall, this);
     stall_armed_.store(true, std::memory_order_relaxed);
   }
   void disarm_stall_timer() {
-    deadline_scheduler::timer timer;
     std::shared_ptr<server_connection> guard;
     {
       std::lock_guard lock(stall_mutex_);
-      std::swap(timer, stall_timer_);
       guard.swap(stall_guard_);
       stall_armed_.store(false, std::memory_order_relaxed);
     }
-    context_.scheduler->cancel(timer);
+    // Whoever took the guard cancels: that also takes off a deadline that a running callback set
+    // again before it saw the guard gone. Cancelling after the lock is released is safe because
+    // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
+    // nobody arms it again in between.
+    if (guard) context_.scheduler->cancel(stall_timer_);
   }  // `guard` goes here, after any running callback has returned
   static void on_stall(void* context) {
     auto& self = *static_cast<server_connection*>(context);
@@ -3158,12 +3220,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
         const auto due = clock::time_point(clock::duration(since)) + self.context_.options.frame_timeout;
         if (due > clock::now()) {
-          self.stall_timer_ = self.context_.scheduler->schedule(due, &on_stall, &self);
+          self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
         }
       }
       guard.swap(self.stall_guard_);
-      self.stall_timer_ = {};
       self.stall_armed_.store(false, std::memory_order_relaxed);
     }
     if (guard) self.close();
@@ -3401,6 +3462,7 @@ class threaded_client_engine {
     threaded_client_engine* engine = nullptr;
     std::uint64_t seq = 0;
     deadline_scheduler::timer timer;
+    bool timed = false;  // the timer was set: settle() must cancel it
     std::optional<std::stop_callback<stop_action>> on_stop;
   };
 
@@ -3440,9 +3502,18 @@ class threaded_client_engine {
       call.seq = ++last_seq_;
       pending_.insert(call.seq, &call);
     }
-    if (ctx.deadline()) call.timer = scheduler_->schedule(*ctx.deadline(), &on_deadline, &call);
+    if (ctx.deadline()) {
+      call.timed = true;
+      scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
+    }
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
-    if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
+    try {
+      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
+    } catch (...) {  // out of memory queueing the frame: the call must not stay in the table or the heap
+      if (!take(call.seq, &call)) return;  // a deadline or a close completed it already: that stands
+      if (call.timed) scheduler_->cancel(call.timer);
+      throw;
+    }
     // After the request is out, so that a cancel frame never overtakes the request it cancels.
     if (ctx.stop_token().stop_possible()) call.on_stop.emplace(ctx.stop_token(), pending_call::stop_action{&call});
   }
@@ -3450,7 +3521,7 @@ class threaded_client_engine {
   // After completion: disarms the deadline and the stop callback, waiting for either if it is
   // running right now, so that the call's memory can go.
   void settle(pending_call& call) {
-    scheduler_->cancel(call.timer);
+    if (call.timed) scheduler_->cancel(call.timer);
     call.on_stop.reset();
   }
 
@@ -3906,7 +3977,7 @@ class threaded_server_engine {
   void pause_accepting() {
     watch(listen_.get(), 0, &listen_tag_, EPOLL_CTL_MOD);
     context_.scheduler->cancel(accept_retry_);
-    accept_retry_ = context_.scheduler->schedule(clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
+    context_.scheduler->schedule(accept_retry_, clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);

@@ -1,8 +1,11 @@
 // geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
 // client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
 // (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
-// timeout.) A sorted map of (deadline, id) and a std::jthread that sleeps until the earliest one:
-// no thread per call, and a call without a deadline costs nothing here.
+// timeout.) A binary heap of timers ordered by deadline and a std::jthread that sleeps until the
+// earliest one: no thread per call, and a call without a deadline costs nothing here.
+//
+// The timers are the owners' objects (a call's, a request's), so a deadline costs no allocation:
+// the heap holds pointers to them and each timer knows its slot, which makes cancel() O(log n).
 //
 // Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
 // they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
@@ -11,12 +14,11 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
-#include <map>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <utility>
+#include <vector>
 
 #include "../config.hpp"
 
@@ -28,10 +30,22 @@ class deadline_scheduler {
   using clock = std::chrono::steady_clock;
   using callback = void (*)(void* context);
 
-  struct timer {
-    clock::time_point when{};
-    std::uint64_t id = 0;  // 0: no timer
-    explicit operator bool() const noexcept { return id != 0; }
+  // One deadline, owned by whoever set it. While it is queued the scheduler points at it, so it
+  // stays where it is (neither copied nor moved) from schedule() until cancel() has returned or its
+  // callback has run. The scheduler's mutex guards every field.
+  class timer {
+   public:
+    timer() = default;
+    timer(const timer&) = delete;
+    timer& operator=(const timer&) = delete;
+
+   private:
+    friend class deadline_scheduler;
+    static constexpr std::size_t unqueued = static_cast<std::size_t>(-1);
+    clock::time_point when_{};
+    callback fn_ = nullptr;
+    void* context_ = nullptr;
+    std::size_t slot_ = unqueued;  // its index in the heap
   };
 
   deadline_scheduler() : thread_([this] { run(); }) {}
@@ -63,10 +77,19 @@ class deadline_scheduler {
     return scheduler;
   }
 
-  timer schedule(clock::time_point when, callback fn, void* context) {
+  // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
+  // May be called from a callback, for its own timer too.
+  void schedule(timer& t, clock::time_point when, callback fn, void* context) {
     std::lock_guard lock(mutex_);
-    const timer t{when, ++last_id_};
-    timers_.emplace(std::pair{when, t.id}, entry{fn, context});
+    if (t.slot_ == timer::unqueued) {
+      heap_.push_back(&t);  // first: if it throws, nothing has changed
+      t.slot_ = heap_.size() - 1;
+    }
+    t.when_ = when;
+    t.fn_ = fn;
+    t.context_ = context;
+    sift_down(t.slot_);
+    sift_up(t.slot_);
     // Wake the thread only if it would sleep past this deadline. Most timers are cancelled before
     // they fire (a call answered in time), and the thread may still be set to wake for one of those:
     // it then wakes early once, finds the later deadline, and sleeps again. Waking it on every
@@ -75,55 +98,88 @@ class deadline_scheduler {
       wakes_at_ = when;
       wake_.notify_one();
     }
-    return t;
   }
 
-  // Removes `t` and resets it. Returns true when the callback will never run; false when it already
-  // ran or is running, in which case this waits for it to return (except on the scheduler thread).
+  // Takes `t` off the queue. If its callback is running, first waits for it to return (except on
+  // the scheduler thread), and then takes off the deadline that callback may have set again.
+  // Returns true when it took a deadline off the queue. Harmless on a timer never scheduled.
   bool cancel(timer& t) {
-    if (!t) return false;
     std::unique_lock lock(mutex_);
-    const bool removed = timers_.erase(std::pair{t.when, t.id}) == 1;
-    if (!removed && std::this_thread::get_id() != thread_.get_id())
-      finished_.wait(lock, [&] { return running_id_ != t.id; });
-    t = timer{};
-    return removed;
+    if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
+    if (t.slot_ == timer::unqueued) return false;
+    remove(t.slot_);
+    return true;
   }
 
   std::size_t pending() const {
     std::lock_guard lock(mutex_);
-    return timers_.size();
+    return heap_.size();
   }
 
  private:
-  struct entry {
-    callback fn;
-    void* context;
-  };
+  // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
+  void place(std::size_t slot, timer* t) noexcept {
+    heap_[slot] = t;
+    t->slot_ = slot;
+  }
+  void sift_up(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    while (slot > 0) {
+      const std::size_t parent = (slot - 1) / 2;
+      if (!(t->when_ < heap_[parent]->when_)) break;
+      place(slot, heap_[parent]);
+      slot = parent;
+    }
+    place(slot, t);
+  }
+  void sift_down(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    const std::size_t size = heap_.size();
+    for (std::size_t child = 2 * slot + 1; child < size; child = 2 * slot + 1) {
+      if (child + 1 < size && heap_[child + 1]->when_ < heap_[child]->when_) ++child;
+      if (!(heap_[child]->when_ < t->when_)) break;
+      place(slot, heap_[child]);
+      slot = child;
+    }
+    place(slot, t);
+  }
+  void remove(std::size_t slot) noexcept {
+    timer* const gone = heap_[slot];
+    timer* const last = heap_.back();
+    heap_.pop_back();
+    gone->slot_ = timer::unqueued;
+    if (last == gone) return;
+    place(slot, last);
+    sift_down(slot);
+    sift_up(last->slot_);
+  }
 
   void run() {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-      if (timers_.empty()) {
+      if (heap_.empty()) {
+        // After a storm of deadlines, give back what the heap grew to.
+        if (heap_.capacity() > 4096) std::vector<timer*>().swap(heap_);
         wakes_at_ = clock::time_point::max();
         wake_.wait(lock);
         continue;
       }
-      auto first = timers_.begin();
-      // A copy: the node may be erased while we wait, and wait_until reads its argument again.
-      if (const clock::time_point when = first->first.first; when > clock::now()) {
+      timer& first = *heap_.front();
+      // A copy: the timer may be cancelled while we wait, and wait_until reads its argument again.
+      if (const clock::time_point when = first.when_; when > clock::now()) {
         wakes_at_ = when;
         wake_.wait_until(lock, when);
         continue;
       }
-      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the map again
-      const entry due = first->second;
-      running_id_ = first->first.second;
-      timers_.erase(first);
+      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the heap again
+      const callback fn = first.fn_;
+      void* const context = first.context_;
+      remove(0);
+      running_ = &first;
       lock.unlock();
-      due.fn(due.context);
+      fn(context);  // may destroy `first`: from here on it is only an address to compare
       lock.lock();
-      running_id_ = 0;
+      running_ = nullptr;
       finished_.notify_all();
     }
   }
@@ -131,10 +187,9 @@ class deadline_scheduler {
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
   std::condition_variable finished_;  // a callback returned
-  std::map<std::pair<clock::time_point, std::uint64_t>, entry> timers_;
-  std::uint64_t last_id_ = 0;
-  std::uint64_t running_id_ = 0;
-  // When the thread will next look at the map by itself: max() asleep with no timer, min() awake.
+  std::vector<timer*> heap_;
+  const timer* running_ = nullptr;  // whose callback runs now
+  // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
   clock::time_point wakes_at_ = clock::time_point::min();
   bool stopping_ = false;
   std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down

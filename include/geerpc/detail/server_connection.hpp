@@ -80,8 +80,9 @@ struct server_request {
   std::vector<std::byte> argument;
   std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
   std::atomic<std::uint8_t> state{running};
+  enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
-  bool timer_is_handle_timeout = false;  // which limit the timer enforces
+  limit timer_limit = limit::none;  // which limit the timer enforces; none: it was not set
 };
 
 class server_connection : public std::enable_shared_from_this<server_connection> {
@@ -218,7 +219,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static void finish(server_request* request) {
     // First the timer: once cancel() returns no deadline callback runs, and those read
     // request->connection.
-    request->connection->context_.scheduler->cancel(request->timer);
+    if (request->timer_limit != server_request::limit::none)
+      request->connection->context_.scheduler->cancel(request->timer);
     // Held to the end: this may be the connection's last reference, and the request may go back
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -328,8 +330,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request->argument.clear();
     request->stop.reset();
     request->state.store(server_request::running, std::memory_order_relaxed);
-    request->timer = {};
-    request->timer_is_handle_timeout = false;
+    request->timer_limit = server_request::limit::none;
     spare_.push_back(std::move(owned));
   }
 
@@ -341,15 +342,16 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = now + handle_timeout_;
     if (budget_us > 0) caller_deadline = now + std::chrono::microseconds(std::min(budget_us, max_us));
     if (!handle_deadline && !caller_deadline) return;
-    request.timer_is_handle_timeout = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
-    const clock::time_point when = request.timer_is_handle_timeout ? *handle_deadline : *caller_deadline;
-    request.timer = context_.scheduler->schedule(when, &on_request_deadline, &request);
+    const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
+    request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
+    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
+                                 &on_request_deadline, &request);
   }
 
   static void on_request_deadline(void* context) {
     auto& request = *static_cast<server_request*>(context);
     server_connection& self = *request.connection;
-    if (request.timer_is_handle_timeout)
+    if (request.timer_limit == server_request::limit::handle_timeout)
       self.answer_error(request, errc::handle_timeout,
                         "rpc server: request handle timeout: expect within " + duration_text(self.handle_timeout_));
     else
@@ -402,21 +404,25 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   void arm_stall_timer(std::chrono::nanoseconds limit) {
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
-    if (stall_timer_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
+    if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
+    // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
+    // callback cannot run before the guard is set: it needs stall_mutex_.
+    context_.scheduler->schedule(stall_timer_, clock::now() + limit, &on_stall, this);
     stall_guard_ = shared_from_this();
-    stall_timer_ = context_.scheduler->schedule(clock::now() + limit, &on_stall, this);
     stall_armed_.store(true, std::memory_order_relaxed);
   }
   void disarm_stall_timer() {
-    deadline_scheduler::timer timer;
     std::shared_ptr<server_connection> guard;
     {
       std::lock_guard lock(stall_mutex_);
-      std::swap(timer, stall_timer_);
       guard.swap(stall_guard_);
       stall_armed_.store(false, std::memory_order_relaxed);
     }
-    context_.scheduler->cancel(timer);
+    // Whoever took the guard cancels: that also takes off a deadline that a running callback set
+    // again before it saw the guard gone. Cancelling after the lock is released is safe because
+    // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
+    // nobody arms it again in between.
+    if (guard) context_.scheduler->cancel(stall_timer_);
   }  // `guard` goes here, after any running callback has returned
   static void on_stall(void* context) {
     auto& self = *static_cast<server_connection*>(context);
@@ -430,12 +436,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
         const auto due = clock::time_point(clock::duration(since)) + self.context_.options.frame_timeout;
         if (due > clock::now()) {
-          self.stall_timer_ = self.context_.scheduler->schedule(due, &on_stall, &self);
+          self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
         }
       }
       guard.swap(self.stall_guard_);
-      self.stall_timer_ = {};
       self.stall_armed_.store(false, std::memory_order_relaxed);
     }
     if (guard) self.close();

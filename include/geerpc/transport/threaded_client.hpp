@@ -66,6 +66,7 @@ class threaded_client_engine {
     threaded_client_engine* engine = nullptr;
     std::uint64_t seq = 0;
     deadline_scheduler::timer timer;
+    bool timed = false;  // the timer was set: settle() must cancel it
     std::optional<std::stop_callback<stop_action>> on_stop;
   };
 
@@ -105,9 +106,18 @@ class threaded_client_engine {
       call.seq = ++last_seq_;
       pending_.insert(call.seq, &call);
     }
-    if (ctx.deadline()) call.timer = scheduler_->schedule(*ctx.deadline(), &on_deadline, &call);
+    if (ctx.deadline()) {
+      call.timed = true;
+      scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
+    }
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
-    if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
+    try {
+      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
+    } catch (...) {  // out of memory queueing the frame: the call must not stay in the table or the heap
+      if (!take(call.seq, &call)) return;  // a deadline or a close completed it already: that stands
+      if (call.timed) scheduler_->cancel(call.timer);
+      throw;
+    }
     // After the request is out, so that a cancel frame never overtakes the request it cancels.
     if (ctx.stop_token().stop_possible()) call.on_stop.emplace(ctx.stop_token(), pending_call::stop_action{&call});
   }
@@ -115,7 +125,7 @@ class threaded_client_engine {
   // After completion: disarms the deadline and the stop callback, waiting for either if it is
   // running right now, so that the call's memory can go.
   void settle(pending_call& call) {
-    scheduler_->cancel(call.timer);
+    if (call.timed) scheduler_->cancel(call.timer);
     call.on_stop.reset();
   }
 

@@ -214,7 +214,7 @@ class threaded_server_engine {
   void pause_accepting() {
     watch(listen_.get(), 0, &listen_tag_, EPOLL_CTL_MOD);
     context_.scheduler->cancel(accept_retry_);
-    accept_retry_ = context_.scheduler->schedule(clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
+    context_.scheduler->schedule(accept_retry_, clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
