@@ -33,6 +33,44 @@ TEST_CASE("a slow request does not hold up a fast one on the same connection", "
   CHECK(slow.get() == 5000);
 }
 
+TEST_CASE("requests queued behind slow ones get a thread, and the connection is still read", "[async][concurrency]") {
+  test::arith_server<geerpc::threaded> s({.handler_threads = 5});
+  test::raw_peer peer(s.address);
+  peer.send_hello();
+  REQUIRE(peer.read_hello_reply());
+  const auto late = [](int seq) {
+    return test::request_frame(static_cast<std::uint64_t>(seq), "Arith.Late", Args{seq, 0});
+  };
+  const auto sum = [](int seq) {
+    return test::request_frame(static_cast<std::uint64_t>(seq), "Arith.Sum", Args{seq, 1});
+  };
+  // One send(), so the server most likely reads all three in one go: two handlers that block,
+  // then a quick one that must not wait for them.
+  std::vector<std::byte> burst = late(1);
+  for (const auto& frame : {late(2), sum(3)}) burst.insert(burst.end(), frame.begin(), frame.end());
+  peer.send(burst);
+  const auto quick = peer.read_frame(2s);
+  // Then a third slow one, taken by whichever thread reads it: another must take over the reading,
+  // or the call after it is never seen.
+  peer.send(late(4));
+  const bool third_started = s.arith.started.wait_for_at_least(3, 2s);
+  peer.send(sum(5));
+  const auto after = peer.read_frame(2s);
+  s.arith.release.set();  // before any REQUIRE: the blocked handlers must end for the server to stop
+  REQUIRE(quick);
+  CHECK(quick->header.seq == 3);  // answered while both slow ones were still blocked
+  CHECK(test::decode_body<int>(quick->body) == 4);
+  CHECK(third_started);
+  REQUIRE(after);
+  CHECK(after->header.seq == 5);
+  CHECK(test::decode_body<int>(after->body) == 6);
+  for (int i = 0; i < 3; ++i) {
+    const auto reply = peer.read_frame();
+    REQUIRE(reply);
+    CHECK(test::decode_body<int>(reply->body) == static_cast<int>(reply->header.seq) * 1000);
+  }
+}
+
 TEST_CASE("waiting on a future can time out without affecting the call", "[async]") {
   test::arith_server<geerpc::threaded> s;
   auto client = geerpc::dial(s.address);

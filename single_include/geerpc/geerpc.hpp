@@ -3783,7 +3783,9 @@ GEERPC_END_NAMESPACE
 // threads shares one epoll set in the leader/followers style: one thread at a time (the leader)
 // waits for I/O, reads every ready connection and turns complete frames into requests; then it
 // hands leadership to a waiting thread and runs the first request itself, so a quick call costs
-// no thread hand-off, and a slow one never stops the others from being read.
+// no thread hand-off, and a slow one never stops the others from being read. Threads are woken
+// one at a time, each by the one before when it starts a handler: requests queued behind slow
+// ones still get a thread each, and a burst of quick ones costs few wake-ups.
 //
 // At most handler_threads threads run handlers at once; the spare thread always remains to lead,
 // so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
@@ -3867,7 +3869,6 @@ class threaded_server_engine {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       server_request* mine = nullptr;
-      std::size_t wake = 0;
       if (!queue_.empty() && running_ < handler_threads_) {
         mine = queue_.front();
         queue_.pop_front();
@@ -3878,24 +3879,31 @@ class threaded_server_engine {
         lead(fresh);
         lock.lock();
         leading_ = false;
-        // The leader runs the first new request itself: no hand-off on the quick path. The rest
-        // wait for threads; one waiter is woken to lead next, one per queued request besides.
+        // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
         if (!fresh.empty() && running_ < handler_threads_) mine = fresh[taken++];
         queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
-        if (mine != nullptr || taken < fresh.size()) wake = std::min(waiting_, (mine ? 1 : 0) + (fresh.size() - taken));
       } else {
         ++waiting_;
         idle_.wait(lock);
         --waiting_;
+        if (woken_ > 0) --woken_;  // this one, or a spurious wake-up that does its job instead
         continue;
       }
-      if (mine != nullptr) ++running_;
+      if (mine == nullptr) continue;
+      ++running_;
+      // A handler may take long, so first make sure the I/O will be led: if nobody leads, wake one
+      // waiting thread, unless one is already on its way. A woken thread takes queued requests
+      // before it leads, and does the same before it runs one; so requests queued behind slow
+      // handlers get a thread each, one after another, while a burst of quick ones costs a few
+      // wake-ups instead of a context switch per request.
+      const bool wake = !leading_ && woken_ == 0 && waiting_ > 0;
+      if (wake) ++woken_;
       lock.unlock();
-      for (std::size_t i = 0; i < wake; ++i) idle_.notify_one();  // outside the lock: the woken need it
-      if (mine != nullptr) server_connection::run(mine);
+      if (wake) idle_.notify_one();  // outside the lock: the woken one needs it
+      server_connection::run(mine);
       lock.lock();
-      if (mine != nullptr) --running_;
+      --running_;
     }
   }
 
@@ -4018,6 +4026,7 @@ class threaded_server_engine {
   std::deque<server_request*> queue_;  // received, waiting for a handler thread
   std::size_t running_ = 0;            // threads inside a handler
   std::size_t waiting_ = 0;            // threads asleep on idle_
+  std::size_t woken_ = 0;              // threads notified that have not woken up yet
   bool leading_ = false;
   bool stopping_ = false;
 
