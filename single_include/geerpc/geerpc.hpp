@@ -1913,7 +1913,8 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/transport/blocking_client.hpp
 // geerpc: the client half of the `blocking` transport. No thread of its own: the calling thread
 // writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
-// One call is on the wire at a time; other callers wait their turn (within their own deadlines).
+// One call is on the wire at a time; other callers wait their turn (within their own deadlines),
+// in arrival order; once the first has waited a millisecond, later callers no longer overtake it.
 // A reply that arrives after its call gave up is read by a later call and dropped.
 
 
@@ -2215,40 +2216,138 @@ class blocking_client_engine {
   bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
 
   call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply) {
-    std::uint64_t seq = 0;
-    {
-      std::unique_lock lock(mutex_);
-      const auto my_turn = [&] { return !busy_ || !is_open(); };
-      const bool got_turn = ctx.deadline() ? turn_.wait_until(lock, ctx.stop_token(), *ctx.deadline(), my_turn)
-                                           : turn_.wait(lock, ctx.stop_token(), my_turn);
-      if (!got_turn) return ctx.stop_token().stop_requested() ? canceled_outcome() : deadline_exceeded_outcome();
-      if (!is_open()) return connection_closed_outcome();
-      busy_ = true;
-      seq = ++last_seq_;
-    }
-    call_outcome outcome = exchange(ctx, seq, frame, reply);
-    {
-      std::lock_guard lock(mutex_);
-      busy_ = false;
-    }
-    turn_.notify_one();
-    return outcome;
+    if (auto refused = take_turn(ctx)) return std::move(*refused);
+    struct turn_passer {
+      blocking_client_engine* engine;
+      ~turn_passer() { engine->pass_turn(); }  // also if the exchange throws
+    } passer{this};
+    return exchange(ctx, ++last_seq_, frame, reply);
   }
 
   void close() {
     if (closed_.exchange(true, std::memory_order_acq_rel)) return;
     ::shutdown(fd_.get(), SHUT_RDWR);  // wakes a caller waiting in poll
-    {
-      std::lock_guard lock(mutex_);  // pairs with the predicate check of waiting callers
-    }
-    turn_.notify_all();
+    std::lock_guard lock(mutex_);
+    for (turn_waiter* w = first_waiter_; w != nullptr; w = w->next) w->wake.notify_one();
   }
+
+  // Callers waiting for their turn (for tests).
+  std::size_t waiting() const {
+    std::lock_guard lock(mutex_);
+    std::size_t count = 0;
+    for (const turn_waiter* w = first_waiter_; w != nullptr; w = w->next) ++count;
+    return count;
+  }
+
+  // How long the first waiting caller may be overtaken by callers that come later, before the
+  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
+  // saves a thread switch per call under load; the bound keeps that from starving anyone.
+  static constexpr std::chrono::milliseconds overtake_limit{1};
 
  private:
   struct wake_on_stop {
     const net::event_fd* wake;
     void operator()() const noexcept { wake->signal(); }
   };
+
+  // A caller waiting for its turn, in arrival order; lives on that caller's stack.
+  struct turn_waiter {
+    std::condition_variable wake;
+    std::chrono::steady_clock::time_point since;
+    bool granted = false;  // the turn was handed to it: busy_ stayed true for it
+    turn_waiter* next = nullptr;
+    turn_waiter* prev = nullptr;
+  };
+  struct wake_waiter_on_stop {
+    blocking_client_engine* engine;
+    turn_waiter* waiter;
+    void operator()() const noexcept {
+      std::lock_guard lock(engine->mutex_);
+      waiter->wake.notify_one();
+    }
+  };
+
+  // Waits for the connection to be free, within the call's deadline and stop token. Returns the
+  // outcome of a call that never got its turn, or nothing once the turn is this caller's.
+  std::optional<call_outcome> take_turn(const context& ctx) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!busy_ && is_open()) {
+        busy_ = true;
+        return std::nullopt;
+      }
+    }
+    turn_waiter me;
+    // Made before the lock is taken: a stop already requested runs the callback at once, and it
+    // takes the lock.
+    std::optional<std::stop_callback<wake_waiter_on_stop>> on_stop;
+    if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_waiter_on_stop{this, &me});
+    std::unique_lock lock(mutex_);
+    if (!busy_ && is_open()) {
+      busy_ = true;
+      return std::nullopt;
+    }
+    me.since = std::chrono::steady_clock::now();
+    enqueue(me);
+    for (;;) {
+      if (me.granted) return std::nullopt;  // dequeued by whoever granted it
+      // Free, and nobody ahead of us: the turn is ours (an earlier holder released it normally).
+      if (!busy_ && first_waiter_ == &me && is_open()) {
+        dequeue(me);
+        busy_ = true;
+        return std::nullopt;
+      }
+      enum class refusal { none, closed, canceled, deadline };
+      refusal why = refusal::none;
+      if (!is_open())
+        why = refusal::closed;
+      else if (ctx.stop_token().stop_requested())
+        why = refusal::canceled;
+      else if (ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline())
+        why = refusal::deadline;
+      if (why != refusal::none) {
+        dequeue(me);
+        lock.unlock();  // before on_stop goes (its callback takes the lock), and before allocating
+        return why == refusal::closed     ? connection_closed_outcome()
+               : why == refusal::canceled ? canceled_outcome()
+                                          : deadline_exceeded_outcome();
+      }
+      if (ctx.deadline())
+        me.wake.wait_until(lock, *ctx.deadline());
+      else
+        me.wake.wait(lock);
+    }
+  }
+
+  // Ends this caller's turn: hands it straight to the first waiter if that one has been overtaken
+  // long enough, otherwise frees the connection and wakes the first waiter to take it (a caller
+  // that comes meanwhile may take it first).
+  void pass_turn() {
+    std::lock_guard lock(mutex_);
+    turn_waiter* first = first_waiter_;
+    if (first == nullptr) {
+      busy_ = false;
+      return;
+    }
+    if (std::chrono::steady_clock::now() - first->since >= overtake_limit) {
+      dequeue(*first);
+      first->granted = true;  // busy_ stays true: the turn is first's
+    } else {
+      busy_ = false;
+    }
+    first->wake.notify_one();  // under the lock: once it returns, `first` may be gone
+  }
+
+  void enqueue(turn_waiter& w) noexcept {
+    w.prev = last_waiter_;
+    (last_waiter_ != nullptr ? last_waiter_->next : first_waiter_) = &w;
+    last_waiter_ = &w;
+  }
+  void dequeue(turn_waiter& w) noexcept {
+    (w.prev != nullptr ? w.prev->next : first_waiter_) = w.next;
+    (w.next != nullptr ? w.next->prev : last_waiter_) = w.prev;
+    w.next = w.prev = nullptr;
+  }
 
   enum class wait_outcome { ready, timed_out, canceled };
 
@@ -2352,10 +2451,11 @@ class blocking_client_engine {
   std::vector<std::byte> buffer_ = std::vector<std::byte>(16u << 10);
   std::atomic<bool> closed_{false};
 
-  std::mutex mutex_;  // guards busy_ and last_seq_
-  std::condition_variable_any turn_;
-  bool busy_ = false;
-  std::uint64_t last_seq_ = 0;
+  mutable std::mutex mutex_;  // guards busy_ and the waiters
+  bool busy_ = false;         // a caller has the turn
+  turn_waiter* first_waiter_ = nullptr;
+  turn_waiter* last_waiter_ = nullptr;
+  std::uint64_t last_seq_ = 0;  // only touched by the caller whose turn it is
 };
 
 }  // namespace detail
