@@ -116,8 +116,9 @@ def main() -> int:
     if callgrind.is_file():
         lines.append("\nInstructions per W1 call (callgrind, both sides on one CPU):")
         for line in callgrind.read_text().splitlines():
-            if m := re.match(r"^callgrind (\S+) W1 (\S+) instructions_per_call=(\d+)", line):
-                lines.append(f"- {m.group(1)} {m.group(2)}: {int(m.group(3)):,}")
+            if m := re.match(r"^callgrind (\S+) W1 (?:(\S+) )?(\S+) instructions_per_call=(\d+)", line):
+                variant = f" with {m.group(2)}" if m.group(2) else ""
+                lines.append(f"- {m.group(1)}{variant} {m.group(3)}: {int(m.group(4)):,}")
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

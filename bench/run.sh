@@ -143,6 +143,9 @@ if [[ " $PEERS " == *" geerpc "* ]] && wants W1 && command -v valgrind >/dev/nul
   for transport in threaded blocking; do
     TRANSPORT=$transport bash "$here/callgrind.sh" "$root/build/bench" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
   done
+  # What deadlines cost: every call with a 1 s deadline, the server with a 1 s handle timeout.
+  TRANSPORT=threaded LABEL=deadlines CLIENT_ARGS="--deadline-ms 1000 --handle-timeout-ms 1000" \
+    bash "$here/callgrind.sh" "$root/build/bench" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
 fi
 
 python3 "$here/report.py" "$raw" "$OUT"
