@@ -192,7 +192,7 @@ TEST_CASE("scheduling a queued timer moves it to the new deadline", "[scheduler]
   auto scheduler = deadline_scheduler::shared();
   // Three timers 1 ms apart, set while the scheduler is held, then one of them moved; `moves`
   // are (timer index, new offset in ms).
-  const auto fire_order = [&](std::vector<std::pair<int, int>> moves) {
+  const auto fire_order = [&](const std::vector<std::pair<int, int>>& moves) {
     recorder r;
     std::vector<tagged> tags{{&r, 1}, {&r, 2}, {&r, 3}};
     std::vector<deadline_scheduler::timer> timers(3);
