@@ -2272,10 +2272,7 @@ class blocking_client_engine {
   std::optional<call_outcome> take_turn(const context& ctx) {
     {
       std::lock_guard lock(mutex_);
-      if (!busy_ && is_open()) {
-        busy_ = true;
-        return std::nullopt;
-      }
+      if (take_free_turn()) return std::nullopt;
     }
     turn_waiter me;
     // Made before the lock is taken: a stop already requested runs the callback at once, and it
@@ -2283,18 +2280,14 @@ class blocking_client_engine {
     std::optional<std::stop_callback<wake_waiter_on_stop>> on_stop;
     if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_waiter_on_stop{this, &me});
     std::unique_lock lock(mutex_);
-    if (!busy_ && is_open()) {
-      busy_ = true;
-      return std::nullopt;
-    }
+    if (take_free_turn()) return std::nullopt;  // freed while the stop callback was being made
     me.since = std::chrono::steady_clock::now();
     enqueue(me);
     for (;;) {
       if (me.granted) return std::nullopt;  // dequeued by whoever granted it
       // Free, and nobody ahead of us: the turn is ours (an earlier holder released it normally).
-      if (!busy_ && first_waiter_ == &me && is_open()) {
+      if (first_waiter_ == &me && take_free_turn()) {
         dequeue(me);
-        busy_ = true;
         return std::nullopt;
       }
       enum class refusal { none, closed, canceled, deadline };
@@ -2317,6 +2310,13 @@ class blocking_client_engine {
       else
         me.wake.wait(lock);
     }
+  }
+
+  // With mutex_ held: takes the turn if the connection is free and open.
+  bool take_free_turn() noexcept {
+    if (busy_ || !is_open()) return false;
+    busy_ = true;
+    return true;
   }
 
   // Ends this caller's turn: hands it straight to the first waiter if that one has been overtaken
