@@ -34,10 +34,15 @@ class frame_writer {
   status write(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
-    if (sending_ || !queued_.empty()) {
+    if (sending_ || want_write_now_) {
       if (queued_.size() + frame.size() > max_pending_) return break_locked();
       queued_.insert(queued_.end(), frame.begin(), frame.end());
       return sending_ ? status::done : status::pending;
+    }
+    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
+      queued_.insert(queued_.end(), frame.begin(), frame.end());
+      sending_ = true;
+      return drain_locked(lock);
     }
     // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
     sending_ = true;
@@ -53,7 +58,21 @@ class frame_writer {
     return drain_locked(lock);
   }
 
-  // Sends what is queued; the owner calls it when the socket becomes writable.
+  // Queues a frame without sending it, so that frames written in a row go out in one send; the
+  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
+  // when another thread is sending or the socket is full, this is a plain write().
+  static constexpr std::size_t batch_limit = 64u << 10;
+  status hold(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit) {
+      lock.unlock();
+      return write(frame);
+    }
+    queued_.insert(queued_.end(), frame.begin(), frame.end());
+    return status::done;
+  }
+
+  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
   status flush() {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
