@@ -1,5 +1,7 @@
 // The threaded transport's extras: asynchronous calls, and requests on one connection running
 // side by side.
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
@@ -69,6 +71,90 @@ TEST_CASE("requests queued behind slow ones get a thread, and the connection is 
     REQUIRE(reply);
     CHECK(test::decode_body<int>(reply->body) == static_cast<int>(reply->header.seq) * 1000);
   }
+}
+
+TEST_CASE("a reply held for the next request of its connection is not kept behind a slow handler",
+          "[async][concurrency]") {
+  // One handler thread: it runs the quick call, holds its reply because the next queued request
+  // is for the same peer, and then blocks in that one. The watchdog must send the held reply.
+  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
+  test::raw_peer peer(s.address);
+  peer.send_hello();
+  REQUIRE(peer.read_hello_reply());
+  const auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  // Twice: the second time after the watchdog has gone idle, so that it must be armed again.
+  for (std::uint64_t round = 0; round < 2; ++round) {
+    const std::uint64_t quick_seq = 2 * round + 1, slow_seq = 2 * round + 2;
+    std::vector<std::byte> burst = test::request_frame(quick_seq, "Arith.Sum", Args{1, 2});
+    const auto slow = test::request_frame(slow_seq, "Arith.WaitForStop", Args{});
+    burst.insert(burst.end(), slow.begin(), slow.end());
+    peer.send(burst);  // one send(): the server most likely reads both in one go
+    const auto quick = peer.read_frame(2s);
+    const bool slow_still_running = s.arith.finished.value() == static_cast<int>(round);
+    peer.send(test::cancel_frame(slow_seq));
+    REQUIRE(quick);
+    CHECK(quick->header.seq == quick_seq);
+    CHECK(test::decode_body<int>(quick->body) == 3);
+    CHECK(slow_still_running);
+    const auto canceled = peer.read_frame();
+    REQUIRE(canceled);
+    CHECK(canceled->header.seq == slow_seq);
+    CHECK(canceled->header.status == static_cast<std::uint8_t>(geerpc::errc::canceled));
+    // Idle: nothing held, so the watchdog stops looking (bounded poll for a state, not a timing).
+    REQUIRE(s.arith.finished.wait_for_at_least(static_cast<int>(round) + 1));
+    const auto until = std::chrono::steady_clock::now() + 2s;
+    while (scheduler->pending() != 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+    REQUIRE(scheduler->pending() == 0);
+  }
+}
+
+TEST_CASE("a held reply still goes out when its connection closes", "[async][concurrency]") {
+  // The watchdog cannot run (the scheduler thread is kept busy), so the quick call's reply stays
+  // held while the slow call runs; stopping the server closes the connection, and the reply of a
+  // handler that finished must be sent before it.
+  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
+  test::raw_peer peer(s.address);
+  peer.send_hello();
+  REQUIRE(peer.read_hello_reply());
+  std::optional<test::hold_scheduler> busy;
+  busy.emplace(*geerpc::detail::deadline_scheduler::shared());
+  REQUIRE(busy->held());
+  std::vector<std::byte> burst = test::request_frame(1, "Arith.Sum", Args{1, 2});
+  const auto slow = test::request_frame(2, "Arith.WaitForStop", Args{});
+  burst.insert(burst.end(), slow.begin(), slow.end());
+  peer.send(burst);
+  REQUIRE(s.arith.started.wait_for_at_least(1));  // the slow one runs, so the quick one has answered
+  s.server.stop();
+  busy.reset();
+  const auto quick = peer.read_frame(2s);
+  REQUIRE(quick);
+  CHECK(quick->header.seq == 1);
+  CHECK(test::decode_body<int>(quick->body) == 3);
+}
+
+TEST_CASE("a reply whose caller's deadline is near is sent at once, not held", "[async][timeout]") {
+  // As above, the watchdog cannot run; a reply held now would reach its caller only after its
+  // 3 ms budget, so the server must send it instead of holding it for the next request.
+  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
+  test::raw_peer peer(s.address);
+  peer.send_hello();
+  REQUIRE(peer.read_hello_reply());
+  std::optional<test::hold_scheduler> busy;
+  busy.emplace(*geerpc::detail::deadline_scheduler::shared());
+  REQUIRE(busy->held());
+  std::vector<std::byte> burst = test::request_frame(1, "Arith.Sum", Args{1, 2}, 3000);
+  const auto slow = test::request_frame(2, "Arith.WaitForStop", Args{});
+  burst.insert(burst.end(), slow.begin(), slow.end());
+  peer.send(burst);
+  const auto quick = peer.read_frame(2s);
+  peer.send(test::cancel_frame(2));
+  busy.reset();
+  REQUIRE(quick);
+  CHECK(quick->header.seq == 1);
+  CHECK(test::decode_body<int>(quick->body) == 3);
+  const auto canceled = peer.read_frame();
+  REQUIRE(canceled);
+  CHECK(canceled->header.seq == 2);
 }
 
 TEST_CASE("waiting on a future can time out without affecting the call", "[async]") {

@@ -10,6 +10,7 @@
 
 using namespace std::chrono_literals;
 using geerpc::detail::deadline_scheduler;
+using test::hold_scheduler;
 
 namespace {
 struct recorder {
@@ -40,32 +41,6 @@ struct cancel_on_exit {
   }
 };
 
-// Keeps the scheduler thread inside a callback until released, so that timers set meanwhile
-// (with deadlines that pass meanwhile) are then run purely in the heap's order: no timing involved.
-class hold_scheduler {
- public:
-  explicit hold_scheduler(deadline_scheduler& scheduler) : scheduler_(scheduler) {
-    scheduler_.schedule(timer_, deadline_scheduler::clock::now(), &hold, this);
-    held_ = entered_.wait();
-  }
-  ~hold_scheduler() { release(); }
-  bool held() const { return held_; }
-  void release() {
-    release_.set();
-    scheduler_.cancel(timer_);  // waits for the callback to return
-  }
-
- private:
-  static void hold(void* context) {
-    auto* self = static_cast<hold_scheduler*>(context);
-    self->entered_.set();
-    self->release_.wait();
-  }
-  deadline_scheduler& scheduler_;
-  deadline_scheduler::timer timer_;
-  test::event entered_, release_;
-  bool held_ = false;
-};
 }  // namespace
 
 TEST_CASE("timers fire in deadline order, not in the order they were set", "[scheduler]") {

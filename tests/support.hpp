@@ -54,6 +54,33 @@ class event {
   bool set_ = false;
 };
 
+// Keeps the scheduler thread inside a callback until released, so that timers set meanwhile
+// (with deadlines that pass meanwhile) are then run purely in the heap's order: no timing involved.
+class hold_scheduler {
+ public:
+  explicit hold_scheduler(geerpc::detail::deadline_scheduler& scheduler) : scheduler_(scheduler) {
+    scheduler_.schedule(timer_, geerpc::detail::deadline_scheduler::clock::now(), &hold, this);
+    held_ = entered_.wait();
+  }
+  ~hold_scheduler() { release(); }
+  bool held() const { return held_; }
+  void release() {
+    release_.set();
+    scheduler_.cancel(timer_);  // waits for the callback to return
+  }
+
+ private:
+  static void hold(void* context) {
+    auto* self = static_cast<hold_scheduler*>(context);
+    self->entered_.set();
+    self->release_.wait();
+  }
+  geerpc::detail::deadline_scheduler& scheduler_;
+  geerpc::detail::deadline_scheduler::timer timer_;
+  event entered_, release_;
+  bool held_ = false;
+};
+
 // Counts up and lets a test wait until the count reaches a value.
 class counter {
  public:
@@ -272,6 +299,13 @@ std::vector<std::byte> request_frame(std::uint64_t seq, std::string_view method,
       geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::request, 0, seq, budget_us}, method);
   geerpc::binary_codec::encode(argument, out);
   geerpc::wire::finish_frame(out, start);
+  return out;
+}
+
+// A cancel frame for request `seq`.
+inline std::vector<std::byte> cancel_frame(std::uint64_t seq) {
+  std::vector<std::byte> out;
+  geerpc::wire::finish_frame(out, geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::cancel, 0, seq, 0}, ""));
   return out;
 }
 

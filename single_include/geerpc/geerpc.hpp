@@ -2096,10 +2096,15 @@ class frame_writer {
   status write(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
-    if (sending_ || !queued_.empty()) {
+    if (sending_ || want_write_now_) {
       if (queued_.size() + frame.size() > max_pending_) return break_locked();
       queued_.insert(queued_.end(), frame.begin(), frame.end());
       return sending_ ? status::done : status::pending;
+    }
+    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
+      queued_.insert(queued_.end(), frame.begin(), frame.end());
+      sending_ = true;
+      return drain_locked(lock);
     }
     // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
     sending_ = true;
@@ -2115,7 +2120,21 @@ class frame_writer {
     return drain_locked(lock);
   }
 
-  // Sends what is queued; the owner calls it when the socket becomes writable.
+  // Queues a frame without sending it, so that frames written in a row go out in one send; the
+  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
+  // when another thread is sending or the socket is full, this is a plain write().
+  static constexpr std::size_t batch_limit = 64u << 10;
+  status hold(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit) {
+      lock.unlock();
+      return write(frame);
+    }
+    queued_.insert(queued_.end(), frame.begin(), frame.end());
+    return status::done;
+  }
+
+  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
   status flush() {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
@@ -2966,7 +2985,8 @@ struct server_request {
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
-  limit timer_limit = limit::none;  // which limit the timer enforces; none: it was not set
+  limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
 };
 
 class server_connection : public std::enable_shared_from_this<server_connection> {
@@ -3040,8 +3060,13 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
   // call it holding inflight_mutex_: closing takes that lock.
-  void send(std::span<const std::byte> frame) {
-    if (writer_.write(frame) == net::frame_writer::status::broken) close();
+  void send(std::span<const std::byte> frame, bool hold = false) {
+    if ((hold ? writer_.hold(frame) : writer_.write(frame)) == net::frame_writer::status::broken) close();
+  }
+
+  // Sends the replies run() held.
+  void flush_replies() {
+    if (writer_.flush() == net::frame_writer::status::broken) close();
   }
 
   // Stops reading and writing and asks every handler still running for this peer to stop. The
@@ -3052,6 +3077,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // timer's hold on the connection (a callback running now keeps its own).
     disarm_stall_timer();
     if (already) return;
+    // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
+    writer_.flush();
     ::shutdown(fd_.get(), SHUT_RDWR);
     stop_handlers();
   }
@@ -3075,7 +3102,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Runs a request's handler unless the request was already answered (timed out or canceled while
   // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
-  static void run(server_request* request) {
+  // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
+  // frame_writer::hold): the transport knows another request of this connection runs next.
+  static void run(server_request* request, bool hold = false) {
     server_connection& self = *request->connection;
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
@@ -3093,7 +3122,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
                           self.fitting(outcome.message));
       }
       wire::finish_frame(frame, 0);
-      if (claim(*request)) self.send(frame);
+      if (claim(*request)) self.send(frame, hold && may_hold(*request));
       trim_scratch(frame);
     }
     finish(request);
@@ -3118,6 +3147,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
  private:
+  // A held reply may wait up to about twice reply_holds::max_hold; a caller whose deadline is
+  // nearer than this margin gets its reply now, so that holding never turns an answer given in
+  // time into a timeout.
+  static constexpr std::chrono::milliseconds hold_margin{5};
+  static bool may_hold(const server_request& request) {
+    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
+  }
+
   static bool claim(server_request& request) noexcept {
     std::uint8_t expected = server_request::running;
     return request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel);
@@ -3215,6 +3252,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request->stop.reset();
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
+    request->caller_deadline.reset();
     spare_.push_back(std::move(owned));
   }
 
@@ -3225,6 +3263,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = now + handle_timeout_;
     if (budget_us > 0) caller_deadline = now + std::chrono::microseconds(std::min(budget_us, max_us));
+    request.caller_deadline = caller_deadline;
     if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
@@ -3885,7 +3924,8 @@ GEERPC_END_NAMESPACE
 // hands leadership to a waiting thread and runs the first request itself, so a quick call costs
 // no thread hand-off, and a slow one never stops the others from being read. Threads are woken
 // one at a time, each by the one before when it starts a handler: requests queued behind slow
-// ones still get a thread each, and a burst of quick ones costs few wake-ups.
+// ones still get a thread each, and a burst of quick ones costs few wake-ups. A thread that runs
+// several requests of one connection in a row answers them with one send (reply_holds.hpp).
 //
 // At most handler_threads threads run handlers at once; the spare thread always remains to lead,
 // so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
@@ -3895,6 +3935,120 @@ GEERPC_END_NAMESPACE
 
 #include <deque>
 
+// ---- begin geerpc/detail/reply_holds.hpp
+// geerpc: replies that a server thread holds back while it runs more requests of the same
+// connection, so that requests read together are answered together: one send instead of one per
+// reply, and the client's reading thread wakes once for the lot.
+//
+// A reply must not wait for a slow handler, and the thread holding it may be running one. So a
+// watchdog on the deadline scheduler sends whatever a thread has held for longer than max_hold. It
+// looks again every max_hold for as long as something is held, and stops when nothing is: an idle
+// or lightly loaded server pays nothing, a busy one a scheduler wake-up per max_hold.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class reply_holds {
+ public:
+  // The most a held reply waits: the thread that holds it sends it sooner unless the handler it
+  // runs next is slow; then the watchdog sends it within max_hold to 2 * max_hold.
+  static constexpr std::chrono::microseconds max_hold{500};
+
+  // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
+  reply_holds(std::size_t threads, deadline_scheduler& scheduler)
+      : slots_(std::make_unique<slot[]>(threads)), count_(threads), scheduler_(scheduler) {}
+  ~reply_holds() { stop(); }
+
+  reply_holds(const reply_holds&) = delete;
+  reply_holds& operator=(const reply_holds&) = delete;
+
+  // The connection whose replies thread `index` holds, or null. Only that thread calls it, and
+  // only that thread changes the answer, so it reads without the lock.
+  const server_connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
+
+  // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
+  // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
+  // request of another connection. noexcept: arming the watchdog may need memory, and a server
+  // out of memory here ends, as when any of its threads cannot queue a deadline, rather than
+  // keep a reply with no watchdog to send it.
+  void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
+    slot& s = slots_[index];
+    if (s.connection == connection) return;
+    {
+      std::lock_guard lock(s.mutex);
+      s.connection = connection;
+      s.since = clock::now();
+    }
+    if (!recent_.load(std::memory_order_relaxed)) recent_.store(true, std::memory_order_relaxed);
+    arm_watchdog();
+  }
+
+  // Sends what thread `index` held and forgets the connection.
+  void release(std::size_t index) {
+    slot& s = slots_[index];
+    std::shared_ptr<server_connection> connection;
+    {
+      std::lock_guard lock(s.mutex);
+      connection.swap(s.connection);
+    }
+    if (connection) connection->flush_replies();
+  }
+
+  // Once no thread holds or will hold anything: after this, no watchdog runs.
+  void stop() { scheduler_.cancel(watchdog_); }
+
+ private:
+  struct alignas(64) slot {  // one cache line each: the owners write theirs often
+    std::mutex mutex;        // the owner writes `connection` and the watchdog reads it under it
+    std::shared_ptr<server_connection> connection;
+    clock::time_point since;  // when holding began, or when the watchdog last sent
+  };
+
+  // Arms the watchdog unless it is armed. A watchdog that finds nothing held does not arm itself
+  // again, so whoever holds next arms it; armed_ is cleared before the slots are looked at, so a
+  // hold that the watchdog misses is one whose owner sees armed_ clear and arms it.
+  void arm_watchdog() noexcept {
+    if (!armed_.load() && !armed_.exchange(true))
+      scheduler_.schedule(watchdog_, clock::now() + max_hold, &on_watchdog, this);
+  }
+
+  static void on_watchdog(void* context) {
+    auto& self = *static_cast<reply_holds*>(context);
+    self.armed_.store(false);
+    const auto now = clock::now();
+    bool any = false;
+    for (std::size_t i = 0; i < self.count_; ++i) {
+      slot& s = self.slots_[i];
+      std::shared_ptr<server_connection> stale;
+      {
+        std::lock_guard lock(s.mutex);
+        if (!s.connection) continue;
+        any = true;
+        if (now - s.since < max_hold) continue;
+        stale = s.connection;
+        s.since = now;
+      }
+      stale->flush_replies();  // concurrent with the owner's writes: frame_writer orders them
+    }
+    // Holds come and go many times per max_hold on a busy server; keep watching until a whole
+    // period passes without one, instead of being armed again (a wake-up) by the next hold.
+    if (self.recent_.exchange(false, std::memory_order_relaxed)) any = true;
+    if (any) self.arm_watchdog();
+  }
+
+  std::unique_ptr<slot[]> slots_;
+  const std::size_t count_;
+  deadline_scheduler& scheduler_;
+  deadline_scheduler::timer watchdog_;
+  std::atomic<bool> armed_{false};
+  std::atomic<bool> recent_{false};  // a hold began since the watchdog last looked
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/reply_holds.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -3902,7 +4056,9 @@ namespace detail {
 class threaded_server_engine {
  public:
   explicit threaded_server_engine(server_context& context)
-      : context_(context), handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)) {}
+      : context_(context),
+        handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
+        holds_(handler_threads_ + 1, *context.scheduler) {}
   ~threaded_server_engine() { stop(); }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
@@ -3916,7 +4072,7 @@ class threaded_server_engine {
     watch(listen_.get(), EPOLLIN, &listen_tag_);
     watch(wake_.get(), EPOLLIN, &wake_tag_);
     threads_.reserve(handler_threads_ + 1);
-    for (std::size_t i = 0; i < handler_threads_ + 1; ++i) threads_.emplace_back([this] { work(); });
+    for (std::size_t i = 0; i < handler_threads_ + 1; ++i) threads_.emplace_back([this, i] { work(i); });
     return bound;
   }
 
@@ -3931,6 +4087,7 @@ class threaded_server_engine {
     for (auto& thread : threads_)
       if (thread.joinable()) thread.join();
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    holds_.stop();
     std::deque<server_request*> never_ran;
     {
       std::lock_guard lock(mutex_);
@@ -3963,7 +4120,14 @@ class threaded_server_engine {
     for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
   }
 
-  void work() {
+  // Whether the loop below takes a request of `connection` next. Called with mutex_ held.
+  bool runs_next(const server_connection* connection) const {
+    return !stopping_ && !queue_.empty() && running_ < handler_threads_ &&
+           queue_.front()->connection.get() == connection;
+  }
+
+  // `index`: this thread's slot in holds_.
+  void work(std::size_t index) {
     serving_engine = this;
     std::vector<server_request*> fresh;
     std::unique_lock lock(mutex_);
@@ -3999,11 +4163,20 @@ class threaded_server_engine {
       // wake-ups instead of a context switch per request.
       const bool wake = !leading_ && woken_ == 0 && waiting_ > 0;
       if (wake) ++woken_;
+      // When the next queued request is for the same peer, this thread will likely run it next:
+      // hold this reply and send both together (reply_holds.hpp).
+      const bool hold = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
       if (wake) idle_.notify_one();  // outside the lock: the woken one needs it
-      server_connection::run(mine);
+      if (hold) holds_.hold(index, mine->connection);
+      server_connection::run(mine, hold);
       lock.lock();
       --running_;
+      if (const server_connection* held = holds_.held(index); held != nullptr && !runs_next(held)) {
+        lock.unlock();
+        holds_.release(index);
+        lock.lock();
+      }
     }
   }
 
@@ -4133,6 +4306,7 @@ class threaded_server_engine {
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
   deadline_scheduler::timer accept_retry_;
+  reply_holds holds_;  // one slot per thread
 
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::vector<std::jthread> threads_;

@@ -82,7 +82,8 @@ struct server_request {
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
-  limit timer_limit = limit::none;  // which limit the timer enforces; none: it was not set
+  limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
 };
 
 class server_connection : public std::enable_shared_from_this<server_connection> {
@@ -156,8 +157,13 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
   // call it holding inflight_mutex_: closing takes that lock.
-  void send(std::span<const std::byte> frame) {
-    if (writer_.write(frame) == net::frame_writer::status::broken) close();
+  void send(std::span<const std::byte> frame, bool hold = false) {
+    if ((hold ? writer_.hold(frame) : writer_.write(frame)) == net::frame_writer::status::broken) close();
+  }
+
+  // Sends the replies run() held.
+  void flush_replies() {
+    if (writer_.flush() == net::frame_writer::status::broken) close();
   }
 
   // Stops reading and writing and asks every handler still running for this peer to stop. The
@@ -168,6 +174,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // timer's hold on the connection (a callback running now keeps its own).
     disarm_stall_timer();
     if (already) return;
+    // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
+    writer_.flush();
     ::shutdown(fd_.get(), SHUT_RDWR);
     stop_handlers();
   }
@@ -191,7 +199,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Runs a request's handler unless the request was already answered (timed out or canceled while
   // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
-  static void run(server_request* request) {
+  // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
+  // frame_writer::hold): the transport knows another request of this connection runs next.
+  static void run(server_request* request, bool hold = false) {
     server_connection& self = *request->connection;
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
@@ -209,7 +219,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
                           self.fitting(outcome.message));
       }
       wire::finish_frame(frame, 0);
-      if (claim(*request)) self.send(frame);
+      if (claim(*request)) self.send(frame, hold && may_hold(*request));
       trim_scratch(frame);
     }
     finish(request);
@@ -234,6 +244,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
  private:
+  // A held reply may wait up to about twice reply_holds::max_hold; a caller whose deadline is
+  // nearer than this margin gets its reply now, so that holding never turns an answer given in
+  // time into a timeout.
+  static constexpr std::chrono::milliseconds hold_margin{5};
+  static bool may_hold(const server_request& request) {
+    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
+  }
+
   static bool claim(server_request& request) noexcept {
     std::uint8_t expected = server_request::running;
     return request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel);
@@ -331,6 +349,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request->stop.reset();
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
+    request->caller_deadline.reset();
     spare_.push_back(std::move(owned));
   }
 
@@ -341,6 +360,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = now + handle_timeout_;
     if (budget_us > 0) caller_deadline = now + std::chrono::microseconds(std::min(budget_us, max_us));
+    request.caller_deadline = caller_deadline;
     if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;

@@ -4,7 +4,8 @@
 // hands leadership to a waiting thread and runs the first request itself, so a quick call costs
 // no thread hand-off, and a slow one never stops the others from being read. Threads are woken
 // one at a time, each by the one before when it starts a handler: requests queued behind slow
-// ones still get a thread each, and a burst of quick ones costs few wake-ups.
+// ones still get a thread each, and a burst of quick ones costs few wake-ups. A thread that runs
+// several requests of one connection in a row answers them with one send (reply_holds.hpp).
 //
 // At most handler_threads threads run handlers at once; the spare thread always remains to lead,
 // so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/reply_holds.hpp"
 #include "../detail/server_connection.hpp"
 #include "../error.hpp"
 #include "../net/socket.hpp"
@@ -39,7 +41,9 @@ namespace detail {
 class threaded_server_engine {
  public:
   explicit threaded_server_engine(server_context& context)
-      : context_(context), handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)) {}
+      : context_(context),
+        handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
+        holds_(handler_threads_ + 1, *context.scheduler) {}
   ~threaded_server_engine() { stop(); }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
@@ -53,7 +57,7 @@ class threaded_server_engine {
     watch(listen_.get(), EPOLLIN, &listen_tag_);
     watch(wake_.get(), EPOLLIN, &wake_tag_);
     threads_.reserve(handler_threads_ + 1);
-    for (std::size_t i = 0; i < handler_threads_ + 1; ++i) threads_.emplace_back([this] { work(); });
+    for (std::size_t i = 0; i < handler_threads_ + 1; ++i) threads_.emplace_back([this, i] { work(i); });
     return bound;
   }
 
@@ -68,6 +72,7 @@ class threaded_server_engine {
     for (auto& thread : threads_)
       if (thread.joinable()) thread.join();
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    holds_.stop();
     std::deque<server_request*> never_ran;
     {
       std::lock_guard lock(mutex_);
@@ -100,7 +105,14 @@ class threaded_server_engine {
     for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
   }
 
-  void work() {
+  // Whether the loop below takes a request of `connection` next. Called with mutex_ held.
+  bool runs_next(const server_connection* connection) const {
+    return !stopping_ && !queue_.empty() && running_ < handler_threads_ &&
+           queue_.front()->connection.get() == connection;
+  }
+
+  // `index`: this thread's slot in holds_.
+  void work(std::size_t index) {
     serving_engine = this;
     std::vector<server_request*> fresh;
     std::unique_lock lock(mutex_);
@@ -136,11 +148,20 @@ class threaded_server_engine {
       // wake-ups instead of a context switch per request.
       const bool wake = !leading_ && woken_ == 0 && waiting_ > 0;
       if (wake) ++woken_;
+      // When the next queued request is for the same peer, this thread will likely run it next:
+      // hold this reply and send both together (reply_holds.hpp).
+      const bool hold = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
       if (wake) idle_.notify_one();  // outside the lock: the woken one needs it
-      server_connection::run(mine);
+      if (hold) holds_.hold(index, mine->connection);
+      server_connection::run(mine, hold);
       lock.lock();
       --running_;
+      if (const server_connection* held = holds_.held(index); held != nullptr && !runs_next(held)) {
+        lock.unlock();
+        holds_.release(index);
+        lock.lock();
+      }
     }
   }
 
@@ -270,6 +291,7 @@ class threaded_server_engine {
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
   deadline_scheduler::timer accept_retry_;
+  reply_holds holds_;  // one slot per thread
 
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::vector<std::jthread> threads_;
