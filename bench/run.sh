@@ -38,6 +38,7 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4096 ]; then ulimit -
 mkdir -p "$OUT"
 raw="$OUT/raw.txt"
 : >"$raw"
+: >"$OUT/callgrind.txt"  # this run's counts only, like raw.txt
 scratch=$(mktemp -d)
 server_pid=""
 cleanup() {
