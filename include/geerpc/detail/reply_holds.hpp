@@ -4,8 +4,9 @@
 //
 // A reply must not wait for a slow handler, and the thread holding it may be running one. So a
 // watchdog on the deadline scheduler sends whatever a thread has held for longer than max_hold. It
-// looks again every max_hold for as long as something is held, and stops when nothing is: an idle
-// or lightly loaded server pays nothing, a busy one a scheduler wake-up per max_hold.
+// looks again every max_hold while holds keep happening, and stops after a period without one: an
+// idle server, or one that never reads two requests of a connection at once, pays nothing; a busy
+// one, a scheduler wake-up per max_hold.
 #pragma once
 
 #include <atomic>
