@@ -11,6 +11,29 @@ using namespace std::chrono_literals;
 using test::Args;
 using test::ArithApi;
 
+namespace {
+
+// A server with one handler thread, and a raw peer past the handshake: that thread runs the
+// requests of one read one after another, which is when it holds replies.
+struct one_handler_thread {
+  test::arith_server<geerpc::threaded> s{{.handler_threads = 1}};
+  test::raw_peer peer{s.address};
+  one_handler_thread() {
+    peer.send_hello();
+    REQUIRE(peer.read_hello_reply());
+  }
+  // Sum(1, 2), then a WaitForStop, in one send(): the server most likely reads both in one go, so
+  // the thread holds the quick call's reply and then blocks in the slow one.
+  void send_quick_then_slow(std::uint64_t quick_seq, std::uint64_t slow_seq, std::uint64_t quick_budget_us = 0) {
+    std::vector<std::byte> burst = test::request_frame(quick_seq, "Arith.Sum", Args{1, 2}, quick_budget_us);
+    const auto slow = test::request_frame(slow_seq, "Arith.WaitForStop", Args{});
+    burst.insert(burst.end(), slow.begin(), slow.end());
+    peer.send(burst);
+  }
+};
+
+}  // namespace
+
 TEST_CASE("async calls complete independently and yield their own results", "[async]") {
   test::arith_server<geerpc::threaded> s;
   auto client = geerpc::dial(s.address);
@@ -77,18 +100,13 @@ TEST_CASE("a reply held for the next request of its connection is not kept behin
           "[async][concurrency]") {
   // One handler thread: it runs the quick call, holds its reply because the next queued request
   // is for the same peer, and then blocks in that one. The watchdog must send the held reply.
-  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
-  test::raw_peer peer(s.address);
-  peer.send_hello();
-  REQUIRE(peer.read_hello_reply());
+  one_handler_thread t;
+  auto& [s, peer] = t;
   const auto scheduler = geerpc::detail::deadline_scheduler::shared();
   // Twice: the second time after the watchdog has gone idle, so that it must be armed again.
   for (std::uint64_t round = 0; round < 2; ++round) {
     const std::uint64_t quick_seq = 2 * round + 1, slow_seq = 2 * round + 2;
-    std::vector<std::byte> burst = test::request_frame(quick_seq, "Arith.Sum", Args{1, 2});
-    const auto slow = test::request_frame(slow_seq, "Arith.WaitForStop", Args{});
-    burst.insert(burst.end(), slow.begin(), slow.end());
-    peer.send(burst);  // one send(): the server most likely reads both in one go
+    t.send_quick_then_slow(quick_seq, slow_seq);
     const auto quick = peer.read_frame(2s);
     const bool slow_still_running = s.arith.finished.value() == static_cast<int>(round);
     peer.send(test::cancel_frame(slow_seq));
@@ -112,17 +130,12 @@ TEST_CASE("a held reply still goes out when its connection closes", "[async][con
   // The watchdog cannot run (the scheduler thread is kept busy), so the quick call's reply stays
   // held while the slow call runs; stopping the server closes the connection, and the reply of a
   // handler that finished must be sent before it.
-  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
-  test::raw_peer peer(s.address);
-  peer.send_hello();
-  REQUIRE(peer.read_hello_reply());
+  one_handler_thread t;
+  auto& [s, peer] = t;
   std::optional<test::hold_scheduler> busy;
   busy.emplace(*geerpc::detail::deadline_scheduler::shared());
   REQUIRE(busy->held());
-  std::vector<std::byte> burst = test::request_frame(1, "Arith.Sum", Args{1, 2});
-  const auto slow = test::request_frame(2, "Arith.WaitForStop", Args{});
-  burst.insert(burst.end(), slow.begin(), slow.end());
-  peer.send(burst);
+  t.send_quick_then_slow(1, 2);
   REQUIRE(s.arith.started.wait_for_at_least(1));  // the slow one runs, so the quick one has answered
   s.server.stop();
   busy.reset();
@@ -135,17 +148,12 @@ TEST_CASE("a held reply still goes out when its connection closes", "[async][con
 TEST_CASE("a reply whose caller's deadline is near is sent at once, not held", "[async][timeout]") {
   // As above, the watchdog cannot run; a reply held now would reach its caller only after its
   // 3 ms budget, so the server must send it instead of holding it for the next request.
-  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
-  test::raw_peer peer(s.address);
-  peer.send_hello();
-  REQUIRE(peer.read_hello_reply());
+  one_handler_thread t;
+  auto& [s, peer] = t;
   std::optional<test::hold_scheduler> busy;
   busy.emplace(*geerpc::detail::deadline_scheduler::shared());
   REQUIRE(busy->held());
-  std::vector<std::byte> burst = test::request_frame(1, "Arith.Sum", Args{1, 2}, 3000);
-  const auto slow = test::request_frame(2, "Arith.WaitForStop", Args{});
-  burst.insert(burst.end(), slow.begin(), slow.end());
-  peer.send(burst);
+  t.send_quick_then_slow(1, 2, 3000);
   const auto quick = peer.read_frame(2s);
   peer.send(test::cancel_frame(2));
   busy.reset();
