@@ -234,3 +234,48 @@ TEST_CASE("a future outliving its client still completes", "[async][shutdown]") 
   }
   CHECK(survivor.get() == 42);
 }
+
+// A synchronous call made while no other call is pending reads the socket itself, with the
+// receiving thread parked off it (threaded_client.hpp). The three tests below hold that reader to
+// the receiving thread's duties.
+TEST_CASE("a caller reading its own reply hands other calls' replies to their owners", "[async][concurrency]") {
+  test::arith_server<geerpc::threaded> s;
+  auto client = geerpc::dial(s.address);
+  geerpc::result<int> slow = 0;
+  std::jthread caller([&] { slow = client.try_call<int>("Arith.Late", Args{3, 0}); });  // nothing else pending
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  auto quick = client.async_call<int>("Arith.Sum", Args{1, 2});
+  const bool quick_came = quick.wait_for(2s);  // while the slow caller still waits on the socket
+  s.arith.release.set();
+  caller.join();
+  CHECK(quick_came);
+  CHECK(quick.get() == 3);
+  REQUIRE(slow.has_value());
+  CHECK(*slow == 3000);
+}
+
+TEST_CASE("when the caller that read for itself returns, the receiving thread reads for the calls left",
+          "[async][concurrency]") {
+  // One handler thread: the second call runs only after the first has answered, and then blocks
+  // until the handle timeout answers it, long after the first caller has gone.
+  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
+  auto client = geerpc::dial(s.address, {.handle_timeout = 300ms});
+  geerpc::result<int> first = 0;
+  std::jthread caller([&] { first = client.try_call<int>("Arith.Late", Args{1, 0}); });
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  auto second = client.async_call<int>("Arith.WaitForStop", Args{});
+  s.arith.release.set();
+  caller.join();
+  REQUIRE(first.has_value());
+  CHECK(*first == 1000);
+  REQUIRE(second.wait_for(5s));
+  CHECK(second.try_get().code() == geerpc::errc::handle_timeout);
+}
+
+TEST_CASE("a client with no call pending still sees its server close the connection", "[async][shutdown]") {
+  test::arith_server<geerpc::threaded> s;
+  auto client = geerpc::dial(s.address);
+  CHECK(client.call<int>("Arith.Sum", Args{1, 2}) == 3);  // read by its caller: the receiving thread is parked
+  s.server.stop();
+  CHECK(test::eventually([&] { return !client.is_open(); }, 2s));
+}

@@ -3,6 +3,12 @@
 // caller writes the request itself (frames queued behind a busy writer go out together), and one
 // std::jthread receives replies and hands each to its caller.
 //
+// One exception saves two thread switches per call on the common sequential path: a synchronous
+// call that finds no other call pending reads the socket itself, as the blocking transport does,
+// and hands any other call's reply to its owner meanwhile; the receiving thread is parked off the
+// socket (it watches only for the connection's end) until calls overlap again. Exactly one thread
+// at a time waits for replies on the socket: `watcher_` says which.
+//
 // Who completes a call is decided by one thing: removing its entry from the pending table, under
 // the table's lock. The reply, the deadline (from the shared scheduler), the caller's stop_token
 // and a broken connection all try; exactly one succeeds, and a reply that finds no entry (its call
@@ -95,32 +101,7 @@ class threaded_client_engine {
 
   // Sends a request and arms its deadline and cancellation. From here on `call` completes exactly
   // once; its owner waits for that, then calls settle().
-  void start(pending_call& call, const context& ctx, std::span<std::byte> frame) {
-    call.engine = this;
-    if (ctx.stop_token().stop_requested()) return finish_now(call, canceled_outcome());
-    const auto now = clock::now();
-    if (ctx.deadline() && *ctx.deadline() <= now) return finish_now(call, deadline_exceeded_outcome());
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) return finish_now(call, connection_closed_outcome());
-      call.seq = ++last_seq_;
-      pending_.insert(call.seq, &call);
-    }
-    if (ctx.deadline()) {
-      call.timed = true;
-      scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
-    }
-    stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
-    try {
-      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
-    } catch (...) {  // out of memory queueing the frame: the call must not stay in the table or the heap
-      if (!take(call.seq, &call)) return;  // a deadline or a close completed it already: that stands
-      if (call.timed) scheduler_->cancel(call.timer);
-      throw;
-    }
-    // After the request is out, so that a cancel frame never overtakes the request it cancels.
-    if (ctx.stop_token().stop_possible()) call.on_stop.emplace(ctx.stop_token(), pending_call::stop_action{&call});
-  }
+  void start(pending_call& call, const context& ctx, std::span<std::byte> frame) { begin(call, ctx, frame, false); }
 
   // After completion: disarms the deadline and the stop callback, waiting for either if it is
   // running right now, so that the call's memory can go.
@@ -180,6 +161,83 @@ class threaded_client_engine {
     call.engine->cancel(call, deadline_exceeded_outcome(), false);  // the server has the same deadline
   }
 
+  // start(); with `may_read_own_reply` (a caller that will wait without a stop_token), the call
+  // may be made the socket's watcher instead of the receiving thread: then it returns true, no
+  // deadline timer is armed, and the caller must call read_own_reply() next.
+  bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
+    call.engine = this;
+    if (ctx.stop_token().stop_requested()) {
+      finish_now(call, canceled_outcome());
+      return false;
+    }
+    const auto now = clock::now();
+    if (ctx.deadline() && *ctx.deadline() <= now) {
+      finish_now(call, deadline_exceeded_outcome());
+      return false;
+    }
+    // Only a caller that nothing else needs to wake may sleep in poll() rather than on its call.
+    const bool may_read = may_read_own_reply && !ctx.stop_token().stop_possible();
+    bool reads_own = false;
+    bool wake_receiver = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) {
+        finish_now(call, connection_closed_outcome());
+        return false;
+      }
+      call.seq = ++last_seq_;
+      pending_.insert(call.seq, &call);
+      if (watcher_.load(std::memory_order_relaxed) == watcher::nobody) {
+        reads_own = may_read;
+        wake_receiver = !may_read;
+        watcher_.store(may_read ? watcher::caller : watcher::receiver, std::memory_order_relaxed);
+      }
+    }
+    if (wake_receiver) wake_.signal();
+    if (ctx.deadline() && !reads_own) {
+      call.timed = true;
+      scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
+    }
+    stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
+    try {
+      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
+    } catch (...) {  // out of memory queueing the frame: the call must not stay in the table or the heap
+      const bool taken = take(call.seq, &call) != nullptr;
+      if (reads_own) stop_watching();  // after take(): the call no longer counts as pending
+      if (!taken) return false;        // a deadline or a close completed it already: that stands
+      if (call.timed) scheduler_->cancel(call.timer);
+      throw;
+    }
+    // After the request is out, so that a cancel frame never overtakes the request it cancels.
+    if (ctx.stop_token().stop_possible()) call.on_stop.emplace(ctx.stop_token(), pending_call::stop_action{&call});
+    return reads_own;
+  }
+
+  // Who waits for replies on the socket. Written under mutex_; the receiving thread reads it
+  // without the lock, and whoever makes it the watcher wakes it afterwards, so a stale read only
+  // costs it one more turn of its loop. Invariant (under mutex_): a pending call means a watcher.
+  enum class watcher : std::uint8_t { nobody, receiver, caller };
+
+  // Called by the caller that watched the socket, once its call is complete (or never sent):
+  // hands the watch to the receiving thread if other calls are pending.
+  void stop_watching() {
+    bool wake_receiver = false;
+    {
+      std::lock_guard lock(mutex_);
+      wake_receiver = !pending_.empty();
+      watcher_.store(wake_receiver ? watcher::receiver : watcher::nobody, std::memory_order_relaxed);
+    }
+    if (wake_receiver) wake_.signal();
+  }
+
+  // Called by the receiving thread after it read: with nothing pending, it leaves the socket to
+  // the next synchronous caller.
+  void park_if_idle() {
+    std::lock_guard lock(mutex_);
+    if (pending_.empty() && watcher_.load(std::memory_order_relaxed) == watcher::receiver)
+      watcher_.store(watcher::nobody, std::memory_order_relaxed);
+  }
+
   void fail_all() {
     std::vector<pending_call*> orphans;
     {
@@ -202,21 +260,24 @@ class threaded_client_engine {
   void receive() {
     std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
     for (;;) {
-      pollfd fds[2] = {
-          {fd_.get(), static_cast<short>(POLLIN | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0)), 0},
-          {wake_.get(), POLLIN, 0}};
+      // Parked, it still watches for the connection's end (POLLRDHUP): a reply does not wake it.
+      const bool watching = watcher_.load(std::memory_order_relaxed) == watcher::receiver;
+      const auto events = (watching ? POLLIN : POLLRDHUP) | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0);
+      pollfd fds[2] = {{fd_.get(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail_all();
       if (fds[1].revents & POLLIN) {
         wake_.drain();
         if (stopping_.load(std::memory_order_acquire)) return;
       }
       if ((fds[0].revents & POLLOUT) && writer_.flush() == net::frame_writer::status::broken) return fail_all();
-      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-        std::unique_lock lock(reading_);
+      if (fds[0].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) {
+        std::unique_lock lock(reading_);  // a caller reading its own reply holds it until done
         if (!read_ready(buffer, sizeof buffer, true)) {
           lock.unlock();
           return fail_all();
         }
+        lock.unlock();
+        park_if_idle();
       }
     }
   }
@@ -246,6 +307,31 @@ class threaded_client_engine {
       }
       return done();
     });
+  }
+
+  // The caller made the socket's watcher by start() waits here until its call completes: it reads
+  // (handing other calls' replies to their owners), first for a moment without sleeping when that
+  // pays (spin.hpp), then in poll() with its deadline. noexcept for the reason given above.
+  template <class Call>
+  void read_own_reply(Call& call, const context& ctx, const reply_wait& wait) noexcept {
+    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
+    std::unique_lock lock(reading_);
+    bool open = true;
+    const auto read_once = [&] { return open = read_ready(buffer, sizeof buffer, false); };
+    if (wait.may_spin()) wait.spin_until([&] { return call.done() || !read_once() || call.done(); });
+    while (open && !call.done()) {
+      // Checked before every wait, not only when poll() times out: replies for other calls may keep
+      // the socket readable long past this call's deadline.
+      if ((ctx.deadline() && clock::now() >= *ctx.deadline()) ||
+          net::wait_for(fd_.get(), POLLIN, ctx.deadline()) == net::wait_result::timeout) {
+        cancel(call, deadline_exceeded_outcome(), false);  // the server has the same deadline
+        break;
+      }
+      read_once();
+    }
+    // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
+    if (!open) fail_all();
+    stop_watching();
   }
 
   // Reads once, or until the socket is empty. Returns false when the connection is over.
@@ -296,6 +382,7 @@ class threaded_client_engine {
   net::event_fd wake_;  // wakes the receiver: to stop, or to watch for writability
   std::atomic<bool> want_write_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<watcher> watcher_{watcher::nobody};
 
   mutable std::mutex mutex_;  // guards the pending table and closed_
   seq_map<pending_call> pending_;
@@ -334,8 +421,10 @@ inline call_outcome threaded_client_engine::call(const context& ctx, std::span<s
   blocking_wait_call call;
   call.reply = &reply;
   const reply_wait waiting;
-  start(call, ctx, frame);
-  spin_until_done(waiting, [&] { return call.done(); });
+  if (begin(call, ctx, frame, true))
+    read_own_reply(call, ctx, waiting);
+  else
+    spin_until_done(waiting, [&] { return call.done(); });
   call.wait();
   settle(call);
   return std::move(call.outcome);
