@@ -4030,12 +4030,78 @@ GEERPC_END_NAMESPACE
 // reply, and the client's reading thread wakes once for the lot.
 //
 // A reply must not wait for a slow handler, and the thread holding it may be running one. So a
-// watchdog on the deadline scheduler sends whatever a thread has held for longer than max_hold. It
-// looks again every max_hold while holds keep happening, and stops after a period without one: an
-// idle server, or one that never reads two requests of a connection at once, pays nothing; a busy
-// one, a scheduler wake-up per max_hold.
+// watchdog (watchdog.hpp) sends whatever a thread has held for longer than max_hold. It looks
+// every max_hold while holds keep happening: a server that never reads two requests of a
+// connection at once pays nothing.
 
 
+// ---- begin geerpc/detail/watchdog.hpp
+// geerpc: a periodic look, on the deadline scheduler's thread, at something a busy thread may have
+// left undone. It runs only while it is asked for: each request() makes sure a look comes within
+// one to two periods, and a look that finds nothing to watch and no request since the last one
+// does not come again. An idle server pays nothing; a busy one, a scheduler wake-up per period,
+// rather than a timer set and cancelled per request.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class watchdog {
+ public:
+  // Runs on the scheduler thread at each look; returns whether there is still something to watch.
+  using look_fn = bool (*)(void* context);
+
+  watchdog(deadline_scheduler& scheduler, std::chrono::microseconds period, look_fn look, void* context)
+      : scheduler_(scheduler), period_(period), look_(look), context_(context) {}
+  ~watchdog() { stop(); }
+
+  watchdog(const watchdog&) = delete;
+  watchdog& operator=(const watchdog&) = delete;
+
+  // Something needs watching from now on. noexcept: arming may need memory, and a server out of
+  // memory here ends, as when any of its threads cannot queue a deadline, rather than run unwatched.
+  void request() noexcept {
+    if (!recent_.load(std::memory_order_relaxed)) recent_.store(true, std::memory_order_relaxed);
+    arm();
+  }
+
+  // While nobody calls request(): after this, no look runs until the next request().
+  void stop() {
+    scheduler_.cancel(timer_);
+    armed_.store(false);
+  }
+
+ private:
+  // Arms the timer unless it is armed. A look clears armed_ before it looks, so a request that the
+  // look misses is one whose caller sees armed_ clear and arms it.
+  void arm() noexcept {
+    if (!armed_.load() && !armed_.exchange(true))
+      scheduler_.schedule(timer_, deadline_scheduler::clock::now() + period_, &on_timer, this);
+  }
+
+  static void on_timer(void* context) {
+    auto& self = *static_cast<watchdog*>(context);
+    self.armed_.store(false);
+    bool busy = self.look_(self.context_);
+    // Requests come and go many times per period on a busy server: keep looking until a whole
+    // period passes without one, instead of being armed again (a wake-up) by the next request.
+    if (self.recent_.exchange(false, std::memory_order_relaxed)) busy = true;
+    if (busy) self.arm();
+  }
+
+  deadline_scheduler& scheduler_;
+  const std::chrono::microseconds period_;
+  const look_fn look_;
+  void* const context_;
+  deadline_scheduler::timer timer_;
+  std::atomic<bool> armed_{false};
+  std::atomic<bool> recent_{false};  // a request came since the last look
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/watchdog.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -4048,7 +4114,7 @@ class reply_holds {
 
   // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
   reply_holds(std::size_t threads, deadline_scheduler& scheduler)
-      : slots_(std::make_unique<slot[]>(threads)), count_(threads), scheduler_(scheduler) {}
+      : slots_(std::make_unique<slot[]>(threads)), count_(threads), watchdog_(scheduler, max_hold, &look, this) {}
   ~reply_holds() { stop(); }
 
   reply_holds(const reply_holds&) = delete;
@@ -4060,9 +4126,7 @@ class reply_holds {
 
   // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
   // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
-  // request of another connection. noexcept: arming the watchdog may need memory, and a server
-  // out of memory here ends, as when any of its threads cannot queue a deadline, rather than
-  // keep a reply with no watchdog to send it.
+  // request of another connection. noexcept, as watchdog::request() is.
   void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
     slot& s = slots_[index];
     if (s.connection == connection) return;
@@ -4071,8 +4135,7 @@ class reply_holds {
       s.connection = connection;
       s.since = clock::now();
     }
-    if (!recent_.load(std::memory_order_relaxed)) recent_.store(true, std::memory_order_relaxed);
-    arm_watchdog();
+    watchdog_.request();
   }
 
   // Sends what thread `index` held and forgets the connection.
@@ -4087,7 +4150,7 @@ class reply_holds {
   }
 
   // Once no thread holds or will hold anything: after this, no watchdog runs.
-  void stop() { scheduler_.cancel(watchdog_); }
+  void stop() { watchdog_.stop(); }
 
  private:
   struct alignas(64) slot {  // one cache line each: the owners write theirs often
@@ -4096,17 +4159,9 @@ class reply_holds {
     clock::time_point since;  // when holding began, or when the watchdog last sent
   };
 
-  // Arms the watchdog unless it is armed. A watchdog that finds nothing held does not arm itself
-  // again, so whoever holds next arms it; armed_ is cleared before the slots are looked at, so a
-  // hold that the watchdog misses is one whose owner sees armed_ clear and arms it.
-  void arm_watchdog() noexcept {
-    if (!armed_.load() && !armed_.exchange(true))
-      scheduler_.schedule(watchdog_, clock::now() + max_hold, &on_watchdog, this);
-  }
-
-  static void on_watchdog(void* context) {
+  // The watchdog's look: sends what has been held too long; returns whether anything is held.
+  static bool look(void* context) {
     auto& self = *static_cast<reply_holds*>(context);
-    self.armed_.store(false);
     const auto now = clock::now();
     bool any = false;
     for (std::size_t i = 0; i < self.count_; ++i) {
@@ -4122,18 +4177,12 @@ class reply_holds {
       }
       stale->flush_replies();  // concurrent with the owner's writes: frame_writer orders them
     }
-    // Holds come and go many times per max_hold on a busy server; keep watching until a whole
-    // period passes without one, instead of being armed again (a wake-up) by the next hold.
-    if (self.recent_.exchange(false, std::memory_order_relaxed)) any = true;
-    if (any) self.arm_watchdog();
+    return any;
   }
 
   std::unique_ptr<slot[]> slots_;
   const std::size_t count_;
-  deadline_scheduler& scheduler_;
-  deadline_scheduler::timer watchdog_;
-  std::atomic<bool> armed_{false};
-  std::atomic<bool> recent_{false};  // a hold began since the watchdog last looked
+  watchdog watchdog_;  // last: its looks use the slots
 };
 
 }  // namespace detail

@@ -3,10 +3,9 @@
 // reply, and the client's reading thread wakes once for the lot.
 //
 // A reply must not wait for a slow handler, and the thread holding it may be running one. So a
-// watchdog on the deadline scheduler sends whatever a thread has held for longer than max_hold. It
-// looks again every max_hold while holds keep happening, and stops after a period without one: an
-// idle server, or one that never reads two requests of a connection at once, pays nothing; a busy
-// one, a scheduler wake-up per max_hold.
+// watchdog (watchdog.hpp) sends whatever a thread has held for longer than max_hold. It looks
+// every max_hold while holds keep happening: a server that never reads two requests of a
+// connection at once pays nothing.
 #pragma once
 
 #include <atomic>
@@ -18,6 +17,7 @@
 #include "../config.hpp"
 #include "deadline_scheduler.hpp"
 #include "server_connection.hpp"
+#include "watchdog.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -30,7 +30,7 @@ class reply_holds {
 
   // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
   reply_holds(std::size_t threads, deadline_scheduler& scheduler)
-      : slots_(std::make_unique<slot[]>(threads)), count_(threads), scheduler_(scheduler) {}
+      : slots_(std::make_unique<slot[]>(threads)), count_(threads), watchdog_(scheduler, max_hold, &look, this) {}
   ~reply_holds() { stop(); }
 
   reply_holds(const reply_holds&) = delete;
@@ -42,9 +42,7 @@ class reply_holds {
 
   // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
   // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
-  // request of another connection. noexcept: arming the watchdog may need memory, and a server
-  // out of memory here ends, as when any of its threads cannot queue a deadline, rather than
-  // keep a reply with no watchdog to send it.
+  // request of another connection. noexcept, as watchdog::request() is.
   void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
     slot& s = slots_[index];
     if (s.connection == connection) return;
@@ -53,8 +51,7 @@ class reply_holds {
       s.connection = connection;
       s.since = clock::now();
     }
-    if (!recent_.load(std::memory_order_relaxed)) recent_.store(true, std::memory_order_relaxed);
-    arm_watchdog();
+    watchdog_.request();
   }
 
   // Sends what thread `index` held and forgets the connection.
@@ -69,7 +66,7 @@ class reply_holds {
   }
 
   // Once no thread holds or will hold anything: after this, no watchdog runs.
-  void stop() { scheduler_.cancel(watchdog_); }
+  void stop() { watchdog_.stop(); }
 
  private:
   struct alignas(64) slot {  // one cache line each: the owners write theirs often
@@ -78,17 +75,9 @@ class reply_holds {
     clock::time_point since;  // when holding began, or when the watchdog last sent
   };
 
-  // Arms the watchdog unless it is armed. A watchdog that finds nothing held does not arm itself
-  // again, so whoever holds next arms it; armed_ is cleared before the slots are looked at, so a
-  // hold that the watchdog misses is one whose owner sees armed_ clear and arms it.
-  void arm_watchdog() noexcept {
-    if (!armed_.load() && !armed_.exchange(true))
-      scheduler_.schedule(watchdog_, clock::now() + max_hold, &on_watchdog, this);
-  }
-
-  static void on_watchdog(void* context) {
+  // The watchdog's look: sends what has been held too long; returns whether anything is held.
+  static bool look(void* context) {
     auto& self = *static_cast<reply_holds*>(context);
-    self.armed_.store(false);
     const auto now = clock::now();
     bool any = false;
     for (std::size_t i = 0; i < self.count_; ++i) {
@@ -104,18 +93,12 @@ class reply_holds {
       }
       stale->flush_replies();  // concurrent with the owner's writes: frame_writer orders them
     }
-    // Holds come and go many times per max_hold on a busy server; keep watching until a whole
-    // period passes without one, instead of being armed again (a wake-up) by the next hold.
-    if (self.recent_.exchange(false, std::memory_order_relaxed)) any = true;
-    if (any) self.arm_watchdog();
+    return any;
   }
 
   std::unique_ptr<slot[]> slots_;
   const std::size_t count_;
-  deadline_scheduler& scheduler_;
-  deadline_scheduler::timer watchdog_;
-  std::atomic<bool> armed_{false};
-  std::atomic<bool> recent_{false};  // a hold began since the watchdog last looked
+  watchdog watchdog_;  // last: its looks use the slots
 };
 
 }  // namespace detail
