@@ -279,3 +279,22 @@ TEST_CASE("a client with no call pending still sees its server close the connect
   s.server.stop();
   CHECK(test::eventually([&] { return !client.is_open(); }, 2s));
 }
+
+// On one CPU (the suite's one_cpu run) the threaded server runs a lone request of a connection
+// that calls one at a time without waking a thread to read meanwhile; its lead watchdog must
+// wake one when the handler turns out slow.
+TEST_CASE("a slow handler of a caller that calls one at a time does not keep other connections waiting",
+          "[async][concurrency]") {
+  test::arith_server<geerpc::threaded> s;
+  auto sequential = geerpc::dial(s.address);
+  auto other = geerpc::dial(s.address);
+  for (int i = 0; i < 40; ++i) REQUIRE(sequential.call<int>("Arith.Sum", Args{i, 1}) == i + 1);
+  auto slow = sequential.async_call<int>("Arith.Late", Args{1, 0});
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  auto quick = other.async_call<int>("Arith.Sum", Args{2, 3});
+  const bool answered = quick.wait_for(2s);  // while the slow handler still blocks
+  s.arith.release.set();
+  CHECK(answered);
+  CHECK(quick.get() == 5);
+  CHECK(slow.get() == 1000);
+}

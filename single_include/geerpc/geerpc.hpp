@@ -3095,6 +3095,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     for (auto& source : sources) source.request_stop();
   }
 
+  // How many of this connection's latest requests came while no other request of it awaited its
+  // answer, each within sequential_gap of the one before (counted up to 64): a peer that makes one
+  // call at a time, in quick succession. The threaded server lets such a request run on one CPU
+  // without waking a thread to lead (threaded_server.hpp); only a one-CPU process counts them.
+  unsigned sequential_requests() const noexcept { return sequential_.load(std::memory_order_relaxed); }
   std::size_t inflight() const {
     std::lock_guard lock(inflight_mutex_);
     return inflight_.size();
@@ -3153,6 +3158,35 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static constexpr std::chrono::milliseconds hold_margin{5};
   static bool may_hold(const server_request& request) {
     return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
+  }
+
+  // The longest pause between two requests of a sequential streak: the threaded server's lead
+  // watchdog stays awake across shorter ones, so such a caller adds no scheduler wake-ups; after
+  // a longer one it would, and waking a leader costs less.
+  static constexpr std::chrono::microseconds sequential_gap{500};
+
+  // Updates sequential_ for a request just registered. Called with inflight_mutex_ held.
+  void count_sequential(const server_request& request) {
+    unsigned streak = 0;
+    if (alone_in_flight(request)) {
+      const auto now = clock::now();
+      streak =
+          now - last_sequential_ < sequential_gap ? std::min(sequential_.load(std::memory_order_relaxed) + 1, 64u) : 1;
+      last_sequential_ = now;
+    }
+    if (streak != sequential_.load(std::memory_order_relaxed)) sequential_.store(streak, std::memory_order_relaxed);
+  }
+
+  // Whether `request` is the only unanswered request of this connection (an answered one may not
+  // have been finished yet). Called with inflight_mutex_ held.
+  bool alone_in_flight(const server_request& request) const {
+    if (inflight_.size() == 1) return true;
+    if (inflight_.size() > 2) return false;
+    bool alone = true;
+    inflight_.for_each([&](std::uint64_t, server_request* other) {
+      if (other != &request && other->state.load(std::memory_order_acquire) == server_request::running) alone = false;
+    });
+    return alone;
   }
 
   static bool claim(server_request& request) noexcept {
@@ -3226,6 +3260,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->argument.assign(frame.body.begin(), frame.body.end());
         if (handler->takes_stop_token) request->stop.emplace();
         inflight_.insert(seq, request);
+        if (!several_cpus()) count_sequential(*request);
       }
     }
     // Two requests with one seq could never get one response each that the client can tell apart:
@@ -3385,6 +3420,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::atomic<bool> greeted_{false};  // the hello was accepted
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
+  std::atomic<unsigned> sequential_{0};  // written under inflight_mutex_; read as a hint without it
+  clock::time_point last_sequential_{};  // when the last request that came alone did (guarded by inflight_mutex_)
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
@@ -4016,6 +4053,12 @@ GEERPC_END_NAMESPACE
 // ones still get a thread each, and a burst of quick ones costs few wake-ups. A thread that runs
 // several requests of one connection in a row answers them with one send (reply_holds.hpp).
 //
+// On one CPU, waking a follower before a handler costs two context switches and buys nothing
+// unless the handler blocks: the follower cannot run until then. So when the request is the only
+// one in flight on the server and its connection has been making one call at a time, the thread
+// runs it without waking anyone, and a watchdog (watchdog.hpp) wakes a follower if nobody has
+// led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at most.
+//
 // At most handler_threads threads run handlers at once; the spare thread always remains to lead,
 // so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
 // fires timeouts. An idle connection costs a socket and a small object, not a thread.
@@ -4197,7 +4240,8 @@ class threaded_server_engine {
   explicit threaded_server_engine(server_context& context)
       : context_(context),
         handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
-        holds_(handler_threads_ + 1, *context.scheduler) {}
+        holds_(handler_threads_ + 1, *context.scheduler),
+        lead_watch_(*context.scheduler, lead_watch_period, &look_for_leader, this) {}
   ~threaded_server_engine() { stop(); }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
@@ -4227,6 +4271,7 @@ class threaded_server_engine {
       if (thread.joinable()) thread.join();
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
     holds_.stop();
+    lead_watch_.stop();
     std::deque<server_request*> never_ran;
     {
       std::lock_guard lock(mutex_);
@@ -4265,6 +4310,27 @@ class threaded_server_engine {
            queue_.front()->connection.get() == connection;
   }
 
+  // Whether a thread about to run `request` may leave the I/O unled meanwhile (see the top).
+  // Called with mutex_ held.
+  bool may_run_unled(const server_request& request) const noexcept {
+    return !several_cpus() && request.connection->sequential_requests() >= sequential_streak &&
+           context_.inflight.load(std::memory_order_relaxed) == 1;
+  }
+
+  // The lead watchdog's look: wakes a follower if nobody has led since the previous look while a
+  // handler runs. Returns whether the I/O is unled.
+  static bool look_for_leader(void* context) {
+    auto& self = *static_cast<threaded_server_engine*>(context);
+    std::lock_guard lock(self.mutex_);
+    const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
+    if (unled && self.lead_rounds_ == self.lead_rounds_seen_ && self.woken_ == 0 && self.waiting_ > 0) {
+      ++self.woken_;
+      self.idle_.notify_one();
+    }
+    self.lead_rounds_seen_ = self.lead_rounds_;
+    return unled;
+  }
+
   // `index`: this thread's slot in holds_.
   void work(std::size_t index) {
     serving_engine = this;
@@ -4277,6 +4343,7 @@ class threaded_server_engine {
         queue_.pop_front();
       } else if (!leading_) {
         leading_ = true;
+        ++lead_rounds_;
         lock.unlock();
         fresh.clear();
         lead(fresh);
@@ -4300,13 +4367,16 @@ class threaded_server_engine {
       // before it leads, and does the same before it runs one; so requests queued behind slow
       // handlers get a thread each, one after another, while a burst of quick ones costs a few
       // wake-ups instead of a context switch per request.
-      const bool wake = !leading_ && woken_ == 0 && waiting_ > 0;
+      const bool needs_leader = !leading_ && woken_ == 0 && waiting_ > 0;
+      const bool unled = needs_leader && may_run_unled(*mine);
+      const bool wake = needs_leader && !unled;
       if (wake) ++woken_;
       // When the next queued request is for the same peer, this thread will likely run it next:
       // hold this reply and send both together (reply_holds.hpp).
       const bool hold = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
       if (wake) idle_.notify_one();  // outside the lock: the woken one needs it
+      if (unled) lead_watch_.request();
       if (hold) holds_.hold(index, mine->connection);
       server_connection::run(mine, hold);
       lock.lock();
@@ -4446,6 +4516,14 @@ class threaded_server_engine {
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
   deadline_scheduler::timer accept_retry_;
   reply_holds holds_;  // one slot per thread
+
+  // A request runs unled only after this many of its connection's requests came one at a time.
+  static constexpr unsigned sequential_streak = 32;
+  // How long the I/O may stay unled behind a slow handler: one to two periods.
+  static constexpr std::chrono::microseconds lead_watch_period{500};
+  std::size_t lead_rounds_ = 0;       // times a thread began to lead (guarded by mutex_)
+  std::size_t lead_rounds_seen_ = 0;  // lead_rounds_ at the watchdog's last look (guarded by mutex_)
+  watchdog lead_watch_;
 
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::vector<std::jthread> threads_;
