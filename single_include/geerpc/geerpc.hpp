@@ -3575,7 +3575,7 @@ GEERPC_END_NAMESPACE
 // caller writes the request itself (frames queued behind a busy writer go out together), and one
 // std::jthread receives replies and hands each to its caller.
 //
-// One exception saves two thread switches per call on the common sequential path: a synchronous
+// One exception saves a thread wake-up per call on the common sequential path: a synchronous
 // call that finds no other call pending reads the socket itself, as the blocking transport does,
 // and hands any other call's reply to its owner meanwhile; the receiving thread is parked off the
 // socket (it watches only for the connection's end) until calls overlap again. Exactly one thread
@@ -3730,8 +3730,12 @@ class threaded_client_engine {
 
   static void on_deadline(void* context) {
     auto& call = *static_cast<pending_call*>(context);
-    call.engine->cancel(call, deadline_exceeded_outcome(), false);  // the server has the same deadline
+    call.engine->expire(call);
   }
+
+  // Completes `call` with deadline_exceeded if nothing else has. No cancel frame: the server has
+  // the same deadline.
+  void expire(pending_call& call) { cancel(call, deadline_exceeded_outcome(), false); }
 
   // start(); with `may_read_own_reply` (a caller that will wait without a stop_token), the call
   // may be made the socket's watcher instead of the receiving thread: then it returns true, no
@@ -3881,7 +3885,7 @@ class threaded_client_engine {
     });
   }
 
-  // The caller made the socket's watcher by start() waits here until its call completes: it reads
+  // The caller made the socket's watcher by begin() waits here until its call completes: it reads
   // (handing other calls' replies to their owners), first for a moment without sleeping when that
   // pays (spin.hpp), then in poll() with its deadline. noexcept for the reason given above.
   template <class Call>
@@ -3896,7 +3900,7 @@ class threaded_client_engine {
       // the socket readable long past this call's deadline.
       if ((ctx.deadline() && clock::now() >= *ctx.deadline()) ||
           net::wait_for(fd_.get(), POLLIN, ctx.deadline()) == net::wait_result::timeout) {
-        cancel(call, deadline_exceeded_outcome(), false);  // the server has the same deadline
+        expire(call);
         break;
       }
       read_once();
