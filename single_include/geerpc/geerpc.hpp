@@ -3281,7 +3281,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
   void recycle(server_request* request) {
     std::unique_ptr<server_request> owned(request);
-    if (spare_.size() >= 16 || request->argument.capacity() > (64u << 10)) return;  // bounded
+    // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
+    // buffers kept only by the first few.
+    const std::size_t keep_capacity = spare_.size() < 16 ? (64u << 10) : (4u << 10);
+    if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
     request->handler = nullptr;
     request->argument.clear();
     request->stop.reset();
