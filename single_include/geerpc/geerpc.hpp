@@ -4065,6 +4065,8 @@ GEERPC_END_NAMESPACE
 // one in flight on the server and its connection has been making one call at a time, the thread
 // runs it without waking anyone, and a watchdog (watchdog.hpp) wakes a follower if nobody has
 // led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at most.
+// Also on one CPU, a leader woken after a round that read several requests yields once before it
+// reads, so that a pipelining client's threads send all their requests first (batch_yield.hpp).
 //
 // At most handler_threads threads run handlers at once; the spare thread always remains to lead,
 // so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
@@ -4074,6 +4076,84 @@ GEERPC_END_NAMESPACE
 
 #include <deque>
 
+// ---- begin geerpc/detail/batch_yield.hpp
+// geerpc: on one CPU, a server thread woken by the first of several requests reads them all in one
+// round if it first lets the other runnable threads run. The usual case is a client whose threads
+// were all woken by the replies of the last round: each runs for microseconds and sends its next
+// request. A server that reads at once is woken by the first request, takes the CPU from the
+// others, and reads one or two requests per round, paying a sleep and a wake-up for each round;
+// one that yields once (sched_yield) first reads what all of them sent.
+//
+// Only after a round that read several requests: a caller that makes one call at a time gains
+// nothing from it, and would pay the system call in its latency.
+//
+// Yielding gives the CPU to whatever else is runnable, though, and a busy process sharing the CPU
+// keeps it for a whole time slice (a millisecond or more) per yield. So the gate judges each yield
+// by what it bought: one that took longer than `worth` per request read after it shuts the gate for
+// a back-off time. The back-off doubles at each failure (up to `max_backoff`) and shrinks by an
+// eighth at each yield that pays: a busy neighbour is not always running when the server yields, so
+// one yield that pays says little, and one that fails says much. Sharing the CPU with busy work then
+// costs a time slice now and then, not one per round.
+
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Not thread-safe: used by one thread at a time (the server's leader).
+class batch_yield {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A yield pays when it took at most this long per request read after it: each thread of a
+  // pipelining client takes a few microseconds to send its next request.
+  static constexpr std::chrono::microseconds worth{20};
+  static constexpr std::chrono::milliseconds min_backoff{1};
+  static constexpr std::chrono::milliseconds max_backoff{1000};
+
+  // Whether to yield before this round's read: the last round read several requests, and the
+  // gate is open.
+  bool due() const noexcept { return last_round_ > 1 && open_at(clock::now()); }
+
+  void yield() noexcept {
+    yield_start_ = clock::now();
+    ::sched_yield();
+    yield_end_ = clock::now();
+    yielded_ = true;
+  }
+
+  // After every round, with the number of requests it read.
+  void after_round(std::size_t requests) noexcept {
+    if (yielded_) judge(yield_end_ - yield_start_, requests, yield_end_);
+    yielded_ = false;
+    last_round_ = requests;
+  }
+
+  // Judges a yield that took `took` and was followed by a read of `requests` requests, at `now`.
+  void judge(clock::duration took, std::size_t requests, clock::time_point now) noexcept {
+    if (took <= worth * static_cast<long>(std::max<std::size_t>(requests, 1))) {
+      backoff_ = std::max<clock::duration>(backoff_ - backoff_ / 8, min_backoff);
+      return;
+    }
+    closed_until_ = now + backoff_;
+    backoff_ = std::min<clock::duration>(backoff_ * 2, max_backoff);
+  }
+
+  // Whether the gate lets a yield through at `now`.
+  bool open_at(clock::time_point now) const noexcept { return now >= closed_until_; }
+
+ private:
+  std::size_t last_round_ = 0;
+  bool yielded_ = false;
+  clock::time_point yield_start_{}, yield_end_{};
+  clock::time_point closed_until_{};
+  clock::duration backoff_ = min_backoff;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/batch_yield.hpp
 // ---- begin geerpc/detail/reply_holds.hpp
 // geerpc: replies that a server thread holds back while it runs more requests of the same
 // connection, so that requests read together are answered together: one send instead of one per
@@ -4399,7 +4479,19 @@ class threaded_server_engine {
   // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
   void lead(std::vector<server_request*>& fresh) {
     epoll_event events[64];
-    const int count = ::epoll_wait(epoll_.get(), events, 64, -1);
+    int count = ::epoll_wait(epoll_.get(), events, 64, -1);
+    if (count <= 0 || several_cpus()) return service_events(events, count, fresh);
+    // On one CPU, the threads about to send more requests may do so first (batch_yield.hpp); then
+    // epoll is asked again, so that connections that became readable meanwhile are read too.
+    if (batch_yield_.due()) {
+      batch_yield_.yield();
+      if (const int ready = ::epoll_wait(epoll_.get(), events, 64, 0); ready > 0) count = ready;
+    }
+    service_events(events, count, fresh);
+    batch_yield_.after_round(fresh.size());
+  }
+
+  void service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh) {
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
       if (tag == &wake_tag_) return;  // stopping; the eventfd stays readable for every leader
@@ -4531,6 +4623,7 @@ class threaded_server_engine {
   std::size_t lead_rounds_ = 0;       // times a thread began to lead (guarded by mutex_)
   std::size_t lead_rounds_seen_ = 0;  // lead_rounds_ at the watchdog's last look (guarded by mutex_)
   watchdog lead_watch_;
+  batch_yield batch_yield_;  // used by the leader only
 
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::vector<std::jthread> threads_;

@@ -1,0 +1,68 @@
+// The one-CPU server's yield before it reads (detail/batch_yield.hpp): it yields only after a round
+// that read several requests, and a yield that buys too little for its time shuts the gate for a
+// back-off that doubles while yields keep failing and shrinks slowly while they pay.
+#include <chrono>
+
+#include "catch.hpp"
+#include "geerpc/detail/batch_yield.hpp"
+
+using namespace std::chrono_literals;
+using geerpc::detail::batch_yield;
+
+namespace {
+const batch_yield::clock::time_point t0 = batch_yield::clock::now();
+
+// Fails one yield at `at` (2 ms for a single request) and returns how long the gate stays shut.
+batch_yield::clock::duration shut_time(batch_yield& gate, batch_yield::clock::time_point at) {
+  gate.judge(2ms, 1, at);
+  auto shut = 0us;
+  while (!gate.open_at(at + shut)) shut += 1us;
+  return shut;
+}
+}  // namespace
+
+TEST_CASE("the server yields only after a round that read several requests", "[batch_yield]") {
+  batch_yield gate;
+  CHECK_FALSE(gate.due());  // nothing read yet
+  gate.after_round(1);
+  CHECK_FALSE(gate.due());  // one call at a time: nothing to gather
+  gate.after_round(2);
+  CHECK(gate.due());
+  gate.after_round(0);
+  CHECK_FALSE(gate.due());
+}
+
+TEST_CASE("a yield that buys requests for its time keeps the gate open", "[batch_yield]") {
+  batch_yield gate;
+  gate.judge(300us, 31, t0);  // about 10 µs per request: a pipelining client's threads sending
+  CHECK(gate.open_at(t0));
+  gate.judge(batch_yield::worth * 4, 4, t0);  // exactly worth per request still pays
+  CHECK(gate.open_at(t0));
+}
+
+TEST_CASE("a yield that buys too little shuts the gate, for longer at each failure", "[batch_yield]") {
+  batch_yield gate;
+  CHECK(shut_time(gate, t0) == batch_yield::min_backoff);
+  CHECK(shut_time(gate, t0 + 1s) == 2 * batch_yield::min_backoff);
+  CHECK(shut_time(gate, t0 + 2s) == 4 * batch_yield::min_backoff);
+  // A yield followed by no request at all is judged as if it bought one.
+  gate.judge(batch_yield::worth + 1us, 0, t0 + 3s);
+  CHECK_FALSE(gate.open_at(t0 + 3s));
+}
+
+TEST_CASE("the back-off stops growing at its maximum", "[batch_yield]") {
+  batch_yield gate;
+  for (int i = 0; i < 20; ++i) gate.judge(2ms, 1, t0);
+  gate.judge(2ms, 1, t0 + 10s);
+  CHECK_FALSE(gate.open_at(t0 + 10s + batch_yield::max_backoff - 1us));
+  CHECK(gate.open_at(t0 + 10s + batch_yield::max_backoff));
+}
+
+TEST_CASE("yields that pay shrink the back-off by an eighth each, not at once", "[batch_yield]") {
+  batch_yield gate;
+  for (int i = 0; i < 3; ++i) gate.judge(2ms, 1, t0);  // back-off now 8 ms
+  gate.judge(10us, 1, t0 + 1s);                        // pays: 7 ms
+  CHECK(shut_time(gate, t0 + 2s) == 7ms);
+  for (int i = 0; i < 200; ++i) gate.judge(10us, 1, t0 + 3s);  // many that pay: back to the minimum
+  CHECK(shut_time(gate, t0 + 4s) == batch_yield::min_backoff);
+}
