@@ -4066,7 +4066,8 @@ GEERPC_END_NAMESPACE
 // runs it without waking anyone, and a watchdog (watchdog.hpp) wakes a follower if nobody has
 // led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at most.
 // Also on one CPU, a leader woken after a round that read several requests yields once before it
-// reads, so that a pipelining client's threads send all their requests first (batch_yield.hpp).
+// reads, so that a pipelining client's threads send all their requests first, unless recent
+// yields did not pay (batch_yield.hpp).
 //
 // At most handler_threads threads run handlers at once; the spare thread always remains to lead,
 // so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
@@ -4089,10 +4090,11 @@ GEERPC_END_NAMESPACE
 //
 // Yielding gives the CPU to whatever else is runnable, though, and a busy process sharing the CPU
 // keeps it for a whole time slice (a millisecond or more) per yield. So the gate judges each yield
-// by what it bought: one that took longer than `worth` per request read after it shuts the gate for
-// a back-off time. The back-off doubles at each failure (up to `max_backoff`) and shrinks by an
-// eighth at each yield that pays: a busy neighbour is not always running when the server yields, so
-// one yield that pays says little, and one that fails says much. Sharing the CPU with busy work then
+// by what it bought: one that took longer than `worth` per request read in the round (those that
+// were waiting already included), or longer than `longest` whatever it bought, since every request
+// of the round waited for it, shuts the gate for a back-off time. The back-off doubles at each failure (up to
+// `max_backoff`) and shrinks by an eighth at each yield that pays: a busy neighbour is not always running when the
+// server yields, so one yield that pays says little, and one that fails says much. Sharing the CPU with busy work then
 // costs a time slice now and then, not one per round.
 
 
@@ -4109,6 +4111,7 @@ class batch_yield {
   // A yield pays when it took at most this long per request read after it: each thread of a
   // pipelining client takes a few microseconds to send its next request.
   static constexpr std::chrono::microseconds worth{20};
+  static constexpr std::chrono::milliseconds longest{1};
   static constexpr std::chrono::milliseconds min_backoff{1};
   static constexpr std::chrono::milliseconds max_backoff{1000};
 
@@ -4116,9 +4119,10 @@ class batch_yield {
   // gate is open.
   bool due() const noexcept { return last_round_ > 1 && open_at(clock::now()); }
 
-  void yield() noexcept {
+  // Yields the CPU (`give_way`: a test's stand-in for sched_yield) and notes how long that took.
+  void yield(void (*give_way)() = [] { ::sched_yield(); }) noexcept {
     yield_start_ = clock::now();
-    ::sched_yield();
+    give_way();
     yield_end_ = clock::now();
     yielded_ = true;
   }
@@ -4132,7 +4136,8 @@ class batch_yield {
 
   // Judges a yield that took `took` and was followed by a read of `requests` requests, at `now`.
   void judge(clock::duration took, std::size_t requests, clock::time_point now) noexcept {
-    if (took <= worth * static_cast<long>(std::max<std::size_t>(requests, 1))) {
+    const auto bought = worth * static_cast<long>(std::max<std::size_t>(requests, 1));
+    if (took <= std::min<clock::duration>(bought, longest)) {
       backoff_ = std::max<clock::duration>(backoff_ - backoff_ / 8, min_backoff);
       return;
     }
@@ -4478,14 +4483,17 @@ class threaded_server_engine {
 
   // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
   void lead(std::vector<server_request*>& fresh) {
-    epoll_event events[64];
-    int count = ::epoll_wait(epoll_.get(), events, 64, -1);
+    constexpr int max_events = 64;
+    epoll_event events[max_events];
+    int count = ::epoll_wait(epoll_.get(), events, max_events, -1);
     if (count <= 0 || several_cpus()) return service_events(events, count, fresh);
     // On one CPU, the threads about to send more requests may do so first (batch_yield.hpp); then
-    // epoll is asked again, so that connections that became readable meanwhile are read too.
-    if (batch_yield_.due()) {
+    // epoll is asked again, so that connections that became readable meanwhile are read too. Not
+    // after a full list: epoll would then report the connections it left out, in place of those it
+    // reported, which could be left out round after round.
+    if (count < max_events && batch_yield_.due()) {
       batch_yield_.yield();
-      if (const int ready = ::epoll_wait(epoll_.get(), events, 64, 0); ready > 0) count = ready;
+      if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
     }
     service_events(events, count, fresh);
     batch_yield_.after_round(fresh.size());

@@ -10,10 +10,11 @@
 //
 // Yielding gives the CPU to whatever else is runnable, though, and a busy process sharing the CPU
 // keeps it for a whole time slice (a millisecond or more) per yield. So the gate judges each yield
-// by what it bought: one that took longer than `worth` per request read after it shuts the gate for
-// a back-off time. The back-off doubles at each failure (up to `max_backoff`) and shrinks by an
-// eighth at each yield that pays: a busy neighbour is not always running when the server yields, so
-// one yield that pays says little, and one that fails says much. Sharing the CPU with busy work then
+// by what it bought: one that took longer than `worth` per request read in the round (those that
+// were waiting already included), or longer than `longest` whatever it bought, since every request
+// of the round waited for it, shuts the gate for a back-off time. The back-off doubles at each failure (up to
+// `max_backoff`) and shrinks by an eighth at each yield that pays: a busy neighbour is not always running when the
+// server yields, so one yield that pays says little, and one that fails says much. Sharing the CPU with busy work then
 // costs a time slice now and then, not one per round.
 #pragma once
 
@@ -36,6 +37,7 @@ class batch_yield {
   // A yield pays when it took at most this long per request read after it: each thread of a
   // pipelining client takes a few microseconds to send its next request.
   static constexpr std::chrono::microseconds worth{20};
+  static constexpr std::chrono::milliseconds longest{1};
   static constexpr std::chrono::milliseconds min_backoff{1};
   static constexpr std::chrono::milliseconds max_backoff{1000};
 
@@ -43,9 +45,10 @@ class batch_yield {
   // gate is open.
   bool due() const noexcept { return last_round_ > 1 && open_at(clock::now()); }
 
-  void yield() noexcept {
+  // Yields the CPU (`give_way`: a test's stand-in for sched_yield) and notes how long that took.
+  void yield(void (*give_way)() = [] { ::sched_yield(); }) noexcept {
     yield_start_ = clock::now();
-    ::sched_yield();
+    give_way();
     yield_end_ = clock::now();
     yielded_ = true;
   }
@@ -59,7 +62,8 @@ class batch_yield {
 
   // Judges a yield that took `took` and was followed by a read of `requests` requests, at `now`.
   void judge(clock::duration took, std::size_t requests, clock::time_point now) noexcept {
-    if (took <= worth * static_cast<long>(std::max<std::size_t>(requests, 1))) {
+    const auto bought = worth * static_cast<long>(std::max<std::size_t>(requests, 1));
+    if (took <= std::min<clock::duration>(bought, longest)) {
       backoff_ = std::max<clock::duration>(backoff_ - backoff_ / 8, min_backoff);
       return;
     }

@@ -13,7 +13,8 @@
 // runs it without waking anyone, and a watchdog (watchdog.hpp) wakes a follower if nobody has
 // led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at most.
 // Also on one CPU, a leader woken after a round that read several requests yields once before it
-// reads, so that a pipelining client's threads send all their requests first (batch_yield.hpp).
+// reads, so that a pipelining client's threads send all their requests first, unless recent
+// yields did not pay (batch_yield.hpp).
 //
 // At most handler_threads threads run handlers at once; the spare thread always remains to lead,
 // so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
@@ -205,14 +206,17 @@ class threaded_server_engine {
 
   // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
   void lead(std::vector<server_request*>& fresh) {
-    epoll_event events[64];
-    int count = ::epoll_wait(epoll_.get(), events, 64, -1);
+    constexpr int max_events = 64;
+    epoll_event events[max_events];
+    int count = ::epoll_wait(epoll_.get(), events, max_events, -1);
     if (count <= 0 || several_cpus()) return service_events(events, count, fresh);
     // On one CPU, the threads about to send more requests may do so first (batch_yield.hpp); then
-    // epoll is asked again, so that connections that became readable meanwhile are read too.
-    if (batch_yield_.due()) {
+    // epoll is asked again, so that connections that became readable meanwhile are read too. Not
+    // after a full list: epoll would then report the connections it left out, in place of those it
+    // reported, which could be left out round after round.
+    if (count < max_events && batch_yield_.due()) {
       batch_yield_.yield();
-      if (const int ready = ::epoll_wait(epoll_.get(), events, 64, 0); ready > 0) count = ready;
+      if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
     }
     service_events(events, count, fresh);
     batch_yield_.after_round(fresh.size());
