@@ -4092,10 +4092,11 @@ GEERPC_END_NAMESPACE
 // keeps it for a whole time slice (a millisecond or more) per yield. So the gate judges each yield
 // by what it bought: one that took longer than `worth` per request read in the round (those that
 // were waiting already included), or longer than `longest` whatever it bought, since every request
-// of the round waited for it, shuts the gate for a back-off time. The back-off doubles at each failure (up to
-// `max_backoff`) and shrinks by an eighth at each yield that pays: a busy neighbour is not always running when the
-// server yields, so one yield that pays says little, and one that fails says much. Sharing the CPU with busy work then
-// costs a time slice now and then, not one per round.
+// of the round waited for it, shuts the gate for a back-off time. The back-off doubles at each
+// failure (up to `max_backoff`) and shrinks by an eighth at each yield that pays: a busy neighbour
+// is not always running when the server yields, so one yield that pays says little, and one that
+// fails says much. Sharing the CPU with busy work then costs a time slice now and then, not one
+// per round.
 
 
 
@@ -4108,8 +4109,9 @@ class batch_yield {
  public:
   using clock = std::chrono::steady_clock;
 
-  // A yield pays when it took at most this long per request read after it: each thread of a
-  // pipelining client takes a few microseconds to send its next request.
+  // A yield pays when it took at most `worth` per request read in its round (each thread of a
+  // pipelining client takes a few microseconds to send its next request), and never more than
+  // `longest`.
   static constexpr std::chrono::microseconds worth{20};
   static constexpr std::chrono::milliseconds longest{1};
   static constexpr std::chrono::milliseconds min_backoff{1};
@@ -4121,15 +4123,16 @@ class batch_yield {
 
   // Yields the CPU (`give_way`: a test's stand-in for sched_yield) and notes how long that took.
   void yield(void (*give_way)() = [] { ::sched_yield(); }) noexcept {
-    yield_start_ = clock::now();
+    const auto start = clock::now();
     give_way();
     yield_end_ = clock::now();
+    yield_took_ = yield_end_ - start;
     yielded_ = true;
   }
 
   // After every round, with the number of requests it read.
   void after_round(std::size_t requests) noexcept {
-    if (yielded_) judge(yield_end_ - yield_start_, requests, yield_end_);
+    if (yielded_) judge(yield_took_, requests, yield_end_);
     yielded_ = false;
     last_round_ = requests;
   }
@@ -4151,7 +4154,8 @@ class batch_yield {
  private:
   std::size_t last_round_ = 0;
   bool yielded_ = false;
-  clock::time_point yield_start_{}, yield_end_{};
+  clock::duration yield_took_{};
+  clock::time_point yield_end_{};
   clock::time_point closed_until_{};
   clock::duration backoff_ = min_backoff;
 };
