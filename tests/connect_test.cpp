@@ -10,36 +10,9 @@
 
 using namespace std::chrono_literals;
 
-namespace {
-
-// A loopback listener that never answers the handshake. The kernel completes the TCP connect
-// from its backlog, so the client's wait is all handshake.
-class silent_listener {
- public:
-  silent_listener() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
-      throw std::runtime_error("silent_listener: cannot listen on loopback");
-    port_ = ntohs(address.sin_port);
-  }
-  ~silent_listener() { ::close(fd_); }
-  int fd() const { return fd_; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-
- private:
-  int fd_;
-  int port_ = 0;
-};
-
-}  // namespace
-
 TEMPLATE_TEST_CASE("a server that never answers the handshake trips the connect timeout", "[connect][timeout]",
                    geerpc::blocking, geerpc::threaded) {
-  silent_listener stalled;
+  test::listener stalled;
   const auto start = std::chrono::steady_clock::now();
   auto client = geerpc::try_dial<TestType>(stalled.address(), {.connect_timeout = 300ms});
   CHECK(std::chrono::steady_clock::now() - start >= 300ms);
@@ -50,7 +23,7 @@ TEMPLATE_TEST_CASE("a server that never answers the handshake trips the connect 
 }
 
 TEST_CASE("connect_timeout 0 waits for a slow handshake as long as it takes", "[connect][timeout]") {
-  silent_listener slow;
+  test::listener slow;
   // The server answers only after the client has waited well past any short limit.
   std::jthread server([&] {
     const int peer = ::accept(slow.fd(), nullptr, nullptr);
@@ -69,7 +42,7 @@ TEST_CASE("connect_timeout 0 waits for a slow handshake as long as it takes", "[
 TEST_CASE("dialing a closed port or a bad address fails at once with connect_failed", "[connect]") {
   std::string closed_address;
   {
-    silent_listener gone;
+    test::listener gone;
     closed_address = gone.address();
   }
   auto refused = geerpc::try_dial(closed_address, {.connect_timeout = 1s});

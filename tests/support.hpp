@@ -189,9 +189,41 @@ inline bool eventually(const std::function<bool()>& condition, std::chrono::mill
   return true;
 }
 
-// A peer that speaks raw bytes, for tests below the client API.
+// A loopback listener that answers nothing by itself: the kernel completes TCP connects from its
+// backlog, and a test accepts them (or never does) when it likes.
+class listener {
+ public:
+  listener() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd_, 16) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+      throw std::runtime_error("listener: cannot listen on loopback");
+    port_ = ntohs(address.sin_port);
+  }
+  ~listener() { ::close(fd_); }
+  listener(const listener&) = delete;
+  listener& operator=(const listener&) = delete;
+  int fd() const { return fd_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
+// A peer that speaks raw bytes, for tests below the client API: a client connected to a server,
+// or a server's end of a connection a test accepted.
 class raw_peer {
  public:
+  struct accepted_t {};
+  static constexpr accepted_t accepted{};
+  raw_peer(accepted_t, int fd) : fd_(fd) {
+    if (fd_ < 0) throw std::runtime_error("accept failed");
+  }
+
   explicit raw_peer(const std::string& address) {
     std::string why;
     auto endpoint = geerpc::net::resolve(address, why);
@@ -298,6 +330,16 @@ std::vector<std::byte> request_frame(std::uint64_t seq, std::string_view method,
   const std::size_t start =
       geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::request, 0, seq, budget_us}, method);
   geerpc::binary_codec::encode(argument, out);
+  geerpc::wire::finish_frame(out, start);
+  return out;
+}
+
+// A successful response frame.
+template <class R>
+std::vector<std::byte> response_frame(std::uint64_t seq, const R& result) {
+  std::vector<std::byte> out;
+  const std::size_t start = geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::response, 0, seq, 0}, "");
+  geerpc::binary_codec::encode(result, out);
   geerpc::wire::finish_frame(out, start);
   return out;
 }
