@@ -126,6 +126,13 @@ inline std::string endpoint_text(const sockaddr_storage& address) {
   return std::string(host) + ":" + std::to_string(ntohs(a4.sin_port));
 }
 
+// Puts a socket in blocking mode, for a reader that may then wait in recv() itself; every other
+// send_some() and recv_some() on it still passes MSG_DONTWAIT and never blocks.
+inline void set_blocking(int fd) noexcept {
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) != 0)
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
 inline void set_no_delay(int fd) noexcept {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -230,10 +237,11 @@ inline long send_some(int fd, const void* data, std::size_t size) noexcept {
 
 enum class recv_status { data, would_block, closed };
 
-// recv() that never blocks. `received` is set when data arrived.
-inline recv_status recv_some(int fd, void* data, std::size_t size, std::size_t& received) noexcept {
+// recv() that never blocks, unless asked to `wait` on a socket in blocking mode (set_blocking()).
+// `received` is set when data arrived.
+inline recv_status recv_some(int fd, void* data, std::size_t size, std::size_t& received, bool wait = false) noexcept {
   for (;;) {
-    const ssize_t n = ::recv(fd, data, size, MSG_DONTWAIT);
+    const ssize_t n = ::recv(fd, data, size, wait ? 0 : MSG_DONTWAIT);
     if (n > 0) {
       received = static_cast<std::size_t>(n);
       return recv_status::data;

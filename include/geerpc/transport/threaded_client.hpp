@@ -9,6 +9,11 @@
 // socket (it watches only for the connection's end) until calls overlap again. Exactly one thread
 // at a time waits for replies on the socket: `watcher_` says which.
 //
+// Callers woken by one batch of replies send their next requests together: a caller back with
+// its next request while others woken with it are still on their way back holds it in the writer
+// for the last of them, which sends the lot (due_senders.hpp). One send and one wake-up of the
+// server instead of one per call.
+//
 // Who completes a call is decided by one thing: removing its entry from the pending table, under
 // the table's lock. The reply, the deadline (from the shared scheduler), the caller's stop_token
 // and a broken connection all try; exactly one succeeds, and a reply that finds no entry (its call
@@ -19,6 +24,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -36,9 +42,11 @@
 #include "../detail/client_call.hpp"
 #include "../detail/deadline_scheduler.hpp"
 #include "../detail/dial.hpp"
+#include "../detail/due_senders.hpp"
 #include "../detail/futex.hpp"
 #include "../detail/seq_map.hpp"
 #include "../detail/spin.hpp"
+#include "../detail/watchdog.hpp"
 #include "../net/frame_reader.hpp"
 #include "../net/frame_writer.hpp"
 #include "../net/socket.hpp"
@@ -72,7 +80,8 @@ class threaded_client_engine {
     threaded_client_engine* engine = nullptr;
     std::uint64_t seq = 0;
     deadline_scheduler::timer timer;
-    bool timed = false;  // the timer was set: settle() must cancel it
+    bool timed = false;       // the timer was set: settle() must cancel it
+    bool sends_next = false;  // a synchronous call: its caller is due from completion to return
     std::optional<std::stop_callback<stop_action>> on_stop;
   };
 
@@ -82,9 +91,15 @@ class threaded_client_engine {
         scheduler_(deadline_scheduler::shared()),
         writer_(fd_.get(), std::size_t{64} << 20, &want_write, this),
         reader_(opts.max_frame_size),
-        receiver_([this] { receive(); }) {}
+        hold_watch_(*scheduler_, due_senders::max_hold, &look_at_holds, this),
+        receiver_([this] { receive(); }) {
+    net::set_blocking(fd_.get());  // for read_own_reply(); every other I/O on it says MSG_DONTWAIT
+  }
 
-  ~threaded_client_engine() { close(); }
+  ~threaded_client_engine() {
+    close();
+    hold_watch_.stop();  // no call is left to hold a request and ask for a look
+  }
 
   threaded_client_engine(const threaded_client_engine&) = delete;
   threaded_client_engine& operator=(const threaded_client_engine&) = delete;
@@ -119,7 +134,7 @@ class threaded_client_engine {
       if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
     }
     call.outcome = std::move(outcome);
-    call.complete();
+    complete(call);
     return true;
   }
 
@@ -141,9 +156,58 @@ class threaded_client_engine {
  private:
   using clock = std::chrono::steady_clock;
 
-  static void finish_now(pending_call& call, call_outcome outcome) {
+  void finish_now(pending_call& call, call_outcome outcome) {
     call.outcome = std::move(outcome);
+    complete(call);
+  }
+
+  // Every completion goes through here: a synchronous caller woken now will send its next request
+  // soon (due_senders.hpp).
+  void complete(pending_call& call) noexcept {
+    if (call.sends_next) due_.arrive();
     call.complete();
+  }
+
+  // A thread counted in due_ is done; the last one sends the requests held meanwhile.
+  void leave_due() {
+    if (due_.leave()) send_held();
+  }
+
+  // Sends a request, or, when allowed, holds it while threads that will send soon are due
+  // (due_senders.hpp).
+  net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
+    if (!may_hold || !due_.any()) return writer_.write(frame);
+    const auto status = writer_.hold(frame);
+    if (status != net::frame_writer::status::done) return status;
+    if (!due_.held()) {
+      hold_watch_.request();
+      return status;
+    }
+    const auto sent = writer_.flush();  // the last thread due left before the hold
+    due_.sent();
+    return sent;
+  }
+
+  // Sends what is held: by the last thread due to leave, or by the watchdog.
+  void send_held() {
+    const auto status = writer_.flush();
+    due_.sent();
+    if (status == net::frame_writer::status::broken) fail_all();
+  }
+
+  // The engine whose call this thread returned from last, until it calls again: a caller woken
+  // with a batch of replies, whose next request may wait for the others woken with it.
+  static const threaded_client_engine*& returned_from() noexcept {
+    thread_local const threaded_client_engine* engine = nullptr;
+    return engine;
+  }
+
+  // The hold watchdog's look, on the scheduler thread: sends what has been held since the last
+  // look. Returns whether anything is held.
+  static bool look_at_holds(void* context) {
+    auto& self = *static_cast<threaded_client_engine*>(context);
+    if (self.due_.held_since_last_look(self.hold_look_)) self.send_held();
+    return self.due_.holding();
   }
 
   // Removes the entry of `seq` (only if it belongs to `expected`, when given): whoever succeeds
@@ -198,21 +262,26 @@ class threaded_client_engine {
       }
     }
     if (wake_receiver) wake_.signal();
-    if (ctx.deadline() && !reads_own) {
-      call.timed = true;
-      scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
-    }
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
+    // Only a synchronous caller back for more after a batch of replies holds its request. An
+    // asynchronous call is on the wire, or queued behind a sender, when start() returns.
+    const bool may_hold = call.sends_next && std::exchange(returned_from(), nullptr) == this;
     try {
-      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
-    } catch (...) {  // out of memory queueing the frame: the call must not stay in the table or the heap
+      if (ctx.deadline() && !reads_own) {
+        call.timed = true;
+        scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
+      }
+      if (send_request(frame, may_hold) == net::frame_writer::status::broken) fail_all();
+    } catch (...) {  // out of memory arming the timer or queueing the frame: the call must not stay
+                     // in the table or the heap
       const bool taken = take(call.seq, &call) != nullptr;
       if (reads_own) stop_watching();  // after take(): the call no longer counts as pending
       if (!taken) return false;        // a deadline or a close completed it already: that stands
       if (call.timed) scheduler_->cancel(call.timer);
       throw;
     }
-    // After the request is out, so that a cancel frame never overtakes the request it cancels.
+    // After the request is sent or queued, so that a cancel frame never overtakes the request it
+    // cancels.
     if (ctx.stop_token().stop_possible()) call.on_stop.emplace(ctx.stop_token(), pending_call::stop_action{&call});
     return reads_own;
   }
@@ -289,8 +358,8 @@ class threaded_client_engine {
   // Reads and hands out replies; returns false once the connection is over. The receiving thread
   // reads until the socket is empty; a caller spinning for its reply (spin_until_done) reads once,
   // so that it never stays past its spin however fast replies come. Whoever reads holds reading_.
-  bool read_ready(std::byte* buffer, std::size_t size, bool until_empty) {
-    if (!reading_over_ && !read_socket(buffer, size, until_empty)) reading_over_ = true;
+  bool read_ready(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
+    if (!reading_over_ && !read_socket(buffer, size, until_empty, wait)) reading_over_ = true;
     return !reading_over_;
   }
 
@@ -315,14 +384,21 @@ class threaded_client_engine {
 
   // The caller made the socket's watcher by begin() waits here until its call completes: it reads
   // (handing other calls' replies to their owners), first for a moment without sleeping when that
-  // pays (spin.hpp), then in poll() with its deadline. noexcept for the reason given above.
+  // pays (spin.hpp), then asleep: in recv() itself when the call has no deadline (one system call
+  // instead of two: nothing but the socket can complete such a call, and a close shuts the socket
+  // down, which ends the recv), otherwise in poll() with its deadline. noexcept for the reason
+  // given above.
   template <class Call>
   void read_own_reply(Call& call, const context& ctx, const reply_wait& wait) noexcept {
     std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
     std::unique_lock lock(reading_);
     bool open = true;
-    const auto read_once = [&] { return open = read_ready(buffer, sizeof buffer, false); };
+    const auto read_once = [&](bool wait_for_data = false) {
+      return open = read_ready(buffer, sizeof buffer, false, wait_for_data);
+    };
     if (wait.may_spin()) wait.spin_until([&] { return call.done() || !read_once() || call.done(); });
+    if (!ctx.deadline())
+      while (open && !call.done()) read_once(true);
     while (open && !call.done()) {
       // Checked before every wait, not only when poll() times out: replies for other calls may keep
       // the socket readable long past this call's deadline.
@@ -338,23 +414,30 @@ class threaded_client_engine {
     stop_watching();
   }
 
-  // Reads once, or until the socket is empty. Returns false when the connection is over.
-  bool read_socket(std::byte* buffer, std::size_t size, bool until_empty) {
+  // Reads once, or until the socket is empty; with `wait`, the first read waits for data (the
+  // socket is in blocking mode). Returns false when the connection is over.
+  bool read_socket(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
     for (;;) {
       std::size_t got = 0;
-      switch (net::recv_some(fd_.get(), buffer, size, got)) {
-        case net::recv_status::would_block:
-          return true;
-        case net::recv_status::closed:
-          return false;
-        case net::recv_status::data:
-          break;
-      }
+      if (const auto status = net::recv_some(fd_.get(), buffer, size, got, wait); status != net::recv_status::data)
+        return status == net::recv_status::would_block;
+      wait = false;
       bool valid = true;
-      const char* broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
-        valid = deliver(bytes);
-        return valid;
-      });
+      const char* broken = nullptr;
+      {
+        // While it hands out what one recv brought, this reader is due: the callers it completes
+        // will send (due_senders.hpp). One recv at a time, so that a peer keeping the socket full
+        // never keeps requests held.
+        due_.arrive();
+        struct leave_at_end {
+          threaded_client_engine& self;
+          ~leave_at_end() { self.leave_due(); }
+        } leave{*this};
+        broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
+          valid = deliver(bytes);
+          return valid;
+        });
+      }
       if (broken != nullptr || !valid) return false;
       if (!until_empty || got < size) return true;  // a short read emptied the socket: no recv for EAGAIN
     }
@@ -372,7 +455,7 @@ class threaded_client_engine {
     } else {
       call->outcome = response_outcome(frame.header.status, frame.text);
     }
-    call->complete();
+    complete(*call);
     return true;
   }
 
@@ -380,6 +463,7 @@ class threaded_client_engine {
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;
+  due_senders due_;     // threads about to send, for whom new requests wait
   std::mutex reading_;  // held by whoever reads the socket: guards reader_ and reading_over_
   net::frame_reader reader_;
   bool reading_over_ = false;
@@ -392,6 +476,9 @@ class threaded_client_engine {
   seq_map<pending_call> pending_;
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
+
+  due_senders::look hold_look_;  // what the watchdog's last look saw (its thread only)
+  watchdog hold_watch_;          // after everything its looks use
 
   std::once_flag joined_;
   std::jthread receiver_;  // last: starts once everything it uses exists
@@ -424,6 +511,7 @@ inline call_outcome threaded_client_engine::call(const context& ctx, std::span<s
                                                  std::vector<std::byte>& reply) {
   blocking_wait_call call;
   call.reply = &reply;
+  call.sends_next = true;
   const reply_wait waiting;
   if (begin(call, ctx, frame, true))
     read_own_reply(call, ctx, waiting);
@@ -431,6 +519,8 @@ inline call_outcome threaded_client_engine::call(const context& ctx, std::span<s
     spin_until_done(waiting, [&] { return call.done(); });
   call.wait();
   settle(call);
+  leave_due();
+  returned_from() = this;
   return std::move(call.outcome);
 }
 

@@ -1,0 +1,86 @@
+// geerpc: a threaded client's requests wait for each other, so that requests made together leave
+// in one send. When the reading thread hands out a batch of replies, the callers it wakes each send
+// their next request as soon as they run: one send, and one wake-up of the server, per call. They
+// need not, because the threads about to send are known: the callers whose call has completed but
+// who have not yet returned from it, and a reader handing out replies (it completes more calls).
+// While any of them is due, a new request is held in the writer (frame_writer::hold), and whoever
+// brings the count back to zero sends everything held, in one send.
+//
+// Only a synchronous caller back for more after a batch of replies holds its request; an
+// asynchronous call never waits. Every thread counted is running the library's code with nothing
+// to wait for but a CPU: a caller between its completion and its return, a reader handing out what
+// one recv brought. So a held request waits for those threads to be scheduled, never for the peer
+// or the application; and in case the operating system keeps them waiting (an overloaded CPU, a
+// thread of low priority), a watchdog on the scheduler thread (watchdog.hpp) sends a request held
+// across two of its looks, max_hold apart. It runs only while requests are held.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "../config.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class due_senders {
+ public:
+  // The watchdog's period: it sends a request still held at a second look, so at most about two
+  // of these after the hold began. On one CPU, 32 callers woken together take a few hundred
+  // microseconds to run one after another: a bound below that would send batches early for
+  // nothing.
+  static constexpr std::chrono::milliseconds max_hold{1};
+
+  // A thread will send soon: a caller whose call is about to complete, a reader about to hand out
+  // replies. Each arrive() is matched by exactly one leave().
+  void arrive() noexcept { state_.fetch_add(1, std::memory_order_seq_cst); }
+
+  // That thread is done. Returns true when it was the last one due and something is held: it must
+  // then send what is held, and call sent().
+  bool leave() noexcept { return state_.fetch_sub(1, std::memory_order_seq_cst) == (held_bit | 1); }
+
+  // Whether a request sent now should be held instead.
+  bool any() const noexcept { return (state_.load(std::memory_order_seq_cst) & ~held_bit) != 0; }
+
+  // Called once a request is held. Returns true when nobody is due any more (the last one left
+  // between any() and the hold): the holder must then send it, and call sent(). Otherwise the
+  // last one to leave sends it: whichever of the two comes second in the state's order sees the
+  // other.
+  bool held() noexcept { return (state_.fetch_or(held_bit, std::memory_order_seq_cst) & ~held_bit) == 0; }
+
+  // What was held has been sent by the thread that owed it (or by the watchdog): the hold ends
+  // unless threads became due meanwhile, whose last one will then send again. The bit stays set
+  // until the send is done, so that a watchdog sees a hold whose sender is kept off the CPU.
+  void sent() noexcept {
+    std::uint32_t expected = held_bit;
+    if (state_.compare_exchange_strong(expected, 0, std::memory_order_seq_cst))
+      holds_ended_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // What a periodic look saw, for the next one.
+  struct look {
+    bool holding = false;
+    std::uint32_t holds_ended = 0;
+  };
+
+  // For the watchdog's periodic look: whether a request held at the previous look is still held,
+  // with no hold ended in between, so that it has waited a whole period at least.
+  bool held_since_last_look(look& last) const noexcept {
+    const look now{holding(), holds_ended_.load(std::memory_order_relaxed)};
+    const bool stale = now.holding && last.holding && now.holds_ended == last.holds_ended;
+    last = now;
+    return stale;
+  }
+  // seq_cst, as held() is: a holder then asks the watchdog for a look (it reads whether one is
+  // armed), while a look disarms and then reads this; each must see the other's write.
+  bool holding() const noexcept { return (state_.load(std::memory_order_seq_cst) & held_bit) != 0; }
+
+ private:
+  static constexpr std::uint32_t held_bit = std::uint32_t{1} << 31;
+  std::atomic<std::uint32_t> state_{0};  // the threads due, and held_bit while a request waits for them
+  std::atomic<std::uint32_t> holds_ended_{0};
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
