@@ -3909,13 +3909,11 @@ class threaded_client_engine {
     if (!may_hold || !due_.any()) return writer_.write(frame);
     const auto status = writer_.hold(frame);
     if (status != net::frame_writer::status::done) return status;
-    if (!due_.held()) {
+    if (due_.held())
+      send_held();  // the last thread due left before the hold
+    else
       hold_watch_.request();
-      return status;
-    }
-    const auto sent = writer_.flush();  // the last thread due left before the hold
-    due_.sent();
-    return sent;
+    return status;
   }
 
   // Sends what is held: by the last thread due to leave, or by the watchdog.
@@ -4087,7 +4085,8 @@ class threaded_client_engine {
 
   // Reads and hands out replies; returns false once the connection is over. The receiving thread
   // reads until the socket is empty; a caller spinning for its reply (spin_until_done) reads once,
-  // so that it never stays past its spin however fast replies come. Whoever reads holds reading_.
+  // so that it never stays past its spin however fast replies come; `wait` lets the first recv
+  // wait for data (read_own_reply). Whoever reads holds reading_.
   bool read_ready(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
     if (!reading_over_ && !read_socket(buffer, size, until_empty, wait)) reading_over_ = true;
     return !reading_over_;
