@@ -2155,6 +2155,12 @@ class frame_writer {
     std::lock_guard lock(mutex_);
     return !queued_.empty();
   }
+  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
+  // socket not full (then the owner flushes when it drains).
+  bool holds_unsent() const {
+    std::lock_guard lock(mutex_);
+    return !queued_.empty() && !sending_ && !want_write_now_;
+  }
   bool broken() const {
     std::lock_guard lock(mutex_);
     return broken_;
@@ -3594,8 +3600,9 @@ GEERPC_END_NAMESPACE
 //
 // Callers woken by one batch of replies send their next requests together: a caller back with
 // its next request while others woken with it are still on their way back holds it in the writer
-// for the last of them, which sends the lot (due_senders.hpp). One send and one wake-up of the
-// server instead of one per call.
+// for the last of them, which sends the lot as it returns, or with its own next request when it
+// has been coming straight back (due_senders.hpp). One send and one wake-up of the server instead
+// of one per call.
 //
 // Who completes a call is decided by one thing: removing its entry from the pending table, under
 // the table's lock. The reply, the deadline (from the shared scheduler), the caller's stop_token
@@ -3613,13 +3620,25 @@ GEERPC_END_NAMESPACE
 // While any of them is due, a new request is held in the writer (frame_writer::hold), and whoever
 // brings the count back to zero sends everything held, in one send.
 //
+// That last thread is most often a caller on its way back with its own next request: sending the
+// lot as it returns, and its own request a moment later, makes two sends per batch. So a caller
+// that has come straight back for its next call several times in a row (quick_streak returns, each
+// within quick_return) keeps the lot held as it returns, and its next request takes the lot along.
+// Any other send on the connection takes it too. Should that caller not come back (it pauses, calls
+// another client, its next call ends before it sends), the watchdog sends what is held while
+// nobody is due at its next look: the others' requests then wait up to max_hold, once per such
+// pause. The held bit is only a hint there: a send that began before a hold may clear it once
+// nobody is due, so the watchdog asks the writer whether frames wait, and sends frames it finds
+// waiting at two looks in a row whoever is due.
+//
 // Only a synchronous caller back for more after a batch of replies holds its request; an
 // asynchronous call never waits. Every thread counted is running the library's code with nothing
 // to wait for but a CPU: a caller between its completion and its return, a reader handing out what
-// one recv brought. So a held request waits for those threads to be scheduled, never for the peer
-// or the application; and in case the operating system keeps them waiting (an overloaded CPU, a
-// thread of low priority), a watchdog on the scheduler thread (watchdog.hpp) sends a request held
-// across two of its looks, max_hold apart. It runs only while requests are held.
+// one recv brought. So a held request waits for those threads to be scheduled, never for the peer,
+// and for the application only through the gap of a caller that keeps coming straight back; in
+// case the operating system keeps them waiting (an overloaded CPU, a thread of low priority), a
+// watchdog on the scheduler thread (watchdog.hpp) sends a request held across two of its looks,
+// max_hold apart. It runs only while requests are held.
 
 
 
@@ -3634,12 +3653,20 @@ class due_senders {
   // nothing.
   static constexpr std::chrono::milliseconds max_hold{1};
 
+  // A caller whose last quick_streak calls each came within quick_return of its return from the
+  // one before keeps what is held for its next request. The lot then waits for that caller's gap
+  // between calls, which has lately been about what one send costs; the streak keeps a caller
+  // that alternates quick calls with work in between from making the lot wait for the watchdog.
+  static constexpr std::chrono::microseconds quick_return{10};
+  static constexpr unsigned quick_streak = 4;
+
   // A thread will send soon: a caller whose call is about to complete, a reader about to hand out
   // replies. Each arrive() is matched by exactly one leave().
   void arrive() noexcept { state_.fetch_add(1, std::memory_order_seq_cst); }
 
   // That thread is done. Returns true when it was the last one due and something is held: it must
-  // then send what is held, and call sent().
+  // then send what is held and call sent(), unless it is a caller that keeps the lot for its next
+  // request (see the top).
   bool leave() noexcept { return state_.fetch_sub(1, std::memory_order_seq_cst) == (held_bit | 1); }
 
   // Whether a request sent now should be held instead.
@@ -3647,13 +3674,16 @@ class due_senders {
 
   // Called once a request is held. Returns true when nobody is due any more (the last one left
   // between any() and the hold): the holder must then send it, and call sent(). Otherwise the
-  // last one to leave sends it: whichever of the two comes second in the state's order sees the
-  // other.
+  // last one to leave sends it (or keeps it, see the top): whichever of the two comes second in
+  // the state's order sees the other.
   bool held() noexcept { return (state_.fetch_or(held_bit, std::memory_order_seq_cst) & ~held_bit) == 0; }
 
-  // What was held has been sent by the thread that owed it (or by the watchdog): the hold ends
-  // unless threads became due meanwhile, whose last one will then send again. The bit stays set
-  // until the send is done, so that a watchdog sees a hold whose sender is kept off the CPU.
+  // What was held has been sent (by the thread that owed it, by the watchdog, or by any send that
+  // took it along, since every send takes what is queued): the hold ends unless threads became
+  // due meanwhile, whose last one will then send again. The bit stays set until the send is done,
+  // so that a watchdog sees a hold whose sender is kept off the CPU. A send that began before a
+  // new hold may end it too early, once nobody is due: the watchdog then finds the frame in the
+  // writer (see the top).
   void sent() noexcept {
     std::uint32_t expected = held_bit;
     if (state_.compare_exchange_strong(expected, 0, std::memory_order_seq_cst))
@@ -3898,15 +3928,23 @@ class threaded_client_engine {
     call.complete();
   }
 
-  // A thread counted in due_ is done; the last one sends the requests held meanwhile.
-  void leave_due() {
-    if (due_.leave()) send_held();
+  // A thread counted in due_ is done; the last one sends the requests held meanwhile, unless it
+  // is a caller expected straight back with its next request (`comes_back`), which takes them
+  // along (due_senders.hpp).
+  void leave_due(bool comes_back = false) {
+    if (due_.leave() && !comes_back) send_held();
   }
 
   // Sends a request, or, when allowed, holds it while threads that will send soon are due
   // (due_senders.hpp).
   net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
-    if (!may_hold || !due_.any()) return writer_.write(frame);
+    if (!may_hold || !due_.any()) {
+      const auto status = writer_.write(frame);
+      // It took along whatever was held (a hold that began during the send may be ended early:
+      // the watchdog's look covers that).
+      if (status != net::frame_writer::status::broken && due_.holding()) due_.sent();
+      return status;
+    }
     const auto status = writer_.hold(frame);
     if (status != net::frame_writer::status::done) return status;
     if (due_.held())
@@ -3923,19 +3961,52 @@ class threaded_client_engine {
     if (status == net::frame_writer::status::broken) fail_all();
   }
 
-  // The engine whose call this thread returned from last, until it calls again: a caller woken
-  // with a batch of replies, whose next request may wait for the others woken with it.
-  static const threaded_client_engine*& returned_from() noexcept {
-    thread_local const threaded_client_engine* engine = nullptr;
-    return engine;
+  // A synchronous caller's recent calls, for holding: the engine whose call this thread returned
+  // from last (until it calls again), when, and how many calls in a row came straight back to the
+  // same engine (due_senders::quick_return).
+  struct caller_history {
+    const threaded_client_engine* returned_from = nullptr;
+    clock::time_point returned_at{};
+    unsigned quick_returns = 0;
+  };
+  static caller_history& history() noexcept {
+    thread_local caller_history mine;
+    return mine;
+  }
+
+  // A synchronous caller back with its next request: whether it may hold it (it returned from a
+  // call of this engine last), and how quickly it came back.
+  bool back_for_more(clock::time_point now) noexcept {
+    caller_history& mine = history();
+    const bool same_engine = std::exchange(mine.returned_from, nullptr) == this;
+    const bool quick = same_engine && now - mine.returned_at <= due_senders::quick_return;
+    mine.quick_returns = quick ? std::min(mine.quick_returns + 1, due_senders::quick_streak) : 0;
+    return same_engine;
+  }
+
+  // Whether this synchronous caller, about to return, is expected straight back: it has been,
+  // lately.
+  static bool expected_back() noexcept { return history().quick_returns >= due_senders::quick_streak; }
+
+  // A synchronous caller returns, once done with its call (a send it owed included, so that its
+  // gap until the next call counts only the application's time).
+  void returned() noexcept {
+    caller_history& mine = history();
+    mine.returned_from = this;
+    mine.returned_at = clock::now();
   }
 
   // The hold watchdog's look, on the scheduler thread: sends what has been held since the last
-  // look. Returns whether anything is held.
+  // look, and held frames that nobody due will send (kept by a caller that did not come back) or
+  // that wait in the writer at two looks in a row (their hold ended early: due_senders.hpp).
+  // Returns whether anything is held.
   static bool look_at_holds(void* context) {
     auto& self = *static_cast<threaded_client_engine*>(context);
-    if (self.due_.held_since_last_look(self.hold_look_)) self.send_held();
-    return self.due_.holding();
+    const bool stale = self.due_.held_since_last_look(self.hold_look_);  // first: it notes what it saw
+    const bool unsent = self.writer_.holds_unsent();
+    const bool unsent_before = std::exchange(self.unsent_at_last_look_, unsent);
+    if (stale || (unsent && (unsent_before || !self.due_.any()))) self.send_held();
+    return self.due_.holding() || self.writer_.holds_unsent();
   }
 
   // Removes the entry of `seq` (only if it belongs to `expected`, when given): whoever succeeds
@@ -3962,11 +4033,13 @@ class threaded_client_engine {
   // deadline timer is armed, and the caller must call read_own_reply() next.
   bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
     call.engine = this;
+    const auto now = clock::now();
+    // First, so that a call ending below still counts in its caller's history.
+    const bool back_after_return = call.sends_next && back_for_more(now);
     if (ctx.stop_token().stop_requested()) {
       finish_now(call, canceled_outcome());
       return false;
     }
-    const auto now = clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) {
       finish_now(call, deadline_exceeded_outcome());
       return false;
@@ -3993,7 +4066,7 @@ class threaded_client_engine {
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
     // Only a synchronous caller back for more after a batch of replies holds its request. An
     // asynchronous call is on the wire, or queued behind a sender, when start() returns.
-    const bool may_hold = call.sends_next && std::exchange(returned_from(), nullptr) == this;
+    const bool may_hold = back_after_return;
     try {
       if (ctx.deadline() && !reads_own) {
         call.timed = true;
@@ -4206,8 +4279,9 @@ class threaded_client_engine {
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
 
-  due_senders::look hold_look_;  // what the watchdog's last look saw (its thread only)
-  watchdog hold_watch_;          // after everything its looks use
+  due_senders::look hold_look_;       // what the watchdog's last look saw (its thread only)
+  bool unsent_at_last_look_ = false;  // and whether the writer held frames then (its thread only)
+  watchdog hold_watch_;               // after everything its looks use
 
   std::once_flag joined_;
   std::jthread receiver_;  // last: starts once everything it uses exists
@@ -4248,8 +4322,8 @@ inline call_outcome threaded_client_engine::call(const context& ctx, std::span<s
     spin_until_done(waiting, [&] { return call.done(); });
   call.wait();
   settle(call);
-  leave_due();
-  returned_from() = this;
+  leave_due(expected_back());
+  returned();
   return std::move(call.outcome);
 }
 

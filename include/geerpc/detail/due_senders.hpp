@@ -6,13 +6,25 @@
 // While any of them is due, a new request is held in the writer (frame_writer::hold), and whoever
 // brings the count back to zero sends everything held, in one send.
 //
+// That last thread is most often a caller on its way back with its own next request: sending the
+// lot as it returns, and its own request a moment later, makes two sends per batch. So a caller
+// that has come straight back for its next call several times in a row (quick_streak returns, each
+// within quick_return) keeps the lot held as it returns, and its next request takes the lot along.
+// Any other send on the connection takes it too. Should that caller not come back (it pauses, calls
+// another client, its next call ends before it sends), the watchdog sends what is held while
+// nobody is due at its next look: the others' requests then wait up to max_hold, once per such
+// pause. The held bit is only a hint there: a send that began before a hold may clear it once
+// nobody is due, so the watchdog asks the writer whether frames wait, and sends frames it finds
+// waiting at two looks in a row whoever is due.
+//
 // Only a synchronous caller back for more after a batch of replies holds its request; an
 // asynchronous call never waits. Every thread counted is running the library's code with nothing
 // to wait for but a CPU: a caller between its completion and its return, a reader handing out what
-// one recv brought. So a held request waits for those threads to be scheduled, never for the peer
-// or the application; and in case the operating system keeps them waiting (an overloaded CPU, a
-// thread of low priority), a watchdog on the scheduler thread (watchdog.hpp) sends a request held
-// across two of its looks, max_hold apart. It runs only while requests are held.
+// one recv brought. So a held request waits for those threads to be scheduled, never for the peer,
+// and for the application only through the gap of a caller that keeps coming straight back; in
+// case the operating system keeps them waiting (an overloaded CPU, a thread of low priority), a
+// watchdog on the scheduler thread (watchdog.hpp) sends a request held across two of its looks,
+// max_hold apart. It runs only while requests are held.
 #pragma once
 
 #include <atomic>
@@ -32,12 +44,20 @@ class due_senders {
   // nothing.
   static constexpr std::chrono::milliseconds max_hold{1};
 
+  // A caller whose last quick_streak calls each came within quick_return of its return from the
+  // one before keeps what is held for its next request. The lot then waits for that caller's gap
+  // between calls, which has lately been about what one send costs; the streak keeps a caller
+  // that alternates quick calls with work in between from making the lot wait for the watchdog.
+  static constexpr std::chrono::microseconds quick_return{10};
+  static constexpr unsigned quick_streak = 4;
+
   // A thread will send soon: a caller whose call is about to complete, a reader about to hand out
   // replies. Each arrive() is matched by exactly one leave().
   void arrive() noexcept { state_.fetch_add(1, std::memory_order_seq_cst); }
 
   // That thread is done. Returns true when it was the last one due and something is held: it must
-  // then send what is held, and call sent().
+  // then send what is held and call sent(), unless it is a caller that keeps the lot for its next
+  // request (see the top).
   bool leave() noexcept { return state_.fetch_sub(1, std::memory_order_seq_cst) == (held_bit | 1); }
 
   // Whether a request sent now should be held instead.
@@ -45,13 +65,16 @@ class due_senders {
 
   // Called once a request is held. Returns true when nobody is due any more (the last one left
   // between any() and the hold): the holder must then send it, and call sent(). Otherwise the
-  // last one to leave sends it: whichever of the two comes second in the state's order sees the
-  // other.
+  // last one to leave sends it (or keeps it, see the top): whichever of the two comes second in
+  // the state's order sees the other.
   bool held() noexcept { return (state_.fetch_or(held_bit, std::memory_order_seq_cst) & ~held_bit) == 0; }
 
-  // What was held has been sent by the thread that owed it (or by the watchdog): the hold ends
-  // unless threads became due meanwhile, whose last one will then send again. The bit stays set
-  // until the send is done, so that a watchdog sees a hold whose sender is kept off the CPU.
+  // What was held has been sent (by the thread that owed it, by the watchdog, or by any send that
+  // took it along, since every send takes what is queued): the hold ends unless threads became
+  // due meanwhile, whose last one will then send again. The bit stays set until the send is done,
+  // so that a watchdog sees a hold whose sender is kept off the CPU. A send that began before a
+  // new hold may end it too early, once nobody is due: the watchdog then finds the frame in the
+  // writer (see the top).
   void sent() noexcept {
     std::uint32_t expected = held_bit;
     if (state_.compare_exchange_strong(expected, 0, std::memory_order_seq_cst))

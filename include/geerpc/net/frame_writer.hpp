@@ -85,6 +85,12 @@ class frame_writer {
     std::lock_guard lock(mutex_);
     return !queued_.empty();
   }
+  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
+  // socket not full (then the owner flushes when it drains).
+  bool holds_unsent() const {
+    std::lock_guard lock(mutex_);
+    return !queued_.empty() && !sending_ && !want_write_now_;
+  }
   bool broken() const {
     std::lock_guard lock(mutex_);
     return broken_;

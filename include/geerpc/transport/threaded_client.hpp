@@ -11,8 +11,9 @@
 //
 // Callers woken by one batch of replies send their next requests together: a caller back with
 // its next request while others woken with it are still on their way back holds it in the writer
-// for the last of them, which sends the lot (due_senders.hpp). One send and one wake-up of the
-// server instead of one per call.
+// for the last of them, which sends the lot as it returns, or with its own next request when it
+// has been coming straight back (due_senders.hpp). One send and one wake-up of the server instead
+// of one per call.
 //
 // Who completes a call is decided by one thing: removing its entry from the pending table, under
 // the table's lock. The reply, the deadline (from the shared scheduler), the caller's stop_token
@@ -23,6 +24,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -168,15 +170,23 @@ class threaded_client_engine {
     call.complete();
   }
 
-  // A thread counted in due_ is done; the last one sends the requests held meanwhile.
-  void leave_due() {
-    if (due_.leave()) send_held();
+  // A thread counted in due_ is done; the last one sends the requests held meanwhile, unless it
+  // is a caller expected straight back with its next request (`comes_back`), which takes them
+  // along (due_senders.hpp).
+  void leave_due(bool comes_back = false) {
+    if (due_.leave() && !comes_back) send_held();
   }
 
   // Sends a request, or, when allowed, holds it while threads that will send soon are due
   // (due_senders.hpp).
   net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
-    if (!may_hold || !due_.any()) return writer_.write(frame);
+    if (!may_hold || !due_.any()) {
+      const auto status = writer_.write(frame);
+      // It took along whatever was held (a hold that began during the send may be ended early:
+      // the watchdog's look covers that).
+      if (status != net::frame_writer::status::broken && due_.holding()) due_.sent();
+      return status;
+    }
     const auto status = writer_.hold(frame);
     if (status != net::frame_writer::status::done) return status;
     if (due_.held())
@@ -193,19 +203,52 @@ class threaded_client_engine {
     if (status == net::frame_writer::status::broken) fail_all();
   }
 
-  // The engine whose call this thread returned from last, until it calls again: a caller woken
-  // with a batch of replies, whose next request may wait for the others woken with it.
-  static const threaded_client_engine*& returned_from() noexcept {
-    thread_local const threaded_client_engine* engine = nullptr;
-    return engine;
+  // A synchronous caller's recent calls, for holding: the engine whose call this thread returned
+  // from last (until it calls again), when, and how many calls in a row came straight back to the
+  // same engine (due_senders::quick_return).
+  struct caller_history {
+    const threaded_client_engine* returned_from = nullptr;
+    clock::time_point returned_at{};
+    unsigned quick_returns = 0;
+  };
+  static caller_history& history() noexcept {
+    thread_local caller_history mine;
+    return mine;
+  }
+
+  // A synchronous caller back with its next request: whether it may hold it (it returned from a
+  // call of this engine last), and how quickly it came back.
+  bool back_for_more(clock::time_point now) noexcept {
+    caller_history& mine = history();
+    const bool same_engine = std::exchange(mine.returned_from, nullptr) == this;
+    const bool quick = same_engine && now - mine.returned_at <= due_senders::quick_return;
+    mine.quick_returns = quick ? std::min(mine.quick_returns + 1, due_senders::quick_streak) : 0;
+    return same_engine;
+  }
+
+  // Whether this synchronous caller, about to return, is expected straight back: it has been,
+  // lately.
+  static bool expected_back() noexcept { return history().quick_returns >= due_senders::quick_streak; }
+
+  // A synchronous caller returns, once done with its call (a send it owed included, so that its
+  // gap until the next call counts only the application's time).
+  void returned() noexcept {
+    caller_history& mine = history();
+    mine.returned_from = this;
+    mine.returned_at = clock::now();
   }
 
   // The hold watchdog's look, on the scheduler thread: sends what has been held since the last
-  // look. Returns whether anything is held.
+  // look, and held frames that nobody due will send (kept by a caller that did not come back) or
+  // that wait in the writer at two looks in a row (their hold ended early: due_senders.hpp).
+  // Returns whether anything is held.
   static bool look_at_holds(void* context) {
     auto& self = *static_cast<threaded_client_engine*>(context);
-    if (self.due_.held_since_last_look(self.hold_look_)) self.send_held();
-    return self.due_.holding();
+    const bool stale = self.due_.held_since_last_look(self.hold_look_);  // first: it notes what it saw
+    const bool unsent = self.writer_.holds_unsent();
+    const bool unsent_before = std::exchange(self.unsent_at_last_look_, unsent);
+    if (stale || (unsent && (unsent_before || !self.due_.any()))) self.send_held();
+    return self.due_.holding() || self.writer_.holds_unsent();
   }
 
   // Removes the entry of `seq` (only if it belongs to `expected`, when given): whoever succeeds
@@ -232,11 +275,13 @@ class threaded_client_engine {
   // deadline timer is armed, and the caller must call read_own_reply() next.
   bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
     call.engine = this;
+    const auto now = clock::now();
+    // First, so that a call ending below still counts in its caller's history.
+    const bool back_after_return = call.sends_next && back_for_more(now);
     if (ctx.stop_token().stop_requested()) {
       finish_now(call, canceled_outcome());
       return false;
     }
-    const auto now = clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) {
       finish_now(call, deadline_exceeded_outcome());
       return false;
@@ -263,7 +308,7 @@ class threaded_client_engine {
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
     // Only a synchronous caller back for more after a batch of replies holds its request. An
     // asynchronous call is on the wire, or queued behind a sender, when start() returns.
-    const bool may_hold = call.sends_next && std::exchange(returned_from(), nullptr) == this;
+    const bool may_hold = back_after_return;
     try {
       if (ctx.deadline() && !reads_own) {
         call.timed = true;
@@ -476,8 +521,9 @@ class threaded_client_engine {
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
 
-  due_senders::look hold_look_;  // what the watchdog's last look saw (its thread only)
-  watchdog hold_watch_;          // after everything its looks use
+  due_senders::look hold_look_;       // what the watchdog's last look saw (its thread only)
+  bool unsent_at_last_look_ = false;  // and whether the writer held frames then (its thread only)
+  watchdog hold_watch_;               // after everything its looks use
 
   std::once_flag joined_;
   std::jthread receiver_;  // last: starts once everything it uses exists
@@ -518,8 +564,8 @@ inline call_outcome threaded_client_engine::call(const context& ctx, std::span<s
     spin_until_done(waiting, [&] { return call.done(); });
   call.wait();
   settle(call);
-  leave_due();
-  returned_from() = this;
+  leave_due(expected_back());
+  returned();
   return std::move(call.outcome);
 }
 
