@@ -4380,9 +4380,12 @@ GEERPC_END_NAMESPACE
 //
 // On one CPU, waking a follower before a handler costs two context switches and buys nothing
 // unless the handler blocks: the follower cannot run until then. So when the request is the only
-// one in flight on the server and its connection has been making one call at a time, the thread
-// runs it without waking anyone, and a watchdog (watchdog.hpp) wakes a follower if nobody has
-// led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at most.
+// one in flight on the server and its connection has been making one call at a time, or when no
+// handler has lately blocked, the thread runs it without waking anyone, and a watchdog
+// (watchdog.hpp) wakes a follower if nobody has led for a whole period meanwhile: a slow handler
+// leaves the I/O unled for 0.5 to 1 ms at most. A handler found blocked, by the watchdog or by a
+// sampled count of its thread's voluntary context switches, makes the requests of the next
+// calm_period wake followers again: handlers that block, even briefly, each get a thread.
 // Also on one CPU, a leader woken after a round that read several requests yields once before it
 // reads, so that a pipelining client's threads send all their requests first, unless recent
 // yields did not pay (batch_yield.hpp).
@@ -4392,6 +4395,7 @@ GEERPC_END_NAMESPACE
 // fires timeouts. An idle connection costs a socket and a small object, not a thread.
 
 #include <sys/epoll.h>
+#include <sys/resource.h>
 
 #include <deque>
 
@@ -4660,8 +4664,10 @@ class threaded_server_engine {
   // Whether a thread about to run `request` may leave the I/O unled meanwhile (see the top).
   // Called with mutex_ held.
   bool may_run_unled(const server_request& request) const noexcept {
-    return !several_cpus() && request.connection->sequential_requests() >= sequential_streak &&
-           context_.inflight.load(std::memory_order_relaxed) == 1;
+    if (several_cpus()) return false;
+    const bool sequential_caller = request.connection->sequential_requests() >= sequential_streak &&
+                                   context_.inflight.load(std::memory_order_relaxed) == 1;
+    return sequential_caller || clock::now() - last_blocked_ >= calm_period;
   }
 
   // The lead watchdog's look: wakes a follower if nobody has led since the previous look while a
@@ -4670,9 +4676,12 @@ class threaded_server_engine {
     auto& self = *static_cast<threaded_server_engine*>(context);
     std::lock_guard lock(self.mutex_);
     const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
-    if (unled && self.lead_rounds_ == self.lead_rounds_seen_ && self.woken_ == 0 && self.waiting_ > 0) {
-      ++self.woken_;
-      self.idle_.notify_one();
+    if (unled && self.lead_rounds_ == self.lead_rounds_seen_) {  // a handler kept the I/O unled a whole period
+      self.last_blocked_ = clock::now();
+      if (self.woken_ == 0 && self.waiting_ > 0) {
+        ++self.woken_;
+        self.idle_.notify_one();
+      }
     }
     self.lead_rounds_seen_ = self.lead_rounds_;
     return unled;
@@ -4682,6 +4691,7 @@ class threaded_server_engine {
   void work(std::size_t index) {
     serving_engine = this;
     std::vector<server_request*> fresh;
+    unsigned unled_runs = 0;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       server_request* mine = nullptr;
@@ -4725,9 +4735,15 @@ class threaded_server_engine {
       if (wake) idle_.notify_one();  // outside the lock: the woken one needs it
       if (unled) lead_watch_.request();
       if (hold) holds_.hold(index, mine->connection);
+      // Now and then, whether an unled run blocked: one that blocks for less than a watchdog
+      // period is never found by the watchdog, yet makes the requests queued behind it wait.
+      const bool sample = unled && ++unled_runs % blocking_sample == 0;
+      const long switches_before = sample ? voluntary_switches() : 0;
       server_connection::run(mine, hold);
+      const bool blocked = sample && voluntary_switches() != switches_before;
       lock.lock();
       --running_;
+      if (blocked) last_blocked_ = clock::now();
       if (const server_connection* held = holds_.held(index); held != nullptr && !runs_next(held)) {
         lock.unlock();
         holds_.release(index);
@@ -4841,6 +4857,12 @@ class threaded_server_engine {
     return stopping_;
   }
 
+  // This thread's voluntary context switches so far: it blocked if the count moved.
+  static long voluntary_switches() noexcept {
+    rusage usage{};
+    return ::getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : 0;
+  }
+
   // The frame_writer's hook: watch for writability while replies wait for the peer to read.
   static void want_write(void* context, bool want) {
     auto* connection = static_cast<server_connection*>(context);
@@ -4879,8 +4901,13 @@ class threaded_server_engine {
   deadline_scheduler::timer accept_retry_;
   reply_holds holds_;  // one slot per thread
 
-  // A request runs unled only after this many of its connection's requests came one at a time.
+  // A request runs unled only after this many of its connection's requests came one at a time,
+  // or when no handler has blocked for calm_period (found by the watchdog, or in one unled run out
+  // of blocking_sample): one that blocks (on I/O, a lock, a sleep) lets a woken follower run.
   static constexpr unsigned sequential_streak = 32;
+  static constexpr std::chrono::milliseconds calm_period{200};
+  static constexpr unsigned blocking_sample = 8;
+  clock::time_point last_blocked_{};  // when a handler was last found blocked (guarded by mutex_)
   // How long the I/O may stay unled behind a slow handler: one to two periods.
   static constexpr std::chrono::microseconds lead_watch_period{500};
   std::size_t lead_rounds_ = 0;       // times a thread began to lead (guarded by mutex_)
