@@ -4383,9 +4383,10 @@ GEERPC_END_NAMESPACE
 // one in flight on the server and its connection has been making one call at a time, or when no
 // handler has lately blocked, the thread runs it without waking anyone, and a watchdog
 // (watchdog.hpp) wakes a follower if nobody has led for a whole period meanwhile: a slow handler
-// leaves the I/O unled for 0.5 to 1 ms at most. A handler found blocked, by the watchdog or by a
-// sampled count of its thread's voluntary context switches, makes the requests of the next
-// calm_period wake followers again: handlers that block, even briefly, each get a thread.
+// leaves the I/O unled for 0.5 to 1 ms at most. A handler found blocked makes the requests of the
+// next calm_period wake followers again, so that handlers that block run side by side: found by
+// the watchdog (one handler run that lasted a whole period), or in a random one unled run out of
+// blocking_sample by a voluntary context switch of its thread.
 // Also on one CPU, a leader woken after a round that read several requests yields once before it
 // reads, so that a pipelining client's threads send all their requests first, unless recent
 // yields did not pay (batch_yield.hpp).
@@ -4671,19 +4672,21 @@ class threaded_server_engine {
   }
 
   // The lead watchdog's look: wakes a follower if nobody has led since the previous look while a
-  // handler runs. Returns whether the I/O is unled.
+  // handler runs, and notes a handler found blocked if no handler started meanwhile either (a
+  // thread working through a queue of quick requests is not). Returns whether the I/O is unled.
   static bool look_for_leader(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
     std::lock_guard lock(self.mutex_);
     const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
-    if (unled && self.lead_rounds_ == self.lead_rounds_seen_) {  // a handler kept the I/O unled a whole period
-      self.last_blocked_ = clock::now();
+    if (unled && self.lead_rounds_ == self.lead_rounds_seen_) {
+      if (self.runs_started_ == self.runs_started_seen_) self.last_blocked_ = clock::now();
       if (self.woken_ == 0 && self.waiting_ > 0) {
         ++self.woken_;
         self.idle_.notify_one();
       }
     }
     self.lead_rounds_seen_ = self.lead_rounds_;
+    self.runs_started_seen_ = self.runs_started_;
     return unled;
   }
 
@@ -4691,7 +4694,7 @@ class threaded_server_engine {
   void work(std::size_t index) {
     serving_engine = this;
     std::vector<server_request*> fresh;
-    unsigned unled_runs = 0;
+    std::uint32_t sample_draw = 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1);  // xorshift32 state
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       server_request* mine = nullptr;
@@ -4719,6 +4722,7 @@ class threaded_server_engine {
       }
       if (mine == nullptr) continue;
       ++running_;
+      ++runs_started_;
       // A handler may take long, so first make sure the I/O will be led: if nobody leads, wake one
       // waiting thread, unless one is already on its way. A woken thread takes queued requests
       // before it leads, and does the same before it runs one; so requests queued behind slow
@@ -4736,8 +4740,10 @@ class threaded_server_engine {
       if (unled) lead_watch_.request();
       if (hold) holds_.hold(index, mine->connection);
       // Now and then, whether an unled run blocked: one that blocks for less than a watchdog
-      // period is never found by the watchdog, yet makes the requests queued behind it wait.
-      const bool sample = unled && ++unled_runs % blocking_sample == 0;
+      // period is never found by the watchdog, yet makes the requests queued behind it wait. A
+      // random run, not every n-th, which could keep missing a request at a fixed place in each
+      // round. Waits inside the library count too (a contended lock, cancelling a deadline).
+      const bool sample = unled && next_draw(sample_draw) % blocking_sample == 0;
       const long switches_before = sample ? voluntary_switches() : 0;
       server_connection::run(mine, hold);
       const bool blocked = sample && voluntary_switches() != switches_before;
@@ -4857,6 +4863,13 @@ class threaded_server_engine {
     return stopping_;
   }
 
+  static std::uint32_t next_draw(std::uint32_t& state) noexcept {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  }
+
   // This thread's voluntary context switches so far: it blocked if the count moved.
   static long voluntary_switches() noexcept {
     rusage usage{};
@@ -4901,17 +4914,19 @@ class threaded_server_engine {
   deadline_scheduler::timer accept_retry_;
   reply_holds holds_;  // one slot per thread
 
-  // A request runs unled only after this many of its connection's requests came one at a time,
-  // or when no handler has blocked for calm_period (found by the watchdog, or in one unled run out
-  // of blocking_sample): one that blocks (on I/O, a lock, a sleep) lets a woken follower run.
+  // A request runs unled only when it is the only one in flight and this many of its connection's
+  // requests came one at a time, or when no handler has been found blocked for calm_period (see
+  // the top): one that blocks (on I/O, a lock, a sleep) lets a woken follower run meanwhile.
   static constexpr unsigned sequential_streak = 32;
   static constexpr std::chrono::milliseconds calm_period{200};
   static constexpr unsigned blocking_sample = 8;
   clock::time_point last_blocked_{};  // when a handler was last found blocked (guarded by mutex_)
   // How long the I/O may stay unled behind a slow handler: one to two periods.
   static constexpr std::chrono::microseconds lead_watch_period{500};
-  std::size_t lead_rounds_ = 0;       // times a thread began to lead (guarded by mutex_)
-  std::size_t lead_rounds_seen_ = 0;  // lead_rounds_ at the watchdog's last look (guarded by mutex_)
+  std::size_t lead_rounds_ = 0;        // times a thread began to lead (guarded by mutex_)
+  std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look (guarded by mutex_)
+  std::size_t runs_started_ = 0;       // handler runs begun (guarded by mutex_)
+  std::size_t runs_started_seen_ = 0;  // runs_started_ at the watchdog's last look (guarded by mutex_)
   watchdog lead_watch_;
   batch_yield batch_yield_;  // used by the leader only
 
