@@ -332,6 +332,7 @@ class threaded_server_engine {
     return stopping_;
   }
 
+  // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
   static std::uint32_t next_draw(std::uint32_t& state) noexcept {
     state ^= state << 13;
     state ^= state >> 17;
