@@ -4034,8 +4034,10 @@ class threaded_client_engine {
   bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
     call.engine = this;
     const auto now = clock::now();
-    // First, so that a call ending below still counts in its caller's history.
-    const bool back_after_return = call.sends_next && back_for_more(now);
+    // Only a synchronous caller back for more after a batch of replies holds its request; an
+    // asynchronous call is on the wire, or queued behind a sender, when start() returns. Asked
+    // first, so that a call ending below still counts in its caller's history.
+    const bool may_hold = call.sends_next && back_for_more(now);
     if (ctx.stop_token().stop_requested()) {
       finish_now(call, canceled_outcome());
       return false;
@@ -4064,9 +4066,6 @@ class threaded_client_engine {
     }
     if (wake_receiver) wake_.signal();
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
-    // Only a synchronous caller back for more after a batch of replies holds its request. An
-    // asynchronous call is on the wire, or queued behind a sender, when start() returns.
-    const bool may_hold = back_after_return;
     try {
       if (ctx.deadline() && !reads_own) {
         call.timed = true;
