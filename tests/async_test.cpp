@@ -236,7 +236,7 @@ TEST_CASE("a future outliving its client still completes", "[async][shutdown]") 
 }
 
 // A synchronous call made while no other call is pending reads the socket itself, with the
-// receiving thread parked off it (threaded_client.hpp). The three tests below hold that reader to
+// receiving thread parked off it (transport/threaded/client.hpp). The three tests below hold that reader to
 // the receiving thread's duties.
 TEST_CASE("a caller reading its own reply hands other calls' replies to their owners", "[async][concurrency]") {
   test::arith_server<geerpc::threaded> s;

@@ -1,11 +1,11 @@
-// The one-CPU server's yield before it reads (detail/batch_yield.hpp): it yields only after a round
+// The one-CPU server's yield before it reads (tuning/batch_yield.hpp): it yields only after a round
 // that read several requests, and a yield that buys too little for its time shuts the gate for a
 // back-off that doubles while yields keep failing and shrinks slowly while they pay.
 #include <chrono>
 #include <thread>
 
 #include "catch.hpp"
-#include "geerpc/detail/batch_yield.hpp"
+#include "geerpc/tuning/batch_yield.hpp"
 
 using namespace std::chrono_literals;
 using geerpc::detail::batch_yield;

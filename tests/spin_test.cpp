@@ -1,4 +1,4 @@
-// The bounded spin of a waiting caller (detail/spin.hpp): a lone waiter on several CPUs looks for
+// The bounded spin of a waiting caller (tuning/spin.hpp): a lone waiter on several CPUs looks for
 // its reply for a moment before it sleeps; a waiter among others, or on one CPU, never spins. And
 // a caller that reads the socket while it spins hands every reply to its own call.
 #include <chrono>

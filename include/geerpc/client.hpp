@@ -20,11 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "client/call.hpp"
+#include "client/dial.hpp"
 #include "codec/binary.hpp"
 #include "config.hpp"
 #include "context.hpp"
-#include "detail/client_call.hpp"
-#include "detail/dial.hpp"
 #include "detail/scratch.hpp"
 #include "error.hpp"
 #include "options.hpp"

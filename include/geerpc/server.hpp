@@ -14,11 +14,11 @@
 
 #include "codec/binary.hpp"
 #include "config.hpp"
-#include "detail/deadline_scheduler.hpp"
-#include "detail/dispatcher.hpp"
-#include "detail/server_connection.hpp"
 #include "error.hpp"
 #include "options.hpp"
+#include "scheduler/deadline_scheduler.hpp"
+#include "server/connection.hpp"
+#include "server/dispatcher.hpp"
 #include "transport/policies.hpp"
 
 GEERPC_BEGIN_NAMESPACE

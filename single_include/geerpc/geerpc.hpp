@@ -27,19 +27,13 @@
 #include <utility>
 #include <vector>
 
-// ---- begin geerpc/codec/binary.hpp
-// geerpc: the binary codec. Fields in declaration order, no names or tags: fixed-size little-endian
-// scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
-//
-// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
-// remaining bytes could hold before anything is allocated, and trailing bytes are an error.
+// ---- begin geerpc/client/call.hpp
+// geerpc: what both client transports share about one call: the request frame's patchable
+// fields, the outcome, and GeeRPC's wording for client-side failures.
 
-#include <algorithm>
-#include <bit>
-#include <boost/pfr/core.hpp>
+#include <array>
 #include <cstdint>
-#include <cstring>
-#include <tuple>
+#include <optional>
 
 // ---- begin geerpc/config.hpp
 // geerpc: version and the ABI namespace every other header opens.
@@ -66,10 +60,63 @@ GEERPC_BEGIN_NAMESPACE
 inline constexpr const char* version = "0.1.0";
 GEERPC_END_NAMESPACE
 // ---- end geerpc/config.hpp
+// ---- begin geerpc/context.hpp
+// geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
+// deadline on steady_clock and an optional std::stop_token.
+//
+//   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
+//   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
+
+#include <stop_token>
+
+
+GEERPC_BEGIN_NAMESPACE
+
+class context {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  context() = default;
+
+  // The earlier of the current deadline and `tp`: a context can only get stricter.
+  context with_deadline(clock::time_point tp) const {
+    context copy = *this;
+    if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
+    return copy;
+  }
+  template <class Rep, class Period>
+  context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
+    return with_deadline(clock::now() + std::chrono::ceil<clock::duration>(timeout));
+  }
+  context with_stop_token(std::stop_token token) const {
+    context copy = *this;
+    copy.stop_ = std::move(token);
+    return copy;
+  }
+
+  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  const std::stop_token& stop_token() const noexcept { return stop_; }
+
+ private:
+  std::optional<clock::time_point> deadline_;
+  std::stop_token stop_;
+};
+
+inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
+template <class Rep, class Period>
+context with_timeout(std::chrono::duration<Rep, Period> timeout) {
+  return context{}.with_timeout(timeout);
+}
+inline context with_stop_token(std::stop_token token) { return context{}.with_stop_token(std::move(token)); }
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/context.hpp
 // ---- begin geerpc/detail/byte_order.hpp
 // geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
 // the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
 
+#include <bit>
+#include <cstring>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -130,13 +177,916 @@ using bits_of = typename unsigned_of_size<sizeof(T)>::type;
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/byte_order.hpp
+// ---- begin geerpc/error.hpp
+// geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
+// and result<T>, what the non-throwing calls return.
+
+#include <stdexcept>
+#include <system_error>
+#include <variant>
+
+
+GEERPC_BEGIN_NAMESPACE
+
+// The numeric values are part of the wire protocol (the status byte of a response frame, see
+// docs/protocol.md): never renumber, only append.
+enum class errc : std::uint8_t {
+  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.connect_timeout
+  deadline_exceeded = 2,    // the call's deadline passed
+  canceled = 3,             // the call's stop_token was triggered
+  handle_timeout = 4,       // server: the handler ran longer than options.handle_timeout
+  unknown_service = 5,      // server: no such service
+  unknown_method = 6,       // server: no such method in the service
+  bad_request = 7,          // server: malformed "Service.Method" or a body that does not decode
+  remote_error = 8,         // server: the handler threw; the message is its what()
+  connection_closed = 9,    // client: the connection broke or was closed
+  busy = 10,                // server: too many requests in flight
+  protocol_error = 11,      // client: the handshake reply broke the protocol
+  connect_failed = 12,      // client: could not reach or resolve the address
+  handshake_rejected = 13,  // client: the server refused the handshake (its reason is the message)
+  bad_response = 14,        // client: the reply body does not decode as the expected type
+  invalid_argument = 15,    // a bad address or a bad use of the API
+};
+
+namespace detail {
+class error_category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "geerpc"; }
+  std::string message(int value) const override {
+    switch (static_cast<errc>(value)) {
+      case errc::connect_timeout:
+        return "connect timeout";
+      case errc::deadline_exceeded:
+        return "deadline exceeded";
+      case errc::canceled:
+        return "canceled";
+      case errc::handle_timeout:
+        return "request handle timeout";
+      case errc::unknown_service:
+        return "unknown service";
+      case errc::unknown_method:
+        return "unknown method";
+      case errc::bad_request:
+        return "bad request";
+      case errc::remote_error:
+        return "remote error";
+      case errc::connection_closed:
+        return "connection closed";
+      case errc::busy:
+        return "server busy";
+      case errc::protocol_error:
+        return "protocol error";
+      case errc::connect_failed:
+        return "connect failed";
+      case errc::handshake_rejected:
+        return "handshake rejected";
+      case errc::bad_response:
+        return "bad response";
+      case errc::invalid_argument:
+        return "invalid argument";
+    }
+    return "unknown geerpc error " + std::to_string(value);
+  }
+};
+}  // namespace detail
+
+inline const std::error_category& category() noexcept {
+  static const detail::error_category instance;
+  return instance;
+}
+
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
+
+// What a failed call carries: the code to branch on and the message to show (GeeRPC's wording, or the
+// text a remote handler threw).
+struct error {
+  std::error_code code;
+  std::string message;
+};
+
+// Thrown by the throwing calls. what() is the full message, code() the geerpc error code.
+class rpc_error : public std::system_error {
+ public:
+  rpc_error(std::error_code code, const std::string& message) : std::system_error(code), message_(message) {}
+  explicit rpc_error(const error& e) : rpc_error(e.code, e.message) {}
+  // std::system_error::what() would append ": " and the category's text; our messages are complete.
+  const char* what() const noexcept override { return message_.what(); }
+
+ private:
+  std::runtime_error message_;  // a copy-noexcept string holder, as exceptions should have
+};
+
+// The outcome of a non-throwing call: a value or an error. value() throws rpc_error on an error.
+template <class T>
+class result {
+ public:
+  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit by design
+  result(geerpc::error e) : state_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
+
+  bool has_value() const noexcept { return state_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  T& value() & {
+    throw_if_error();
+    return std::get<0>(state_);
+  }
+  const T& value() const& {
+    throw_if_error();
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    throw_if_error();
+    return std::get<0>(std::move(state_));
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  // The error, or a default (empty) one when there is a value.
+  std::error_code code() const noexcept { return has_value() ? std::error_code{} : std::get<1>(state_).code; }
+  const std::string& message() const noexcept {
+    static const std::string none;
+    return has_value() ? none : std::get<1>(state_).message;
+  }
+  const geerpc::error& error() const { return std::get<1>(state_); }
+
+ private:
+  void throw_if_error() const {
+    if (!has_value()) throw rpc_error(std::get<1>(state_));
+  }
+  std::variant<T, geerpc::error> state_;
+};
+
+template <>
+class result<void> {
+ public:
+  result() = default;
+  result(geerpc::error e) : error_(std::move(e)), failed_(true) {}  // NOLINT: implicit by design
+
+  bool has_value() const noexcept { return !failed_; }
+  explicit operator bool() const noexcept { return has_value(); }
+  void value() const {
+    if (failed_) throw rpc_error(error_);
+  }
+  std::error_code code() const noexcept { return error_.code; }
+  const std::string& message() const noexcept { return error_.message; }
+  const geerpc::error& error() const { return error_; }
+
+ private:
+  geerpc::error error_;
+  bool failed_ = false;
+};
+
+GEERPC_END_NAMESPACE
+
+template <>
+struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
+// ---- end geerpc/error.hpp
+// ---- begin geerpc/wire/frame.hpp
+// geerpc: the frames that follow the handshake (docs/protocol.md, "Frames"): a 4-byte length, a
+// 20-byte header, a text (the method name of a request, the error of a response) and a body.
+// Pure functions over bytes: no I/O, so they can be fuzzed.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3 };
+
+inline constexpr std::size_t length_prefix_size = 4;
+inline constexpr std::size_t header_size = 20;  // after the length prefix
+inline constexpr std::size_t frame_overhead = length_prefix_size + header_size;
+inline constexpr std::size_t max_text_size = 0xffff;
+inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length field's value: header + text + body
+
+struct frame_header {
+  frame_kind kind = frame_kind::request;
+  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value
+  std::uint64_t seq = 0;        // chosen by the client, echoed by the server
+  std::uint64_t budget_us = 0;  // requests: the caller's remaining time, 0 = no deadline
+};
+
+// Byte offsets inside a frame, counted from the first byte of the length prefix.
+namespace offset {
+inline constexpr std::size_t length = 0;
+inline constexpr std::size_t kind = 4;
+inline constexpr std::size_t status = 5;
+inline constexpr std::size_t text_size = 6;
+inline constexpr std::size_t seq = 8;
+inline constexpr std::size_t budget = 16;
+inline constexpr std::size_t text = 24;
+}  // namespace offset
+
+// Appends the prefix, header and text of a frame whose body the caller appends next; then
+// finish_frame() fills in the length. Returns where the frame starts in `out`.
+inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text) {
+  using geerpc::detail::store_le;
+  if (text.size() > max_text_size) text = text.substr(0, max_text_size);
+  const std::size_t at = out.size();
+  out.resize(at + frame_overhead + text.size());
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p + offset::length, 0);
+  p[offset::kind] = std::byte{static_cast<std::uint8_t>(h.kind)};
+  p[offset::status] = std::byte{h.status};
+  store_le<std::uint16_t>(p + offset::text_size, static_cast<std::uint16_t>(text.size()));
+  store_le<std::uint64_t>(p + offset::seq, h.seq);
+  store_le<std::uint64_t>(p + offset::budget, h.budget_us);
+  for (std::size_t i = 0; i < text.size(); ++i) p[offset::text + i] = static_cast<std::byte>(text[i]);
+  return at;
+}
+
+// Writes the length of the frame that starts at `frame_start` and runs to the end of `out`.
+inline void finish_frame(std::vector<std::byte>& out, std::size_t frame_start) noexcept {
+  const std::size_t length = out.size() - frame_start - length_prefix_size;
+  geerpc::detail::store_le<std::uint32_t>(out.data() + frame_start, static_cast<std::uint32_t>(length));
+}
+
+// The size a frame with this text and body takes on the wire, prefix included.
+constexpr std::size_t frame_size(std::size_t text_size, std::size_t body_size) noexcept {
+  return frame_overhead + text_size + body_size;
+}
+
+// What the front of a byte stream holds.
+struct frame_scan {
+  enum class state { need_more, complete, too_large, too_small } what = state::need_more;
+  std::size_t size = 0;  // complete: the whole frame's size, prefix included; need_more: bytes wanted in all
+};
+
+// Looks only at the length prefix, so a peer's claimed size is judged before anything is allocated.
+inline frame_scan scan_frame(std::span<const std::byte> buffered, std::uint32_t max_frame_size) noexcept {
+  if (buffered.size() < length_prefix_size) return {frame_scan::state::need_more, length_prefix_size};
+  const std::uint32_t length = geerpc::detail::load_le<std::uint32_t>(buffered.data());
+  if (length < header_size) return {frame_scan::state::too_small, 0};
+  if (length > max_frame_size) return {frame_scan::state::too_large, 0};
+  const std::size_t whole = length_prefix_size + std::size_t{length};
+  if (buffered.size() < whole) return {frame_scan::state::need_more, whole};
+  return {frame_scan::state::complete, whole};
+}
+
+struct frame_view {
+  frame_header header;
+  std::string_view text;
+  std::span<const std::byte> body;
+};
+
+// Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
+// rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
+inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out) noexcept {
+  using geerpc::detail::load_le;
+  if (frame.size() < frame_overhead) return "frame shorter than its header";
+  if (load_le<std::uint32_t>(frame.data()) != frame.size() - length_prefix_size) return "frame length mismatch";
+  const auto kind = static_cast<std::uint8_t>(frame[offset::kind]);
+  if (kind < 1 || kind > 3) return "unknown frame kind";
+  out.header.kind = static_cast<frame_kind>(kind);
+  out.header.status = static_cast<std::uint8_t>(frame[offset::status]);
+  out.header.seq = load_le<std::uint64_t>(frame.data() + offset::seq);
+  out.header.budget_us = load_le<std::uint64_t>(frame.data() + offset::budget);
+  const std::size_t text_size = load_le<std::uint16_t>(frame.data() + offset::text_size);
+  if (text_size > frame.size() - frame_overhead) return "text size exceeds the frame";
+  out.text = std::string_view(reinterpret_cast<const char*>(frame.data() + offset::text), text_size);
+  out.body = frame.subspan(offset::text + text_size);
+  switch (out.header.kind) {
+    case frame_kind::request:
+      if (out.header.status != 0) return "request with a status";
+      break;
+    case frame_kind::response:
+      if (out.header.budget_us != 0) return "response with a deadline budget";
+      if (out.header.status != 0 && !out.body.empty()) return "error response with a body";
+      if (out.header.status == 0 && text_size != 0) return "successful response with an error text";
+      break;
+    case frame_kind::cancel:
+      if (out.header.status != 0 || out.header.budget_us != 0 || text_size != 0 || !out.body.empty())
+        return "cancel frame with a payload";
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/frame.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// How a call ended: status 0 with the reply body in the caller's buffer, or an error.
+struct call_outcome {
+  std::uint8_t status = 0;  // 0 or a geerpc::errc value
+  std::string message;
+
+  bool ok() const noexcept { return status == 0; }
+  static call_outcome failure(errc code, std::string text) {
+    return {static_cast<std::uint8_t>(code), std::move(text)};
+  }
+  geerpc::error to_error() const {
+    // A status this client does not know (a newer server) is still the server's error.
+    const auto code =
+        status <= static_cast<std::uint8_t>(errc::invalid_argument) ? static_cast<errc>(status) : errc::remote_error;
+    return {make_error_code(code), message};
+  }
+};
+
+inline call_outcome deadline_exceeded_outcome() {
+  return call_outcome::failure(errc::deadline_exceeded, "rpc client: call failed: context deadline exceeded");
+}
+inline call_outcome canceled_outcome() {
+  return call_outcome::failure(errc::canceled, "rpc client: call failed: context canceled");
+}
+inline call_outcome connection_closed_outcome() {
+  return call_outcome::failure(errc::connection_closed, "rpc client: connection is shut down");
+}
+
+// The outcome a response frame carries. The server answers deadline_exceeded only when the deadline
+// the caller sent has passed: the same event as the caller's own timer, so it reads the same.
+inline call_outcome response_outcome(std::uint8_t status, std::string_view text) {
+  if (status == static_cast<std::uint8_t>(errc::deadline_exceeded)) return deadline_exceeded_outcome();
+  return {status, std::string(text)};
+}
+
+// The remaining time of a deadline as the request header carries it: whole microseconds, rounded
+// up so that a live deadline is never sent as 0 ("none").
+inline std::uint64_t budget_us(const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                               std::chrono::steady_clock::time_point now) {
+  if (!deadline) return 0;
+  const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - now).count();
+  return left < 1 ? 1 : static_cast<std::uint64_t>(left);
+}
+
+// Fills in the fields of a request frame that are known only when it is sent.
+inline void stamp_request(std::span<std::byte> frame, std::uint64_t seq, std::uint64_t budget) noexcept {
+  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
+  store_le<std::uint64_t>(frame.data() + wire::offset::budget, budget);
+}
+
+inline std::array<std::byte, wire::frame_overhead> cancel_frame(std::uint64_t seq) {
+  std::array<std::byte, wire::frame_overhead> frame{};
+  store_le<std::uint32_t>(frame.data(), static_cast<std::uint32_t>(wire::header_size));
+  frame[wire::offset::kind] = std::byte{static_cast<std::uint8_t>(wire::frame_kind::cancel)};
+  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
+  return frame;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/call.hpp
+// ---- begin geerpc/client/dial.hpp
+// geerpc: opening a client connection: resolve, TCP connect and handshake, all inside
+// options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
+// accepts and then says nothing trips the same timeout).
+
+#include <poll.h>
+
+
+// ---- begin geerpc/detail/duration_text.hpp
+// geerpc: durations printed the way Go prints them ("1s", "500ms", "1.5s", "250us"), so that
+// messages read like GeeRPC's ("rpc client: connect timeout: expect within 1s").
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// `value` / `unit` as a decimal with trailing zeros trimmed, e.g. (1500, 1000) -> "1.5".
+inline std::string decimal_text(std::int64_t value, std::int64_t unit) {
+  std::string text = std::to_string(value / unit);
+  std::int64_t rest = value % unit;
+  if (rest == 0) return text;
+  std::string fraction;
+  for (std::int64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
+    fraction += static_cast<char>('0' + rest / scale);
+    rest %= scale;
+  }
+  return text + "." + fraction;
+}
+
+inline std::string duration_text(std::chrono::nanoseconds d) {
+  std::int64_t ns = d.count();
+  std::string sign;
+  if (ns < 0) {
+    sign = "-";
+    ns = -ns;
+  }
+  if (ns < 1'000) return sign + std::to_string(ns) + "ns";
+  if (ns < 1'000'000) return sign + decimal_text(ns, 1'000) + "us";
+  if (ns < 1'000'000'000) return sign + decimal_text(ns, 1'000'000) + "ms";
+  // From a minute up Go writes hours and minutes too: "1m30s", "2h0m0s".
+  constexpr std::int64_t minute = 60'000'000'000, hour = 60 * minute;
+  std::string text = sign;
+  if (ns >= hour) text += std::to_string(ns / hour) + "h";
+  if (ns >= minute) text += std::to_string(ns % hour / minute) + "m";
+  return text + decimal_text(ns % minute, 1'000'000'000) + "s";
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/duration_text.hpp
+// ---- begin geerpc/net/socket.hpp
+// geerpc: the thin layer over POSIX sockets: an owning file descriptor, "host:port" addresses,
+// listening, connecting before a deadline, and waiting for readiness with a deadline and a wake-up
+// descriptor. Every socket geerpc makes is non-blocking; waiting is always explicit, through poll.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <ctime>
+
+#include <algorithm>
+#include <cerrno>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+using clock = std::chrono::steady_clock;
+
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  ~unique_fd() { reset(); }
+
+  int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+inline std::string errno_text(int err) { return std::generic_category().message(err); }
+
+// A resolved "host:port". Hosts are IPv4 or IPv6 literals (IPv6 in brackets) or names.
+struct endpoint {
+  sockaddr_storage address{};
+  socklen_t size = 0;
+};
+
+struct split_address {
+  std::string host;
+  std::string port;
+};
+
+// Splits "host:port" or "[v6]:port". Returns nullptr or why the text is not an address.
+inline const char* split_host_port(std::string_view text, split_address& out) {
+  std::size_t colon;
+  if (!text.empty() && text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return "missing ']'";
+    out.host = std::string(text.substr(1, close - 1));
+    colon = close + 1;
+    if (colon >= text.size() || text[colon] != ':') return "missing port";
+  } else {
+    colon = text.rfind(':');
+    if (colon == std::string_view::npos) return "missing port";
+    out.host = std::string(text.substr(0, colon));
+    if (out.host.find(':') != std::string::npos) return "an IPv6 host must be in brackets";
+  }
+  out.port = std::string(text.substr(colon + 1));
+  if (out.host.empty()) return "missing host";
+  if (out.port.empty() || out.port.size() > 5 || out.port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(out.port) > 65535)
+    return "port must be a number from 0 to 65535";
+  return nullptr;
+}
+
+// Resolves `text`; on failure returns nullopt and sets `why`.
+inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
+  split_address parts;
+  if (const char* bad = split_host_port(text, parts)) {
+    why = bad;
+    return std::nullopt;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(parts.host.c_str(), parts.port.c_str(), &hints, &found); rc != 0) {
+    why = ::gai_strerror(rc);
+    return std::nullopt;
+  }
+  endpoint e;
+  std::memcpy(&e.address, found->ai_addr, found->ai_addrlen);
+  e.size = found->ai_addrlen;
+  ::freeaddrinfo(found);
+  return e;
+}
+
+inline std::string endpoint_text(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET6) {
+    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(address);
+    ::inet_ntop(AF_INET6, &a6.sin6_addr, host, sizeof host);
+    return "[" + std::string(host) + "]:" + std::to_string(ntohs(a6.sin6_port));
+  }
+  const auto& a4 = reinterpret_cast<const sockaddr_in&>(address);
+  ::inet_ntop(AF_INET, &a4.sin_addr, host, sizeof host);
+  return std::string(host) + ":" + std::to_string(ntohs(a4.sin_port));
+}
+
+// Puts a socket in blocking mode, for a reader that may then wait in recv() itself; every other
+// send_some() and recv_some() on it still passes MSG_DONTWAIT and never blocks.
+inline void set_blocking(int fd) noexcept {
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) != 0)
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+inline void set_no_delay(int fd) noexcept {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Binds and listens on `address`; returns the socket and sets `bound` to the actual "host:port"
+// (useful with port 0). Throws std::system_error on failure.
+inline unique_fd listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
+  std::string why;
+  auto e = resolve(address, why);
+  if (!e)
+    throw rpc_error(errc::invalid_argument, "rpc server: bad listen address " + std::string(address) + ": " + why);
+  unique_fd fd(::socket(e->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "rpc server: socket");
+  int one = 1;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0 ||
+      ::listen(fd.get(), backlog) != 0)
+    throw std::system_error(errno, std::generic_category(), "rpc server: listen " + std::string(address));
+  sockaddr_storage actual{};
+  socklen_t size = sizeof actual;
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
+  bound = endpoint_text(actual);
+  return fd;
+}
+
+// The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.
+inline const timespec* time_left(const std::optional<clock::time_point>& deadline, timespec& out) {
+  if (!deadline) return nullptr;
+  const auto left = std::max(clock::duration::zero(), *deadline - clock::now());
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+  out.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  out.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  return &out;
+}
+
+enum class wait_result { ready, timeout, woken };
+
+// Whether `events` can be had on `fd` right now, without waiting.
+inline bool ready_now(int fd, short events) noexcept {
+  pollfd pfd{fd, events, 0};
+  return ::poll(&pfd, 1, 0) > 0;
+}
+
+// Waits until `fd` has one of `events`, the deadline passes, or `wake_fd` (if >= 0) is readable.
+
+inline wait_result wait_for(int fd, short events, const std::optional<clock::time_point>& deadline, int wake_fd = -1) {
+  pollfd fds[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
+  const nfds_t count = wake_fd >= 0 ? 2 : 1;
+  for (;;) {
+    timespec left{};
+    const int rc = ::ppoll(fds, count, time_left(deadline, left), nullptr);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return wait_result::ready;  // let the following I/O call report the error
+    if (count == 2 && (fds[1].revents & POLLIN)) return wait_result::woken;
+    if (rc > 0) return wait_result::ready;
+    if (deadline && clock::now() >= *deadline) return wait_result::timeout;
+  }
+}
+
+// Connects before `deadline` (none: wait as long as the kernel does). Returns the connected
+// non-blocking socket, or an empty one with `err` set (ETIMEDOUT when the deadline passed).
+inline unique_fd connect_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
+  unique_fd fd(::socket(e.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) {
+    err = errno;
+    return {};
+  }
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) {
+    if (errno != EINPROGRESS && errno != EINTR) {
+      err = errno;
+      return {};
+    }
+    if (wait_for(fd.get(), POLLOUT, deadline) == wait_result::timeout) {
+      err = ETIMEDOUT;
+      return {};
+    }
+    int so_error = 0;
+    socklen_t size = sizeof so_error;
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &size);
+    if (so_error != 0) {
+      err = so_error;
+      return {};
+    }
+  }
+  set_no_delay(fd.get());
+  err = 0;
+  return fd;
+}
+
+// send() that never blocks and never raises SIGPIPE. Returns bytes sent, 0 when the socket is full,
+// -1 on a broken connection.
+inline long send_some(int fd, const void* data, std::size_t size) noexcept {
+  for (;;) {
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return static_cast<long>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return -1;
+  }
+}
+
+enum class recv_status { data, would_block, closed };
+
+// recv() that never blocks, unless asked to `wait` on a socket in blocking mode (set_blocking()).
+// `received` is set when data arrived.
+inline recv_status recv_some(int fd, void* data, std::size_t size, std::size_t& received, bool wait = false) noexcept {
+  for (;;) {
+    const ssize_t n = ::recv(fd, data, size, wait ? 0 : MSG_DONTWAIT);
+    if (n > 0) {
+      received = static_cast<std::size_t>(n);
+      return recv_status::data;
+    }
+    if (n == 0) return recv_status::closed;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return recv_status::would_block;
+    return recv_status::closed;
+  }
+}
+
+// A level-triggered wake-up flag for poll/epoll: signal() makes it readable until drain().
+class event_fd {
+ public:
+  event_fd() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (!fd_) throw std::system_error(errno, std::generic_category(), "geerpc: eventfd");
+  }
+  int get() const noexcept { return fd_.get(); }
+  void signal() const noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(fd_.get(), &one, sizeof one);
+  }
+  void drain() const noexcept {
+    std::uint64_t count;
+    [[maybe_unused]] auto n = ::read(fd_.get(), &count, sizeof count);
+  }
+
+ private:
+  unique_fd fd_;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/socket.hpp
+// ---- begin geerpc/options.hpp
+// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
+// defaults that suit most programs.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+
+// For geerpc::dial(). A zero duration means "no limit".
+struct options {
+  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout.
+  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
+  // Sent to the server in the handshake: a request not answered this long after the server read it
+  // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
+  // and its handler is asked to stop through its std::stop_token.
+  std::chrono::nanoseconds handle_timeout{0};
+  // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
+  // reply with an error (errc::remote_error) and cuts error texts to fit.
+  std::uint32_t max_frame_size = wire::default_max_frame_size;
+};
+
+// For geerpc::server.
+struct server_options {
+  // Threads that run handlers (threaded transport; at least 1). One more thread does the I/O, so a
+  // server with every handler busy still reads, answers "busy" and fires timeouts.
+  std::size_t handler_threads = 8;
+  // The largest request frame accepted; it is checked on the length prefix, before allocating.
+  std::uint32_t max_frame_size = wire::default_max_frame_size;
+  // Requests received but not yet answered; beyond either limit a request gets errc::busy.
+  std::size_t max_inflight_per_connection = 1024;
+  std::size_t max_inflight = 65536;
+  // Connections beyond this are refused in the handshake reply and closed.
+  std::size_t max_connections = 10000;
+  // A peer that has not completed the handshake after this long is disconnected (0: no limit).
+  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
+  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
+  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
+  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
+  // Responses queued for a peer that does not read them; beyond this the connection is dropped
+  // rather than letting one slow reader hold the server's memory.
+  std::size_t max_pending_output = 16u << 20;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/options.hpp
+// ---- begin geerpc/wire/handshake.hpp
+// geerpc: the handshake that opens every connection (docs/protocol.md, "Handshake"). The client
+// sends a fixed 20-byte hello; the server answers accept, or reject with a reason, in 12 bytes plus
+// the reason. Pure functions over bytes: no I/O, so they can be fuzzed.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+inline constexpr std::uint32_t magic = 0x3bef5c;  // GeeRPC's MagicNumber
+inline constexpr std::uint8_t protocol_version = 1;
+inline constexpr std::size_t hello_size = 20;
+inline constexpr std::size_t hello_reply_header_size = 12;
+inline constexpr std::size_t max_reject_reason = 1024;
+
+struct hello {
+  std::uint8_t version = protocol_version;
+  std::uint8_t codec_id = 0;
+  std::uint64_t handle_timeout_us = 0;  // 0: no limit
+  // The largest response frame (its length field) the client reads: the server answers a larger
+  // reply with an error instead of sending it, so one big reply fails one call, not the connection.
+  std::uint32_t max_response_size = 0;
+};
+
+inline void encode_hello(const hello& h, std::span<std::byte, hello_size> out) noexcept {
+  using geerpc::detail::store_le;
+  store_le<std::uint32_t>(out.data(), magic);
+  out[4] = std::byte{h.version};
+  out[5] = std::byte{h.codec_id};
+  store_le<std::uint16_t>(out.data() + 6, 0);  // flags: none defined yet
+  store_le<std::uint64_t>(out.data() + 8, h.handle_timeout_us);
+  store_le<std::uint32_t>(out.data() + 16, h.max_response_size);
+}
+
+// Checks the parts every version must agree on; whether the version and codec are supported is the
+// server's decision. Returns nullptr, or why the bytes are not a hello.
+inline const char* parse_hello(std::span<const std::byte, hello_size> in, hello& out) noexcept {
+  using geerpc::detail::load_le;
+  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number";
+  if (load_le<std::uint16_t>(in.data() + 6) != 0) return "unknown handshake flags";
+  out.version = static_cast<std::uint8_t>(in[4]);
+  out.codec_id = static_cast<std::uint8_t>(in[5]);
+  out.handle_timeout_us = load_le<std::uint64_t>(in.data() + 8);
+  out.max_response_size = load_le<std::uint32_t>(in.data() + 16);
+  return nullptr;
+}
+
+struct hello_reply {
+  bool accepted = false;
+  std::uint32_t max_frame_size = 0;  // the largest request frame the server takes (0 on reject)
+  std::string reason;                // why it rejected; empty on accept
+};
+
+inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out) {
+  using geerpc::detail::store_le;
+  const std::string_view reason = std::string_view(r.reason).substr(0, max_reject_reason);
+  const std::size_t at = out.size();
+  out.resize(at + hello_reply_header_size + reason.size());
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p, magic);
+  p[4] = std::byte{protocol_version};
+  p[5] = std::byte{static_cast<std::uint8_t>(r.accepted ? 0 : 1)};
+  store_le<std::uint16_t>(p + 6, static_cast<std::uint16_t>(reason.size()));
+  store_le<std::uint32_t>(p + 8, r.max_frame_size);
+  for (std::size_t i = 0; i < reason.size(); ++i) p[hello_reply_header_size + i] = static_cast<std::byte>(reason[i]);
+}
+
+// Parses the fixed part of the reply; `reason_size` bytes of reason follow it. Returns nullptr, or
+// why the bytes are not a reply.
+inline const char* parse_hello_reply_header(std::span<const std::byte, hello_reply_header_size> in, hello_reply& out,
+                                            std::size_t& reason_size) noexcept {
+  using geerpc::detail::load_le;
+  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number in the handshake reply";
+  if (static_cast<std::uint8_t>(in[4]) != protocol_version)
+    return "unsupported protocol version in the handshake reply";
+  const auto status = static_cast<std::uint8_t>(in[5]);
+  if (status > 1) return "unknown handshake reply status";
+  reason_size = load_le<std::uint16_t>(in.data() + 6);
+  if (reason_size > max_reject_reason) return "handshake reject reason too long";
+  out.accepted = status == 0;
+  out.max_frame_size = load_le<std::uint32_t>(in.data() + 8);
+  return nullptr;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/handshake.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct connection_info {
+  net::unique_fd fd;
+  std::uint32_t server_max_frame_size = 0;
+};
+
+inline error connect_timeout_error(const options& opts) {
+  return {make_error_code(errc::connect_timeout),
+          "rpc client: connect timeout: expect within " + duration_text(opts.connect_timeout)};
+}
+
+// Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
+// reply is taken from the stream. Returns nothing on success, else why it stopped.
+inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out,
+                                        const std::optional<net::clock::time_point>& deadline) {
+  std::size_t have = 0;
+  while (have < out.size()) {
+    std::size_t got = 0;
+    switch (net::recv_some(fd, out.data() + have, out.size() - have, got)) {
+      case net::recv_status::data:
+        have += got;
+        continue;
+      case net::recv_status::closed:
+        return errc::connection_closed;
+      case net::recv_status::would_block:
+        break;
+    }
+    if (net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) return errc::connect_timeout;
+  }
+  return std::nullopt;
+}
+
+// As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
+inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
+  if (timeout <= std::chrono::nanoseconds::zero()) return 0;
+  return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
+}
+
+inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts,
+                                                  std::uint8_t codec_id) {
+  std::optional<net::clock::time_point> deadline;
+  if (opts.connect_timeout > std::chrono::nanoseconds::zero())
+    deadline = net::clock::now() + std::chrono::ceil<net::clock::duration>(opts.connect_timeout);
+  const std::string where = "rpc client: dial " + std::string(address) + ": ";
+
+  std::string why;
+  const auto endpoint = net::resolve(address, why);
+  if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
+  int err = 0;
+  connection_info info;
+  info.fd = net::connect_before(*endpoint, deadline, err);
+  if (err == ETIMEDOUT && deadline && net::clock::now() >= *deadline) return connect_timeout_error(opts);
+  if (!info.fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
+
+  std::array<std::byte, wire::hello_size> hello{};
+  wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
+                     hello);
+  // A fresh socket's send buffer takes the hello at once: no need to wait for writability.
+  if (net::send_some(info.fd.get(), hello.data(), hello.size()) != static_cast<long>(hello.size()))
+    return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
+
+  std::array<std::byte, wire::hello_reply_header_size> header{};
+  auto failed = read_exactly(info.fd.get(), header, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  wire::hello_reply reply;
+  std::size_t reason_size = 0;
+  if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
+    return error{make_error_code(errc::protocol_error), where + bad};
+  std::vector<std::byte> reason(reason_size);
+  failed = read_exactly(info.fd.get(), reason, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  if (!reply.accepted)
+    return error{
+        make_error_code(errc::handshake_rejected),
+        "rpc client: handshake rejected: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size())};
+  if (reply.max_frame_size < wire::header_size)
+    return error{make_error_code(errc::protocol_error), where + "server announced an unusable frame size limit"};
+  info.server_max_frame_size = reply.max_frame_size;
+  return info;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/dial.hpp
+// ---- begin geerpc/codec/binary.hpp
+// geerpc: the binary codec. Fields in declaration order, no names or tags: fixed-size little-endian
+// scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
+//
+// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
+// remaining bytes could hold before anything is allocated, and trailing bytes are an error.
+
+#include <boost/pfr/core.hpp>
+#include <tuple>
+
 // ---- begin geerpc/codec/type_kind.hpp
 // geerpc: which values the binary codec can carry, decided at compile time, and a readable
 // compile error naming the offending type when one cannot be carried.
 
-#include <array>
 #include <map>
-#include <optional>
 #include <unordered_map>
 
 
@@ -691,956 +1641,6 @@ struct binary_codec {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/binary.hpp
-// ---- begin geerpc/context.hpp
-// geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
-// deadline on steady_clock and an optional std::stop_token.
-//
-//   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
-//   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
-
-#include <stop_token>
-
-
-GEERPC_BEGIN_NAMESPACE
-
-class context {
- public:
-  using clock = std::chrono::steady_clock;
-
-  context() = default;
-
-  // The earlier of the current deadline and `tp`: a context can only get stricter.
-  context with_deadline(clock::time_point tp) const {
-    context copy = *this;
-    if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
-    return copy;
-  }
-  template <class Rep, class Period>
-  context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
-    return with_deadline(clock::now() + std::chrono::ceil<clock::duration>(timeout));
-  }
-  context with_stop_token(std::stop_token token) const {
-    context copy = *this;
-    copy.stop_ = std::move(token);
-    return copy;
-  }
-
-  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
-  const std::stop_token& stop_token() const noexcept { return stop_; }
-
- private:
-  std::optional<clock::time_point> deadline_;
-  std::stop_token stop_;
-};
-
-inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
-template <class Rep, class Period>
-context with_timeout(std::chrono::duration<Rep, Period> timeout) {
-  return context{}.with_timeout(timeout);
-}
-inline context with_stop_token(std::stop_token token) { return context{}.with_stop_token(std::move(token)); }
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/context.hpp
-// ---- begin geerpc/detail/client_call.hpp
-// geerpc: what both client transports share about one call: the request frame's patchable
-// fields, the outcome, and GeeRPC's wording for client-side failures.
-
-
-// ---- begin geerpc/error.hpp
-// geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
-// and result<T>, what the non-throwing calls return.
-
-#include <stdexcept>
-#include <system_error>
-#include <variant>
-
-
-GEERPC_BEGIN_NAMESPACE
-
-// The numeric values are part of the wire protocol (the status byte of a response frame, see
-// docs/protocol.md): never renumber, only append.
-enum class errc : std::uint8_t {
-  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.connect_timeout
-  deadline_exceeded = 2,    // the call's deadline passed
-  canceled = 3,             // the call's stop_token was triggered
-  handle_timeout = 4,       // server: the handler ran longer than options.handle_timeout
-  unknown_service = 5,      // server: no such service
-  unknown_method = 6,       // server: no such method in the service
-  bad_request = 7,          // server: malformed "Service.Method" or a body that does not decode
-  remote_error = 8,         // server: the handler threw; the message is its what()
-  connection_closed = 9,    // client: the connection broke or was closed
-  busy = 10,                // server: too many requests in flight
-  protocol_error = 11,      // client: the handshake reply broke the protocol
-  connect_failed = 12,      // client: could not reach or resolve the address
-  handshake_rejected = 13,  // client: the server refused the handshake (its reason is the message)
-  bad_response = 14,        // client: the reply body does not decode as the expected type
-  invalid_argument = 15,    // a bad address or a bad use of the API
-};
-
-namespace detail {
-class error_category final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "geerpc"; }
-  std::string message(int value) const override {
-    switch (static_cast<errc>(value)) {
-      case errc::connect_timeout:
-        return "connect timeout";
-      case errc::deadline_exceeded:
-        return "deadline exceeded";
-      case errc::canceled:
-        return "canceled";
-      case errc::handle_timeout:
-        return "request handle timeout";
-      case errc::unknown_service:
-        return "unknown service";
-      case errc::unknown_method:
-        return "unknown method";
-      case errc::bad_request:
-        return "bad request";
-      case errc::remote_error:
-        return "remote error";
-      case errc::connection_closed:
-        return "connection closed";
-      case errc::busy:
-        return "server busy";
-      case errc::protocol_error:
-        return "protocol error";
-      case errc::connect_failed:
-        return "connect failed";
-      case errc::handshake_rejected:
-        return "handshake rejected";
-      case errc::bad_response:
-        return "bad response";
-      case errc::invalid_argument:
-        return "invalid argument";
-    }
-    return "unknown geerpc error " + std::to_string(value);
-  }
-};
-}  // namespace detail
-
-inline const std::error_category& category() noexcept {
-  static const detail::error_category instance;
-  return instance;
-}
-
-inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
-
-// What a failed call carries: the code to branch on and the message to show (GeeRPC's wording, or the
-// text a remote handler threw).
-struct error {
-  std::error_code code;
-  std::string message;
-};
-
-// Thrown by the throwing calls. what() is the full message, code() the geerpc error code.
-class rpc_error : public std::system_error {
- public:
-  rpc_error(std::error_code code, const std::string& message) : std::system_error(code), message_(message) {}
-  explicit rpc_error(const error& e) : rpc_error(e.code, e.message) {}
-  // std::system_error::what() would append ": " and the category's text; our messages are complete.
-  const char* what() const noexcept override { return message_.what(); }
-
- private:
-  std::runtime_error message_;  // a copy-noexcept string holder, as exceptions should have
-};
-
-// The outcome of a non-throwing call: a value or an error. value() throws rpc_error on an error.
-template <class T>
-class result {
- public:
-  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit by design
-  result(geerpc::error e) : state_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
-
-  bool has_value() const noexcept { return state_.index() == 0; }
-  explicit operator bool() const noexcept { return has_value(); }
-
-  T& value() & {
-    throw_if_error();
-    return std::get<0>(state_);
-  }
-  const T& value() const& {
-    throw_if_error();
-    return std::get<0>(state_);
-  }
-  T&& value() && {
-    throw_if_error();
-    return std::get<0>(std::move(state_));
-  }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
-  // The error, or a default (empty) one when there is a value.
-  std::error_code code() const noexcept { return has_value() ? std::error_code{} : std::get<1>(state_).code; }
-  const std::string& message() const noexcept {
-    static const std::string none;
-    return has_value() ? none : std::get<1>(state_).message;
-  }
-  const geerpc::error& error() const { return std::get<1>(state_); }
-
- private:
-  void throw_if_error() const {
-    if (!has_value()) throw rpc_error(std::get<1>(state_));
-  }
-  std::variant<T, geerpc::error> state_;
-};
-
-template <>
-class result<void> {
- public:
-  result() = default;
-  result(geerpc::error e) : error_(std::move(e)), failed_(true) {}  // NOLINT: implicit by design
-
-  bool has_value() const noexcept { return !failed_; }
-  explicit operator bool() const noexcept { return has_value(); }
-  void value() const {
-    if (failed_) throw rpc_error(error_);
-  }
-  std::error_code code() const noexcept { return error_.code; }
-  const std::string& message() const noexcept { return error_.message; }
-  const geerpc::error& error() const { return error_; }
-
- private:
-  geerpc::error error_;
-  bool failed_ = false;
-};
-
-GEERPC_END_NAMESPACE
-
-template <>
-struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
-// ---- end geerpc/error.hpp
-// ---- begin geerpc/wire/frame.hpp
-// geerpc: the frames that follow the handshake (docs/protocol.md, "Frames"): a 4-byte length, a
-// 20-byte header, a text (the method name of a request, the error of a response) and a body.
-// Pure functions over bytes: no I/O, so they can be fuzzed.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace wire {
-
-enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3 };
-
-inline constexpr std::size_t length_prefix_size = 4;
-inline constexpr std::size_t header_size = 20;  // after the length prefix
-inline constexpr std::size_t frame_overhead = length_prefix_size + header_size;
-inline constexpr std::size_t max_text_size = 0xffff;
-inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length field's value: header + text + body
-
-struct frame_header {
-  frame_kind kind = frame_kind::request;
-  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value
-  std::uint64_t seq = 0;        // chosen by the client, echoed by the server
-  std::uint64_t budget_us = 0;  // requests: the caller's remaining time, 0 = no deadline
-};
-
-// Byte offsets inside a frame, counted from the first byte of the length prefix.
-namespace offset {
-inline constexpr std::size_t length = 0;
-inline constexpr std::size_t kind = 4;
-inline constexpr std::size_t status = 5;
-inline constexpr std::size_t text_size = 6;
-inline constexpr std::size_t seq = 8;
-inline constexpr std::size_t budget = 16;
-inline constexpr std::size_t text = 24;
-}  // namespace offset
-
-// Appends the prefix, header and text of a frame whose body the caller appends next; then
-// finish_frame() fills in the length. Returns where the frame starts in `out`.
-inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text) {
-  using geerpc::detail::store_le;
-  if (text.size() > max_text_size) text = text.substr(0, max_text_size);
-  const std::size_t at = out.size();
-  out.resize(at + frame_overhead + text.size());
-  std::byte* p = out.data() + at;
-  store_le<std::uint32_t>(p + offset::length, 0);
-  p[offset::kind] = std::byte{static_cast<std::uint8_t>(h.kind)};
-  p[offset::status] = std::byte{h.status};
-  store_le<std::uint16_t>(p + offset::text_size, static_cast<std::uint16_t>(text.size()));
-  store_le<std::uint64_t>(p + offset::seq, h.seq);
-  store_le<std::uint64_t>(p + offset::budget, h.budget_us);
-  for (std::size_t i = 0; i < text.size(); ++i) p[offset::text + i] = static_cast<std::byte>(text[i]);
-  return at;
-}
-
-// Writes the length of the frame that starts at `frame_start` and runs to the end of `out`.
-inline void finish_frame(std::vector<std::byte>& out, std::size_t frame_start) noexcept {
-  const std::size_t length = out.size() - frame_start - length_prefix_size;
-  geerpc::detail::store_le<std::uint32_t>(out.data() + frame_start, static_cast<std::uint32_t>(length));
-}
-
-// The size a frame with this text and body takes on the wire, prefix included.
-constexpr std::size_t frame_size(std::size_t text_size, std::size_t body_size) noexcept {
-  return frame_overhead + text_size + body_size;
-}
-
-// What the front of a byte stream holds.
-struct frame_scan {
-  enum class state { need_more, complete, too_large, too_small } what = state::need_more;
-  std::size_t size = 0;  // complete: the whole frame's size, prefix included; need_more: bytes wanted in all
-};
-
-// Looks only at the length prefix, so a peer's claimed size is judged before anything is allocated.
-inline frame_scan scan_frame(std::span<const std::byte> buffered, std::uint32_t max_frame_size) noexcept {
-  if (buffered.size() < length_prefix_size) return {frame_scan::state::need_more, length_prefix_size};
-  const std::uint32_t length = geerpc::detail::load_le<std::uint32_t>(buffered.data());
-  if (length < header_size) return {frame_scan::state::too_small, 0};
-  if (length > max_frame_size) return {frame_scan::state::too_large, 0};
-  const std::size_t whole = length_prefix_size + std::size_t{length};
-  if (buffered.size() < whole) return {frame_scan::state::need_more, whole};
-  return {frame_scan::state::complete, whole};
-}
-
-struct frame_view {
-  frame_header header;
-  std::string_view text;
-  std::span<const std::byte> body;
-};
-
-// Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
-// rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
-inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out) noexcept {
-  using geerpc::detail::load_le;
-  if (frame.size() < frame_overhead) return "frame shorter than its header";
-  if (load_le<std::uint32_t>(frame.data()) != frame.size() - length_prefix_size) return "frame length mismatch";
-  const auto kind = static_cast<std::uint8_t>(frame[offset::kind]);
-  if (kind < 1 || kind > 3) return "unknown frame kind";
-  out.header.kind = static_cast<frame_kind>(kind);
-  out.header.status = static_cast<std::uint8_t>(frame[offset::status]);
-  out.header.seq = load_le<std::uint64_t>(frame.data() + offset::seq);
-  out.header.budget_us = load_le<std::uint64_t>(frame.data() + offset::budget);
-  const std::size_t text_size = load_le<std::uint16_t>(frame.data() + offset::text_size);
-  if (text_size > frame.size() - frame_overhead) return "text size exceeds the frame";
-  out.text = std::string_view(reinterpret_cast<const char*>(frame.data() + offset::text), text_size);
-  out.body = frame.subspan(offset::text + text_size);
-  switch (out.header.kind) {
-    case frame_kind::request:
-      if (out.header.status != 0) return "request with a status";
-      break;
-    case frame_kind::response:
-      if (out.header.budget_us != 0) return "response with a deadline budget";
-      if (out.header.status != 0 && !out.body.empty()) return "error response with a body";
-      if (out.header.status == 0 && text_size != 0) return "successful response with an error text";
-      break;
-    case frame_kind::cancel:
-      if (out.header.status != 0 || out.header.budget_us != 0 || text_size != 0 || !out.body.empty())
-        return "cancel frame with a payload";
-      break;
-  }
-  return nullptr;
-}
-
-}  // namespace wire
-GEERPC_END_NAMESPACE
-// ---- end geerpc/wire/frame.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// How a call ended: status 0 with the reply body in the caller's buffer, or an error.
-struct call_outcome {
-  std::uint8_t status = 0;  // 0 or a geerpc::errc value
-  std::string message;
-
-  bool ok() const noexcept { return status == 0; }
-  static call_outcome failure(errc code, std::string text) {
-    return {static_cast<std::uint8_t>(code), std::move(text)};
-  }
-  geerpc::error to_error() const {
-    // A status this client does not know (a newer server) is still the server's error.
-    const auto code =
-        status <= static_cast<std::uint8_t>(errc::invalid_argument) ? static_cast<errc>(status) : errc::remote_error;
-    return {make_error_code(code), message};
-  }
-};
-
-inline call_outcome deadline_exceeded_outcome() {
-  return call_outcome::failure(errc::deadline_exceeded, "rpc client: call failed: context deadline exceeded");
-}
-inline call_outcome canceled_outcome() {
-  return call_outcome::failure(errc::canceled, "rpc client: call failed: context canceled");
-}
-inline call_outcome connection_closed_outcome() {
-  return call_outcome::failure(errc::connection_closed, "rpc client: connection is shut down");
-}
-
-// The outcome a response frame carries. The server answers deadline_exceeded only when the deadline
-// the caller sent has passed: the same event as the caller's own timer, so it reads the same.
-inline call_outcome response_outcome(std::uint8_t status, std::string_view text) {
-  if (status == static_cast<std::uint8_t>(errc::deadline_exceeded)) return deadline_exceeded_outcome();
-  return {status, std::string(text)};
-}
-
-// The remaining time of a deadline as the request header carries it: whole microseconds, rounded
-// up so that a live deadline is never sent as 0 ("none").
-inline std::uint64_t budget_us(const std::optional<std::chrono::steady_clock::time_point>& deadline,
-                               std::chrono::steady_clock::time_point now) {
-  if (!deadline) return 0;
-  const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - now).count();
-  return left < 1 ? 1 : static_cast<std::uint64_t>(left);
-}
-
-// Fills in the fields of a request frame that are known only when it is sent.
-inline void stamp_request(std::span<std::byte> frame, std::uint64_t seq, std::uint64_t budget) noexcept {
-  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
-  store_le<std::uint64_t>(frame.data() + wire::offset::budget, budget);
-}
-
-inline std::array<std::byte, wire::frame_overhead> cancel_frame(std::uint64_t seq) {
-  std::array<std::byte, wire::frame_overhead> frame{};
-  store_le<std::uint32_t>(frame.data(), static_cast<std::uint32_t>(wire::header_size));
-  frame[wire::offset::kind] = std::byte{static_cast<std::uint8_t>(wire::frame_kind::cancel)};
-  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
-  return frame;
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/client_call.hpp
-// ---- begin geerpc/detail/dial.hpp
-// geerpc: opening a client connection: resolve, TCP connect and handshake, all inside
-// options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
-// accepts and then says nothing trips the same timeout).
-
-#include <poll.h>
-
-
-// ---- begin geerpc/net/socket.hpp
-// geerpc: the thin layer over POSIX sockets: an owning file descriptor, "host:port" addresses,
-// listening, connecting before a deadline, and waiting for readiness with a deadline and a wake-up
-// descriptor. Every socket geerpc makes is non-blocking; waiting is always explicit, through poll.
-
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <unistd.h>
-#include <ctime>
-
-#include <cerrno>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-using clock = std::chrono::steady_clock;
-
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  unique_fd& operator=(unique_fd&& other) noexcept {
-    if (this != &other) reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  ~unique_fd() { reset(); }
-
-  int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  void reset(int fd = -1) noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-inline std::string errno_text(int err) { return std::generic_category().message(err); }
-
-// A resolved "host:port". Hosts are IPv4 or IPv6 literals (IPv6 in brackets) or names.
-struct endpoint {
-  sockaddr_storage address{};
-  socklen_t size = 0;
-};
-
-struct split_address {
-  std::string host;
-  std::string port;
-};
-
-// Splits "host:port" or "[v6]:port". Returns nullptr or why the text is not an address.
-inline const char* split_host_port(std::string_view text, split_address& out) {
-  std::size_t colon;
-  if (!text.empty() && text.front() == '[') {
-    const std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return "missing ']'";
-    out.host = std::string(text.substr(1, close - 1));
-    colon = close + 1;
-    if (colon >= text.size() || text[colon] != ':') return "missing port";
-  } else {
-    colon = text.rfind(':');
-    if (colon == std::string_view::npos) return "missing port";
-    out.host = std::string(text.substr(0, colon));
-    if (out.host.find(':') != std::string::npos) return "an IPv6 host must be in brackets";
-  }
-  out.port = std::string(text.substr(colon + 1));
-  if (out.host.empty()) return "missing host";
-  if (out.port.empty() || out.port.size() > 5 || out.port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(out.port) > 65535)
-    return "port must be a number from 0 to 65535";
-  return nullptr;
-}
-
-// Resolves `text`; on failure returns nullopt and sets `why`.
-inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
-  split_address parts;
-  if (const char* bad = split_host_port(text, parts)) {
-    why = bad;
-    return std::nullopt;
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(parts.host.c_str(), parts.port.c_str(), &hints, &found); rc != 0) {
-    why = ::gai_strerror(rc);
-    return std::nullopt;
-  }
-  endpoint e;
-  std::memcpy(&e.address, found->ai_addr, found->ai_addrlen);
-  e.size = found->ai_addrlen;
-  ::freeaddrinfo(found);
-  return e;
-}
-
-inline std::string endpoint_text(const sockaddr_storage& address) {
-  char host[INET6_ADDRSTRLEN] = {};
-  if (address.ss_family == AF_INET6) {
-    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(address);
-    ::inet_ntop(AF_INET6, &a6.sin6_addr, host, sizeof host);
-    return "[" + std::string(host) + "]:" + std::to_string(ntohs(a6.sin6_port));
-  }
-  const auto& a4 = reinterpret_cast<const sockaddr_in&>(address);
-  ::inet_ntop(AF_INET, &a4.sin_addr, host, sizeof host);
-  return std::string(host) + ":" + std::to_string(ntohs(a4.sin_port));
-}
-
-// Puts a socket in blocking mode, for a reader that may then wait in recv() itself; every other
-// send_some() and recv_some() on it still passes MSG_DONTWAIT and never blocks.
-inline void set_blocking(int fd) noexcept {
-  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) != 0)
-    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-}
-
-inline void set_no_delay(int fd) noexcept {
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-// Binds and listens on `address`; returns the socket and sets `bound` to the actual "host:port"
-// (useful with port 0). Throws std::system_error on failure.
-inline unique_fd listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
-  std::string why;
-  auto e = resolve(address, why);
-  if (!e)
-    throw rpc_error(errc::invalid_argument, "rpc server: bad listen address " + std::string(address) + ": " + why);
-  unique_fd fd(::socket(e->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) throw std::system_error(errno, std::generic_category(), "rpc server: socket");
-  int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0 ||
-      ::listen(fd.get(), backlog) != 0)
-    throw std::system_error(errno, std::generic_category(), "rpc server: listen " + std::string(address));
-  sockaddr_storage actual{};
-  socklen_t size = sizeof actual;
-  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
-  bound = endpoint_text(actual);
-  return fd;
-}
-
-// The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.
-inline const timespec* time_left(const std::optional<clock::time_point>& deadline, timespec& out) {
-  if (!deadline) return nullptr;
-  const auto left = std::max(clock::duration::zero(), *deadline - clock::now());
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  out.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-  out.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-  return &out;
-}
-
-enum class wait_result { ready, timeout, woken };
-
-// Whether `events` can be had on `fd` right now, without waiting.
-inline bool ready_now(int fd, short events) noexcept {
-  pollfd pfd{fd, events, 0};
-  return ::poll(&pfd, 1, 0) > 0;
-}
-
-// Waits until `fd` has one of `events`, the deadline passes, or `wake_fd` (if >= 0) is readable.
-
-inline wait_result wait_for(int fd, short events, const std::optional<clock::time_point>& deadline, int wake_fd = -1) {
-  pollfd fds[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
-  const nfds_t count = wake_fd >= 0 ? 2 : 1;
-  for (;;) {
-    timespec left{};
-    const int rc = ::ppoll(fds, count, time_left(deadline, left), nullptr);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0) return wait_result::ready;  // let the following I/O call report the error
-    if (count == 2 && (fds[1].revents & POLLIN)) return wait_result::woken;
-    if (rc > 0) return wait_result::ready;
-    if (deadline && clock::now() >= *deadline) return wait_result::timeout;
-  }
-}
-
-// Connects before `deadline` (none: wait as long as the kernel does). Returns the connected
-// non-blocking socket, or an empty one with `err` set (ETIMEDOUT when the deadline passed).
-inline unique_fd connect_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
-  unique_fd fd(::socket(e.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) {
-    err = errno;
-    return {};
-  }
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) {
-    if (errno != EINPROGRESS && errno != EINTR) {
-      err = errno;
-      return {};
-    }
-    if (wait_for(fd.get(), POLLOUT, deadline) == wait_result::timeout) {
-      err = ETIMEDOUT;
-      return {};
-    }
-    int so_error = 0;
-    socklen_t size = sizeof so_error;
-    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &size);
-    if (so_error != 0) {
-      err = so_error;
-      return {};
-    }
-  }
-  set_no_delay(fd.get());
-  err = 0;
-  return fd;
-}
-
-// send() that never blocks and never raises SIGPIPE. Returns bytes sent, 0 when the socket is full,
-// -1 on a broken connection.
-inline long send_some(int fd, const void* data, std::size_t size) noexcept {
-  for (;;) {
-    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n >= 0) return static_cast<long>(n);
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    return -1;
-  }
-}
-
-enum class recv_status { data, would_block, closed };
-
-// recv() that never blocks, unless asked to `wait` on a socket in blocking mode (set_blocking()).
-// `received` is set when data arrived.
-inline recv_status recv_some(int fd, void* data, std::size_t size, std::size_t& received, bool wait = false) noexcept {
-  for (;;) {
-    const ssize_t n = ::recv(fd, data, size, wait ? 0 : MSG_DONTWAIT);
-    if (n > 0) {
-      received = static_cast<std::size_t>(n);
-      return recv_status::data;
-    }
-    if (n == 0) return recv_status::closed;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return recv_status::would_block;
-    return recv_status::closed;
-  }
-}
-
-// A level-triggered wake-up flag for poll/epoll: signal() makes it readable until drain().
-class event_fd {
- public:
-  event_fd() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-    if (!fd_) throw std::system_error(errno, std::generic_category(), "geerpc: eventfd");
-  }
-  int get() const noexcept { return fd_.get(); }
-  void signal() const noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(fd_.get(), &one, sizeof one);
-  }
-  void drain() const noexcept {
-    std::uint64_t count;
-    [[maybe_unused]] auto n = ::read(fd_.get(), &count, sizeof count);
-  }
-
- private:
-  unique_fd fd_;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/socket.hpp
-// ---- begin geerpc/options.hpp
-// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
-// defaults that suit most programs.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-
-// For geerpc::dial(). A zero duration means "no limit".
-struct options {
-  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout.
-  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
-  // Sent to the server in the handshake: a request not answered this long after the server read it
-  // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
-  // and its handler is asked to stop through its std::stop_token.
-  std::chrono::nanoseconds handle_timeout{0};
-  // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
-  // reply with an error (errc::remote_error) and cuts error texts to fit.
-  std::uint32_t max_frame_size = wire::default_max_frame_size;
-};
-
-// For geerpc::server.
-struct server_options {
-  // Threads that run handlers (threaded transport; at least 1). One more thread does the I/O, so a
-  // server with every handler busy still reads, answers "busy" and fires timeouts.
-  std::size_t handler_threads = 8;
-  // The largest request frame accepted; it is checked on the length prefix, before allocating.
-  std::uint32_t max_frame_size = wire::default_max_frame_size;
-  // Requests received but not yet answered; beyond either limit a request gets errc::busy.
-  std::size_t max_inflight_per_connection = 1024;
-  std::size_t max_inflight = 65536;
-  // Connections beyond this are refused in the handshake reply and closed.
-  std::size_t max_connections = 10000;
-  // A peer that has not completed the handshake after this long is disconnected (0: no limit).
-  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
-  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
-  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
-  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // Responses queued for a peer that does not read them; beyond this the connection is dropped
-  // rather than letting one slow reader hold the server's memory.
-  std::size_t max_pending_output = 16u << 20;
-};
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/options.hpp
-// ---- begin geerpc/wire/handshake.hpp
-// geerpc: the handshake that opens every connection (docs/protocol.md, "Handshake"). The client
-// sends a fixed 20-byte hello; the server answers accept, or reject with a reason, in 12 bytes plus
-// the reason. Pure functions over bytes: no I/O, so they can be fuzzed.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace wire {
-
-inline constexpr std::uint32_t magic = 0x3bef5c;  // GeeRPC's MagicNumber
-inline constexpr std::uint8_t protocol_version = 1;
-inline constexpr std::size_t hello_size = 20;
-inline constexpr std::size_t hello_reply_header_size = 12;
-inline constexpr std::size_t max_reject_reason = 1024;
-
-struct hello {
-  std::uint8_t version = protocol_version;
-  std::uint8_t codec_id = 0;
-  std::uint64_t handle_timeout_us = 0;  // 0: no limit
-  // The largest response frame (its length field) the client reads: the server answers a larger
-  // reply with an error instead of sending it, so one big reply fails one call, not the connection.
-  std::uint32_t max_response_size = 0;
-};
-
-inline void encode_hello(const hello& h, std::span<std::byte, hello_size> out) noexcept {
-  using geerpc::detail::store_le;
-  store_le<std::uint32_t>(out.data(), magic);
-  out[4] = std::byte{h.version};
-  out[5] = std::byte{h.codec_id};
-  store_le<std::uint16_t>(out.data() + 6, 0);  // flags: none defined yet
-  store_le<std::uint64_t>(out.data() + 8, h.handle_timeout_us);
-  store_le<std::uint32_t>(out.data() + 16, h.max_response_size);
-}
-
-// Checks the parts every version must agree on; whether the version and codec are supported is the
-// server's decision. Returns nullptr, or why the bytes are not a hello.
-inline const char* parse_hello(std::span<const std::byte, hello_size> in, hello& out) noexcept {
-  using geerpc::detail::load_le;
-  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number";
-  if (load_le<std::uint16_t>(in.data() + 6) != 0) return "unknown handshake flags";
-  out.version = static_cast<std::uint8_t>(in[4]);
-  out.codec_id = static_cast<std::uint8_t>(in[5]);
-  out.handle_timeout_us = load_le<std::uint64_t>(in.data() + 8);
-  out.max_response_size = load_le<std::uint32_t>(in.data() + 16);
-  return nullptr;
-}
-
-struct hello_reply {
-  bool accepted = false;
-  std::uint32_t max_frame_size = 0;  // the largest request frame the server takes (0 on reject)
-  std::string reason;                // why it rejected; empty on accept
-};
-
-inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out) {
-  using geerpc::detail::store_le;
-  const std::string_view reason = std::string_view(r.reason).substr(0, max_reject_reason);
-  const std::size_t at = out.size();
-  out.resize(at + hello_reply_header_size + reason.size());
-  std::byte* p = out.data() + at;
-  store_le<std::uint32_t>(p, magic);
-  p[4] = std::byte{protocol_version};
-  p[5] = std::byte{static_cast<std::uint8_t>(r.accepted ? 0 : 1)};
-  store_le<std::uint16_t>(p + 6, static_cast<std::uint16_t>(reason.size()));
-  store_le<std::uint32_t>(p + 8, r.max_frame_size);
-  for (std::size_t i = 0; i < reason.size(); ++i) p[hello_reply_header_size + i] = static_cast<std::byte>(reason[i]);
-}
-
-// Parses the fixed part of the reply; `reason_size` bytes of reason follow it. Returns nullptr, or
-// why the bytes are not a reply.
-inline const char* parse_hello_reply_header(std::span<const std::byte, hello_reply_header_size> in, hello_reply& out,
-                                            std::size_t& reason_size) noexcept {
-  using geerpc::detail::load_le;
-  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number in the handshake reply";
-  if (static_cast<std::uint8_t>(in[4]) != protocol_version)
-    return "unsupported protocol version in the handshake reply";
-  const auto status = static_cast<std::uint8_t>(in[5]);
-  if (status > 1) return "unknown handshake reply status";
-  reason_size = load_le<std::uint16_t>(in.data() + 6);
-  if (reason_size > max_reject_reason) return "handshake reject reason too long";
-  out.accepted = status == 0;
-  out.max_frame_size = load_le<std::uint32_t>(in.data() + 8);
-  return nullptr;
-}
-
-}  // namespace wire
-GEERPC_END_NAMESPACE
-// ---- end geerpc/wire/handshake.hpp
-// ---- begin geerpc/detail/duration_text.hpp
-// geerpc: durations printed the way Go prints them ("1s", "500ms", "1.5s", "250us"), so that
-// messages read like GeeRPC's ("rpc client: connect timeout: expect within 1s").
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// `value` / `unit` as a decimal with trailing zeros trimmed, e.g. (1500, 1000) -> "1.5".
-inline std::string decimal_text(std::int64_t value, std::int64_t unit) {
-  std::string text = std::to_string(value / unit);
-  std::int64_t rest = value % unit;
-  if (rest == 0) return text;
-  std::string fraction;
-  for (std::int64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
-    fraction += static_cast<char>('0' + rest / scale);
-    rest %= scale;
-  }
-  return text + "." + fraction;
-}
-
-inline std::string duration_text(std::chrono::nanoseconds d) {
-  std::int64_t ns = d.count();
-  std::string sign;
-  if (ns < 0) {
-    sign = "-";
-    ns = -ns;
-  }
-  if (ns < 1'000) return sign + std::to_string(ns) + "ns";
-  if (ns < 1'000'000) return sign + decimal_text(ns, 1'000) + "us";
-  if (ns < 1'000'000'000) return sign + decimal_text(ns, 1'000'000) + "ms";
-  // From a minute up Go writes hours and minutes too: "1m30s", "2h0m0s".
-  constexpr std::int64_t minute = 60'000'000'000, hour = 60 * minute;
-  std::string text = sign;
-  if (ns >= hour) text += std::to_string(ns / hour) + "h";
-  if (ns >= minute) text += std::to_string(ns % hour / minute) + "m";
-  return text + decimal_text(ns % minute, 1'000'000'000) + "s";
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/duration_text.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-struct connection_info {
-  net::unique_fd fd;
-  std::uint32_t server_max_frame_size = 0;
-};
-
-inline error connect_timeout_error(const options& opts) {
-  return {make_error_code(errc::connect_timeout),
-          "rpc client: connect timeout: expect within " + duration_text(opts.connect_timeout)};
-}
-
-// Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
-// reply is taken from the stream. Returns nothing on success, else why it stopped.
-inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out,
-                                        const std::optional<net::clock::time_point>& deadline) {
-  std::size_t have = 0;
-  while (have < out.size()) {
-    std::size_t got = 0;
-    switch (net::recv_some(fd, out.data() + have, out.size() - have, got)) {
-      case net::recv_status::data:
-        have += got;
-        continue;
-      case net::recv_status::closed:
-        return errc::connection_closed;
-      case net::recv_status::would_block:
-        break;
-    }
-    if (net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) return errc::connect_timeout;
-  }
-  return std::nullopt;
-}
-
-// As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
-inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
-  if (timeout <= std::chrono::nanoseconds::zero()) return 0;
-  return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
-}
-
-inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts,
-                                                  std::uint8_t codec_id) {
-  std::optional<net::clock::time_point> deadline;
-  if (opts.connect_timeout > std::chrono::nanoseconds::zero())
-    deadline = net::clock::now() + std::chrono::ceil<net::clock::duration>(opts.connect_timeout);
-  const std::string where = "rpc client: dial " + std::string(address) + ": ";
-
-  std::string why;
-  const auto endpoint = net::resolve(address, why);
-  if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
-  int err = 0;
-  connection_info info;
-  info.fd = net::connect_before(*endpoint, deadline, err);
-  if (err == ETIMEDOUT && deadline && net::clock::now() >= *deadline) return connect_timeout_error(opts);
-  if (!info.fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
-
-  std::array<std::byte, wire::hello_size> hello{};
-  wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
-                     hello);
-  // A fresh socket's send buffer takes the hello at once: no need to wait for writability.
-  if (net::send_some(info.fd.get(), hello.data(), hello.size()) != static_cast<long>(hello.size()))
-    return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
-
-  std::array<std::byte, wire::hello_reply_header_size> header{};
-  auto failed = read_exactly(info.fd.get(), header, deadline);
-  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
-  wire::hello_reply reply;
-  std::size_t reason_size = 0;
-  if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
-    return error{make_error_code(errc::protocol_error), where + bad};
-  std::vector<std::byte> reason(reason_size);
-  failed = read_exactly(info.fd.get(), reason, deadline);
-  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
-  if (!reply.accepted)
-    return error{
-        make_error_code(errc::handshake_rejected),
-        "rpc client: handshake rejected: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size())};
-  if (reply.max_frame_size < wire::header_size)
-    return error{make_error_code(errc::protocol_error), where + "server announced an unusable frame size limit"};
-  info.server_max_frame_size = reply.max_frame_size;
-  return info;
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/dial.hpp
 // ---- begin geerpc/detail/scratch.hpp
 // geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
 // Each use gets its own Tag: a handler that makes a client call while its reply is being built must
@@ -1918,7 +1918,7 @@ GEERPC_END_NAMESPACE
 // geerpc: the transport policies, chosen as the first template argument of basic_client and
 // basic_server. docs/transports.md says when to pick which.
 
-// ---- begin geerpc/transport/blocking_client.hpp
+// ---- begin geerpc/transport/blocking/client.hpp
 // geerpc: the client half of the `blocking` transport. No thread of its own: the calling thread
 // writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
 // One call is on the wire at a time; other callers wait their turn (within their own deadlines),
@@ -1930,79 +1930,6 @@ GEERPC_END_NAMESPACE
 #include <condition_variable>
 #include <mutex>
 
-// ---- begin geerpc/detail/spin.hpp
-// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
-// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
-// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
-// only when that cannot cost anyone else: when its process may run on more than one CPU (with
-// one, it would only delay the very thread it waits for) and when it is the only caller of its
-// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
-// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
-
-#include <sched.h>
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
-// spin wins little more and burns a CPU the peer may need.
-inline constexpr std::chrono::microseconds spin_budget{50};
-
-// Whether this process may run on more than one CPU (read once: affinity is set before start).
-inline bool several_cpus() noexcept {
-  static const bool several = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
-  }();
-  return several;
-}
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
-// callers of the process, so that a lone one may spin.
-class reply_wait {
- public:
-  reply_wait() noexcept { waiting().fetch_add(1, std::memory_order_relaxed); }
-  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
-  reply_wait(const reply_wait&) = delete;
-  reply_wait& operator=(const reply_wait&) = delete;
-
-  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
-  bool may_spin() const noexcept { return several_cpus() && waiting().load(std::memory_order_relaxed) == 1; }
-
-  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
-  // make a system call: the clock is read after each poll.
-  template <class Done>
-  bool spin_until(Done&& done) const {
-    if (!may_spin()) return done();
-    const auto until = std::chrono::steady_clock::now() + spin_budget;
-    for (;;) {
-      if (done()) return true;
-      if (std::chrono::steady_clock::now() >= until) return done();
-      cpu_relax();
-    }
-  }
-
- private:
-  static std::atomic<int>& waiting() noexcept {
-    static std::atomic<int> count{0};
-    return count;
-  }
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/spin.hpp
 // ---- begin geerpc/net/frame_reader.hpp
 // geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
 // Complete frames are handed out straight from the caller's receive buffer; only the unfinished
@@ -2228,6 +2155,79 @@ class frame_writer {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_writer.hpp
+// ---- begin geerpc/tuning/spin.hpp
+// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
+// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
+// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
+// only when that cannot cost anyone else: when its process may run on more than one CPU (with
+// one, it would only delay the very thread it waits for) and when it is the only caller of its
+// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
+// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
+
+#include <sched.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
+// spin wins little more and burns a CPU the peer may need.
+inline constexpr std::chrono::microseconds spin_budget{50};
+
+// Whether this process may run on more than one CPU (read once: affinity is set before start).
+inline bool several_cpus() noexcept {
+  static const bool several = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+  }();
+  return several;
+}
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
+// callers of the process, so that a lone one may spin.
+class reply_wait {
+ public:
+  reply_wait() noexcept { waiting().fetch_add(1, std::memory_order_relaxed); }
+  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+  reply_wait(const reply_wait&) = delete;
+  reply_wait& operator=(const reply_wait&) = delete;
+
+  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
+  bool may_spin() const noexcept { return several_cpus() && waiting().load(std::memory_order_relaxed) == 1; }
+
+  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
+  // make a system call: the clock is read after each poll.
+  template <class Done>
+  bool spin_until(Done&& done) const {
+    if (!may_spin()) return done();
+    const auto until = std::chrono::steady_clock::now() + spin_budget;
+    for (;;) {
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() >= until) return done();
+      cpu_relax();
+    }
+  }
+
+ private:
+  static std::atomic<int>& waiting() noexcept {
+    static std::atomic<int> count{0};
+    return count;
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/spin.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -2493,8 +2493,8 @@ class blocking_client_engine {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/blocking_client.hpp
-// ---- begin geerpc/transport/blocking_server.hpp
+// ---- end geerpc/transport/blocking/client.hpp
+// ---- begin geerpc/transport/blocking/server.hpp
 // geerpc: the server half of the `blocking` transport: an accept thread and one thread per
 // connection that reads a request, runs its handler and answers, in order. Simple to reason about
 // and cheap for a few long-lived peers; a slow request holds up the ones behind it on its
@@ -2505,7 +2505,7 @@ GEERPC_END_NAMESPACE
 #include <list>
 #include <thread>
 
-// ---- begin geerpc/detail/server_connection.hpp
+// ---- begin geerpc/server/connection.hpp
 // geerpc: one accepted connection and the requests in flight on it: the part of the server both
 // transport policies share. A transport decides which thread reads and which runs a request; this
 // file decides what reading means (handshake, then frames), how a request is answered exactly once,
@@ -2518,7 +2518,128 @@ GEERPC_END_NAMESPACE
 
 #include <limits>
 
-// ---- begin geerpc/detail/deadline_scheduler.hpp
+// ---- begin geerpc/detail/seq_map.hpp
+// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
+// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
+// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
+// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
+// value marks a free slot. Not thread-safe: its owner locks.
+
+#include <random>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+class seq_map {
+ public:
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, T* value) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) {
+        slots_[i] = {key, value};
+        ++size_;
+        return true;
+      }
+      if (slots_[i].key == key) return false;
+    }
+  }
+
+  T* find(std::uint64_t key) const noexcept {
+    if (size_ == 0) return nullptr;
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) return nullptr;
+      if (slots_[i].key == key) return slots_[i].value;
+    }
+  }
+
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  T* erase(std::uint64_t key) {
+    if (size_ == 0) return nullptr;
+    std::size_t hole = home(key);
+    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
+      if (slots_[hole].value == nullptr) return nullptr;
+      hole = next(hole);
+    }
+    T* removed = std::exchange(slots_[hole].value, nullptr);
+    --size_;
+    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
+    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
+      const std::size_t want = home(slots_[i].key);
+      // Movable when its home is not in the (cyclic) range (hole, i].
+      if (((i - want) & mask()) >= ((i - hole) & mask())) {
+        slots_[hole] = slots_[i];
+        slots_[i].value = nullptr;
+        hole = i;
+      }
+    }
+    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
+    return removed;
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& slot : slots_)
+      if (slot.value != nullptr) f(slot.key, slot.value);
+  }
+
+  // Empties the map into `out` (appending the values) and releases its memory.
+  void drain_into(std::vector<T*>& out) {
+    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+    std::vector<slot>().swap(slots_);
+    size_ = 0;
+  }
+
+ private:
+  struct slot {
+    std::uint64_t key = 0;
+    T* value = nullptr;
+  };
+
+  std::size_t mask() const noexcept { return slots_.size() - 1; }
+  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
+  // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
+  // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
+  std::size_t home(std::uint64_t key) const noexcept {
+    return static_cast<std::size_t>((key * multiplier_) >> 32) & mask();
+  }
+  static std::uint64_t random_multiplier(const void* self) noexcept {
+    static const std::uint64_t process_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
+    std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
+    x ^= x >> 31;  // splitmix64's finaliser
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    return x | 1;
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<slot> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (const auto& s : old)
+      if (s.value != nullptr) insert(s.key, s.value);
+  }
+  // Called mid-erase with the table consistent: halves it while it stays at most half full.
+  void shrink() {
+    std::size_t capacity = slots_.size();
+    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
+    rehash(capacity);
+  }
+
+  std::vector<slot> slots_;  // a power of two in size, at most half full
+  std::size_t size_ = 0;
+  std::uint64_t multiplier_ = random_multiplier(this);
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/seq_map.hpp
+// ---- begin geerpc/scheduler/deadline_scheduler.hpp
 // geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
 // client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
 // (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
@@ -2709,8 +2830,8 @@ class deadline_scheduler {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/deadline_scheduler.hpp
-// ---- begin geerpc/detail/dispatcher.hpp
+// ---- end geerpc/scheduler/deadline_scheduler.hpp
+// ---- begin geerpc/server/dispatcher.hpp
 // geerpc: the server's table from "Service.Method" to the code that decodes the argument, calls
 // the handler and encodes its result. Built once by server::add<Service>() before serving starts;
 // read-only while serving, so lookups need no lock.
@@ -2835,128 +2956,7 @@ class dispatcher {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/dispatcher.hpp
-// ---- begin geerpc/detail/seq_map.hpp
-// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
-// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
-// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
-// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
-// value marks a free slot. Not thread-safe: its owner locks.
-
-#include <random>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T>
-class seq_map {
- public:
-  std::size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
-
-  // False (and nothing changed) when `key` is present already.
-  bool insert(std::uint64_t key, T* value) {
-    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
-    for (std::size_t i = home(key);; i = next(i)) {
-      if (slots_[i].value == nullptr) {
-        slots_[i] = {key, value};
-        ++size_;
-        return true;
-      }
-      if (slots_[i].key == key) return false;
-    }
-  }
-
-  T* find(std::uint64_t key) const noexcept {
-    if (size_ == 0) return nullptr;
-    for (std::size_t i = home(key);; i = next(i)) {
-      if (slots_[i].value == nullptr) return nullptr;
-      if (slots_[i].key == key) return slots_[i].value;
-    }
-  }
-
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  T* erase(std::uint64_t key) {
-    if (size_ == 0) return nullptr;
-    std::size_t hole = home(key);
-    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
-      if (slots_[hole].value == nullptr) return nullptr;
-      hole = next(hole);
-    }
-    T* removed = std::exchange(slots_[hole].value, nullptr);
-    --size_;
-    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
-    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
-      const std::size_t want = home(slots_[i].key);
-      // Movable when its home is not in the (cyclic) range (hole, i].
-      if (((i - want) & mask()) >= ((i - hole) & mask())) {
-        slots_[hole] = slots_[i];
-        slots_[i].value = nullptr;
-        hole = i;
-      }
-    }
-    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
-    return removed;
-  }
-
-  template <class F>
-  void for_each(F&& f) const {
-    for (const auto& slot : slots_)
-      if (slot.value != nullptr) f(slot.key, slot.value);
-  }
-
-  // Empties the map into `out` (appending the values) and releases its memory.
-  void drain_into(std::vector<T*>& out) {
-    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
-    std::vector<slot>().swap(slots_);
-    size_ = 0;
-  }
-
- private:
-  struct slot {
-    std::uint64_t key = 0;
-    T* value = nullptr;
-  };
-
-  std::size_t mask() const noexcept { return slots_.size() - 1; }
-  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
-  // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
-  // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
-  std::size_t home(std::uint64_t key) const noexcept {
-    return static_cast<std::size_t>((key * multiplier_) >> 32) & mask();
-  }
-  static std::uint64_t random_multiplier(const void* self) noexcept {
-    static const std::uint64_t process_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
-    std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
-    x ^= x >> 31;  // splitmix64's finaliser
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 27;
-    return x | 1;
-  }
-
-  void rehash(std::size_t capacity) {
-    std::vector<slot> old(capacity);
-    old.swap(slots_);
-    size_ = 0;
-    for (const auto& s : old)
-      if (s.value != nullptr) insert(s.key, s.value);
-  }
-  // Called mid-erase with the table consistent: halves it while it stays at most half full.
-  void shrink() {
-    std::size_t capacity = slots_.size();
-    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
-    rehash(capacity);
-  }
-
-  std::vector<slot> slots_;  // a power of two in size, at most half full
-  std::size_t size_ = 0;
-  std::uint64_t multiplier_ = random_multiplier(this);
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/seq_map.hpp
+// ---- end geerpc/server/dispatcher.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -3112,7 +3112,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // How many of this connection's latest requests came while no other request of it awaited its
   // answer, each within sequential_gap of the one before (counted up to 64): a peer that makes one
   // call at a time, in quick succession. The threaded server lets such a request run on one CPU
-  // without waking a thread to lead (threaded_server.hpp); only a one-CPU process counts them.
+  // without waking a thread to lead (transport/threaded/server.hpp); only a one-CPU process counts them.
   unsigned sequential_requests() const noexcept { return sequential_.load(std::memory_order_relaxed); }
   std::size_t inflight() const {
     std::lock_guard lock(inflight_mutex_);
@@ -3446,7 +3446,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/server_connection.hpp
+// ---- end geerpc/server/connection.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -3585,8 +3585,8 @@ class blocking_server_engine {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/blocking_server.hpp
-// ---- begin geerpc/transport/threaded_client.hpp
+// ---- end geerpc/transport/blocking/server.hpp
+// ---- begin geerpc/transport/threaded/client.hpp
 // geerpc: the client half of the `threaded` transport. Any number of threads call through one
 // connection at once: each call gets a sequence number and an entry in the pending table, its
 // caller writes the request itself (frames queued behind a busy writer go out together), and one
@@ -3611,7 +3611,35 @@ GEERPC_END_NAMESPACE
 
 
 
-// ---- begin geerpc/detail/due_senders.hpp
+// ---- begin geerpc/detail/futex.hpp
+// geerpc: the Linux futex, for a caller waiting on one reply. std::atomic::wait in libstdc++ 12
+// first spins with a dozen sched_yield calls, each a system call; a waiter that knows what it is
+// waiting for does better to say whether it sleeps, so that the waker skips the wake-up when
+// nobody sleeps.
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "futex needs a plain 32-bit word");
+
+// Sleeps while `word` holds `expected` (returns at once if it does not; may wake spuriously).
+inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/futex.hpp
+// ---- begin geerpc/tuning/due_senders.hpp
 // geerpc: a threaded client's requests wait for each other, so that requests made together leave
 // in one send. When the reading thread hands out a batch of replies, the callers it wakes each send
 // their next request as soon as they run: one send, and one wake-up of the server, per call. They
@@ -3716,36 +3744,8 @@ class due_senders {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/due_senders.hpp
-// ---- begin geerpc/detail/futex.hpp
-// geerpc: the Linux futex, for a caller waiting on one reply. std::atomic::wait in libstdc++ 12
-// first spins with a dozen sched_yield calls, each a system call; a waiter that knows what it is
-// waiting for does better to say whether it sleeps, so that the waker skips the wake-up when
-// nobody sleeps.
-
-#include <linux/futex.h>
-#include <sys/syscall.h>
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "futex needs a plain 32-bit word");
-
-// Sleeps while `word` holds `expected` (returns at once if it does not; may wake spuriously).
-inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
-}
-
-inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/futex.hpp
-// ---- begin geerpc/detail/watchdog.hpp
+// ---- end geerpc/tuning/due_senders.hpp
+// ---- begin geerpc/tuning/watchdog.hpp
 // geerpc: a periodic look, on the deadline scheduler's thread, at something a busy thread may have
 // left undone. It runs only while it is asked for: each request() makes sure a look comes within
 // one to two periods, and a look that finds nothing to watch and no request since the last one
@@ -3811,7 +3811,7 @@ class watchdog {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/watchdog.hpp
+// ---- end geerpc/tuning/watchdog.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -4366,8 +4366,8 @@ class async_call final : public threaded_client_engine::pending_call {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/threaded_client.hpp
-// ---- begin geerpc/transport/threaded_server.hpp
+// ---- end geerpc/transport/threaded/client.hpp
+// ---- begin geerpc/transport/threaded/server.hpp
 // geerpc: the server half of the `threaded` transport. A fixed pool of handler_threads + 1
 // threads shares one epoll set in the leader/followers style: one thread at a time (the leader)
 // waits for I/O, reads every ready connection and turns complete frames into requests; then it
@@ -4399,7 +4399,7 @@ GEERPC_END_NAMESPACE
 
 #include <deque>
 
-// ---- begin geerpc/detail/batch_yield.hpp
+// ---- begin geerpc/tuning/batch_yield.hpp
 // geerpc: on one CPU, a server thread woken by the first of several requests reads them all in one
 // round if it first lets the other runnable threads run. The usual case is a client whose threads
 // were all woken by the replies of the last round: each runs for microseconds and sends its next
@@ -4484,8 +4484,8 @@ class batch_yield {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/batch_yield.hpp
-// ---- begin geerpc/detail/reply_holds.hpp
+// ---- end geerpc/tuning/batch_yield.hpp
+// ---- begin geerpc/tuning/reply_holds.hpp
 // geerpc: replies that a server thread holds back while it runs more requests of the same
 // connection, so that requests read together are answered together: one send instead of one per
 // reply, and the client's reading thread wakes once for the lot.
@@ -4581,7 +4581,7 @@ class reply_holds {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/reply_holds.hpp
+// ---- end geerpc/tuning/reply_holds.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -4936,7 +4936,7 @@ class threaded_server_engine {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/threaded_server.hpp
+// ---- end geerpc/transport/threaded/server.hpp
 
 GEERPC_BEGIN_NAMESPACE
 

@@ -3,10 +3,10 @@
 #pragma once
 
 #include "../config.hpp"
-#include "blocking_client.hpp"
-#include "blocking_server.hpp"
-#include "threaded_client.hpp"
-#include "threaded_server.hpp"
+#include "blocking/client.hpp"
+#include "blocking/server.hpp"
+#include "threaded/client.hpp"
+#include "threaded/server.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 

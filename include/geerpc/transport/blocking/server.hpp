@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "../config.hpp"
-#include "../detail/server_connection.hpp"
-#include "../net/socket.hpp"
+#include "../../config.hpp"
+#include "../../net/socket.hpp"
+#include "../../server/connection.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

@@ -9,7 +9,7 @@
 #include <chrono>
 
 #include "../config.hpp"
-#include "deadline_scheduler.hpp"
+#include "../scheduler/deadline_scheduler.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/duration_text.hpp"
 #include "../error.hpp"
 #include "../net/socket.hpp"
 #include "../options.hpp"
 #include "../wire/handshake.hpp"
-#include "duration_text.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

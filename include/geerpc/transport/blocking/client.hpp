@@ -20,16 +20,16 @@
 #include <utility>
 #include <vector>
 
-#include "../config.hpp"
-#include "../context.hpp"
-#include "../detail/client_call.hpp"
-#include "../detail/dial.hpp"
-#include "../detail/spin.hpp"
-#include "../net/frame_reader.hpp"
-#include "../net/frame_writer.hpp"
-#include "../net/socket.hpp"
-#include "../options.hpp"
-#include "../wire/frame.hpp"
+#include "../../client/call.hpp"
+#include "../../client/dial.hpp"
+#include "../../config.hpp"
+#include "../../context.hpp"
+#include "../../net/frame_reader.hpp"
+#include "../../net/frame_writer.hpp"
+#include "../../net/socket.hpp"
+#include "../../options.hpp"
+#include "../../tuning/spin.hpp"
+#include "../../wire/frame.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

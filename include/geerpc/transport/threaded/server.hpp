@@ -44,14 +44,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../config.hpp"
-#include "../detail/batch_yield.hpp"
-#include "../detail/reply_holds.hpp"
-#include "../detail/server_connection.hpp"
-#include "../detail/spin.hpp"
-#include "../detail/watchdog.hpp"
-#include "../error.hpp"
-#include "../net/socket.hpp"
+#include "../../config.hpp"
+#include "../../error.hpp"
+#include "../../net/socket.hpp"
+#include "../../server/connection.hpp"
+#include "../../tuning/batch_yield.hpp"
+#include "../../tuning/reply_holds.hpp"
+#include "../../tuning/spin.hpp"
+#include "../../tuning/watchdog.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

@@ -39,21 +39,21 @@
 #include <utility>
 #include <vector>
 
-#include "../config.hpp"
-#include "../context.hpp"
-#include "../detail/client_call.hpp"
-#include "../detail/deadline_scheduler.hpp"
-#include "../detail/dial.hpp"
-#include "../detail/due_senders.hpp"
-#include "../detail/futex.hpp"
-#include "../detail/seq_map.hpp"
-#include "../detail/spin.hpp"
-#include "../detail/watchdog.hpp"
-#include "../net/frame_reader.hpp"
-#include "../net/frame_writer.hpp"
-#include "../net/socket.hpp"
-#include "../options.hpp"
-#include "../wire/frame.hpp"
+#include "../../client/call.hpp"
+#include "../../client/dial.hpp"
+#include "../../config.hpp"
+#include "../../context.hpp"
+#include "../../detail/futex.hpp"
+#include "../../detail/seq_map.hpp"
+#include "../../net/frame_reader.hpp"
+#include "../../net/frame_writer.hpp"
+#include "../../net/socket.hpp"
+#include "../../options.hpp"
+#include "../../scheduler/deadline_scheduler.hpp"
+#include "../../tuning/due_senders.hpp"
+#include "../../tuning/spin.hpp"
+#include "../../tuning/watchdog.hpp"
+#include "../../wire/frame.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

@@ -15,8 +15,8 @@
 #include <mutex>
 
 #include "../config.hpp"
-#include "deadline_scheduler.hpp"
-#include "server_connection.hpp"
+#include "../scheduler/deadline_scheduler.hpp"
+#include "../server/connection.hpp"
 #include "watchdog.hpp"
 
 GEERPC_BEGIN_NAMESPACE

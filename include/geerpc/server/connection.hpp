@@ -28,19 +28,19 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/duration_text.hpp"
+#include "../detail/scratch.hpp"
+#include "../detail/seq_map.hpp"
 #include "../error.hpp"
 #include "../net/frame_reader.hpp"
 #include "../net/frame_writer.hpp"
 #include "../net/socket.hpp"
 #include "../options.hpp"
+#include "../scheduler/deadline_scheduler.hpp"
+#include "../tuning/spin.hpp"
 #include "../wire/frame.hpp"
 #include "../wire/handshake.hpp"
-#include "deadline_scheduler.hpp"
 #include "dispatcher.hpp"
-#include "duration_text.hpp"
-#include "scratch.hpp"
-#include "seq_map.hpp"
-#include "spin.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -196,7 +196,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // How many of this connection's latest requests came while no other request of it awaited its
   // answer, each within sequential_gap of the one before (counted up to 64): a peer that makes one
   // call at a time, in quick succession. The threaded server lets such a request run on one CPU
-  // without waking a thread to lead (threaded_server.hpp); only a one-CPU process counts them.
+  // without waking a thread to lead (transport/threaded/server.hpp); only a one-CPU process counts them.
   unsigned sequential_requests() const noexcept { return sequential_.load(std::memory_order_relaxed); }
   std::size_t inflight() const {
     std::lock_guard lock(inflight_mutex_);
