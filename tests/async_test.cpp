@@ -15,8 +15,9 @@ namespace {
 
 // A server with one handler thread, and a raw peer past the handshake: that thread runs the
 // requests of one read one after another, which is when it holds replies.
+template <class Transport>
 struct one_handler_thread {
-  test::arith_server<geerpc::threaded> s{{.handler_threads = 1}};
+  test::arith_server<Transport> s{{.handler_threads = 1}};
   test::raw_peer peer{s.address};
   one_handler_thread() {
     peer.send_hello();
@@ -34,32 +35,35 @@ struct one_handler_thread {
 
 }  // namespace
 
-TEST_CASE("async calls complete independently and yield their own results", "[async]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
-  std::vector<geerpc::call_future<int>> futures;
-  for (int i = 0; i < 100; ++i) futures.push_back(client.async_call<int>("Arith.Sum", Args{i, i}));
+TEMPLATE_TEST_CASE("async calls complete independently and yield their own results", "[async]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
+  std::vector<test::future<int, TestType>> futures;
+  for (int i = 0; i < 100; ++i) futures.push_back(client.template async_call<int>("Arith.Sum", Args{i, i}));
   for (int i = 0; i < 100; ++i) CHECK(futures[static_cast<std::size_t>(i)].get() == 2 * i);
 
-  auto typed = client.async_call<ArithApi::fn<"Sum">>({2, 3});
+  auto typed = client.template async_call<ArithApi::fn<"Sum">>({2, 3});
   CHECK(typed.get() == 5);
   CHECK_FALSE(typed.valid());
 }
 
-TEST_CASE("a slow request does not hold up a fast one on the same connection", "[async][concurrency]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
-  auto slow = client.async_call<int>("Arith.Late", Args{5, 0});
+TEMPLATE_TEST_CASE("a slow request does not hold up a fast one on the same connection", "[async][concurrency]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
+  auto slow = client.template async_call<int>("Arith.Late", Args{5, 0});
   REQUIRE(s.arith.started.wait_for_at_least(1));
-  CHECK(client.call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{1, 2}) == 3);
+  CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{1, 2}) == 3);
   CHECK(s.arith.finished.value() == 0);  // the slow one was still running when the fast one came back
   CHECK_FALSE(slow.ready());
   s.arith.release.set();
   CHECK(slow.get() == 5000);
 }
 
-TEST_CASE("requests queued behind slow ones get a thread, and the connection is still read", "[async][concurrency]") {
-  test::arith_server<geerpc::threaded> s({.handler_threads = 5});
+TEMPLATE_TEST_CASE("requests queued behind slow ones get a thread, and the connection is still read",
+                   "[async][concurrency]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s({.handler_threads = 5});
   test::raw_peer peer(s.address);
   peer.send_hello();
   REQUIRE(peer.read_hello_reply());
@@ -96,11 +100,11 @@ TEST_CASE("requests queued behind slow ones get a thread, and the connection is 
   }
 }
 
-TEST_CASE("a reply held for the next request of its connection is not kept behind a slow handler",
-          "[async][concurrency]") {
+TEMPLATE_TEST_CASE("a reply held for the next request of its connection is not kept behind a slow handler",
+                   "[async][concurrency]", GEERPC_ASYNC_TRANSPORTS) {
   // One handler thread: it runs the quick call, holds its reply because the next queued request
   // is for the same peer, and then blocks in that one. The watchdog must send the held reply.
-  one_handler_thread t;
+  one_handler_thread<TestType> t;
   auto& [s, peer] = t;
   const auto scheduler = geerpc::detail::deadline_scheduler::shared();
   // Twice: the second time after the watchdog has gone idle, so that it must be armed again.
@@ -126,11 +130,12 @@ TEST_CASE("a reply held for the next request of its connection is not kept behin
   }
 }
 
-TEST_CASE("a held reply still goes out when its connection closes", "[async][concurrency]") {
+TEMPLATE_TEST_CASE("a held reply still goes out when its connection closes", "[async][concurrency]",
+                   GEERPC_ASYNC_TRANSPORTS) {
   // The watchdog cannot run (the scheduler thread is kept busy), so the quick call's reply stays
   // held while the slow call runs; stopping the server closes the connection, and the reply of a
   // handler that finished must be sent before it.
-  one_handler_thread t;
+  one_handler_thread<TestType> t;
   auto& [s, peer] = t;
   std::optional<test::hold_scheduler> busy;
   busy.emplace(*geerpc::detail::deadline_scheduler::shared());
@@ -145,10 +150,11 @@ TEST_CASE("a held reply still goes out when its connection closes", "[async][con
   CHECK(test::decode_body<int>(quick->body) == 3);
 }
 
-TEST_CASE("a reply whose caller's deadline is near is sent at once, not held", "[async][timeout]") {
+TEMPLATE_TEST_CASE("a reply whose caller's deadline is near is sent at once, not held", "[async][timeout]",
+                   GEERPC_ASYNC_TRANSPORTS) {
   // As above, the watchdog cannot run; a reply held now would reach its caller only after its
   // 3 ms budget, so the server must send it instead of holding it for the next request.
-  one_handler_thread t;
+  one_handler_thread<TestType> t;
   auto& [s, peer] = t;
   std::optional<test::hold_scheduler> busy;
   busy.emplace(*geerpc::detail::deadline_scheduler::shared());
@@ -165,10 +171,10 @@ TEST_CASE("a reply whose caller's deadline is near is sent at once, not held", "
   CHECK(canceled->header.seq == 2);
 }
 
-TEST_CASE("waiting on a future can time out without affecting the call", "[async]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
-  auto slow = client.async_call<int>("Arith.Late", Args{2, 0});
+TEMPLATE_TEST_CASE("waiting on a future can time out without affecting the call", "[async]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
+  auto slow = client.template async_call<int>("Arith.Late", Args{2, 0});
   CHECK_FALSE(slow.wait_for(20ms));
   s.arith.release.set();
   CHECK(slow.wait_for(10s));
@@ -176,60 +182,65 @@ TEST_CASE("waiting on a future can time out without affecting the call", "[async
   CHECK(slow.get() == 2000);
 }
 
-TEST_CASE("an async call's deadline and stop_token behave like a sync call's", "[async][timeout]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
+TEMPLATE_TEST_CASE("an async call's deadline and stop_token behave like a sync call's", "[async][timeout]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
 
-  auto timed = client.async_call<int>(geerpc::with_timeout(100ms), "Arith.WaitForStop", Args{1, 2});
+  auto timed = client.template async_call<int>(geerpc::with_timeout(100ms), "Arith.WaitForStop", Args{1, 2});
   auto outcome = timed.try_get();
   CHECK(outcome.code() == geerpc::errc::deadline_exceeded);
 
   std::stop_source source;
-  auto stoppable = client.async_call<int>(geerpc::with_stop_token(source.get_token()), "Arith.WaitForStop", Args{});
+  auto stoppable =
+      client.template async_call<int>(geerpc::with_stop_token(source.get_token()), "Arith.WaitForStop", Args{});
   REQUIRE(s.arith.started.wait_for_at_least(2));
   source.request_stop();
   CHECK(stoppable.try_get().code() == geerpc::errc::canceled);
   CHECK(s.arith.stops_seen.wait_for_at_least(2));  // the cancel frame reached the handler
 }
 
-TEST_CASE("cancel() and dropping a pending future both cancel the call on the server", "[async][cancel]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
+TEMPLATE_TEST_CASE("cancel() and dropping a pending future both cancel the call on the server", "[async][cancel]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
 
-  auto canceled = client.async_call<int>("Arith.WaitForStop", Args{});
+  auto canceled = client.template async_call<int>("Arith.WaitForStop", Args{});
   REQUIRE(s.arith.started.wait_for_at_least(1));
   canceled.cancel();
   CHECK(canceled.try_get().code() == geerpc::errc::canceled);
   CHECK(s.arith.stops_seen.wait_for_at_least(1));
 
   {
-    auto dropped = client.async_call<int>("Arith.WaitForStop", Args{});
+    auto dropped = client.template async_call<int>("Arith.WaitForStop", Args{});
     REQUIRE(s.arith.started.wait_for_at_least(2));
   }
   CHECK(s.arith.stops_seen.wait_for_at_least(2));
-  CHECK(client.call<int>("Arith.Sum", Args{1, 2}) == 3);
+  CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
 }
 
-TEST_CASE("async calls pending when the client closes fail with connection_closed", "[async][shutdown]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
-  auto pending = client.async_call<int>("Arith.WaitForStop", Args{});
+TEMPLATE_TEST_CASE("async calls pending when the client closes fail with connection_closed", "[async][shutdown]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
+  auto pending = client.template async_call<int>("Arith.WaitForStop", Args{});
   REQUIRE(s.arith.started.wait_for_at_least(1));
   client.close();
   CHECK(pending.try_get().code() == geerpc::errc::connection_closed);
-  CHECK(client.async_call<int>("Arith.Sum", Args{1, 2}).try_get().code() == geerpc::errc::connection_closed);
+  CHECK(client.template async_call<int>("Arith.Sum", Args{1, 2}).try_get().code() == geerpc::errc::connection_closed);
 
   geerpc::client never_connected;
-  CHECK(never_connected.async_call<int>("Arith.Sum", Args{}).try_get().code() == geerpc::errc::connection_closed);
-  CHECK(never_connected.try_call<int>("Arith.Sum", Args{}).code() == geerpc::errc::connection_closed);
+  CHECK(never_connected.template async_call<int>("Arith.Sum", Args{}).try_get().code() ==
+        geerpc::errc::connection_closed);
+  CHECK(never_connected.template try_call<int>("Arith.Sum", Args{}).code() == geerpc::errc::connection_closed);
 }
 
-TEST_CASE("a future outliving its client still completes", "[async][shutdown]") {
-  test::arith_server<geerpc::threaded> s;
-  geerpc::call_future<int> survivor;
+TEMPLATE_TEST_CASE("a future outliving its client still completes", "[async][shutdown]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  test::future<int, TestType> survivor;
   {
-    auto client = geerpc::dial(s.address);
-    survivor = client.async_call<int>("Arith.Sum", Args{20, 22});
+    auto client = geerpc::dial<TestType>(s.address);
+    survivor = client.template async_call<int>("Arith.Sum", Args{20, 22});
     survivor.wait();
   }
   CHECK(survivor.get() == 42);
@@ -238,13 +249,14 @@ TEST_CASE("a future outliving its client still completes", "[async][shutdown]") 
 // A synchronous call made while no other call is pending reads the socket itself, with the
 // receiving thread parked off it (transport/threaded/client.hpp). The three tests below hold that reader to
 // the receiving thread's duties.
-TEST_CASE("a caller reading its own reply hands other calls' replies to their owners", "[async][concurrency]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
+TEMPLATE_TEST_CASE("a caller reading its own reply hands other calls' replies to their owners", "[async][concurrency]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
   geerpc::result<int> slow = 0;
-  std::jthread caller([&] { slow = client.try_call<int>("Arith.Late", Args{3, 0}); });  // nothing else pending
+  std::jthread caller([&] { slow = client.template try_call<int>("Arith.Late", Args{3, 0}); });  // nothing else pending
   REQUIRE(s.arith.started.wait_for_at_least(1));
-  auto quick = client.async_call<int>("Arith.Sum", Args{1, 2});
+  auto quick = client.template async_call<int>("Arith.Sum", Args{1, 2});
   const bool quick_came = quick.wait_for(2s);  // while the slow caller still waits on the socket
   s.arith.release.set();
   caller.join();
@@ -254,16 +266,16 @@ TEST_CASE("a caller reading its own reply hands other calls' replies to their ow
   CHECK(*slow == 3000);
 }
 
-TEST_CASE("when the caller that read for itself returns, the receiving thread reads for the calls left",
-          "[async][concurrency]") {
+TEMPLATE_TEST_CASE("when the caller that read for itself returns, the receiving thread reads for the calls left",
+                   "[async][concurrency]", GEERPC_ASYNC_TRANSPORTS) {
   // One handler thread: the second call runs only after the first has answered, and then blocks
   // until the handle timeout answers it, long after the first caller has gone.
-  test::arith_server<geerpc::threaded> s({.handler_threads = 1});
-  auto client = geerpc::dial(s.address, {.handle_timeout = 300ms});
+  test::arith_server<TestType> s({.handler_threads = 1});
+  auto client = geerpc::dial<TestType>(s.address, {.handle_timeout = 300ms});
   geerpc::result<int> first = 0;
-  std::jthread caller([&] { first = client.try_call<int>("Arith.Late", Args{1, 0}); });
+  std::jthread caller([&] { first = client.template try_call<int>("Arith.Late", Args{1, 0}); });
   REQUIRE(s.arith.started.wait_for_at_least(1));
-  auto second = client.async_call<int>("Arith.WaitForStop", Args{});
+  auto second = client.template async_call<int>("Arith.WaitForStop", Args{});
   s.arith.release.set();
   caller.join();
   REQUIRE(first.has_value());
@@ -272,10 +284,11 @@ TEST_CASE("when the caller that read for itself returns, the receiving thread re
   CHECK(second.try_get().code() == geerpc::errc::handle_timeout);
 }
 
-TEST_CASE("a client with no call pending still sees its server close the connection", "[async][shutdown]") {
-  test::arith_server<geerpc::threaded> s;
-  auto client = geerpc::dial(s.address);
-  CHECK(client.call<int>("Arith.Sum", Args{1, 2}) == 3);  // read by its caller: the receiving thread is parked
+TEMPLATE_TEST_CASE("a client with no call pending still sees its server close the connection", "[async][shutdown]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address);
+  CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);  // read by its caller: the receiving thread is parked
   s.server.stop();
   CHECK(test::eventually([&] { return !client.is_open(); }, 2s));
 }
@@ -283,15 +296,15 @@ TEST_CASE("a client with no call pending still sees its server close the connect
 // On one CPU (the suite's one_cpu run) the threaded server runs a lone request of a connection
 // that calls one at a time without waking a thread to read meanwhile; its lead watchdog must
 // wake one when the handler turns out slow.
-TEST_CASE("a slow handler of a caller that calls one at a time does not keep other connections waiting",
-          "[async][concurrency]") {
-  test::arith_server<geerpc::threaded> s;
-  auto sequential = geerpc::dial(s.address);
-  auto other = geerpc::dial(s.address);
-  for (int i = 0; i < 40; ++i) REQUIRE(sequential.call<int>("Arith.Sum", Args{i, 1}) == i + 1);
-  auto slow = sequential.async_call<int>("Arith.Late", Args{1, 0});
+TEMPLATE_TEST_CASE("a slow handler of a caller that calls one at a time does not keep other connections waiting",
+                   "[async][concurrency]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto sequential = geerpc::dial<TestType>(s.address);
+  auto other = geerpc::dial<TestType>(s.address);
+  for (int i = 0; i < 40; ++i) REQUIRE(sequential.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
+  auto slow = sequential.template async_call<int>("Arith.Late", Args{1, 0});
   REQUIRE(s.arith.started.wait_for_at_least(1));
-  auto quick = other.async_call<int>("Arith.Sum", Args{2, 3});
+  auto quick = other.template async_call<int>("Arith.Sum", Args{2, 3});
   const bool answered = quick.wait_for(2s);  // while the slow handler still blocks
   s.arith.release.set();
   CHECK(answered);
@@ -302,15 +315,16 @@ TEST_CASE("a slow handler of a caller that calls one at a time does not keep oth
 // The same for a connection that pipelines its calls: on one CPU the server runs its requests
 // without waking a thread to read too, as long as no handler has lately blocked; the watchdog
 // must then wake one, for the requests queued behind the slow one and for other connections.
-TEST_CASE("a slow handler of a pipelining caller does not keep other requests waiting", "[async][concurrency]") {
-  test::arith_server<geerpc::threaded> s;
-  auto pipelined = geerpc::dial(s.address);
-  auto other = geerpc::dial(s.address);
-  auto slow = pipelined.async_call<int>("Arith.Late", Args{1, 0});
-  std::vector<geerpc::call_future<int>> behind;
-  for (int i = 0; i < 4; ++i) behind.push_back(pipelined.async_call<int>("Arith.Sum", Args{i, 1}));
+TEMPLATE_TEST_CASE("a slow handler of a pipelining caller does not keep other requests waiting", "[async][concurrency]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto pipelined = geerpc::dial<TestType>(s.address);
+  auto other = geerpc::dial<TestType>(s.address);
+  auto slow = pipelined.template async_call<int>("Arith.Late", Args{1, 0});
+  std::vector<test::future<int, TestType>> behind;
+  for (int i = 0; i < 4; ++i) behind.push_back(pipelined.template async_call<int>("Arith.Sum", Args{i, 1}));
   REQUIRE(s.arith.started.wait_for_at_least(1));
-  auto quick = other.async_call<int>("Arith.Sum", Args{2, 3});
+  auto quick = other.template async_call<int>("Arith.Sum", Args{2, 3});
   bool answered = quick.wait_for(2s);  // while the slow handler still blocks
   for (auto& call : behind) answered = call.wait_for(2s) && answered;
   s.arith.release.set();

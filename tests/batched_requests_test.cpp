@@ -1,6 +1,6 @@
 // A threaded client holds a new request while callers whose calls have just completed are still on
 // their way back, so that callers woken by one batch of replies send their next requests together
-// (tuning/due_senders.hpp). Checked against a hand-written server that answers a round of
+// (tuning/request_batching.hpp). Checked against a hand-written server that answers a round of
 // requests in one send and counts the TCP segments in which the next round arrives.
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -11,8 +11,6 @@
 using namespace std::chrono_literals;
 using test::Args;
 
-#define GEERPC_TRANSPORTS geerpc::blocking, geerpc::threaded
-
 namespace {
 
 geerpc::server_options hostile_limits() {

@@ -12,8 +12,6 @@
 using namespace std::chrono_literals;
 using test::Args;
 
-#define GEERPC_TRANSPORTS geerpc::blocking, geerpc::threaded
-
 TEMPLATE_TEST_CASE("close() while another thread is in a call fails that call and frees nothing under it",
                    "[lifecycle][shutdown]", GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;

@@ -26,6 +26,21 @@ namespace test {
 
 using namespace std::chrono_literals;
 
+// The threaded transport with every heuristic off: the plain core, which the behavioural tests
+// run over too (tuning/none.hpp).
+using plain_threaded = geerpc::basic_threaded<geerpc::tuning::none>;
+
+template <class T, class Transport>
+using future = geerpc::call_future<T, geerpc::binary_codec, Transport>;
+
+}  // namespace test
+
+// What the behavioural tests run over: every transport, and those that make async calls.
+#define GEERPC_TRANSPORTS geerpc::blocking, geerpc::threaded, test::plain_threaded
+#define GEERPC_ASYNC_TRANSPORTS geerpc::threaded, test::plain_threaded
+
+namespace test {
+
 struct Args {
   int num1;
   int num2;

@@ -59,8 +59,10 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
 
 // The outcome of an async_call: wait for it, get it, or cancel it. Destroying a future whose call
 // is still pending cancels the call (the server's handler sees its stop_token fire).
-template <class R, class Codec = binary_codec>
+template <class R, class Codec = binary_codec, class Transport = threaded>
 class call_future {
+  using state_type = detail::async_call<typename Transport::client_engine>;
+
  public:
   call_future() = default;
   call_future(call_future&&) noexcept = default;
@@ -110,7 +112,7 @@ class call_future {
  private:
   template <class, class>
   friend class basic_client;
-  explicit call_future(std::unique_ptr<detail::async_call> state) : state_(std::move(state)) {}
+  explicit call_future(std::unique_ptr<state_type> state) : state_(std::move(state)) {}
 
   void release() {
     if (!state_) return;
@@ -124,7 +126,7 @@ class call_future {
     if (auto* engine = state_->engine()) engine->settle(*state_);
   }
 
-  std::unique_ptr<detail::async_call> state_;
+  std::unique_ptr<state_type> state_;
 };
 
 template <class Transport, class Codec = binary_codec>
@@ -194,10 +196,10 @@ class basic_client {
 
   // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
   template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec> async_call(const context& ctx, std::string_view method,
-                                                                 const A& argument) {
+  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
+                                                                            const A& argument) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
-    auto state = std::make_unique<detail::async_call>(engine_);
+    auto state = std::make_unique<detail::async_call<engine_type>>(engine_);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     if (auto refused = build_request(method, argument, frame)) {
       state->outcome = std::move(*refused);
@@ -209,19 +211,20 @@ class basic_client {
       engine_->start(*state, ctx, frame);
     }
     detail::trim_scratch(frame);
-    return call_future<R, Codec>(std::move(state));
+    return call_future<R, Codec, Transport>(std::move(state));
   }
   template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec> async_call(std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(std::string_view method,
+                                                                            const A& argument) {
     return async_call<R>(context{}, method, argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec> async_call(
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
       const context& ctx, const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec> async_call(
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
       const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "config.hpp"
+#include "tuning/settings.hpp"
 #include "wire/frame.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -22,13 +23,23 @@ struct options {
   // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
   // reply with an error (errc::remote_error) and cuts error texts to fit.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
+  // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
+  // (tuning/settings.hpp). The defaults suit most programs.
+  tuning::settings tuning{};
 };
 
 // For geerpc::server.
 struct server_options {
-  // Threads that run handlers (threaded transport; at least 1). One more thread does the I/O, so a
-  // server with every handler busy still reads, answers "busy" and fires timeouts.
+  // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
+  // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
+  // timeouts.
   std::size_t handler_threads = 8;
+  // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
+  // to this many threads running handlers (threaded transport): handlers that wait on something
+  // slow do not starve a quick call. Values below handler_threads mean handler_threads.
+  std::size_t max_handler_threads = 1024;
+  // A thread above handler_threads that has had nothing to do for this long ends.
+  std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
   // The largest request frame accepted; it is checked on the length prefix, before allocating.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
@@ -44,6 +55,8 @@ struct server_options {
   // Responses queued for a peer that does not read them; beyond this the connection is dropped
   // rather than letting one slow reader hold the server's memory.
   std::size_t max_pending_output = 16u << 20;
+  // The threaded transport's performance heuristics (tuning/settings.hpp).
+  tuning::settings tuning{};
 };
 
 GEERPC_END_NAMESPACE

@@ -76,6 +76,20 @@ class basic_server {
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // The threads serving now (threaded transport: the handler pool), and how many times the system
+  // refused to start one (the pool then keeps queueing on the threads it has).
+  std::size_t thread_count() const {
+    if constexpr (requires(const engine_type& e) { e.thread_count(); })
+      return engine_ ? engine_->thread_count() : 0;
+    else
+      return 0;
+  }
+  std::size_t thread_start_failures() const {
+    if constexpr (requires(const engine_type& e) { e.thread_start_failures(); })
+      return engine_ ? engine_->thread_start_failures() : 0;
+    else
+      return 0;
+  }
 
  private:
   void check_not_listening() const {

@@ -855,6 +855,122 @@ GEERPC_END_NAMESPACE
 // defaults that suit most programs.
 
 
+// ---- begin geerpc/tuning/settings.hpp
+// geerpc: the knobs of the threaded transport's performance heuristics (tuning/), as options a
+// user may set: `options::tuning` for a client, `server_options::tuning` for a server. Every
+// default suits most programs; tuning::none ignores them all.
+
+
+// ---- begin geerpc/tuning/spin.hpp
+// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
+// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
+// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
+// only when that cannot cost anyone else: when its process may run on more than one CPU (with
+// one, it would only delay the very thread it waits for) and when it is the only caller of its
+// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
+// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
+//
+// The count of waiting callers is the one piece of state geerpc keeps for the whole process, on
+// purpose: what it guards, the process's CPUs, is shared by every client in the process, so a
+// count per client would let each of a hundred clients' lone callers spin at once. It decides only
+// whether a caller spins, never what any call returns.
+
+#include <sched.h>
+
+#include <atomic>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
+// spin wins little more and burns a CPU the peer may need.
+inline constexpr std::chrono::microseconds spin_budget{50};
+
+// Whether this process may run on more than one CPU (read once: affinity is set before start).
+inline bool several_cpus() noexcept {
+  static const bool several = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+  }();
+  return several;
+}
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
+// callers of the process, so that a lone one may spin.
+class reply_wait {
+ public:
+  // `budget`: the longest spin (0: never); `several`: whether the process has CPUs to spare.
+  explicit reply_wait(std::chrono::microseconds budget = spin_budget, bool several = several_cpus()) noexcept
+      : budget_(budget), several_(several) {
+    waiting().fetch_add(1, std::memory_order_relaxed);
+  }
+  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+  reply_wait(const reply_wait&) = delete;
+  reply_wait& operator=(const reply_wait&) = delete;
+
+  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
+  bool may_spin() const noexcept {
+    return several_ && budget_.count() > 0 && waiting().load(std::memory_order_relaxed) == 1;
+  }
+
+  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
+  // make a system call: the clock is read after each poll.
+  template <class Done>
+  bool spin_until(Done&& done) const {
+    if (!may_spin()) return done();
+    const auto until = std::chrono::steady_clock::now() + budget_;
+    for (;;) {
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() >= until) return done();
+      cpu_relax();
+    }
+  }
+
+ private:
+  const std::chrono::microseconds budget_;
+  const bool several_;
+  static std::atomic<int>& waiting() noexcept {
+    static std::atomic<int> count{0};
+    return count;
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/spin.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+
+struct settings {
+  // How long a waiting caller looks for its reply before it sleeps, when it is the only caller of
+  // the process waiting and a CPU is spare (spin.hpp). 0: never spin.
+  std::chrono::microseconds spin = std::chrono::microseconds(50);
+  // Whether requests made together and replies answered together are held for a moment to leave
+  // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
+  bool batching = true;
+  // The CPUs the heuristics assume this process has; 0: detect them from the CPU affinity and the
+  // cgroup CPU quota. Several heuristics (spinning, running a handler without waking a thread to
+  // lead, yielding before a read) choose by whether there is more than one.
+  unsigned cpus = 0;
+
+  // Whether the heuristics may count on more than one CPU.
+  bool several_cpus() const noexcept { return cpus != 0 ? cpus > 1 : detail::several_cpus(); }
+};
+
+}  // namespace tuning
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/settings.hpp
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -869,13 +985,23 @@ struct options {
   // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
   // reply with an error (errc::remote_error) and cuts error texts to fit.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
+  // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
+  // (tuning/settings.hpp). The defaults suit most programs.
+  tuning::settings tuning{};
 };
 
 // For geerpc::server.
 struct server_options {
-  // Threads that run handlers (threaded transport; at least 1). One more thread does the I/O, so a
-  // server with every handler busy still reads, answers "busy" and fires timeouts.
+  // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
+  // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
+  // timeouts.
   std::size_t handler_threads = 8;
+  // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
+  // to this many threads running handlers (threaded transport): handlers that wait on something
+  // slow do not starve a quick call. Values below handler_threads mean handler_threads.
+  std::size_t max_handler_threads = 1024;
+  // A thread above handler_threads that has had nothing to do for this long ends.
+  std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
   // The largest request frame accepted; it is checked on the length prefix, before allocating.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
@@ -891,6 +1017,8 @@ struct server_options {
   // Responses queued for a peer that does not read them; beyond this the connection is dropped
   // rather than letting one slow reader hold the server's memory.
   std::size_t max_pending_output = 16u << 20;
+  // The threaded transport's performance heuristics (tuning/settings.hpp).
+  tuning::settings tuning{};
 };
 
 GEERPC_END_NAMESPACE
@@ -1918,90 +2046,12 @@ GEERPC_END_NAMESPACE
 // geerpc: the transport policies, chosen as the first template argument of basic_client and
 // basic_server. docs/transports.md says when to pick which.
 
-// ---- begin geerpc/transport/blocking/client.hpp
-// geerpc: the client half of the `blocking` transport. No thread of its own: the calling thread
-// writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
-// One call is on the wire at a time; other callers wait their turn (within their own deadlines),
-// in arrival order; once the first has waited a millisecond, later callers no longer overtake it.
-// A reply that arrives after its call gave up is read by a later call and dropped.
+// ---- begin geerpc/tuning/automatic.hpp
+// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
+// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
+// tuning::settings. bench/README.md says what each one buys.
 
 
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
-
-// ---- begin geerpc/net/frame_reader.hpp
-// geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
-// Complete frames are handed out straight from the caller's receive buffer; only the unfinished
-// tail of a frame is copied and kept, so an idle connection holds no buffer at all. A frame's
-// claimed length is checked against the limit before a byte of it is stored.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-class frame_reader {
- public:
-  explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
-
-  // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
-  // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
-  // stream is broken (the connection must then be closed: its framing can no longer be trusted).
-  template <class OnFrame>
-  const char* feed(std::span<const std::byte> data, OnFrame&& on_frame) {
-    // First finish the frame a previous read left incomplete, copying only the bytes it still needs.
-    while (!partial_.empty() && !data.empty()) {
-      const wire::frame_scan scan = wire::scan_frame(partial_, max_frame_size_);
-      if (const char* bad = judge(scan)) return bad;
-      const std::size_t take = std::min(scan.size - partial_.size(), data.size());
-      partial_.insert(partial_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
-      data = data.subspan(take);
-      const wire::frame_scan now = wire::scan_frame(partial_, max_frame_size_);
-      if (const char* bad = judge(now)) return bad;
-      if (now.what == wire::frame_scan::state::complete) {
-        const bool go_on = on_frame(std::span<const std::byte>(partial_));
-        partial_.clear();
-        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
-        if (!go_on) return nullptr;
-      }
-    }
-    while (!data.empty()) {
-      const wire::frame_scan scan = wire::scan_frame(data, max_frame_size_);
-      if (const char* bad = judge(scan)) return bad;
-      if (scan.what == wire::frame_scan::state::need_more) {
-        // Keep only what arrived: the claimed size is not reserved, a peer gets memory by sending bytes.
-        partial_.assign(data.begin(), data.end());
-        return nullptr;
-      }
-      if (!on_frame(data.first(scan.size))) return nullptr;
-      data = data.subspan(scan.size);
-    }
-    return nullptr;
-  }
-
-  // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
-  std::size_t buffered() const noexcept { return partial_.size(); }
-
- private:
-  static const char* judge(const wire::frame_scan& scan) noexcept {
-    switch (scan.what) {
-      case wire::frame_scan::state::too_large:
-        return "frame larger than the limit";
-      case wire::frame_scan::state::too_small:
-        return "frame shorter than its header";
-      default:
-        return nullptr;
-    }
-  }
-
-  std::uint32_t max_frame_size_;
-  std::vector<std::byte> partial_;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/frame_reader.hpp
 // ---- begin geerpc/net/frame_writer.hpp
 // geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
 // whole and never interleaved; a thread that finds another one sending queues its frame and
@@ -2009,6 +2059,7 @@ GEERPC_END_NAMESPACE
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
 
+#include <mutex>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -2155,356 +2206,6 @@ class frame_writer {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_writer.hpp
-// ---- begin geerpc/tuning/spin.hpp
-// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
-// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
-// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
-// only when that cannot cost anyone else: when its process may run on more than one CPU (with
-// one, it would only delay the very thread it waits for) and when it is the only caller of its
-// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
-// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
-
-#include <sched.h>
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
-// spin wins little more and burns a CPU the peer may need.
-inline constexpr std::chrono::microseconds spin_budget{50};
-
-// Whether this process may run on more than one CPU (read once: affinity is set before start).
-inline bool several_cpus() noexcept {
-  static const bool several = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
-  }();
-  return several;
-}
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
-// callers of the process, so that a lone one may spin.
-class reply_wait {
- public:
-  reply_wait() noexcept { waiting().fetch_add(1, std::memory_order_relaxed); }
-  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
-  reply_wait(const reply_wait&) = delete;
-  reply_wait& operator=(const reply_wait&) = delete;
-
-  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
-  bool may_spin() const noexcept { return several_cpus() && waiting().load(std::memory_order_relaxed) == 1; }
-
-  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
-  // make a system call: the clock is read after each poll.
-  template <class Done>
-  bool spin_until(Done&& done) const {
-    if (!may_spin()) return done();
-    const auto until = std::chrono::steady_clock::now() + spin_budget;
-    for (;;) {
-      if (done()) return true;
-      if (std::chrono::steady_clock::now() >= until) return done();
-      cpu_relax();
-    }
-  }
-
- private:
-  static std::atomic<int>& waiting() noexcept {
-    static std::atomic<int> count{0};
-    return count;
-  }
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/spin.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class blocking_client_engine {
- public:
-  blocking_client_engine(connection_info connection, const options& opts)
-      : fd_(std::move(connection.fd)),
-        server_max_frame_size_(connection.server_max_frame_size),
-        writer_(fd_.get(), std::size_t{64} << 20),
-        reader_(opts.max_frame_size) {}
-
-  ~blocking_client_engine() { close(); }
-
-  blocking_client_engine(const blocking_client_engine&) = delete;
-  blocking_client_engine& operator=(const blocking_client_engine&) = delete;
-
-  std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
-  bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
-
-  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply) {
-    if (auto refused = take_turn(ctx)) return std::move(*refused);
-    struct turn_passer {
-      blocking_client_engine* engine;
-      ~turn_passer() { engine->pass_turn(); }  // also if the exchange throws
-    } passer{this};
-    return exchange(ctx, ++last_seq_, frame, reply);
-  }
-
-  void close() {
-    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
-    ::shutdown(fd_.get(), SHUT_RDWR);  // wakes a caller waiting in poll
-    std::lock_guard lock(mutex_);
-    for (turn_waiter* w = first_waiter_; w != nullptr; w = w->next) w->wake.notify_one();
-  }
-
-  // Callers waiting for their turn (for tests).
-  std::size_t waiting() const {
-    std::lock_guard lock(mutex_);
-    std::size_t count = 0;
-    for (const turn_waiter* w = first_waiter_; w != nullptr; w = w->next) ++count;
-    return count;
-  }
-
-  // How long the first waiting caller may be overtaken by callers that come later, before the
-  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
-  // saves a thread switch per call under load; the bound keeps that from starving anyone.
-  static constexpr std::chrono::milliseconds overtake_limit{1};
-
- private:
-  struct wake_on_stop {
-    const net::event_fd* wake;
-    void operator()() const noexcept { wake->signal(); }
-  };
-
-  // A caller waiting for its turn, in arrival order; lives on that caller's stack.
-  struct turn_waiter {
-    std::condition_variable wake;
-    std::chrono::steady_clock::time_point since;
-    bool granted = false;  // the turn was handed to it: busy_ stayed true for it
-    turn_waiter* next = nullptr;
-    turn_waiter* prev = nullptr;
-  };
-  struct wake_waiter_on_stop {
-    blocking_client_engine* engine;
-    turn_waiter* waiter;
-    void operator()() const noexcept {
-      std::lock_guard lock(engine->mutex_);
-      waiter->wake.notify_one();
-    }
-  };
-
-  // Waits for the connection to be free, within the call's deadline and stop token. Returns the
-  // outcome of a call that never got its turn, or nothing once the turn is this caller's.
-  std::optional<call_outcome> take_turn(const context& ctx) {
-    {
-      std::lock_guard lock(mutex_);
-      if (take_free_turn()) return std::nullopt;
-    }
-    turn_waiter me;
-    // Made before the lock is taken: a stop already requested runs the callback at once, and it
-    // takes the lock.
-    std::optional<std::stop_callback<wake_waiter_on_stop>> on_stop;
-    if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_waiter_on_stop{this, &me});
-    std::unique_lock lock(mutex_);
-    if (take_free_turn()) return std::nullopt;  // freed while the stop callback was being made
-    me.since = std::chrono::steady_clock::now();
-    enqueue(me);
-    for (;;) {
-      if (me.granted) return std::nullopt;  // dequeued by whoever granted it
-      // Free, and nobody ahead of us: the turn is ours (an earlier holder released it normally).
-      if (first_waiter_ == &me && take_free_turn()) {
-        dequeue(me);
-        return std::nullopt;
-      }
-      enum class refusal { none, closed, canceled, deadline };
-      refusal why = refusal::none;
-      if (!is_open())
-        why = refusal::closed;
-      else if (ctx.stop_token().stop_requested())
-        why = refusal::canceled;
-      else if (ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline())
-        why = refusal::deadline;
-      if (why != refusal::none) {
-        dequeue(me);
-        lock.unlock();  // before on_stop goes (its callback takes the lock), and before allocating
-        return why == refusal::closed     ? connection_closed_outcome()
-               : why == refusal::canceled ? canceled_outcome()
-                                          : deadline_exceeded_outcome();
-      }
-      if (ctx.deadline())
-        me.wake.wait_until(lock, *ctx.deadline());
-      else
-        me.wake.wait(lock);
-    }
-  }
-
-  // With mutex_ held: takes the turn if the connection is free and open.
-  bool take_free_turn() noexcept {
-    if (busy_ || !is_open()) return false;
-    busy_ = true;
-    return true;
-  }
-
-  // Ends this caller's turn: hands it straight to the first waiter if that one has been overtaken
-  // long enough, otherwise frees the connection and wakes the first waiter to take it (a caller
-  // that comes meanwhile may take it first).
-  void pass_turn() {
-    std::lock_guard lock(mutex_);
-    turn_waiter* first = first_waiter_;
-    if (first == nullptr) {
-      busy_ = false;
-      return;
-    }
-    if (std::chrono::steady_clock::now() - first->since >= overtake_limit) {
-      dequeue(*first);
-      first->granted = true;  // busy_ stays true: the turn is first's
-    } else {
-      busy_ = false;
-    }
-    first->wake.notify_one();  // under the lock: once it returns, `first` may be gone
-  }
-
-  void enqueue(turn_waiter& w) noexcept {
-    w.prev = last_waiter_;
-    (last_waiter_ != nullptr ? last_waiter_->next : first_waiter_) = &w;
-    last_waiter_ = &w;
-  }
-  void dequeue(turn_waiter& w) noexcept {
-    (w.prev != nullptr ? w.prev->next : first_waiter_) = w.next;
-    (w.next != nullptr ? w.next->prev : last_waiter_) = w.prev;
-    w.next = w.prev = nullptr;
-  }
-
-  enum class wait_outcome { ready, timed_out, canceled };
-
-  // Waits for `events` on the socket within the call's deadline; a stop request interrupts it.
-  wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
-    // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
-    // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
-    // and is then seen below, like one that comes while asleep.
-    const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
-    if (events == POLLIN && waiting.may_spin() &&
-        waiting.spin_until([&] { return stopped() || net::ready_now(fd_.get(), POLLIN); }) && !stopped())
-      return wait_outcome::ready;
-    for (;;) {
-      switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
-        case net::wait_result::ready:
-          return wait_outcome::ready;
-        case net::wait_result::timeout:
-          return wait_outcome::timed_out;
-        case net::wait_result::woken:
-          wake_.drain();  // may be left over from an earlier call's stop_token: check ours
-          if (ctx.stop_token().stop_requested()) return wait_outcome::canceled;
-      }
-    }
-  }
-
-  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame,
-                        std::vector<std::byte>& reply) {
-    if (ctx.stop_token().stop_requested()) return canceled_outcome();
-    const reply_wait waiting;
-    const auto now = std::chrono::steady_clock::now();
-    if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
-    std::optional<std::stop_callback<wake_on_stop>> on_stop;
-    if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_on_stop{&wake_});
-
-    stamp_request(frame, seq, budget_us(ctx.deadline(), now));
-    // What the socket does not take stays queued in order and goes out before the next call's frame.
-    for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
-      if (status == net::frame_writer::status::broken) return broken();
-      switch (wait(POLLOUT, ctx, waiting)) {
-        case wait_outcome::ready:
-          break;
-        case wait_outcome::timed_out:
-          return deadline_exceeded_outcome();
-        case wait_outcome::canceled:
-          return canceled_outcome();
-      }
-    }
-
-    std::optional<call_outcome> mine;
-    bool valid = true;
-    for (;;) {
-      std::size_t got = 0;
-      switch (net::recv_some(fd_.get(), buffer_.data(), buffer_.size(), got)) {
-        case net::recv_status::closed:
-          return broken();
-        case net::recv_status::would_block:
-          switch (wait(POLLIN, ctx, waiting)) {
-            case wait_outcome::ready:
-              continue;
-            case wait_outcome::timed_out:
-              return deadline_exceeded_outcome();
-            case wait_outcome::canceled: {
-              const auto cancel = cancel_frame(seq);
-              writer_.write(cancel);
-              return canceled_outcome();
-            }
-          }
-          continue;
-        case net::recv_status::data:
-          break;
-      }
-      const char* bad =
-          reader_.feed(std::span<const std::byte>(buffer_.data(), got), [&](std::span<const std::byte> bytes) {
-            wire::frame_view f;
-            if (wire::parse_frame(bytes, f) != nullptr || f.header.kind != wire::frame_kind::response)
-              return valid = false;
-            if (f.header.seq != seq) return true;  // a late reply to a call that gave up: dropped
-            if (f.header.status == 0) {
-              reply.assign(f.body.begin(), f.body.end());
-              mine = call_outcome{};
-            } else {
-              mine = response_outcome(f.header.status, f.text);
-            }
-            return true;  // keep consuming: late replies may follow ours in the same read
-          });
-      if (bad != nullptr || !valid) return broken();
-      if (mine) return std::move(*mine);
-    }
-  }
-
-  call_outcome broken() {
-    close();
-    return connection_closed_outcome();
-  }
-
-  net::unique_fd fd_;
-  const std::uint32_t server_max_frame_size_;
-  net::frame_writer writer_;
-  net::frame_reader reader_;
-  net::event_fd wake_;  // a stop_token's way into poll()
-  std::vector<std::byte> buffer_ = std::vector<std::byte>(16u << 10);
-  std::atomic<bool> closed_{false};
-
-  mutable std::mutex mutex_;  // guards busy_ and the waiters
-  bool busy_ = false;         // a caller has the turn
-  turn_waiter* first_waiter_ = nullptr;
-  turn_waiter* last_waiter_ = nullptr;
-  std::uint64_t last_seq_ = 0;  // only touched by the caller whose turn it is
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/blocking/client.hpp
-// ---- begin geerpc/transport/blocking/server.hpp
-// geerpc: the server half of the `blocking` transport: an accept thread and one thread per
-// connection that reads a request, runs its handler and answers, in order. Simple to reason about
-// and cheap for a few long-lived peers; a slow request holds up the ones behind it on its
-// connection (the `threaded` transport does not). Deadlines still hold: the shared scheduler answers
-// a request that runs too long and fires its handler's stop_token.
-
-
-#include <list>
-#include <thread>
-
 // ---- begin geerpc/server/connection.hpp
 // geerpc: one accepted connection and the requests in flight on it: the part of the server both
 // transport policies share. A transport decides which thread reads and which runs a request; this
@@ -2639,6 +2340,78 @@ class seq_map {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/seq_map.hpp
+// ---- begin geerpc/net/frame_reader.hpp
+// geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
+// Complete frames are handed out straight from the caller's receive buffer; only the unfinished
+// tail of a frame is copied and kept, so an idle connection holds no buffer at all. A frame's
+// claimed length is checked against the limit before a byte of it is stored.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+class frame_reader {
+ public:
+  explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
+
+  // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
+  // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
+  // stream is broken (the connection must then be closed: its framing can no longer be trusted).
+  template <class OnFrame>
+  const char* feed(std::span<const std::byte> data, OnFrame&& on_frame) {
+    // First finish the frame a previous read left incomplete, copying only the bytes it still needs.
+    while (!partial_.empty() && !data.empty()) {
+      const wire::frame_scan scan = wire::scan_frame(partial_, max_frame_size_);
+      if (const char* bad = judge(scan)) return bad;
+      const std::size_t take = std::min(scan.size - partial_.size(), data.size());
+      partial_.insert(partial_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
+      data = data.subspan(take);
+      const wire::frame_scan now = wire::scan_frame(partial_, max_frame_size_);
+      if (const char* bad = judge(now)) return bad;
+      if (now.what == wire::frame_scan::state::complete) {
+        const bool go_on = on_frame(std::span<const std::byte>(partial_));
+        partial_.clear();
+        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
+        if (!go_on) return nullptr;
+      }
+    }
+    while (!data.empty()) {
+      const wire::frame_scan scan = wire::scan_frame(data, max_frame_size_);
+      if (const char* bad = judge(scan)) return bad;
+      if (scan.what == wire::frame_scan::state::need_more) {
+        // Keep only what arrived: the claimed size is not reserved, a peer gets memory by sending bytes.
+        partial_.assign(data.begin(), data.end());
+        return nullptr;
+      }
+      if (!on_frame(data.first(scan.size))) return nullptr;
+      data = data.subspan(scan.size);
+    }
+    return nullptr;
+  }
+
+  // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
+  std::size_t buffered() const noexcept { return partial_.size(); }
+
+ private:
+  static const char* judge(const wire::frame_scan& scan) noexcept {
+    switch (scan.what) {
+      case wire::frame_scan::state::too_large:
+        return "frame larger than the limit";
+      case wire::frame_scan::state::too_small:
+        return "frame shorter than its header";
+      default:
+        return nullptr;
+    }
+  }
+
+  std::uint32_t max_frame_size_;
+  std::vector<std::byte> partial_;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/frame_reader.hpp
 // ---- begin geerpc/scheduler/deadline_scheduler.hpp
 // geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
 // client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
@@ -2653,6 +2426,8 @@ GEERPC_END_NAMESPACE
 // they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
 // so once it returns the callback's context may be destroyed.
 
+#include <condition_variable>
+#include <thread>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -3109,11 +2884,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     for (auto& source : sources) source.request_stop();
   }
 
-  // How many of this connection's latest requests came while no other request of it awaited its
-  // answer, each within sequential_gap of the one before (counted up to 64): a peer that makes one
-  // call at a time, in quick succession. The threaded server lets such a request run on one CPU
-  // without waking a thread to lead (transport/threaded/server.hpp); only a one-CPU process counts them.
-  unsigned sequential_requests() const noexcept { return sequential_.load(std::memory_order_relaxed); }
   std::size_t inflight() const {
     std::lock_guard lock(inflight_mutex_);
     return inflight_.size();
@@ -3122,7 +2892,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Runs a request's handler unless the request was already answered (timed out or canceled while
   // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
   // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
-  // frame_writer::hold): the transport knows another request of this connection runs next.
+  // frame_writer::hold): the transport's tuning knows another request of this connection runs
+  // next (tuning/reply_holds.hpp).
   static void run(server_request* request, bool hold = false) {
     server_connection& self = *request->connection;
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
@@ -3141,7 +2912,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
                           self.fitting(outcome.message));
       }
       wire::finish_frame(frame, 0);
-      if (claim(*request)) self.send(frame, hold && may_hold(*request));
+      if (claim(*request)) self.send(frame, hold);
       trim_scratch(frame);
     }
     finish(request);
@@ -3166,43 +2937,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
  private:
-  // A held reply may wait up to about twice reply_holds::max_hold; a caller whose deadline is
-  // nearer than this margin gets its reply now, so that holding never turns an answer given in
-  // time into a timeout.
-  static constexpr std::chrono::milliseconds hold_margin{5};
-  static bool may_hold(const server_request& request) {
-    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
-  }
-
-  // The longest pause between two requests of a sequential streak: the threaded server's lead
-  // watchdog stays awake across shorter ones, so such a caller adds no scheduler wake-ups; after
-  // a longer one it would, and waking a leader costs less.
-  static constexpr std::chrono::microseconds sequential_gap{500};
-
-  // Updates sequential_ for a request just registered. Called with inflight_mutex_ held.
-  void count_sequential(const server_request& request) {
-    unsigned streak = 0;
-    if (alone_in_flight(request)) {
-      const auto now = clock::now();
-      streak =
-          now - last_sequential_ < sequential_gap ? std::min(sequential_.load(std::memory_order_relaxed) + 1, 64u) : 1;
-      last_sequential_ = now;
-    }
-    if (streak != sequential_.load(std::memory_order_relaxed)) sequential_.store(streak, std::memory_order_relaxed);
-  }
-
-  // Whether `request` is the only unanswered request of this connection (an answered one may not
-  // have been finished yet). Called with inflight_mutex_ held.
-  bool alone_in_flight(const server_request& request) const {
-    if (inflight_.size() == 1) return true;
-    if (inflight_.size() > 2) return false;
-    bool alone = true;
-    inflight_.for_each([&](std::uint64_t, server_request* other) {
-      if (other != &request && other->state.load(std::memory_order_acquire) == server_request::running) alone = false;
-    });
-    return alone;
-  }
-
   static bool claim(server_request& request) noexcept {
     std::uint8_t expected = server_request::running;
     return request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel);
@@ -3274,7 +3008,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->argument.assign(frame.body.begin(), frame.body.end());
         if (handler->takes_stop_token) request->stop.emplace();
         inflight_.insert(seq, request);
-        if (!several_cpus()) count_sequential(*request);
       }
     }
     // Two requests with one seq could never get one response each that the client can tell apart:
@@ -3437,8 +3170,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::atomic<bool> greeted_{false};  // the hello was accepted
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
-  std::atomic<unsigned> sequential_{0};  // written under inflight_mutex_; read as a hint without it
-  clock::time_point last_sequential_{};  // when the last request that came alone did (guarded by inflight_mutex_)
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
@@ -3447,6 +3178,1197 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/connection.hpp
+// ---- begin geerpc/tuning/batch_yield.hpp
+// geerpc: on one CPU, a server thread woken by the first of several requests reads them all in one
+// round if it first lets the other runnable threads run. The usual case is a client whose threads
+// were all woken by the replies of the last round: each runs for microseconds and sends its next
+// request. A server that reads at once is woken by the first request, takes the CPU from the
+// others, and reads one or two requests per round, paying a sleep and a wake-up for each round;
+// one that yields once (sched_yield) first reads what all of them sent.
+//
+// Only after a round that read several requests: a caller that makes one call at a time gains
+// nothing from it, and would pay the system call in its latency.
+//
+// Yielding gives the CPU to whatever else is runnable, though, and a busy process sharing the CPU
+// keeps it for a whole time slice (a millisecond or more) per yield. So the gate judges each yield
+// by what it bought: one that took longer than `worth` per request read in the round (those that
+// were waiting already included), or longer than `longest` whatever it bought, since every request
+// of the round waited for it, shuts the gate for a back-off time. The back-off doubles at each
+// failure (up to `max_backoff`) and shrinks by an eighth at each yield that pays: a busy neighbour
+// is not always running when the server yields, so one yield that pays says little, and one that
+// fails says much. Sharing the CPU with busy work then costs a time slice now and then, not one
+// per round.
+
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Not thread-safe: used by one thread at a time (the server's leader).
+class batch_yield {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A yield pays when it took at most `worth` per request read in its round (each thread of a
+  // pipelining client takes a few microseconds to send its next request), and never more than
+  // `longest`.
+  static constexpr std::chrono::microseconds worth{20};
+  static constexpr std::chrono::milliseconds longest{1};
+  static constexpr std::chrono::milliseconds min_backoff{1};
+  static constexpr std::chrono::milliseconds max_backoff{1000};
+
+  // Whether to yield before this round's read: the last round read several requests, and the
+  // gate is open.
+  bool due() const noexcept { return last_round_ > 1 && open_at(clock::now()); }
+
+  // Yields the CPU (`give_way`: a test's stand-in for sched_yield) and notes how long that took.
+  void yield(void (*give_way)() = [] { ::sched_yield(); }) noexcept {
+    const auto start = clock::now();
+    give_way();
+    yield_end_ = clock::now();
+    yield_took_ = yield_end_ - start;
+    yielded_ = true;
+  }
+
+  // After every round, with the number of requests it read.
+  void after_round(std::size_t requests) noexcept {
+    if (yielded_) judge(yield_took_, requests, yield_end_);
+    yielded_ = false;
+    last_round_ = requests;
+  }
+
+  // Judges a yield that took `took` and was followed by a read of `requests` requests, at `now`.
+  void judge(clock::duration took, std::size_t requests, clock::time_point now) noexcept {
+    const auto bought = worth * static_cast<long>(std::max<std::size_t>(requests, 1));
+    if (took <= std::min<clock::duration>(bought, longest)) {
+      backoff_ = std::max<clock::duration>(backoff_ - backoff_ / 8, min_backoff);
+      return;
+    }
+    closed_until_ = now + backoff_;
+    backoff_ = std::min<clock::duration>(backoff_ * 2, max_backoff);
+  }
+
+  // Whether the gate lets a yield through at `now`.
+  bool open_at(clock::time_point now) const noexcept { return now >= closed_until_; }
+
+ private:
+  std::size_t last_round_ = 0;
+  bool yielded_ = false;
+  clock::duration yield_took_{};
+  clock::time_point yield_end_{};
+  clock::time_point closed_until_{};
+  clock::duration backoff_ = min_backoff;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/batch_yield.hpp
+// ---- begin geerpc/tuning/none.hpp
+// geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
+// performance heuristic reaches them only through the hooks named here, which a tuning policy
+// provides: `geerpc::basic_threaded<Tuning>`. tuning::none is the reference: each hook does the
+// plain thing (or nothing) and compiles to nothing, so basic_threaded<tuning::none> is the core
+// alone. tuning::automatic (automatic.hpp), the default, fills the hooks with the heuristics of
+// this folder, one file each.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+
+// What a client engine hands its hooks: its writer, the scheduler, the user's knobs, and how to
+// fail every call when a send the hooks made broke the connection.
+struct client_setup {
+  net::frame_writer& writer;
+  detail::deadline_scheduler& scheduler;
+  const settings& knobs;
+  void (*broken)(void* engine);
+  void* engine;
+};
+
+// What a server engine hands its hooks: the scheduler, how many pool threads there may be at most
+// (each has an index below that), the user's knobs, and the engine's look for a leader, which a
+// watchdog may call: with the pool locked it asks leader_overdue() and wakes a thread to lead
+// when told to; it returns whether the I/O is unled while a handler runs.
+struct server_setup {
+  detail::deadline_scheduler& scheduler;
+  std::size_t thread_slots;
+  const settings& knobs;
+  bool (*look_for_leader)(void* engine);
+  void* engine;
+};
+
+struct none {
+  // A threaded client's hooks, in the order a call meets them.
+  class client_hooks {
+   public:
+    explicit client_hooks(const client_setup& setup) noexcept : writer_(setup.writer) {}
+
+    // A synchronous caller begins a call: whether its request may wait for others (batching).
+    bool caller_may_hold(std::chrono::steady_clock::time_point) noexcept { return false; }
+    // Sends a request, or holds it to go out with others.
+    net::frame_writer::status send_request(std::span<const std::byte> frame, bool) { return writer_.write(frame); }
+
+    // Whether a lone synchronous caller reads its own reply (own_reply.hpp) instead of waiting
+    // for the receiving thread to hand it over; with `false` the receiving thread always watches
+    // the socket, and the watch hooks below are never called.
+    static constexpr bool callers_read = false;
+    bool call_added(bool, bool& wake_receiver) noexcept { return wake_receiver = false; }
+    bool caller_done(bool) noexcept { return false; }
+    void receiver_read(bool) noexcept {}
+    bool receiver_watches() const noexcept { return true; }
+
+    // How a synchronous caller waits: `waiting()` lives while it waits; a spin before sleeping
+    // (spin.hpp) polls `done` for a moment.
+    struct wait {
+      bool may_spin() const noexcept { return false; }
+      template <class Done>
+      bool spin_until(Done&& done) const {
+        return done();
+      }
+    };
+    wait waiting() const noexcept { return {}; }
+
+    // A reader is about to hand out what one recv brought, and is done with it (batching).
+    void reader_arrives() noexcept {}
+    void reader_leaves() noexcept {}
+    // A call is about to be completed; `synchronous`: its caller will send again soon (batching).
+    void call_completing(bool) noexcept {}
+    // A synchronous caller returns from its call (batching).
+    void caller_returns() noexcept {}
+
+    // The engine is closing: no hook runs on its own after this.
+    void stop() noexcept {}
+
+   private:
+    net::frame_writer& writer_;
+  };
+
+  // A threaded server's hooks, in the order a round of the pool meets them.
+  class server_hooks {
+   public:
+    explicit server_hooks(const server_setup&) noexcept {}
+
+    // Each pool thread's own state, made when the thread starts, with its index.
+    struct thread_state {};
+    thread_state thread_begins(std::size_t) noexcept { return {}; }
+
+    // The leader found `events` connections ready (at most `max`): whether it yielded before
+    // reading them, so that epoll is to be asked again (batch_yield.hpp). Then, how many requests
+    // the round read.
+    bool yield_before_reading(int, int) noexcept { return false; }
+    void round_read(std::size_t) noexcept {}
+
+    // With the pool locked: a thread begins to lead; a thread begins to run a request; whether
+    // it may run it without making sure another thread leads the I/O (unled_runs.hpp); the
+    // watchdog's look, with whether the I/O is unled now: whether a thread must be woken to lead.
+    void lead_round_began() noexcept {}
+    void run_began() noexcept {}
+    bool may_run_unled() const noexcept { return false; }
+    bool leader_overdue(bool) noexcept { return false; }
+    void found_blocked() noexcept {}
+
+    // Without the lock, around a run that left the I/O unled: whether it blocked.
+    struct run_probe {};
+    run_probe unled_run_begins(thread_state&) noexcept { return {}; }
+    static bool blocked(const run_probe&) noexcept { return false; }
+
+    // Replies held while the same thread runs the next request of the same connection
+    // (reply_holds.hpp): whether to hold this request's reply (`next_same`: the next queued
+    // request is of the same connection); the connection whose replies this thread holds, or
+    // null; send them.
+    bool hold_reply(thread_state&, const detail::server_request&, bool) noexcept { return false; }
+    const detail::server_connection* held(const thread_state&) const noexcept { return nullptr; }
+    void release(thread_state&) {}
+
+    // Every pool thread has ended: no hook runs on its own after this.
+    void stop() noexcept {}
+  };
+};
+
+}  // namespace tuning
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/none.hpp
+// ---- begin geerpc/tuning/own_reply.hpp
+// geerpc: a lone synchronous caller reads its own reply. The threaded client's receiving thread
+// waits for replies and hands each to its caller: a thread wake-up per call. A synchronous call
+// that finds no other call pending instead reads the socket itself, as the blocking transport's
+// caller does, handing any other call's reply to its owner meanwhile; the receiving thread is
+// parked off the socket (it watches only for the connection's end) until calls overlap again.
+// Exactly one thread at a time waits for replies on the socket: socket_watch says which.
+
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Who waits for replies on the socket. Changed under the client's lock on its pending table; the
+// receiving thread reads it without the lock, and whoever makes it the watcher wakes it
+// afterwards, so a stale read only costs it one more turn of its loop. Invariant (under that
+// lock): a pending call means a watcher.
+class socket_watch {
+ public:
+  // A call was just added to the pending table. Returns whether its caller, which may read its
+  // own reply (`may_read`), is to watch; sets `wake_receiver` when the receiving thread must be
+  // woken to watch instead.
+  bool call_added(bool may_read, bool& wake_receiver) noexcept {
+    if (who_.load(std::memory_order_relaxed) != who::nobody) return false;
+    who_.store(may_read ? who::caller : who::receiver, std::memory_order_relaxed);
+    wake_receiver = !may_read;
+    return may_read;
+  }
+
+  // The caller that watched is done: the receiving thread takes over while calls are pending.
+  // Returns whether it must be woken for that.
+  bool caller_done(bool calls_pending) noexcept {
+    who_.store(calls_pending ? who::receiver : who::nobody, std::memory_order_relaxed);
+    return calls_pending;
+  }
+
+  // The receiving thread, after it read: with nothing pending, it leaves the socket to the next
+  // synchronous caller.
+  void receiver_read(bool calls_pending) noexcept {
+    if (!calls_pending && who_.load(std::memory_order_relaxed) == who::receiver)
+      who_.store(who::nobody, std::memory_order_relaxed);
+  }
+
+  // Whether the receiving thread waits for replies now (otherwise only for the connection's end).
+  bool receiver_watches() const noexcept { return who_.load(std::memory_order_relaxed) == who::receiver; }
+
+ private:
+  enum class who : std::uint8_t { nobody, receiver, caller };
+  std::atomic<who> who_{who::nobody};
+};
+
+// The watching caller waits here until its call is done: it reads (`read_once(wait_for_data)`
+// returns false once the connection is over), first for a moment without sleeping when that pays
+// (spin.hpp), then asleep: in recv() itself when the call has no deadline (one system call instead
+// of two: nothing but the socket can complete such a call, and a close shuts the socket down,
+// which ends the recv), otherwise in poll() with its deadline, at which it calls `expire()`.
+// Returns false when the connection is over.
+template <class Done, class ReadOnce, class Expire>
+bool read_own_reply(int fd, const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                    const reply_wait& wait, Done done, ReadOnce read_once, Expire expire) {
+  bool open = true;
+  const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
+  if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
+  if (!deadline)
+    while (open && !done()) read(true);
+  while (open && !done()) {
+    // Checked before every wait, not only when poll() times out: replies for other calls may keep
+    // the socket readable long past this call's deadline.
+    if (std::chrono::steady_clock::now() >= *deadline ||
+        net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) {
+      expire();
+      break;
+    }
+    read(false);
+  }
+  return open;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/own_reply.hpp
+// ---- begin geerpc/tuning/reply_holds.hpp
+// geerpc: replies that a server thread holds back while it runs more requests of the same
+// connection, so that requests read together are answered together: one send instead of one per
+// reply, and the client's reading thread wakes once for the lot.
+//
+// A reply must not wait for a slow handler, and the thread holding it may be running one. So a
+// watchdog (watchdog.hpp) sends whatever a thread has held for longer than max_hold. It looks
+// every max_hold while holds keep happening: a server that never reads two requests of a
+// connection at once pays nothing.
+
+
+// ---- begin geerpc/tuning/watchdog.hpp
+// geerpc: a periodic look, on the deadline scheduler's thread, at something a busy thread may have
+// left undone. It runs only while it is asked for: each request() makes sure a look comes within
+// one to two periods, and a look that finds nothing to watch and no request since the last one
+// does not come again. An idle server pays nothing; a busy one, a scheduler wake-up per period,
+// rather than a timer set and cancelled per request.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class watchdog {
+ public:
+  // Runs on the scheduler thread at each look; returns whether there is still something to watch.
+  using look_fn = bool (*)(void* context);
+
+  watchdog(deadline_scheduler& scheduler, std::chrono::microseconds period, look_fn look, void* context)
+      : scheduler_(scheduler), period_(period), look_(look), context_(context) {}
+  ~watchdog() { stop(); }
+
+  watchdog(const watchdog&) = delete;
+  watchdog& operator=(const watchdog&) = delete;
+
+  // Something needs watching from now on. noexcept: arming may need memory, and a server out of
+  // memory here ends, as when any of its threads cannot queue a deadline, rather than run unwatched.
+  void request() noexcept {
+    if (!recent_.load(std::memory_order_relaxed)) recent_.store(true, std::memory_order_relaxed);
+    arm();
+  }
+
+  // While nobody calls request(): after this, no look runs until the next request().
+  void stop() {
+    scheduler_.cancel(timer_);
+    armed_.store(false);
+  }
+
+ private:
+  // Arms the timer unless it is armed. A look clears armed_ before it looks, so a request that the
+  // look misses is one whose caller sees armed_ clear and arms it.
+  void arm() noexcept {
+    if (!armed_.load() && !armed_.exchange(true))
+      scheduler_.schedule(timer_, deadline_scheduler::clock::now() + period_, &on_timer, this);
+  }
+
+  static void on_timer(void* context) {
+    auto& self = *static_cast<watchdog*>(context);
+    self.armed_.store(false);
+    bool busy = self.look_(self.context_);
+    // Requests come and go many times per period on a busy server: keep looking until a whole
+    // period passes without one, instead of being armed again (a wake-up) by the next request.
+    if (self.recent_.exchange(false, std::memory_order_relaxed)) busy = true;
+    if (busy) self.arm();
+  }
+
+  deadline_scheduler& scheduler_;
+  const std::chrono::microseconds period_;
+  const look_fn look_;
+  void* const context_;
+  deadline_scheduler::timer timer_;
+  std::atomic<bool> armed_{false};
+  std::atomic<bool> recent_{false};  // a request came since the last look
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/watchdog.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class reply_holds {
+ public:
+  // The most a held reply waits: the thread that holds it sends it sooner unless the handler it
+  // runs next is slow; then the watchdog sends it within max_hold to 2 * max_hold.
+  static constexpr std::chrono::microseconds max_hold{500};
+
+  // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
+  reply_holds(std::size_t threads, deadline_scheduler& scheduler)
+      : slots_(std::make_unique<slot[]>(threads)), count_(threads), watchdog_(scheduler, max_hold, &look, this) {}
+  ~reply_holds() { stop(); }
+
+  reply_holds(const reply_holds&) = delete;
+  reply_holds& operator=(const reply_holds&) = delete;
+
+  // A held reply may wait up to about twice max_hold; a caller whose deadline is nearer than this
+  // margin gets its reply now, so that holding never turns an answer given in time into a timeout.
+  static constexpr std::chrono::milliseconds hold_margin{5};
+  static bool deadline_allows(const server_request& request) {
+    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
+  }
+
+  // The connection whose replies thread `index` holds, or null. Only that thread calls it, and
+  // only that thread changes the answer, so it reads without the lock.
+  const server_connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
+
+  // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
+  // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
+  // request of another connection. noexcept, as watchdog::request() is.
+  void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
+    slot& s = slots_[index];
+    if (s.connection == connection) return;
+    {
+      std::lock_guard lock(s.mutex);
+      s.connection = connection;
+      s.since = clock::now();
+    }
+    watchdog_.request();
+  }
+
+  // Sends what thread `index` held and forgets the connection.
+  void release(std::size_t index) {
+    slot& s = slots_[index];
+    std::shared_ptr<server_connection> connection;
+    {
+      std::lock_guard lock(s.mutex);
+      connection.swap(s.connection);
+    }
+    if (connection) connection->flush_replies();
+  }
+
+  // Once no thread holds or will hold anything: after this, no watchdog runs.
+  void stop() { watchdog_.stop(); }
+
+ private:
+  struct alignas(64) slot {  // one cache line each: the owners write theirs often
+    std::mutex mutex;        // the owner writes `connection` and the watchdog reads it under it
+    std::shared_ptr<server_connection> connection;
+    clock::time_point since;  // when holding began, or when the watchdog last sent
+  };
+
+  // The watchdog's look: sends what has been held too long; returns whether anything is held.
+  static bool look(void* context) {
+    auto& self = *static_cast<reply_holds*>(context);
+    const auto now = clock::now();
+    bool any = false;
+    for (std::size_t i = 0; i < self.count_; ++i) {
+      slot& s = self.slots_[i];
+      std::shared_ptr<server_connection> stale;
+      {
+        std::lock_guard lock(s.mutex);
+        if (!s.connection) continue;
+        any = true;
+        if (now - s.since < max_hold) continue;
+        stale = s.connection;
+        s.since = now;
+      }
+      stale->flush_replies();  // concurrent with the owner's writes: frame_writer orders them
+    }
+    return any;
+  }
+
+  std::unique_ptr<slot[]> slots_;
+  const std::size_t count_;
+  watchdog watchdog_;  // last: its looks use the slots
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/reply_holds.hpp
+// ---- begin geerpc/tuning/request_batching.hpp
+// geerpc: a threaded client's requests wait for each other, so that requests made together leave
+// in one send. When the reading thread hands out a batch of replies, the callers it wakes each send
+// their next request as soon as they run: one send, and one wake-up of the server, per call. They
+// need not, because the threads about to send are known: the callers whose call has completed but
+// who have not yet returned from it, and a reader handing out replies (it completes more calls).
+// While any of them is due, a new request is held in the writer (frame_writer::hold), and whoever
+// brings the count back to zero sends everything held, in one send.
+//
+// That last thread is most often a caller on its way back with its own next request: sending the
+// lot as it returns, and its own request a moment later, makes two sends per batch. So a caller
+// that has come straight back for its next call several times in a row (quick_streak returns, each
+// within quick_return) keeps the lot held as it returns, and its next request takes the lot along.
+// Any other send on the connection takes it too. Should that caller not come back (it pauses, calls
+// another client, its next call ends before it sends), the watchdog sends what is held while
+// nobody is due at its next look: the others' requests then wait up to max_hold, once per such
+// pause. The held bit is only a hint there: a send that began before a hold may clear it once
+// nobody is due, so the watchdog asks the writer whether frames wait, and sends frames it finds
+// waiting at two looks in a row whoever is due.
+//
+// Only a synchronous caller back for more after a batch of replies holds its request; an
+// asynchronous call never waits. Every thread counted is running the library's code with nothing
+// to wait for but a CPU: a caller between its completion and its return, a reader handing out what
+// one recv brought. So a held request waits for those threads to be scheduled, never for the peer,
+// and for the application only through the gap of a caller that keeps coming straight back; in
+// case the operating system keeps them waiting (an overloaded CPU, a thread of low priority), a
+// watchdog on the scheduler thread (watchdog.hpp) sends a request held across two of its looks,
+// max_hold apart. It runs only while requests are held.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class due_senders {
+ public:
+  // The watchdog's period: it sends a request still held at a second look, so at most about two
+  // of these after the hold began. On one CPU, 32 callers woken together take a few hundred
+  // microseconds to run one after another: a bound below that would send batches early for
+  // nothing.
+  static constexpr std::chrono::milliseconds max_hold{1};
+
+  // A caller whose last quick_streak calls each came within quick_return of its return from the
+  // one before keeps what is held for its next request. The lot then waits for that caller's gap
+  // between calls, which has lately been about what one send costs; the streak keeps a caller
+  // that alternates quick calls with work in between from making the lot wait for the watchdog.
+  static constexpr std::chrono::microseconds quick_return{10};
+  static constexpr unsigned quick_streak = 4;
+
+  // A thread will send soon: a caller whose call is about to complete, a reader about to hand out
+  // replies. Each arrive() is matched by exactly one leave().
+  void arrive() noexcept { state_.fetch_add(1, std::memory_order_seq_cst); }
+
+  // That thread is done. Returns true when it was the last one due and something is held: it must
+  // then send what is held and call sent(), unless it is a caller that keeps the lot for its next
+  // request (see the top).
+  bool leave() noexcept { return state_.fetch_sub(1, std::memory_order_seq_cst) == (held_bit | 1); }
+
+  // Whether a request sent now should be held instead.
+  bool any() const noexcept { return (state_.load(std::memory_order_seq_cst) & ~held_bit) != 0; }
+
+  // Called once a request is held. Returns true when nobody is due any more (the last one left
+  // between any() and the hold): the holder must then send it, and call sent(). Otherwise the
+  // last one to leave sends it (or keeps it, see the top): whichever of the two comes second in
+  // the state's order sees the other.
+  bool held() noexcept { return (state_.fetch_or(held_bit, std::memory_order_seq_cst) & ~held_bit) == 0; }
+
+  // What was held has been sent (by the thread that owed it, by the watchdog, or by any send that
+  // took it along, since every send takes what is queued): the hold ends unless threads became
+  // due meanwhile, whose last one will then send again. The bit stays set until the send is done,
+  // so that a watchdog sees a hold whose sender is kept off the CPU. A send that began before a
+  // new hold may end it too early, once nobody is due: the watchdog then finds the frame in the
+  // writer (see the top).
+  void sent() noexcept {
+    std::uint32_t expected = held_bit;
+    if (state_.compare_exchange_strong(expected, 0, std::memory_order_seq_cst))
+      holds_ended_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // What a periodic look saw, for the next one.
+  struct look {
+    bool holding = false;
+    std::uint32_t holds_ended = 0;
+  };
+
+  // For the watchdog's periodic look: whether a request held at the previous look is still held,
+  // with no hold ended in between, so that it has waited a whole period at least.
+  bool held_since_last_look(look& last) const noexcept {
+    const look now{holding(), holds_ended_.load(std::memory_order_relaxed)};
+    const bool stale = now.holding && last.holding && now.holds_ended == last.holds_ended;
+    last = now;
+    return stale;
+  }
+  // seq_cst, as held() is: a holder then asks the watchdog for a look (it reads whether one is
+  // armed), while a look disarms and then reads this; each must see the other's write.
+  bool holding() const noexcept { return (state_.load(std::memory_order_seq_cst) & held_bit) != 0; }
+
+ private:
+  static constexpr std::uint32_t held_bit = std::uint32_t{1} << 31;
+  std::atomic<std::uint32_t> state_{0};  // the threads due, and held_bit while a request waits for them
+  std::atomic<std::uint32_t> holds_ended_{0};
+};
+
+// The threaded client's side of it (tuning::automatic's client hooks): due_senders, each caller's
+// recent calls, and the watchdog that bounds a hold.
+class request_batching {
+ public:
+  using clock = std::chrono::steady_clock;
+  using broken_fn = void (*)(void* engine);  // the writer broke: fail every call
+
+  request_batching(net::frame_writer& writer, deadline_scheduler& scheduler, bool enabled, broken_fn broken,
+                   void* engine)
+      : writer_(writer),
+        enabled_(enabled),
+        broken_(broken),
+        engine_(engine),
+        id_(next_id()),
+        watch_(scheduler, due_senders::max_hold, &look, this) {}
+  ~request_batching() { stop(); }
+
+  request_batching(const request_batching&) = delete;
+  request_batching& operator=(const request_batching&) = delete;
+
+  // Once no call is left to hold a request: after this, no look runs.
+  void stop() { watch_.stop(); }
+
+  // A call is about to be completed; a synchronous caller woken now will send its next request soon.
+  void call_completing(bool synchronous) noexcept {
+    if (enabled_ && synchronous) due_.arrive();
+  }
+
+  // A reader is about to hand out what one recv brought (it completes calls whose callers send),
+  // and is done with it.
+  void reader_arrives() noexcept {
+    if (enabled_) due_.arrive();
+  }
+  void reader_leaves() { leave(false); }
+
+  // A synchronous caller begins a call: whether it may hold its request (it returned from a call
+  // of this client last). Notes how quickly it came back.
+  bool caller_may_hold(clock::time_point now) noexcept {
+    if (!enabled_) return false;
+    caller_history& mine = history();
+    const bool same_client = std::exchange(mine.returned_from, 0) == id_;
+    const bool quick = same_client && now - mine.returned_at <= due_senders::quick_return;
+    mine.quick_returns = quick ? std::min(mine.quick_returns + 1, due_senders::quick_streak) : 0;
+    return same_client;
+  }
+
+  // Sends a request, or, when allowed, holds it while threads that will send soon are due.
+  net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
+    if (!may_hold || !due_.any()) {
+      const auto status = writer_.write(frame);
+      // It took along whatever was held (a hold that began during the send may be ended early:
+      // the watchdog's look covers that).
+      if (status != net::frame_writer::status::broken && due_.holding()) due_.sent();
+      return status;
+    }
+    const auto status = writer_.hold(frame);
+    if (status != net::frame_writer::status::done) return status;
+    if (due_.held())
+      send_held();  // the last thread due left before the hold
+    else
+      watch_.request();
+    return status;
+  }
+
+  // A synchronous caller returns from its call, once done with it: the last one due sends what is
+  // held, unless it is expected straight back with its next request, which takes the lot along.
+  void caller_returns() {
+    if (!enabled_) return;
+    leave(history().quick_returns >= due_senders::quick_streak);
+    caller_history& mine = history();
+    mine.returned_from = id_;
+    mine.returned_at = clock::now();
+  }
+
+ private:
+  // A synchronous caller's recent calls: the client it returned from last (until it calls again),
+  // when, and how many calls in a row came straight back. Per thread, and keyed by a number no
+  // other client in the process ever has, so a thread's history reaches only the client it names.
+  struct caller_history {
+    std::uint64_t returned_from = 0;
+    clock::time_point returned_at{};
+    unsigned quick_returns = 0;
+  };
+  static caller_history& history() noexcept {
+    thread_local caller_history mine;
+    return mine;
+  }
+  static std::uint64_t next_id() noexcept {
+    static std::atomic<std::uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  void leave(bool comes_back) {
+    if (enabled_ && due_.leave() && !comes_back) send_held();
+  }
+
+  // Sends what is held: by the last thread due to leave, or by the watchdog.
+  void send_held() {
+    const auto status = writer_.flush();
+    due_.sent();
+    if (status == net::frame_writer::status::broken) broken_(engine_);
+  }
+
+  // The watchdog's look, on the scheduler thread: sends what has been held since the last look,
+  // and held frames that nobody due will send (kept by a caller that did not come back) or that
+  // wait in the writer at two looks in a row (their hold ended early: see the top). Returns
+  // whether anything is held.
+  static bool look(void* context) {
+    auto& self = *static_cast<request_batching*>(context);
+    const bool stale = self.due_.held_since_last_look(self.last_look_);  // first: it notes what it saw
+    const bool unsent = self.writer_.holds_unsent();
+    const bool unsent_before = std::exchange(self.unsent_at_last_look_, unsent);
+    if (stale || (unsent && (unsent_before || !self.due_.any()))) self.send_held();
+    return self.due_.holding() || self.writer_.holds_unsent();
+  }
+
+  net::frame_writer& writer_;
+  const bool enabled_;
+  const broken_fn broken_;
+  void* const engine_;
+  const std::uint64_t id_;
+  due_senders due_;
+  due_senders::look last_look_;       // what the watchdog's last look saw (its thread only)
+  bool unsent_at_last_look_ = false;  // and whether the writer held frames then (its thread only)
+  watchdog watch_;                    // last: its looks use everything above
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/request_batching.hpp
+// ---- begin geerpc/tuning/unled_runs.hpp
+// geerpc: on one CPU, a threaded server thread runs a handler without first waking a follower to
+// lead the I/O. Waking one costs two context switches and buys nothing unless the handler blocks:
+// on one CPU the follower cannot run until then. So while no handler has lately blocked, a thread
+// runs its request unled, and a watchdog (watchdog.hpp) makes the engine wake a follower if nobody
+// has led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at
+// most. A handler found blocked makes the requests of the next calm_period wake followers again,
+// so that handlers that block run side by side. A handler counts as blocked when the watchdog
+// finds one run that lasted a whole period (no thread began to lead and no handler started since
+// its previous look), or, in a random one unled run out of blocking_sample, when its thread made a
+// voluntary context switch (getrusage): one that blocks for less than a period is never found by
+// the watchdog, yet makes the requests queued behind it wait. Waits inside the library count too
+// (a contended lock, cancelling a deadline).
+
+#include <sys/resource.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class unled_runs {
+ public:
+  using clock = std::chrono::steady_clock;
+  // The engine's look: with its pool locked, it asks look() below and wakes a follower when told
+  // to. Returns whether the I/O is unled while a handler runs.
+  using engine_look_fn = bool (*)(void* engine);
+
+  static constexpr std::chrono::milliseconds calm_period{200};
+  static constexpr unsigned blocking_sample = 8;
+  // How long the I/O may stay unled behind a slow handler: one to two periods.
+  static constexpr std::chrono::microseconds lead_watch_period{500};
+
+  // `enabled`: the process has one CPU (more: a woken follower runs at once, and this buys nothing).
+  unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn look, void* engine)
+      : enabled_(enabled), watch_(scheduler, lead_watch_period, look, engine) {}
+
+  unled_runs(const unled_runs&) = delete;
+  unled_runs& operator=(const unled_runs&) = delete;
+
+  // The rest are called with the engine's pool lock held, except where said.
+
+  // Whether a thread about to run a request may leave the I/O unled meanwhile.
+  bool may_run_unled() const noexcept { return enabled_ && clock::now() - last_blocked_ >= calm_period; }
+  void lead_round_began() noexcept { ++lead_rounds_; }
+  void run_began() noexcept { ++runs_started_; }
+
+  // The watchdog's look, with whether the I/O is unled while a handler runs: returns whether the
+  // engine must wake a follower to lead (nobody has led since the previous look), and notes a
+  // handler found blocked if no handler started meanwhile either (a thread working through a queue
+  // of quick requests is not blocked).
+  bool look(bool unled) noexcept {
+    bool wake = false;
+    if (unled && lead_rounds_ == lead_rounds_seen_) {
+      if (runs_started_ == runs_started_seen_) last_blocked_ = clock::now();
+      wake = true;
+    }
+    lead_rounds_seen_ = lead_rounds_;
+    runs_started_seen_ = runs_started_;
+    return wake;
+  }
+
+  // Without the lock: a thread is about to run a request unled. `draw` is that thread's own
+  // random state. Returns the probe to hand to blocked() afterwards.
+  struct probe {
+    bool sampled = false;
+    long switches_before = 0;
+  };
+  probe unled_run_begins(std::uint32_t& draw) noexcept {
+    watch_.request();
+    const bool sampled = next_draw(draw) % blocking_sample == 0;
+    return {sampled, sampled ? voluntary_switches() : 0};
+  }
+  // Without the lock, after the run: whether it blocked.
+  static bool blocked(const probe& p) noexcept { return p.sampled && voluntary_switches() != p.switches_before; }
+  // With the lock: a handler was found blocked.
+  void found_blocked() noexcept { last_blocked_ = clock::now(); }
+
+  void stop() { watch_.stop(); }
+
+ private:
+  // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
+  static std::uint32_t next_draw(std::uint32_t& state) noexcept {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  }
+  // This thread's voluntary context switches so far: it blocked if the count moved.
+  static long voluntary_switches() noexcept {
+    rusage usage{};
+    return ::getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : 0;
+  }
+
+  const bool enabled_;
+  clock::time_point last_blocked_{};   // when a handler was last found blocked
+  std::size_t lead_rounds_ = 0;        // times a thread began to lead
+  std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look
+  std::size_t runs_started_ = 0;       // handler runs begun
+  std::size_t runs_started_seen_ = 0;  // runs_started_ at the watchdog's last look
+  watchdog watch_;                     // last: its looks use everything above
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/unled_runs.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+
+struct automatic {
+  class client_hooks {
+   public:
+    explicit client_hooks(const client_setup& setup)
+        : spin_(setup.knobs.spin),
+          several_cpus_(setup.knobs.several_cpus()),
+          batching_(setup.writer, setup.scheduler, setup.knobs.batching, setup.broken, setup.engine) {}
+
+    // Request batching (request_batching.hpp).
+    bool caller_may_hold(std::chrono::steady_clock::time_point now) noexcept { return batching_.caller_may_hold(now); }
+    net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
+      return batching_.send_request(frame, may_hold);
+    }
+    void reader_arrives() noexcept { batching_.reader_arrives(); }
+    void reader_leaves() { batching_.reader_leaves(); }
+    void call_completing(bool synchronous) noexcept { batching_.call_completing(synchronous); }
+    void caller_returns() { batching_.caller_returns(); }
+    void stop() { batching_.stop(); }
+
+    // A lone caller reads its own reply (own_reply.hpp).
+    static constexpr bool callers_read = true;
+    bool call_added(bool may_read, bool& wake_receiver) noexcept { return watch_.call_added(may_read, wake_receiver); }
+    bool caller_done(bool calls_pending) noexcept { return watch_.caller_done(calls_pending); }
+    void receiver_read(bool calls_pending) noexcept { watch_.receiver_read(calls_pending); }
+    bool receiver_watches() const noexcept { return watch_.receiver_watches(); }
+
+    // A spin before sleeping (spin.hpp).
+    detail::reply_wait waiting() const noexcept { return detail::reply_wait(spin_, several_cpus_); }
+
+   private:
+    const std::chrono::microseconds spin_;
+    const bool several_cpus_;
+    detail::socket_watch watch_;
+    detail::request_batching batching_;
+  };
+
+  class server_hooks {
+   public:
+    explicit server_hooks(const server_setup& setup)
+        : one_cpu_(!setup.knobs.several_cpus()),
+          batching_(setup.knobs.batching),
+          holds_(setup.thread_slots, setup.scheduler),
+          unled_(setup.scheduler, one_cpu_, setup.look_for_leader, setup.engine) {}
+
+    struct thread_state {
+      std::size_t index;
+      std::uint32_t draw;  // xorshift32 state, for unled_runs' samples
+    };
+    thread_state thread_begins(std::size_t index) noexcept {
+      return {index, 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1)};
+    }
+
+    // On one CPU, a yield before reading after a round that read several requests (batch_yield.hpp).
+    bool yield_before_reading(int events, int max) noexcept {
+      if (!one_cpu_ || events >= max || !yield_.due()) return false;  // after a full list: see batch_yield.hpp
+      yield_.yield();
+      return true;
+    }
+    void round_read(std::size_t requests) noexcept {
+      if (one_cpu_) yield_.after_round(requests);
+    }
+
+    // On one CPU, unled runs (unled_runs.hpp).
+    void lead_round_began() noexcept { unled_.lead_round_began(); }
+    void run_began() noexcept { unled_.run_began(); }
+    bool may_run_unled() const noexcept { return unled_.may_run_unled(); }
+    bool leader_overdue(bool unled) noexcept { return unled_.look(unled); }
+    void found_blocked() noexcept { unled_.found_blocked(); }
+    using run_probe = detail::unled_runs::probe;
+    run_probe unled_run_begins(thread_state& mine) noexcept { return unled_.unled_run_begins(mine.draw); }
+    static bool blocked(const run_probe& probe) noexcept { return detail::unled_runs::blocked(probe); }
+
+    // Reply holds (reply_holds.hpp).
+    bool hold_reply(thread_state& mine, const detail::server_request& request, bool next_same) noexcept {
+      if (!batching_ || !next_same || !detail::reply_holds::deadline_allows(request)) return false;
+      holds_.hold(mine.index, request.connection);
+      return true;
+    }
+    const detail::server_connection* held(const thread_state& mine) const noexcept { return holds_.held(mine.index); }
+    void release(thread_state& mine) { holds_.release(mine.index); }
+
+    void stop() {
+      holds_.stop();
+      unled_.stop();
+    }
+
+   private:
+    const bool one_cpu_;
+    const bool batching_;
+    detail::reply_holds holds_;
+    detail::unled_runs unled_;
+    detail::batch_yield yield_;  // the leader's only
+  };
+};
+
+}  // namespace tuning
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/automatic.hpp
+// ---- begin geerpc/transport/blocking/client.hpp
+// geerpc: the client half of the `blocking` transport. No thread of its own: the calling thread
+// writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
+// One call is on the wire at a time; other callers wait their turn (within their own deadlines),
+// in arrival order; once the first has waited a millisecond, later callers no longer overtake it.
+// A reply that arrives after its call gave up is read by a later call and dropped.
+
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class blocking_client_engine {
+ public:
+  blocking_client_engine(connection_info connection, const options& opts)
+      : fd_(std::move(connection.fd)),
+        server_max_frame_size_(connection.server_max_frame_size),
+        writer_(fd_.get(), std::size_t{64} << 20),
+        reader_(opts.max_frame_size) {}
+
+  ~blocking_client_engine() { close(); }
+
+  blocking_client_engine(const blocking_client_engine&) = delete;
+  blocking_client_engine& operator=(const blocking_client_engine&) = delete;
+
+  std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
+  bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
+
+  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply) {
+    if (auto refused = take_turn(ctx)) return std::move(*refused);
+    struct turn_passer {
+      blocking_client_engine* engine;
+      ~turn_passer() { engine->pass_turn(); }  // also if the exchange throws
+    } passer{this};
+    return exchange(ctx, ++last_seq_, frame, reply);
+  }
+
+  void close() {
+    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+    ::shutdown(fd_.get(), SHUT_RDWR);  // wakes a caller waiting in poll
+    std::lock_guard lock(mutex_);
+    for (turn_waiter* w = first_waiter_; w != nullptr; w = w->next) w->wake.notify_one();
+  }
+
+  // Callers waiting for their turn (for tests).
+  std::size_t waiting() const {
+    std::lock_guard lock(mutex_);
+    std::size_t count = 0;
+    for (const turn_waiter* w = first_waiter_; w != nullptr; w = w->next) ++count;
+    return count;
+  }
+
+  // How long the first waiting caller may be overtaken by callers that come later, before the
+  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
+  // saves a thread switch per call under load; the bound keeps that from starving anyone.
+  static constexpr std::chrono::milliseconds overtake_limit{1};
+
+ private:
+  struct wake_on_stop {
+    const net::event_fd* wake;
+    void operator()() const noexcept { wake->signal(); }
+  };
+
+  // A caller waiting for its turn, in arrival order; lives on that caller's stack.
+  struct turn_waiter {
+    std::condition_variable wake;
+    std::chrono::steady_clock::time_point since;
+    bool granted = false;  // the turn was handed to it: busy_ stayed true for it
+    turn_waiter* next = nullptr;
+    turn_waiter* prev = nullptr;
+  };
+  struct wake_waiter_on_stop {
+    blocking_client_engine* engine;
+    turn_waiter* waiter;
+    void operator()() const noexcept {
+      std::lock_guard lock(engine->mutex_);
+      waiter->wake.notify_one();
+    }
+  };
+
+  // Waits for the connection to be free, within the call's deadline and stop token. Returns the
+  // outcome of a call that never got its turn, or nothing once the turn is this caller's.
+  std::optional<call_outcome> take_turn(const context& ctx) {
+    {
+      std::lock_guard lock(mutex_);
+      if (take_free_turn()) return std::nullopt;
+    }
+    turn_waiter me;
+    // Made before the lock is taken: a stop already requested runs the callback at once, and it
+    // takes the lock.
+    std::optional<std::stop_callback<wake_waiter_on_stop>> on_stop;
+    if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_waiter_on_stop{this, &me});
+    std::unique_lock lock(mutex_);
+    if (take_free_turn()) return std::nullopt;  // freed while the stop callback was being made
+    me.since = std::chrono::steady_clock::now();
+    enqueue(me);
+    for (;;) {
+      if (me.granted) return std::nullopt;  // dequeued by whoever granted it
+      // Free, and nobody ahead of us: the turn is ours (an earlier holder released it normally).
+      if (first_waiter_ == &me && take_free_turn()) {
+        dequeue(me);
+        return std::nullopt;
+      }
+      enum class refusal { none, closed, canceled, deadline };
+      refusal why = refusal::none;
+      if (!is_open())
+        why = refusal::closed;
+      else if (ctx.stop_token().stop_requested())
+        why = refusal::canceled;
+      else if (ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline())
+        why = refusal::deadline;
+      if (why != refusal::none) {
+        dequeue(me);
+        lock.unlock();  // before on_stop goes (its callback takes the lock), and before allocating
+        return why == refusal::closed     ? connection_closed_outcome()
+               : why == refusal::canceled ? canceled_outcome()
+                                          : deadline_exceeded_outcome();
+      }
+      if (ctx.deadline())
+        me.wake.wait_until(lock, *ctx.deadline());
+      else
+        me.wake.wait(lock);
+    }
+  }
+
+  // With mutex_ held: takes the turn if the connection is free and open.
+  bool take_free_turn() noexcept {
+    if (busy_ || !is_open()) return false;
+    busy_ = true;
+    return true;
+  }
+
+  // Ends this caller's turn: hands it straight to the first waiter if that one has been overtaken
+  // long enough, otherwise frees the connection and wakes the first waiter to take it (a caller
+  // that comes meanwhile may take it first).
+  void pass_turn() {
+    std::lock_guard lock(mutex_);
+    turn_waiter* first = first_waiter_;
+    if (first == nullptr) {
+      busy_ = false;
+      return;
+    }
+    if (std::chrono::steady_clock::now() - first->since >= overtake_limit) {
+      dequeue(*first);
+      first->granted = true;  // busy_ stays true: the turn is first's
+    } else {
+      busy_ = false;
+    }
+    first->wake.notify_one();  // under the lock: once it returns, `first` may be gone
+  }
+
+  void enqueue(turn_waiter& w) noexcept {
+    w.prev = last_waiter_;
+    (last_waiter_ != nullptr ? last_waiter_->next : first_waiter_) = &w;
+    last_waiter_ = &w;
+  }
+  void dequeue(turn_waiter& w) noexcept {
+    (w.prev != nullptr ? w.prev->next : first_waiter_) = w.next;
+    (w.next != nullptr ? w.next->prev : last_waiter_) = w.prev;
+    w.next = w.prev = nullptr;
+  }
+
+  enum class wait_outcome { ready, timed_out, canceled };
+
+  // Waits for `events` on the socket within the call's deadline; a stop request interrupts it.
+  wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
+    // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
+    // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
+    // and is then seen below, like one that comes while asleep.
+    const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
+    if (events == POLLIN && waiting.may_spin() &&
+        waiting.spin_until([&] { return stopped() || net::ready_now(fd_.get(), POLLIN); }) && !stopped())
+      return wait_outcome::ready;
+    for (;;) {
+      switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
+        case net::wait_result::ready:
+          return wait_outcome::ready;
+        case net::wait_result::timeout:
+          return wait_outcome::timed_out;
+        case net::wait_result::woken:
+          wake_.drain();  // may be left over from an earlier call's stop_token: check ours
+          if (ctx.stop_token().stop_requested()) return wait_outcome::canceled;
+      }
+    }
+  }
+
+  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame,
+                        std::vector<std::byte>& reply) {
+    if (ctx.stop_token().stop_requested()) return canceled_outcome();
+    const reply_wait waiting;
+    const auto now = std::chrono::steady_clock::now();
+    if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
+    std::optional<std::stop_callback<wake_on_stop>> on_stop;
+    if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_on_stop{&wake_});
+
+    stamp_request(frame, seq, budget_us(ctx.deadline(), now));
+    // What the socket does not take stays queued in order and goes out before the next call's frame.
+    for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
+      if (status == net::frame_writer::status::broken) return broken();
+      switch (wait(POLLOUT, ctx, waiting)) {
+        case wait_outcome::ready:
+          break;
+        case wait_outcome::timed_out:
+          return deadline_exceeded_outcome();
+        case wait_outcome::canceled:
+          return canceled_outcome();
+      }
+    }
+
+    std::optional<call_outcome> mine;
+    bool valid = true;
+    for (;;) {
+      std::size_t got = 0;
+      switch (net::recv_some(fd_.get(), buffer_.data(), buffer_.size(), got)) {
+        case net::recv_status::closed:
+          return broken();
+        case net::recv_status::would_block:
+          switch (wait(POLLIN, ctx, waiting)) {
+            case wait_outcome::ready:
+              continue;
+            case wait_outcome::timed_out:
+              return deadline_exceeded_outcome();
+            case wait_outcome::canceled: {
+              const auto cancel = cancel_frame(seq);
+              writer_.write(cancel);
+              return canceled_outcome();
+            }
+          }
+          continue;
+        case net::recv_status::data:
+          break;
+      }
+      const char* bad =
+          reader_.feed(std::span<const std::byte>(buffer_.data(), got), [&](std::span<const std::byte> bytes) {
+            wire::frame_view f;
+            if (wire::parse_frame(bytes, f) != nullptr || f.header.kind != wire::frame_kind::response)
+              return valid = false;
+            if (f.header.seq != seq) return true;  // a late reply to a call that gave up: dropped
+            if (f.header.status == 0) {
+              reply.assign(f.body.begin(), f.body.end());
+              mine = call_outcome{};
+            } else {
+              mine = response_outcome(f.header.status, f.text);
+            }
+            return true;  // keep consuming: late replies may follow ours in the same read
+          });
+      if (bad != nullptr || !valid) return broken();
+      if (mine) return std::move(*mine);
+    }
+  }
+
+  call_outcome broken() {
+    close();
+    return connection_closed_outcome();
+  }
+
+  net::unique_fd fd_;
+  const std::uint32_t server_max_frame_size_;
+  net::frame_writer writer_;
+  net::frame_reader reader_;
+  net::event_fd wake_;  // a stop_token's way into poll()
+  std::vector<std::byte> buffer_ = std::vector<std::byte>(16u << 10);
+  std::atomic<bool> closed_{false};
+
+  mutable std::mutex mutex_;  // guards busy_ and the waiters
+  bool busy_ = false;         // a caller has the turn
+  turn_waiter* first_waiter_ = nullptr;
+  turn_waiter* last_waiter_ = nullptr;
+  std::uint64_t last_seq_ = 0;  // only touched by the caller whose turn it is
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/blocking/client.hpp
+// ---- begin geerpc/transport/blocking/server.hpp
+// geerpc: the server half of the `blocking` transport: an accept thread and one thread per
+// connection that reads a request, runs its handler and answers, in order. Simple to reason about
+// and cheap for a few long-lived peers; a slow request holds up the ones behind it on its
+// connection (the `threaded` transport does not). Deadlines still hold: the shared scheduler answers
+// a request that runs too long and fires its handler's stop_token.
+
+
+#include <list>
+
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -3588,26 +4510,25 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/blocking/server.hpp
 // ---- begin geerpc/transport/threaded/client.hpp
 // geerpc: the client half of the `threaded` transport. Any number of threads call through one
-// connection at once: each call gets a sequence number and an entry in the pending table, its
-// caller writes the request itself (frames queued behind a busy writer go out together), and one
-// std::jthread receives replies and hands each to its caller.
+// connection at once. The life of one call:
 //
-// One exception saves a thread wake-up per call on the common sequential path: a synchronous
-// call that finds no other call pending reads the socket itself, as the blocking transport does,
-// and hands any other call's reply to its owner meanwhile; the receiving thread is parked off the
-// socket (it watches only for the connection's end) until calls overlap again. Exactly one thread
-// at a time waits for replies on the socket: `watcher_` says which.
+//   1. begin(): the call gets a sequence number and an entry in the pending table; its caller
+//      stamps the request and writes it itself (frames queued behind a busy writer go out with
+//      that writer's send); its deadline goes to the shared scheduler, its stop_token gets a
+//      callback.
+//   2. One std::jthread (receive()) waits for replies and hands each to its call (deliver()).
+//   3. The call is completed exactly once, by whoever removes its entry from the pending table,
+//      under the table's lock: the reply, the deadline, the caller's stop_token or a broken
+//      connection. A reply that finds no entry (its call gave up) is read and dropped, never
+//      handed to another call.
+//   4. The caller (a synchronous call waiting on a futex, or a call_future) then settles the
+//      call: the deadline and the stop callback are disarmed, and its memory may go.
 //
-// Callers woken by one batch of replies send their next requests together: a caller back with
-// its next request while others woken with it are still on their way back holds it in the writer
-// for the last of them, which sends the lot as it returns, or with its own next request when it
-// has been coming straight back (due_senders.hpp). One send and one wake-up of the server instead
-// of one per call.
-//
-// Who completes a call is decided by one thing: removing its entry from the pending table, under
-// the table's lock. The reply, the deadline (from the shared scheduler), the caller's stop_token
-// and a broken connection all try; exactly one succeeds, and a reply that finds no entry (its call
-// gave up) is read and dropped, never handed to another call.
+// The tuning policy (tuning/none.hpp names its hooks) may change who reads and when requests
+// leave: with tuning::automatic a lone synchronous caller reads its own reply (tuning/own_reply.hpp),
+// a waiting caller may spin for a moment before it sleeps (tuning/spin.hpp), and callers woken by
+// one batch of replies send their next requests together (tuning/request_batching.hpp). None of
+// them changes which call a reply completes or how a call ends.
 
 
 
@@ -3639,184 +4560,14 @@ inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/futex.hpp
-// ---- begin geerpc/tuning/due_senders.hpp
-// geerpc: a threaded client's requests wait for each other, so that requests made together leave
-// in one send. When the reading thread hands out a batch of replies, the callers it wakes each send
-// their next request as soon as they run: one send, and one wake-up of the server, per call. They
-// need not, because the threads about to send are known: the callers whose call has completed but
-// who have not yet returned from it, and a reader handing out replies (it completes more calls).
-// While any of them is due, a new request is held in the writer (frame_writer::hold), and whoever
-// brings the count back to zero sends everything held, in one send.
-//
-// That last thread is most often a caller on its way back with its own next request: sending the
-// lot as it returns, and its own request a moment later, makes two sends per batch. So a caller
-// that has come straight back for its next call several times in a row (quick_streak returns, each
-// within quick_return) keeps the lot held as it returns, and its next request takes the lot along.
-// Any other send on the connection takes it too. Should that caller not come back (it pauses, calls
-// another client, its next call ends before it sends), the watchdog sends what is held while
-// nobody is due at its next look: the others' requests then wait up to max_hold, once per such
-// pause. The held bit is only a hint there: a send that began before a hold may clear it once
-// nobody is due, so the watchdog asks the writer whether frames wait, and sends frames it finds
-// waiting at two looks in a row whoever is due.
-//
-// Only a synchronous caller back for more after a batch of replies holds its request; an
-// asynchronous call never waits. Every thread counted is running the library's code with nothing
-// to wait for but a CPU: a caller between its completion and its return, a reader handing out what
-// one recv brought. So a held request waits for those threads to be scheduled, never for the peer,
-// and for the application only through the gap of a caller that keeps coming straight back; in
-// case the operating system keeps them waiting (an overloaded CPU, a thread of low priority), a
-// watchdog on the scheduler thread (watchdog.hpp) sends a request held across two of its looks,
-// max_hold apart. It runs only while requests are held.
-
-
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-class due_senders {
- public:
-  // The watchdog's period: it sends a request still held at a second look, so at most about two
-  // of these after the hold began. On one CPU, 32 callers woken together take a few hundred
-  // microseconds to run one after another: a bound below that would send batches early for
-  // nothing.
-  static constexpr std::chrono::milliseconds max_hold{1};
-
-  // A caller whose last quick_streak calls each came within quick_return of its return from the
-  // one before keeps what is held for its next request. The lot then waits for that caller's gap
-  // between calls, which has lately been about what one send costs; the streak keeps a caller
-  // that alternates quick calls with work in between from making the lot wait for the watchdog.
-  static constexpr std::chrono::microseconds quick_return{10};
-  static constexpr unsigned quick_streak = 4;
-
-  // A thread will send soon: a caller whose call is about to complete, a reader about to hand out
-  // replies. Each arrive() is matched by exactly one leave().
-  void arrive() noexcept { state_.fetch_add(1, std::memory_order_seq_cst); }
-
-  // That thread is done. Returns true when it was the last one due and something is held: it must
-  // then send what is held and call sent(), unless it is a caller that keeps the lot for its next
-  // request (see the top).
-  bool leave() noexcept { return state_.fetch_sub(1, std::memory_order_seq_cst) == (held_bit | 1); }
-
-  // Whether a request sent now should be held instead.
-  bool any() const noexcept { return (state_.load(std::memory_order_seq_cst) & ~held_bit) != 0; }
-
-  // Called once a request is held. Returns true when nobody is due any more (the last one left
-  // between any() and the hold): the holder must then send it, and call sent(). Otherwise the
-  // last one to leave sends it (or keeps it, see the top): whichever of the two comes second in
-  // the state's order sees the other.
-  bool held() noexcept { return (state_.fetch_or(held_bit, std::memory_order_seq_cst) & ~held_bit) == 0; }
-
-  // What was held has been sent (by the thread that owed it, by the watchdog, or by any send that
-  // took it along, since every send takes what is queued): the hold ends unless threads became
-  // due meanwhile, whose last one will then send again. The bit stays set until the send is done,
-  // so that a watchdog sees a hold whose sender is kept off the CPU. A send that began before a
-  // new hold may end it too early, once nobody is due: the watchdog then finds the frame in the
-  // writer (see the top).
-  void sent() noexcept {
-    std::uint32_t expected = held_bit;
-    if (state_.compare_exchange_strong(expected, 0, std::memory_order_seq_cst))
-      holds_ended_.fetch_add(1, std::memory_order_relaxed);
-  }
-
-  // What a periodic look saw, for the next one.
-  struct look {
-    bool holding = false;
-    std::uint32_t holds_ended = 0;
-  };
-
-  // For the watchdog's periodic look: whether a request held at the previous look is still held,
-  // with no hold ended in between, so that it has waited a whole period at least.
-  bool held_since_last_look(look& last) const noexcept {
-    const look now{holding(), holds_ended_.load(std::memory_order_relaxed)};
-    const bool stale = now.holding && last.holding && now.holds_ended == last.holds_ended;
-    last = now;
-    return stale;
-  }
-  // seq_cst, as held() is: a holder then asks the watchdog for a look (it reads whether one is
-  // armed), while a look disarms and then reads this; each must see the other's write.
-  bool holding() const noexcept { return (state_.load(std::memory_order_seq_cst) & held_bit) != 0; }
-
- private:
-  static constexpr std::uint32_t held_bit = std::uint32_t{1} << 31;
-  std::atomic<std::uint32_t> state_{0};  // the threads due, and held_bit while a request waits for them
-  std::atomic<std::uint32_t> holds_ended_{0};
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/due_senders.hpp
-// ---- begin geerpc/tuning/watchdog.hpp
-// geerpc: a periodic look, on the deadline scheduler's thread, at something a busy thread may have
-// left undone. It runs only while it is asked for: each request() makes sure a look comes within
-// one to two periods, and a look that finds nothing to watch and no request since the last one
-// does not come again. An idle server pays nothing; a busy one, a scheduler wake-up per period,
-// rather than a timer set and cancelled per request.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class watchdog {
- public:
-  // Runs on the scheduler thread at each look; returns whether there is still something to watch.
-  using look_fn = bool (*)(void* context);
-
-  watchdog(deadline_scheduler& scheduler, std::chrono::microseconds period, look_fn look, void* context)
-      : scheduler_(scheduler), period_(period), look_(look), context_(context) {}
-  ~watchdog() { stop(); }
-
-  watchdog(const watchdog&) = delete;
-  watchdog& operator=(const watchdog&) = delete;
-
-  // Something needs watching from now on. noexcept: arming may need memory, and a server out of
-  // memory here ends, as when any of its threads cannot queue a deadline, rather than run unwatched.
-  void request() noexcept {
-    if (!recent_.load(std::memory_order_relaxed)) recent_.store(true, std::memory_order_relaxed);
-    arm();
-  }
-
-  // While nobody calls request(): after this, no look runs until the next request().
-  void stop() {
-    scheduler_.cancel(timer_);
-    armed_.store(false);
-  }
-
- private:
-  // Arms the timer unless it is armed. A look clears armed_ before it looks, so a request that the
-  // look misses is one whose caller sees armed_ clear and arms it.
-  void arm() noexcept {
-    if (!armed_.load() && !armed_.exchange(true))
-      scheduler_.schedule(timer_, deadline_scheduler::clock::now() + period_, &on_timer, this);
-  }
-
-  static void on_timer(void* context) {
-    auto& self = *static_cast<watchdog*>(context);
-    self.armed_.store(false);
-    bool busy = self.look_(self.context_);
-    // Requests come and go many times per period on a busy server: keep looking until a whole
-    // period passes without one, instead of being armed again (a wake-up) by the next request.
-    if (self.recent_.exchange(false, std::memory_order_relaxed)) busy = true;
-    if (busy) self.arm();
-  }
-
-  deadline_scheduler& scheduler_;
-  const std::chrono::microseconds period_;
-  const look_fn look_;
-  void* const context_;
-  deadline_scheduler::timer timer_;
-  std::atomic<bool> armed_{false};
-  std::atomic<bool> recent_{false};  // a request came since the last look
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/watchdog.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
+template <class Tuning>
 class threaded_client_engine {
+  using hooks = typename Tuning::client_hooks;
+
  public:
   // One call in flight. Whoever owns it (a waiting caller, a future) keeps it alive until settle().
   class pending_call {
@@ -3840,8 +4591,8 @@ class threaded_client_engine {
     threaded_client_engine* engine = nullptr;
     std::uint64_t seq = 0;
     deadline_scheduler::timer timer;
-    bool timed = false;       // the timer was set: settle() must cancel it
-    bool sends_next = false;  // a synchronous call: its caller is due from completion to return
+    bool timed = false;        // the timer was set: settle() must cancel it
+    bool synchronous = false;  // a call() caller: it will send its next request soon after completion
     std::optional<std::stop_callback<stop_action>> on_stop;
   };
 
@@ -3851,14 +4602,14 @@ class threaded_client_engine {
         scheduler_(deadline_scheduler::shared()),
         writer_(fd_.get(), std::size_t{64} << 20, &want_write, this),
         reader_(opts.max_frame_size),
-        hold_watch_(*scheduler_, due_senders::max_hold, &look_at_holds, this),
+        tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, &on_broken, this}),
         receiver_([this] { receive(); }) {
-    net::set_blocking(fd_.get());  // for read_own_reply(); every other I/O on it says MSG_DONTWAIT
+    if constexpr (hooks::callers_read) net::set_blocking(fd_.get());  // for a caller's recv that waits
   }
 
   ~threaded_client_engine() {
     close();
-    hold_watch_.stop();  // no call is left to hold a request and ask for a look
+    tuning_.stop();  // no call is left for a hook to act on
   }
 
   threaded_client_engine(const threaded_client_engine&) = delete;
@@ -3893,14 +4644,13 @@ class threaded_client_engine {
       // A writer that breaks here dropped other callers' queued requests too: fail them all.
       if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
     }
-    call.outcome = std::move(outcome);
-    complete(call);
+    finish(call, std::move(outcome));
     return true;
   }
 
   // Fails every pending call with connection_closed, makes later calls fail fast, and stops the
-  // receiving thread.
-  // Safe from several threads at once; calls in progress elsewhere see connection_closed.
+  // receiving thread. Safe from several threads at once; calls in progress elsewhere see
+  // connection_closed.
   void close() {
     fail_all();
     stopping_.store(true, std::memory_order_release);
@@ -3916,97 +4666,11 @@ class threaded_client_engine {
  private:
   using clock = std::chrono::steady_clock;
 
-  void finish_now(pending_call& call, call_outcome outcome) {
+  // Every completion goes through here, exactly once per call.
+  void finish(pending_call& call, call_outcome outcome) noexcept {
     call.outcome = std::move(outcome);
-    complete(call);
-  }
-
-  // Every completion goes through here: a synchronous caller woken now will send its next request
-  // soon (due_senders.hpp).
-  void complete(pending_call& call) noexcept {
-    if (call.sends_next) due_.arrive();
+    tuning_.call_completing(call.synchronous);
     call.complete();
-  }
-
-  // A thread counted in due_ is done; the last one sends the requests held meanwhile, unless it
-  // is a caller expected straight back with its next request (`comes_back`), which takes them
-  // along (due_senders.hpp).
-  void leave_due(bool comes_back = false) {
-    if (due_.leave() && !comes_back) send_held();
-  }
-
-  // Sends a request, or, when allowed, holds it while threads that will send soon are due
-  // (due_senders.hpp).
-  net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
-    if (!may_hold || !due_.any()) {
-      const auto status = writer_.write(frame);
-      // It took along whatever was held (a hold that began during the send may be ended early:
-      // the watchdog's look covers that).
-      if (status != net::frame_writer::status::broken && due_.holding()) due_.sent();
-      return status;
-    }
-    const auto status = writer_.hold(frame);
-    if (status != net::frame_writer::status::done) return status;
-    if (due_.held())
-      send_held();  // the last thread due left before the hold
-    else
-      hold_watch_.request();
-    return status;
-  }
-
-  // Sends what is held: by the last thread due to leave, or by the watchdog.
-  void send_held() {
-    const auto status = writer_.flush();
-    due_.sent();
-    if (status == net::frame_writer::status::broken) fail_all();
-  }
-
-  // A synchronous caller's recent calls, for holding: the engine whose call this thread returned
-  // from last (until it calls again), when, and how many calls in a row came straight back to the
-  // same engine (due_senders::quick_return).
-  struct caller_history {
-    const threaded_client_engine* returned_from = nullptr;
-    clock::time_point returned_at{};
-    unsigned quick_returns = 0;
-  };
-  static caller_history& history() noexcept {
-    thread_local caller_history mine;
-    return mine;
-  }
-
-  // A synchronous caller back with its next request: whether it may hold it (it returned from a
-  // call of this engine last), and how quickly it came back.
-  bool back_for_more(clock::time_point now) noexcept {
-    caller_history& mine = history();
-    const bool same_engine = std::exchange(mine.returned_from, nullptr) == this;
-    const bool quick = same_engine && now - mine.returned_at <= due_senders::quick_return;
-    mine.quick_returns = quick ? std::min(mine.quick_returns + 1, due_senders::quick_streak) : 0;
-    return same_engine;
-  }
-
-  // Whether this synchronous caller, about to return, is expected straight back: it has been,
-  // lately.
-  static bool expected_back() noexcept { return history().quick_returns >= due_senders::quick_streak; }
-
-  // A synchronous caller returns, once done with its call (a send it owed included, so that its
-  // gap until the next call counts only the application's time).
-  void returned() noexcept {
-    caller_history& mine = history();
-    mine.returned_from = this;
-    mine.returned_at = clock::now();
-  }
-
-  // The hold watchdog's look, on the scheduler thread: sends what has been held since the last
-  // look, and held frames that nobody due will send (kept by a caller that did not come back) or
-  // that wait in the writer at two looks in a row (their hold ended early: due_senders.hpp).
-  // Returns whether anything is held.
-  static bool look_at_holds(void* context) {
-    auto& self = *static_cast<threaded_client_engine*>(context);
-    const bool stale = self.due_.held_since_last_look(self.hold_look_);  // first: it notes what it saw
-    const bool unsent = self.writer_.holds_unsent();
-    const bool unsent_before = std::exchange(self.unsent_at_last_look_, unsent);
-    if (stale || (unsent && (unsent_before || !self.due_.any()))) self.send_held();
-    return self.due_.holding() || self.writer_.holds_unsent();
   }
 
   // Removes the entry of `seq` (only if it belongs to `expected`, when given): whoever succeeds
@@ -4028,41 +4692,36 @@ class threaded_client_engine {
   // the same deadline.
   void expire(pending_call& call) { cancel(call, deadline_exceeded_outcome(), false); }
 
-  // start(); with `may_read_own_reply` (a caller that will wait without a stop_token), the call
-  // may be made the socket's watcher instead of the receiving thread: then it returns true, no
-  // deadline timer is armed, and the caller must call read_own_reply() next.
+  // start(); with `may_read_own_reply` (a synchronous caller), the tuning may make the caller the
+  // socket's watcher instead of the receiving thread: then this returns true, no deadline timer is
+  // armed, and the caller must call read_own_reply() next.
   bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
     call.engine = this;
     const auto now = clock::now();
-    // Only a synchronous caller back for more after a batch of replies holds its request; an
-    // asynchronous call is on the wire, or queued behind a sender, when start() returns. Asked
-    // first, so that a call ending below still counts in its caller's history.
-    const bool may_hold = call.sends_next && back_for_more(now);
+    // Asked first, so that a call that ends below still counts in its caller's history.
+    const bool may_hold = call.synchronous && tuning_.caller_may_hold(now);
     if (ctx.stop_token().stop_requested()) {
-      finish_now(call, canceled_outcome());
+      finish(call, canceled_outcome());
       return false;
     }
     if (ctx.deadline() && *ctx.deadline() <= now) {
-      finish_now(call, deadline_exceeded_outcome());
+      finish(call, deadline_exceeded_outcome());
       return false;
     }
-    // Only a caller that nothing else needs to wake may sleep in poll() rather than on its call.
-    const bool may_read = may_read_own_reply && !ctx.stop_token().stop_possible();
+    // Only a caller that nothing else needs to wake may sleep in recv() or poll() rather than on
+    // its call.
+    const bool may_read = hooks::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
     bool reads_own = false;
     bool wake_receiver = false;
     {
       std::lock_guard lock(mutex_);
       if (closed_) {
-        finish_now(call, connection_closed_outcome());
+        finish(call, connection_closed_outcome());
         return false;
       }
       call.seq = ++last_seq_;
       pending_.insert(call.seq, &call);
-      if (watcher_.load(std::memory_order_relaxed) == watcher::nobody) {
-        reads_own = may_read;
-        wake_receiver = !may_read;
-        watcher_.store(may_read ? watcher::caller : watcher::receiver, std::memory_order_relaxed);
-      }
+      if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
     }
     if (wake_receiver) wake_.signal();
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
@@ -4071,7 +4730,7 @@ class threaded_client_engine {
         call.timed = true;
         scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
       }
-      if (send_request(frame, may_hold) == net::frame_writer::status::broken) fail_all();
+      if (tuning_.send_request(frame, may_hold) == net::frame_writer::status::broken) fail_all();
     } catch (...) {  // out of memory arming the timer or queueing the frame: the call must not stay
                      // in the table or the heap
       const bool taken = take(call.seq, &call) != nullptr;
@@ -4082,33 +4741,54 @@ class threaded_client_engine {
     }
     // After the request is sent or queued, so that a cancel frame never overtakes the request it
     // cancels.
-    if (ctx.stop_token().stop_possible()) call.on_stop.emplace(ctx.stop_token(), pending_call::stop_action{&call});
+    if (ctx.stop_token().stop_possible())
+      call.on_stop.emplace(ctx.stop_token(), typename pending_call::stop_action{&call});
     return reads_own;
   }
 
-  // Who waits for replies on the socket. Written under mutex_; the receiving thread reads it
-  // without the lock, and whoever makes it the watcher wakes it afterwards, so a stale read only
-  // costs it one more turn of its loop. Invariant (under mutex_): a pending call means a watcher.
-  enum class watcher : std::uint8_t { nobody, receiver, caller };
-
-  // Called by the caller that watched the socket, once its call is complete (or never sent):
-  // hands the watch to the receiving thread if other calls are pending.
+  // The caller that watched the socket, once its call is complete (or never sent), hands the
+  // watch to the receiving thread if other calls are pending.
   void stop_watching() {
     bool wake_receiver = false;
     {
       std::lock_guard lock(mutex_);
-      wake_receiver = !pending_.empty();
-      watcher_.store(wake_receiver ? watcher::receiver : watcher::nobody, std::memory_order_relaxed);
+      wake_receiver = tuning_.caller_done(!pending_.empty());
     }
     if (wake_receiver) wake_.signal();
   }
 
-  // Called by the receiving thread after it read: with nothing pending, it leaves the socket to
-  // the next synchronous caller.
-  void park_if_idle() {
-    std::lock_guard lock(mutex_);
-    if (pending_.empty() && watcher_.load(std::memory_order_relaxed) == watcher::receiver)
-      watcher_.store(watcher::nobody, std::memory_order_relaxed);
+  // The caller made the socket's watcher by begin() waits here until its call completes, reading
+  // and handing other calls' replies to their owners (tuning/own_reply.hpp). noexcept: like the
+  // receiving thread, a reader that cannot allocate ends the process rather than lose calls.
+  template <class Call, class Wait>
+  void read_own_reply(Call& call, const context& ctx, const Wait& wait) noexcept {
+    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
+    std::unique_lock lock(reading_);
+    const bool open = detail::read_own_reply(
+        fd_.get(), ctx.deadline(), wait, [&] { return call.done(); },
+        [&](bool wait_for_data) { return read_ready(buffer, sizeof buffer, false, wait_for_data); },
+        [&] { expire(call); });
+    // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
+    if (!open) fail_all();
+    stop_watching();
+  }
+
+  // A waiting caller reads for a moment itself when the tuning says spinning pays and nobody else
+  // is reading: on loopback its reply is often microseconds away, while the receiving thread,
+  // asleep in poll, would first need a CPU woken (tuning/spin.hpp). noexcept for the reason above.
+  template <class Wait, class Done>
+  void spin_until_done(const Wait& wait, Done done) noexcept {
+    if (!wait.may_spin()) return;
+    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
+    wait.spin_until([&] {
+      if (done()) return true;
+      if (std::unique_lock lock(reading_, std::try_to_lock);
+          lock.owns_lock() && !read_ready(buffer, sizeof buffer, false)) {
+        lock.unlock();
+        fail_all();
+      }
+      return done();
+    });
   }
 
   void fail_all() {
@@ -4121,8 +4801,9 @@ class threaded_client_engine {
       }
       pending_.drain_into(orphans);
     }
-    for (pending_call* call : orphans) finish_now(*call, connection_closed_outcome());
+    for (pending_call* call : orphans) finish(*call, connection_closed_outcome());
   }
+  static void on_broken(void* context) { static_cast<threaded_client_engine*>(context)->fail_all(); }
 
   static void want_write(void* context, bool want) {
     auto& self = *static_cast<threaded_client_engine*>(context);
@@ -4130,11 +4811,12 @@ class threaded_client_engine {
     if (want) self.wake_.signal();
   }
 
+  // The receiving thread: waits for replies (or, while a caller watches the socket, only for the
+  // connection's end), for writability while requests wait for the socket, and for a wake-up.
   void receive() {
     std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
     for (;;) {
-      // Parked, it still watches for the connection's end (POLLRDHUP): a reply does not wake it.
-      const bool watching = watcher_.load(std::memory_order_relaxed) == watcher::receiver;
+      const bool watching = tuning_.receiver_watches();
       const auto events = (watching ? POLLIN : POLLRDHUP) | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0);
       pollfd fds[2] = {{fd_.get(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail_all();
@@ -4150,73 +4832,25 @@ class threaded_client_engine {
           return fail_all();
         }
         lock.unlock();
-        park_if_idle();
+        if constexpr (hooks::callers_read) {
+          std::lock_guard table(mutex_);
+          tuning_.receiver_read(!pending_.empty());
+        }
       }
     }
   }
 
   // Reads and hands out replies; returns false once the connection is over. The receiving thread
-  // reads until the socket is empty; a caller spinning for its reply (spin_until_done) reads once,
-  // so that it never stays past its spin however fast replies come; `wait` lets the first recv
-  // wait for data (read_own_reply). Whoever reads holds reading_.
+  // reads until the socket is empty; a caller spinning for its reply reads once, so that it never
+  // stays past its spin however fast replies come; `wait` lets the first recv wait for data (a
+  // caller reading its own reply). Whoever reads holds reading_.
   bool read_ready(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
     if (!reading_over_ && !read_socket(buffer, size, until_empty, wait)) reading_over_ = true;
     return !reading_over_;
   }
 
-  // A waiting caller reads for a moment itself, when nobody else is reading: on loopback its
-  // reply is often microseconds away, while the receiving thread, asleep in poll, would first need
-  // a CPU woken (spin.hpp). Returns when `done()` or when the spin is over. noexcept: like the
-  // receiving thread, a reader that cannot allocate ends the process rather than lose calls.
-  template <class Done>
-  void spin_until_done(const reply_wait& wait, Done done) noexcept {
-    if (!wait.may_spin()) return;
-    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
-    wait.spin_until([&] {
-      if (done()) return true;
-      if (std::unique_lock lock(reading_, std::try_to_lock);
-          lock.owns_lock() && !read_ready(buffer, sizeof buffer, false)) {
-        lock.unlock();
-        fail_all();
-      }
-      return done();
-    });
-  }
-
-  // The caller made the socket's watcher by begin() waits here until its call completes: it reads
-  // (handing other calls' replies to their owners), first for a moment without sleeping when that
-  // pays (spin.hpp), then asleep: in recv() itself when the call has no deadline (one system call
-  // instead of two: nothing but the socket can complete such a call, and a close shuts the socket
-  // down, which ends the recv), otherwise in poll() with its deadline. noexcept for the reason
-  // given above.
-  template <class Call>
-  void read_own_reply(Call& call, const context& ctx, const reply_wait& wait) noexcept {
-    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
-    std::unique_lock lock(reading_);
-    bool open = true;
-    const auto read_once = [&](bool wait_for_data = false) {
-      return open = read_ready(buffer, sizeof buffer, false, wait_for_data);
-    };
-    if (wait.may_spin()) wait.spin_until([&] { return call.done() || !read_once() || call.done(); });
-    if (!ctx.deadline())
-      while (open && !call.done()) read_once(true);
-    while (open && !call.done()) {
-      // Checked before every wait, not only when poll() times out: replies for other calls may keep
-      // the socket readable long past this call's deadline.
-      if ((ctx.deadline() && clock::now() >= *ctx.deadline()) ||
-          net::wait_for(fd_.get(), POLLIN, ctx.deadline()) == net::wait_result::timeout) {
-        expire(call);
-        break;
-      }
-      read_once();
-    }
-    // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
-    if (!open) fail_all();
-    stop_watching();
-  }
-
   // Reads once, or until the socket is empty; with `wait`, the first read waits for data (the
-  // socket is in blocking mode). Returns false when the connection is over.
+  // socket is in blocking mode then). Returns false when the connection is over.
   bool read_socket(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
     for (;;) {
       std::size_t got = 0;
@@ -4226,14 +4860,13 @@ class threaded_client_engine {
       bool valid = true;
       const char* broken = nullptr;
       {
-        // While it hands out what one recv brought, this reader is due: the callers it completes
-        // will send (due_senders.hpp). One recv at a time, so that a peer keeping the socket full
-        // never keeps requests held.
-        due_.arrive();
+        // One recv's replies at a time, so that a peer keeping the socket full never keeps
+        // requests held (tuning/request_batching.hpp).
+        tuning_.reader_arrives();
         struct leave_at_end {
-          threaded_client_engine& self;
-          ~leave_at_end() { self.leave_due(); }
-        } leave{*this};
+          hooks& tuning;
+          ~leave_at_end() { tuning.reader_leaves(); }
+        } leave{tuning_};
         broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
           valid = deliver(bytes);
           return valid;
@@ -4252,11 +4885,10 @@ class threaded_client_engine {
     if (call == nullptr) return true;  // its caller gave up: drop the late reply
     if (frame.header.status == 0) {
       call->reply->assign(frame.body.begin(), frame.body.end());
-      call->outcome = {};
+      finish(*call, {});
     } else {
-      call->outcome = response_outcome(frame.header.status, frame.text);
+      finish(*call, response_outcome(frame.header.status, frame.text));
     }
-    complete(*call);
     return true;
   }
 
@@ -4264,23 +4896,19 @@ class threaded_client_engine {
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;
-  due_senders due_;     // threads about to send, for whom new requests wait
   std::mutex reading_;  // held by whoever reads the socket: guards reader_ and reading_over_
   net::frame_reader reader_;
   bool reading_over_ = false;
-  net::event_fd wake_;  // wakes the receiver: to stop, or to watch for writability
+  net::event_fd wake_;  // wakes the receiver: to stop, to watch for writability, or to watch again
   std::atomic<bool> want_write_{false};
   std::atomic<bool> stopping_{false};
-  std::atomic<watcher> watcher_{watcher::nobody};
 
-  mutable std::mutex mutex_;  // guards the pending table and closed_
+  mutable std::mutex mutex_;  // guards the pending table and closed_ (and the tuning's socket watch)
   seq_map<pending_call> pending_;
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
 
-  due_senders::look hold_look_;       // what the watchdog's last look saw (its thread only)
-  bool unsent_at_last_look_ = false;  // and whether the writer held frames then (its thread only)
-  watchdog hold_watch_;               // after everything its looks use
+  hooks tuning_;  // after what its hooks use
 
   std::once_flag joined_;
   std::jthread receiver_;  // last: starts once everything it uses exists
@@ -4289,7 +4917,8 @@ class threaded_client_engine {
 // A synchronous call's completion. The caller announces that it sleeps (a futex), so the completer
 // makes the wake-up system call only when someone sleeps. The completer's last touch is the final
 // store, so the caller may destroy the call as soon as it sees `released`.
-class blocking_wait_call final : public threaded_client_engine::pending_call {
+template <class Engine>
+class blocking_wait_call final : public Engine::pending_call {
  public:
   void complete() noexcept override {
     if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
@@ -4309,29 +4938,35 @@ class blocking_wait_call final : public threaded_client_engine::pending_call {
   std::atomic<std::uint32_t> state_{waiting};
 };
 
-inline call_outcome threaded_client_engine::call(const context& ctx, std::span<std::byte> frame,
-                                                 std::vector<std::byte>& reply) {
-  blocking_wait_call call;
+template <class Tuning>
+call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<std::byte> frame,
+                                                  std::vector<std::byte>& reply) {
+  blocking_wait_call<threaded_client_engine> call;
   call.reply = &reply;
-  call.sends_next = true;
-  const reply_wait waiting;
-  if (begin(call, ctx, frame, true))
-    read_own_reply(call, ctx, waiting);
-  else
+  call.synchronous = true;
+  const auto waiting = tuning_.waiting();
+  if constexpr (hooks::callers_read) {
+    if (begin(call, ctx, frame, true))
+      read_own_reply(call, ctx, waiting);
+    else
+      spin_until_done(waiting, [&] { return call.done(); });
+  } else {
+    begin(call, ctx, frame, false);
     spin_until_done(waiting, [&] { return call.done(); });
+  }
   call.wait();
   settle(call);
-  leave_due(expected_back());
-  returned();
+  tuning_.caller_returns();
   return std::move(call.outcome);
 }
 
 // An asynchronous call's state, shared by its future and the engine until the future settles it.
 // Waiting uses a mutex and a condition variable, for wait_until; the completer notifies under the
 // mutex, so the future may destroy the state as soon as it sees `done`.
-class async_call final : public threaded_client_engine::pending_call {
+template <class Engine>
+class async_call final : public Engine::pending_call {
  public:
-  explicit async_call(std::shared_ptr<threaded_client_engine> engine) : engine_(std::move(engine)) { reply = &body_; }
+  explicit async_call(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) { this->reply = &body_; }
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
@@ -4353,11 +4988,11 @@ class async_call final : public threaded_client_engine::pending_call {
   }
 
   // Null for a call made on a client that was not connected.
-  threaded_client_engine* engine() const noexcept { return engine_.get(); }
+  Engine* engine() const noexcept { return engine_.get(); }
   std::vector<std::byte>& body() noexcept { return body_; }
 
  private:
-  std::shared_ptr<threaded_client_engine> engine_;  // outlives the client if the future does
+  std::shared_ptr<Engine> engine_;  // outlives the client if the future does
   std::vector<std::byte> body_;
   mutable std::mutex mutex_;
   mutable std::condition_variable done_changed_;
@@ -4368,231 +5003,50 @@ class async_call final : public threaded_client_engine::pending_call {
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/threaded/client.hpp
 // ---- begin geerpc/transport/threaded/server.hpp
-// geerpc: the server half of the `threaded` transport. A fixed pool of handler_threads + 1
-// threads shares one epoll set in the leader/followers style: one thread at a time (the leader)
-// waits for I/O, reads every ready connection and turns complete frames into requests; then it
-// hands leadership to a waiting thread and runs the first request itself, so a quick call costs
-// no thread hand-off, and a slow one never stops the others from being read. Threads are woken
-// one at a time, each by the one before when it starts a handler: requests queued behind slow
-// ones still get a thread each, and a burst of quick ones costs few wake-ups. A thread that runs
-// several requests of one connection in a row answers them with one send (reply_holds.hpp).
+// geerpc: the server half of the `threaded` transport: an elastic pool of threads around one epoll
+// set, in the leader/followers style. The life of one request:
 //
-// On one CPU, waking a follower before a handler costs two context switches and buys nothing
-// unless the handler blocks: the follower cannot run until then. So when the request is the only
-// one in flight on the server and its connection has been making one call at a time, or when no
-// handler has lately blocked, the thread runs it without waking anyone, and a watchdog
-// (watchdog.hpp) wakes a follower if nobody has led for a whole period meanwhile: a slow handler
-// leaves the I/O unled for 0.5 to 1 ms at most. A handler found blocked makes the requests of the
-// next calm_period wake followers again, so that handlers that block run side by side: found by
-// the watchdog (one handler run that lasted a whole period), or in a random one unled run out of
-// blocking_sample by a voluntary context switch of its thread.
-// Also on one CPU, a leader woken after a round that read several requests yields once before it
-// reads, so that a pipelining client's threads send all their requests first, unless recent
-// yields did not pay (batch_yield.hpp).
+//   1. One thread at a time, the leader, waits for I/O (lead()), reads every ready connection and
+//      turns complete frames into requests (server/connection.hpp registers each, with its
+//      deadline, and answers "busy" past the limits).
+//   2. The leader stops leading, takes the first new request and queues the rest. Before it runs
+//      a handler, a thread makes sure the I/O stays led: it wakes a waiting thread, or, when none
+//      waits, starts a new one. A woken thread takes a queued request before it leads, and does
+//      the same before it runs it; so requests queued behind slow handlers get a thread each, one
+//      after another, and a burst of quick ones costs few wake-ups.
+//   3. server_connection::run() runs the handler and answers unless the request was answered
+//      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
-// At most handler_threads threads run handlers at once; the spare thread always remains to lead,
-// so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
-// fires timeouts. An idle connection costs a socket and a small object, not a thread.
+// The pool starts with handler_threads + 1 threads and grows, one thread at a time, while requests
+// wait and every thread is busy, up to max_handler_threads running handlers plus one to lead:
+// handlers that wait on something slow do not starve a quick call, as in Go's net/rpc. Threads
+// above the core size retire after idle_thread_timeout without work. A thread that cannot be
+// started is counted (thread_start_failures()); the requests wait for a thread that exists.
+//
+// The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
+// them together (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure
+// another thread leads (tuning/unled_runs.hpp) and yield before reading (tuning/batch_yield.hpp).
 
 #include <sys/epoll.h>
-#include <sys/resource.h>
 
 #include <deque>
 
-// ---- begin geerpc/tuning/batch_yield.hpp
-// geerpc: on one CPU, a server thread woken by the first of several requests reads them all in one
-// round if it first lets the other runnable threads run. The usual case is a client whose threads
-// were all woken by the replies of the last round: each runs for microseconds and sends its next
-// request. A server that reads at once is woken by the first request, takes the CPU from the
-// others, and reads one or two requests per round, paying a sleep and a wake-up for each round;
-// one that yields once (sched_yield) first reads what all of them sent.
-//
-// Only after a round that read several requests: a caller that makes one call at a time gains
-// nothing from it, and would pay the system call in its latency.
-//
-// Yielding gives the CPU to whatever else is runnable, though, and a busy process sharing the CPU
-// keeps it for a whole time slice (a millisecond or more) per yield. So the gate judges each yield
-// by what it bought: one that took longer than `worth` per request read in the round (those that
-// were waiting already included), or longer than `longest` whatever it bought, since every request
-// of the round waited for it, shuts the gate for a back-off time. The back-off doubles at each
-// failure (up to `max_backoff`) and shrinks by an eighth at each yield that pays: a busy neighbour
-// is not always running when the server yields, so one yield that pays says little, and one that
-// fails says much. Sharing the CPU with busy work then costs a time slice now and then, not one
-// per round.
-
-
-
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// Not thread-safe: used by one thread at a time (the server's leader).
-class batch_yield {
- public:
-  using clock = std::chrono::steady_clock;
-
-  // A yield pays when it took at most `worth` per request read in its round (each thread of a
-  // pipelining client takes a few microseconds to send its next request), and never more than
-  // `longest`.
-  static constexpr std::chrono::microseconds worth{20};
-  static constexpr std::chrono::milliseconds longest{1};
-  static constexpr std::chrono::milliseconds min_backoff{1};
-  static constexpr std::chrono::milliseconds max_backoff{1000};
-
-  // Whether to yield before this round's read: the last round read several requests, and the
-  // gate is open.
-  bool due() const noexcept { return last_round_ > 1 && open_at(clock::now()); }
-
-  // Yields the CPU (`give_way`: a test's stand-in for sched_yield) and notes how long that took.
-  void yield(void (*give_way)() = [] { ::sched_yield(); }) noexcept {
-    const auto start = clock::now();
-    give_way();
-    yield_end_ = clock::now();
-    yield_took_ = yield_end_ - start;
-    yielded_ = true;
-  }
-
-  // After every round, with the number of requests it read.
-  void after_round(std::size_t requests) noexcept {
-    if (yielded_) judge(yield_took_, requests, yield_end_);
-    yielded_ = false;
-    last_round_ = requests;
-  }
-
-  // Judges a yield that took `took` and was followed by a read of `requests` requests, at `now`.
-  void judge(clock::duration took, std::size_t requests, clock::time_point now) noexcept {
-    const auto bought = worth * static_cast<long>(std::max<std::size_t>(requests, 1));
-    if (took <= std::min<clock::duration>(bought, longest)) {
-      backoff_ = std::max<clock::duration>(backoff_ - backoff_ / 8, min_backoff);
-      return;
-    }
-    closed_until_ = now + backoff_;
-    backoff_ = std::min<clock::duration>(backoff_ * 2, max_backoff);
-  }
-
-  // Whether the gate lets a yield through at `now`.
-  bool open_at(clock::time_point now) const noexcept { return now >= closed_until_; }
-
- private:
-  std::size_t last_round_ = 0;
-  bool yielded_ = false;
-  clock::duration yield_took_{};
-  clock::time_point yield_end_{};
-  clock::time_point closed_until_{};
-  clock::duration backoff_ = min_backoff;
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/batch_yield.hpp
-// ---- begin geerpc/tuning/reply_holds.hpp
-// geerpc: replies that a server thread holds back while it runs more requests of the same
-// connection, so that requests read together are answered together: one send instead of one per
-// reply, and the client's reading thread wakes once for the lot.
-//
-// A reply must not wait for a slow handler, and the thread holding it may be running one. So a
-// watchdog (watchdog.hpp) sends whatever a thread has held for longer than max_hold. It looks
-// every max_hold while holds keep happening: a server that never reads two requests of a
-// connection at once pays nothing.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class reply_holds {
- public:
-  // The most a held reply waits: the thread that holds it sends it sooner unless the handler it
-  // runs next is slow; then the watchdog sends it within max_hold to 2 * max_hold.
-  static constexpr std::chrono::microseconds max_hold{500};
-
-  // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
-  reply_holds(std::size_t threads, deadline_scheduler& scheduler)
-      : slots_(std::make_unique<slot[]>(threads)), count_(threads), watchdog_(scheduler, max_hold, &look, this) {}
-  ~reply_holds() { stop(); }
-
-  reply_holds(const reply_holds&) = delete;
-  reply_holds& operator=(const reply_holds&) = delete;
-
-  // The connection whose replies thread `index` holds, or null. Only that thread calls it, and
-  // only that thread changes the answer, so it reads without the lock.
-  const server_connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
-
-  // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
-  // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
-  // request of another connection. noexcept, as watchdog::request() is.
-  void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
-    slot& s = slots_[index];
-    if (s.connection == connection) return;
-    {
-      std::lock_guard lock(s.mutex);
-      s.connection = connection;
-      s.since = clock::now();
-    }
-    watchdog_.request();
-  }
-
-  // Sends what thread `index` held and forgets the connection.
-  void release(std::size_t index) {
-    slot& s = slots_[index];
-    std::shared_ptr<server_connection> connection;
-    {
-      std::lock_guard lock(s.mutex);
-      connection.swap(s.connection);
-    }
-    if (connection) connection->flush_replies();
-  }
-
-  // Once no thread holds or will hold anything: after this, no watchdog runs.
-  void stop() { watchdog_.stop(); }
-
- private:
-  struct alignas(64) slot {  // one cache line each: the owners write theirs often
-    std::mutex mutex;        // the owner writes `connection` and the watchdog reads it under it
-    std::shared_ptr<server_connection> connection;
-    clock::time_point since;  // when holding began, or when the watchdog last sent
-  };
-
-  // The watchdog's look: sends what has been held too long; returns whether anything is held.
-  static bool look(void* context) {
-    auto& self = *static_cast<reply_holds*>(context);
-    const auto now = clock::now();
-    bool any = false;
-    for (std::size_t i = 0; i < self.count_; ++i) {
-      slot& s = self.slots_[i];
-      std::shared_ptr<server_connection> stale;
-      {
-        std::lock_guard lock(s.mutex);
-        if (!s.connection) continue;
-        any = true;
-        if (now - s.since < max_hold) continue;
-        stale = s.connection;
-        s.since = now;
-      }
-      stale->flush_replies();  // concurrent with the owner's writes: frame_writer orders them
-    }
-    return any;
-  }
-
-  std::unique_ptr<slot[]> slots_;
-  const std::size_t count_;
-  watchdog watchdog_;  // last: its looks use the slots
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/reply_holds.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
+template <class Tuning>
 class threaded_server_engine {
+  using hooks = typename Tuning::server_hooks;
+
  public:
   explicit threaded_server_engine(server_context& context)
       : context_(context),
-        handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
-        holds_(handler_threads_ + 1, *context.scheduler),
-        lead_watch_(*context.scheduler, lead_watch_period, &look_for_leader, this) {}
+        core_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
+        max_running_(std::max(core_threads_, context.options.max_handler_threads)),
+        slot_used_(max_running_ + 1, false),
+        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
+                                     this}) {}
   ~threaded_server_engine() { stop(); }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
@@ -4605,8 +5059,13 @@ class threaded_server_engine {
     if (!epoll_) throw std::system_error(errno, std::generic_category(), "rpc server: epoll_create1");
     watch(listen_.get(), EPOLLIN, &listen_tag_);
     watch(wake_.get(), EPOLLIN, &wake_tag_);
-    threads_.reserve(handler_threads_ + 1);
-    for (std::size_t i = 0; i < handler_threads_ + 1; ++i) threads_.emplace_back([this, i] { work(i); });
+    std::lock_guard lock(mutex_);
+    // As many of the core threads as the system allows: one alone leads and runs handlers too.
+    for (std::size_t i = 0; i < core_threads_ + 1; ++i) {
+      ++threads_;
+      start_thread_locked();
+    }
+    if (threads_ == 0) throw rpc_error(errc::invalid_argument, "rpc server: the system would not start a thread");
     return bound;
   }
 
@@ -4616,13 +5075,16 @@ class threaded_server_engine {
   // threads are joined by the next stop() from outside, at the latest by the destructor.
   void stop() {
     begin_stop();
-    if (serving_engine == this) return;
+    if (on_pool_thread()) return;
     std::lock_guard joining(join_mutex_);
-    for (auto& thread : threads_)
-      if (thread.joinable()) thread.join();
+    std::list<worker> all;
+    {
+      std::lock_guard lock(mutex_);
+      all.swap(workers_);
+    }
+    for (auto& w : all) w.thread.join();
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
-    holds_.stop();
-    lead_watch_.stop();
+    tuning_.stop();
     std::deque<server_request*> never_ran;
     {
       std::lock_guard lock(mutex_);
@@ -4637,8 +5099,24 @@ class threaded_server_engine {
     std::lock_guard lock(connections_mutex_);
     return connections_.size();
   }
+  // Threads in the pool now, and threads it could not start (the system refused).
+  std::size_t thread_count() const {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
+  std::size_t thread_start_failures() const {
+    std::lock_guard lock(mutex_);
+    return start_failures_;
+  }
 
  private:
+  struct worker {
+    std::thread thread;
+    std::size_t slot = 0;
+    bool done = false;  // it has retired: joining it does not wait
+  };
+  using worker_ref = typename std::list<worker>::iterator;
+
   void begin_stop() {
     {
       std::lock_guard lock(mutex_);
@@ -4655,127 +5133,166 @@ class threaded_server_engine {
     for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
   }
 
-  // Whether the loop below takes a request of `connection` next. Called with mutex_ held.
-  bool runs_next(const server_connection* connection) const {
-    return !stopping_ && !queue_.empty() && running_ < handler_threads_ &&
-           queue_.front()->connection.get() == connection;
+  bool on_pool_thread() const {
+    std::lock_guard lock(mutex_);
+    const auto me = std::this_thread::get_id();
+    return std::any_of(workers_.begin(), workers_.end(), [&](const worker& w) { return w.thread.get_id() == me; });
   }
 
-  // Whether a thread about to run `request` may leave the I/O unled meanwhile (see the top).
-  // Called with mutex_ held.
-  bool may_run_unled(const server_request& request) const noexcept {
-    if (several_cpus()) return false;
-    const bool sequential_caller = request.connection->sequential_requests() >= sequential_streak &&
-                                   context_.inflight.load(std::memory_order_relaxed) == 1;
-    return sequential_caller || clock::now() - last_blocked_ >= calm_period;
+  // Starts one more pool thread, already counted in threads_; on failure uncounts it and counts
+  // the failure. Joins the threads that retired meanwhile. Called with mutex_ held.
+  bool start_thread_locked() noexcept {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (!it->done) {
+        ++it;
+        continue;
+      }
+      it->thread.join();  // it set `done` as its last act under this lock: it is past every use of it
+      slot_used_[it->slot] = false;
+      it = workers_.erase(it);
+    }
+    // Every thread counted in threads_ holds a slot and there are max_running_ + 1 of both.
+    const auto slot =
+        static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
+    if (slot == slot_used_.size()) {
+      --threads_;
+      return false;
+    }
+    try {
+      workers_.emplace_back();
+      const worker_ref self = std::prev(workers_.end());
+      self->slot = slot;
+      self->thread = std::thread([this, self] { work(self); });
+      slot_used_[slot] = true;
+      return true;
+    } catch (...) {  // the system refused a thread (or memory): the pool keeps what it has
+      if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
+      --threads_;
+      ++start_failures_;
+      return false;
+    }
   }
 
-  // The lead watchdog's look: wakes a follower if nobody has led since the previous look while a
-  // handler runs, and notes a handler found blocked if no handler started meanwhile either (a
-  // thread working through a queue of quick requests is not). Returns whether the I/O is unled.
+  // Makes sure a thread will lead the I/O while this one runs a handler: wakes a waiting thread,
+  // unless one is on its way already, or starts a new one. Called with mutex_ held.
+  void lead_after_me_locked() {
+    if (leading_ || woken_ > 0 || stopping_) return;
+    if (waiting_ > 0) {
+      ++woken_;
+      idle_.notify_one();
+    } else if (threads_ < max_running_ + 1) {
+      ++threads_;
+      start_thread_locked();
+    }
+  }
+
+  // The tuning's lead watchdog: if its look says the I/O has been unled too long while a handler
+  // runs, a thread is woken (or started) to lead. Returns whether the I/O is unled.
   static bool look_for_leader(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
     std::lock_guard lock(self.mutex_);
     const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
-    if (unled && self.lead_rounds_ == self.lead_rounds_seen_) {
-      if (self.runs_started_ == self.runs_started_seen_) self.last_blocked_ = clock::now();
-      if (self.woken_ == 0 && self.waiting_ > 0) {
-        ++self.woken_;
-        self.idle_.notify_one();
-      }
-    }
-    self.lead_rounds_seen_ = self.lead_rounds_;
-    self.runs_started_seen_ = self.runs_started_;
+    if (self.tuning_.leader_overdue(unled)) self.lead_after_me_locked();
     return unled;
   }
 
-  // `index`: this thread's slot in holds_.
-  void work(std::size_t index) {
-    serving_engine = this;
+  void work(worker_ref self) {
     std::vector<server_request*> fresh;
-    std::uint32_t sample_draw = 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1);  // xorshift32 state
+    std::vector<std::byte> buffer(64u << 10);  // for reading, while this thread leads
     std::unique_lock lock(mutex_);
+    auto mine_state = tuning_.thread_begins(self->slot);
     while (!stopping_) {
       server_request* mine = nullptr;
-      if (!queue_.empty() && running_ < handler_threads_) {
+      if (!queue_.empty() && running_ < max_running_) {
         mine = queue_.front();
         queue_.pop_front();
       } else if (!leading_) {
         leading_ = true;
-        ++lead_rounds_;
+        tuning_.lead_round_began();
         lock.unlock();
         fresh.clear();
-        lead(fresh);
+        lead(fresh, buffer);
         lock.lock();
         leading_ = false;
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
-        if (!fresh.empty() && running_ < handler_threads_) mine = fresh[taken++];
+        if (!fresh.empty() && running_ < max_running_) mine = fresh[taken++];
         queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
       } else {
-        ++waiting_;
-        idle_.wait(lock);
-        --waiting_;
-        if (woken_ > 0) --woken_;  // this one, or a spurious wake-up that does its job instead
+        if (!wait_as_follower(lock)) break;  // retired
         continue;
       }
       if (mine == nullptr) continue;
       ++running_;
-      ++runs_started_;
-      // A handler may take long, so first make sure the I/O will be led: if nobody leads, wake one
-      // waiting thread, unless one is already on its way. A woken thread takes queued requests
-      // before it leads, and does the same before it runs one; so requests queued behind slow
-      // handlers get a thread each, one after another, while a burst of quick ones costs a few
-      // wake-ups instead of a context switch per request.
-      const bool needs_leader = !leading_ && woken_ == 0 && waiting_ > 0;
-      const bool unled = needs_leader && may_run_unled(*mine);
-      const bool wake = needs_leader && !unled;
-      if (wake) ++woken_;
-      // When the next queued request is for the same peer, this thread will likely run it next:
-      // hold this reply and send both together (reply_holds.hpp).
-      const bool hold = !queue_.empty() && queue_.front()->connection == mine->connection;
+      tuning_.run_began();
+      const bool unled = !leading_ && woken_ == 0 && tuning_.may_run_unled();
+      if (!unled) lead_after_me_locked();
+      const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
-      if (wake) idle_.notify_one();  // outside the lock: the woken one needs it
-      if (unled) lead_watch_.request();
-      if (hold) holds_.hold(index, mine->connection);
-      // Now and then, whether an unled run blocked: one that blocks for less than a watchdog
-      // period is never found by the watchdog, yet makes the requests queued behind it wait. A
-      // random run, not every n-th, which could keep missing a request at a fixed place in each
-      // round. Waits inside the library count too (a contended lock, cancelling a deadline).
-      const bool sample = unled && next_draw(sample_draw) % blocking_sample == 0;
-      const long switches_before = sample ? voluntary_switches() : 0;
-      server_connection::run(mine, hold);
-      const bool blocked = sample && voluntary_switches() != switches_before;
-      lock.lock();
+      const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
+      if (unled) {
+        const auto probe = tuning_.unled_run_begins(mine_state);
+        server_connection::run(mine, hold);
+        const bool blocked = hooks::blocked(probe);
+        lock.lock();
+        if (blocked) tuning_.found_blocked();
+      } else {
+        server_connection::run(mine, hold);
+        lock.lock();
+      }
       --running_;
-      if (blocked) last_blocked_ = clock::now();
-      if (const server_connection* held = holds_.held(index); held != nullptr && !runs_next(held)) {
+      if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
-        holds_.release(index);
+        tuning_.release(mine_state);
         lock.lock();
       }
     }
+    // Stopping, or retired.
+    if (tuning_.held(mine_state) != nullptr) {
+      lock.unlock();
+      tuning_.release(mine_state);
+      lock.lock();
+    }
+    --threads_;
+    self->done = true;  // the last use of this thread's worker: a joiner may take it from here
+  }
+
+  // A follower waits to be woken (to take a request or to lead). A thread above the core size
+  // that waits idle_thread_timeout in vain while another leads retires: returns false.
+  bool wait_as_follower(std::unique_lock<std::mutex>& lock) {
+    ++waiting_;
+    bool timed_out = false;
+    if (threads_ > core_threads_ + 1)
+      timed_out = idle_.wait_for(lock, context_.options.idle_thread_timeout) == std::cv_status::timeout;
+    else
+      idle_.wait(lock);
+    --waiting_;
+    // This one was woken, or took the wake-up of one that will not need it: it does its job.
+    const bool woken = woken_ > 0;
+    if (woken) --woken_;
+    return !(timed_out && !woken && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1);
+  }
+
+  // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
+  bool runs_next(const server_connection* connection) const {
+    return !stopping_ && !queue_.empty() && running_ < max_running_ && queue_.front()->connection.get() == connection;
   }
 
   // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
-  void lead(std::vector<server_request*>& fresh) {
+  void lead(std::vector<server_request*>& fresh, std::vector<std::byte>& buffer) {
     constexpr int max_events = 64;
     epoll_event events[max_events];
     int count = ::epoll_wait(epoll_.get(), events, max_events, -1);
-    if (count <= 0 || several_cpus()) return service_events(events, count, fresh);
-    // On one CPU, the threads about to send more requests may do so first (batch_yield.hpp); then
-    // epoll is asked again, so that connections that became readable meanwhile are read too. Not
-    // after a full list: epoll would then report the connections it left out, in place of those it
-    // reported, which could be left out round after round.
-    if (count < max_events && batch_yield_.due()) {
-      batch_yield_.yield();
+    // The tuning may let the threads about to send more requests do so first; then epoll is asked
+    // again, so that connections that became readable meanwhile are read too.
+    if (count > 0 && tuning_.yield_before_reading(count, max_events))
       if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
-    }
-    service_events(events, count, fresh);
-    batch_yield_.after_round(fresh.size());
+    service_events(events, count, fresh, buffer);
+    if (count > 0) tuning_.round_read(fresh.size());
   }
 
-  void service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh) {
+  void service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh,
+                      std::vector<std::byte>& buffer) {
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
       if (tag == &wake_tag_) return;  // stopping; the eventfd stays readable for every leader
@@ -4783,19 +5300,18 @@ class threaded_server_engine {
         accept_all();
         continue;
       }
-      service(static_cast<server_connection*>(tag), events[i].events, fresh);
+      auto* connection = static_cast<server_connection*>(tag);
+      if ((events[i].events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken)
+        connection->close();
+      if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh, buffer))
+        drop(connection);
     }
-  }
-
-  void service(server_connection* connection, std::uint32_t events, std::vector<server_request*>& fresh) {
-    if ((events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken) connection->close();
-    if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh)) drop(connection);
   }
 
   // Reads what the socket holds (a bounded amount per round, for fairness between connections).
   // Returns false when the connection is finished.
-  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh) {
-    thread_local std::vector<std::byte> buffer(64u << 10);
+  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
+                        std::vector<std::byte>& buffer) {
     for (int round = 0; round < 4; ++round) {
       std::size_t got = 0;
       switch (net::recv_some(connection.fd(), buffer.data(), buffer.size(), got)) {
@@ -4862,20 +5378,6 @@ class threaded_server_engine {
     return stopping_;
   }
 
-  // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
-  static std::uint32_t next_draw(std::uint32_t& state) noexcept {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    return state;
-  }
-
-  // This thread's voluntary context switches so far: it blocked if the count moved.
-  static long voluntary_switches() noexcept {
-    rusage usage{};
-    return ::getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : 0;
-  }
-
   // The frame_writer's hook: watch for writability while replies wait for the peer to read.
   static void want_write(void* context, bool want) {
     auto* connection = static_cast<server_connection*>(context);
@@ -4893,45 +5395,34 @@ class threaded_server_engine {
   }
 
   server_context& context_;
-  const std::size_t handler_threads_;
+  const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
+  const std::size_t max_running_;   // the most threads that run handlers at once
   net::unique_fd listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
   char listen_tag_ = 0;  // addresses that mark the listener and the wake-up fd in epoll events
   char wake_tag_ = 0;
 
-  std::mutex mutex_;  // guards the pool state below
+  mutable std::mutex mutex_;  // guards the pool state below
   std::condition_variable idle_;
   std::deque<server_request*> queue_;  // received, waiting for a handler thread
   std::size_t running_ = 0;            // threads inside a handler
   std::size_t waiting_ = 0;            // threads asleep on idle_
   std::size_t woken_ = 0;              // threads notified that have not woken up yet
+  std::size_t threads_ = 0;            // threads started and not retired
+  std::size_t start_failures_ = 0;     // threads the system would not start
   bool leading_ = false;
   bool stopping_ = false;
+  std::list<worker> workers_;    // every thread not yet joined
+  std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
 
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
   deadline_scheduler::timer accept_retry_;
-  reply_holds holds_;  // one slot per thread
 
-  // A request runs unled only when it is the only one in flight and this many of its connection's
-  // requests came one at a time, or when no handler has been found blocked for calm_period (see
-  // the top): one that blocks (on I/O, a lock, a sleep) lets a woken follower run meanwhile.
-  static constexpr unsigned sequential_streak = 32;
-  static constexpr std::chrono::milliseconds calm_period{200};
-  static constexpr unsigned blocking_sample = 8;
-  clock::time_point last_blocked_{};  // when a handler was last found blocked (guarded by mutex_)
-  // How long the I/O may stay unled behind a slow handler: one to two periods.
-  static constexpr std::chrono::microseconds lead_watch_period{500};
-  std::size_t lead_rounds_ = 0;        // times a thread began to lead (guarded by mutex_)
-  std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look (guarded by mutex_)
-  std::size_t runs_started_ = 0;       // handler runs begun (guarded by mutex_)
-  std::size_t runs_started_seen_ = 0;  // runs_started_ at the watchdog's last look (guarded by mutex_)
-  watchdog lead_watch_;
-  batch_yield batch_yield_;  // used by the leader only
+  hooks tuning_;  // after what its hooks use
 
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
-  std::vector<std::jthread> threads_;
 };
 
 }  // namespace detail
@@ -4941,12 +5432,19 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 
 // A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
-// the server a pool of handler threads around one epoll set. The default.
-struct threaded {
-  using client_engine = detail::threaded_client_engine;
-  using server_engine = detail::threaded_server_engine;
+// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
+// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
+// tuning::none for the plain core.
+template <class Tuning>
+struct basic_threaded {
+  using tuning_type = Tuning;
+  using client_engine = detail::threaded_client_engine<Tuning>;
+  using server_engine = detail::threaded_server_engine<Tuning>;
   static constexpr bool supports_async = true;
 };
+
+// The default transport.
+using threaded = basic_threaded<tuning::automatic>;
 
 // No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
 // thread per connection runs its requests in order.
@@ -4986,8 +5484,10 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
 
 // The outcome of an async_call: wait for it, get it, or cancel it. Destroying a future whose call
 // is still pending cancels the call (the server's handler sees its stop_token fire).
-template <class R, class Codec = binary_codec>
+template <class R, class Codec = binary_codec, class Transport = threaded>
 class call_future {
+  using state_type = detail::async_call<typename Transport::client_engine>;
+
  public:
   call_future() = default;
   call_future(call_future&&) noexcept = default;
@@ -5037,7 +5537,7 @@ class call_future {
  private:
   template <class, class>
   friend class basic_client;
-  explicit call_future(std::unique_ptr<detail::async_call> state) : state_(std::move(state)) {}
+  explicit call_future(std::unique_ptr<state_type> state) : state_(std::move(state)) {}
 
   void release() {
     if (!state_) return;
@@ -5051,7 +5551,7 @@ class call_future {
     if (auto* engine = state_->engine()) engine->settle(*state_);
   }
 
-  std::unique_ptr<detail::async_call> state_;
+  std::unique_ptr<state_type> state_;
 };
 
 template <class Transport, class Codec = binary_codec>
@@ -5121,10 +5621,10 @@ class basic_client {
 
   // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
   template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec> async_call(const context& ctx, std::string_view method,
-                                                                 const A& argument) {
+  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
+                                                                            const A& argument) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
-    auto state = std::make_unique<detail::async_call>(engine_);
+    auto state = std::make_unique<detail::async_call<engine_type>>(engine_);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     if (auto refused = build_request(method, argument, frame)) {
       state->outcome = std::move(*refused);
@@ -5136,19 +5636,20 @@ class basic_client {
       engine_->start(*state, ctx, frame);
     }
     detail::trim_scratch(frame);
-    return call_future<R, Codec>(std::move(state));
+    return call_future<R, Codec, Transport>(std::move(state));
   }
   template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec> async_call(std::string_view method, const A& argument) {
+  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(std::string_view method,
+                                                                            const A& argument) {
     return async_call<R>(context{}, method, argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec> async_call(
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
       const context& ctx, const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec> async_call(
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
       const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
   }
@@ -5277,6 +5778,20 @@ class basic_server {
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // The threads serving now (threaded transport: the handler pool), and how many times the system
+  // refused to start one (the pool then keeps queueing on the threads it has).
+  std::size_t thread_count() const {
+    if constexpr (requires(const engine_type& e) { e.thread_count(); })
+      return engine_ ? engine_->thread_count() : 0;
+    else
+      return 0;
+  }
+  std::size_t thread_start_failures() const {
+    if constexpr (requires(const engine_type& e) { e.thread_start_failures(); })
+      return engine_ ? engine_->thread_start_failures() : 0;
+    else
+      return 0;
+  }
 
  private:
   void check_not_listening() const {

@@ -239,6 +239,8 @@ int main(int argc, char** argv) {
   while ((server.inflight() != 0 || server.connection_count() != 0) && clock_type::now() < settle_deadline)
     std::this_thread::sleep_for(10ms);
   const bool settled = server.inflight() == 0 && server.connection_count() == 0;
+  // Pool threads started for the burst retire after the pool's idle timeout.
+  while (threads_now() != threads_before && clock_type::now() < settle_deadline) std::this_thread::sleep_for(10ms);
   const int threads_after = threads_now();
   const long rss_after = rss_kb();
 

@@ -37,7 +37,6 @@
 #include "../net/socket.hpp"
 #include "../options.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
-#include "../tuning/spin.hpp"
 #include "../wire/frame.hpp"
 #include "../wire/handshake.hpp"
 #include "dispatcher.hpp"
@@ -193,11 +192,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     for (auto& source : sources) source.request_stop();
   }
 
-  // How many of this connection's latest requests came while no other request of it awaited its
-  // answer, each within sequential_gap of the one before (counted up to 64): a peer that makes one
-  // call at a time, in quick succession. The threaded server lets such a request run on one CPU
-  // without waking a thread to lead (transport/threaded/server.hpp); only a one-CPU process counts them.
-  unsigned sequential_requests() const noexcept { return sequential_.load(std::memory_order_relaxed); }
   std::size_t inflight() const {
     std::lock_guard lock(inflight_mutex_);
     return inflight_.size();
@@ -206,7 +200,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Runs a request's handler unless the request was already answered (timed out or canceled while
   // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
   // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
-  // frame_writer::hold): the transport knows another request of this connection runs next.
+  // frame_writer::hold): the transport's tuning knows another request of this connection runs
+  // next (tuning/reply_holds.hpp).
   static void run(server_request* request, bool hold = false) {
     server_connection& self = *request->connection;
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
@@ -225,7 +220,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
                           self.fitting(outcome.message));
       }
       wire::finish_frame(frame, 0);
-      if (claim(*request)) self.send(frame, hold && may_hold(*request));
+      if (claim(*request)) self.send(frame, hold);
       trim_scratch(frame);
     }
     finish(request);
@@ -250,43 +245,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
  private:
-  // A held reply may wait up to about twice reply_holds::max_hold; a caller whose deadline is
-  // nearer than this margin gets its reply now, so that holding never turns an answer given in
-  // time into a timeout.
-  static constexpr std::chrono::milliseconds hold_margin{5};
-  static bool may_hold(const server_request& request) {
-    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
-  }
-
-  // The longest pause between two requests of a sequential streak: the threaded server's lead
-  // watchdog stays awake across shorter ones, so such a caller adds no scheduler wake-ups; after
-  // a longer one it would, and waking a leader costs less.
-  static constexpr std::chrono::microseconds sequential_gap{500};
-
-  // Updates sequential_ for a request just registered. Called with inflight_mutex_ held.
-  void count_sequential(const server_request& request) {
-    unsigned streak = 0;
-    if (alone_in_flight(request)) {
-      const auto now = clock::now();
-      streak =
-          now - last_sequential_ < sequential_gap ? std::min(sequential_.load(std::memory_order_relaxed) + 1, 64u) : 1;
-      last_sequential_ = now;
-    }
-    if (streak != sequential_.load(std::memory_order_relaxed)) sequential_.store(streak, std::memory_order_relaxed);
-  }
-
-  // Whether `request` is the only unanswered request of this connection (an answered one may not
-  // have been finished yet). Called with inflight_mutex_ held.
-  bool alone_in_flight(const server_request& request) const {
-    if (inflight_.size() == 1) return true;
-    if (inflight_.size() > 2) return false;
-    bool alone = true;
-    inflight_.for_each([&](std::uint64_t, server_request* other) {
-      if (other != &request && other->state.load(std::memory_order_acquire) == server_request::running) alone = false;
-    });
-    return alone;
-  }
-
   static bool claim(server_request& request) noexcept {
     std::uint8_t expected = server_request::running;
     return request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel);
@@ -358,7 +316,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->argument.assign(frame.body.begin(), frame.body.end());
         if (handler->takes_stop_token) request->stop.emplace();
         inflight_.insert(seq, request);
-        if (!several_cpus()) count_sequential(*request);
       }
     }
     // Two requests with one seq could never get one response each that the client can tell apart:
@@ -521,8 +478,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::atomic<bool> greeted_{false};  // the hello was accepted
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
-  std::atomic<unsigned> sequential_{0};  // written under inflight_mutex_; read as a hint without it
-  clock::time_point last_sequential_{};  // when the last request that came alone did (guarded by inflight_mutex_)
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "../config.hpp"
+#include "../tuning/automatic.hpp"
+#include "../tuning/none.hpp"
 #include "blocking/client.hpp"
 #include "blocking/server.hpp"
 #include "threaded/client.hpp"
@@ -11,12 +13,19 @@
 GEERPC_BEGIN_NAMESPACE
 
 // A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
-// the server a pool of handler threads around one epoll set. The default.
-struct threaded {
-  using client_engine = detail::threaded_client_engine;
-  using server_engine = detail::threaded_server_engine;
+// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
+// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
+// tuning::none for the plain core.
+template <class Tuning>
+struct basic_threaded {
+  using tuning_type = Tuning;
+  using client_engine = detail::threaded_client_engine<Tuning>;
+  using server_engine = detail::threaded_server_engine<Tuning>;
   static constexpr bool supports_async = true;
 };
+
+// The default transport.
+using threaded = basic_threaded<tuning::automatic>;
 
 // No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
 // thread per connection runs its requests in order.

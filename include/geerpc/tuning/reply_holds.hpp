@@ -36,6 +36,13 @@ class reply_holds {
   reply_holds(const reply_holds&) = delete;
   reply_holds& operator=(const reply_holds&) = delete;
 
+  // A held reply may wait up to about twice max_hold; a caller whose deadline is nearer than this
+  // margin gets its reply now, so that holding never turns an answer given in time into a timeout.
+  static constexpr std::chrono::milliseconds hold_margin{5};
+  static bool deadline_allows(const server_request& request) {
+    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
+  }
+
   // The connection whose replies thread `index` holds, or null. Only that thread calls it, and
   // only that thread changes the answer, so it reads without the lock.
   const server_connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }

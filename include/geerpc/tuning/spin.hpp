@@ -5,6 +5,11 @@
 // one, it would only delay the very thread it waits for) and when it is the only caller of its
 // process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
 // from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
+//
+// The count of waiting callers is the one piece of state geerpc keeps for the whole process, on
+// purpose: what it guards, the process's CPUs, is shared by every client in the process, so a
+// count per client would let each of a hundred clients' lone callers spin at once. It decides only
+// whether a caller spins, never what any call returns.
 #pragma once
 
 #include <sched.h>
@@ -43,20 +48,26 @@ inline void cpu_relax() noexcept {
 // callers of the process, so that a lone one may spin.
 class reply_wait {
  public:
-  reply_wait() noexcept { waiting().fetch_add(1, std::memory_order_relaxed); }
+  // `budget`: the longest spin (0: never); `several`: whether the process has CPUs to spare.
+  explicit reply_wait(std::chrono::microseconds budget = spin_budget, bool several = several_cpus()) noexcept
+      : budget_(budget), several_(several) {
+    waiting().fetch_add(1, std::memory_order_relaxed);
+  }
   ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
   reply_wait(const reply_wait&) = delete;
   reply_wait& operator=(const reply_wait&) = delete;
 
   // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
-  bool may_spin() const noexcept { return several_cpus() && waiting().load(std::memory_order_relaxed) == 1; }
+  bool may_spin() const noexcept {
+    return several_ && budget_.count() > 0 && waiting().load(std::memory_order_relaxed) == 1;
+  }
 
   // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
   // make a system call: the clock is read after each poll.
   template <class Done>
   bool spin_until(Done&& done) const {
     if (!may_spin()) return done();
-    const auto until = std::chrono::steady_clock::now() + spin_budget;
+    const auto until = std::chrono::steady_clock::now() + budget_;
     for (;;) {
       if (done()) return true;
       if (std::chrono::steady_clock::now() >= until) return done();
@@ -65,6 +76,8 @@ class reply_wait {
   }
 
  private:
+  const std::chrono::microseconds budget_;
+  const bool several_;
   static std::atomic<int>& waiting() noexcept {
     static std::atomic<int> count{0};
     return count;

@@ -1,32 +1,29 @@
-// geerpc: the server half of the `threaded` transport. A fixed pool of handler_threads + 1
-// threads shares one epoll set in the leader/followers style: one thread at a time (the leader)
-// waits for I/O, reads every ready connection and turns complete frames into requests; then it
-// hands leadership to a waiting thread and runs the first request itself, so a quick call costs
-// no thread hand-off, and a slow one never stops the others from being read. Threads are woken
-// one at a time, each by the one before when it starts a handler: requests queued behind slow
-// ones still get a thread each, and a burst of quick ones costs few wake-ups. A thread that runs
-// several requests of one connection in a row answers them with one send (reply_holds.hpp).
+// geerpc: the server half of the `threaded` transport: an elastic pool of threads around one epoll
+// set, in the leader/followers style. The life of one request:
 //
-// On one CPU, waking a follower before a handler costs two context switches and buys nothing
-// unless the handler blocks: the follower cannot run until then. So when the request is the only
-// one in flight on the server and its connection has been making one call at a time, or when no
-// handler has lately blocked, the thread runs it without waking anyone, and a watchdog
-// (watchdog.hpp) wakes a follower if nobody has led for a whole period meanwhile: a slow handler
-// leaves the I/O unled for 0.5 to 1 ms at most. A handler found blocked makes the requests of the
-// next calm_period wake followers again, so that handlers that block run side by side: found by
-// the watchdog (one handler run that lasted a whole period), or in a random one unled run out of
-// blocking_sample by a voluntary context switch of its thread.
-// Also on one CPU, a leader woken after a round that read several requests yields once before it
-// reads, so that a pipelining client's threads send all their requests first, unless recent
-// yields did not pay (batch_yield.hpp).
+//   1. One thread at a time, the leader, waits for I/O (lead()), reads every ready connection and
+//      turns complete frames into requests (server/connection.hpp registers each, with its
+//      deadline, and answers "busy" past the limits).
+//   2. The leader stops leading, takes the first new request and queues the rest. Before it runs
+//      a handler, a thread makes sure the I/O stays led: it wakes a waiting thread, or, when none
+//      waits, starts a new one. A woken thread takes a queued request before it leads, and does
+//      the same before it runs it; so requests queued behind slow handlers get a thread each, one
+//      after another, and a burst of quick ones costs few wake-ups.
+//   3. server_connection::run() runs the handler and answers unless the request was answered
+//      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
-// At most handler_threads threads run handlers at once; the spare thread always remains to lead,
-// so a server whose handlers are all busy still reads, answers "busy", accepts cancels and
-// fires timeouts. An idle connection costs a socket and a small object, not a thread.
+// The pool starts with handler_threads + 1 threads and grows, one thread at a time, while requests
+// wait and every thread is busy, up to max_handler_threads running handlers plus one to lead:
+// handlers that wait on something slow do not starve a quick call, as in Go's net/rpc. Threads
+// above the core size retire after idle_thread_timeout without work. A thread that cannot be
+// started is counted (thread_start_failures()); the requests wait for a thread that exists.
+//
+// The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
+// them together (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure
+// another thread leads (tuning/unled_runs.hpp) and yield before reading (tuning/batch_yield.hpp).
 #pragma once
 
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -35,11 +32,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
-#include <stop_token>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -48,21 +46,23 @@
 #include "../../error.hpp"
 #include "../../net/socket.hpp"
 #include "../../server/connection.hpp"
-#include "../../tuning/batch_yield.hpp"
-#include "../../tuning/reply_holds.hpp"
-#include "../../tuning/spin.hpp"
-#include "../../tuning/watchdog.hpp"
+#include "../../tuning/none.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+template <class Tuning>
 class threaded_server_engine {
+  using hooks = typename Tuning::server_hooks;
+
  public:
   explicit threaded_server_engine(server_context& context)
       : context_(context),
-        handler_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
-        holds_(handler_threads_ + 1, *context.scheduler),
-        lead_watch_(*context.scheduler, lead_watch_period, &look_for_leader, this) {}
+        core_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
+        max_running_(std::max(core_threads_, context.options.max_handler_threads)),
+        slot_used_(max_running_ + 1, false),
+        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
+                                     this}) {}
   ~threaded_server_engine() { stop(); }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
@@ -75,8 +75,13 @@ class threaded_server_engine {
     if (!epoll_) throw std::system_error(errno, std::generic_category(), "rpc server: epoll_create1");
     watch(listen_.get(), EPOLLIN, &listen_tag_);
     watch(wake_.get(), EPOLLIN, &wake_tag_);
-    threads_.reserve(handler_threads_ + 1);
-    for (std::size_t i = 0; i < handler_threads_ + 1; ++i) threads_.emplace_back([this, i] { work(i); });
+    std::lock_guard lock(mutex_);
+    // As many of the core threads as the system allows: one alone leads and runs handlers too.
+    for (std::size_t i = 0; i < core_threads_ + 1; ++i) {
+      ++threads_;
+      start_thread_locked();
+    }
+    if (threads_ == 0) throw rpc_error(errc::invalid_argument, "rpc server: the system would not start a thread");
     return bound;
   }
 
@@ -86,13 +91,16 @@ class threaded_server_engine {
   // threads are joined by the next stop() from outside, at the latest by the destructor.
   void stop() {
     begin_stop();
-    if (serving_engine == this) return;
+    if (on_pool_thread()) return;
     std::lock_guard joining(join_mutex_);
-    for (auto& thread : threads_)
-      if (thread.joinable()) thread.join();
+    std::list<worker> all;
+    {
+      std::lock_guard lock(mutex_);
+      all.swap(workers_);
+    }
+    for (auto& w : all) w.thread.join();
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
-    holds_.stop();
-    lead_watch_.stop();
+    tuning_.stop();
     std::deque<server_request*> never_ran;
     {
       std::lock_guard lock(mutex_);
@@ -107,8 +115,24 @@ class threaded_server_engine {
     std::lock_guard lock(connections_mutex_);
     return connections_.size();
   }
+  // Threads in the pool now, and threads it could not start (the system refused).
+  std::size_t thread_count() const {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
+  std::size_t thread_start_failures() const {
+    std::lock_guard lock(mutex_);
+    return start_failures_;
+  }
 
  private:
+  struct worker {
+    std::thread thread;
+    std::size_t slot = 0;
+    bool done = false;  // it has retired: joining it does not wait
+  };
+  using worker_ref = typename std::list<worker>::iterator;
+
   void begin_stop() {
     {
       std::lock_guard lock(mutex_);
@@ -125,127 +149,166 @@ class threaded_server_engine {
     for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
   }
 
-  // Whether the loop below takes a request of `connection` next. Called with mutex_ held.
-  bool runs_next(const server_connection* connection) const {
-    return !stopping_ && !queue_.empty() && running_ < handler_threads_ &&
-           queue_.front()->connection.get() == connection;
+  bool on_pool_thread() const {
+    std::lock_guard lock(mutex_);
+    const auto me = std::this_thread::get_id();
+    return std::any_of(workers_.begin(), workers_.end(), [&](const worker& w) { return w.thread.get_id() == me; });
   }
 
-  // Whether a thread about to run `request` may leave the I/O unled meanwhile (see the top).
-  // Called with mutex_ held.
-  bool may_run_unled(const server_request& request) const noexcept {
-    if (several_cpus()) return false;
-    const bool sequential_caller = request.connection->sequential_requests() >= sequential_streak &&
-                                   context_.inflight.load(std::memory_order_relaxed) == 1;
-    return sequential_caller || clock::now() - last_blocked_ >= calm_period;
+  // Starts one more pool thread, already counted in threads_; on failure uncounts it and counts
+  // the failure. Joins the threads that retired meanwhile. Called with mutex_ held.
+  bool start_thread_locked() noexcept {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (!it->done) {
+        ++it;
+        continue;
+      }
+      it->thread.join();  // it set `done` as its last act under this lock: it is past every use of it
+      slot_used_[it->slot] = false;
+      it = workers_.erase(it);
+    }
+    // Every thread counted in threads_ holds a slot and there are max_running_ + 1 of both.
+    const auto slot =
+        static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
+    if (slot == slot_used_.size()) {
+      --threads_;
+      return false;
+    }
+    try {
+      workers_.emplace_back();
+      const worker_ref self = std::prev(workers_.end());
+      self->slot = slot;
+      self->thread = std::thread([this, self] { work(self); });
+      slot_used_[slot] = true;
+      return true;
+    } catch (...) {  // the system refused a thread (or memory): the pool keeps what it has
+      if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
+      --threads_;
+      ++start_failures_;
+      return false;
+    }
   }
 
-  // The lead watchdog's look: wakes a follower if nobody has led since the previous look while a
-  // handler runs, and notes a handler found blocked if no handler started meanwhile either (a
-  // thread working through a queue of quick requests is not). Returns whether the I/O is unled.
+  // Makes sure a thread will lead the I/O while this one runs a handler: wakes a waiting thread,
+  // unless one is on its way already, or starts a new one. Called with mutex_ held.
+  void lead_after_me_locked() {
+    if (leading_ || woken_ > 0 || stopping_) return;
+    if (waiting_ > 0) {
+      ++woken_;
+      idle_.notify_one();
+    } else if (threads_ < max_running_ + 1) {
+      ++threads_;
+      start_thread_locked();
+    }
+  }
+
+  // The tuning's lead watchdog: if its look says the I/O has been unled too long while a handler
+  // runs, a thread is woken (or started) to lead. Returns whether the I/O is unled.
   static bool look_for_leader(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
     std::lock_guard lock(self.mutex_);
     const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
-    if (unled && self.lead_rounds_ == self.lead_rounds_seen_) {
-      if (self.runs_started_ == self.runs_started_seen_) self.last_blocked_ = clock::now();
-      if (self.woken_ == 0 && self.waiting_ > 0) {
-        ++self.woken_;
-        self.idle_.notify_one();
-      }
-    }
-    self.lead_rounds_seen_ = self.lead_rounds_;
-    self.runs_started_seen_ = self.runs_started_;
+    if (self.tuning_.leader_overdue(unled)) self.lead_after_me_locked();
     return unled;
   }
 
-  // `index`: this thread's slot in holds_.
-  void work(std::size_t index) {
-    serving_engine = this;
+  void work(worker_ref self) {
     std::vector<server_request*> fresh;
-    std::uint32_t sample_draw = 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1);  // xorshift32 state
+    std::vector<std::byte> buffer(64u << 10);  // for reading, while this thread leads
     std::unique_lock lock(mutex_);
+    auto mine_state = tuning_.thread_begins(self->slot);
     while (!stopping_) {
       server_request* mine = nullptr;
-      if (!queue_.empty() && running_ < handler_threads_) {
+      if (!queue_.empty() && running_ < max_running_) {
         mine = queue_.front();
         queue_.pop_front();
       } else if (!leading_) {
         leading_ = true;
-        ++lead_rounds_;
+        tuning_.lead_round_began();
         lock.unlock();
         fresh.clear();
-        lead(fresh);
+        lead(fresh, buffer);
         lock.lock();
         leading_ = false;
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
-        if (!fresh.empty() && running_ < handler_threads_) mine = fresh[taken++];
+        if (!fresh.empty() && running_ < max_running_) mine = fresh[taken++];
         queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
       } else {
-        ++waiting_;
-        idle_.wait(lock);
-        --waiting_;
-        if (woken_ > 0) --woken_;  // this one, or a spurious wake-up that does its job instead
+        if (!wait_as_follower(lock)) break;  // retired
         continue;
       }
       if (mine == nullptr) continue;
       ++running_;
-      ++runs_started_;
-      // A handler may take long, so first make sure the I/O will be led: if nobody leads, wake one
-      // waiting thread, unless one is already on its way. A woken thread takes queued requests
-      // before it leads, and does the same before it runs one; so requests queued behind slow
-      // handlers get a thread each, one after another, while a burst of quick ones costs a few
-      // wake-ups instead of a context switch per request.
-      const bool needs_leader = !leading_ && woken_ == 0 && waiting_ > 0;
-      const bool unled = needs_leader && may_run_unled(*mine);
-      const bool wake = needs_leader && !unled;
-      if (wake) ++woken_;
-      // When the next queued request is for the same peer, this thread will likely run it next:
-      // hold this reply and send both together (reply_holds.hpp).
-      const bool hold = !queue_.empty() && queue_.front()->connection == mine->connection;
+      tuning_.run_began();
+      const bool unled = !leading_ && woken_ == 0 && tuning_.may_run_unled();
+      if (!unled) lead_after_me_locked();
+      const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
-      if (wake) idle_.notify_one();  // outside the lock: the woken one needs it
-      if (unled) lead_watch_.request();
-      if (hold) holds_.hold(index, mine->connection);
-      // Now and then, whether an unled run blocked: one that blocks for less than a watchdog
-      // period is never found by the watchdog, yet makes the requests queued behind it wait. A
-      // random run, not every n-th, which could keep missing a request at a fixed place in each
-      // round. Waits inside the library count too (a contended lock, cancelling a deadline).
-      const bool sample = unled && next_draw(sample_draw) % blocking_sample == 0;
-      const long switches_before = sample ? voluntary_switches() : 0;
-      server_connection::run(mine, hold);
-      const bool blocked = sample && voluntary_switches() != switches_before;
-      lock.lock();
+      const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
+      if (unled) {
+        const auto probe = tuning_.unled_run_begins(mine_state);
+        server_connection::run(mine, hold);
+        const bool blocked = hooks::blocked(probe);
+        lock.lock();
+        if (blocked) tuning_.found_blocked();
+      } else {
+        server_connection::run(mine, hold);
+        lock.lock();
+      }
       --running_;
-      if (blocked) last_blocked_ = clock::now();
-      if (const server_connection* held = holds_.held(index); held != nullptr && !runs_next(held)) {
+      if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
-        holds_.release(index);
+        tuning_.release(mine_state);
         lock.lock();
       }
     }
+    // Stopping, or retired.
+    if (tuning_.held(mine_state) != nullptr) {
+      lock.unlock();
+      tuning_.release(mine_state);
+      lock.lock();
+    }
+    --threads_;
+    self->done = true;  // the last use of this thread's worker: a joiner may take it from here
+  }
+
+  // A follower waits to be woken (to take a request or to lead). A thread above the core size
+  // that waits idle_thread_timeout in vain while another leads retires: returns false.
+  bool wait_as_follower(std::unique_lock<std::mutex>& lock) {
+    ++waiting_;
+    bool timed_out = false;
+    if (threads_ > core_threads_ + 1)
+      timed_out = idle_.wait_for(lock, context_.options.idle_thread_timeout) == std::cv_status::timeout;
+    else
+      idle_.wait(lock);
+    --waiting_;
+    // This one was woken, or took the wake-up of one that will not need it: it does its job.
+    const bool woken = woken_ > 0;
+    if (woken) --woken_;
+    return !(timed_out && !woken && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1);
+  }
+
+  // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
+  bool runs_next(const server_connection* connection) const {
+    return !stopping_ && !queue_.empty() && running_ < max_running_ && queue_.front()->connection.get() == connection;
   }
 
   // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
-  void lead(std::vector<server_request*>& fresh) {
+  void lead(std::vector<server_request*>& fresh, std::vector<std::byte>& buffer) {
     constexpr int max_events = 64;
     epoll_event events[max_events];
     int count = ::epoll_wait(epoll_.get(), events, max_events, -1);
-    if (count <= 0 || several_cpus()) return service_events(events, count, fresh);
-    // On one CPU, the threads about to send more requests may do so first (batch_yield.hpp); then
-    // epoll is asked again, so that connections that became readable meanwhile are read too. Not
-    // after a full list: epoll would then report the connections it left out, in place of those it
-    // reported, which could be left out round after round.
-    if (count < max_events && batch_yield_.due()) {
-      batch_yield_.yield();
+    // The tuning may let the threads about to send more requests do so first; then epoll is asked
+    // again, so that connections that became readable meanwhile are read too.
+    if (count > 0 && tuning_.yield_before_reading(count, max_events))
       if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
-    }
-    service_events(events, count, fresh);
-    batch_yield_.after_round(fresh.size());
+    service_events(events, count, fresh, buffer);
+    if (count > 0) tuning_.round_read(fresh.size());
   }
 
-  void service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh) {
+  void service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh,
+                      std::vector<std::byte>& buffer) {
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
       if (tag == &wake_tag_) return;  // stopping; the eventfd stays readable for every leader
@@ -253,19 +316,18 @@ class threaded_server_engine {
         accept_all();
         continue;
       }
-      service(static_cast<server_connection*>(tag), events[i].events, fresh);
+      auto* connection = static_cast<server_connection*>(tag);
+      if ((events[i].events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken)
+        connection->close();
+      if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh, buffer))
+        drop(connection);
     }
-  }
-
-  void service(server_connection* connection, std::uint32_t events, std::vector<server_request*>& fresh) {
-    if ((events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken) connection->close();
-    if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh)) drop(connection);
   }
 
   // Reads what the socket holds (a bounded amount per round, for fairness between connections).
   // Returns false when the connection is finished.
-  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh) {
-    thread_local std::vector<std::byte> buffer(64u << 10);
+  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
+                        std::vector<std::byte>& buffer) {
     for (int round = 0; round < 4; ++round) {
       std::size_t got = 0;
       switch (net::recv_some(connection.fd(), buffer.data(), buffer.size(), got)) {
@@ -332,20 +394,6 @@ class threaded_server_engine {
     return stopping_;
   }
 
-  // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
-  static std::uint32_t next_draw(std::uint32_t& state) noexcept {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    return state;
-  }
-
-  // This thread's voluntary context switches so far: it blocked if the count moved.
-  static long voluntary_switches() noexcept {
-    rusage usage{};
-    return ::getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : 0;
-  }
-
   // The frame_writer's hook: watch for writability while replies wait for the peer to read.
   static void want_write(void* context, bool want) {
     auto* connection = static_cast<server_connection*>(context);
@@ -363,45 +411,34 @@ class threaded_server_engine {
   }
 
   server_context& context_;
-  const std::size_t handler_threads_;
+  const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
+  const std::size_t max_running_;   // the most threads that run handlers at once
   net::unique_fd listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
   char listen_tag_ = 0;  // addresses that mark the listener and the wake-up fd in epoll events
   char wake_tag_ = 0;
 
-  std::mutex mutex_;  // guards the pool state below
+  mutable std::mutex mutex_;  // guards the pool state below
   std::condition_variable idle_;
   std::deque<server_request*> queue_;  // received, waiting for a handler thread
   std::size_t running_ = 0;            // threads inside a handler
   std::size_t waiting_ = 0;            // threads asleep on idle_
   std::size_t woken_ = 0;              // threads notified that have not woken up yet
+  std::size_t threads_ = 0;            // threads started and not retired
+  std::size_t start_failures_ = 0;     // threads the system would not start
   bool leading_ = false;
   bool stopping_ = false;
+  std::list<worker> workers_;    // every thread not yet joined
+  std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
 
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
   deadline_scheduler::timer accept_retry_;
-  reply_holds holds_;  // one slot per thread
 
-  // A request runs unled only when it is the only one in flight and this many of its connection's
-  // requests came one at a time, or when no handler has been found blocked for calm_period (see
-  // the top): one that blocks (on I/O, a lock, a sleep) lets a woken follower run meanwhile.
-  static constexpr unsigned sequential_streak = 32;
-  static constexpr std::chrono::milliseconds calm_period{200};
-  static constexpr unsigned blocking_sample = 8;
-  clock::time_point last_blocked_{};  // when a handler was last found blocked (guarded by mutex_)
-  // How long the I/O may stay unled behind a slow handler: one to two periods.
-  static constexpr std::chrono::microseconds lead_watch_period{500};
-  std::size_t lead_rounds_ = 0;        // times a thread began to lead (guarded by mutex_)
-  std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look (guarded by mutex_)
-  std::size_t runs_started_ = 0;       // handler runs begun (guarded by mutex_)
-  std::size_t runs_started_seen_ = 0;  // runs_started_ at the watchdog's last look (guarded by mutex_)
-  watchdog lead_watch_;
-  batch_yield batch_yield_;  // used by the leader only
+  hooks tuning_;  // after what its hooks use
 
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
-  std::vector<std::jthread> threads_;
 };
 
 }  // namespace detail

@@ -27,11 +27,17 @@
 // max_hold apart. It runs only while requests are held.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <span>
+#include <utility>
 
 #include "../config.hpp"
+#include "../net/frame_writer.hpp"
+#include "../scheduler/deadline_scheduler.hpp"
+#include "watchdog.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -103,6 +109,133 @@ class due_senders {
   static constexpr std::uint32_t held_bit = std::uint32_t{1} << 31;
   std::atomic<std::uint32_t> state_{0};  // the threads due, and held_bit while a request waits for them
   std::atomic<std::uint32_t> holds_ended_{0};
+};
+
+// The threaded client's side of it (tuning::automatic's client hooks): due_senders, each caller's
+// recent calls, and the watchdog that bounds a hold.
+class request_batching {
+ public:
+  using clock = std::chrono::steady_clock;
+  using broken_fn = void (*)(void* engine);  // the writer broke: fail every call
+
+  request_batching(net::frame_writer& writer, deadline_scheduler& scheduler, bool enabled, broken_fn broken,
+                   void* engine)
+      : writer_(writer),
+        enabled_(enabled),
+        broken_(broken),
+        engine_(engine),
+        id_(next_id()),
+        watch_(scheduler, due_senders::max_hold, &look, this) {}
+  ~request_batching() { stop(); }
+
+  request_batching(const request_batching&) = delete;
+  request_batching& operator=(const request_batching&) = delete;
+
+  // Once no call is left to hold a request: after this, no look runs.
+  void stop() { watch_.stop(); }
+
+  // A call is about to be completed; a synchronous caller woken now will send its next request soon.
+  void call_completing(bool synchronous) noexcept {
+    if (enabled_ && synchronous) due_.arrive();
+  }
+
+  // A reader is about to hand out what one recv brought (it completes calls whose callers send),
+  // and is done with it.
+  void reader_arrives() noexcept {
+    if (enabled_) due_.arrive();
+  }
+  void reader_leaves() { leave(false); }
+
+  // A synchronous caller begins a call: whether it may hold its request (it returned from a call
+  // of this client last). Notes how quickly it came back.
+  bool caller_may_hold(clock::time_point now) noexcept {
+    if (!enabled_) return false;
+    caller_history& mine = history();
+    const bool same_client = std::exchange(mine.returned_from, 0) == id_;
+    const bool quick = same_client && now - mine.returned_at <= due_senders::quick_return;
+    mine.quick_returns = quick ? std::min(mine.quick_returns + 1, due_senders::quick_streak) : 0;
+    return same_client;
+  }
+
+  // Sends a request, or, when allowed, holds it while threads that will send soon are due.
+  net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
+    if (!may_hold || !due_.any()) {
+      const auto status = writer_.write(frame);
+      // It took along whatever was held (a hold that began during the send may be ended early:
+      // the watchdog's look covers that).
+      if (status != net::frame_writer::status::broken && due_.holding()) due_.sent();
+      return status;
+    }
+    const auto status = writer_.hold(frame);
+    if (status != net::frame_writer::status::done) return status;
+    if (due_.held())
+      send_held();  // the last thread due left before the hold
+    else
+      watch_.request();
+    return status;
+  }
+
+  // A synchronous caller returns from its call, once done with it: the last one due sends what is
+  // held, unless it is expected straight back with its next request, which takes the lot along.
+  void caller_returns() {
+    if (!enabled_) return;
+    leave(history().quick_returns >= due_senders::quick_streak);
+    caller_history& mine = history();
+    mine.returned_from = id_;
+    mine.returned_at = clock::now();
+  }
+
+ private:
+  // A synchronous caller's recent calls: the client it returned from last (until it calls again),
+  // when, and how many calls in a row came straight back. Per thread, and keyed by a number no
+  // other client in the process ever has, so a thread's history reaches only the client it names.
+  struct caller_history {
+    std::uint64_t returned_from = 0;
+    clock::time_point returned_at{};
+    unsigned quick_returns = 0;
+  };
+  static caller_history& history() noexcept {
+    thread_local caller_history mine;
+    return mine;
+  }
+  static std::uint64_t next_id() noexcept {
+    static std::atomic<std::uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  void leave(bool comes_back) {
+    if (enabled_ && due_.leave() && !comes_back) send_held();
+  }
+
+  // Sends what is held: by the last thread due to leave, or by the watchdog.
+  void send_held() {
+    const auto status = writer_.flush();
+    due_.sent();
+    if (status == net::frame_writer::status::broken) broken_(engine_);
+  }
+
+  // The watchdog's look, on the scheduler thread: sends what has been held since the last look,
+  // and held frames that nobody due will send (kept by a caller that did not come back) or that
+  // wait in the writer at two looks in a row (their hold ended early: see the top). Returns
+  // whether anything is held.
+  static bool look(void* context) {
+    auto& self = *static_cast<request_batching*>(context);
+    const bool stale = self.due_.held_since_last_look(self.last_look_);  // first: it notes what it saw
+    const bool unsent = self.writer_.holds_unsent();
+    const bool unsent_before = std::exchange(self.unsent_at_last_look_, unsent);
+    if (stale || (unsent && (unsent_before || !self.due_.any()))) self.send_held();
+    return self.due_.holding() || self.writer_.holds_unsent();
+  }
+
+  net::frame_writer& writer_;
+  const bool enabled_;
+  const broken_fn broken_;
+  void* const engine_;
+  const std::uint64_t id_;
+  due_senders due_;
+  due_senders::look last_look_;       // what the watchdog's last look saw (its thread only)
+  bool unsent_at_last_look_ = false;  // and whether the writer held frames then (its thread only)
+  watchdog watch_;                    // last: its looks use everything above
 };
 
 }  // namespace detail

@@ -1,0 +1,31 @@
+// geerpc: the knobs of the threaded transport's performance heuristics (tuning/), as options a
+// user may set: `options::tuning` for a client, `server_options::tuning` for a server. Every
+// default suits most programs; tuning::none ignores them all.
+#pragma once
+
+#include <chrono>
+
+#include "../config.hpp"
+#include "spin.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+
+struct settings {
+  // How long a waiting caller looks for its reply before it sleeps, when it is the only caller of
+  // the process waiting and a CPU is spare (spin.hpp). 0: never spin.
+  std::chrono::microseconds spin = std::chrono::microseconds(50);
+  // Whether requests made together and replies answered together are held for a moment to leave
+  // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
+  bool batching = true;
+  // The CPUs the heuristics assume this process has; 0: detect them from the CPU affinity and the
+  // cgroup CPU quota. Several heuristics (spinning, running a handler without waking a thread to
+  // lead, yielding before a read) choose by whether there is more than one.
+  unsigned cpus = 0;
+
+  // Whether the heuristics may count on more than one CPU.
+  bool several_cpus() const noexcept { return cpus != 0 ? cpus > 1 : detail::several_cpus(); }
+};
+
+}  // namespace tuning
+GEERPC_END_NAMESPACE
