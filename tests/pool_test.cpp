@@ -1,0 +1,123 @@
+// The threaded server's elastic handler pool: it grows while requests wait and every thread is
+// busy, so handlers that wait on something slow never starve a quick call; it shrinks back once
+// the burst is over; and a thread the system refuses to start never ends the process.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace std::chrono_literals;
+using test::Args;
+
+TEMPLATE_TEST_CASE("with default options, 100 handlers blocked in a wait all run, and a fast call still gets through",
+                   "[pool]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s;  // default options: 8 core handler threads
+  auto slow = geerpc::dial<TestType>(s.address);
+  std::vector<test::future<int, TestType>> blocked;
+  for (int i = 0; i < 100; ++i) blocked.push_back(slow.template async_call<int>("Arith.Late", Args{i, 0}));
+  // Every one of them is inside its handler at once: a fixed pool of 8 would start only 8.
+  REQUIRE(s.arith.started.wait_for_at_least(100, 5s));
+  auto fast = geerpc::dial<TestType>(s.address);
+  CHECK(fast.template call<int>(geerpc::with_timeout(500ms), "Arith.Sum", Args{2, 3}) == 5);
+  CHECK(s.server.thread_count() > 100);
+  s.arith.release.set();
+  for (int i = 0; i < 100; ++i) CHECK(blocked[static_cast<std::size_t>(i)].get() == i * 1000);
+}
+
+TEMPLATE_TEST_CASE("stop() with 50 callers in cooperative handlers starts all 50 and ends every call promptly",
+                   "[pool][shutdown]", GEERPC_ASYNC_TRANSPORTS) {
+  auto s = std::make_unique<test::arith_server<TestType>>();
+  std::vector<geerpc::basic_client<TestType>> clients;
+  for (int i = 0; i < 50; ++i) clients.push_back(geerpc::dial<TestType>(s->address));
+  std::atomic<int> ended{0};
+  std::vector<std::jthread> callers;
+  for (auto& c : clients)
+    callers.emplace_back([&] {
+      const auto r = c.template try_call<int>("Arith.WaitForStop", Args{1, 2});
+      (void)r;  // a reply or an error: either ends the call
+      ended.fetch_add(1);
+    });
+  REQUIRE(s->arith.started.wait_for_at_least(50, 5s));
+  const auto began = std::chrono::steady_clock::now();
+  s->server.stop();
+  const auto took = std::chrono::steady_clock::now() - began;
+  CHECK(took < 1s);  // a bound that catches a hang, not a timing goal
+  CHECK(s->arith.stops_seen.value() == 50);
+  callers.clear();
+  CHECK(ended.load() == 50);
+}
+
+TEMPLATE_TEST_CASE("after a burst the pool returns to its core size", "[pool][resources]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s({.handler_threads = 2, .idle_thread_timeout = 100ms});
+  REQUIRE(s.server.thread_count() == 3);  // two to run handlers, one to lead
+  auto client = geerpc::dial<TestType>(s.address);
+  std::vector<test::future<int, TestType>> burst;
+  for (int i = 0; i < 20; ++i) burst.push_back(client.template async_call<int>("Arith.Late", Args{i, 0}));
+  REQUIRE(s.arith.started.wait_for_at_least(20, 5s));
+  CHECK(s.server.thread_count() >= 21);
+  s.arith.release.set();
+  for (auto& f : burst) f.get();
+  CHECK(test::eventually([&] { return s.server.thread_count() == 3; }, 3s));
+  // And it grows again for the next burst.
+  auto again = client.template async_call<int>("Arith.WaitForStop", Args{1, 1});
+  auto quick = geerpc::dial<TestType>(s.address);
+  CHECK(quick.template call<int>(geerpc::with_timeout(500ms), "Arith.Sum", Args{1, 1}) == 2);
+  again.cancel();
+}
+
+TEMPLATE_TEST_CASE("max_handler_threads bounds the pool: requests beyond it wait for a thread", "[pool][limits]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s({.handler_threads = 1, .max_handler_threads = 3});
+  auto client = geerpc::dial<TestType>(s.address);
+  std::vector<test::future<int, TestType>> calls;
+  for (int i = 0; i < 6; ++i) calls.push_back(client.template async_call<int>("Arith.Late", Args{i, 0}));
+  REQUIRE(s.arith.started.wait_for_at_least(3, 5s));
+  // Three run, three wait; the pool holds three handler threads and one to lead.
+  CHECK_FALSE(s.arith.started.wait_for_at_least(4, 100ms));
+  CHECK(s.server.thread_count() == 4);
+  s.arith.release.set();
+  for (int i = 0; i < 6; ++i) CHECK(calls[static_cast<std::size_t>(i)].get() == i * 1000);
+}
+
+// A pids limit, as containers set: RLIMIT_NPROC counts every thread of a user, and root is exempt,
+// so a forked child takes an unused uid with a limit just above what it runs before the burst.
+TEMPLATE_TEST_CASE("a thread the system refuses to start never ends the process: the pool keeps queueing",
+                   "[pool][limits]", GEERPC_ASYNC_TRANSPORTS) {
+  if (::geteuid() != 0) {
+    WARN("not run: needs root, to run the server as a user with a thread limit of its own");
+    return;
+  }
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int code = 0;
+    {
+      // main, the scheduler, three pool threads and the client's receiver: room for none more.
+      const rlimit limit{6, 6};
+      if (::setgid(65533) != 0 || ::setuid(65533) != 0 || ::setrlimit(RLIMIT_NPROC, &limit) != 0) ::_exit(10);
+      test::arith_server<TestType> s({.handler_threads = 2});
+      auto client = geerpc::dial<TestType>(s.address);
+      std::vector<test::future<int, TestType>> calls;
+      for (int i = 0; i < 8; ++i) calls.push_back(client.template async_call<int>("Arith.Late", Args{i, 0}));
+      if (!s.arith.started.wait_for_at_least(2, 5s)) code = 11;
+      if (s.server.thread_start_failures() == 0) code = 12;
+      s.arith.release.set();
+      for (int i = 0; i < 8; ++i) {
+        const auto r = calls[static_cast<std::size_t>(i)].try_get();
+        if (!r || r.value() != i * 1000) code = 13;
+      }
+    }
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // 12: no failure was seen; 13: a call did not complete
+}

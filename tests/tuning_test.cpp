@@ -1,0 +1,113 @@
+// The tuning seam's pieces, each against a fake or on its own: no TCP, no timing of this machine.
+#include <chrono>
+#include <type_traits>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace std::chrono_literals;
+
+TEST_CASE("tuning::settings: the CPUs to assume override detection", "[tuning]") {
+  geerpc::tuning::settings knobs;
+  CHECK(knobs.several_cpus() == geerpc::detail::several_cpus());  // 0: detected
+  knobs.cpus = 1;
+  CHECK_FALSE(knobs.several_cpus());
+  knobs.cpus = 4;
+  CHECK(knobs.several_cpus());
+}
+
+TEST_CASE("a spin budget of 0 never spins, whatever the CPUs", "[tuning][spin]") {
+  const geerpc::detail::reply_wait waiting(0us, true);
+  CHECK_FALSE(waiting.may_spin());
+  int polls = 0;
+  CHECK_FALSE(waiting.spin_until([&] {
+    ++polls;
+    return false;
+  }));
+  CHECK(polls == 1);
+}
+
+TEST_CASE("a lone waiter with a budget and spare CPUs spins; one told of a single CPU does not", "[tuning][spin]") {
+  {
+    const geerpc::detail::reply_wait waiting(50us, true);
+    CHECK(waiting.may_spin());
+  }
+  const geerpc::detail::reply_wait one_cpu(50us, false);
+  CHECK_FALSE(one_cpu.may_spin());
+}
+
+TEST_CASE("socket_watch: exactly one thread watches the socket while calls are pending", "[tuning][own_reply]") {
+  geerpc::detail::socket_watch watch;
+  bool wake = true;
+  // Nobody watches: a caller that may read its own reply becomes the watcher; the receiver parks.
+  CHECK(watch.call_added(true, wake));
+  CHECK_FALSE(wake);
+  CHECK_FALSE(watch.receiver_watches());
+  // A second call while the caller watches: it neither watches nor wakes the receiver.
+  CHECK_FALSE(watch.call_added(true, wake));
+  CHECK_FALSE(watch.receiver_watches());
+  // The watching caller is done with calls still pending: the receiver takes over, woken.
+  CHECK(watch.caller_done(true));
+  CHECK(watch.receiver_watches());
+  // The receiver read the last reply: it leaves the socket to the next caller.
+  watch.receiver_read(false);
+  CHECK_FALSE(watch.receiver_watches());
+  // A call that may not read its own reply (an async call) wakes the receiver to watch.
+  CHECK_FALSE(watch.call_added(false, wake));
+  CHECK(wake);
+  CHECK(watch.receiver_watches());
+  watch.receiver_read(true);  // calls pending: it keeps watching
+  CHECK(watch.receiver_watches());
+}
+
+TEST_CASE("unled_runs: the watchdog asks for a leader only after a whole period unled", "[tuning][unled]") {
+  auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  geerpc::detail::unled_runs runs(
+      *scheduler, true, [](void*) { return false; }, nullptr);
+  CHECK(runs.may_run_unled());  // no handler found blocked yet
+  runs.lead_round_began();
+  runs.run_began();
+  CHECK_FALSE(runs.look(true));  // a lead round and a run since the last look: not overdue
+  CHECK(runs.may_run_unled());
+  runs.run_began();
+  CHECK(runs.look(true));  // unled, nobody led since: wake one; a run began, so nobody is blocked
+  CHECK(runs.may_run_unled());
+  CHECK(runs.look(true));  // still unled, no run began either: a handler is blocked
+  CHECK_FALSE(runs.may_run_unled());
+  CHECK_FALSE(runs.look(false));  // led again
+}
+
+TEST_CASE("unled_runs: off on several CPUs, and a handler found blocked turns it off for a while", "[tuning][unled]") {
+  auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  geerpc::detail::unled_runs off(
+      *scheduler, false, [](void*) { return false; }, nullptr);
+  CHECK_FALSE(off.may_run_unled());
+  geerpc::detail::unled_runs on(
+      *scheduler, true, [](void*) { return false; }, nullptr);
+  on.found_blocked();
+  CHECK_FALSE(on.may_run_unled());
+}
+
+TEST_CASE("reply_holds: a reply whose caller's deadline is near is never held", "[tuning][reply_holds]") {
+  geerpc::detail::server_request request;
+  CHECK(geerpc::detail::reply_holds::deadline_allows(request));  // no deadline
+  request.caller_deadline = std::chrono::steady_clock::now() + 1s;
+  CHECK(geerpc::detail::reply_holds::deadline_allows(request));
+  request.caller_deadline = std::chrono::steady_clock::now() + 1ms;
+  CHECK_FALSE(geerpc::detail::reply_holds::deadline_allows(request));
+}
+
+TEST_CASE("tuning::none's hooks hold nothing and watch nothing: the plain core", "[tuning]") {
+  using hooks = geerpc::tuning::none::server_hooks;
+  auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  geerpc::tuning::settings knobs;
+  hooks server(geerpc::tuning::server_setup{*scheduler, 4, knobs, [](void*) { return false; }, nullptr});
+  auto mine = server.thread_begins(0);
+  geerpc::detail::server_request request;
+  CHECK_FALSE(server.hold_reply(mine, request, true));
+  CHECK_FALSE(server.may_run_unled());
+  CHECK_FALSE(server.yield_before_reading(3, 64));
+  CHECK(server.held(mine) == nullptr);
+  static_assert(!geerpc::tuning::none::client_hooks::callers_read);
+  static_assert(std::is_empty_v<hooks>);
+}
