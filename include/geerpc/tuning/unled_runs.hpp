@@ -38,8 +38,8 @@ class unled_runs {
   static constexpr std::chrono::microseconds lead_watch_period{500};
 
   // `enabled`: the process has one CPU (more: a woken follower runs at once, and this buys nothing).
-  unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn look, void* engine)
-      : enabled_(enabled), watch_(scheduler, lead_watch_period, look, engine) {}
+  unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn engine_look, void* engine)
+      : enabled_(enabled), watch_(scheduler, lead_watch_period, engine_look, engine) {}
 
   unled_runs(const unled_runs&) = delete;
   unled_runs& operator=(const unled_runs&) = delete;
