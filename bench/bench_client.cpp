@@ -2,6 +2,7 @@
 // prints the "bench ..." line; W1 and W2 add a "# ... allocs_per_call" line (client and server).
 //   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|blocking] [--peer NAME]
 //                       [--deadline-ms N] [--handle-timeout-ms N] [--scale F] [--server-pid N]
+//   --workload storm: the timeout storm of storm.hpp instead of W1..W5.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,11 +13,27 @@
 
 #include "arith.hpp"
 #include "harness.hpp"
+#include "storm.hpp"
 
 namespace {
 
+// The timeout storm (storm.hpp): the floor, then 1,000 synchronous callers, then 1,000 async calls.
+template <class Transport>
+int storm(int argc, char** argv, const std::string& peer) {
+  const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
+  const int server_pid = std::atoi(bench::flag(argc, argv, "--server-pid", "0"));
+  auto client = geerpc::dial<Transport>(address, {.connect_timeout = std::chrono::seconds(30)});
+  bench::storm_floor().print(peer, "floor", "");
+  std::string extra;
+  bench::storm_sync(client, server_pid, extra).print(peer, "sync", extra);
+  if constexpr (Transport::supports_async) bench::storm_async(client, extra).print(peer, "async", extra);
+  return 0;
+}
+
 template <class Transport>
 int run(int argc, char** argv, const std::string& peer) {
+  if (std::string_view(bench::flag(argc, argv, "--workload", "W1")) == "storm")
+    return storm<Transport>(argc, argv, peer);
   const bench::workload w = bench::parse(argc, argv);
   const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
   const auto deadline = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--deadline-ms", "0")));

@@ -214,7 +214,7 @@ class threaded_server_engine {
 
   void work(worker_ref self) {
     std::vector<server_request*> fresh;
-    std::vector<std::byte> buffer(64u << 10);  // for reading, while this thread leads
+    std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
     std::unique_lock lock(mutex_);
     auto mine_state = tuning_.thread_begins(self->slot);
     while (!stopping_) {
@@ -227,6 +227,7 @@ class threaded_server_engine {
         tuning_.lead_round_began();
         lock.unlock();
         fresh.clear();
+        if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
         lock.lock();
         leading_ = false;
