@@ -601,6 +601,30 @@ GEERPC_END_NAMESPACE
 #include <algorithm>
 #include <cerrno>
 
+// ---- begin geerpc/detail/integer_cast.hpp
+// geerpc: a conversion between integer types that are one type on some ABIs and two on others
+// (std::uint64_t and std::size_t, time_t and long). Where they differ it is a static_cast; where
+// they are the same it is no cast at all, so a user's -Wuseless-cast stays quiet on every platform.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The caller knows that `value` fits in To: this states the conversion, it does not check it.
+template <class To, class From>
+constexpr To integer_cast(From value) noexcept {
+  static_assert(std::is_integral_v<To> && std::is_integral_v<From>, "integer_cast converts integers only");
+  if constexpr (std::is_same_v<To, From>) {
+    return value;
+  } else {
+    return static_cast<To>(value);
+  }
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/integer_cast.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -738,8 +762,8 @@ inline const timespec* time_left(const std::optional<clock::time_point>& deadlin
   if (!deadline) return nullptr;
   const auto left = std::max(clock::duration::zero(), *deadline - clock::now());
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  out.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-  out.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  out.tv_sec = detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
+  out.tv_nsec = detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
   return &out;
 }
 
@@ -1574,7 +1598,7 @@ class reader {
     std::uint64_t value = 0;
     if (!varint(value)) return false;
     if (value > remaining() / min_element_size) return fail_at("element count exceeds the remaining bytes", start);
-    n = static_cast<std::size_t>(value);
+    n = geerpc::detail::integer_cast<std::size_t>(value);
     return true;
   }
 
@@ -2285,8 +2309,8 @@ class seq_map {
 
   template <class F>
   void for_each(F&& f) const {
-    for (const auto& slot : slots_)
-      if (slot.value != nullptr) f(slot.key, slot.value);
+    for (const auto& entry : slots_)
+      if (entry.value != nullptr) f(entry.key, entry.value);
   }
 
   // Empties the map into `out` (appending the values) and releases its memory.
@@ -2307,7 +2331,7 @@ class seq_map {
   // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
   // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
   std::size_t home(std::uint64_t key) const noexcept {
-    return static_cast<std::size_t>((key * multiplier_) >> 32) & mask();
+    return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
   }
   static std::uint64_t random_multiplier(const void* self) noexcept {
     static const std::uint64_t process_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();

@@ -19,6 +19,7 @@
 
 #include "../config.hpp"
 #include "../detail/byte_order.hpp"
+#include "../detail/integer_cast.hpp"
 #include "type_kind.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -121,7 +122,7 @@ class reader {
     std::uint64_t value = 0;
     if (!varint(value)) return false;
     if (value > remaining() / min_element_size) return fail_at("element count exceeds the remaining bytes", start);
-    n = static_cast<std::size_t>(value);
+    n = geerpc::detail::integer_cast<std::size_t>(value);
     return true;
   }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "integer_cast.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -69,8 +70,8 @@ class seq_map {
 
   template <class F>
   void for_each(F&& f) const {
-    for (const auto& slot : slots_)
-      if (slot.value != nullptr) f(slot.key, slot.value);
+    for (const auto& entry : slots_)
+      if (entry.value != nullptr) f(entry.key, entry.value);
   }
 
   // Empties the map into `out` (appending the values) and releases its memory.
@@ -91,7 +92,7 @@ class seq_map {
   // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
   // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
   std::size_t home(std::uint64_t key) const noexcept {
-    return static_cast<std::size_t>((key * multiplier_) >> 32) & mask();
+    return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
   }
   static std::uint64_t random_multiplier(const void* self) noexcept {
     static const std::uint64_t process_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "../config.hpp"
+#include "../detail/integer_cast.hpp"
 #include "../error.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -164,8 +165,8 @@ inline const timespec* time_left(const std::optional<clock::time_point>& deadlin
   if (!deadline) return nullptr;
   const auto left = std::max(clock::duration::zero(), *deadline - clock::now());
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  out.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-  out.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  out.tv_sec = detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
+  out.tv_nsec = detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
   return &out;
 }
 
