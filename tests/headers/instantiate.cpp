@@ -1,0 +1,138 @@
+// Instantiates geerpc's templates the way a user's program does, so that warnings inside them fire
+// under the strict flags of tests/headers/CMakeLists.txt: a service of member functions, a free
+// function and a lambda over the codec's every kind of value, both servers, a threaded and a
+// blocking client, call, try_call and async_call, by name and through typed stubs. It is compiled,
+// not run: what it checks is that a user's build stays quiet.
+#include <geerpc/geerpc.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+enum class colour : std::uint8_t { red, green };
+
+struct inner {
+  std::int16_t small;
+  std::uint64_t big;
+  double real;
+  float single;
+  bool flag;
+  char letter;
+  colour hue;
+};
+
+struct everything {
+  int number;
+  unsigned count;
+  std::string text;
+  std::vector<inner> items;
+  std::vector<std::byte> bytes;
+  std::array<std::int32_t, 3> triple;
+  std::optional<std::string> maybe;
+  std::map<std::string, int> ordered;
+  std::unordered_map<int, std::vector<std::string>> hashed;
+  std::pair<long, short> couple;
+  std::tuple<std::int8_t, std::uint16_t, std::string> several;
+};
+
+struct args {
+  int num1;
+  int num2;
+};
+
+struct foo {
+  int sum(const args& a) { return a.num1 + a.num2; }
+  int slow(const args& a, std::stop_token stop) { return stop.stop_requested() ? 0 : a.num1; }
+  everything echo(everything value) const { return value; }
+  void forget(const std::string&) {}
+};
+
+std::vector<double> halve(const std::vector<double>& values) {
+  std::vector<double> out;
+  for (double v : values) out.push_back(v / 2);
+  return out;
+}
+
+using foo_api = geerpc::service<"Foo",                               //
+                                geerpc::method<"Sum", &foo::sum>,    //
+                                geerpc::method<"Slow", &foo::slow>,  //
+                                geerpc::method<"Echo", &foo::echo>,  //
+                                geerpc::method<"Forget", &foo::forget>>;
+using free_api = geerpc::service<"Free",                           //
+                                 geerpc::method<"Halve", &halve>,  //
+                                 geerpc::method<"Len", [](const std::string& s) { return s.size(); }>>;
+
+template <class Client>
+int exercise(Client& client) {
+  std::stop_source stop;
+  const auto ctx = geerpc::with_timeout(1s).with_stop_token(stop.get_token());
+  int total = client.template call<int>("Foo.Sum", args{1, 2});
+  total += client.template call<int>(ctx, "Foo.Slow", args{3, 4});
+  total += client.template call<foo_api::fn<"Sum">>({5, 6});
+  total +=
+      client.template call<foo_api::fn<"Slow">>(geerpc::with_deadline(std::chrono::steady_clock::now() + 1s), {7, 8});
+  geerpc::result<everything> echoed = client.template try_call<foo_api::fn<"Echo">>(everything{});
+  if (echoed) total += echoed.value().number;
+  geerpc::result<void> forgot = client.template try_call<void>(ctx, "Foo.Forget", std::string("x"));
+  if (!forgot) total += static_cast<int>(forgot.message().size());
+  auto halves = client.template try_call<free_api::fn<"Halve">>(ctx, std::vector<double>{1.0, 2.0});
+  if (halves) total += static_cast<int>(halves.value().size());
+  const std::size_t length = client.template call<free_api::fn<"Len">>(std::string("abc"));
+  total += static_cast<int>(length);
+  return total + (client.is_open() ? 1 : 0);
+}
+
+template <class Transport>
+int serve_and_call() {
+  foo impl;
+  geerpc::basic_server<Transport> server({.handler_threads = 2, .frame_timeout = 1s});
+  server.template add<foo_api>(impl);
+  server.template add<free_api>();
+  const std::string address = server.listen("127.0.0.1:0");
+  auto client = geerpc::dial<Transport>(address, {.connect_timeout = 1s, .handle_timeout = 500ms});
+  int total = exercise(client);
+  if (auto other = geerpc::try_dial<Transport>(address)) total += exercise(other.value());
+  total += static_cast<int>(server.connection_count() + server.inflight());
+  client.close();
+  server.stop();
+  return total;
+}
+
+int call_async(geerpc::client& client) {
+  std::stop_source stop;
+  auto by_name = client.async_call<int>(geerpc::with_stop_token(stop.get_token()), "Foo.Slow", args{5, 6});
+  auto typed = client.async_call<foo_api::fn<"Sum">>({1, 2});
+  auto nothing = client.async_call<void>("Foo.Forget", std::string("y"));
+  auto echo = client.async_call<foo_api::fn<"Echo">>(geerpc::with_timeout(1s), everything{});
+  int total = 0;
+  if (by_name.wait_for(100ms)) total += by_name.get();
+  if (typed.wait_until(std::chrono::steady_clock::now() + 100ms) && typed.ready()) total += typed.try_get().value();
+  nothing.cancel();
+  if (!nothing.try_get()) ++total;
+  echo.wait();
+  return total + (echo.valid() ? 1 : 0);
+}
+
+}  // namespace
+
+int main() {
+  int total = serve_and_call<geerpc::threaded>() + serve_and_call<geerpc::blocking>();
+  foo impl;
+  geerpc::server server;
+  server.add<foo_api>(impl);
+  auto client = geerpc::dial(server.listen("127.0.0.1:0"));
+  total += call_async(client);
+  return total == 0 ? 0 : 1;
+}
