@@ -1,6 +1,8 @@
-// geerpc's benchmark server: serves Arith on 127.0.0.1 and prints "PORT <n>"; runs until SIGTERM
-// or SIGINT.
+// geerpc's benchmark server: serves Arith on 127.0.0.1, prints "PORT <n> address=<host:port>
+// pid=<pid>" on stdout once it listens, and runs until SIGTERM or SIGINT.
 //   geerpc_bench_server [--port N] [--transport threaded|blocking] [--handler-threads N]
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +26,9 @@ int serve(int port, std::size_t handler_threads) {
   geerpc::basic_server<Transport> server({.handler_threads = handler_threads});
   server.template add<bench::ArithApi>(arith);
   const std::string address = server.listen("127.0.0.1:" + std::to_string(port));
-  std::printf("PORT %s\n", address.substr(address.rfind(':') + 1).c_str());
+  // The pid lets bench/run.sh take the port from this process's own line and no other.
+  std::printf("PORT %s address=%s pid=%ld\n", address.substr(address.rfind(':') + 1).c_str(), address.c_str(),
+              static_cast<long>(getpid()));
   std::fflush(stdout);
   int signal = 0;
   sigwait(&stop_signals, &signal);

@@ -17,16 +17,25 @@ short=2000 long=6000
 total() { awk '/^(summary|totals):/{print $2; exit}' "$1"; }
 
 for calls in $short $long; do
+  # Each server's output goes to its own file, and only its own line (with its pid) gives the port:
+  # the previous run's output can never hand the client a dead server's port.
+  : >"$work/server.$calls.out"
   taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/server.$calls" \
-    "$bin/geerpc_bench_server" --transport "$transport" >"$work/server.out" 2>"$work/server.err" &
+    "$bin/geerpc_bench_server" --transport "$transport" >"$work/server.$calls.out" 2>"$work/server.$calls.err" &
   server=$!
   port=""
-  for _ in $(seq 1 200); do
-    port=$(awk '/^PORT /{print $2; exit}' "$work/server.out")
+  for _ in $(seq 1 600); do
+    port=$(awk -v pid="$server" '$1 == "PORT" && $NF == ("pid=" pid) { print $2; exit }' "$work/server.$calls.out")
     [ -n "$port" ] && break
+    kill -0 "$server" 2>/dev/null || break
     sleep 0.1
   done
-  [ -n "$port" ] || { cat "$work/server.err" >&2; exit 1; }
+  [ -n "$port" ] || {
+    echo "callgrind.sh: the server (pid $server) printed no address" >&2
+    cat "$work/server.$calls.err" >&2
+    kill "$server" 2>/dev/null || true
+    exit 1
+  }
   taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/client.$calls" \
     "$bin/geerpc_bench_client" --transport "$transport" --port "$port" --workload W1 --calls "$calls" \
     --warmup 200 ${CLIENT_ARGS:-} >/dev/null 2>"$work/client.err"

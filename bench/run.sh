@@ -61,20 +61,41 @@ fi
 
 wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 
-start_geerpc_server() {  # transport, pin prefix...; sets server_pid and port
-  local transport=$1
-  shift
-  "$@" "$bin/geerpc_bench_server" --transport "$transport" >"$scratch/server.out" 2>&1 &
-  server_pid=$!
+# A server's port comes only from that server: it prints "PORT <n> address=<host:port> pid=<pid>" on
+# its stdout, which goes to a file made afresh (and uniquely named) for it before it starts, and
+# only a line naming its own pid counts. No earlier server's output, and no file left behind, can
+# hand a client another server's port.
+SERVER_START_TIMEOUT=${SERVER_START_TIMEOUT:-20}  # seconds a server may take to print its address
+await_server_port() {  # pid, output file, name; sets port, or fails saying why
+  local pid=$1 out=$2 name=$3
   port=""
-  for _ in $(seq 1 100); do
-    port=$(awk '/^PORT /{print $2; exit}' "$scratch/server.out")
-    [ -n "$port" ] && return
+  for _ in $(seq 1 $((SERVER_START_TIMEOUT * 20))); do
+    port=$(awk -v pid="$pid" '$1 == "PORT" && $NF == ("pid=" pid) { print $2; exit }' "$out")
+    [ -z "$port" ] || return 0
+    if ! kill -0 "$pid" 2>/dev/null; then
+      local status=0
+      wait "$pid" 2>/dev/null || status=$?
+      echo "$name server (pid $pid) exited with status $status before printing its address:" >&2
+      cat "$out" "$out.err" >&2
+      return 1
+    fi
     sleep 0.05
   done
-  echo "geerpc server did not start" >&2
-  exit 1
+  echo "$name server (pid $pid) printed no address within $SERVER_START_TIMEOUT s:" >&2
+  cat "$out" "$out.err" >&2
+  kill "$pid" 2>/dev/null || true
+  return 1
 }
+
+start_geerpc_server() {  # transport, pin prefix...; sets server_pid and port
+  local transport=$1 out
+  shift
+  out=$(mktemp "$scratch/geerpc-$transport-server.XXXXXX")
+  "$@" "$bin/geerpc_bench_server" --transport "$transport" >"$out" 2>"$out.err" &
+  server_pid=$!
+  await_server_port "$server_pid" "$out" "geerpc-$transport" || exit 1
+}
+
 stop_geerpc_server() {
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
