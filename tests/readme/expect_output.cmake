@@ -1,0 +1,10 @@
+# Runs PROGRAM; passes when it exits 0 and its output (stdout then stderr) matches the regex EXPECT.
+cmake_minimum_required(VERSION 3.21)
+execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} failed: ${status}")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "${PROGRAM}'s output does not match: ${EXPECT}")
+endif()
