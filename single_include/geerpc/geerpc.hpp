@@ -3934,8 +3934,8 @@ class unled_runs {
   static constexpr std::chrono::microseconds lead_watch_period{500};
 
   // `enabled`: the process has one CPU (more: a woken follower runs at once, and this buys nothing).
-  unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn look, void* engine)
-      : enabled_(enabled), watch_(scheduler, lead_watch_period, look, engine) {}
+  unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn engine_look, void* engine)
+      : enabled_(enabled), watch_(scheduler, lead_watch_period, engine_look, engine) {}
 
   unled_runs(const unled_runs&) = delete;
   unled_runs& operator=(const unled_runs&) = delete;
@@ -5222,7 +5222,7 @@ class threaded_server_engine {
 
   void work(worker_ref self) {
     std::vector<server_request*> fresh;
-    std::vector<std::byte> buffer(64u << 10);  // for reading, while this thread leads
+    std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
     std::unique_lock lock(mutex_);
     auto mine_state = tuning_.thread_begins(self->slot);
     while (!stopping_) {
@@ -5235,6 +5235,7 @@ class threaded_server_engine {
         tuning_.lead_round_began();
         lock.unlock();
         fresh.clear();
+        if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
         lock.lock();
         leading_ = false;
