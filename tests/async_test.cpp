@@ -17,7 +17,7 @@ namespace {
 // requests of one read one after another, which is when it holds replies.
 template <class Transport>
 struct one_handler_thread {
-  test::arith_server<Transport> s{{.handler_threads = 1}};
+  test::arith_server<Transport> s{{.handler_threads = 1, .max_handler_threads = 1}};
   test::raw_peer peer{s.address};
   one_handler_thread() {
     peer.send_hello();

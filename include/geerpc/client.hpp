@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -275,7 +276,12 @@ result<basic_client<Transport, Codec>> try_dial(std::string_view address, const 
   auto connection = detail::dial_and_handshake(address, opts, Codec::id);
   if (!connection) return connection.error();
   using engine = typename Transport::client_engine;
-  return basic_client<Transport, Codec>(std::make_shared<engine>(std::move(connection).value(), opts));
+  try {
+    return basic_client<Transport, Codec>(std::make_shared<engine>(std::move(connection).value(), opts));
+  } catch (const std::system_error& e) {  // the system refused the connection's receiving thread
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial " + std::string(address) + ": cannot start a thread: " + e.code().message()};
+  }
 }
 
 template <class Transport = threaded, class Codec = binary_codec>

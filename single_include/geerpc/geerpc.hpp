@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -182,7 +183,6 @@ GEERPC_END_NAMESPACE
 // and result<T>, what the non-throwing calls return.
 
 #include <stdexcept>
-#include <system_error>
 #include <variant>
 
 
@@ -3614,6 +3614,9 @@ class reply_holds {
       s.connection = connection;
       s.since = clock::now();
     }
+    for (std::size_t used = used_.load(std::memory_order_relaxed);
+         used <= index && !used_.compare_exchange_weak(used, index + 1, std::memory_order_release);) {
+    }
     watchdog_.request();
   }
 
@@ -3643,7 +3646,9 @@ class reply_holds {
     auto& self = *static_cast<reply_holds*>(context);
     const auto now = clock::now();
     bool any = false;
-    for (std::size_t i = 0; i < self.count_; ++i) {
+    // Up to the highest slot that ever held: a pool that grew once does not cost every look.
+    const std::size_t used = std::min(self.used_.load(std::memory_order_acquire), self.count_);
+    for (std::size_t i = 0; i < used; ++i) {
       slot& s = self.slots_[i];
       std::shared_ptr<server_connection> stale;
       {
@@ -3661,7 +3666,8 @@ class reply_holds {
 
   std::unique_ptr<slot[]> slots_;
   const std::size_t count_;
-  watchdog watchdog_;  // last: its looks use the slots
+  std::atomic<std::size_t> used_{0};  // 1 + the highest slot that ever held
+  watchdog watchdog_;                 // last: its looks use the slots
 };
 
 }  // namespace detail
@@ -5068,6 +5074,7 @@ class threaded_server_engine {
       : context_(context),
         core_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
         max_running_(std::max(core_threads_, context.options.max_handler_threads)),
+        idle_limit_(idle_limit(context.options.idle_thread_timeout)),
         slot_used_(max_running_ + 1, false),
         tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
                                      this}) {}
@@ -5085,10 +5092,7 @@ class threaded_server_engine {
     watch(wake_.get(), EPOLLIN, &wake_tag_);
     std::lock_guard lock(mutex_);
     // As many of the core threads as the system allows: one alone leads and runs handlers too.
-    for (std::size_t i = 0; i < core_threads_ + 1; ++i) {
-      ++threads_;
-      start_thread_locked();
-    }
+    for (std::size_t i = 0; i < core_threads_ + 1; ++i) start_thread_locked();
     if (threads_ == 0) throw rpc_error(errc::invalid_argument, "rpc server: the system would not start a thread");
     return bound;
   }
@@ -5101,12 +5105,21 @@ class threaded_server_engine {
     begin_stop();
     if (on_pool_thread()) return;
     std::lock_guard joining(join_mutex_);
-    std::list<worker> all;
+    // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
+    // joined; a handler's stop() meanwhile still finds its own thread in them.
+    std::vector<std::thread*> all;
     {
       std::lock_guard lock(mutex_);
-      all.swap(workers_);
+      for (auto& w : workers_) all.push_back(&w.thread);
+      for (auto& w : retired_) all.push_back(&w.thread);
     }
-    for (auto& w : all) w.thread.join();
+    for (std::thread* thread : all)
+      if (thread->joinable()) thread->join();
+    {
+      std::lock_guard lock(mutex_);
+      workers_.clear();
+      retired_.clear();
+    }
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
     tuning_.stop();
     std::deque<server_request*> never_ran;
@@ -5136,19 +5149,34 @@ class threaded_server_engine {
  private:
   struct worker {
     std::thread thread;
+    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
     std::size_t slot = 0;
-    bool done = false;  // it has retired: joining it does not wait
   };
   using worker_ref = typename std::list<worker>::iterator;
+
+  // A follower asleep until it is woken to take a request or to lead. Each has its own condition
+  // variable, so that the most recently idle is woken first: the others stay idle, and those above
+  // the core size retire.
+  struct follower {
+    std::condition_variable wake;
+    bool woken = false;
+  };
+
+  // idle_thread_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
+  // that long would overflow the clock's arithmetic).
+  static std::optional<std::chrono::nanoseconds> idle_limit(std::chrono::nanoseconds timeout) {
+    if (timeout > std::chrono::hours(24)) return std::nullopt;
+    return std::max(timeout, std::chrono::nanoseconds::zero());
+  }
 
   void begin_stop() {
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
       stopping_ = true;
+      for (follower* f : idle_) f->wake.notify_one();
     }
     wake_.signal();
-    idle_.notify_all();
     std::vector<std::shared_ptr<server_connection>> open;
     {
       std::lock_guard lock(connections_mutex_);
@@ -5160,54 +5188,56 @@ class threaded_server_engine {
   bool on_pool_thread() const {
     std::lock_guard lock(mutex_);
     const auto me = std::this_thread::get_id();
-    return std::any_of(workers_.begin(), workers_.end(), [&](const worker& w) { return w.thread.get_id() == me; });
+    const auto mine = [&](const worker& w) { return w.id == me; };
+    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
   }
 
-  // Starts one more pool thread, already counted in threads_; on failure uncounts it and counts
-  // the failure. Joins the threads that retired meanwhile. Called with mutex_ held.
-  bool start_thread_locked() noexcept {
-    for (auto it = workers_.begin(); it != workers_.end();) {
-      if (!it->done) {
-        ++it;
-        continue;
-      }
-      it->thread.join();  // it set `done` as its last act under this lock: it is past every use of it
-      slot_used_[it->slot] = false;
-      it = workers_.erase(it);
-    }
-    // Every thread counted in threads_ holds a slot and there are max_running_ + 1 of both.
+  // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
+  // and holds back further tries for a moment. Called with mutex_ held.
+  void start_thread_locked() noexcept {
+    // Every live thread holds a slot, and there are max_running_ + 1 of both.
     const auto slot =
         static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
-    if (slot == slot_used_.size()) {
-      --threads_;
-      return false;
-    }
+    if (slot == slot_used_.size()) return;
     try {
       workers_.emplace_back();
       const worker_ref self = std::prev(workers_.end());
       self->slot = slot;
       self->thread = std::thread([this, self] { work(self); });
+      self->id = self->thread.get_id();
       slot_used_[slot] = true;
-      return true;
-    } catch (...) {  // the system refused a thread (or memory): the pool keeps what it has
+      ++threads_;
+      ++starting_;
+    } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
-      --threads_;
       ++start_failures_;
-      return false;
+      no_start_before_ = clock::now() + std::chrono::milliseconds(50);
     }
   }
 
-  // Makes sure a thread will lead the I/O while this one runs a handler: wakes a waiting thread,
-  // unless one is on its way already, or starts a new one. Called with mutex_ held.
-  void lead_after_me_locked() {
-    if (leading_ || woken_ > 0 || stopping_) return;
-    if (waiting_ > 0) {
+  // Makes sure a thread is on its way for what this one leaves undone while it runs a handler:
+  // leading the I/O if nobody leads, the queued requests if any. Wakes the most recently idle
+  // follower, unless one is on its way already (woken, or just started), or starts a new one: so
+  // the pool grows one thread at a time while requests wait and every thread is busy. Called with
+  // mutex_ held.
+  void hand_on_locked() {
+    if (woken_ > 0 || starting_ > 0 || stopping_ || (leading_ && queue_.empty())) return;
+    if (!idle_.empty()) {
+      follower* f = idle_.back();
+      idle_.pop_back();
+      f->woken = true;
       ++woken_;
-      idle_.notify_one();
-    } else if (threads_ < max_running_ + 1) {
-      ++threads_;
+      f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
+    } else if (threads_ < max_running_ + 1 && clock::now() >= no_start_before_) {
       start_thread_locked();
     }
+  }
+
+  // Whether this thread may take a request to run now: below the bound, and leaving one thread
+  // out of handlers to lead (a lone thread, all the system allowed, runs them itself). Called with
+  // mutex_ held.
+  bool may_take_request() const noexcept {
+    return running_ < max_running_ && running_ + 1 < std::max<std::size_t>(threads_, 2);
   }
 
   // The tuning's lead watchdog: if its look says the I/O has been unled too long while a handler
@@ -5216,24 +5246,34 @@ class threaded_server_engine {
     auto& self = *static_cast<threaded_server_engine*>(context);
     std::lock_guard lock(self.mutex_);
     const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
-    if (self.tuning_.leader_overdue(unled)) self.lead_after_me_locked();
+    if (self.tuning_.leader_overdue(unled)) self.hand_on_locked();
     return unled;
   }
 
   void work(worker_ref self) {
     std::vector<server_request*> fresh;
     std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
+    follower me;
     std::unique_lock lock(mutex_);
+    --starting_;
     auto mine_state = tuning_.thread_begins(self->slot);
+    bool retired = false;
     while (!stopping_) {
       server_request* mine = nullptr;
-      if (!queue_.empty() && running_ < max_running_) {
+      if (!queue_.empty() && may_take_request()) {
         mine = queue_.front();
         queue_.pop_front();
       } else if (!leading_) {
         leading_ = true;
         tuning_.lead_round_began();
+        // Requests wait that this thread may not take (every other thread is in a handler): one
+        // more thread takes them while this one leads.
+        if (!queue_.empty()) hand_on_locked();
+        std::list<worker> finished;
+        finished.splice(finished.end(), retired_);
         lock.unlock();
+        for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
+        finished.clear();
         fresh.clear();
         if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
@@ -5241,17 +5281,21 @@ class threaded_server_engine {
         leading_ = false;
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
-        if (!fresh.empty() && running_ < max_running_) mine = fresh[taken++];
+        if (!fresh.empty() && may_take_request()) mine = fresh[taken++];
         queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
+        if (mine == nullptr && !queue_.empty()) hand_on_locked();  // someone else runs them
       } else {
-        if (!wait_as_follower(lock)) break;  // retired
+        if (!wait_as_follower(lock, me)) {
+          retired = true;
+          break;
+        }
         continue;
       }
       if (mine == nullptr) continue;
       ++running_;
       tuning_.run_began();
-      const bool unled = !leading_ && woken_ == 0 && tuning_.may_run_unled();
-      if (!unled) lead_after_me_locked();
+      const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
+      if (!unled) hand_on_locked();
       const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
       const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
@@ -5278,24 +5322,30 @@ class threaded_server_engine {
       tuning_.release(mine_state);
       lock.lock();
     }
-    --threads_;
-    self->done = true;  // the last use of this thread's worker: a joiner may take it from here
+    if (retired) {
+      --threads_;
+      slot_used_[self->slot] = false;
+      retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
+    }
   }
 
-  // A follower waits to be woken (to take a request or to lead). A thread above the core size
-  // that waits idle_thread_timeout in vain while another leads retires: returns false.
-  bool wait_as_follower(std::unique_lock<std::mutex>& lock) {
-    ++waiting_;
+  // A follower waits to be woken (to take a request or to lead). One above the core size that
+  // waits idle_thread_timeout in vain while another leads retires: returns false.
+  bool wait_as_follower(std::unique_lock<std::mutex>& lock, follower& me) {
+    me.woken = false;
+    idle_.push_back(&me);
+    const auto woken_or_stopping = [&] { return me.woken || stopping_; };
     bool timed_out = false;
-    if (threads_ > core_threads_ + 1)
-      timed_out = idle_.wait_for(lock, context_.options.idle_thread_timeout) == std::cv_status::timeout;
+    if (threads_ > core_threads_ + 1 && idle_limit_)
+      timed_out = !me.wake.wait_for(lock, *idle_limit_, woken_or_stopping);
     else
-      idle_.wait(lock);
-    --waiting_;
-    // This one was woken, or took the wake-up of one that will not need it: it does its job.
-    const bool woken = woken_ > 0;
-    if (woken) --woken_;
-    return !(timed_out && !woken && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1);
+      me.wake.wait(lock, woken_or_stopping);
+    if (me.woken) {
+      --woken_;
+      return true;
+    }
+    idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
+    return !(timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1);
   }
 
   // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
@@ -5422,23 +5472,26 @@ class threaded_server_engine {
   server_context& context_;
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once
+  const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
   net::unique_fd listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
   char listen_tag_ = 0;  // addresses that mark the listener and the wake-up fd in epoll events
   char wake_tag_ = 0;
 
-  mutable std::mutex mutex_;  // guards the pool state below
-  std::condition_variable idle_;
-  std::deque<server_request*> queue_;  // received, waiting for a handler thread
-  std::size_t running_ = 0;            // threads inside a handler
-  std::size_t waiting_ = 0;            // threads asleep on idle_
-  std::size_t woken_ = 0;              // threads notified that have not woken up yet
-  std::size_t threads_ = 0;            // threads started and not retired
-  std::size_t start_failures_ = 0;     // threads the system would not start
+  mutable std::mutex mutex_;             // guards the pool state below
+  std::deque<server_request*> queue_;    // received, waiting for a handler thread
+  std::vector<follower*> idle_;          // followers asleep, the most recently idle last
+  std::size_t running_ = 0;              // threads inside a handler
+  std::size_t woken_ = 0;                // followers woken that have not run yet
+  std::size_t starting_ = 0;             // threads started that have not run yet
+  std::size_t threads_ = 0;              // threads started and not retired
+  std::size_t start_failures_ = 0;       // threads the system would not start
+  clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
   bool leading_ = false;
   bool stopping_ = false;
-  std::list<worker> workers_;    // every thread not yet joined
+  std::list<worker> workers_;    // live threads
+  std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
 
   mutable std::mutex connections_mutex_;
@@ -5725,7 +5778,12 @@ result<basic_client<Transport, Codec>> try_dial(std::string_view address, const 
   auto connection = detail::dial_and_handshake(address, opts, Codec::id);
   if (!connection) return connection.error();
   using engine = typename Transport::client_engine;
-  return basic_client<Transport, Codec>(std::make_shared<engine>(std::move(connection).value(), opts));
+  try {
+    return basic_client<Transport, Codec>(std::make_shared<engine>(std::move(connection).value(), opts));
+  } catch (const std::system_error& e) {  // the system refused the connection's receiving thread
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial " + std::string(address) + ": cannot start a thread: " + e.code().message()};
+  }
 }
 
 template <class Transport = threaded, class Codec = binary_codec>

@@ -58,6 +58,9 @@ class reply_holds {
       s.connection = connection;
       s.since = clock::now();
     }
+    for (std::size_t used = used_.load(std::memory_order_relaxed);
+         used <= index && !used_.compare_exchange_weak(used, index + 1, std::memory_order_release);) {
+    }
     watchdog_.request();
   }
 
@@ -87,7 +90,9 @@ class reply_holds {
     auto& self = *static_cast<reply_holds*>(context);
     const auto now = clock::now();
     bool any = false;
-    for (std::size_t i = 0; i < self.count_; ++i) {
+    // Up to the highest slot that ever held: a pool that grew once does not cost every look.
+    const std::size_t used = std::min(self.used_.load(std::memory_order_acquire), self.count_);
+    for (std::size_t i = 0; i < used; ++i) {
       slot& s = self.slots_[i];
       std::shared_ptr<server_connection> stale;
       {
@@ -105,7 +110,8 @@ class reply_holds {
 
   std::unique_ptr<slot[]> slots_;
   const std::size_t count_;
-  watchdog watchdog_;  // last: its looks use the slots
+  std::atomic<std::size_t> used_{0};  // 1 + the highest slot that ever held
+  watchdog watchdog_;                 // last: its looks use the slots
 };
 
 }  // namespace detail
