@@ -6171,4 +6171,5 @@ GEERPC_END_NAMESPACE
 // Internal macros are not part of the API.
 #undef GEERPC_BEGIN_NAMESPACE
 #undef GEERPC_END_NAMESPACE
+#undef GEERPC_ASSERT
 // ---- end geerpc/geerpc.hpp
