@@ -1,6 +1,7 @@
 // GEERPC_ASSERT (detail/assert.hpp): on in geerpc's own builds, whatever the build type; a failed
 // check prints where it is, what it checked and why, and aborts. Each failure runs in a child
-// process, whose exit status and stderr the test reads. And the umbrella header, included last,
+// process, whose exit status and stderr the test reads. The checks placed in the library are
+// live: breaking an invariant on purpose trips them. And the umbrella header, included last,
 // takes the macro away from users.
 #include <signal.h>
 #include <sys/resource.h>
@@ -8,7 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <geerpc/detail/assert.hpp>
+#include <geerpc/detail/seq_map.hpp>
+#include <geerpc/scheduler/deadline_scheduler.hpp>
 #include <string>
 
 #include "catch.hpp"
@@ -84,6 +88,30 @@ TEST_CASE("a failed check prints file:line, the condition and the message, and a
   CHECK(outcome.stderr_text.find("assert_test.cpp:" + std::to_string(failing_line) + ":") != std::string::npos);
   CHECK(outcome.stderr_text.find("answer == 42") != std::string::npos);
   CHECK(outcome.stderr_text.find("the answer is 42") != std::string::npos);
+}
+
+TEST_CASE("the library's own checks are live: a broken invariant aborts", "[assert]") {
+  SECTION("seq_map: a null value would read as a free slot") {
+    const child_outcome outcome = run_in_child([] {
+      geerpc::detail::seq_map<int> map;
+      map.insert(7, nullptr);
+    });
+    INFO("stderr: " << outcome.stderr_text);
+    CHECK(outcome.aborted());
+    CHECK(outcome.stderr_text.find("seq_map: a null value") != std::string::npos);
+  }
+  SECTION("deadline_scheduler: a timer cancelled on a scheduler that does not hold it") {
+    const child_outcome outcome = run_in_child([] {
+      geerpc::detail::deadline_scheduler one, other;
+      geerpc::detail::deadline_scheduler::timer timer;
+      one.schedule(
+          timer, std::chrono::steady_clock::now() + std::chrono::hours(1), [](void*) {}, nullptr);
+      other.cancel(timer);
+    });
+    INFO("stderr: " << outcome.stderr_text);
+    CHECK(outcome.aborted());
+    CHECK(outcome.stderr_text.find("deadline_scheduler: a timer queued on another scheduler") != std::string::npos);
+  }
 }
 
 // Users never see the macro: the umbrella header undefines it after the library's last use.

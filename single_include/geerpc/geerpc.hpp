@@ -2577,6 +2577,54 @@ GEERPC_END_NAMESPACE
 
 
 
+// ---- begin geerpc/detail/assert.hpp
+// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
+// relies on (a request answered once, a timer queued at most once, a counter that never goes
+// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
+// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
+// core dump shows the state that broke it.
+//
+// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
+// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
+// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
+// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
+// draws no "unused" warning and a check never rots.
+//
+// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
+
+#include <cstdio>
+#include <cstdlib>
+
+
+#ifndef GEERPC_ENABLE_ASSERTS
+#ifdef NDEBUG
+#define GEERPC_ENABLE_ASSERTS 0
+#else
+#define GEERPC_ENABLE_ASSERTS 1
+#endif
+#endif
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Out of line from the check, so that the passing path stays a compare and a branch.
+[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
+                                       const char* message) noexcept {
+  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+
+#if GEERPC_ENABLE_ASSERTS
+#define GEERPC_ASSERT(condition, message) \
+  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
+#else
+#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
+#endif
+// ---- end geerpc/detail/assert.hpp
 // ---- begin geerpc/detail/seq_map.hpp
 // geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
 // addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
@@ -2598,6 +2646,7 @@ class seq_map {
 
   // False (and nothing changed) when `key` is present already.
   bool insert(std::uint64_t key, T* value) {
+    GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
     if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     for (std::size_t i = home(key);; i = next(i)) {
       if (slots_[i].value == nullptr) {
@@ -2611,6 +2660,7 @@ class seq_map {
 
   T* find(std::uint64_t key) const noexcept {
     if (size_ == 0) return nullptr;
+    GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
     for (std::size_t i = home(key);; i = next(i)) {
       if (slots_[i].value == nullptr) return nullptr;
       if (slots_[i].key == key) return slots_[i].value;
@@ -2637,6 +2687,7 @@ class seq_map {
         hole = i;
       }
     }
+    GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
     if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
     return removed;
   }
@@ -2680,8 +2731,11 @@ class seq_map {
     std::vector<slot> old(capacity);
     old.swap(slots_);
     size_ = 0;
-    for (const auto& s : old)
-      if (s.value != nullptr) insert(s.key, s.value);
+    for (const auto& s : old) {
+      if (s.value == nullptr) continue;
+      const bool fresh = insert(s.key, s.value);
+      GEERPC_ASSERT(fresh, "seq_map: a key held twice");
+    }
   }
   // Called mid-erase with the table consistent: halves it while it stays at most half full.
   void shrink() {
@@ -2846,7 +2900,9 @@ class deadline_scheduler {
   // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
   // May be called from a callback, for its own timer too.
   void schedule(timer& t, clock::time_point when, callback fn, void* context) {
+    GEERPC_ASSERT(fn != nullptr, "deadline_scheduler: a timer needs a callback");
     std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
     if (t.slot_ == timer::unqueued) {
       heap_.push_back(&t);  // first: if it throws, nothing has changed
       t.slot_ = heap_.size() - 1;
@@ -2872,6 +2928,7 @@ class deadline_scheduler {
   bool cancel(timer& t) {
     std::unique_lock lock(mutex_);
     if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
     if (t.slot_ == timer::unqueued) return false;
     remove(t.slot_);
     return true;
@@ -2883,6 +2940,11 @@ class deadline_scheduler {
   }
 
  private:
+  // Whether `t` is unqueued or sits where it says it does in this heap. Called with mutex_ held.
+  bool queued_here(const timer& t) const noexcept {
+    return t.slot_ == timer::unqueued || (t.slot_ < heap_.size() && heap_[t.slot_] == &t);
+  }
+
   // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
   void place(std::size_t slot, timer* t) noexcept {
     heap_[slot] = t;
@@ -2910,6 +2972,7 @@ class deadline_scheduler {
     place(slot, t);
   }
   void remove(std::size_t slot) noexcept {
+    GEERPC_ASSERT(slot < heap_.size() && heap_[slot]->slot_ == slot, "deadline_scheduler: a timer's slot is stale");
     timer* const gone = heap_[slot];
     timer* const last = heap_.back();
     heap_.pop_back();
@@ -2941,6 +3004,7 @@ class deadline_scheduler {
       const callback fn = first.fn_;
       void* const context = first.context_;
       remove(0);
+      GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
       running_ = &first;
       lock.unlock();
       fn(context);  // may destroy `first`: from here on it is only an address to compare
@@ -3253,6 +3317,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // frame_writer::hold): the transport's tuning knows another request of this connection runs
   // next (tuning/reply_holds.hpp).
   static void run(server_request* request, bool hold = false) {
+    GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
@@ -3278,6 +3343,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   static void finish(server_request* request) {
+    GEERPC_ASSERT(request->connection != nullptr, "server: a request is finished exactly once");
     // First the timer: once cancel() returns no deadline callback runs, and those read
     // request->connection.
     if (request->timer_limit != server_request::limit::none)
@@ -3288,16 +3354,23 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     server_connection& self = *connection;
     {
       std::lock_guard lock(self.inflight_mutex_);
-      self.inflight_.erase(request->seq);
+      server_request* const registered = self.inflight_.erase(request->seq);
+      GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
       self.recycle(request);
     }
-    self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+    const std::size_t before = self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+    GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
   }
 
  private:
+  // Whoever moves the request from running to answered writes its one response; everyone else
+  // must find it answered.
   static bool claim(server_request& request) noexcept {
     std::uint8_t expected = server_request::running;
-    return request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel);
+    if (request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel))
+      return true;
+    GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
+    return false;
   }
 
   bool accept_hello() {
@@ -3365,7 +3438,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->seq = seq;
         request->argument.assign(frame.body.begin(), frame.body.end());
         if (handler->takes_stop_token) request->stop.emplace();
-        inflight_.insert(seq, request);
+        const bool inserted = inflight_.insert(seq, request);
+        GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
       }
     }
     // Two requests with one seq could never get one response each that the client can tell apart:
@@ -3382,6 +3456,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (spare_.empty()) return new server_request;
     server_request* request = spare_.back().release();
     spare_.pop_back();
+    GEERPC_ASSERT(
+        request->connection == nullptr && request->state.load(std::memory_order_relaxed) == server_request::running,
+        "server: a recycled request was reset");
     return request;
   }
   void recycle(server_request* request) {
@@ -3416,6 +3493,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   static void on_request_deadline(void* context) {
     auto& request = *static_cast<server_request*>(context);
+    // finish() cancels the timer before it releases the request: a deadline never outlives it.
+    GEERPC_ASSERT(request.connection != nullptr && request.timer_limit != server_request::limit::none,
+                  "server: a deadline fired for a request already finished");
     server_connection& self = *request.connection;
     if (request.timer_limit == server_request::limit::handle_timeout)
       self.answer_error(request, errc::handle_timeout,
