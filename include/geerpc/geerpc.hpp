@@ -19,3 +19,4 @@
 // Internal macros are not part of the API.
 #undef GEERPC_BEGIN_NAMESPACE
 #undef GEERPC_END_NAMESPACE
+#undef GEERPC_ASSERT

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "assert.hpp"
 #include "integer_cast.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -25,6 +26,7 @@ class seq_map {
 
   // False (and nothing changed) when `key` is present already.
   bool insert(std::uint64_t key, T* value) {
+    GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
     if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     for (std::size_t i = home(key);; i = next(i)) {
       if (slots_[i].value == nullptr) {
@@ -38,6 +40,7 @@ class seq_map {
 
   T* find(std::uint64_t key) const noexcept {
     if (size_ == 0) return nullptr;
+    GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
     for (std::size_t i = home(key);; i = next(i)) {
       if (slots_[i].value == nullptr) return nullptr;
       if (slots_[i].key == key) return slots_[i].value;
@@ -64,6 +67,7 @@ class seq_map {
         hole = i;
       }
     }
+    GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
     if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
     return removed;
   }
@@ -107,8 +111,11 @@ class seq_map {
     std::vector<slot> old(capacity);
     old.swap(slots_);
     size_ = 0;
-    for (const auto& s : old)
-      if (s.value != nullptr) insert(s.key, s.value);
+    for (const auto& s : old) {
+      if (s.value == nullptr) continue;
+      const bool fresh = insert(s.key, s.value);
+      GEERPC_ASSERT(fresh, "seq_map: a key held twice");
+    }
   }
   // Called mid-erase with the table consistent: halves it while it stays at most half full.
   void shrink() {

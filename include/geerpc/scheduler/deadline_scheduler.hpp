@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/assert.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -80,7 +81,9 @@ class deadline_scheduler {
   // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
   // May be called from a callback, for its own timer too.
   void schedule(timer& t, clock::time_point when, callback fn, void* context) {
+    GEERPC_ASSERT(fn != nullptr, "deadline_scheduler: a timer needs a callback");
     std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
     if (t.slot_ == timer::unqueued) {
       heap_.push_back(&t);  // first: if it throws, nothing has changed
       t.slot_ = heap_.size() - 1;
@@ -106,6 +109,7 @@ class deadline_scheduler {
   bool cancel(timer& t) {
     std::unique_lock lock(mutex_);
     if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
     if (t.slot_ == timer::unqueued) return false;
     remove(t.slot_);
     return true;
@@ -117,6 +121,11 @@ class deadline_scheduler {
   }
 
  private:
+  // Whether `t` is unqueued or sits where it says it does in this heap. Called with mutex_ held.
+  bool queued_here(const timer& t) const noexcept {
+    return t.slot_ == timer::unqueued || (t.slot_ < heap_.size() && heap_[t.slot_] == &t);
+  }
+
   // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
   void place(std::size_t slot, timer* t) noexcept {
     heap_[slot] = t;
@@ -144,6 +153,7 @@ class deadline_scheduler {
     place(slot, t);
   }
   void remove(std::size_t slot) noexcept {
+    GEERPC_ASSERT(slot < heap_.size() && heap_[slot]->slot_ == slot, "deadline_scheduler: a timer's slot is stale");
     timer* const gone = heap_[slot];
     timer* const last = heap_.back();
     heap_.pop_back();
@@ -175,6 +185,7 @@ class deadline_scheduler {
       const callback fn = first.fn_;
       void* const context = first.context_;
       remove(0);
+      GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
       running_ = &first;
       lock.unlock();
       fn(context);  // may destroy `first`: from here on it is only an address to compare

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/assert.hpp"
 #include "../detail/duration_text.hpp"
 #include "../detail/scratch.hpp"
 #include "../detail/seq_map.hpp"
@@ -203,6 +204,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // frame_writer::hold): the transport's tuning knows another request of this connection runs
   // next (tuning/reply_holds.hpp).
   static void run(server_request* request, bool hold = false) {
+    GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
@@ -228,6 +230,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   static void finish(server_request* request) {
+    GEERPC_ASSERT(request->connection != nullptr, "server: a request is finished exactly once");
     // First the timer: once cancel() returns no deadline callback runs, and those read
     // request->connection.
     if (request->timer_limit != server_request::limit::none)
@@ -238,16 +241,23 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     server_connection& self = *connection;
     {
       std::lock_guard lock(self.inflight_mutex_);
-      self.inflight_.erase(request->seq);
+      server_request* const registered = self.inflight_.erase(request->seq);
+      GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
       self.recycle(request);
     }
-    self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+    const std::size_t before = self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+    GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
   }
 
  private:
+  // Whoever moves the request from running to answered writes its one response; everyone else
+  // must find it answered.
   static bool claim(server_request& request) noexcept {
     std::uint8_t expected = server_request::running;
-    return request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel);
+    if (request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel))
+      return true;
+    GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
+    return false;
   }
 
   bool accept_hello() {
@@ -315,7 +325,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->seq = seq;
         request->argument.assign(frame.body.begin(), frame.body.end());
         if (handler->takes_stop_token) request->stop.emplace();
-        inflight_.insert(seq, request);
+        const bool inserted = inflight_.insert(seq, request);
+        GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
       }
     }
     // Two requests with one seq could never get one response each that the client can tell apart:
@@ -332,6 +343,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (spare_.empty()) return new server_request;
     server_request* request = spare_.back().release();
     spare_.pop_back();
+    GEERPC_ASSERT(
+        request->connection == nullptr && request->state.load(std::memory_order_relaxed) == server_request::running,
+        "server: a recycled request was reset");
     return request;
   }
   void recycle(server_request* request) {
@@ -366,6 +380,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   static void on_request_deadline(void* context) {
     auto& request = *static_cast<server_request*>(context);
+    // finish() cancels the timer before it releases the request: a deadline never outlives it.
+    GEERPC_ASSERT(request.connection != nullptr && request.timer_limit != server_request::limit::none,
+                  "server: a deadline fired for a request already finished");
     server_connection& self = *request.connection;
     if (request.timer_limit == server_request::limit::handle_timeout)
       self.answer_error(request, errc::handle_timeout,

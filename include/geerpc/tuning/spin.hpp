@@ -12,12 +12,11 @@
 // whether a caller spins, never what any call returns.
 #pragma once
 
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 
 #include "../config.hpp"
+#include "cpu_budget.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -26,15 +25,9 @@ namespace detail {
 // spin wins little more and burns a CPU the peer may need.
 inline constexpr std::chrono::microseconds spin_budget{50};
 
-// Whether this process may run on more than one CPU (read once: affinity is set before start).
-inline bool several_cpus() noexcept {
-  static const bool several = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    return ::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
-  }();
-  return several;
-}
+// Whether this process may run on more than one CPU: its affinity and its cgroup CPU quota both
+// allow it (cpu_budget.hpp; read once, since both are set before a program starts).
+inline bool several_cpus() noexcept { return process_cpus() > 1; }
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
