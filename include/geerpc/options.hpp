@@ -40,7 +40,8 @@ struct server_options {
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
   std::size_t max_inflight_per_connection = 1024;
   std::size_t max_inflight = 65536;
-  // Connections beyond this are refused in the handshake reply and closed.
+  // Connections beyond this are refused in the handshake reply and closed (counted by
+  // basic_server::refused_connections()).
   std::size_t max_connections = 10000;
   // A peer that has not completed the handshake after this long is disconnected (0: no limit).
   std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);

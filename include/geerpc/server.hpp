@@ -76,6 +76,9 @@ class basic_server {
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // Connections refused in the handshake reply since the server was made: a bad hello, past
+  // max_connections, or (blocking transport) no thread could be started for it.
+  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:
   void check_not_listening() const {

@@ -931,7 +931,8 @@ struct server_options {
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
   std::size_t max_inflight_per_connection = 1024;
   std::size_t max_inflight = 65536;
-  // Connections beyond this are refused in the handshake reply and closed.
+  // Connections beyond this are refused in the handshake reply and closed (counted by
+  // basic_server::refused_connections()).
   std::size_t max_connections = 10000;
   // A peer that has not completed the handshake after this long is disconnected (0: no limit).
   std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
@@ -3121,6 +3122,7 @@ struct server_context {
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+  std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -3214,9 +3216,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return keep && broken == nullptr;
   }
 
-  // Refuses the connection before the handshake (too many connections): the reason goes out in the
-  // handshake reply, then the connection closes.
+  // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
+  // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
+    context_.refused.fetch_add(1, std::memory_order_relaxed);
     std::vector<std::byte> reply;
     wire::encode_hello_reply({false, 0, reason}, reply);
     writer_.write(reply);
@@ -3684,7 +3687,15 @@ class blocking_server_engine {
       connection->arm_handshake_timer();
       peers_.push_back(peer{connection, {}, false});
       auto self = std::prev(peers_.end());
-      self->thread = std::thread([this, self] { serve(self); });
+      try {
+        self->thread = std::thread([this, self] { serve(self); });
+      } catch (const std::system_error& e) {
+        // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
+        // told why and closed; the server keeps serving the others, and may find a thread for the
+        // next one once some connection has ended.
+        peers_.erase(self);
+        connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+      }
     }
   }
 
@@ -5430,6 +5441,9 @@ class basic_server {
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // Connections refused in the handshake reply since the server was made: a bad hello, past
+  // max_connections, or (blocking transport) no thread could be started for it.
+  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:
   void check_not_listening() const {

@@ -55,6 +55,7 @@ struct server_context {
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+  std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -148,9 +149,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return keep && broken == nullptr;
   }
 
-  // Refuses the connection before the handshake (too many connections): the reason goes out in the
-  // handshake reply, then the connection closes.
+  // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
+  // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
+    context_.refused.fetch_add(1, std::memory_order_relaxed);
     std::vector<std::byte> reply;
     wire::encode_hello_reply({false, 0, reason}, reply);
     writer_.write(reply);
