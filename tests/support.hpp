@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <functional>
 #include <geerpc/geerpc.hpp>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -336,6 +337,26 @@ class raw_peer {
  private:
   int fd_ = -1;
 };
+
+// The server's end of the next connection to `l`, once its hello has been read and accepted with
+// `max_frame_size`; null if no client connects within `limit` or the hello does not come.
+inline std::unique_ptr<raw_peer> accept_greeted(listener& l, std::chrono::milliseconds limit = 5s,
+                                                std::uint32_t max_frame_size = geerpc::wire::default_max_frame_size) {
+  pollfd p{l.fd(), POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return nullptr;
+  const int fd = ::accept4(l.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return nullptr;
+  auto peer = std::make_unique<raw_peer>(raw_peer::accepted, fd);
+  if (!peer->read(geerpc::wire::hello_size, limit)) return nullptr;
+  std::vector<std::byte> reply;
+  geerpc::wire::encode_hello_reply({true, max_frame_size, {}}, reply);
+  try {
+    peer->send(reply);  // throws if the client has gone; this often runs on a thread of the test's
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  return peer;
+}
 
 // A complete request frame.
 template <class A>

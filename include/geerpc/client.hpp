@@ -26,6 +26,7 @@
 #include "codec/binary.hpp"
 #include "config.hpp"
 #include "context.hpp"
+#include "detail/deadline.hpp"
 #include "detail/scratch.hpp"
 #include "error.hpp"
 #include "options.hpp"
@@ -89,7 +90,7 @@ class call_future {
   }
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return wait_until(std::chrono::steady_clock::now() + d);
+    return wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
   }
 
   // Completes the call with errc::canceled, if it has not completed, and tells the server.

@@ -10,6 +10,7 @@
 #include <stop_token>
 
 #include "config.hpp"
+#include "detail/deadline.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -25,9 +26,12 @@ class context {
     if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
     return copy;
   }
+  // `timeout` from now, as Go's context.WithTimeout: zero or negative has already expired (a call
+  // fails at once with deadline_exceeded, sending nothing), and one too long for the clock
+  // (nanoseconds::max(), hours::max()) is the farthest deadline, never an overflow.
   template <class Rep, class Period>
   context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
-    return with_deadline(clock::now() + std::chrono::ceil<clock::duration>(timeout));
+    return with_deadline(detail::saturating_deadline(clock::now(), timeout));
   }
   context with_stop_token(std::stop_token token) const {
     context copy = *this;

@@ -12,23 +12,29 @@
 
 GEERPC_BEGIN_NAMESPACE
 
-// For geerpc::dial(). A zero duration means "no limit".
+// For geerpc::dial(). A zero duration means "no limit", and so, in effect, does one too long for
+// the clock (nanoseconds::max()): it saturates at the farthest deadline, never overflows.
 struct options {
-  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout.
+  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout. A negative
+  // timeout has expired before it starts (as a Go net.Dialer's): dial() fails at once with
+  // errc::connect_timeout, connecting nothing.
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
   // Sent to the server in the handshake: a request not answered this long after the server read it
   // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
-  // and its handler is asked to stop through its std::stop_token.
+  // and its handler is asked to stop through its std::stop_token. Zero or negative: no limit.
   std::chrono::nanoseconds handle_timeout{0};
   // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
-  // reply with an error (errc::remote_error) and cuts error texts to fit.
+  // reply with an error (errc::remote_error) and cuts error texts to fit. At least
+  // wire::header_size (20, a reply with no body): a smaller one fails dial() with
+  // errc::invalid_argument before connecting.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
   // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
   // (tuning/settings.hpp). The defaults suit most programs.
   tuning::settings tuning{};
 };
 
-// For geerpc::server.
+// For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
+// no limit (as in Go's http.Server), and one too long for the clock (nanoseconds::max()) never fires.
 struct server_options {
   // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
   // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
@@ -45,7 +51,8 @@ struct server_options {
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
   std::size_t max_inflight_per_connection = 1024;
   std::size_t max_inflight = 65536;
-  // Connections beyond this are refused in the handshake reply and closed.
+  // Connections beyond this are refused in the handshake reply and closed (counted by
+  // basic_server::refused_connections()).
   std::size_t max_connections = 10000;
   // A peer that has not completed the handshake after this long is disconnected (0: no limit).
   std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);

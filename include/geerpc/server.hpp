@@ -90,6 +90,9 @@ class basic_server {
     else
       return 0;
   }
+  // Connections refused in the handshake reply since the server was made: a bad hello, past
+  // max_connections, or (blocking transport) no thread could be started for it.
+  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:
   void check_not_listening() const {

@@ -70,6 +70,46 @@ GEERPC_END_NAMESPACE
 
 #include <stop_token>
 
+// ---- begin geerpc/detail/deadline.hpp
+// geerpc: turning a duration a user gave into a deadline without overflow. `now + timeout` is
+// undefined behaviour once the sum leaves the clock's range (nanoseconds::max(), hours::max()),
+// and converting a long duration to the clock's unit can overflow before the sum is even made.
+
+#include <cmath>
+#include <ratio>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// `now + timeout`, rounded up to the clock's tick, saturated at both ends:
+//  - a timeout too long for the clock gives time_point::max(), the farthest deadline (in effect,
+//    none: it never passes);
+//  - a zero or negative timeout (and a floating-point NaN) gives `now`: the deadline has passed.
+// Any Rep and Period, floating point included. `now` must not be before the clock's epoch, as
+// steady_clock::now() never is.
+template <class Clock, class Duration, class Rep, class Period>
+std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_point<Clock, Duration> now,
+                                                             std::chrono::duration<Rep, Period> timeout) {
+  using time_point = std::chrono::time_point<Clock, Duration>;
+  using seconds = std::chrono::duration<double>;
+  if (!(timeout > timeout.zero())) return now;  // written so that NaN lands here too
+  // Judged in double seconds, where nothing overflows whatever the types: the second of margin is
+  // far wider than any rounding there, and no one waits 292 years minus a second.
+  const double wanted = seconds(timeout).count();
+  const double room = seconds(time_point::max().time_since_epoch()).count() - seconds(now.time_since_epoch()).count();
+  if (wanted >= room - 1.0) return time_point::max();
+  // Up to about 30 years the exact conversion has room to spare in every intermediate product;
+  // beyond that, a deadline off by a fraction of a microsecond does not matter.
+  if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
+  using period = typename Duration::period;
+  const double ticks = std::ceil(wanted * static_cast<double>(period::den) / static_cast<double>(period::num));
+  return now + Duration(static_cast<typename Duration::rep>(ticks));
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/deadline.hpp
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -85,9 +125,12 @@ class context {
     if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
     return copy;
   }
+  // `timeout` from now, as Go's context.WithTimeout: zero or negative has already expired (a call
+  // fails at once with deadline_exceeded, sending nothing), and one too long for the clock
+  // (nanoseconds::max(), hours::max()) is the farthest deadline, never an overflow.
   template <class Rep, class Period>
   context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
-    return with_deadline(clock::now() + std::chrono::ceil<clock::duration>(timeout));
+    return with_deadline(detail::saturating_deadline(clock::now(), timeout));
   }
   context with_stop_token(std::stop_token token) const {
     context copy = *this;
@@ -511,6 +554,7 @@ inline call_outcome response_outcome(std::uint8_t status, std::string_view text)
 inline std::uint64_t budget_us(const std::optional<std::chrono::steady_clock::time_point>& deadline,
                                std::chrono::steady_clock::time_point now) {
   if (!deadline) return 0;
+  if (*deadline <= now) return 1;  // compared first: the difference overflows for time_point::min()
   const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - now).count();
   return left < 1 ? 1 : static_cast<std::uint64_t>(left);
 }
@@ -550,12 +594,12 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 // `value` / `unit` as a decimal with trailing zeros trimmed, e.g. (1500, 1000) -> "1.5".
-inline std::string decimal_text(std::int64_t value, std::int64_t unit) {
+inline std::string decimal_text(std::uint64_t value, std::uint64_t unit) {
   std::string text = std::to_string(value / unit);
-  std::int64_t rest = value % unit;
+  std::uint64_t rest = value % unit;
   if (rest == 0) return text;
   std::string fraction;
-  for (std::int64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
+  for (std::uint64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
     fraction += static_cast<char>('0' + rest / scale);
     rest %= scale;
   }
@@ -563,17 +607,15 @@ inline std::string decimal_text(std::int64_t value, std::int64_t unit) {
 }
 
 inline std::string duration_text(std::chrono::nanoseconds d) {
-  std::int64_t ns = d.count();
-  std::string sign;
-  if (ns < 0) {
-    sign = "-";
-    ns = -ns;
-  }
+  // The magnitude in unsigned arithmetic: -nanoseconds::min() does not fit in the signed count.
+  const std::int64_t count = d.count();
+  const std::uint64_t ns = count < 0 ? 0 - static_cast<std::uint64_t>(count) : static_cast<std::uint64_t>(count);
+  const std::string sign = count < 0 ? "-" : "";
   if (ns < 1'000) return sign + std::to_string(ns) + "ns";
   if (ns < 1'000'000) return sign + decimal_text(ns, 1'000) + "us";
   if (ns < 1'000'000'000) return sign + decimal_text(ns, 1'000'000) + "ms";
   // From a minute up Go writes hours and minutes too: "1m30s", "2h0m0s".
-  constexpr std::int64_t minute = 60'000'000'000, hour = 60 * minute;
+  constexpr std::uint64_t minute = 60'000'000'000, hour = 60 * minute;
   std::string text = sign;
   if (ns >= hour) text += std::to_string(ns / hour) + "h";
   if (ns >= minute) text += std::to_string(ns % hour / minute) + "m";
@@ -760,7 +802,9 @@ inline unique_fd listen_on(std::string_view address, std::string& bound, int bac
 // The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.
 inline const timespec* time_left(const std::optional<clock::time_point>& deadline, timespec& out) {
   if (!deadline) return nullptr;
-  const auto left = std::max(clock::duration::zero(), *deadline - clock::now());
+  const auto now = clock::now();
+  // Compared before subtracting: `deadline - now` overflows for a deadline far in the past.
+  const auto left = *deadline > now ? *deadline - now : clock::duration::zero();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
   out.tv_sec = detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
   out.tv_nsec = detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
@@ -1333,23 +1377,29 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 
-// For geerpc::dial(). A zero duration means "no limit".
+// For geerpc::dial(). A zero duration means "no limit", and so, in effect, does one too long for
+// the clock (nanoseconds::max()): it saturates at the farthest deadline, never overflows.
 struct options {
-  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout.
+  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout. A negative
+  // timeout has expired before it starts (as a Go net.Dialer's): dial() fails at once with
+  // errc::connect_timeout, connecting nothing.
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
   // Sent to the server in the handshake: a request not answered this long after the server read it
   // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
-  // and its handler is asked to stop through its std::stop_token.
+  // and its handler is asked to stop through its std::stop_token. Zero or negative: no limit.
   std::chrono::nanoseconds handle_timeout{0};
   // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
-  // reply with an error (errc::remote_error) and cuts error texts to fit.
+  // reply with an error (errc::remote_error) and cuts error texts to fit. At least
+  // wire::header_size (20, a reply with no body): a smaller one fails dial() with
+  // errc::invalid_argument before connecting.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
   // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
   // (tuning/settings.hpp). The defaults suit most programs.
   tuning::settings tuning{};
 };
 
-// For geerpc::server.
+// For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
+// no limit (as in Go's http.Server), and one too long for the clock (nanoseconds::max()) never fires.
 struct server_options {
   // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
   // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
@@ -1366,7 +1416,8 @@ struct server_options {
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
   std::size_t max_inflight_per_connection = 1024;
   std::size_t max_inflight = 65536;
-  // Connections beyond this are refused in the handshake reply and closed.
+  // Connections beyond this are refused in the handshake reply and closed (counted by
+  // basic_server::refused_connections()).
   std::size_t max_connections = 10000;
   // A peer that has not completed the handshake after this long is disconnected (0: no limit).
   std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
@@ -1506,16 +1557,31 @@ inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out,
 }
 
 // As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
+// nanoseconds::max() fits: it is about 9.2e15 microseconds.
 inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
   if (timeout <= std::chrono::nanoseconds::zero()) return 0;
   return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
 }
 
+// Options no connection could work with, refused before anything is sent: nothing would reach the
+// server that it could not answer.
+inline std::optional<error> invalid_options(const options& opts) {
+  // Every frame has a header: a smaller limit would make every reply break the connection.
+  if (opts.max_frame_size < wire::header_size)
+    return error{make_error_code(errc::invalid_argument),
+                 "rpc client: options.max_frame_size must be at least " + std::to_string(wire::header_size) +
+                     " bytes (a frame header), not " + std::to_string(opts.max_frame_size)};
+  return std::nullopt;
+}
+
 inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts,
                                                   std::uint8_t codec_id) {
+  if (auto invalid = invalid_options(opts)) return std::move(*invalid);
+  // 0 is no limit; a negative timeout has expired before it starts, as a Go net.Dialer's does.
+  if (opts.connect_timeout < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
   std::optional<net::clock::time_point> deadline;
   if (opts.connect_timeout > std::chrono::nanoseconds::zero())
-    deadline = net::clock::now() + std::chrono::ceil<net::clock::duration>(opts.connect_timeout);
+    deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
   const std::string where = "rpc client: dial " + std::string(address) + ": ";
 
   std::string why;
@@ -3167,6 +3233,7 @@ struct server_context {
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+  std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -3260,9 +3327,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return keep && broken == nullptr;
   }
 
-  // Refuses the connection before the handshake (too many connections): the reason goes out in the
-  // handshake reply, then the connection closes.
+  // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
+  // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
+    context_.refused.fetch_add(1, std::memory_order_relaxed);
     std::vector<std::byte> reply;
     wire::encode_hello_reply({false, 0, reason}, reply);
     writer_.write(reply);
@@ -3387,7 +3455,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       reject(refusal);
       return false;
     }
-    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: keeps time_point arithmetic in range
+    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
     handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
     greeted_.store(true, std::memory_order_relaxed);
     // The smaller of what the client reads (0: it set no limit) and what this server sends.
@@ -3481,8 +3549,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     constexpr std::uint64_t max_us = std::uint64_t{1} << 50;
     const auto now = clock::now();
     std::optional<clock::time_point> handle_deadline, caller_deadline;
-    if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = now + handle_timeout_;
-    if (budget_us > 0) caller_deadline = now + std::chrono::microseconds(std::min(budget_us, max_us));
+    if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout_);
+    if (budget_us > 0)
+      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_us)));
     request.caller_deadline = caller_deadline;
     if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
@@ -3548,12 +3617,12 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // guard, and so the connection, until cancel() has waited out a callback already running.
   // cancel() is never called with stall_mutex_ held: the callback needs that lock.
   void arm_stall_timer(std::chrono::nanoseconds limit) {
-    if (limit <= std::chrono::nanoseconds::zero()) return;
+    if (limit <= std::chrono::nanoseconds::zero()) return;  // 0 or negative: no limit (options.hpp)
     std::lock_guard lock(stall_mutex_);
     if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
     // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
     // callback cannot run before the guard is set: it needs stall_mutex_.
-    context_.scheduler->schedule(stall_timer_, clock::now() + limit, &on_stall, this);
+    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
     stall_guard_ = shared_from_this();
     stall_armed_.store(true, std::memory_order_relaxed);
   }
@@ -3580,7 +3649,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       // timer was armed, it has time left; wait for it instead of closing.
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
-        const auto due = clock::time_point(clock::duration(since)) + self.context_.options.frame_timeout;
+        const auto due =
+            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
         if (due > clock::now()) {
           self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
@@ -4533,7 +4603,8 @@ GEERPC_END_NAMESPACE
 // writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
 // One call is on the wire at a time; other callers wait their turn (within their own deadlines),
 // in arrival order; once the first has waited a millisecond, later callers no longer overtake it.
-// A reply that arrives after its call gave up is read by a later call and dropped.
+// A call reads up to its own reply and no further: the bytes after it are kept for the next call,
+// which drops a reply that arrived after its call gave up.
 
 
 
@@ -4547,7 +4618,7 @@ class blocking_client_engine {
       : fd_(std::move(connection.fd)),
         server_max_frame_size_(connection.server_max_frame_size),
         writer_(fd_.get(), std::size_t{64} << 20),
-        reader_(opts.max_frame_size) {}
+        max_frame_size_(opts.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -4721,6 +4792,9 @@ class blocking_client_engine {
     const reply_wait waiting;
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
+    // Whole frames left by earlier calls answer calls that have returned (this one's request is not
+    // sent yet): dropped. Junk there breaks the connection now, before this request goes out.
+    if (!drop_held_frames()) return broken();
     std::optional<std::stop_callback<wake_on_stop>> on_stop;
     if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_on_stop{&wake_});
 
@@ -4738,46 +4812,125 @@ class blocking_client_engine {
       }
     }
 
-    std::optional<call_outcome> mine;
-    bool valid = true;
+    // Reads frames up to this call's reply and no further: what follows it in the stream stays held
+    // for the next call. A call that got its reply succeeds, whatever comes after it.
+    bool dropped = false;
     for (;;) {
-      std::size_t got = 0;
-      switch (net::recv_some(fd_.get(), buffer_.data(), buffer_.size(), got)) {
+      wire::frame_view f;
+      switch (take_frame(f)) {
+        case held_frame::broken:
+          return broken();
+        case held_frame::whole:
+          if (f.header.seq != seq) {  // a late reply to a call that gave up: dropped
+            dropped = true;
+            continue;
+          }
+          if (f.header.status != 0) return response_outcome(f.header.status, f.text);
+          reply.assign(f.body.begin(), f.body.end());
+          trim_buffer();
+          return call_outcome{};
+        case held_frame::partial:
+          break;
+      }
+      // Replies that are not ours may keep coming without a pause, and then the wait below, where
+      // the deadline and the stop token are otherwise seen, is never reached: look at them here.
+      if (dropped) {
+        dropped = false;
+        if (ctx.stop_token().stop_requested()) return cancel(seq);
+        if (ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline()) return deadline_exceeded_outcome();
+      }
+      switch (receive()) {
         case net::recv_status::closed:
           return broken();
+        case net::recv_status::data:
+          continue;
         case net::recv_status::would_block:
           switch (wait(POLLIN, ctx, waiting)) {
             case wait_outcome::ready:
               continue;
             case wait_outcome::timed_out:
               return deadline_exceeded_outcome();
-            case wait_outcome::canceled: {
-              const auto cancel = cancel_frame(seq);
-              writer_.write(cancel);
-              return canceled_outcome();
-            }
+            case wait_outcome::canceled:
+              return cancel(seq);
           }
-          continue;
-        case net::recv_status::data:
-          break;
       }
-      const char* bad =
-          reader_.feed(std::span<const std::byte>(buffer_.data(), got), [&](std::span<const std::byte> bytes) {
-            wire::frame_view f;
-            if (wire::parse_frame(bytes, f) != nullptr || f.header.kind != wire::frame_kind::response)
-              return valid = false;
-            if (f.header.seq != seq) return true;  // a late reply to a call that gave up: dropped
-            if (f.header.status == 0) {
-              reply.assign(f.body.begin(), f.body.end());
-              mine = call_outcome{};
-            } else {
-              mine = response_outcome(f.header.status, f.text);
-            }
-            return true;  // keep consuming: late replies may follow ours in the same read
-          });
-      if (bad != nullptr || !valid) return broken();
-      if (mine) return std::move(*mine);
     }
+  }
+
+  // Tells the server that call `seq` gave up waiting for its reply (its stop token fired).
+  call_outcome cancel(std::uint64_t seq) {
+    const auto frame = cancel_frame(seq);
+    writer_.write(frame);
+    return canceled_outcome();
+  }
+
+  // What the front of the received bytes holds.
+  enum class held_frame { whole, partial, broken };
+
+  // Takes the next whole frame off the received bytes into `f` (a view into buffer_, valid until
+  // the next receive()); or says that the frame there is not whole yet, or that the stream is
+  // broken (a length out of bounds, a malformed frame, a frame that is not a response).
+  held_frame take_frame(wire::frame_view& f) {
+    const std::span<const std::byte> held(buffer_.data() + begin_, end_ - begin_);
+    const wire::frame_scan scan = wire::scan_frame(held, max_frame_size_);
+    switch (scan.what) {
+      case wire::frame_scan::state::need_more:
+        return held_frame::partial;
+      case wire::frame_scan::state::too_large:
+      case wire::frame_scan::state::too_small:
+        return held_frame::broken;
+      case wire::frame_scan::state::complete:
+        break;
+    }
+    if (wire::parse_frame(held.first(scan.size), f) != nullptr || f.header.kind != wire::frame_kind::response)
+      return held_frame::broken;
+    begin_ += scan.size;
+    return held_frame::whole;
+  }
+
+  // Drops the whole frames held; false if the stream is broken.
+  bool drop_held_frames() {
+    wire::frame_view f;
+    for (;;) {
+      switch (take_frame(f)) {
+        case held_frame::whole:
+          continue;
+        case held_frame::partial:
+          return true;
+        case held_frame::broken:
+          return false;
+      }
+    }
+  }
+
+  // Receives after the bytes held, which are the start of one frame (take_frame() said so), making
+  // room first: they move to the front, and a buffer they fill doubles, up to the size of their
+  // frame (its length prefix has been checked against the limit). A peer gets memory by sending
+  // bytes, not by claiming a size.
+  net::recv_status receive() {
+    if (begin_ > 0) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (end_ == buffer_.size()) {
+      const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
+      buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
+    }
+    std::size_t got = 0;
+    const auto status = net::recv_some(fd_.get(), buffer_.data() + end_, buffer_.size() - end_, got);
+    if (status == net::recv_status::data) end_ += got;
+    return status;
+  }
+
+  // After a big reply: gives the grown buffer back, keeping what is held for the next call.
+  void trim_buffer() {
+    if (buffer_.size() <= (64u << 10) || end_ - begin_ > initial_buffer_size) return;
+    std::vector<std::byte> smaller(initial_buffer_size);
+    std::memcpy(smaller.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+    buffer_.swap(smaller);
   }
 
   call_outcome broken() {
@@ -4788,9 +4941,12 @@ class blocking_client_engine {
   net::unique_fd fd_;
   const std::uint32_t server_max_frame_size_;
   net::frame_writer writer_;
-  net::frame_reader reader_;
-  net::event_fd wake_;  // a stop_token's way into poll()
-  std::vector<std::byte> buffer_ = std::vector<std::byte>(16u << 10);
+  const std::uint32_t max_frame_size_;  // of a reply
+  net::event_fd wake_;                  // a stop_token's way into poll()
+  static constexpr std::size_t initial_buffer_size = 16u << 10;
+  // Received bytes: [begin_, end_) are not consumed yet. Only the caller whose turn it is touches them.
+  std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);
+  std::size_t begin_ = 0, end_ = 0;
   std::atomic<bool> closed_{false};
 
   mutable std::mutex mutex_;  // guards busy_ and the waiters
@@ -4897,7 +5053,15 @@ class blocking_server_engine {
       connection->arm_handshake_timer();
       peers_.push_back(peer{connection, {}, false});
       auto self = std::prev(peers_.end());
-      self->thread = std::thread([this, self] { serve(self); });
+      try {
+        self->thread = std::thread([this, self] { serve(self); });
+      } catch (const std::system_error& e) {
+        // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
+        // told why and closed; the server keeps serving the others, and may find a thread for the
+        // next one once some connection has ended.
+        peers_.erase(self);
+        connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+      }
     }
   }
 
@@ -6005,7 +6169,7 @@ class call_future {
   }
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return wait_until(std::chrono::steady_clock::now() + d);
+    return wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
   }
 
   // Completes the call with errc::canceled, if it has not completed, and tells the server.
@@ -6289,6 +6453,9 @@ class basic_server {
     else
       return 0;
   }
+  // Connections refused in the handshake reply since the server was made: a bad hello, past
+  // max_connections, or (blocking transport) no thread could be started for it.
+  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:
   void check_not_listening() const {

@@ -60,6 +60,7 @@ inline call_outcome response_outcome(std::uint8_t status, std::string_view text)
 inline std::uint64_t budget_us(const std::optional<std::chrono::steady_clock::time_point>& deadline,
                                std::chrono::steady_clock::time_point now) {
   if (!deadline) return 0;
+  if (*deadline <= now) return 1;  // compared first: the difference overflows for time_point::min()
   const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - now).count();
   return left < 1 ? 1 : static_cast<std::uint64_t>(left);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/deadline.hpp"
 #include "../detail/duration_text.hpp"
 #include "../error.hpp"
 #include "../net/socket.hpp"
@@ -55,16 +56,31 @@ inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out,
 }
 
 // As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
+// nanoseconds::max() fits: it is about 9.2e15 microseconds.
 inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
   if (timeout <= std::chrono::nanoseconds::zero()) return 0;
   return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
 }
 
+// Options no connection could work with, refused before anything is sent: nothing would reach the
+// server that it could not answer.
+inline std::optional<error> invalid_options(const options& opts) {
+  // Every frame has a header: a smaller limit would make every reply break the connection.
+  if (opts.max_frame_size < wire::header_size)
+    return error{make_error_code(errc::invalid_argument),
+                 "rpc client: options.max_frame_size must be at least " + std::to_string(wire::header_size) +
+                     " bytes (a frame header), not " + std::to_string(opts.max_frame_size)};
+  return std::nullopt;
+}
+
 inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts,
                                                   std::uint8_t codec_id) {
+  if (auto invalid = invalid_options(opts)) return std::move(*invalid);
+  // 0 is no limit; a negative timeout has expired before it starts, as a Go net.Dialer's does.
+  if (opts.connect_timeout < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
   std::optional<net::clock::time_point> deadline;
   if (opts.connect_timeout > std::chrono::nanoseconds::zero())
-    deadline = net::clock::now() + std::chrono::ceil<net::clock::duration>(opts.connect_timeout);
+    deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
   const std::string where = "rpc client: dial " + std::string(address) + ": ";
 
   std::string why;

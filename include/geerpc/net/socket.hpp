@@ -163,7 +163,9 @@ inline unique_fd listen_on(std::string_view address, std::string& bound, int bac
 // The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.
 inline const timespec* time_left(const std::optional<clock::time_point>& deadline, timespec& out) {
   if (!deadline) return nullptr;
-  const auto left = std::max(clock::duration::zero(), *deadline - clock::now());
+  const auto now = clock::now();
+  // Compared before subtracting: `deadline - now` overflows for a deadline far in the past.
+  const auto left = *deadline > now ? *deadline - now : clock::duration::zero();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
   out.tv_sec = detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
   out.tv_nsec = detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);

@@ -29,6 +29,7 @@
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/deadline.hpp"
 #include "../detail/duration_text.hpp"
 #include "../detail/scratch.hpp"
 #include "../detail/seq_map.hpp"
@@ -54,6 +55,7 @@ struct server_context {
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+  std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -147,9 +149,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return keep && broken == nullptr;
   }
 
-  // Refuses the connection before the handshake (too many connections): the reason goes out in the
-  // handshake reply, then the connection closes.
+  // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
+  // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
+    context_.refused.fetch_add(1, std::memory_order_relaxed);
     std::vector<std::byte> reply;
     wire::encode_hello_reply({false, 0, reason}, reply);
     writer_.write(reply);
@@ -274,7 +277,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       reject(refusal);
       return false;
     }
-    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: keeps time_point arithmetic in range
+    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
     handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
     greeted_.store(true, std::memory_order_relaxed);
     // The smaller of what the client reads (0: it set no limit) and what this server sends.
@@ -368,8 +371,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     constexpr std::uint64_t max_us = std::uint64_t{1} << 50;
     const auto now = clock::now();
     std::optional<clock::time_point> handle_deadline, caller_deadline;
-    if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = now + handle_timeout_;
-    if (budget_us > 0) caller_deadline = now + std::chrono::microseconds(std::min(budget_us, max_us));
+    if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout_);
+    if (budget_us > 0)
+      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_us)));
     request.caller_deadline = caller_deadline;
     if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
@@ -435,12 +439,12 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // guard, and so the connection, until cancel() has waited out a callback already running.
   // cancel() is never called with stall_mutex_ held: the callback needs that lock.
   void arm_stall_timer(std::chrono::nanoseconds limit) {
-    if (limit <= std::chrono::nanoseconds::zero()) return;
+    if (limit <= std::chrono::nanoseconds::zero()) return;  // 0 or negative: no limit (options.hpp)
     std::lock_guard lock(stall_mutex_);
     if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
     // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
     // callback cannot run before the guard is set: it needs stall_mutex_.
-    context_.scheduler->schedule(stall_timer_, clock::now() + limit, &on_stall, this);
+    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
     stall_guard_ = shared_from_this();
     stall_armed_.store(true, std::memory_order_relaxed);
   }
@@ -467,7 +471,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       // timer was armed, it has time left; wait for it instead of closing.
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
-        const auto due = clock::time_point(clock::duration(since)) + self.context_.options.frame_timeout;
+        const auto due =
+            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
         if (due > clock::now()) {
           self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer

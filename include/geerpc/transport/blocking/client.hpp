@@ -2,17 +2,20 @@
 // writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
 // One call is on the wire at a time; other callers wait their turn (within their own deadlines),
 // in arrival order; once the first has waited a millisecond, later callers no longer overtake it.
-// A reply that arrives after its call gave up is read by a later call and dropped.
+// A call reads up to its own reply and no further: the bytes after it are kept for the next call,
+// which drops a reply that arrived after its call gave up.
 #pragma once
 
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -24,7 +27,6 @@
 #include "../../client/dial.hpp"
 #include "../../config.hpp"
 #include "../../context.hpp"
-#include "../../net/frame_reader.hpp"
 #include "../../net/frame_writer.hpp"
 #include "../../net/socket.hpp"
 #include "../../options.hpp"
@@ -40,7 +42,7 @@ class blocking_client_engine {
       : fd_(std::move(connection.fd)),
         server_max_frame_size_(connection.server_max_frame_size),
         writer_(fd_.get(), std::size_t{64} << 20),
-        reader_(opts.max_frame_size) {}
+        max_frame_size_(opts.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -214,6 +216,9 @@ class blocking_client_engine {
     const reply_wait waiting;
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
+    // Whole frames left by earlier calls answer calls that have returned (this one's request is not
+    // sent yet): dropped. Junk there breaks the connection now, before this request goes out.
+    if (!drop_held_frames()) return broken();
     std::optional<std::stop_callback<wake_on_stop>> on_stop;
     if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_on_stop{&wake_});
 
@@ -231,46 +236,125 @@ class blocking_client_engine {
       }
     }
 
-    std::optional<call_outcome> mine;
-    bool valid = true;
+    // Reads frames up to this call's reply and no further: what follows it in the stream stays held
+    // for the next call. A call that got its reply succeeds, whatever comes after it.
+    bool dropped = false;
     for (;;) {
-      std::size_t got = 0;
-      switch (net::recv_some(fd_.get(), buffer_.data(), buffer_.size(), got)) {
+      wire::frame_view f;
+      switch (take_frame(f)) {
+        case held_frame::broken:
+          return broken();
+        case held_frame::whole:
+          if (f.header.seq != seq) {  // a late reply to a call that gave up: dropped
+            dropped = true;
+            continue;
+          }
+          if (f.header.status != 0) return response_outcome(f.header.status, f.text);
+          reply.assign(f.body.begin(), f.body.end());
+          trim_buffer();
+          return call_outcome{};
+        case held_frame::partial:
+          break;
+      }
+      // Replies that are not ours may keep coming without a pause, and then the wait below, where
+      // the deadline and the stop token are otherwise seen, is never reached: look at them here.
+      if (dropped) {
+        dropped = false;
+        if (ctx.stop_token().stop_requested()) return cancel(seq);
+        if (ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline()) return deadline_exceeded_outcome();
+      }
+      switch (receive()) {
         case net::recv_status::closed:
           return broken();
+        case net::recv_status::data:
+          continue;
         case net::recv_status::would_block:
           switch (wait(POLLIN, ctx, waiting)) {
             case wait_outcome::ready:
               continue;
             case wait_outcome::timed_out:
               return deadline_exceeded_outcome();
-            case wait_outcome::canceled: {
-              const auto cancel = cancel_frame(seq);
-              writer_.write(cancel);
-              return canceled_outcome();
-            }
+            case wait_outcome::canceled:
+              return cancel(seq);
           }
-          continue;
-        case net::recv_status::data:
-          break;
       }
-      const char* bad =
-          reader_.feed(std::span<const std::byte>(buffer_.data(), got), [&](std::span<const std::byte> bytes) {
-            wire::frame_view f;
-            if (wire::parse_frame(bytes, f) != nullptr || f.header.kind != wire::frame_kind::response)
-              return valid = false;
-            if (f.header.seq != seq) return true;  // a late reply to a call that gave up: dropped
-            if (f.header.status == 0) {
-              reply.assign(f.body.begin(), f.body.end());
-              mine = call_outcome{};
-            } else {
-              mine = response_outcome(f.header.status, f.text);
-            }
-            return true;  // keep consuming: late replies may follow ours in the same read
-          });
-      if (bad != nullptr || !valid) return broken();
-      if (mine) return std::move(*mine);
     }
+  }
+
+  // Tells the server that call `seq` gave up waiting for its reply (its stop token fired).
+  call_outcome cancel(std::uint64_t seq) {
+    const auto frame = cancel_frame(seq);
+    writer_.write(frame);
+    return canceled_outcome();
+  }
+
+  // What the front of the received bytes holds.
+  enum class held_frame { whole, partial, broken };
+
+  // Takes the next whole frame off the received bytes into `f` (a view into buffer_, valid until
+  // the next receive()); or says that the frame there is not whole yet, or that the stream is
+  // broken (a length out of bounds, a malformed frame, a frame that is not a response).
+  held_frame take_frame(wire::frame_view& f) {
+    const std::span<const std::byte> held(buffer_.data() + begin_, end_ - begin_);
+    const wire::frame_scan scan = wire::scan_frame(held, max_frame_size_);
+    switch (scan.what) {
+      case wire::frame_scan::state::need_more:
+        return held_frame::partial;
+      case wire::frame_scan::state::too_large:
+      case wire::frame_scan::state::too_small:
+        return held_frame::broken;
+      case wire::frame_scan::state::complete:
+        break;
+    }
+    if (wire::parse_frame(held.first(scan.size), f) != nullptr || f.header.kind != wire::frame_kind::response)
+      return held_frame::broken;
+    begin_ += scan.size;
+    return held_frame::whole;
+  }
+
+  // Drops the whole frames held; false if the stream is broken.
+  bool drop_held_frames() {
+    wire::frame_view f;
+    for (;;) {
+      switch (take_frame(f)) {
+        case held_frame::whole:
+          continue;
+        case held_frame::partial:
+          return true;
+        case held_frame::broken:
+          return false;
+      }
+    }
+  }
+
+  // Receives after the bytes held, which are the start of one frame (take_frame() said so), making
+  // room first: they move to the front, and a buffer they fill doubles, up to the size of their
+  // frame (its length prefix has been checked against the limit). A peer gets memory by sending
+  // bytes, not by claiming a size.
+  net::recv_status receive() {
+    if (begin_ > 0) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (end_ == buffer_.size()) {
+      const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
+      buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
+    }
+    std::size_t got = 0;
+    const auto status = net::recv_some(fd_.get(), buffer_.data() + end_, buffer_.size() - end_, got);
+    if (status == net::recv_status::data) end_ += got;
+    return status;
+  }
+
+  // After a big reply: gives the grown buffer back, keeping what is held for the next call.
+  void trim_buffer() {
+    if (buffer_.size() <= (64u << 10) || end_ - begin_ > initial_buffer_size) return;
+    std::vector<std::byte> smaller(initial_buffer_size);
+    std::memcpy(smaller.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+    buffer_.swap(smaller);
   }
 
   call_outcome broken() {
@@ -281,9 +365,12 @@ class blocking_client_engine {
   net::unique_fd fd_;
   const std::uint32_t server_max_frame_size_;
   net::frame_writer writer_;
-  net::frame_reader reader_;
-  net::event_fd wake_;  // a stop_token's way into poll()
-  std::vector<std::byte> buffer_ = std::vector<std::byte>(16u << 10);
+  const std::uint32_t max_frame_size_;  // of a reply
+  net::event_fd wake_;                  // a stop_token's way into poll()
+  static constexpr std::size_t initial_buffer_size = 16u << 10;
+  // Received bytes: [begin_, end_) are not consumed yet. Only the caller whose turn it is touches them.
+  std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);
+  std::size_t begin_ = 0, end_ = 0;
   std::atomic<bool> closed_{false};
 
   mutable std::mutex mutex_;  // guards busy_ and the waiters

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -105,7 +106,15 @@ class blocking_server_engine {
       connection->arm_handshake_timer();
       peers_.push_back(peer{connection, {}, false});
       auto self = std::prev(peers_.end());
-      self->thread = std::thread([this, self] { serve(self); });
+      try {
+        self->thread = std::thread([this, self] { serve(self); });
+      } catch (const std::system_error& e) {
+        // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
+        // told why and closed; the server keeps serving the others, and may find a thread for the
+        // next one once some connection has ended.
+        peers_.erase(self);
+        connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+      }
     }
   }
 

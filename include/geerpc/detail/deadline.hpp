@@ -1,0 +1,41 @@
+// geerpc: turning a duration a user gave into a deadline without overflow. `now + timeout` is
+// undefined behaviour once the sum leaves the clock's range (nanoseconds::max(), hours::max()),
+// and converting a long duration to the clock's unit can overflow before the sum is even made.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <ratio>
+
+#include "../config.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// `now + timeout`, rounded up to the clock's tick, saturated at both ends:
+//  - a timeout too long for the clock gives time_point::max(), the farthest deadline (in effect,
+//    none: it never passes);
+//  - a zero or negative timeout (and a floating-point NaN) gives `now`: the deadline has passed.
+// Any Rep and Period, floating point included. `now` must not be before the clock's epoch, as
+// steady_clock::now() never is.
+template <class Clock, class Duration, class Rep, class Period>
+std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_point<Clock, Duration> now,
+                                                             std::chrono::duration<Rep, Period> timeout) {
+  using time_point = std::chrono::time_point<Clock, Duration>;
+  using seconds = std::chrono::duration<double>;
+  if (!(timeout > timeout.zero())) return now;  // written so that NaN lands here too
+  // Judged in double seconds, where nothing overflows whatever the types: the second of margin is
+  // far wider than any rounding there, and no one waits 292 years minus a second.
+  const double wanted = seconds(timeout).count();
+  const double room = seconds(time_point::max().time_since_epoch()).count() - seconds(now.time_since_epoch()).count();
+  if (wanted >= room - 1.0) return time_point::max();
+  // Up to about 30 years the exact conversion has room to spare in every intermediate product;
+  // beyond that, a deadline off by a fraction of a microsecond does not matter.
+  if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
+  using period = typename Duration::period;
+  const double ticks = std::ceil(wanted * static_cast<double>(period::den) / static_cast<double>(period::num));
+  return now + Duration(static_cast<typename Duration::rep>(ticks));
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
