@@ -1,26 +1,111 @@
 // Fuzzes the binary codec's decoder. Whatever the bytes: no crash, no UB, no read past the input,
-// no allocation the input could not justify (libFuzzer's -rss_limit_mb and -malloc_limit_mb catch
-// those). What decodes must re-encode to bytes that decode to the same encoding again.
+// and no allocation beyond the decode's memory budget: every byte a decode asks of operator new is
+// counted here, and must be within what the decoder charged, itself within the limit its input
+// allows (libFuzzer's -rss_limit_mb and -malloc_limit_mb only catch excesses of hundreds of MiB).
+// What decodes must re-encode to bytes that decode to the same encoding again.
 #include <geerpc/codec/binary.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <new>
+#include <optional>
 #include <span>
+#include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "fuzz_types.hpp"
 
 namespace {
 
+// Bytes asked of operator new while `counting` is set. One thread decodes, so plain variables do.
+std::size_t allocated = 0;
+bool counting = false;
+
+void* allocate(std::size_t size, std::size_t alignment) {
+  if (counting) allocated += size;
+  void* p = nullptr;
+  if (alignment <= alignof(std::max_align_t))
+    p = std::malloc(size == 0 ? 1 : size);
+  else if (::posix_memalign(&p, alignment, size == 0 ? 1 : size) != 0)
+    p = nullptr;
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+// Replaced for the whole fuzzer binary, every form of them, so that no block taken from one
+// allocator is returned to another (ASan checks that).
+void* operator new(std::size_t size) { return allocate(size, alignof(std::max_align_t)); }
+void* operator new[](std::size_t size) { return allocate(size, alignof(std::max_align_t)); }
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  return allocate(size, static_cast<std::size_t>(alignment));
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+  return allocate(size, static_cast<std::size_t>(alignment));
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(size, alignof(std::max_align_t));
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(size, static_cast<std::size_t>(alignment));
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t& tag) noexcept {
+  return operator new(size, alignment, tag);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+// binary_codec::decode, watched: what the decode allocated must not exceed what it charged, and
+// the charge must not exceed the input's limit.
+template <class T>
+bool measured_decode(std::span<const std::byte> input, T& value) {
+  geerpc::codec::reader in(input);
+  allocated = 0;
+  counting = true;
+  const bool decoded = geerpc::codec::decode_value(in, value);
+  counting = false;
+  const std::size_t charged = in.memory_limit() - in.memory_left();
+  if (in.memory_limit() != geerpc::codec::default_memory_limit(input.size()) || charged > in.memory_limit() ||
+      allocated > charged)
+    std::abort();
+  return decoded && in.remaining() == 0;
+}
+
 template <class T, bool Unordered = false>
 void round_trip(std::span<const std::byte> input) {
   T value{};
-  if (!geerpc::binary_codec::decode(input, value)) return;
+  if (!measured_decode(input, value)) return;
   std::vector<std::byte> first;
   geerpc::binary_codec::encode(value, first);
   T again{};
-  if (!geerpc::binary_codec::decode(first, again)) std::abort();  // our own encoding must decode
+  if (!measured_decode(first, again)) std::abort();  // our own encoding must decode
   std::vector<std::byte> second;
   geerpc::binary_codec::encode(again, second);
   // And be stable: the same bytes, except that an unordered_map may list its entries in another order.
@@ -33,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   // The first byte picks the type, so one corpus serves them all.
   const auto input = std::as_bytes(std::span(data + 1, size - 1));
-  switch (data[0] % 6) {
+  switch (data[0] % 9) {
     case 0:
       round_trip<fuzz::tree, true>(input);
       break;
@@ -49,8 +134,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 4:
       round_trip<std::optional<std::tuple<std::string, std::vector<double>, fuzz::colour>>>(input);
       break;
-    default:
+    case 5:
       round_trip<std::string>(input);
+      break;
+    // Types whose values cost far more in memory than on the wire: the decode budget's cases.
+    case 6:
+      round_trip<fuzz::pages>(input);
+      break;
+    case 7:
+      round_trip<fuzz::sparse, true>(input);
+      break;
+    default:
+      round_trip<std::unordered_map<std::uint16_t, std::vector<std::string>>, true>(input);
       break;
   }
   return 0;

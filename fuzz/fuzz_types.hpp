@@ -38,4 +38,18 @@ struct tree {
   std::vector<std::vector<bool>> bits;
 };
 
+// One byte on the wire (an empty optional) for 4097 in memory: the shape of the decode budget's
+// worst case.
+using pages = std::vector<std::optional<std::array<char, 4096>>>;
+
+// Containers whose empty or small elements cost 24 to 100 bytes each in memory for 1 to 3 on the
+// wire: nested vectors, strings, tree and hash nodes, nested optionals.
+struct sparse {
+  std::vector<std::vector<std::int32_t>> rows;
+  std::vector<std::string> words;
+  std::map<std::uint16_t, std::string> names;
+  std::unordered_map<std::uint8_t, std::vector<bool>> flags;
+  std::vector<std::optional<std::optional<std::array<std::uint64_t, 16>>>> slots;
+};
+
 }  // namespace fuzz

@@ -67,6 +67,17 @@ int main(int argc, char** argv) {
         with_type(4, encoded(std::optional<std::tuple<std::string, std::vector<double>, fuzz::colour>>{
                          std::tuple{std::string("t"), std::vector<double>{0.5}, fuzz::colour::green}})));
   write(root / "codec", "string", with_type(5, encoded(std::string("hello"))));
+  fuzz::pages pages(12);
+  pages[3].emplace().fill('p');
+  write(root / "codec", "pages", with_type(6, encoded(pages)));
+  fuzz::sparse sparse{{{}, {1, 2}, {}},
+                      {"", "word", ""},
+                      {{1, ""}, {500, "name"}},
+                      {{0, {}}, {7, {true, false, true}}},
+                      {std::nullopt, std::optional<std::array<std::uint64_t, 16>>{}, std::array<std::uint64_t, 16>{9}}};
+  write(root / "codec", "sparse", with_type(7, encoded(sparse)));
+  write(root / "codec", "hashed_words",
+        with_type(8, encoded(std::unordered_map<std::uint16_t, std::vector<std::string>>{{1, {"a", ""}}, {2, {}}})));
 
   const auto sum = request(1, "Arith.Sum", Args{1, 2}, 1000);
   const auto echo = request(2, "Arith.Echo", std::string(300, 'e'));

@@ -1630,9 +1630,12 @@ GEERPC_END_NAMESPACE
 // scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
 //
 // Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
-// remaining bytes could hold before anything is allocated, and trailing bytes are an error.
+// remaining bytes could hold before anything is allocated, every allocation is charged against a
+// memory budget proportional to the input before it is made, and trailing bytes are an error.
 
 #include <boost/pfr/core.hpp>
+#include <climits>
+#include <limits>
 #include <tuple>
 
 // ---- begin geerpc/codec/type_kind.hpp
@@ -1934,17 +1937,46 @@ class writer {
   std::vector<std::byte>& out_;
 };
 
+// The memory a decode may allocate, unless its caller sets another limit: 16 bytes for each byte of
+// input, plus 64 KiB (docs/protocol.md, 5.6). A value costs more in memory than on the wire: an
+// empty string or vector is one byte there but 24 or 32 here, a map entry carries a node of 16 to
+// 32 bytes besides its key and value, and an empty optional<array<char, 4096>> in a vector is one
+// byte that costs 4097. Ordinary values cost 1x (bytes, numbers, long strings) to about 12x (maps
+// with short keys, lists of short words) their encoding; 16x lets them through while refusing bulk
+// empties, the shape of an attack, whose cost would otherwise have no bound but the count check's
+// (a 64 KiB body took about 480 MiB). The 64 KiB lets a small body through whatever its shape.
+inline constexpr std::size_t memory_per_input_byte = 16;
+inline constexpr std::size_t memory_base = std::size_t{64} << 10;
+
+constexpr std::size_t default_memory_limit(std::size_t input_size) noexcept {
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  return input_size > (most - memory_base) / memory_per_input_byte ? most
+                                                                   : input_size * memory_per_input_byte + memory_base;
+}
+
+// The reason a decode fails when the value would pass its memory limit. decode_status::message()
+// gives the numbers.
+inline constexpr char memory_limit_reason[] = "decoded value would need more memory than its limit";
+
 // Reads from a span; the first failure records why and where (the first byte of the value that
 // could not be decoded), and every later read fails too, so a decoder can run on and check once.
+// It also keeps the decode's memory budget: what the decoder may still allocate.
 class reader {
  public:
-  explicit reader(std::span<const std::byte> in) noexcept
-      : begin_(in.data()), pos_(in.data()), end_(in.data() + in.size()) {}
+  explicit reader(std::span<const std::byte> in) noexcept : reader(in, default_memory_limit(in.size())) {}
+  reader(std::span<const std::byte> in, std::size_t memory_limit) noexcept
+      : begin_(in.data()),
+        pos_(in.data()),
+        end_(in.data() + in.size()),
+        memory_left_(memory_limit),
+        memory_limit_(memory_limit) {}
 
   std::size_t remaining() const noexcept { return static_cast<std::size_t>(end_ - pos_); }
   bool ok() const noexcept { return error_ == nullptr; }
   const char* error() const noexcept { return error_; }
   std::size_t error_offset() const noexcept { return error_offset_; }
+  std::size_t memory_limit() const noexcept { return memory_limit_; }
+  std::size_t memory_left() const noexcept { return memory_left_; }
 
   bool fail(const char* why) noexcept { return fail_at(why, pos_); }
   // Fails naming `at`, the first byte of the value found bad.
@@ -1993,7 +2025,7 @@ class reader {
     }
   }
   // A count of elements that each take at least `min_element_size` bytes: refused when the rest of
-  // the input could not hold that many, so no peer can make us allocate what it did not send.
+  // the input could not hold that many, so no peer can claim more elements than it sent.
   bool count(std::size_t& n, std::size_t min_element_size) noexcept {
     const std::byte* start = pos_;
     std::uint64_t value = 0;
@@ -2003,12 +2035,28 @@ class reader {
     return true;
   }
 
+  // Charges `bytes` the decoder is about to allocate for the value starting at `at`; fails naming
+  // `at` when the budget cannot pay. A subtraction and a compare: this runs on every allocation.
+  bool charge(std::size_t bytes, const std::byte* at) noexcept {
+    if (bytes > memory_left_) return fail_at(memory_limit_reason, at);
+    memory_left_ -= bytes;
+    return true;
+  }
+  // Charges `n` elements of `size` bytes each (size > 0), without overflowing the product.
+  bool charge(std::size_t n, std::size_t size, const std::byte* at) noexcept {
+    if (n > memory_left_ / size) return fail_at(memory_limit_reason, at);
+    memory_left_ -= n * size;
+    return true;
+  }
+
  private:
   const std::byte* begin_;
   const std::byte* pos_;
   const std::byte* end_;
   const char* error_ = nullptr;
   std::size_t error_offset_ = 0;
+  std::size_t memory_left_;
+  std::size_t memory_limit_;
 };
 
 template <class T>
@@ -2030,12 +2078,34 @@ template <class T>
 inline constexpr bool is_memcpy_array_element = (std::is_integral_v<T> || std::is_same_v<T, float> ||
                                                  std::is_same_v<T, double> || std::is_enum_v<T>)&&!is_bool_like<T>();
 
-// Reserving what a count claims could cost far more than the bytes that made the claim (an element
-// may be much larger than its smallest encoding): reserve a bounded amount, let growth do the rest.
-template <class T>
-constexpr std::size_t reserve_limit() {
-  return std::max<std::size_t>(1, (std::size_t{64} << 10) / sizeof(T));
+// What the decoder charges for each allocation, an upper bound of what libstdc++ and libc++ ask of
+// the allocator (the fuzzer checks it by counting): the budget must pay for the memory really taken.
+
+// A string's buffer for `size` characters: size + 1 rounded up to 16 (libc++), or at least 31
+// (libstdc++, which doubles its 15-character inline capacity on the first growth).
+constexpr std::size_t string_allocation(std::size_t size) noexcept { return size + 16; }
+
+// A vector's buffer is sizeof(T) for each element, reserved exactly; vector<bool>'s packs bits into
+// words.
+constexpr std::size_t bool_vector_allocation(std::size_t size) noexcept {
+  constexpr std::size_t word_bits = CHAR_BIT * sizeof(std::size_t);
+  return (size + word_bits - 1) / word_bits * sizeof(std::size_t);
 }
+
+constexpr std::size_t round_up(std::size_t size, std::size_t alignment) noexcept {
+  return (size + alignment - 1) / alignment * alignment;
+}
+
+// One node of a std::map (three links and a colour) or std::unordered_map (a link and perhaps a
+// cached hash): four pointers' room besides the key and value covers both.
+template <class Value>
+constexpr std::size_t map_node_allocation() noexcept {
+  return round_up(4 * sizeof(void*), alignof(Value)) + round_up(sizeof(Value), alignof(void*));
+}
+
+// An unordered_map's bucket array after reserve(size): a pointer per bucket, and the bucket count
+// is the next prime at or above `size` (from libstdc++'s table, or exactly), at most 2 * size + 2.
+constexpr std::size_t bucket_allocation(std::size_t size) noexcept { return (2 * size + 2) * sizeof(void*); }
 }  // namespace detail
 
 template <class T>
@@ -2090,28 +2160,56 @@ bool decode_value(reader& in, T& value) {
     value = std::bit_cast<T>(bits);
     return true;
   } else if constexpr (kind == type_kind::string) {
+    const std::byte* start = in.position();
     std::size_t size = 0;
     if (!in.count(size, 1)) return false;
+    if (size > value.capacity()) {
+      if (!in.charge(detail::string_allocation(size), start)) return false;
+      // Grown from a buffer of its own, a string may take twice that buffer; from the inline one,
+      // what was charged. So a heap buffer is let go first (swapped away: move-assigning an empty
+      // string would keep it).
+      T empty(value.get_allocator());
+      if (value.capacity() > empty.capacity()) value.swap(empty);
+    }
     const std::byte* at = in.take(size);
     if (at == nullptr) return false;
     value.assign(reinterpret_cast<const char*>(at), size);
     return true;
   } else if constexpr (kind == type_kind::vector) {
     using element = typename T::value_type;
+    const std::byte* start = in.position();
     std::size_t size = 0;
     if (!in.count(size, min_encoded_size<element>())) return false;
-    if constexpr (detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little) {
-      value.resize(size);
-      return in.raw(value.data(), size * sizeof(element));
-    } else {
+    // A buffer is charged, then reserved exactly, so that growth never takes more than was charged.
+    if constexpr (std::is_same_v<element, bool>) {
       value.clear();
-      value.reserve(std::min(size, detail::reserve_limit<element>()));
+      if (size > value.capacity()) {
+        if (!in.charge(detail::bool_vector_allocation(size), start)) return false;
+        value.reserve(size);
+      }
       for (std::size_t i = 0; i < size; ++i) {
-        element item{};
+        bool item = false;
         if (!decode_value(in, item)) return false;
-        value.push_back(std::move(item));
+        value.push_back(item);
       }
       return true;
+    } else {
+      constexpr bool bulk = detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little;
+      if (size > value.capacity()) {
+        if (!in.charge(size, sizeof(element), start)) return false;
+        value.clear();
+        value.reserve(size);  // exactly `size` elements (growth by resize could take more)
+      }
+      if constexpr (bulk) {
+        value.resize(size);
+        return in.raw(value.data(), size * sizeof(element));
+      } else {
+        value.clear();
+        // Each element is decoded where it will stay: a large one is never copied.
+        for (std::size_t i = 0; i < size; ++i)
+          if (!decode_value(in, value.emplace_back())) return false;
+        return true;
+      }
     }
   } else if constexpr (kind == type_kind::array) {
     for (auto& item : value)
@@ -2130,11 +2228,19 @@ bool decode_value(reader& in, T& value) {
   } else if constexpr (kind == type_kind::map) {
     using key_type = typename T::key_type;
     using mapped_type = typename T::mapped_type;
+    const std::byte* start = in.position();
     std::size_t size = 0;
     if (!in.count(size, min_encoded_size<key_type>() + min_encoded_size<mapped_type>())) return false;
+    // Every node is charged before the first is made (a duplicate key's node is made, then freed).
+    if (!in.charge(size, detail::map_node_allocation<typename T::value_type>(), start)) return false;
     value.clear();
-    if constexpr (requires { value.reserve(size); })
-      value.reserve(std::min(size, detail::reserve_limit<typename T::value_type>()));
+    if constexpr (requires { value.reserve(size); }) {
+      // Reserved once, so that the table never grows (and holds two bucket arrays) while filling.
+      if (size != 0) {
+        if (!in.charge(detail::bucket_allocation(size), start)) return false;
+        value.reserve(size);
+      }
+    }
     for (std::size_t i = 0; i < size; ++i) {
       const std::byte* at = in.position();
       key_type key{};
@@ -2154,14 +2260,24 @@ bool decode_value(reader& in, T& value) {
   }
 }
 
-// Why a decode failed: a static description and the byte offset where it was noticed.
+// Why a decode failed: a static description and the byte offset where it was noticed; and the
+// memory limit the decode ran under, for the message of a value that would have passed it.
 struct decode_status {
   const char* error = nullptr;
   std::size_t offset = 0;
+  std::size_t memory_limit = 0;
+  std::size_t input_size = 0;
 
   explicit operator bool() const noexcept { return error == nullptr; }
   std::string message() const {
-    return error == nullptr ? std::string("ok") : std::string(error) + " at byte " + std::to_string(offset);
+    if (error == nullptr) return "ok";
+    if (error != memory_limit_reason) return std::string(error) + " at byte " + std::to_string(offset);
+    const std::string limit = memory_limit == default_memory_limit(input_size)
+                                  ? "limit: " + std::to_string(memory_per_input_byte) + " x " +
+                                        std::to_string(input_size) + " input bytes + " + std::to_string(memory_base)
+                                  : std::string("limit set by the caller");
+    return "decoded value would need more than " + std::to_string(memory_limit) + " bytes of memory (" + limit +
+           ") at byte " + std::to_string(offset);
   }
 };
 
@@ -2182,13 +2298,22 @@ struct binary_codec {
     }
   }
 
-  // Decodes exactly `bytes` into `value`: a short input, a bad value or bytes left over all fail.
+  // Decodes exactly `bytes` into `value`: a short input, a bad value or bytes left over all fail,
+  // and so does a value whose decoding would allocate more than codec::default_memory_limit of
+  // the input's size (16 bytes per input byte + 64 KiB).
   template <class T>
   static codec::decode_status decode(std::span<const std::byte> bytes, T& value) {
+    return decode(bytes, value, codec::default_memory_limit(bytes.size()));
+  }
+
+  // The same, allocating at most `max_memory` bytes (the heap memory the value holds; the object
+  // `value` itself is the caller's).
+  template <class T>
+  static codec::decode_status decode(std::span<const std::byte> bytes, T& value, std::size_t max_memory) {
     codec::require_serializable<T>();
-    codec::reader r(bytes);
+    codec::reader r(bytes, max_memory);
     if (codec::decode_value(r, value) && r.remaining() != 0) r.fail("trailing bytes after the value");
-    return {r.error(), r.error_offset()};
+    return {r.error(), r.error_offset(), r.memory_limit(), bytes.size()};
   }
 };
 
