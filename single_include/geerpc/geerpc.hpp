@@ -1635,7 +1635,6 @@ GEERPC_END_NAMESPACE
 
 #include <boost/pfr/core.hpp>
 #include <climits>
-#include <limits>
 #include <tuple>
 
 // ---- begin geerpc/codec/type_kind.hpp
