@@ -16,7 +16,6 @@
 using namespace std::chrono_literals;
 using test::Args;
 
-#define GEERPC_TRANSPORTS geerpc::blocking, geerpc::threaded
 
 namespace {
 
