@@ -778,9 +778,41 @@ inline void set_no_delay(int fd) noexcept {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+// A listening socket. A server stops taking connections in two steps: shutdown() at once, so that
+// the kernel refuses new connects while the server winds down (a thread may still be inside
+// accept() on it: the descriptor stays valid, and accept() fails or returns connections queued
+// earlier); close() once no thread can touch the descriptor any more, which frees the address.
+class listener {
+ public:
+  listener() = default;
+  explicit listener(unique_fd fd) noexcept : fd_(std::move(fd)) {}
+  listener(listener&&) noexcept = default;
+  listener& operator=(listener&& other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::move(other.fd_);
+    }
+    return *this;
+  }
+  ~listener() { close(); }
+
+  int get() const noexcept { return fd_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+
+  // Refuses new connections from now on. Safe while another thread waits on or accepts from it.
+  void shutdown() const noexcept {
+    if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
+  }
+  // Frees the address. Only once no other thread can use the descriptor.
+  void close() noexcept { fd_.reset(); }
+
+ private:
+  unique_fd fd_;
+};
+
 // Binds and listens on `address`; returns the socket and sets `bound` to the actual "host:port"
 // (useful with port 0). Throws std::system_error on failure.
-inline unique_fd listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
+inline listener listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
   std::string why;
   auto e = resolve(address, why);
   if (!e)
@@ -796,7 +828,7 @@ inline unique_fd listen_on(std::string_view address, std::string& bound, int bac
   socklen_t size = sizeof actual;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
   bound = endpoint_text(actual);
-  return fd;
+  return listener(std::move(fd));
 }
 
 // The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.
@@ -5120,6 +5152,7 @@ class blocking_server_engine {
       std::lock_guard lock(mutex_);
       if (!stopping_) {
         stopping_ = true;
+        listen_.shutdown();  // refuses dials from now on; closed once the acceptor is joined
         for (auto& p : peers_)
           if (p.connection) open.push_back(p.connection);
       }
@@ -5129,6 +5162,7 @@ class blocking_server_engine {
     if (serving_engine == this) return;
     std::lock_guard joining(join_mutex_);
     if (acceptor_.joinable()) acceptor_.join();
+    listen_.close();  // frees the address for a new server at once
     std::list<peer> finished;
     {
       std::lock_guard lock(mutex_);
@@ -5157,6 +5191,10 @@ class blocking_server_engine {
       if (net::wait_for(listen_.get(), POLLIN, std::nullopt, stop_signal_.get()) == net::wait_result::woken) return;
       const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
+        {
+          std::lock_guard lock(mutex_);
+          if (stopping_) return;  // stop() shut the listener down: it stays readable, and accept fails
+        }
         // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
           const auto retry = net::clock::now() + std::chrono::milliseconds(50);
@@ -5228,7 +5266,7 @@ class blocking_server_engine {
   }
 
   server_context& context_;
-  net::unique_fd listen_;
+  net::listener listen_;
   net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
   mutable std::mutex mutex_;   // guards peers_ and stopping_
   std::list<peer> peers_;
@@ -5823,6 +5861,7 @@ class threaded_server_engine {
       retired_.clear();
     }
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    listen_.close();  // no leader or accept retry can touch it now: frees the address at once
     tuning_.stop();
     std::deque<server_request*> never_ran;
     {
@@ -5877,6 +5916,7 @@ class threaded_server_engine {
       if (stopping_) return;
       stopping_ = true;
       for (follower* f : idle_) f->wake.notify_one();
+      listen_.shutdown();  // refuses dials from now on; closed in stop() once no thread can accept
     }
     wake_.signal();
     std::vector<std::shared_ptr<server_connection>> open;
@@ -6175,7 +6215,7 @@ class threaded_server_engine {
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once
   const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
-  net::unique_fd listen_;
+  net::listener listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
   char listen_tag_ = 0;  // addresses that mark the listener and the wake-up fd in epoll events

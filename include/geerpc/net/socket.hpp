@@ -139,9 +139,41 @@ inline void set_no_delay(int fd) noexcept {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+// A listening socket. A server stops taking connections in two steps: shutdown() at once, so that
+// the kernel refuses new connects while the server winds down (a thread may still be inside
+// accept() on it: the descriptor stays valid, and accept() fails or returns connections queued
+// earlier); close() once no thread can touch the descriptor any more, which frees the address.
+class listener {
+ public:
+  listener() = default;
+  explicit listener(unique_fd fd) noexcept : fd_(std::move(fd)) {}
+  listener(listener&&) noexcept = default;
+  listener& operator=(listener&& other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::move(other.fd_);
+    }
+    return *this;
+  }
+  ~listener() { close(); }
+
+  int get() const noexcept { return fd_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+
+  // Refuses new connections from now on. Safe while another thread waits on or accepts from it.
+  void shutdown() const noexcept {
+    if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
+  }
+  // Frees the address. Only once no other thread can use the descriptor.
+  void close() noexcept { fd_.reset(); }
+
+ private:
+  unique_fd fd_;
+};
+
 // Binds and listens on `address`; returns the socket and sets `bound` to the actual "host:port"
 // (useful with port 0). Throws std::system_error on failure.
-inline unique_fd listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
+inline listener listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
   std::string why;
   auto e = resolve(address, why);
   if (!e)
@@ -157,7 +189,7 @@ inline unique_fd listen_on(std::string_view address, std::string& bound, int bac
   socklen_t size = sizeof actual;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
   bound = endpoint_text(actual);
-  return fd;
+  return listener(std::move(fd));
 }
 
 // The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.

@@ -49,6 +49,7 @@ class blocking_server_engine {
       std::lock_guard lock(mutex_);
       if (!stopping_) {
         stopping_ = true;
+        listen_.shutdown();  // refuses dials from now on; closed once the acceptor is joined
         for (auto& p : peers_)
           if (p.connection) open.push_back(p.connection);
       }
@@ -58,6 +59,7 @@ class blocking_server_engine {
     if (serving_engine == this) return;
     std::lock_guard joining(join_mutex_);
     if (acceptor_.joinable()) acceptor_.join();
+    listen_.close();  // frees the address for a new server at once
     std::list<peer> finished;
     {
       std::lock_guard lock(mutex_);
@@ -86,6 +88,10 @@ class blocking_server_engine {
       if (net::wait_for(listen_.get(), POLLIN, std::nullopt, stop_signal_.get()) == net::wait_result::woken) return;
       const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
+        {
+          std::lock_guard lock(mutex_);
+          if (stopping_) return;  // stop() shut the listener down: it stays readable, and accept fails
+        }
         // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
           const auto retry = net::clock::now() + std::chrono::milliseconds(50);
@@ -157,7 +163,7 @@ class blocking_server_engine {
   }
 
   server_context& context_;
-  net::unique_fd listen_;
+  net::listener listen_;
   net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
   mutable std::mutex mutex_;   // guards peers_ and stopping_
   std::list<peer> peers_;

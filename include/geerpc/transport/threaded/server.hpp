@@ -108,6 +108,7 @@ class threaded_server_engine {
       retired_.clear();
     }
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    listen_.close();  // no leader or accept retry can touch it now: frees the address at once
     tuning_.stop();
     std::deque<server_request*> never_ran;
     {
@@ -162,6 +163,7 @@ class threaded_server_engine {
       if (stopping_) return;
       stopping_ = true;
       for (follower* f : idle_) f->wake.notify_one();
+      listen_.shutdown();  // refuses dials from now on; closed in stop() once no thread can accept
     }
     wake_.signal();
     std::vector<std::shared_ptr<server_connection>> open;
@@ -460,7 +462,7 @@ class threaded_server_engine {
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once
   const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
-  net::unique_fd listen_;
+  net::listener listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
   char listen_tag_ = 0;  // addresses that mark the listener and the wake-up fd in epoll events
