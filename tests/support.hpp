@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -170,11 +171,43 @@ struct arith_server {
   geerpc::basic_server<Transport> server;
   std::string address;
 
-  explicit arith_server(geerpc::server_options opts = {}) : server(opts) {
+  explicit arith_server(geerpc::server_options opts = {}, const std::string& listen_on = "127.0.0.1:0") : server(opts) {
     server.template add<ArithApi>(arith);
-    address = server.listen("127.0.0.1:0");
+    address = server.listen(listen_on);
   }
 };
+
+// A fresh directory under /tmp for Unix socket files, removed with what is left in it.
+class temp_dir {
+ public:
+  temp_dir() {
+    char name[] = "/tmp/geerpc-test-XXXXXX";
+    if (::mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = name;
+  }
+  ~temp_dir() {
+    if (DIR* dir = ::opendir(path_.c_str())) {
+      while (dirent* entry = ::readdir(dir))
+        if (entry->d_name[0] != '.') ::unlink((path_ + "/" + entry->d_name).c_str());
+      ::closedir(dir);
+    }
+    ::rmdir(path_.c_str());
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  const std::string& path() const { return path_; }
+  // The address of a Unix socket named `name` in this directory.
+  std::string socket(const std::string& name = "s.sock") const { return "unix@" + path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Whether a file exists at `path` (without following a symbolic link).
+inline bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
 
 // Threads of this process, from /proc.
 inline int thread_count() {

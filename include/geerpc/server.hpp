@@ -55,8 +55,10 @@ class basic_server {
     handlers_.template add<Codec, Service, void>(nullptr);
   }
 
-  // Binds `address` ("host:port"; port 0 picks a free one), starts serving in the background and
-  // returns the bound "host:port".
+  // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a
+  // free one), starts serving in the background and returns the address to dial: the bound
+  // "host:port", or a Unix socket's address as given. A stale socket file (its server died) is
+  // replaced; a live server's is not (std::errc::address_in_use). stop() removes the file.
   std::string listen(std::string_view address) {
     check_not_listening();
     context_.scheduler = detail::deadline_scheduler::shared();

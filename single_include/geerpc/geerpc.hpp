@@ -577,7 +577,7 @@ inline std::array<std::byte, wire::frame_overhead> cancel_frame(std::uint64_t se
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/call.hpp
 // ---- begin geerpc/client/dial.hpp
-// geerpc: opening a client connection: resolve, TCP connect and handshake, all inside
+// geerpc: opening a client connection: resolve, connect and handshake, all inside
 // options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
 // accepts and then says nothing trips the same timeout).
 
@@ -626,9 +626,10 @@ inline std::string duration_text(std::chrono::nanoseconds d) {
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/duration_text.hpp
 // ---- begin geerpc/net/socket.hpp
-// geerpc: the thin layer over POSIX sockets: an owning file descriptor, "host:port" addresses,
-// listening, connecting before a deadline, and waiting for readiness with a deadline and a wake-up
-// descriptor. Every socket geerpc makes is non-blocking; waiting is always explicit, through poll.
+// geerpc: the thin layer over POSIX sockets: an owning file descriptor, resolving addresses
+// (address.hpp: TCP and Unix sockets), listening, connecting before a deadline, and waiting for
+// readiness with a deadline and a wake-up descriptor. Every socket geerpc hands out is non-blocking;
+// waiting is always explicit, through poll.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -637,6 +638,9 @@ GEERPC_END_NAMESPACE
 #include <netinet/tcp.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <ctime>
 
@@ -667,6 +671,228 @@ constexpr To integer_cast(From value) noexcept {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/integer_cast.hpp
+// ---- begin geerpc/net/address.hpp
+// geerpc: the text of an address, parsed without any I/O. The accepted forms:
+//
+//   host:port  tcp@host:port          a TCP host: an IPv4 literal or a name
+//   [v6]:port  tcp@[v6]:port          an IPv6 literal, in brackets
+//   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
+//   unix@@name                        a Linux abstract Unix socket: a name, no file
+//
+// A port is a number from 0 to 65535 (0: a free one, when listening). A malformed address gets a
+// reason and the list of accepted forms, and the common mistakes (a URL such as tcp://host:port,
+// the unix:/path of other libraries, a bare path, an unbracketed IPv6 literal) also get the
+// accepted form they probably meant.
+
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+struct address {
+  enum class family : std::uint8_t {
+    tcp,            // host and port
+    unix_path,      // path: a socket file (never `unix`: GNU C++ predefines it as a macro)
+    unix_abstract,  // path: the name in Linux's abstract namespace, without its leading '@'
+  };
+  family kind = family::tcp;
+  std::string host;  // tcp: without brackets
+  std::uint16_t port = 0;
+  std::string path;
+
+  bool is_unix() const noexcept { return kind != family::tcp; }
+  friend bool operator==(const address&, const address&) = default;
+};
+
+// The longest path, or abstract name, a sockaddr_un holds: a path needs room for its terminating NUL,
+// an abstract name for the NUL that comes before it.
+inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
+static_assert(max_unix_path == 107, "the messages below say 107");
+
+inline constexpr std::string_view accepted_address_forms = "host:port, tcp@host:port, [v6]:port or unix@/path";
+
+// Why a text is not an address.
+struct address_error {
+  std::string reason;      // what is wrong; empty when `suggestion` says it all
+  std::string suggestion;  // a valid address the text probably meant, or empty
+
+  // "bad address: <reason>; use <forms> (did you mean <suggestion>?)"
+  std::string message() const {
+    std::string out = "bad address: ";
+    if (!reason.empty()) out += reason + "; ";
+    out += "use ";
+    out += accepted_address_forms;
+    if (!suggestion.empty()) out += " (did you mean " + suggestion + "?)";
+    return out;
+  }
+};
+
+struct parsed_address {
+  std::optional<address> value;  // set when the text is an address
+  address_error error;           // otherwise, why not
+
+  explicit operator bool() const noexcept { return value.has_value(); }
+};
+
+// The canonical text of an address: host:port, [v6]:port, unix@path or unix@@name.
+inline std::string to_string(const address& a) {
+  switch (a.kind) {
+    case address::family::unix_path:
+      return "unix@" + a.path;
+    case address::family::unix_abstract:
+      return "unix@@" + a.path;
+    case address::family::tcp:
+      break;
+  }
+  const bool v6 = a.host.find(':') != std::string::npos;
+  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+}
+
+namespace detail {
+
+inline bool starts_with_nocase(std::string_view text, std::string_view prefix) noexcept {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    const char c = text[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
+  }
+  return true;
+}
+
+// Parses "host:port" or "[v6]:port" into `out`; returns nullptr or why not, and may set `suggestion`.
+inline const char* parse_host_port(std::string_view text, address& out, std::string& suggestion) {
+  std::string_view host;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return "missing ']' after an IPv6 host";
+    host = text.substr(1, close - 1);
+    if (close + 1 == text.size()) return "missing port";
+    if (text[close + 1] != ':') return "expected ':' and a port after ']'";
+    port = text.substr(close + 2);
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return "missing port";
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      // An IPv6 literal has at least two colons ("::1"): guess the brackets only for such a host.
+      address bracketed;
+      std::string ignored;
+      if (host.find(':') != host.rfind(':') &&
+          parse_host_port("[" + std::string(host) + "]:" + std::string(port), bracketed, ignored) == nullptr)
+        suggestion = to_string(bracketed);
+      return "an IPv6 host must be in brackets";
+    }
+  }
+  if (host.empty()) return "missing host";
+  if (host.find('@') != std::string_view::npos) return "the host contains '@'";  // a transport prefix?
+  for (const char c : host)
+    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') return "the host contains a space or control character";
+  if (port.empty()) return "missing port";
+  unsigned long number = 0;
+  for (const char c : port) {
+    if (c < '0' || c > '9' || number > 65535) return "the port must be a number from 0 to 65535";
+    number = number * 10 + static_cast<unsigned long>(c - '0');
+  }
+  if (number > 65535) return "the port must be a number from 0 to 65535";
+  out.kind = address::family::tcp;
+  out.host = std::string(host);
+  out.port = static_cast<std::uint16_t>(number);
+  return nullptr;
+}
+
+// Parses what follows "unix@".
+inline const char* parse_unix(std::string_view rest, address& out) {
+  const bool abstract = !rest.empty() && rest.front() == '@';
+  if (abstract) rest.remove_prefix(1);
+  if (rest.empty()) return abstract ? "missing the socket name after unix@@" : "missing the socket path after unix@";
+  if (rest.size() > max_unix_path)
+    return abstract ? "the abstract socket name is too long (at most 107 bytes)"
+                    : "the socket path is too long (at most 107 bytes)";
+  out.kind = abstract ? address::family::unix_abstract : address::family::unix_path;
+  out.path = std::string(rest);
+  return nullptr;
+}
+
+// Parses the accepted forms only: no suggestion for a mistake. Returns nullptr or why not.
+inline const char* parse_exact(std::string_view text, address& out, std::string& suggestion) {
+  if (text.empty()) return "it is empty";
+  if (text.find('\0') != std::string_view::npos) return "it contains a NUL byte";
+  if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
+  if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
+  return parse_host_port(text, out, suggestion);
+}
+
+// For the text of a common mistake, the address in an accepted form that it probably meant (which
+// may itself be malformed), or empty.
+inline std::string likely_meant(std::string_view text) {
+  std::string meant;
+  if (starts_with_nocase(text, "unix:")) {
+    // The unix:path and unix:///path of other libraries (gRPC, curl, Docker).
+    std::string_view path = text.substr(5);
+    if (path.starts_with("///")) path.remove_prefix(2);
+    meant = "unix@" + std::string(path);
+  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@")) {
+    meant = std::string(text);  // a capital letter in the transport
+    for (std::size_t i = 0; meant[i] != '@'; ++i)
+      if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
+  } else if (starts_with_nocase(text, "tcp:")) {
+    std::string_view rest = text.substr(4);
+    if (rest.starts_with("//")) rest.remove_prefix(2);
+    meant = "tcp@" + std::string(rest);
+  } else if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos && scheme > 0) {
+    // Another URL (http://host:port/): the host and port it names.
+    std::string_view rest = text.substr(scheme + 3);
+    if (rest.ends_with('/')) rest.remove_suffix(1);
+    meant = std::string(rest);
+  } else if (text.starts_with('/') || text.starts_with("./") || text.starts_with("../")) {
+    meant = "unix@" + std::string(text);  // a bare path
+  } else {
+    return {};
+  }
+  return meant != text ? meant : std::string();
+}
+
+}  // namespace detail
+
+// Parses an address in one of the accepted forms (see the top of this file).
+inline parsed_address parse_address(std::string_view text) {
+  parsed_address result;
+  address a;
+  std::string suggestion;
+  const char* bad = detail::parse_exact(text, a, suggestion);
+  if (bad == nullptr) {
+    result.value = std::move(a);
+    return result;
+  }
+  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@");
+  if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
+    // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
+    // "/x.sock"): suggest what it meant, or say what is wrong with that.
+    address checked;
+    suggestion.clear();
+    if (const char* also_bad = detail::parse_exact(meant, checked, suggestion))
+      result.error.reason = also_bad;
+    else
+      suggestion = std::move(meant);
+    result.error.suggestion = std::move(suggestion);
+    return result;
+  }
+  const std::size_t at = text.find('@');
+  if (!accepted_prefix && at != std::string_view::npos &&
+      text.substr(0, at).find_first_of(":[") == std::string_view::npos)
+    result.error.reason = "unknown transport \"" + std::string(text.substr(0, at)) + "@\"";
+  else
+    result.error.reason = bad;
+  result.error.suggestion = std::move(suggestion);
+  return result;
+}
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/address.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -697,64 +923,65 @@ class unique_fd {
 
 inline std::string errno_text(int err) { return std::generic_category().message(err); }
 
-// A resolved "host:port". Hosts are IPv4 or IPv6 literals (IPv6 in brackets) or names.
+// A resolved address, ready for bind() or connect(): TCP (IPv4 or IPv6) or a Unix socket.
 struct endpoint {
   sockaddr_storage address{};
   socklen_t size = 0;
 };
 
-struct split_address {
-  std::string host;
-  std::string port;
-};
-
-// Splits "host:port" or "[v6]:port". Returns nullptr or why the text is not an address.
-inline const char* split_host_port(std::string_view text, split_address& out) {
-  std::size_t colon;
-  if (!text.empty() && text.front() == '[') {
-    const std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return "missing ']'";
-    out.host = std::string(text.substr(1, close - 1));
-    colon = close + 1;
-    if (colon >= text.size() || text[colon] != ':') return "missing port";
-  } else {
-    colon = text.rfind(':');
-    if (colon == std::string_view::npos) return "missing port";
-    out.host = std::string(text.substr(0, colon));
-    if (out.host.find(':') != std::string::npos) return "an IPv6 host must be in brackets";
-  }
-  out.port = std::string(text.substr(colon + 1));
-  if (out.host.empty()) return "missing host";
-  if (out.port.empty() || out.port.size() > 5 || out.port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(out.port) > 65535)
-    return "port must be a number from 0 to 65535";
-  return nullptr;
-}
-
-// Resolves `text`; on failure returns nullopt and sets `why`.
-inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
-  split_address parts;
-  if (const char* bad = split_host_port(text, parts)) {
-    why = bad;
-    return std::nullopt;
+// Resolves a parsed address (a host name through getaddrinfo, its first answer); on failure returns
+// nullopt and sets `why`.
+inline std::optional<endpoint> resolve(const address& a, std::string& why) {
+  endpoint e;
+  if (a.is_unix()) {
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    // An abstract name starts with a NUL byte and is exactly as long as the size says.
+    const std::size_t offset = a.kind == address::family::unix_abstract ? 1 : 0;
+    if (a.path.empty() || a.path.size() > max_unix_path) {
+      why = "bad unix socket path";
+      return std::nullopt;
+    }
+    std::memcpy(un.sun_path + offset, a.path.data(), a.path.size());
+    std::memcpy(&e.address, &un, sizeof un);
+    e.size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + offset + a.path.size() + (offset == 0 ? 1 : 0));
+    return e;
   }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(parts.host.c_str(), parts.port.c_str(), &hints, &found); rc != 0) {
+  const std::string port = std::to_string(a.port);
+  if (int rc = ::getaddrinfo(a.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
     why = ::gai_strerror(rc);
     return std::nullopt;
   }
-  endpoint e;
   std::memcpy(&e.address, found->ai_addr, found->ai_addrlen);
   e.size = found->ai_addrlen;
   ::freeaddrinfo(found);
   return e;
 }
 
-inline std::string endpoint_text(const sockaddr_storage& address) {
+// Parses and resolves `text`; on failure returns nullopt and sets `why` (for a malformed address,
+// "bad address: ..." with the accepted forms).
+inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
+  const parsed_address parsed = parse_address(text);
+  if (!parsed) {
+    why = parsed.error.message();
+    return std::nullopt;
+  }
+  return resolve(*parsed.value, why);
+}
+
+inline std::string endpoint_text(const sockaddr_storage& address, socklen_t size = sizeof(sockaddr_storage)) {
+  if (address.ss_family == AF_UNIX) {
+    const auto& un = reinterpret_cast<const sockaddr_un&>(address);
+    const std::size_t offset = offsetof(sockaddr_un, sun_path);
+    const std::size_t length = size > offset ? std::min<std::size_t>(size - offset, sizeof un.sun_path) : 0;
+    if (length > 0 && un.sun_path[0] == '\0') return "unix@@" + std::string(un.sun_path + 1, length - 1);
+    return "unix@" + std::string(un.sun_path, ::strnlen(un.sun_path, length));
+  }
   char host[INET6_ADDRSTRLEN] = {};
   if (address.ss_family == AF_INET6) {
     const auto& a6 = reinterpret_cast<const sockaddr_in6&>(address);
@@ -773,6 +1000,12 @@ inline void set_blocking(int fd) noexcept {
     ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 }
 
+inline void set_non_blocking(int fd) noexcept {
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) == 0)
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+// Harmless on a Unix socket, which has no such option: the call fails (EOPNOTSUPP) and is ignored.
 inline void set_no_delay(int fd) noexcept {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -781,16 +1014,24 @@ inline void set_no_delay(int fd) noexcept {
 // A listening socket. A server stops taking connections in two steps: shutdown() at once, so that
 // the kernel refuses new connects while the server winds down (a thread may still be inside
 // accept() on it: the descriptor stays valid, and accept() fails or returns connections queued
-// earlier); close() once no thread can touch the descriptor any more, which frees the address.
+// earlier); close() once no thread can touch the descriptor any more, which frees the address and
+// removes a Unix socket's file.
 class listener {
  public:
   listener() = default;
   explicit listener(unique_fd fd) noexcept : fd_(std::move(fd)) {}
-  listener(listener&&) noexcept = default;
+  // A Unix socket bound at `path` (made absolute, so that a change of directory does not move it),
+  // whose file is the one with this device and inode number.
+  listener(unique_fd fd, std::string path, dev_t device, ino_t inode) noexcept
+      : fd_(std::move(fd)), path_(std::move(path)), device_(device), inode_(inode) {}
+  listener(listener&& other) noexcept { *this = std::move(other); }
   listener& operator=(listener&& other) noexcept {
     if (this != &other) {
       close();
       fd_ = std::move(other.fd_);
+      path_ = std::exchange(other.path_, {});
+      device_ = other.device_;
+      inode_ = other.inode_;
     }
     return *this;
   }
@@ -803,31 +1044,113 @@ class listener {
   void shutdown() const noexcept {
     if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
   }
-  // Frees the address. Only once no other thread can use the descriptor.
-  void close() noexcept { fd_.reset(); }
+
+  // Frees the address, and removes the socket file unless another server has replaced it since
+  // (its file has another inode). Only once no other thread can use the descriptor.
+  void close() noexcept {
+    if (!path_.empty()) {
+      struct stat st {};
+      if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == device_ && st.st_ino == inode_)
+        ::unlink(path_.c_str());
+      path_.clear();
+    }
+    fd_.reset();
+  }
 
  private:
   unique_fd fd_;
+  std::string path_;  // the socket file to remove, if any
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
 };
 
-// Binds and listens on `address`; returns the socket and sets `bound` to the actual "host:port"
-// (useful with port 0). Throws std::system_error on failure.
-inline listener listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
+namespace detail {
+
+// Whether a server listens at the Unix socket file `e`: a connect succeeds, or would wait for room
+// in its backlog. A file nobody listens on (its server died without removing it) refuses the connect.
+inline bool unix_socket_is_live(const endpoint& e) noexcept {
+  unique_fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!probe) return true;  // cannot tell: do not take it
+  // Non-blocking: it never waits, and a full backlog (EAGAIN) means a live server too.
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return true;
+  return errno != ECONNREFUSED && errno != ENOENT;
+}
+
+[[noreturn]] inline void throw_listen_error(int err, std::string_view address, std::string_view what = {}) {
+  std::string message = "rpc server: listen " + std::string(address);
+  if (!what.empty()) message += ": " + std::string(what);
+  throw std::system_error(err, std::generic_category(), message);
+}
+
+// Binds a Unix socket's path. A file left by a server that died (nobody listens on it) is removed
+// and the bind retried, once; a live server's socket, or a file that is not a socket, is left alone.
+inline void bind_unix_path(int fd, const endpoint& e, const std::string& path, std::string_view address) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return;
+  if (errno != EADDRINUSE) throw_listen_error(errno, address);
+  struct stat before {};
+  if (::lstat(path.c_str(), &before) != 0) {
+    if (errno != ENOENT) throw_listen_error(EADDRINUSE, address);
+  } else if (!S_ISSOCK(before.st_mode)) {
+    throw_listen_error(EADDRINUSE, address, "the file exists and is not a socket");
+  } else if (unix_socket_is_live(e)) {
+    throw_listen_error(EADDRINUSE, address, "another server listens there");
+  } else {
+    // Stale. Remove it only if it is still the file just probed, not one a new server put there.
+    struct stat now {};
+    if (::lstat(path.c_str(), &now) == 0 && now.st_dev == before.st_dev && now.st_ino == before.st_ino)
+      ::unlink(path.c_str());
+  }
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) throw_listen_error(errno, address);
+}
+
+}  // namespace detail
+
+// Binds and listens on `text` (see address.hpp); returns the socket and sets `bound` to the address
+// to dial: "host:port" with the actual port (useful with port 0), or a Unix socket's address as
+// given. Throws rpc_error (invalid_argument) for a malformed or unknown address, std::system_error
+// when the system refuses (std::errc::address_in_use for an address taken).
+inline listener listen_on(std::string_view text, std::string& bound, int backlog = 1024) {
+  const parsed_address parsed = parse_address(text);
+  const std::string quoted = "rpc server: listen \"" + std::string(text) + "\": ";
+  if (!parsed) throw rpc_error(errc::invalid_argument, quoted + parsed.error.message());
+  const address& a = *parsed.value;
   std::string why;
-  auto e = resolve(address, why);
-  if (!e)
-    throw rpc_error(errc::invalid_argument, "rpc server: bad listen address " + std::string(address) + ": " + why);
+  const auto e = resolve(a, why);
+  if (!e) throw rpc_error(errc::invalid_argument, quoted + why);
   unique_fd fd(::socket(e->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) throw std::system_error(errno, std::generic_category(), "rpc server: socket");
-  int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0 ||
-      ::listen(fd.get(), backlog) != 0)
-    throw std::system_error(errno, std::generic_category(), "rpc server: listen " + std::string(address));
+  if (a.kind == address::family::unix_path) {
+    detail::bind_unix_path(fd.get(), *e, a.path, text);
+  } else {
+    int one = 1;
+    if (!a.is_unix()) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0)
+      detail::throw_listen_error(errno, text);
+  }
+  if (::listen(fd.get(), backlog) != 0) {
+    const int err = errno;
+    if (a.kind == address::family::unix_path) ::unlink(a.path.c_str());
+    detail::throw_listen_error(err, text);
+  }
+  if (a.kind == address::family::unix_path) {
+    bound = "unix@" + a.path;
+    std::string absolute = a.path;
+    if (absolute.front() != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + absolute;
+    }
+    struct stat st {};
+    if (::lstat(a.path.c_str(), &st) != 0) return listener(std::move(fd));  // removed already: nothing to clean
+    return listener(std::move(fd), std::move(absolute), st.st_dev, st.st_ino);
+  }
+  if (a.kind == address::family::unix_abstract) {
+    bound = "unix@@" + a.path;
+    return listener(std::move(fd));
+  }
   sockaddr_storage actual{};
   socklen_t size = sizeof actual;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
-  bound = endpoint_text(actual);
+  bound = endpoint_text(actual, size);
   return listener(std::move(fd));
 }
 
@@ -838,8 +1161,8 @@ inline const timespec* time_left(const std::optional<clock::time_point>& deadlin
   // Compared before subtracting: `deadline - now` overflows for a deadline far in the past.
   const auto left = *deadline > now ? *deadline - now : clock::duration::zero();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  out.tv_sec = detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
-  out.tv_nsec = detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
+  out.tv_sec = geerpc::detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
+  out.tv_nsec = geerpc::detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
   return &out;
 }
 
@@ -867,9 +1190,50 @@ inline wait_result wait_for(int fd, short events, const std::optional<clock::tim
   }
 }
 
+namespace detail {
+
+// A Unix socket connects at once (or is refused) unless the listener's backlog is full; a
+// non-blocking connect then fails with EAGAIN and there is nothing to poll for. So this one blocks,
+// for at most the time left (SO_SNDTIMEO bounds a Unix connect's wait), and asks again until the
+// deadline when that wait ends early.
+inline unique_fd connect_unix_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
+  unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) {
+    err = errno;
+    return {};
+  }
+  for (;;) {
+    timeval limit{};  // zero: no limit
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - clock::now());
+      const auto us = std::max<std::chrono::microseconds::rep>(1, left.count());
+      limit.tv_sec = geerpc::detail::integer_cast<decltype(limit.tv_sec)>(us / 1'000'000);
+      limit.tv_usec = geerpc::detail::integer_cast<decltype(limit.tv_usec)>(us % 1'000'000);
+    }
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) break;
+    if (errno != EINTR && errno != EAGAIN) {
+      err = errno;
+      return {};
+    }
+    if (errno == EAGAIN && deadline && clock::now() >= *deadline) {
+      err = ETIMEDOUT;
+      return {};
+    }
+  }
+  const timeval none{};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
+  set_non_blocking(fd.get());
+  err = 0;
+  return fd;
+}
+
+}  // namespace detail
+
 // Connects before `deadline` (none: wait as long as the kernel does). Returns the connected
 // non-blocking socket, or an empty one with `err` set (ETIMEDOUT when the deadline passed).
 inline unique_fd connect_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
+  if (e.address.ss_family == AF_UNIX) return detail::connect_unix_before(e, deadline, err);
   unique_fd fd(::socket(e.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) {
     err = errno;
@@ -1616,8 +1980,12 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
     deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
   const std::string where = "rpc client: dial " + std::string(address) + ": ";
 
+  const net::parsed_address parsed = net::parse_address(address);
+  if (!parsed)
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial \"" + std::string(address) + "\": " + parsed.error.message()};
   std::string why;
-  const auto endpoint = net::resolve(address, why);
+  const auto endpoint = net::resolve(*parsed.value, why);
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
   int err = 0;
   connection_info info;
@@ -6582,8 +6950,10 @@ class basic_server {
     handlers_.template add<Codec, Service, void>(nullptr);
   }
 
-  // Binds `address` ("host:port"; port 0 picks a free one), starts serving in the background and
-  // returns the bound "host:port".
+  // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a
+  // free one), starts serving in the background and returns the address to dial: the bound
+  // "host:port", or a Unix socket's address as given. A stale socket file (its server died) is
+  // replaced; a live server's is not (std::errc::address_in_use). stop() removes the file.
   std::string listen(std::string_view address) {
     check_not_listening();
     context_.scheduler = detail::deadline_scheduler::shared();

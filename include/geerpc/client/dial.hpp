@@ -1,4 +1,4 @@
-// geerpc: opening a client connection: resolve, TCP connect and handshake, all inside
+// geerpc: opening a client connection: resolve, connect and handshake, all inside
 // options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
 // accepts and then says nothing trips the same timeout).
 #pragma once
@@ -83,8 +83,12 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
     deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
   const std::string where = "rpc client: dial " + std::string(address) + ": ";
 
+  const net::parsed_address parsed = net::parse_address(address);
+  if (!parsed)
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial \"" + std::string(address) + "\": " + parsed.error.message()};
   std::string why;
-  const auto endpoint = net::resolve(address, why);
+  const auto endpoint = net::resolve(*parsed.value, why);
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
   int err = 0;
   connection_info info;

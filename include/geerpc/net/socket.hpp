@@ -1,6 +1,7 @@
-// geerpc: the thin layer over POSIX sockets: an owning file descriptor, "host:port" addresses,
-// listening, connecting before a deadline, and waiting for readiness with a deadline and a wake-up
-// descriptor. Every socket geerpc makes is non-blocking; waiting is always explicit, through poll.
+// geerpc: the thin layer over POSIX sockets: an owning file descriptor, resolving addresses
+// (address.hpp: TCP and Unix sockets), listening, connecting before a deadline, and waiting for
+// readiness with a deadline and a wake-up descriptor. Every socket geerpc hands out is non-blocking;
+// waiting is always explicit, through poll.
 #pragma once
 
 #include <arpa/inet.h>
@@ -11,12 +12,16 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <ctime>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -28,6 +33,7 @@
 #include "../config.hpp"
 #include "../detail/integer_cast.hpp"
 #include "../error.hpp"
+#include "address.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -58,64 +64,65 @@ class unique_fd {
 
 inline std::string errno_text(int err) { return std::generic_category().message(err); }
 
-// A resolved "host:port". Hosts are IPv4 or IPv6 literals (IPv6 in brackets) or names.
+// A resolved address, ready for bind() or connect(): TCP (IPv4 or IPv6) or a Unix socket.
 struct endpoint {
   sockaddr_storage address{};
   socklen_t size = 0;
 };
 
-struct split_address {
-  std::string host;
-  std::string port;
-};
-
-// Splits "host:port" or "[v6]:port". Returns nullptr or why the text is not an address.
-inline const char* split_host_port(std::string_view text, split_address& out) {
-  std::size_t colon;
-  if (!text.empty() && text.front() == '[') {
-    const std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return "missing ']'";
-    out.host = std::string(text.substr(1, close - 1));
-    colon = close + 1;
-    if (colon >= text.size() || text[colon] != ':') return "missing port";
-  } else {
-    colon = text.rfind(':');
-    if (colon == std::string_view::npos) return "missing port";
-    out.host = std::string(text.substr(0, colon));
-    if (out.host.find(':') != std::string::npos) return "an IPv6 host must be in brackets";
-  }
-  out.port = std::string(text.substr(colon + 1));
-  if (out.host.empty()) return "missing host";
-  if (out.port.empty() || out.port.size() > 5 || out.port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(out.port) > 65535)
-    return "port must be a number from 0 to 65535";
-  return nullptr;
-}
-
-// Resolves `text`; on failure returns nullopt and sets `why`.
-inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
-  split_address parts;
-  if (const char* bad = split_host_port(text, parts)) {
-    why = bad;
-    return std::nullopt;
+// Resolves a parsed address (a host name through getaddrinfo, its first answer); on failure returns
+// nullopt and sets `why`.
+inline std::optional<endpoint> resolve(const address& a, std::string& why) {
+  endpoint e;
+  if (a.is_unix()) {
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    // An abstract name starts with a NUL byte and is exactly as long as the size says.
+    const std::size_t offset = a.kind == address::family::unix_abstract ? 1 : 0;
+    if (a.path.empty() || a.path.size() > max_unix_path) {
+      why = "bad unix socket path";
+      return std::nullopt;
+    }
+    std::memcpy(un.sun_path + offset, a.path.data(), a.path.size());
+    std::memcpy(&e.address, &un, sizeof un);
+    e.size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + offset + a.path.size() + (offset == 0 ? 1 : 0));
+    return e;
   }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(parts.host.c_str(), parts.port.c_str(), &hints, &found); rc != 0) {
+  const std::string port = std::to_string(a.port);
+  if (int rc = ::getaddrinfo(a.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
     why = ::gai_strerror(rc);
     return std::nullopt;
   }
-  endpoint e;
   std::memcpy(&e.address, found->ai_addr, found->ai_addrlen);
   e.size = found->ai_addrlen;
   ::freeaddrinfo(found);
   return e;
 }
 
-inline std::string endpoint_text(const sockaddr_storage& address) {
+// Parses and resolves `text`; on failure returns nullopt and sets `why` (for a malformed address,
+// "bad address: ..." with the accepted forms).
+inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
+  const parsed_address parsed = parse_address(text);
+  if (!parsed) {
+    why = parsed.error.message();
+    return std::nullopt;
+  }
+  return resolve(*parsed.value, why);
+}
+
+inline std::string endpoint_text(const sockaddr_storage& address, socklen_t size = sizeof(sockaddr_storage)) {
+  if (address.ss_family == AF_UNIX) {
+    const auto& un = reinterpret_cast<const sockaddr_un&>(address);
+    const std::size_t offset = offsetof(sockaddr_un, sun_path);
+    const std::size_t length = size > offset ? std::min<std::size_t>(size - offset, sizeof un.sun_path) : 0;
+    if (length > 0 && un.sun_path[0] == '\0') return "unix@@" + std::string(un.sun_path + 1, length - 1);
+    return "unix@" + std::string(un.sun_path, ::strnlen(un.sun_path, length));
+  }
   char host[INET6_ADDRSTRLEN] = {};
   if (address.ss_family == AF_INET6) {
     const auto& a6 = reinterpret_cast<const sockaddr_in6&>(address);
@@ -134,6 +141,12 @@ inline void set_blocking(int fd) noexcept {
     ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 }
 
+inline void set_non_blocking(int fd) noexcept {
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) == 0)
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+// Harmless on a Unix socket, which has no such option: the call fails (EOPNOTSUPP) and is ignored.
 inline void set_no_delay(int fd) noexcept {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -142,16 +155,24 @@ inline void set_no_delay(int fd) noexcept {
 // A listening socket. A server stops taking connections in two steps: shutdown() at once, so that
 // the kernel refuses new connects while the server winds down (a thread may still be inside
 // accept() on it: the descriptor stays valid, and accept() fails or returns connections queued
-// earlier); close() once no thread can touch the descriptor any more, which frees the address.
+// earlier); close() once no thread can touch the descriptor any more, which frees the address and
+// removes a Unix socket's file.
 class listener {
  public:
   listener() = default;
   explicit listener(unique_fd fd) noexcept : fd_(std::move(fd)) {}
-  listener(listener&&) noexcept = default;
+  // A Unix socket bound at `path` (made absolute, so that a change of directory does not move it),
+  // whose file is the one with this device and inode number.
+  listener(unique_fd fd, std::string path, dev_t device, ino_t inode) noexcept
+      : fd_(std::move(fd)), path_(std::move(path)), device_(device), inode_(inode) {}
+  listener(listener&& other) noexcept { *this = std::move(other); }
   listener& operator=(listener&& other) noexcept {
     if (this != &other) {
       close();
       fd_ = std::move(other.fd_);
+      path_ = std::exchange(other.path_, {});
+      device_ = other.device_;
+      inode_ = other.inode_;
     }
     return *this;
   }
@@ -164,31 +185,113 @@ class listener {
   void shutdown() const noexcept {
     if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
   }
-  // Frees the address. Only once no other thread can use the descriptor.
-  void close() noexcept { fd_.reset(); }
+
+  // Frees the address, and removes the socket file unless another server has replaced it since
+  // (its file has another inode). Only once no other thread can use the descriptor.
+  void close() noexcept {
+    if (!path_.empty()) {
+      struct stat st {};
+      if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == device_ && st.st_ino == inode_)
+        ::unlink(path_.c_str());
+      path_.clear();
+    }
+    fd_.reset();
+  }
 
  private:
   unique_fd fd_;
+  std::string path_;  // the socket file to remove, if any
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
 };
 
-// Binds and listens on `address`; returns the socket and sets `bound` to the actual "host:port"
-// (useful with port 0). Throws std::system_error on failure.
-inline listener listen_on(std::string_view address, std::string& bound, int backlog = 1024) {
+namespace detail {
+
+// Whether a server listens at the Unix socket file `e`: a connect succeeds, or would wait for room
+// in its backlog. A file nobody listens on (its server died without removing it) refuses the connect.
+inline bool unix_socket_is_live(const endpoint& e) noexcept {
+  unique_fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!probe) return true;  // cannot tell: do not take it
+  // Non-blocking: it never waits, and a full backlog (EAGAIN) means a live server too.
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return true;
+  return errno != ECONNREFUSED && errno != ENOENT;
+}
+
+[[noreturn]] inline void throw_listen_error(int err, std::string_view address, std::string_view what = {}) {
+  std::string message = "rpc server: listen " + std::string(address);
+  if (!what.empty()) message += ": " + std::string(what);
+  throw std::system_error(err, std::generic_category(), message);
+}
+
+// Binds a Unix socket's path. A file left by a server that died (nobody listens on it) is removed
+// and the bind retried, once; a live server's socket, or a file that is not a socket, is left alone.
+inline void bind_unix_path(int fd, const endpoint& e, const std::string& path, std::string_view address) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return;
+  if (errno != EADDRINUSE) throw_listen_error(errno, address);
+  struct stat before {};
+  if (::lstat(path.c_str(), &before) != 0) {
+    if (errno != ENOENT) throw_listen_error(EADDRINUSE, address);
+  } else if (!S_ISSOCK(before.st_mode)) {
+    throw_listen_error(EADDRINUSE, address, "the file exists and is not a socket");
+  } else if (unix_socket_is_live(e)) {
+    throw_listen_error(EADDRINUSE, address, "another server listens there");
+  } else {
+    // Stale. Remove it only if it is still the file just probed, not one a new server put there.
+    struct stat now {};
+    if (::lstat(path.c_str(), &now) == 0 && now.st_dev == before.st_dev && now.st_ino == before.st_ino)
+      ::unlink(path.c_str());
+  }
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) throw_listen_error(errno, address);
+}
+
+}  // namespace detail
+
+// Binds and listens on `text` (see address.hpp); returns the socket and sets `bound` to the address
+// to dial: "host:port" with the actual port (useful with port 0), or a Unix socket's address as
+// given. Throws rpc_error (invalid_argument) for a malformed or unknown address, std::system_error
+// when the system refuses (std::errc::address_in_use for an address taken).
+inline listener listen_on(std::string_view text, std::string& bound, int backlog = 1024) {
+  const parsed_address parsed = parse_address(text);
+  const std::string quoted = "rpc server: listen \"" + std::string(text) + "\": ";
+  if (!parsed) throw rpc_error(errc::invalid_argument, quoted + parsed.error.message());
+  const address& a = *parsed.value;
   std::string why;
-  auto e = resolve(address, why);
-  if (!e)
-    throw rpc_error(errc::invalid_argument, "rpc server: bad listen address " + std::string(address) + ": " + why);
+  const auto e = resolve(a, why);
+  if (!e) throw rpc_error(errc::invalid_argument, quoted + why);
   unique_fd fd(::socket(e->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) throw std::system_error(errno, std::generic_category(), "rpc server: socket");
-  int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0 ||
-      ::listen(fd.get(), backlog) != 0)
-    throw std::system_error(errno, std::generic_category(), "rpc server: listen " + std::string(address));
+  if (a.kind == address::family::unix_path) {
+    detail::bind_unix_path(fd.get(), *e, a.path, text);
+  } else {
+    int one = 1;
+    if (!a.is_unix()) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0)
+      detail::throw_listen_error(errno, text);
+  }
+  if (::listen(fd.get(), backlog) != 0) {
+    const int err = errno;
+    if (a.kind == address::family::unix_path) ::unlink(a.path.c_str());
+    detail::throw_listen_error(err, text);
+  }
+  if (a.kind == address::family::unix_path) {
+    bound = "unix@" + a.path;
+    std::string absolute = a.path;
+    if (absolute.front() != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + absolute;
+    }
+    struct stat st {};
+    if (::lstat(a.path.c_str(), &st) != 0) return listener(std::move(fd));  // removed already: nothing to clean
+    return listener(std::move(fd), std::move(absolute), st.st_dev, st.st_ino);
+  }
+  if (a.kind == address::family::unix_abstract) {
+    bound = "unix@@" + a.path;
+    return listener(std::move(fd));
+  }
   sockaddr_storage actual{};
   socklen_t size = sizeof actual;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
-  bound = endpoint_text(actual);
+  bound = endpoint_text(actual, size);
   return listener(std::move(fd));
 }
 
@@ -199,8 +302,8 @@ inline const timespec* time_left(const std::optional<clock::time_point>& deadlin
   // Compared before subtracting: `deadline - now` overflows for a deadline far in the past.
   const auto left = *deadline > now ? *deadline - now : clock::duration::zero();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  out.tv_sec = detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
-  out.tv_nsec = detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
+  out.tv_sec = geerpc::detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
+  out.tv_nsec = geerpc::detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
   return &out;
 }
 
@@ -228,9 +331,50 @@ inline wait_result wait_for(int fd, short events, const std::optional<clock::tim
   }
 }
 
+namespace detail {
+
+// A Unix socket connects at once (or is refused) unless the listener's backlog is full; a
+// non-blocking connect then fails with EAGAIN and there is nothing to poll for. So this one blocks,
+// for at most the time left (SO_SNDTIMEO bounds a Unix connect's wait), and asks again until the
+// deadline when that wait ends early.
+inline unique_fd connect_unix_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
+  unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) {
+    err = errno;
+    return {};
+  }
+  for (;;) {
+    timeval limit{};  // zero: no limit
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - clock::now());
+      const auto us = std::max<std::chrono::microseconds::rep>(1, left.count());
+      limit.tv_sec = geerpc::detail::integer_cast<decltype(limit.tv_sec)>(us / 1'000'000);
+      limit.tv_usec = geerpc::detail::integer_cast<decltype(limit.tv_usec)>(us % 1'000'000);
+    }
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) break;
+    if (errno != EINTR && errno != EAGAIN) {
+      err = errno;
+      return {};
+    }
+    if (errno == EAGAIN && deadline && clock::now() >= *deadline) {
+      err = ETIMEDOUT;
+      return {};
+    }
+  }
+  const timeval none{};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
+  set_non_blocking(fd.get());
+  err = 0;
+  return fd;
+}
+
+}  // namespace detail
+
 // Connects before `deadline` (none: wait as long as the kernel does). Returns the connected
 // non-blocking socket, or an empty one with `err` set (ETIMEDOUT when the deadline passed).
 inline unique_fd connect_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
+  if (e.address.ss_family == AF_UNIX) return detail::connect_unix_before(e, deadline, err);
   unique_fd fd(::socket(e.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) {
     err = errno;
