@@ -77,8 +77,9 @@ struct stopper {
   geerpc::basic_server<Transport>* server = nullptr;
   std::atomic<int> calls{0};
   int stop(const Args&) {
-    server->stop();  // from a handler, this only begins the stop
-    return calls.fetch_add(1) + 1;
+    const int n = calls.fetch_add(1) + 1;  // before stop() closes the caller's connection
+    server->stop();                        // from a handler, this only begins the stop
+    return n;
   }
 };
 template <class Transport>
