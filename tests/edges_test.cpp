@@ -13,7 +13,6 @@
 using namespace std::chrono_literals;
 using test::Args;
 
-
 namespace {
 
 using steady = std::chrono::steady_clock;

@@ -16,7 +16,6 @@
 using namespace std::chrono_literals;
 using test::Args;
 
-
 namespace {
 
 using steady = std::chrono::steady_clock;
