@@ -154,7 +154,7 @@ TEMPLATE_TEST_CASE("a flood of replies for unknown calls does not hold a call pa
   stop = true;
   CHECK(r.code() == geerpc::errc::deadline_exceeded);
   CHECK(took >= 300ms);
-  CHECK(took < 500ms);
+  CHECK(took < 1500ms);  // the flood lasts 3 s: a call held by it would take that long
 }
 
 TEMPLATE_TEST_CASE("a flood of replies for unknown calls does not hold a call past its stop request",
@@ -179,5 +179,6 @@ TEMPLATE_TEST_CASE("a flood of replies for unknown calls does not hold a call pa
   stop = true;
   CHECK(r.code() == geerpc::errc::canceled);
   REQUIRE(stopped_at.load() != 0);
-  CHECK(returned - steady::time_point(steady::duration(stopped_at.load())) < 200ms);
+  // The flood lasts 3 s: a call held by it would return that long after the stop.
+  CHECK(returned - steady::time_point(steady::duration(stopped_at.load())) < 1s);
 }
