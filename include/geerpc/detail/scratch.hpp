@@ -1,6 +1,7 @@
 // geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
 // Each use gets its own Tag: a handler that makes a client call while its reply is being built must
-// not have the two share a buffer.
+// not have the two share a buffer. A buffer holds only the frame being built: whatever client or
+// server used it last, nothing in it reaches the next use but its capacity.
 #pragma once
 
 #include <cstddef>

@@ -69,10 +69,6 @@ struct server_context {
 class server_connection;
 struct server_frames_tag {};
 
-// The server engine the current thread works for, if any: stop() called from a handler must not
-// try to join its own thread.
-inline thread_local const void* serving_engine = nullptr;
-
 struct server_request {
   static constexpr std::uint8_t running = 0;
   static constexpr std::uint8_t answered = 1;

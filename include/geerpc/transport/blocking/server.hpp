@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <list>
@@ -56,16 +57,21 @@ class blocking_server_engine {
     }
     for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
     stop_signal_.signal();
-    if (serving_engine == this) return;
+    if (on_own_thread()) return;
     std::lock_guard joining(join_mutex_);
     if (acceptor_.joinable()) acceptor_.join();
     listen_.close();  // frees the address for a new server at once
-    std::list<peer> finished;
+    // With the acceptor gone, no peer is added or reaped: the list keeps its nodes while they are
+    // joined, so a handler's stop() meanwhile still finds its own thread in it.
+    std::vector<std::thread*> threads;
     {
       std::lock_guard lock(mutex_);
-      finished.swap(peers_);
+      for (auto& p : peers_) threads.push_back(&p.thread);
     }
-    for (auto& p : finished) p.thread.join();
+    for (std::thread* thread : threads)
+      if (thread->joinable()) thread->join();
+    std::lock_guard lock(mutex_);
+    peers_.clear();
   }
 
   std::size_t connection_count() const {
@@ -79,11 +85,18 @@ class blocking_server_engine {
   struct peer {
     std::shared_ptr<server_connection> connection;
     std::thread thread;
-    bool done = false;  // the thread has returned and can be joined without waiting
+    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
+    bool done = false;   // the thread has returned and can be joined without waiting
   };
 
+  // Whether the calling thread is one of this server's: stop() from a handler must not join it.
+  bool on_own_thread() const {
+    const auto me = std::this_thread::get_id();
+    std::lock_guard lock(mutex_);  // handlers run on peer threads only
+    return std::any_of(peers_.begin(), peers_.end(), [&](const peer& p) { return p.id == me; });
+  }
+
   void accept_loop() {
-    serving_engine = this;
     for (;;) {
       if (net::wait_for(listen_.get(), POLLIN, std::nullopt, stop_signal_.get()) == net::wait_result::woken) return;
       const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -110,10 +123,11 @@ class blocking_server_engine {
         continue;
       }
       connection->arm_handshake_timer();
-      peers_.push_back(peer{connection, {}, false});
+      peers_.push_back(peer{connection, {}, {}, false});
       auto self = std::prev(peers_.end());
       try {
         self->thread = std::thread([this, self] { serve(self); });
+        self->id = self->thread.get_id();
       } catch (const std::system_error& e) {
         // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
         // told why and closed; the server keeps serving the others, and may find a thread for the
@@ -137,7 +151,6 @@ class blocking_server_engine {
   }
 
   void serve(std::list<peer>::iterator self) {
-    serving_engine = this;
     server_connection& connection = *self->connection;
     // On this thread's stack: a page becomes resident only once a read reaches it, so an idle
     // connection costs its thread's few stack pages, not a buffer.
