@@ -1,8 +1,12 @@
 // Hostile peers speaking raw bytes. For each: the error or close it earns, and a normal client on
 // another connection served meanwhile. Limits are set small so that every case is quick.
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "catch.hpp"
@@ -410,4 +414,61 @@ TEMPLATE_TEST_CASE("a steady stream whose reads end mid-frame is not mistaken fo
   }
   CHECK(answered == 40);
   CHECK(f.others_served());
+}
+
+// ------------------------------------------------------------------------ memory held for output
+
+namespace {
+
+// Sends all of `bytes` without ever reading; false once the server has dropped the connection
+// (or the socket stays full for `patience`).
+bool send_unread(test::raw_peer& peer, std::span<const std::byte> bytes, std::chrono::milliseconds patience = 2s) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    pollfd p{peer.fd(), POLLOUT, 0};
+    if (::poll(&p, 1, static_cast<int>(patience.count())) <= 0 || (p.revents & (POLLERR | POLLHUP))) return false;
+    const ssize_t n = ::send(peer.fd(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN) return false;
+    if (n > 0) sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::vector<std::byte> echo_request(std::uint64_t seq, std::size_t size) {
+  return test::request_frame(seq, "Arith.Echo", std::string(size, 'x'));
+}
+
+// A peer past the handshake that takes little into its receive buffer, so that replies pile up in
+// the server soon. The buffer is set before connecting: shrinking it later makes the kernel drop
+// what the server was already allowed to send, and retransmissions then crawl.
+std::unique_ptr<test::raw_peer> small_window_peer(const std::string& address) {
+  std::string why;
+  const auto endpoint = geerpc::net::resolve(address, why);
+  REQUIRE(endpoint);
+  const int fd = ::socket(endpoint->address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  auto peer = std::make_unique<test::raw_peer>(test::raw_peer::accepted, fd);
+  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&endpoint->address), endpoint->size) == 0);
+  peer->send_hello();
+  REQUIRE(peer->read_hello_reply());
+  return peer;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("hostile: a peer that never reads holds at most max_pending_output, counted by capacity",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  const auto opts = hostile_limits();  // max_pending_output = 1 MiB
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  // Replies of sizes that do not add up to the limit: buffers grown by doubling would pass it.
+  bool dropped = false;
+  for (std::uint64_t seq = 1; seq <= 1000 && !dropped; ++seq)
+    dropped = !send_unread(*peer, echo_request(seq, 20000 + (seq * 7919) % 12000));
+  CHECK(dropped);
+  CHECK(s.server.pending_output_peak() > opts.max_pending_output / 2);  // replies did pile up in the server
+  CHECK(s.server.pending_output_peak() <= opts.max_pending_output);
+  CHECK(test::eventually([&] { return s.server.connection_count() == 0; }));
+  CHECK(test::eventually([&] { return s.server.pending_output_bytes() == 0; }));
 }

@@ -59,8 +59,10 @@ struct server_options {
   // A peer that starts a frame and has not finished it after this long is disconnected (0: no
   // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
   std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // Responses queued for a peer that does not read them; beyond this the connection is dropped
-  // rather than letting one slow reader hold the server's memory.
+  // The memory held for replies a peer has not read yet, per connection, counted by what the
+  // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
+  // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
+  // than this may still wait alone.
   std::size_t max_pending_output = 16u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};

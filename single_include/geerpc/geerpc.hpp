@@ -1820,8 +1820,10 @@ struct server_options {
   // A peer that starts a frame and has not finished it after this long is disconnected (0: no
   // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
   std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // Responses queued for a peer that does not read them; beyond this the connection is dropped
-  // rather than letting one slow reader hold the server's memory.
+  // The memory held for replies a peer has not read yet, per connection, counted by what the
+  // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
+  // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
+  // than this may still wait alone.
   std::size_t max_pending_output = 16u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
@@ -3008,165 +3010,13 @@ GEERPC_END_NAMESPACE
 // returns, and the sender takes the queue along (several frames, one send). It never blocks: what
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
+//
+// The bound is on memory held, not on bytes queued: the capacity of both buffers counts, and a
+// buffer grows only within what the limit leaves, so a peer that reads nothing costs at most the
+// limit (or one frame larger than it, which may wait alone). The unsent rest of a buffer stays
+// where it is, sent from an offset, so a slow reader costs no copying per partial send.
 
 #include <mutex>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-class frame_writer {
- public:
-  // Called with the writer's lock held whenever "bytes wait for the socket to drain" changes.
-  using want_write_fn = void (*)(void* context, bool want);
-
-  enum class status {
-    done,     // sent, or queued behind a sender that will send it
-    pending,  // queued until the socket drains; the owner was told through want_write
-    broken,   // the connection failed or the queue overflowed: the owner must close it
-  };
-
-  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr) noexcept
-      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context) {}
-
-  status write(std::span<const std::byte> frame) {
-    std::unique_lock lock(mutex_);
-    if (broken_) return status::broken;
-    if (sending_ || want_write_now_) {
-      if (queued_.size() + frame.size() > max_pending_) return break_locked();
-      queued_.insert(queued_.end(), frame.begin(), frame.end());
-      return sending_ ? status::done : status::pending;
-    }
-    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
-      queued_.insert(queued_.end(), frame.begin(), frame.end());
-      sending_ = true;
-      return drain_locked(lock);
-    }
-    // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
-    sending_ = true;
-    lock.unlock();
-    const long sent = send_some(fd_, frame.data(), frame.size());
-    lock.lock();
-    if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
-      sending_ = false;
-      return break_locked();
-    }
-    const auto rest = frame.subspan(static_cast<std::size_t>(sent));
-    queued_.insert(queued_.begin(), rest.begin(), rest.end());  // ahead of anything queued meanwhile
-    return drain_locked(lock);
-  }
-
-  // Queues a frame without sending it, so that frames written in a row go out in one send; the
-  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
-  // when another thread is sending or the socket is full, this is a plain write().
-  static constexpr std::size_t batch_limit = 64u << 10;
-  status hold(std::span<const std::byte> frame) {
-    std::unique_lock lock(mutex_);
-    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit) {
-      lock.unlock();
-      return write(frame);
-    }
-    queued_.insert(queued_.end(), frame.begin(), frame.end());
-    return status::done;
-  }
-
-  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
-  status flush() {
-    std::unique_lock lock(mutex_);
-    if (broken_) return status::broken;
-    if (sending_) return status::done;
-    sending_ = true;
-    return drain_locked(lock);
-  }
-
-  bool has_pending() const {
-    std::lock_guard lock(mutex_);
-    return !queued_.empty();
-  }
-  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
-  // socket not full (then the owner flushes when it drains).
-  bool holds_unsent() const {
-    std::lock_guard lock(mutex_);
-    return !queued_.empty() && !sending_ && !want_write_now_;
-  }
-  bool broken() const {
-    std::lock_guard lock(mutex_);
-    return broken_;
-  }
-
- private:
-  // Precondition: this thread is the sender (sending_ == true).
-  status drain_locked(std::unique_lock<std::mutex>& lock) {
-    while (!queued_.empty()) {
-      in_flight_.swap(queued_);
-      lock.unlock();
-      const long sent = send_some(fd_, in_flight_.data(), in_flight_.size());
-      lock.lock();
-      if (sent < 0 || broken_) {
-        sending_ = false;
-        in_flight_.clear();
-        return break_locked();
-      }
-      if (static_cast<std::size_t>(sent) < in_flight_.size()) {
-        queued_.insert(queued_.begin(), in_flight_.begin() + sent, in_flight_.end());
-        in_flight_.clear();
-        sending_ = false;
-        set_want_write(true);
-        return status::pending;
-      }
-      in_flight_.clear();
-    }
-    sending_ = false;
-    set_want_write(false);
-    release_if_large(queued_);
-    release_if_large(in_flight_);
-    return status::done;
-  }
-
-  status break_locked() {
-    broken_ = true;
-    queued_.clear();
-    set_want_write(false);
-    return status::broken;
-  }
-
-  void set_want_write(bool want) {
-    if (want == want_write_now_) return;
-    want_write_now_ = want;
-    if (want_write_ != nullptr) want_write_(context_, want);
-  }
-
-  // A burst of big replies should not pin its memory for the life of an idle connection.
-  static void release_if_large(std::vector<std::byte>& buffer) {
-    if (buffer.empty() && buffer.capacity() > (64u << 10)) std::vector<std::byte>().swap(buffer);
-  }
-
-  const int fd_;
-  const std::size_t max_pending_;
-  const want_write_fn want_write_;
-  void* const context_;
-  mutable std::mutex mutex_;
-  std::vector<std::byte> queued_;     // waiting to be sent, in order
-  std::vector<std::byte> in_flight_;  // being sent by the current sender, outside the lock
-  bool sending_ = false;
-  bool want_write_now_ = false;
-  bool broken_ = false;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/frame_writer.hpp
-// ---- begin geerpc/server/connection.hpp
-// geerpc: one accepted connection and the requests in flight on it: the part of the server both
-// transport policies share. A transport decides which thread reads and which runs a request; this
-// file decides what reading means (handshake, then frames), how a request is answered exactly once,
-// and how its deadline, a cancel frame or a stopping server reach its handler.
-//
-// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
-// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
-// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
-
-
 
 // ---- begin geerpc/detail/assert.hpp
 // geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
@@ -3216,6 +3066,287 @@ GEERPC_END_NAMESPACE
 #define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
 #endif
 // ---- end geerpc/detail/assert.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// The memory several writers hold together, and the most they have held at once: what an owner of
+// many writers (a server) reads to see what its peers cost.
+struct memory_gauge {
+  std::atomic<std::size_t> now{0};
+  std::atomic<std::size_t> peak{0};
+
+  void add(std::size_t bytes) noexcept {
+    const std::size_t after = now.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::size_t seen = peak.load(std::memory_order_relaxed);
+    while (after > seen && !peak.compare_exchange_weak(seen, after, std::memory_order_relaxed)) {
+    }
+  }
+  void sub(std::size_t bytes) noexcept {
+    const std::size_t before = now.fetch_sub(bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(before >= bytes, "memory_gauge: more taken back than was added");
+  }
+};
+
+class frame_writer {
+ public:
+  using clock = std::chrono::steady_clock;
+  // Called with the writer's lock held whenever "bytes wait for the socket to drain" changes.
+  using want_write_fn = void (*)(void* context, bool want);
+
+  enum class status {
+    done,     // sent, or queued behind a sender that will send it
+    pending,  // queued until the socket drains; the owner was told through want_write
+    broken,   // the connection failed or the queue overflowed: the owner must close it
+  };
+
+  // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
+  // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
+  // their sum. Only changes of capacity touch it: none on the fast path.
+  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
+               memory_gauge* gauge = nullptr) noexcept
+      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
+  ~frame_writer() {
+    if (gauge_ != nullptr) gauge_->sub(held_);
+  }
+  frame_writer(const frame_writer&) = delete;
+  frame_writer& operator=(const frame_writer&) = delete;
+
+  status write(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_) return status::broken;
+    if (sending_ || want_write_now_) {
+      if (!append_locked(frame)) return break_locked();
+      return sending_ ? status::done : status::pending;
+    }
+    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
+      if (!append_locked(frame)) return break_locked();
+      sending_ = true;
+      return drain_locked(lock, false);
+    }
+    // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
+    sending_ = true;
+    lock.unlock();
+    const long sent = send_some(fd_, frame.data(), frame.size());
+    lock.lock();
+    if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
+      sending_ = false;
+      return break_locked();
+    }
+    if (static_cast<std::size_t>(sent) < frame.size()) {
+      // The rest goes ahead of anything queued meanwhile.
+      if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
+        sending_ = false;
+        return break_locked();
+      }
+    } else if (queued_.empty()) {
+      sending_ = false;
+      return status::done;
+    }
+    return drain_locked(lock, sent > 0);
+  }
+
+  // Queues a frame without sending it, so that frames written in a row go out in one send; the
+  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
+  // when another thread is sending or the socket is full, this is a plain write().
+  static constexpr std::size_t batch_limit = 64u << 10;
+  status hold(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit ||
+        !append_locked(frame)) {
+      lock.unlock();
+      return write(frame);
+    }
+    return status::done;
+  }
+
+  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
+  status flush() {
+    std::unique_lock lock(mutex_);
+    if (broken_) return status::broken;
+    if (sending_) return status::done;
+    sending_ = true;
+    return drain_locked(lock, false);
+  }
+
+  // Whether bytes wait that no send in progress has taken.
+  bool has_pending() const {
+    std::lock_guard lock(mutex_);
+    return !queued_.empty() || (!sending_ && head_ < in_flight_.size());
+  }
+  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
+  // socket not full (then the owner flushes when it drains).
+  bool holds_unsent() const {
+    std::lock_guard lock(mutex_);
+    return !queued_.empty() && !sending_ && !want_write_now_;
+  }
+  bool broken() const {
+    std::lock_guard lock(mutex_);
+    return broken_;
+  }
+  // The memory this writer holds for bytes the socket has not taken: what max_pending bounds.
+  std::size_t held() const {
+    std::lock_guard lock(mutex_);
+    return held_;
+  }
+  // While bytes wait for the socket to drain: since when the socket has taken none of them (the
+  // time it filled, or last took some). Empty when nothing waits for the socket.
+  std::optional<clock::time_point> stalled_since() const {
+    std::lock_guard lock(mutex_);
+    if (!want_write_now_) return std::nullopt;
+    return stalled_since_;
+  }
+
+ private:
+  // The unsent bytes are in_flight_[head_..] and then queued_. in_flight_ belongs to the sender
+  // while sending_; queued_ takes what other threads write meanwhile. Bytes are left in
+  // in_flight_ only while the socket is full (want_write_now_).
+  //
+  // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
+  // already on this call.
+  status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
+    GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
+    for (;;) {
+      if (head_ == in_flight_.size()) {  // all of it sent: take the queue along
+        in_flight_.clear();
+        head_ = 0;
+        if (queued_.empty()) break;
+        release_if_large(in_flight_);  // an emptied buffer a burst grew is not kept while the next one is sent
+        in_flight_.swap(queued_);
+        account_locked();
+      }
+      lock.unlock();
+      const long sent = send_some(fd_, in_flight_.data() + head_, in_flight_.size() - head_);
+      lock.lock();
+      if (sent < 0 || broken_) {
+        sending_ = false;
+        std::vector<std::byte>().swap(in_flight_);
+        head_ = 0;
+        return break_locked();
+      }
+      head_ += static_cast<std::size_t>(sent);
+      GEERPC_ASSERT(head_ <= in_flight_.size(), "frame_writer: the socket took more than it was given");
+      if (sent > 0) progressed = true;
+      if (head_ < in_flight_.size()) {  // the socket is full: the owner flushes once it drains
+        sending_ = false;
+        if (progressed || !want_write_now_) stalled_since_ = clock::now();
+        set_want_write(true);
+        return status::pending;
+      }
+    }
+    sending_ = false;
+    set_want_write(false);
+    // A burst of big replies should not pin its memory for the life of an idle connection.
+    release_if_large(queued_);
+    release_if_large(in_flight_);
+    account_locked();
+    return status::done;
+  }
+
+  // Appends to the queue if the memory that takes stays within the limit. The queue grows by
+  // doubling, but never past what the limit leaves beside the other buffer.
+  bool append_locked(std::span<const std::byte> frame) {
+    const std::size_t need = queued_.size() + frame.size();
+    if (need > queued_.capacity()) {
+      // An idle in_flight_ holds nothing worth keeping when room is short.
+      if (!sending_ && in_flight_.empty() && need > room_beside(in_flight_)) release(in_flight_);
+      const std::size_t room = room_beside(in_flight_);
+      if (need > room) return false;
+      queued_.reserve(std::max(need, std::min(2 * queued_.capacity(), room)));
+    }
+    queued_.insert(queued_.end(), frame.begin(), frame.end());
+    account_locked();
+    return true;
+  }
+
+  // Keeps the unsent rest of a frame whose first bytes went out (in_flight_ is idle and empty).
+  // Alone, it may exceed the limit: one frame always can wait; beside queued frames it must fit.
+  bool keep_rest_locked(std::span<const std::byte> rest) {
+    GEERPC_ASSERT(in_flight_.empty() && head_ == 0, "frame_writer: a rest goes ahead only of queued frames");
+    if (in_flight_.capacity() < rest.size() || in_flight_.capacity() > room_beside(queued_)) release(in_flight_);
+    if (std::max(in_flight_.capacity(), rest.size()) > room_beside(queued_)) {
+      if (!queued_.empty()) return false;
+      release(queued_);  // only what an empty queue kept from before
+    }
+    in_flight_.assign(rest.begin(), rest.end());
+    head_ = 0;
+    account_locked();
+    return true;
+  }
+
+  std::size_t room_beside(const std::vector<std::byte>& other) const noexcept {
+    return other.capacity() < max_pending_ ? max_pending_ - other.capacity() : 0;
+  }
+
+  status break_locked() {
+    broken_ = true;
+    release(queued_);
+    if (!sending_) {  // a sender still owns in_flight_: it lets go of it when it sees broken_
+      release(in_flight_);
+      head_ = 0;
+    }
+    account_locked();
+    set_want_write(false);
+    return status::broken;
+  }
+
+  void set_want_write(bool want) {
+    if (want == want_write_now_) return;
+    want_write_now_ = want;
+    if (want_write_ != nullptr) want_write_(context_, want);
+  }
+
+  // Brings held_ (and the owner's total) up to date after the buffers' capacity may have changed.
+  void account_locked() noexcept {
+    const std::size_t now = queued_.capacity() + in_flight_.capacity();
+    // Within the limit, but for one frame that waits alone (keep_rest_locked()).
+    GEERPC_ASSERT(now <= max_pending_ || queued_.empty() || in_flight_.empty(), "frame_writer: held past the limit");
+    if (now == held_) return;
+    if (gauge_ != nullptr) {
+      if (now > held_)
+        gauge_->add(now - held_);
+      else
+        gauge_->sub(held_ - now);
+    }
+    held_ = now;
+  }
+
+  static void release(std::vector<std::byte>& buffer) noexcept { std::vector<std::byte>().swap(buffer); }
+  static void release_if_large(std::vector<std::byte>& buffer) noexcept {
+    if (buffer.empty() && buffer.capacity() > (64u << 10)) release(buffer);
+  }
+
+  const int fd_;
+  const std::size_t max_pending_;
+  const want_write_fn want_write_;
+  void* const context_;
+  memory_gauge* const gauge_;
+  mutable std::mutex mutex_;
+  std::vector<std::byte> queued_;      // waiting to be sent, in order, after in_flight_
+  std::vector<std::byte> in_flight_;   // being sent by the current sender, outside the lock, from head_
+  std::size_t head_ = 0;               // in_flight_'s bytes before this have been sent
+  std::size_t held_ = 0;               // queued_.capacity() + in_flight_.capacity()
+  clock::time_point stalled_since_{};  // meaningful while want_write_now_
+  bool sending_ = false;
+  bool want_write_now_ = false;
+  bool broken_ = false;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/frame_writer.hpp
+// ---- begin geerpc/server/connection.hpp
+// geerpc: one accepted connection and the requests in flight on it: the part of the server both
+// transport policies share. A transport decides which thread reads and which runs a request; this
+// file decides what reading means (handshake, then frames), how a request is answered exactly once,
+// and how its deadline, a cancel frame or a stopping server reach its handler.
+//
+// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
+// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
+// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
+
+
+
 // ---- begin geerpc/detail/seq_map.hpp
 // geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
 // addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
@@ -3759,6 +3890,7 @@ struct server_context {
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
   std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
+  net::memory_gauge output;              // held by every connection's writer
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -3798,7 +3930,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       : context_(context),
         fd_(std::move(fd)),
         poller_fd_(poller_fd),
-        writer_(fd_.get(), context.options.max_pending_output, want_write, this),
+        writer_(fd_.get(), context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size) {}
 
   server_connection(const server_connection&) = delete;
@@ -6982,6 +7114,10 @@ class basic_server {
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // Memory held for replies that peers have not read yet: now, and the most at once since the
+  // server was made (server_options::max_pending_output bounds each connection's share).
+  std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
+  std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
   // refused to start one (the pool then keeps queueing on the threads it has).
   std::size_t thread_count() const {

@@ -56,6 +56,7 @@ struct server_context {
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
   std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
+  net::memory_gauge output;              // held by every connection's writer
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -95,7 +96,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       : context_(context),
         fd_(std::move(fd)),
         poller_fd_(poller_fd),
-        writer_(fd_.get(), context.options.max_pending_output, want_write, this),
+        writer_(fd_.get(), context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size) {}
 
   server_connection(const server_connection&) = delete;
