@@ -459,7 +459,8 @@ std::unique_ptr<test::raw_peer> small_window_peer(const std::string& address) {
 
 TEMPLATE_TEST_CASE("hostile: a peer that never reads holds at most max_pending_output, counted by capacity",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
-  const auto opts = hostile_limits();  // max_pending_output = 1 MiB
+  auto opts = hostile_limits();  // max_pending_output = 1 MiB
+  opts.write_timeout = 0s;       // only the output limit drops it here
   test::arith_server<TestType> s(opts);
   auto peer = small_window_peer(s.address);
   // Replies of sizes that do not add up to the limit: buffers grown by doubling would pass it.
@@ -471,4 +472,88 @@ TEMPLATE_TEST_CASE("hostile: a peer that never reads holds at most max_pending_o
   CHECK(s.server.pending_output_peak() <= opts.max_pending_output);
   CHECK(test::eventually([&] { return s.server.connection_count() == 0; }));
   CHECK(test::eventually([&] { return s.server.pending_output_bytes() == 0; }));
+}
+
+// ------------------------------------------------------------------------------ write timeout
+
+namespace {
+
+// How many replies of `size` bytes overflow what the kernel can hold for a peer that reads nothing
+// (the server's send buffer grows up to tcp_wmem's maximum; the small window adds little): the
+// rest must wait in the server, for as long as the peer does not read.
+std::uint64_t replies_to_stall(std::size_t size) {
+  unsigned long low = 0, initial = 0, most = 4ul << 20;
+  if (std::FILE* f = std::fopen("/proc/sys/net/ipv4/tcp_wmem", "r")) {
+    if (std::fscanf(f, "%lu %lu %lu", &low, &initial, &most) != 3) most = 4ul << 20;
+    std::fclose(f);
+  }
+  return (most + (2ul << 20)) / size + 1;
+}
+
+// Sends `count` Echo requests of `size` bytes from `seq` + 1 on, reading nothing.
+void send_echoes(test::raw_peer& peer, std::uint64_t& seq, std::uint64_t count, std::size_t size) {
+  for (const std::uint64_t last = seq + count; seq < last;) REQUIRE(send_unread(peer, echo_request(++seq, size)));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("hostile: a peer that stops reading is dropped after write_timeout, others are served",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  auto opts = hostile_limits();
+  opts.max_pending_output = 64u << 20;  // never reached here: the timeout drops the peer
+  opts.max_inflight_per_connection = 1024;
+  opts.write_timeout = 200ms;
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  // More replies than the kernel holds for it, then silence.
+  std::uint64_t seq = 0;
+  send_echoes(*peer, seq, replies_to_stall(60000), 60000);
+  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22}) == 42);
+  // The peer's connection goes (the well-behaved client's stays), and its replies with it.
+  CHECK(test::eventually([&] { return s.server.connection_count() == 1; }));
+  CHECK(test::eventually([&] { return s.server.pending_output_bytes() == 0; }));
+  CHECK(peer->closed_by_peer());  // it reads what it was sent, then the end
+  CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{1, 2}) == 3);
+}
+
+TEMPLATE_TEST_CASE("hostile: a stalled peer that reads again keeps its connection, and stalling again is dropped",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  auto opts = hostile_limits();
+  opts.max_pending_output = 64u << 20;
+  opts.write_timeout = 1s;  // long enough for this test to read in time on a loaded machine
+  opts.max_inflight_per_connection = 1024;
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  std::uint64_t seq = 0;
+  const std::uint64_t count = replies_to_stall(60000);
+  send_echoes(*peer, seq, count, 60000);       // replies wait in the server
+  for (std::uint64_t i = 0; i < count; ++i) {  // until the peer reads every one: the queue drains
+    auto answer = peer->read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.status == 0);
+  }
+  peer->send(test::request_frame(++seq, "Arith.Sum", Args{2, 3}));
+  auto fine = peer->read_frame();
+  REQUIRE(fine);
+  CHECK(test::decode_body<int>(fine->body) == 5);
+  send_echoes(*peer, seq, count, 60000);  // and now it never reads again
+  CHECK(test::eventually([&] { return s.server.connection_count() == 0; }));
+  CHECK(peer->closed_by_peer());
+}
+
+TEMPLATE_TEST_CASE("hostile: a write_timeout of nanoseconds::max() means no limit, not an overflow",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  auto opts = hostile_limits();
+  opts.max_pending_output = 64u << 20;
+  opts.max_inflight_per_connection = 1024;
+  opts.write_timeout = std::chrono::nanoseconds::max();
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  std::uint64_t seq = 0;
+  send_echoes(*peer, seq, replies_to_stall(60000), 60000);  // the write timer is armed, at the end of time
+  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22}) == 42);
+  CHECK(test::eventually([&] { return s.server.pending_output_bytes() > (1u << 20); }));  // still waiting
+  CHECK(s.server.connection_count() == 2);
 }

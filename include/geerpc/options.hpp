@@ -59,6 +59,10 @@ struct server_options {
   // A peer that starts a frame and has not finished it after this long is disconnected (0: no
   // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
   std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
+  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
+  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
+  // its replies for this long at most. Any byte the socket takes starts the wait again.
+  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
   // The memory held for replies a peer has not read yet, per connection, counted by what the
   // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
   // the connection, so that one slow reader cannot hold the server's memory; a single reply larger

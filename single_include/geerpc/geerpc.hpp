@@ -1820,6 +1820,10 @@ struct server_options {
   // A peer that starts a frame and has not finished it after this long is disconnected (0: no
   // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
   std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
+  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
+  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
+  // its replies for this long at most. Any byte the socket takes starts the wait again.
+  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
   // The memory held for replies a peer has not read yet, per connection, counted by what the
   // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
   // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
@@ -3993,21 +3997,27 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
   // call it holding inflight_mutex_: closing takes that lock.
   void send(std::span<const std::byte> frame, bool hold = false) {
-    if ((hold ? writer_.hold(frame) : writer_.write(frame)) == net::frame_writer::status::broken) close();
+    after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
 
   // Sends the replies run() held.
-  void flush_replies() {
-    if (writer_.flush() == net::frame_writer::status::broken) close();
+  void flush_replies() { after_write(writer_.flush()); }
+
+  // Sends what the socket did not take before; the transport calls it when the socket is writable
+  // again. Returns false when the connection is closed.
+  bool flush_output() {
+    after_write(writer_.flush());
+    return !closed();
   }
 
   // Stops reading and writing and asks every handler still running for this peer to stop. The
   // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
   void close() {
     const bool already = closed_.exchange(true, std::memory_order_acq_rel);
-    // After closed_ is set, so that no stall timer is armed again behind this disarm. Releases the
-    // timer's hold on the connection (a callback running now keeps its own).
+    // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
+    // timers' hold on the connection (a callback running now keeps its own).
     disarm_stall_timer();
+    disarm_write_timer();
     if (already) return;
     // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
     writer_.flush();
@@ -4314,6 +4324,60 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     if (guard) self.close();
   }
+
+  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
+  // last learns it from the writer: status::pending), it closes a connection whose socket took
+  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
+  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
+  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
+  // disarmed the same way, by close().
+  void after_write(net::frame_writer::status status) {
+    if (status == net::frame_writer::status::broken)
+      close();
+    else if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+  }
+  void arm_write_timer() {
+    const std::chrono::nanoseconds limit = context_.options.write_timeout;
+    if (limit <= std::chrono::nanoseconds::zero()) return;
+    std::lock_guard lock(stall_mutex_);
+    if (write_guard_ || closed()) return;
+    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
+    write_guard_ = shared_from_this();
+  }
+  void disarm_write_timer() {
+    std::shared_ptr<server_connection> guard;
+    {
+      std::lock_guard lock(stall_mutex_);
+      guard.swap(write_guard_);
+    }
+    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
+    if (guard) context_.scheduler->cancel(write_timer_);
+  }
+  static void on_write_stall(void* context) {
+    auto& self = *static_cast<server_connection*>(context);
+    std::shared_ptr<server_connection> guard;
+    bool expired = false;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
+      if (!self.closed()) {
+        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
+        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
+        if (const auto since = self.writer_.stalled_since()) {
+          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
+          if (due > clock::now()) {
+            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
+            return;  // the guard stays with the new timer
+          }
+          expired = true;
+        }
+      }
+      guard.swap(self.write_guard_);
+    }
+    if (expired) self.close();
+  }  // `guard` goes here: it may be the connection's last reference
+
   server_context& context_;
   net::unique_fd fd_;
   const int poller_fd_;
@@ -4327,6 +4391,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::mutex stall_mutex_;
   deadline_scheduler::timer stall_timer_;
   std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
+  deadline_scheduler::timer write_timer_;
+  std::shared_ptr<server_connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};
   std::atomic<bool> greeted_{false};  // the hello was accepted
   std::atomic<clock::rep> partial_since_ns_{
@@ -5758,7 +5824,7 @@ class blocking_server_engine {
     for (;;) {
       const short events = POLLIN | (connection.writer().has_pending() ? POLLOUT : 0);
       if (net::wait_for(connection.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
-      if (connection.writer().has_pending() && connection.writer().flush() == net::frame_writer::status::broken) break;
+      if (connection.writer().has_pending() && !connection.flush_output()) break;
       std::size_t got = 0;
       const auto status = net::recv_some(connection.fd(), buffer, sizeof buffer, got);
       if (status == net::recv_status::closed) break;
@@ -6627,8 +6693,7 @@ class threaded_server_engine {
         continue;
       }
       auto* connection = static_cast<server_connection*>(tag);
-      if ((events[i].events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken)
-        connection->close();
+      if (events[i].events & EPOLLOUT) connection->flush_output();  // closes it if broken
       if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh, buffer))
         drop(connection);
     }
