@@ -557,3 +557,141 @@ TEMPLATE_TEST_CASE("hostile: a write_timeout of nanoseconds::max() means no limi
   CHECK(test::eventually([&] { return s.server.pending_output_bytes() > (1u << 20); }));  // still waiting
   CHECK(s.server.connection_count() == 2);
 }
+
+// ------------------------------------------------------------- request bytes waiting for a handler
+
+namespace {
+
+std::size_t encoded_size(const std::string& value) {
+  std::vector<std::byte> out;
+  geerpc::binary_codec::encode(value, out);
+  return out.size();
+}
+
+// Sends from another thread, which the send may block (a server that reads nothing): however the
+// test ends, the handlers are let go and the thread is joined.
+class background_send {
+ public:
+  background_send(test::Arith& arith, test::raw_peer& peer, std::vector<std::byte> bytes)
+      : arith_(arith), peer_(peer), thread_([this, bytes = std::move(bytes)] {
+          try {
+            peer_.send(bytes);
+          } catch (const std::exception&) {  // the test gave up on the peer
+          }
+        }) {}
+  ~background_send() {
+    arith_.release.set();
+    if (!done_) ::shutdown(peer_.fd(), SHUT_RDWR);
+    thread_.join();
+  }
+  void join() {
+    thread_.join();
+    thread_ = std::thread([] {});
+    done_ = true;
+  }
+
+ private:
+  test::Arith& arith_;
+  test::raw_peer& peer_;
+  std::thread thread_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per connection; beyond: busy",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  geerpc::server_options opts;
+  opts.handler_threads = 1;
+  opts.max_handler_threads = 1;  // so that requests wait
+  opts.max_frame_size = 2u << 20;
+  opts.max_queued_request_bytes_per_connection = (4u << 20) + (512u << 10);  // four 1 MiB requests
+  test::arith_server<TestType> s(opts);
+  test::raw_peer peer(s.address);
+  peer.send_hello();
+  REQUIRE(peer.read_hello_reply());
+  // One request that holds the only handler thread, then eight of 1 MiB behind it.
+  std::vector<std::byte> burst = test::request_frame(1, "Arith.Late", Args{1, 0});
+  for (std::uint64_t seq = 2; seq <= 9; ++seq) {
+    const auto big = echo_request(seq, 1u << 20);
+    burst.insert(burst.end(), big.begin(), big.end());
+  }
+  background_send sender(s.arith, peer, std::move(burst));  // blocks while the server reads nothing (blocking)
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  constexpr bool queues = !std::is_same_v<TestType, geerpc::blocking>;
+  if (queues) {  // the last four do not fit: busy at once, their bodies not kept
+    for (std::uint64_t seq = 6; seq <= 9; ++seq) {
+      auto answer = peer.read_frame();
+      REQUIRE(answer);
+      CHECK(answer->header.seq == seq);
+      CHECK(answer->header.status == static_cast<std::uint8_t>(geerpc::errc::busy));
+      CHECK(answer->text == "rpc server: too many request bytes waiting");
+    }
+    CHECK(s.server.queued_request_bytes() >= (4u << 20));
+  }
+  // The blocking server reads nothing while its thread runs a handler: nothing waits in it.
+  CHECK(s.server.queued_request_bytes() <= opts.max_queued_request_bytes_per_connection);
+  s.arith.release.set();
+  auto late = peer.read_frame();
+  REQUIRE(late);
+  CHECK(late->header.seq == 1);
+  CHECK(test::decode_body<int>(late->body) == 1000);
+  for (std::uint64_t seq = 2; seq <= (queues ? 5u : 9u); ++seq) {
+    auto answer = peer.read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.seq == seq);
+    CHECK(answer->header.status == 0);
+    CHECK(answer->body.size() == encoded_size(std::string(1u << 20, 'x')));
+  }
+  sender.join();
+  CHECK(test::eventually([&] { return s.server.queued_request_bytes() == 0; }));
+}
+
+TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per server; beyond: busy",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  geerpc::server_options opts;
+  opts.handler_threads = 1;
+  opts.max_handler_threads = 1;
+  opts.max_frame_size = 2u << 20;
+  opts.max_queued_request_bytes = (2u << 20) + (512u << 10);  // two 1 MiB requests
+  test::arith_server<TestType> s(opts);
+  test::raw_peer a(s.address), b(s.address);
+  for (auto* peer : {&a, &b}) {
+    peer->send_hello();
+    REQUIRE(peer->read_hello_reply());
+  }
+  // `a` holds the handler thread and queues two big requests behind it.
+  std::vector<std::byte> burst = test::request_frame(1, "Arith.Late", Args{1, 0});
+  for (std::uint64_t seq = 2; seq <= 3; ++seq) {
+    const auto big = echo_request(seq, 1u << 20);
+    burst.insert(burst.end(), big.begin(), big.end());
+  }
+  background_send sender(s.arith, a, std::move(burst));
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  constexpr bool queues = !std::is_same_v<TestType, geerpc::blocking>;
+  if (queues) REQUIRE(test::eventually([&] { return s.server.queued_request_bytes() >= (2u << 20); }));
+  // `b`'s big requests: the server has no room left for them (the blocking server runs them on
+  // b's own thread, so nothing of theirs waits).
+  for (std::uint64_t seq = 1; seq <= 2; ++seq) {
+    b.send(echo_request(seq, 1u << 20));
+    auto answer = b.read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.seq == seq);
+    if (queues) {
+      CHECK(answer->header.status == static_cast<std::uint8_t>(geerpc::errc::busy));
+      CHECK(answer->text == "rpc server: too many request bytes waiting");
+    } else {
+      CHECK(answer->header.status == 0);
+    }
+  }
+  CHECK(s.server.queued_request_bytes() <= opts.max_queued_request_bytes);
+  s.arith.release.set();
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    auto answer = a.read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.seq == seq);
+    CHECK(answer->header.status == 0);
+  }
+  sender.join();
+  CHECK(test::eventually([&] { return s.server.queued_request_bytes() == 0; }));
+}

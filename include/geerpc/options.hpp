@@ -68,6 +68,13 @@ struct server_options {
   // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
   // than this may still wait alone.
   std::size_t max_pending_output = 16u << 20;
+  // The memory held by request arguments that wait for a handler thread, on one connection and on
+  // the whole server. A request beyond either is answered errc::busy ("rpc server: too many request
+  // bytes waiting") and its body is not kept. A request finding none waiting (on its connection,
+  // or on the server) is admitted whatever its size, so one of max_frame_size always can be.
+  // Requests whose handler runs are bounded by the handler threads, not by these.
+  std::size_t max_queued_request_bytes_per_connection = 16u << 20;
+  std::size_t max_queued_request_bytes = 256u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
 };

@@ -1829,6 +1829,13 @@ struct server_options {
   // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
   // than this may still wait alone.
   std::size_t max_pending_output = 16u << 20;
+  // The memory held by request arguments that wait for a handler thread, on one connection and on
+  // the whole server. A request beyond either is answered errc::busy ("rpc server: too many request
+  // bytes waiting") and its body is not kept. A request finding none waiting (on its connection,
+  // or on the server) is admitted whatever its size, so one of max_frame_size always can be.
+  // Requests whose handler runs are bounded by the handler threads, not by these.
+  std::size_t max_queued_request_bytes_per_connection = 16u << 20;
+  std::size_t max_queued_request_bytes = 256u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
 };
@@ -3893,8 +3900,10 @@ struct server_context {
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
-  std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
-  net::memory_gauge output;              // held by every connection's writer
+  // Beside `inflight`, on its cache line: both change once per request.
+  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
+  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
+  net::memory_gauge output;                          // held by every connection's writer
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -3902,6 +3911,19 @@ struct server_context {
       if (now >= options.max_inflight) return false;
     } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
     return true;
+  }
+
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
+    do {
+      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
+    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+    return true;
+  }
+
+  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
+  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
+    return now == 0 || (now <= limit && bytes <= limit - now);
   }
 };
 
@@ -3916,6 +3938,7 @@ struct server_request {
   const handler_entry* handler = nullptr;
   std::uint64_t seq = 0;
   std::vector<std::byte> argument;
+  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
   std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
@@ -4050,6 +4073,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static void run(server_request* request, bool hold = false) {
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
+    self.release_queued(*request);  // it no longer waits
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
@@ -4083,6 +4107,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
     server_connection& self = *connection;
+    self.release_queued(*request);  // if it never ran
     {
       std::lock_guard lock(self.inflight_mutex_);
       server_request* const registered = self.inflight_.erase(request->seq);
@@ -4156,18 +4181,29 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
     server_request* request = nullptr;
     std::optional<errc> refused;
+    const char* busy_reason = nullptr;
     {
       std::lock_guard lock(inflight_mutex_);
+      // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
+      // exactly the body's size when that is more.
+      const std::size_t bytes =
+          std::max(frame.body.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
       if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
+        busy_reason = "rpc server: too many requests in flight";
+      } else if (!try_queue_bytes(bytes)) {  // refused before the body is copied
+        context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+        refused = errc::busy;
+        busy_reason = "rpc server: too many request bytes waiting";
       } else {
         request = fresh_request();
         request->connection = shared_from_this();
         request->handler = handler;
         request->seq = seq;
         request->argument.assign(frame.body.begin(), frame.body.end());
+        request->queued_bytes = bytes;
         if (handler->takes_stop_token) request->stop.emplace();
         const bool inserted = inflight_.insert(seq, request);
         GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
@@ -4176,9 +4212,30 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Two requests with one seq could never get one response each that the client can tell apart:
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) return answer_now(seq, errc::busy, "rpc server: too many requests in flight");
+    if (refused == errc::busy) return answer_now(seq, errc::busy, busy_reason);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
+  }
+
+  // Counts the bytes of a request about to wait for a handler, if this connection and the server
+  // have room for them. Called with inflight_mutex_ held, which makes this the only place that
+  // adds to queued_bytes_; run() and finish() take them off without it.
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    if (bytes == 0) return true;
+    const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
+    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection) ||
+        !context_.try_queue_bytes(bytes))
+      return false;
+    queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+  void release_queued(server_request& request) noexcept {
+    if (request.queued_bytes == 0) return;
+    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
+                  "server: more request bytes released than were counted");
+    request.queued_bytes = 0;
   }
 
   // Requests are recycled per connection: once warm, a call allocates no request, and its argument
@@ -4266,7 +4323,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return message.substr(0, std::min(room, wire::max_text_size));
   }
 
-  void answer_now(std::uint64_t seq, errc code, const std::string& message) {
+  void answer_now(std::uint64_t seq, errc code, std::string_view message) {
     std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
     wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, fitting(message));
     wire::finish_frame(frame, 0);
@@ -4399,6 +4456,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
+  std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
@@ -7183,6 +7241,9 @@ class basic_server {
   // server was made (server_options::max_pending_output bounds each connection's share).
   std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
   std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
+  // Memory held by request arguments waiting for a handler (server_options::max_queued_request_bytes
+  // bounds it).
+  std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
   // refused to start one (the pool then keeps queueing on the threads it has).
   std::size_t thread_count() const {
