@@ -1,8 +1,12 @@
 // Hostile peers speaking raw bytes. For each: the error or close it earns, and a normal client on
 // another connection served meanwhile. Limits are set small so that every case is quick.
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "catch.hpp"
@@ -410,4 +414,284 @@ TEMPLATE_TEST_CASE("a steady stream whose reads end mid-frame is not mistaken fo
   }
   CHECK(answered == 40);
   CHECK(f.others_served());
+}
+
+// ------------------------------------------------------------------------ memory held for output
+
+namespace {
+
+// Sends all of `bytes` without ever reading; false once the server has dropped the connection
+// (or the socket stays full for `patience`).
+bool send_unread(test::raw_peer& peer, std::span<const std::byte> bytes, std::chrono::milliseconds patience = 2s) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    pollfd p{peer.fd(), POLLOUT, 0};
+    if (::poll(&p, 1, static_cast<int>(patience.count())) <= 0 || (p.revents & (POLLERR | POLLHUP))) return false;
+    const ssize_t n = ::send(peer.fd(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN) return false;
+    if (n > 0) sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::vector<std::byte> echo_request(std::uint64_t seq, std::size_t size) {
+  return test::request_frame(seq, "Arith.Echo", std::string(size, 'x'));
+}
+
+// A peer past the handshake that takes little into its receive buffer, so that replies pile up in
+// the server soon. The buffer is set before connecting: shrinking it later makes the kernel drop
+// what the server was already allowed to send, and retransmissions then crawl.
+std::unique_ptr<test::raw_peer> small_window_peer(const std::string& address) {
+  std::string why;
+  const auto endpoint = geerpc::net::resolve(address, why);
+  REQUIRE(endpoint);
+  const int fd = ::socket(endpoint->address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  auto peer = std::make_unique<test::raw_peer>(test::raw_peer::accepted, fd);
+  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&endpoint->address), endpoint->size) == 0);
+  peer->send_hello();
+  REQUIRE(peer->read_hello_reply());
+  return peer;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("hostile: a peer that never reads holds at most max_pending_output, counted by capacity",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  auto opts = hostile_limits();  // max_pending_output = 1 MiB
+  opts.write_timeout = 0s;       // only the output limit drops it here
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  // Replies of sizes that do not add up to the limit: buffers grown by doubling would pass it.
+  bool dropped = false;
+  for (std::uint64_t seq = 1; seq <= 1000 && !dropped; ++seq)
+    dropped = !send_unread(*peer, echo_request(seq, 20000 + (seq * 7919) % 12000));
+  CHECK(dropped);
+  CHECK(s.server.pending_output_peak() > opts.max_pending_output / 2);  // replies did pile up in the server
+  CHECK(s.server.pending_output_peak() <= opts.max_pending_output);
+  CHECK(test::eventually([&] { return s.server.connection_count() == 0; }));
+  CHECK(test::eventually([&] { return s.server.pending_output_bytes() == 0; }));
+}
+
+// ------------------------------------------------------------------------------ write timeout
+
+namespace {
+
+// How many replies of `size` bytes overflow what the kernel can hold for a peer that reads nothing
+// (the server's send buffer grows up to tcp_wmem's maximum; the small window adds little): the
+// rest must wait in the server, for as long as the peer does not read.
+std::uint64_t replies_to_stall(std::size_t size) {
+  unsigned long low = 0, initial = 0, most = 4ul << 20;
+  if (std::FILE* f = std::fopen("/proc/sys/net/ipv4/tcp_wmem", "r")) {
+    if (std::fscanf(f, "%lu %lu %lu", &low, &initial, &most) != 3) most = 4ul << 20;
+    std::fclose(f);
+  }
+  return (most + (2ul << 20)) / size + 1;
+}
+
+// Sends `count` Echo requests of `size` bytes from `seq` + 1 on, reading nothing.
+void send_echoes(test::raw_peer& peer, std::uint64_t& seq, std::uint64_t count, std::size_t size) {
+  for (const std::uint64_t last = seq + count; seq < last;) REQUIRE(send_unread(peer, echo_request(++seq, size)));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("hostile: a peer that stops reading is dropped after write_timeout, others are served",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  auto opts = hostile_limits();
+  opts.max_pending_output = 64u << 20;  // never reached here: the timeout drops the peer
+  opts.max_inflight_per_connection = 1024;
+  opts.write_timeout = 200ms;
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  // More replies than the kernel holds for it, then silence.
+  std::uint64_t seq = 0;
+  send_echoes(*peer, seq, replies_to_stall(60000), 60000);
+  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22}) == 42);
+  // The peer's connection goes (the well-behaved client's stays), and its replies with it.
+  CHECK(test::eventually([&] { return s.server.connection_count() == 1; }));
+  CHECK(test::eventually([&] { return s.server.pending_output_bytes() == 0; }));
+  CHECK(peer->closed_by_peer());  // it reads what it was sent, then the end
+  CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{1, 2}) == 3);
+}
+
+TEMPLATE_TEST_CASE("hostile: a stalled peer that reads again keeps its connection, and stalling again is dropped",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  auto opts = hostile_limits();
+  opts.max_pending_output = 64u << 20;
+  opts.write_timeout = 1s;  // long enough for this test to read in time on a loaded machine
+  opts.max_inflight_per_connection = 1024;
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  std::uint64_t seq = 0;
+  const std::uint64_t count = replies_to_stall(60000);
+  send_echoes(*peer, seq, count, 60000);       // replies wait in the server
+  for (std::uint64_t i = 0; i < count; ++i) {  // until the peer reads every one: the queue drains
+    auto answer = peer->read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.status == 0);
+  }
+  peer->send(test::request_frame(++seq, "Arith.Sum", Args{2, 3}));
+  auto fine = peer->read_frame();
+  REQUIRE(fine);
+  CHECK(test::decode_body<int>(fine->body) == 5);
+  send_echoes(*peer, seq, count, 60000);  // and now it never reads again
+  CHECK(test::eventually([&] { return s.server.connection_count() == 0; }));
+  CHECK(peer->closed_by_peer());
+}
+
+TEMPLATE_TEST_CASE("hostile: a write_timeout of nanoseconds::max() means no limit, not an overflow",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  auto opts = hostile_limits();
+  opts.max_pending_output = 64u << 20;
+  opts.max_inflight_per_connection = 1024;
+  opts.write_timeout = std::chrono::nanoseconds::max();
+  test::arith_server<TestType> s(opts);
+  auto peer = small_window_peer(s.address);
+  std::uint64_t seq = 0;
+  send_echoes(*peer, seq, replies_to_stall(60000), 60000);  // the write timer is armed, at the end of time
+  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22}) == 42);
+  CHECK(test::eventually([&] { return s.server.pending_output_bytes() > (1u << 20); }));  // still waiting
+  CHECK(s.server.connection_count() == 2);
+}
+
+// ------------------------------------------------------------- request bytes waiting for a handler
+
+namespace {
+
+std::size_t encoded_size(const std::string& value) {
+  std::vector<std::byte> out;
+  geerpc::binary_codec::encode(value, out);
+  return out.size();
+}
+
+// Sends from another thread, which the send may block (a server that reads nothing): however the
+// test ends, the handlers are let go and the thread is joined.
+class background_send {
+ public:
+  background_send(test::Arith& arith, test::raw_peer& peer, std::vector<std::byte> bytes)
+      : arith_(arith), peer_(peer), thread_([this, bytes = std::move(bytes)] {
+          try {
+            peer_.send(bytes);
+          } catch (const std::exception&) {  // the test gave up on the peer
+          }
+        }) {}
+  ~background_send() {
+    arith_.release.set();
+    if (!done_) ::shutdown(peer_.fd(), SHUT_RDWR);
+    thread_.join();
+  }
+  void join() {
+    thread_.join();
+    thread_ = std::thread([] {});
+    done_ = true;
+  }
+
+ private:
+  test::Arith& arith_;
+  test::raw_peer& peer_;
+  std::thread thread_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per connection; beyond: busy",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  geerpc::server_options opts;
+  opts.handler_threads = 1;
+  opts.max_handler_threads = 1;  // so that requests wait
+  opts.max_frame_size = 2u << 20;
+  opts.max_queued_request_bytes_per_connection = (4u << 20) + (512u << 10);  // four 1 MiB requests
+  test::arith_server<TestType> s(opts);
+  test::raw_peer peer(s.address);
+  peer.send_hello();
+  REQUIRE(peer.read_hello_reply());
+  // One request that holds the only handler thread, then eight of 1 MiB behind it.
+  std::vector<std::byte> burst = test::request_frame(1, "Arith.Late", Args{1, 0});
+  for (std::uint64_t seq = 2; seq <= 9; ++seq) {
+    const auto big = echo_request(seq, 1u << 20);
+    burst.insert(burst.end(), big.begin(), big.end());
+  }
+  background_send sender(s.arith, peer, std::move(burst));  // blocks while the server reads nothing (blocking)
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  constexpr bool queues = !std::is_same_v<TestType, geerpc::blocking>;
+  if (queues) {  // the last four do not fit: busy at once, their bodies not kept
+    for (std::uint64_t seq = 6; seq <= 9; ++seq) {
+      auto answer = peer.read_frame();
+      REQUIRE(answer);
+      CHECK(answer->header.seq == seq);
+      CHECK(answer->header.status == static_cast<std::uint8_t>(geerpc::errc::busy));
+      CHECK(answer->text == "rpc server: too many request bytes waiting");
+    }
+    CHECK(s.server.queued_request_bytes() >= (4u << 20));
+  }
+  // The blocking server reads nothing while its thread runs a handler: nothing waits in it.
+  CHECK(s.server.queued_request_bytes() <= opts.max_queued_request_bytes_per_connection);
+  s.arith.release.set();
+  auto late = peer.read_frame();
+  REQUIRE(late);
+  CHECK(late->header.seq == 1);
+  CHECK(test::decode_body<int>(late->body) == 1000);
+  for (std::uint64_t seq = 2; seq <= (queues ? 5u : 9u); ++seq) {
+    auto answer = peer.read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.seq == seq);
+    CHECK(answer->header.status == 0);
+    CHECK(answer->body.size() == encoded_size(std::string(1u << 20, 'x')));
+  }
+  sender.join();
+  CHECK(test::eventually([&] { return s.server.queued_request_bytes() == 0; }));
+}
+
+TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per server; beyond: busy",
+                   "[hostile][limits]", GEERPC_TRANSPORTS) {
+  geerpc::server_options opts;
+  opts.handler_threads = 1;
+  opts.max_handler_threads = 1;
+  opts.max_frame_size = 2u << 20;
+  opts.max_queued_request_bytes = (2u << 20) + (512u << 10);  // two 1 MiB requests
+  test::arith_server<TestType> s(opts);
+  test::raw_peer a(s.address), b(s.address);
+  for (auto* peer : {&a, &b}) {
+    peer->send_hello();
+    REQUIRE(peer->read_hello_reply());
+  }
+  // `a` holds the handler thread and queues two big requests behind it.
+  std::vector<std::byte> burst = test::request_frame(1, "Arith.Late", Args{1, 0});
+  for (std::uint64_t seq = 2; seq <= 3; ++seq) {
+    const auto big = echo_request(seq, 1u << 20);
+    burst.insert(burst.end(), big.begin(), big.end());
+  }
+  background_send sender(s.arith, a, std::move(burst));
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  constexpr bool queues = !std::is_same_v<TestType, geerpc::blocking>;
+  if (queues) REQUIRE(test::eventually([&] { return s.server.queued_request_bytes() >= (2u << 20); }));
+  // `b`'s big requests: the server has no room left for them (the blocking server runs them on
+  // b's own thread, so nothing of theirs waits).
+  for (std::uint64_t seq = 1; seq <= 2; ++seq) {
+    b.send(echo_request(seq, 1u << 20));
+    auto answer = b.read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.seq == seq);
+    if (queues) {
+      CHECK(answer->header.status == static_cast<std::uint8_t>(geerpc::errc::busy));
+      CHECK(answer->text == "rpc server: too many request bytes waiting");
+    } else {
+      CHECK(answer->header.status == 0);
+    }
+  }
+  CHECK(s.server.queued_request_bytes() <= opts.max_queued_request_bytes);
+  s.arith.release.set();
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    auto answer = a.read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.seq == seq);
+    CHECK(answer->header.status == 0);
+  }
+  sender.join();
+  CHECK(test::eventually([&] { return s.server.queued_request_bytes() == 0; }));
 }

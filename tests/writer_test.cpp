@@ -1,8 +1,12 @@
 // The write side of a connection: held frames wait for a flush or the next write, and go out in
-// order with it; holding never grows past its bound.
+// order with it; holding never grows past its bound; the memory it keeps for a peer that does not
+// read is bounded by capacity, not by the bytes in it.
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <vector>
 
@@ -20,15 +24,17 @@ struct socket_pair {
     writer_end = geerpc::net::unique_fd(fds[0]);
     reader_end = geerpc::net::unique_fd(fds[1]);
   }
-  // Everything the reader end holds now (the writer never blocks, so it is all there already).
-  std::vector<std::byte> drain() {
+  // Everything the reader end holds now (the writer never blocks, so it is all there already),
+  // or at most `limit` bytes of it.
+  std::vector<std::byte> drain(std::size_t limit = static_cast<std::size_t>(-1)) {
     std::vector<std::byte> got;
     std::byte buffer[4096];
-    for (;;) {
-      const long n = ::recv(reader_end.get(), buffer, sizeof buffer, 0);
+    while (got.size() < limit) {
+      const long n = ::recv(reader_end.get(), buffer, std::min(sizeof buffer, limit - got.size()), 0);
       if (n <= 0) return got;
       got.insert(got.end(), buffer, buffer + n);
     }
+    return got;
   }
 };
 
@@ -88,4 +94,106 @@ TEST_CASE("a frame held on a broken connection reports it", "[writer]") {
   REQUIRE(writer.hold(frame) == frame_writer::status::done);  // not sent yet: nothing known
   CHECK(writer.flush() == frame_writer::status::broken);
   CHECK(writer.hold(frame) == frame_writer::status::broken);
+}
+
+// A frame whose bytes say where they belong: frame i, byte j holds (i * 31 + j) mod 251.
+std::vector<std::byte> numbered(std::size_t i, std::size_t size) {
+  std::vector<std::byte> frame(size);
+  for (std::size_t j = 0; j < size; ++j) frame[j] = static_cast<std::byte>((i * 31 + j) % 251);
+  return frame;
+}
+
+TEST_CASE("a peer that reads nothing costs at most the limit, counted by capacity", "[writer]") {
+  socket_pair pair;  // nobody reads: the socket fills, then the writer's queue
+  constexpr std::size_t limit = 256u << 10;
+  geerpc::net::memory_gauge gauge;
+  std::size_t peak = 0;
+  {
+    frame_writer writer(pair.writer_end.get(), limit, nullptr, nullptr, &gauge);
+    // Sizes that do not add up to the limit: a vector grown by doubling would overshoot it.
+    for (std::size_t i = 0; i < 10000; ++i) {
+      const auto status = writer.write(numbered(i, 1000 + (i * 7919) % 30000));
+      peak = std::max(peak, writer.held());
+      REQUIRE(gauge.now.load() == writer.held());
+      if (status == frame_writer::status::broken) break;
+    }
+    CHECK(writer.broken());
+    CHECK(writer.held() == 0);  // a broken writer keeps nothing
+  }
+  CHECK(peak <= limit);
+  CHECK(peak >= limit / 2);  // it did fill up
+  CHECK(gauge.peak.load() == peak);
+  CHECK(gauge.now.load() == 0);  // and its share of the gauge went with it
+}
+
+TEST_CASE("a frame larger than the limit may wait alone, but nothing joins it", "[writer]") {
+  socket_pair pair;
+  constexpr std::size_t limit = 64u << 10;
+  frame_writer writer(pair.writer_end.get(), limit);
+  // Bigger than the socket takes at once, and than the limit: the writer keeps the rest.
+  const auto big = numbered(0, 4u << 20);
+  CHECK(writer.write(big) == frame_writer::status::pending);
+  CHECK(writer.held() <= big.size());
+  CHECK(writer.write(numbered(1, 100)) == frame_writer::status::broken);
+}
+
+TEST_CASE("a slow reader gets every byte in order, and the writer gives its memory back", "[writer]") {
+  socket_pair pair;
+  frame_writer writer(pair.writer_end.get(), 64u << 20);
+  std::vector<std::byte> sent, got;
+  std::size_t max_held = 0;
+  for (std::size_t i = 0; i < 400; ++i) {
+    const auto frame = numbered(i, 1 + (i * 104729) % 40000);
+    sent.insert(sent.end(), frame.begin(), frame.end());
+    REQUIRE(writer.write(frame) != frame_writer::status::broken);
+    max_held = std::max(max_held, writer.held());
+    // Read a little now and then, less than was written: the rest keeps waiting in the writer.
+    if (i % 7 == 0) {
+      const auto part = pair.drain(20000);
+      got.insert(got.end(), part.begin(), part.end());
+      REQUIRE(writer.flush() != frame_writer::status::broken);
+    }
+  }
+  CHECK(max_held > (256u << 10));  // the writer did hold a queue
+  while (writer.has_pending()) {
+    const auto part = pair.drain();
+    got.insert(got.end(), part.begin(), part.end());
+    REQUIRE(writer.flush() != frame_writer::status::broken);
+  }
+  const auto last = pair.drain();
+  got.insert(got.end(), last.begin(), last.end());
+  CHECK(got == sent);
+  CHECK(writer.held() <= (128u << 10));  // what a burst grew to is not kept
+}
+
+TEST_CASE("the stall clock starts when the socket fills, moves when bytes go out, and stops once drained", "[writer]") {
+  using clock = std::chrono::steady_clock;
+  socket_pair pair;
+  frame_writer writer(pair.writer_end.get(), 8u << 20);
+  CHECK_FALSE(writer.stalled_since());
+  const auto before = clock::now();
+  auto status = frame_writer::status::done;
+  for (std::size_t i = 0; status != frame_writer::status::pending; ++i) {
+    REQUIRE(i < 10000);
+    status = writer.write(numbered(i, 16u << 10));
+  }
+  const auto first = writer.stalled_since();
+  REQUIRE(first);
+  CHECK(*first >= before);
+  CHECK(writer.flush() == frame_writer::status::pending);  // nothing read: no progress
+  CHECK(writer.stalled_since() == first);
+  for (std::size_t i = 0; i < 64; ++i)  // queued: no progress either
+    CHECK(writer.write(numbered(i, 16u << 10)) == frame_writer::status::pending);
+  CHECK(writer.stalled_since() == first);
+  while (clock::now() <= *first) {
+  }
+  pair.drain(64u << 10);  // the peer reads some: the next flush gets bytes out, not all of them
+  CHECK(writer.flush() == frame_writer::status::pending);
+  REQUIRE(writer.stalled_since());
+  CHECK(*writer.stalled_since() > *first);
+  while (writer.has_pending()) {
+    pair.drain();
+    REQUIRE(writer.flush() != frame_writer::status::broken);
+  }
+  CHECK_FALSE(writer.stalled_since());
 }

@@ -59,9 +59,22 @@ struct server_options {
   // A peer that starts a frame and has not finished it after this long is disconnected (0: no
   // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
   std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // Responses queued for a peer that does not read them; beyond this the connection is dropped
-  // rather than letting one slow reader hold the server's memory.
+  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
+  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
+  // its replies for this long at most. Any byte the socket takes starts the wait again.
+  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
+  // The memory held for replies a peer has not read yet, per connection, counted by what the
+  // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
+  // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
+  // than this may still wait alone.
   std::size_t max_pending_output = 16u << 20;
+  // The memory held by request arguments that wait for a handler thread, on one connection and on
+  // the whole server. A request beyond either is answered errc::busy ("rpc server: too many request
+  // bytes waiting") and its body is not kept. A request finding none waiting (on its connection,
+  // or on the server) is admitted whatever its size, so one of max_frame_size always can be.
+  // Requests whose handler runs are bounded by the handler threads, not by these.
+  std::size_t max_queued_request_bytes_per_connection = 16u << 20;
+  std::size_t max_queued_request_bytes = 256u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
 };

@@ -78,6 +78,13 @@ class basic_server {
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // Memory held for replies that peers have not read yet: now, and the most at once since the
+  // server was made (server_options::max_pending_output bounds each connection's share).
+  std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
+  std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
+  // Memory held by request arguments waiting for a handler (server_options::max_queued_request_bytes
+  // bounds it).
+  std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
   // refused to start one (the pool then keeps queueing on the threads it has).
   std::size_t thread_count() const {

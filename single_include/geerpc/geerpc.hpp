@@ -1820,9 +1820,22 @@ struct server_options {
   // A peer that starts a frame and has not finished it after this long is disconnected (0: no
   // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
   std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // Responses queued for a peer that does not read them; beyond this the connection is dropped
-  // rather than letting one slow reader hold the server's memory.
+  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
+  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
+  // its replies for this long at most. Any byte the socket takes starts the wait again.
+  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
+  // The memory held for replies a peer has not read yet, per connection, counted by what the
+  // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
+  // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
+  // than this may still wait alone.
   std::size_t max_pending_output = 16u << 20;
+  // The memory held by request arguments that wait for a handler thread, on one connection and on
+  // the whole server. A request beyond either is answered errc::busy ("rpc server: too many request
+  // bytes waiting") and its body is not kept. A request finding none waiting (on its connection,
+  // or on the server) is admitted whatever its size, so one of max_frame_size always can be.
+  // Requests whose handler runs are bounded by the handler threads, not by these.
+  std::size_t max_queued_request_bytes_per_connection = 16u << 20;
+  std::size_t max_queued_request_bytes = 256u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
 };
@@ -3008,165 +3021,13 @@ GEERPC_END_NAMESPACE
 // returns, and the sender takes the queue along (several frames, one send). It never blocks: what
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
+//
+// The bound is on memory held, not on bytes queued: the capacity of both buffers counts, and a
+// buffer grows only within what the limit leaves, so a peer that reads nothing costs at most the
+// limit (or one frame larger than it, which may wait alone). The unsent rest of a buffer stays
+// where it is, sent from an offset, so a slow reader costs no copying per partial send.
 
 #include <mutex>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-class frame_writer {
- public:
-  // Called with the writer's lock held whenever "bytes wait for the socket to drain" changes.
-  using want_write_fn = void (*)(void* context, bool want);
-
-  enum class status {
-    done,     // sent, or queued behind a sender that will send it
-    pending,  // queued until the socket drains; the owner was told through want_write
-    broken,   // the connection failed or the queue overflowed: the owner must close it
-  };
-
-  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr) noexcept
-      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context) {}
-
-  status write(std::span<const std::byte> frame) {
-    std::unique_lock lock(mutex_);
-    if (broken_) return status::broken;
-    if (sending_ || want_write_now_) {
-      if (queued_.size() + frame.size() > max_pending_) return break_locked();
-      queued_.insert(queued_.end(), frame.begin(), frame.end());
-      return sending_ ? status::done : status::pending;
-    }
-    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
-      queued_.insert(queued_.end(), frame.begin(), frame.end());
-      sending_ = true;
-      return drain_locked(lock);
-    }
-    // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
-    sending_ = true;
-    lock.unlock();
-    const long sent = send_some(fd_, frame.data(), frame.size());
-    lock.lock();
-    if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
-      sending_ = false;
-      return break_locked();
-    }
-    const auto rest = frame.subspan(static_cast<std::size_t>(sent));
-    queued_.insert(queued_.begin(), rest.begin(), rest.end());  // ahead of anything queued meanwhile
-    return drain_locked(lock);
-  }
-
-  // Queues a frame without sending it, so that frames written in a row go out in one send; the
-  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
-  // when another thread is sending or the socket is full, this is a plain write().
-  static constexpr std::size_t batch_limit = 64u << 10;
-  status hold(std::span<const std::byte> frame) {
-    std::unique_lock lock(mutex_);
-    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit) {
-      lock.unlock();
-      return write(frame);
-    }
-    queued_.insert(queued_.end(), frame.begin(), frame.end());
-    return status::done;
-  }
-
-  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
-  status flush() {
-    std::unique_lock lock(mutex_);
-    if (broken_) return status::broken;
-    if (sending_) return status::done;
-    sending_ = true;
-    return drain_locked(lock);
-  }
-
-  bool has_pending() const {
-    std::lock_guard lock(mutex_);
-    return !queued_.empty();
-  }
-  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
-  // socket not full (then the owner flushes when it drains).
-  bool holds_unsent() const {
-    std::lock_guard lock(mutex_);
-    return !queued_.empty() && !sending_ && !want_write_now_;
-  }
-  bool broken() const {
-    std::lock_guard lock(mutex_);
-    return broken_;
-  }
-
- private:
-  // Precondition: this thread is the sender (sending_ == true).
-  status drain_locked(std::unique_lock<std::mutex>& lock) {
-    while (!queued_.empty()) {
-      in_flight_.swap(queued_);
-      lock.unlock();
-      const long sent = send_some(fd_, in_flight_.data(), in_flight_.size());
-      lock.lock();
-      if (sent < 0 || broken_) {
-        sending_ = false;
-        in_flight_.clear();
-        return break_locked();
-      }
-      if (static_cast<std::size_t>(sent) < in_flight_.size()) {
-        queued_.insert(queued_.begin(), in_flight_.begin() + sent, in_flight_.end());
-        in_flight_.clear();
-        sending_ = false;
-        set_want_write(true);
-        return status::pending;
-      }
-      in_flight_.clear();
-    }
-    sending_ = false;
-    set_want_write(false);
-    release_if_large(queued_);
-    release_if_large(in_flight_);
-    return status::done;
-  }
-
-  status break_locked() {
-    broken_ = true;
-    queued_.clear();
-    set_want_write(false);
-    return status::broken;
-  }
-
-  void set_want_write(bool want) {
-    if (want == want_write_now_) return;
-    want_write_now_ = want;
-    if (want_write_ != nullptr) want_write_(context_, want);
-  }
-
-  // A burst of big replies should not pin its memory for the life of an idle connection.
-  static void release_if_large(std::vector<std::byte>& buffer) {
-    if (buffer.empty() && buffer.capacity() > (64u << 10)) std::vector<std::byte>().swap(buffer);
-  }
-
-  const int fd_;
-  const std::size_t max_pending_;
-  const want_write_fn want_write_;
-  void* const context_;
-  mutable std::mutex mutex_;
-  std::vector<std::byte> queued_;     // waiting to be sent, in order
-  std::vector<std::byte> in_flight_;  // being sent by the current sender, outside the lock
-  bool sending_ = false;
-  bool want_write_now_ = false;
-  bool broken_ = false;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/frame_writer.hpp
-// ---- begin geerpc/server/connection.hpp
-// geerpc: one accepted connection and the requests in flight on it: the part of the server both
-// transport policies share. A transport decides which thread reads and which runs a request; this
-// file decides what reading means (handshake, then frames), how a request is answered exactly once,
-// and how its deadline, a cancel frame or a stopping server reach its handler.
-//
-// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
-// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
-// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
-
-
 
 // ---- begin geerpc/detail/assert.hpp
 // geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
@@ -3216,6 +3077,287 @@ GEERPC_END_NAMESPACE
 #define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
 #endif
 // ---- end geerpc/detail/assert.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// The memory several writers hold together, and the most they have held at once: what an owner of
+// many writers (a server) reads to see what its peers cost.
+struct memory_gauge {
+  std::atomic<std::size_t> now{0};
+  std::atomic<std::size_t> peak{0};
+
+  void add(std::size_t bytes) noexcept {
+    const std::size_t after = now.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::size_t seen = peak.load(std::memory_order_relaxed);
+    while (after > seen && !peak.compare_exchange_weak(seen, after, std::memory_order_relaxed)) {
+    }
+  }
+  void sub(std::size_t bytes) noexcept {
+    const std::size_t before = now.fetch_sub(bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(before >= bytes, "memory_gauge: more taken back than was added");
+  }
+};
+
+class frame_writer {
+ public:
+  using clock = std::chrono::steady_clock;
+  // Called with the writer's lock held whenever "bytes wait for the socket to drain" changes.
+  using want_write_fn = void (*)(void* context, bool want);
+
+  enum class status {
+    done,     // sent, or queued behind a sender that will send it
+    pending,  // queued until the socket drains; the owner was told through want_write
+    broken,   // the connection failed or the queue overflowed: the owner must close it
+  };
+
+  // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
+  // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
+  // their sum. Only changes of capacity touch it: none on the fast path.
+  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
+               memory_gauge* gauge = nullptr) noexcept
+      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
+  ~frame_writer() {
+    if (gauge_ != nullptr) gauge_->sub(held_);
+  }
+  frame_writer(const frame_writer&) = delete;
+  frame_writer& operator=(const frame_writer&) = delete;
+
+  status write(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_) return status::broken;
+    if (sending_ || want_write_now_) {
+      if (!append_locked(frame)) return break_locked();
+      return sending_ ? status::done : status::pending;
+    }
+    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
+      if (!append_locked(frame)) return break_locked();
+      sending_ = true;
+      return drain_locked(lock, false);
+    }
+    // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
+    sending_ = true;
+    lock.unlock();
+    const long sent = send_some(fd_, frame.data(), frame.size());
+    lock.lock();
+    if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
+      sending_ = false;
+      return break_locked();
+    }
+    if (static_cast<std::size_t>(sent) < frame.size()) {
+      // The rest goes ahead of anything queued meanwhile.
+      if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
+        sending_ = false;
+        return break_locked();
+      }
+    } else if (queued_.empty()) {
+      sending_ = false;
+      return status::done;
+    }
+    return drain_locked(lock, sent > 0);
+  }
+
+  // Queues a frame without sending it, so that frames written in a row go out in one send; the
+  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
+  // when another thread is sending or the socket is full, this is a plain write().
+  static constexpr std::size_t batch_limit = 64u << 10;
+  status hold(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit ||
+        !append_locked(frame)) {
+      lock.unlock();
+      return write(frame);
+    }
+    return status::done;
+  }
+
+  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
+  status flush() {
+    std::unique_lock lock(mutex_);
+    if (broken_) return status::broken;
+    if (sending_) return status::done;
+    sending_ = true;
+    return drain_locked(lock, false);
+  }
+
+  // Whether bytes wait that no send in progress has taken.
+  bool has_pending() const {
+    std::lock_guard lock(mutex_);
+    return !queued_.empty() || (!sending_ && head_ < in_flight_.size());
+  }
+  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
+  // socket not full (then the owner flushes when it drains).
+  bool holds_unsent() const {
+    std::lock_guard lock(mutex_);
+    return !queued_.empty() && !sending_ && !want_write_now_;
+  }
+  bool broken() const {
+    std::lock_guard lock(mutex_);
+    return broken_;
+  }
+  // The memory this writer holds for bytes the socket has not taken: what max_pending bounds.
+  std::size_t held() const {
+    std::lock_guard lock(mutex_);
+    return held_;
+  }
+  // While bytes wait for the socket to drain: since when the socket has taken none of them (the
+  // time it filled, or last took some). Empty when nothing waits for the socket.
+  std::optional<clock::time_point> stalled_since() const {
+    std::lock_guard lock(mutex_);
+    if (!want_write_now_) return std::nullopt;
+    return stalled_since_;
+  }
+
+ private:
+  // The unsent bytes are in_flight_[head_..] and then queued_. in_flight_ belongs to the sender
+  // while sending_; queued_ takes what other threads write meanwhile. Bytes are left in
+  // in_flight_ only while the socket is full (want_write_now_).
+  //
+  // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
+  // already on this call.
+  status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
+    GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
+    for (;;) {
+      if (head_ == in_flight_.size()) {  // all of it sent: take the queue along
+        in_flight_.clear();
+        head_ = 0;
+        if (queued_.empty()) break;
+        release_if_large(in_flight_);  // an emptied buffer a burst grew is not kept while the next one is sent
+        in_flight_.swap(queued_);
+        account_locked();
+      }
+      lock.unlock();
+      const long sent = send_some(fd_, in_flight_.data() + head_, in_flight_.size() - head_);
+      lock.lock();
+      if (sent < 0 || broken_) {
+        sending_ = false;
+        std::vector<std::byte>().swap(in_flight_);
+        head_ = 0;
+        return break_locked();
+      }
+      head_ += static_cast<std::size_t>(sent);
+      GEERPC_ASSERT(head_ <= in_flight_.size(), "frame_writer: the socket took more than it was given");
+      if (sent > 0) progressed = true;
+      if (head_ < in_flight_.size()) {  // the socket is full: the owner flushes once it drains
+        sending_ = false;
+        if (progressed || !want_write_now_) stalled_since_ = clock::now();
+        set_want_write(true);
+        return status::pending;
+      }
+    }
+    sending_ = false;
+    set_want_write(false);
+    // A burst of big replies should not pin its memory for the life of an idle connection.
+    release_if_large(queued_);
+    release_if_large(in_flight_);
+    account_locked();
+    return status::done;
+  }
+
+  // Appends to the queue if the memory that takes stays within the limit. The queue grows by
+  // doubling, but never past what the limit leaves beside the other buffer.
+  bool append_locked(std::span<const std::byte> frame) {
+    const std::size_t need = queued_.size() + frame.size();
+    if (need > queued_.capacity()) {
+      // An idle in_flight_ holds nothing worth keeping when room is short.
+      if (!sending_ && in_flight_.empty() && need > room_beside(in_flight_)) release(in_flight_);
+      const std::size_t room = room_beside(in_flight_);
+      if (need > room) return false;
+      queued_.reserve(std::max(need, std::min(2 * queued_.capacity(), room)));
+    }
+    queued_.insert(queued_.end(), frame.begin(), frame.end());
+    account_locked();
+    return true;
+  }
+
+  // Keeps the unsent rest of a frame whose first bytes went out (in_flight_ is idle and empty).
+  // Alone, it may exceed the limit: one frame always can wait; beside queued frames it must fit.
+  bool keep_rest_locked(std::span<const std::byte> rest) {
+    GEERPC_ASSERT(in_flight_.empty() && head_ == 0, "frame_writer: a rest goes ahead only of queued frames");
+    if (in_flight_.capacity() < rest.size() || in_flight_.capacity() > room_beside(queued_)) release(in_flight_);
+    if (std::max(in_flight_.capacity(), rest.size()) > room_beside(queued_)) {
+      if (!queued_.empty()) return false;
+      release(queued_);  // only what an empty queue kept from before
+    }
+    in_flight_.assign(rest.begin(), rest.end());
+    head_ = 0;
+    account_locked();
+    return true;
+  }
+
+  std::size_t room_beside(const std::vector<std::byte>& other) const noexcept {
+    return other.capacity() < max_pending_ ? max_pending_ - other.capacity() : 0;
+  }
+
+  status break_locked() {
+    broken_ = true;
+    release(queued_);
+    if (!sending_) {  // a sender still owns in_flight_: it lets go of it when it sees broken_
+      release(in_flight_);
+      head_ = 0;
+    }
+    account_locked();
+    set_want_write(false);
+    return status::broken;
+  }
+
+  void set_want_write(bool want) {
+    if (want == want_write_now_) return;
+    want_write_now_ = want;
+    if (want_write_ != nullptr) want_write_(context_, want);
+  }
+
+  // Brings held_ (and the owner's total) up to date after the buffers' capacity may have changed.
+  void account_locked() noexcept {
+    const std::size_t now = queued_.capacity() + in_flight_.capacity();
+    // Within the limit, but for one frame that waits alone (keep_rest_locked()).
+    GEERPC_ASSERT(now <= max_pending_ || queued_.empty() || in_flight_.empty(), "frame_writer: held past the limit");
+    if (now == held_) return;
+    if (gauge_ != nullptr) {
+      if (now > held_)
+        gauge_->add(now - held_);
+      else
+        gauge_->sub(held_ - now);
+    }
+    held_ = now;
+  }
+
+  static void release(std::vector<std::byte>& buffer) noexcept { std::vector<std::byte>().swap(buffer); }
+  static void release_if_large(std::vector<std::byte>& buffer) noexcept {
+    if (buffer.empty() && buffer.capacity() > (64u << 10)) release(buffer);
+  }
+
+  const int fd_;
+  const std::size_t max_pending_;
+  const want_write_fn want_write_;
+  void* const context_;
+  memory_gauge* const gauge_;
+  mutable std::mutex mutex_;
+  std::vector<std::byte> queued_;      // waiting to be sent, in order, after in_flight_
+  std::vector<std::byte> in_flight_;   // being sent by the current sender, outside the lock, from head_
+  std::size_t head_ = 0;               // in_flight_'s bytes before this have been sent
+  std::size_t held_ = 0;               // queued_.capacity() + in_flight_.capacity()
+  clock::time_point stalled_since_{};  // meaningful while want_write_now_
+  bool sending_ = false;
+  bool want_write_now_ = false;
+  bool broken_ = false;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/frame_writer.hpp
+// ---- begin geerpc/server/connection.hpp
+// geerpc: one accepted connection and the requests in flight on it: the part of the server both
+// transport policies share. A transport decides which thread reads and which runs a request; this
+// file decides what reading means (handshake, then frames), how a request is answered exactly once,
+// and how its deadline, a cancel frame or a stopping server reach its handler.
+//
+// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
+// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
+// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
+
+
+
 // ---- begin geerpc/detail/seq_map.hpp
 // geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
 // addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
@@ -3758,7 +3900,10 @@ struct server_context {
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
-  std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
+  // Beside `inflight`, on its cache line: both change once per request.
+  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
+  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
+  net::memory_gauge output;                          // held by every connection's writer
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -3766,6 +3911,19 @@ struct server_context {
       if (now >= options.max_inflight) return false;
     } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
     return true;
+  }
+
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
+    do {
+      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
+    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+    return true;
+  }
+
+  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
+  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
+    return now == 0 || (now <= limit && bytes <= limit - now);
   }
 };
 
@@ -3780,6 +3938,7 @@ struct server_request {
   const handler_entry* handler = nullptr;
   std::uint64_t seq = 0;
   std::vector<std::byte> argument;
+  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
   std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
@@ -3798,7 +3957,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       : context_(context),
         fd_(std::move(fd)),
         poller_fd_(poller_fd),
-        writer_(fd_.get(), context.options.max_pending_output, want_write, this),
+        writer_(fd_.get(), context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size) {}
 
   server_connection(const server_connection&) = delete;
@@ -3861,21 +4020,27 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
   // call it holding inflight_mutex_: closing takes that lock.
   void send(std::span<const std::byte> frame, bool hold = false) {
-    if ((hold ? writer_.hold(frame) : writer_.write(frame)) == net::frame_writer::status::broken) close();
+    after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
 
   // Sends the replies run() held.
-  void flush_replies() {
-    if (writer_.flush() == net::frame_writer::status::broken) close();
+  void flush_replies() { after_write(writer_.flush()); }
+
+  // Sends what the socket did not take before; the transport calls it when the socket is writable
+  // again. Returns false when the connection is closed.
+  bool flush_output() {
+    after_write(writer_.flush());
+    return !closed();
   }
 
   // Stops reading and writing and asks every handler still running for this peer to stop. The
   // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
   void close() {
     const bool already = closed_.exchange(true, std::memory_order_acq_rel);
-    // After closed_ is set, so that no stall timer is armed again behind this disarm. Releases the
-    // timer's hold on the connection (a callback running now keeps its own).
+    // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
+    // timers' hold on the connection (a callback running now keeps its own).
     disarm_stall_timer();
+    disarm_write_timer();
     if (already) return;
     // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
     writer_.flush();
@@ -3908,6 +4073,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static void run(server_request* request, bool hold = false) {
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
+    self.release_queued(*request);  // it no longer waits
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
@@ -3941,6 +4107,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
     server_connection& self = *connection;
+    self.release_queued(*request);  // if it never ran
     {
       std::lock_guard lock(self.inflight_mutex_);
       server_request* const registered = self.inflight_.erase(request->seq);
@@ -4014,18 +4181,29 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
     server_request* request = nullptr;
     std::optional<errc> refused;
+    const char* busy_reason = nullptr;
     {
       std::lock_guard lock(inflight_mutex_);
+      // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
+      // exactly the body's size when that is more.
+      const std::size_t bytes =
+          std::max(frame.body.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
       if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
+        busy_reason = "rpc server: too many requests in flight";
+      } else if (!try_queue_bytes(bytes)) {  // refused before the body is copied
+        context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+        refused = errc::busy;
+        busy_reason = "rpc server: too many request bytes waiting";
       } else {
         request = fresh_request();
         request->connection = shared_from_this();
         request->handler = handler;
         request->seq = seq;
         request->argument.assign(frame.body.begin(), frame.body.end());
+        request->queued_bytes = bytes;
         if (handler->takes_stop_token) request->stop.emplace();
         const bool inserted = inflight_.insert(seq, request);
         GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
@@ -4034,9 +4212,30 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Two requests with one seq could never get one response each that the client can tell apart:
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) return answer_now(seq, errc::busy, "rpc server: too many requests in flight");
+    if (refused == errc::busy) return answer_now(seq, errc::busy, busy_reason);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
+  }
+
+  // Counts the bytes of a request about to wait for a handler, if this connection and the server
+  // have room for them. Called with inflight_mutex_ held, which makes this the only place that
+  // adds to queued_bytes_; run() and finish() take them off without it.
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    if (bytes == 0) return true;
+    const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
+    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection) ||
+        !context_.try_queue_bytes(bytes))
+      return false;
+    queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+  void release_queued(server_request& request) noexcept {
+    if (request.queued_bytes == 0) return;
+    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
+                  "server: more request bytes released than were counted");
+    request.queued_bytes = 0;
   }
 
   // Requests are recycled per connection: once warm, a call allocates no request, and its argument
@@ -4124,7 +4323,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return message.substr(0, std::min(room, wire::max_text_size));
   }
 
-  void answer_now(std::uint64_t seq, errc code, const std::string& message) {
+  void answer_now(std::uint64_t seq, errc code, std::string_view message) {
     std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
     wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, fitting(message));
     wire::finish_frame(frame, 0);
@@ -4182,6 +4381,60 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     if (guard) self.close();
   }
+
+  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
+  // last learns it from the writer: status::pending), it closes a connection whose socket took
+  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
+  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
+  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
+  // disarmed the same way, by close().
+  void after_write(net::frame_writer::status status) {
+    if (status == net::frame_writer::status::broken)
+      close();
+    else if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+  }
+  void arm_write_timer() {
+    const std::chrono::nanoseconds limit = context_.options.write_timeout;
+    if (limit <= std::chrono::nanoseconds::zero()) return;
+    std::lock_guard lock(stall_mutex_);
+    if (write_guard_ || closed()) return;
+    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
+    write_guard_ = shared_from_this();
+  }
+  void disarm_write_timer() {
+    std::shared_ptr<server_connection> guard;
+    {
+      std::lock_guard lock(stall_mutex_);
+      guard.swap(write_guard_);
+    }
+    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
+    if (guard) context_.scheduler->cancel(write_timer_);
+  }
+  static void on_write_stall(void* context) {
+    auto& self = *static_cast<server_connection*>(context);
+    std::shared_ptr<server_connection> guard;
+    bool expired = false;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
+      if (!self.closed()) {
+        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
+        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
+        if (const auto since = self.writer_.stalled_since()) {
+          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
+          if (due > clock::now()) {
+            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
+            return;  // the guard stays with the new timer
+          }
+          expired = true;
+        }
+      }
+      guard.swap(self.write_guard_);
+    }
+    if (expired) self.close();
+  }  // `guard` goes here: it may be the connection's last reference
+
   server_context& context_;
   net::unique_fd fd_;
   const int poller_fd_;
@@ -4195,12 +4448,15 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::mutex stall_mutex_;
   deadline_scheduler::timer stall_timer_;
   std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
+  deadline_scheduler::timer write_timer_;
+  std::shared_ptr<server_connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};
   std::atomic<bool> greeted_{false};  // the hello was accepted
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
+  std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
@@ -5626,7 +5882,7 @@ class blocking_server_engine {
     for (;;) {
       const short events = POLLIN | (connection.writer().has_pending() ? POLLOUT : 0);
       if (net::wait_for(connection.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
-      if (connection.writer().has_pending() && connection.writer().flush() == net::frame_writer::status::broken) break;
+      if (connection.writer().has_pending() && !connection.flush_output()) break;
       std::size_t got = 0;
       const auto status = net::recv_some(connection.fd(), buffer, sizeof buffer, got);
       if (status == net::recv_status::closed) break;
@@ -6495,8 +6751,7 @@ class threaded_server_engine {
         continue;
       }
       auto* connection = static_cast<server_connection*>(tag);
-      if ((events[i].events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken)
-        connection->close();
+      if (events[i].events & EPOLLOUT) connection->flush_output();  // closes it if broken
       if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh, buffer))
         drop(connection);
     }
@@ -6982,6 +7237,13 @@ class basic_server {
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // Memory held for replies that peers have not read yet: now, and the most at once since the
+  // server was made (server_options::max_pending_output bounds each connection's share).
+  std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
+  std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
+  // Memory held by request arguments waiting for a handler (server_options::max_queued_request_bytes
+  // bounds it).
+  std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
   // refused to start one (the pool then keeps queueing on the threads it has).
   std::size_t thread_count() const {

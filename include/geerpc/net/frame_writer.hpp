@@ -3,22 +3,50 @@
 // returns, and the sender takes the queue along (several frames, one send). It never blocks: what
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
+//
+// The bound is on memory held, not on bytes queued: the capacity of both buffers counts, and a
+// buffer grows only within what the limit leaves, so a peer that reads nothing costs at most the
+// limit (or one frame larger than it, which may wait alone). The unsent rest of a buffer stays
+// where it is, sent from an offset, so a slow reader costs no copying per partial send.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/assert.hpp"
 #include "socket.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
 
+// The memory several writers hold together, and the most they have held at once: what an owner of
+// many writers (a server) reads to see what its peers cost.
+struct memory_gauge {
+  std::atomic<std::size_t> now{0};
+  std::atomic<std::size_t> peak{0};
+
+  void add(std::size_t bytes) noexcept {
+    const std::size_t after = now.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::size_t seen = peak.load(std::memory_order_relaxed);
+    while (after > seen && !peak.compare_exchange_weak(seen, after, std::memory_order_relaxed)) {
+    }
+  }
+  void sub(std::size_t bytes) noexcept {
+    const std::size_t before = now.fetch_sub(bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(before >= bytes, "memory_gauge: more taken back than was added");
+  }
+};
+
 class frame_writer {
  public:
+  using clock = std::chrono::steady_clock;
   // Called with the writer's lock held whenever "bytes wait for the socket to drain" changes.
   using want_write_fn = void (*)(void* context, bool want);
 
@@ -28,21 +56,29 @@ class frame_writer {
     broken,   // the connection failed or the queue overflowed: the owner must close it
   };
 
-  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr) noexcept
-      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context) {}
+  // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
+  // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
+  // their sum. Only changes of capacity touch it: none on the fast path.
+  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
+               memory_gauge* gauge = nullptr) noexcept
+      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
+  ~frame_writer() {
+    if (gauge_ != nullptr) gauge_->sub(held_);
+  }
+  frame_writer(const frame_writer&) = delete;
+  frame_writer& operator=(const frame_writer&) = delete;
 
   status write(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
     if (sending_ || want_write_now_) {
-      if (queued_.size() + frame.size() > max_pending_) return break_locked();
-      queued_.insert(queued_.end(), frame.begin(), frame.end());
+      if (!append_locked(frame)) return break_locked();
       return sending_ ? status::done : status::pending;
     }
     if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
-      queued_.insert(queued_.end(), frame.begin(), frame.end());
+      if (!append_locked(frame)) return break_locked();
       sending_ = true;
-      return drain_locked(lock);
+      return drain_locked(lock, false);
     }
     // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
     sending_ = true;
@@ -53,9 +89,17 @@ class frame_writer {
       sending_ = false;
       return break_locked();
     }
-    const auto rest = frame.subspan(static_cast<std::size_t>(sent));
-    queued_.insert(queued_.begin(), rest.begin(), rest.end());  // ahead of anything queued meanwhile
-    return drain_locked(lock);
+    if (static_cast<std::size_t>(sent) < frame.size()) {
+      // The rest goes ahead of anything queued meanwhile.
+      if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
+        sending_ = false;
+        return break_locked();
+      }
+    } else if (queued_.empty()) {
+      sending_ = false;
+      return status::done;
+    }
+    return drain_locked(lock, sent > 0);
   }
 
   // Queues a frame without sending it, so that frames written in a row go out in one send; the
@@ -64,11 +108,11 @@ class frame_writer {
   static constexpr std::size_t batch_limit = 64u << 10;
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
-    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit) {
+    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit ||
+        !append_locked(frame)) {
       lock.unlock();
       return write(frame);
     }
-    queued_.insert(queued_.end(), frame.begin(), frame.end());
     return status::done;
   }
 
@@ -78,12 +122,13 @@ class frame_writer {
     if (broken_) return status::broken;
     if (sending_) return status::done;
     sending_ = true;
-    return drain_locked(lock);
+    return drain_locked(lock, false);
   }
 
+  // Whether bytes wait that no send in progress has taken.
   bool has_pending() const {
     std::lock_guard lock(mutex_);
-    return !queued_.empty();
+    return !queued_.empty() || (!sending_ && head_ < in_flight_.size());
   }
   // Whether held frames wait with nobody on the way to send them: no send in progress, and the
   // socket not full (then the owner flushes when it drains).
@@ -95,39 +140,108 @@ class frame_writer {
     std::lock_guard lock(mutex_);
     return broken_;
   }
+  // The memory this writer holds for bytes the socket has not taken: what max_pending bounds.
+  std::size_t held() const {
+    std::lock_guard lock(mutex_);
+    return held_;
+  }
+  // While bytes wait for the socket to drain: since when the socket has taken none of them (the
+  // time it filled, or last took some). Empty when nothing waits for the socket.
+  std::optional<clock::time_point> stalled_since() const {
+    std::lock_guard lock(mutex_);
+    if (!want_write_now_) return std::nullopt;
+    return stalled_since_;
+  }
 
  private:
-  // Precondition: this thread is the sender (sending_ == true).
-  status drain_locked(std::unique_lock<std::mutex>& lock) {
-    while (!queued_.empty()) {
-      in_flight_.swap(queued_);
+  // The unsent bytes are in_flight_[head_..] and then queued_. in_flight_ belongs to the sender
+  // while sending_; queued_ takes what other threads write meanwhile. Bytes are left in
+  // in_flight_ only while the socket is full (want_write_now_).
+  //
+  // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
+  // already on this call.
+  status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
+    GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
+    for (;;) {
+      if (head_ == in_flight_.size()) {  // all of it sent: take the queue along
+        in_flight_.clear();
+        head_ = 0;
+        if (queued_.empty()) break;
+        release_if_large(in_flight_);  // an emptied buffer a burst grew is not kept while the next one is sent
+        in_flight_.swap(queued_);
+        account_locked();
+      }
       lock.unlock();
-      const long sent = send_some(fd_, in_flight_.data(), in_flight_.size());
+      const long sent = send_some(fd_, in_flight_.data() + head_, in_flight_.size() - head_);
       lock.lock();
       if (sent < 0 || broken_) {
         sending_ = false;
-        in_flight_.clear();
+        std::vector<std::byte>().swap(in_flight_);
+        head_ = 0;
         return break_locked();
       }
-      if (static_cast<std::size_t>(sent) < in_flight_.size()) {
-        queued_.insert(queued_.begin(), in_flight_.begin() + sent, in_flight_.end());
-        in_flight_.clear();
+      head_ += static_cast<std::size_t>(sent);
+      GEERPC_ASSERT(head_ <= in_flight_.size(), "frame_writer: the socket took more than it was given");
+      if (sent > 0) progressed = true;
+      if (head_ < in_flight_.size()) {  // the socket is full: the owner flushes once it drains
         sending_ = false;
+        if (progressed || !want_write_now_) stalled_since_ = clock::now();
         set_want_write(true);
         return status::pending;
       }
-      in_flight_.clear();
     }
     sending_ = false;
     set_want_write(false);
+    // A burst of big replies should not pin its memory for the life of an idle connection.
     release_if_large(queued_);
     release_if_large(in_flight_);
+    account_locked();
     return status::done;
+  }
+
+  // Appends to the queue if the memory that takes stays within the limit. The queue grows by
+  // doubling, but never past what the limit leaves beside the other buffer.
+  bool append_locked(std::span<const std::byte> frame) {
+    const std::size_t need = queued_.size() + frame.size();
+    if (need > queued_.capacity()) {
+      // An idle in_flight_ holds nothing worth keeping when room is short.
+      if (!sending_ && in_flight_.empty() && need > room_beside(in_flight_)) release(in_flight_);
+      const std::size_t room = room_beside(in_flight_);
+      if (need > room) return false;
+      queued_.reserve(std::max(need, std::min(2 * queued_.capacity(), room)));
+    }
+    queued_.insert(queued_.end(), frame.begin(), frame.end());
+    account_locked();
+    return true;
+  }
+
+  // Keeps the unsent rest of a frame whose first bytes went out (in_flight_ is idle and empty).
+  // Alone, it may exceed the limit: one frame always can wait; beside queued frames it must fit.
+  bool keep_rest_locked(std::span<const std::byte> rest) {
+    GEERPC_ASSERT(in_flight_.empty() && head_ == 0, "frame_writer: a rest goes ahead only of queued frames");
+    if (in_flight_.capacity() < rest.size() || in_flight_.capacity() > room_beside(queued_)) release(in_flight_);
+    if (std::max(in_flight_.capacity(), rest.size()) > room_beside(queued_)) {
+      if (!queued_.empty()) return false;
+      release(queued_);  // only what an empty queue kept from before
+    }
+    in_flight_.assign(rest.begin(), rest.end());
+    head_ = 0;
+    account_locked();
+    return true;
+  }
+
+  std::size_t room_beside(const std::vector<std::byte>& other) const noexcept {
+    return other.capacity() < max_pending_ ? max_pending_ - other.capacity() : 0;
   }
 
   status break_locked() {
     broken_ = true;
-    queued_.clear();
+    release(queued_);
+    if (!sending_) {  // a sender still owns in_flight_: it lets go of it when it sees broken_
+      release(in_flight_);
+      head_ = 0;
+    }
+    account_locked();
     set_want_write(false);
     return status::broken;
   }
@@ -138,18 +252,37 @@ class frame_writer {
     if (want_write_ != nullptr) want_write_(context_, want);
   }
 
-  // A burst of big replies should not pin its memory for the life of an idle connection.
-  static void release_if_large(std::vector<std::byte>& buffer) {
-    if (buffer.empty() && buffer.capacity() > (64u << 10)) std::vector<std::byte>().swap(buffer);
+  // Brings held_ (and the owner's total) up to date after the buffers' capacity may have changed.
+  void account_locked() noexcept {
+    const std::size_t now = queued_.capacity() + in_flight_.capacity();
+    // Within the limit, but for one frame that waits alone (keep_rest_locked()).
+    GEERPC_ASSERT(now <= max_pending_ || queued_.empty() || in_flight_.empty(), "frame_writer: held past the limit");
+    if (now == held_) return;
+    if (gauge_ != nullptr) {
+      if (now > held_)
+        gauge_->add(now - held_);
+      else
+        gauge_->sub(held_ - now);
+    }
+    held_ = now;
+  }
+
+  static void release(std::vector<std::byte>& buffer) noexcept { std::vector<std::byte>().swap(buffer); }
+  static void release_if_large(std::vector<std::byte>& buffer) noexcept {
+    if (buffer.empty() && buffer.capacity() > (64u << 10)) release(buffer);
   }
 
   const int fd_;
   const std::size_t max_pending_;
   const want_write_fn want_write_;
   void* const context_;
+  memory_gauge* const gauge_;
   mutable std::mutex mutex_;
-  std::vector<std::byte> queued_;     // waiting to be sent, in order
-  std::vector<std::byte> in_flight_;  // being sent by the current sender, outside the lock
+  std::vector<std::byte> queued_;      // waiting to be sent, in order, after in_flight_
+  std::vector<std::byte> in_flight_;   // being sent by the current sender, outside the lock, from head_
+  std::size_t head_ = 0;               // in_flight_'s bytes before this have been sent
+  std::size_t held_ = 0;               // queued_.capacity() + in_flight_.capacity()
+  clock::time_point stalled_since_{};  // meaningful while want_write_now_
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;

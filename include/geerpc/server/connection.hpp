@@ -55,7 +55,10 @@ struct server_context {
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
   std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
-  std::atomic<std::size_t> refused{0};   // connections refused in the handshake reply
+  // Beside `inflight`, on its cache line: both change once per request.
+  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
+  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
+  net::memory_gauge output;                          // held by every connection's writer
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -63,6 +66,19 @@ struct server_context {
       if (now >= options.max_inflight) return false;
     } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
     return true;
+  }
+
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
+    do {
+      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
+    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+    return true;
+  }
+
+  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
+  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
+    return now == 0 || (now <= limit && bytes <= limit - now);
   }
 };
 
@@ -77,6 +93,7 @@ struct server_request {
   const handler_entry* handler = nullptr;
   std::uint64_t seq = 0;
   std::vector<std::byte> argument;
+  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
   std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
@@ -95,7 +112,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       : context_(context),
         fd_(std::move(fd)),
         poller_fd_(poller_fd),
-        writer_(fd_.get(), context.options.max_pending_output, want_write, this),
+        writer_(fd_.get(), context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size) {}
 
   server_connection(const server_connection&) = delete;
@@ -158,21 +175,27 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
   // call it holding inflight_mutex_: closing takes that lock.
   void send(std::span<const std::byte> frame, bool hold = false) {
-    if ((hold ? writer_.hold(frame) : writer_.write(frame)) == net::frame_writer::status::broken) close();
+    after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
 
   // Sends the replies run() held.
-  void flush_replies() {
-    if (writer_.flush() == net::frame_writer::status::broken) close();
+  void flush_replies() { after_write(writer_.flush()); }
+
+  // Sends what the socket did not take before; the transport calls it when the socket is writable
+  // again. Returns false when the connection is closed.
+  bool flush_output() {
+    after_write(writer_.flush());
+    return !closed();
   }
 
   // Stops reading and writing and asks every handler still running for this peer to stop. The
   // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
   void close() {
     const bool already = closed_.exchange(true, std::memory_order_acq_rel);
-    // After closed_ is set, so that no stall timer is armed again behind this disarm. Releases the
-    // timer's hold on the connection (a callback running now keeps its own).
+    // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
+    // timers' hold on the connection (a callback running now keeps its own).
     disarm_stall_timer();
+    disarm_write_timer();
     if (already) return;
     // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
     writer_.flush();
@@ -205,6 +228,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static void run(server_request* request, bool hold = false) {
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
+    self.release_queued(*request);  // it no longer waits
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
@@ -238,6 +262,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
     server_connection& self = *connection;
+    self.release_queued(*request);  // if it never ran
     {
       std::lock_guard lock(self.inflight_mutex_);
       server_request* const registered = self.inflight_.erase(request->seq);
@@ -311,18 +336,29 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
     server_request* request = nullptr;
     std::optional<errc> refused;
+    const char* busy_reason = nullptr;
     {
       std::lock_guard lock(inflight_mutex_);
+      // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
+      // exactly the body's size when that is more.
+      const std::size_t bytes =
+          std::max(frame.body.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
       if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
+        busy_reason = "rpc server: too many requests in flight";
+      } else if (!try_queue_bytes(bytes)) {  // refused before the body is copied
+        context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+        refused = errc::busy;
+        busy_reason = "rpc server: too many request bytes waiting";
       } else {
         request = fresh_request();
         request->connection = shared_from_this();
         request->handler = handler;
         request->seq = seq;
         request->argument.assign(frame.body.begin(), frame.body.end());
+        request->queued_bytes = bytes;
         if (handler->takes_stop_token) request->stop.emplace();
         const bool inserted = inflight_.insert(seq, request);
         GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
@@ -331,9 +367,30 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Two requests with one seq could never get one response each that the client can tell apart:
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) return answer_now(seq, errc::busy, "rpc server: too many requests in flight");
+    if (refused == errc::busy) return answer_now(seq, errc::busy, busy_reason);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
+  }
+
+  // Counts the bytes of a request about to wait for a handler, if this connection and the server
+  // have room for them. Called with inflight_mutex_ held, which makes this the only place that
+  // adds to queued_bytes_; run() and finish() take them off without it.
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    if (bytes == 0) return true;
+    const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
+    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection) ||
+        !context_.try_queue_bytes(bytes))
+      return false;
+    queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+  void release_queued(server_request& request) noexcept {
+    if (request.queued_bytes == 0) return;
+    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
+                  "server: more request bytes released than were counted");
+    request.queued_bytes = 0;
   }
 
   // Requests are recycled per connection: once warm, a call allocates no request, and its argument
@@ -421,7 +478,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return message.substr(0, std::min(room, wire::max_text_size));
   }
 
-  void answer_now(std::uint64_t seq, errc code, const std::string& message) {
+  void answer_now(std::uint64_t seq, errc code, std::string_view message) {
     std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
     wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, fitting(message));
     wire::finish_frame(frame, 0);
@@ -479,6 +536,60 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     if (guard) self.close();
   }
+
+  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
+  // last learns it from the writer: status::pending), it closes a connection whose socket took
+  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
+  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
+  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
+  // disarmed the same way, by close().
+  void after_write(net::frame_writer::status status) {
+    if (status == net::frame_writer::status::broken)
+      close();
+    else if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+  }
+  void arm_write_timer() {
+    const std::chrono::nanoseconds limit = context_.options.write_timeout;
+    if (limit <= std::chrono::nanoseconds::zero()) return;
+    std::lock_guard lock(stall_mutex_);
+    if (write_guard_ || closed()) return;
+    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
+    write_guard_ = shared_from_this();
+  }
+  void disarm_write_timer() {
+    std::shared_ptr<server_connection> guard;
+    {
+      std::lock_guard lock(stall_mutex_);
+      guard.swap(write_guard_);
+    }
+    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
+    if (guard) context_.scheduler->cancel(write_timer_);
+  }
+  static void on_write_stall(void* context) {
+    auto& self = *static_cast<server_connection*>(context);
+    std::shared_ptr<server_connection> guard;
+    bool expired = false;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
+      if (!self.closed()) {
+        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
+        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
+        if (const auto since = self.writer_.stalled_since()) {
+          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
+          if (due > clock::now()) {
+            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
+            return;  // the guard stays with the new timer
+          }
+          expired = true;
+        }
+      }
+      guard.swap(self.write_guard_);
+    }
+    if (expired) self.close();
+  }  // `guard` goes here: it may be the connection's last reference
+
   server_context& context_;
   net::unique_fd fd_;
   const int poller_fd_;
@@ -492,12 +603,15 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::mutex stall_mutex_;
   deadline_scheduler::timer stall_timer_;
   std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
+  deadline_scheduler::timer write_timer_;
+  std::shared_ptr<server_connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};
   std::atomic<bool> greeted_{false};  // the hello was accepted
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
+  std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 

@@ -159,7 +159,7 @@ class blocking_server_engine {
     for (;;) {
       const short events = POLLIN | (connection.writer().has_pending() ? POLLOUT : 0);
       if (net::wait_for(connection.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
-      if (connection.writer().has_pending() && connection.writer().flush() == net::frame_writer::status::broken) break;
+      if (connection.writer().has_pending() && !connection.flush_output()) break;
       std::size_t got = 0;
       const auto status = net::recv_some(connection.fd(), buffer, sizeof buffer, got);
       if (status == net::recv_status::closed) break;

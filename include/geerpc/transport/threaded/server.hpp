@@ -365,8 +365,7 @@ class threaded_server_engine {
         continue;
       }
       auto* connection = static_cast<server_connection*>(tag);
-      if ((events[i].events & EPOLLOUT) && connection->writer().flush() == net::frame_writer::status::broken)
-        connection->close();
+      if (events[i].events & EPOLLOUT) connection->flush_output();  // closes it if broken
       if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh, buffer))
         drop(connection);
     }
