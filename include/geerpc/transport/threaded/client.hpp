@@ -158,7 +158,7 @@ class threaded_client_engine {
   using clock = std::chrono::steady_clock;
 
   // Every completion goes through here, exactly once per call.
-  void finish(pending_call& call, call_outcome outcome) noexcept {
+  void finish(pending_call& call, call_outcome&& outcome) noexcept {
     call.outcome = std::move(outcome);
     tuning_.call_completing(call.synchronous);
     call.complete();
