@@ -1,7 +1,9 @@
 // geerpc's benchmark client: runs one workload of BENCHMARK.md against geerpc_bench_server and
 // prints the "bench ..." line; W1 and W2 add a "# ... allocs_per_call" line (client and server).
-//   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|blocking] [--peer NAME]
-//                       [--deadline-ms N] [--handle-timeout-ms N] [--scale F] [--server-pid N]
+//   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|plain|blocking]
+//                       [--tuning NAME] [--peer NAME] [--deadline-ms N] [--handle-timeout-ms N]
+//                       [--scale F] [--server-pid N]
+//   --transport and --tuning: variants.hpp.
 //   --workload storm: the timeout storm of storm.hpp instead of W1..W5.
 #include <chrono>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "arith.hpp"
 #include "harness.hpp"
 #include "storm.hpp"
+#include "variants.hpp"
 
 namespace {
 
@@ -22,7 +25,10 @@ template <class Transport>
 int storm(int argc, char** argv, const std::string& peer) {
   const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
   const int server_pid = std::atoi(bench::flag(argc, argv, "--server-pid", "0"));
-  auto client = geerpc::dial<Transport>(address, {.connect_timeout = std::chrono::seconds(30)});
+  geerpc::options opts;
+  opts.connect_timeout = std::chrono::seconds(30);
+  opts.tuning = bench::client_knobs(bench::flag(argc, argv, "--tuning", "automatic"));
+  auto client = geerpc::dial<Transport>(address, opts);
   bench::storm_floor().print(peer, "floor", "");
   std::string extra;
   bench::storm_sync(client, server_pid, extra).print(peer, "sync", extra);
@@ -40,6 +46,7 @@ int run(int argc, char** argv, const std::string& peer) {
   geerpc::options opts;
   opts.connect_timeout = std::chrono::seconds(30);
   opts.handle_timeout = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--handle-timeout-ms", "0")));
+  opts.tuning = bench::client_knobs(bench::flag(argc, argv, "--tuning", "automatic"));
 
   std::vector<geerpc::basic_client<Transport>> clients;
   clients.reserve(static_cast<std::size_t>(w.connections));
@@ -85,6 +92,6 @@ int run(int argc, char** argv, const std::string& peer) {
 int main(int argc, char** argv) {
   const std::string_view transport = bench::flag(argc, argv, "--transport", "threaded");
   const std::string peer = bench::flag(argc, argv, "--peer", ("geerpc-" + std::string(transport)).c_str());
-  if (transport == "blocking") return run<geerpc::blocking>(argc, argv, peer);
-  return run<geerpc::threaded>(argc, argv, peer);
+  return bench::with_transport(transport, bench::flag(argc, argv, "--tuning", "automatic"),
+                               [&]<class Transport>() { return run<Transport>(argc, argv, peer); });
 }

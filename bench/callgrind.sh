@@ -25,7 +25,9 @@ for calls in $short $long; do
   server=$!
   port=""
   for _ in $(seq 1 600); do
-    port=$(awk -v pid="$server" '$1 == "PORT" && $NF == ("pid=" pid) { print $2; exit }' "$work/server.$calls.out")
+    # (A server from before its line named its pid prints "PORT <n>" alone: bench/ab.sh's BASE.)
+    port=$(awk -v pid="$server" '$1 == "PORT" && ($NF == ("pid=" pid) || NF == 2) { print $2; exit }' \
+      "$work/server.$calls.out")
     [ -n "$port" ] && break
     kill -0 "$server" 2>/dev/null || break
     sleep 0.1

@@ -48,6 +48,46 @@ def details(stderr: pathlib.Path):
     return allocs, idle
 
 
+STORM = re.compile(r"^storm (\S+) (floor|sync|async) (.*)$")
+
+
+def storms(raw: pathlib.Path, pins):
+    """The timeout storm's runs: sync p99 against the same run's floor (goal: within 2 ms in 9 of
+    10 runs), async p99 (goal: at most 1 ms), and the earliest timeout (never early: min >= 0)."""
+    runs = collections.defaultdict(dict)  # (pin, round) -> run -> fields
+    for line in raw.read_text().splitlines():
+        if m := STORM.match(line):
+            fields = dict(kv.split("=", 1) for kv in m.group(3).split())
+            runs[(fields.get("pin", "?"), fields.get("round", "?"))][m.group(2)] = fields
+    if not runs:
+        return []
+    out = ["\n## Timeout storm (1,000 calls, 200 ms deadlines; lateness in µs)\n",
+           "| placement | run | floor p99 | sync p50 | sync p99 | sync p99 − floor p99 | async p50 | async p99 | "
+           "earliest | fast after | handlers stopped |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    summary = {}
+    for (pin, rnd), r in sorted(runs.items(), key=lambda kv: (kv[0][0] != "same", kv[0][0], int(kv[0][1]))):
+        floor, sync, asyn = r.get("floor", {}), r.get("sync", {}), r.get("async", {})
+        f = lambda d, k: float(d[k]) if k in d else None
+        gap = f(sync, "p99_us") - f(floor, "p99_us") if sync and floor else None
+        earliest = min(x for x in (f(sync, "min_us"), f(asyn, "min_us")) if x is not None) if sync or asyn else None
+        s = summary.setdefault(pin, [0, 0, 0, 0, True])
+        s[0] += 1
+        s[1] += 1 if gap is not None and gap <= 2000 else 0
+        s[2] += 1 if f(asyn, "p99_us") is not None and f(asyn, "p99_us") <= 1000 else 0
+        s[3] += 1 if asyn else 0
+        s[4] = s[4] and earliest is not None and earliest >= 0 and sync.get("errors") == "0" and asyn.get("errors") == "0"
+        cell = lambda v: f"{v:,.0f}" if v is not None else "—"
+        out.append(f"| {pin} | {rnd} | {cell(f(floor, 'p99_us'))} | {cell(f(sync, 'p50_us'))} | "
+                   f"{cell(f(sync, 'p99_us'))} | {cell(gap)} | {cell(f(asyn, 'p50_us'))} | {cell(f(asyn, 'p99_us'))} | "
+                   f"{cell(earliest)} | {sync.get('fast_after', '—')} | {sync.get('handlers_stopped', '—')} |")
+    for pin, (n, sync_ok, async_ok, async_runs, never_early) in summary.items():
+        out.append(f"\nPIN={pin}: sync p99 within 2 ms of the floor in {sync_ok} of {n} runs (goal: 9 of 10); "
+                   f"async p99 <= 1 ms in {async_ok} of {async_runs}; "
+                   f"{'no timeout early and no wrong outcome' if never_early else 'SOME TIMEOUT EARLY OR WRONG'}")
+    return out
+
+
 def main() -> int:
     raw, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     med, per_round = medians(raw)
@@ -79,6 +119,8 @@ def main() -> int:
 
     targets = [
         ("W1 p50: geerpc-threaded / raw-tcp-pingpong", "W1", "p50_us", "raw-tcp-pingpong", "<=", 1.25),
+        ("W1 p50, every call with a deadline: timeouts / raw-tcp-pingpong", "W1", "p50_us", "raw-tcp-pingpong",
+         "<=", 1.15),
         ("W1 p50: geerpc-threaded / go-netrpc", "W1", "p50_us", "go-netrpc", "<=", 0.5),
         ("W2 calls/s: geerpc-threaded / raw-tcp", "W2", "calls_per_s", "raw-tcp", ">=", 0.8),
         ("W2 calls/s: geerpc-threaded / go-netrpc", "W2", "calls_per_s", "go-netrpc", ">=", 4),
@@ -87,6 +129,9 @@ def main() -> int:
         ("W3 calls/s: geerpc-threaded / go-netrpc", "W3", "calls_per_s", "go-netrpc", ">=", 4),
         ("W3 calls/s: geerpc-threaded / grpc-sync", "W3", "calls_per_s", "grpc-sync", ">=", 5),
         ("W4 MB/s: geerpc-threaded / raw-tcp", "W4", "mb_per_s", "raw-tcp", ">=", 0.7),
+        ("W4 MB/s: geerpc-threaded / raw-tcp-batched", "W4", "mb_per_s", "raw-tcp-batched", ">=", 1.2),
+        ("W2 calls/s: geerpc-threaded / raw-tcp-batched", "W2", "calls_per_s", "raw-tcp-batched", ">=", 1),
+        ("W3 calls/s: geerpc-threaded / raw-tcp-batched", "W3", "calls_per_s", "raw-tcp-batched", ">=", 1),
         ("W5 calls/s: geerpc-threaded / go-netrpc", "W5", "calls_per_s", "go-netrpc", ">=", 1),
         ("W1 calls/s with 1 s deadlines: timeouts / plain", "W1", "calls_per_s", None, ">=", 0.9),
         ("W2 calls/s with 1 s deadlines: timeouts / plain", "W2", "calls_per_s", None, ">=", 0.9),
@@ -97,8 +142,9 @@ def main() -> int:
     for name, w, metric, peer, op, goal in targets:
         cells = []
         for pin in pins:
+            mine = "geerpc-threaded-timeouts" if name.startswith("W1 p50, every call") else "geerpc-threaded"
             r = (ratio(pin, "geerpc-threaded-timeouts", "geerpc-threaded", w, metric) if peer is None
-                 else ratio(pin, "geerpc-threaded", peer, w, metric))
+                 else ratio(pin, mine, peer, w, metric))
             if r is None:
                 cells.append("—")
             else:
@@ -112,6 +158,7 @@ def main() -> int:
         client = statistics.median(p[0] for p in pairs)
         server = statistics.median(p[1] for p in pairs)
         lines.append(f"\nAllocations per call, {peer} {w}: client {client:.2f}, server {server:.2f} (goal <= 2 each)")
+    lines += storms(raw, pins)
     callgrind = out / "callgrind.txt"
     if callgrind.is_file():
         lines.append("\nInstructions per W1 call (callgrind, both sides on one CPU):")
@@ -124,7 +171,8 @@ def main() -> int:
 
     if shutil.which("gnuplot"):
         # One panel per placement, the same peers in the same colours in each.
-        shown = [p for p in peers if p in ("geerpc-threaded", "geerpc-blocking", "raw-tcp", "raw-tcp-pingpong",
+        shown = [p for p in peers if p in ("geerpc-threaded", "geerpc-plain", "geerpc-blocking", "raw-tcp",
+                                           "raw-tcp-batched", "raw-tcp-pingpong",
                                            "go-netrpc", "grpc-sync", "grpc-callback")]
         panels = []
         for pin in pins:

@@ -1,0 +1,99 @@
+// geerpc's benchmark: the transports and tuning variants the bench programs can run, so that what
+// each heuristic of include/geerpc/tuning/ buys is measured A/B in one run (bench/ab.sh). Each
+// variant is tuning::automatic with one heuristic off, through its user knob where it has one and
+// otherwise through a policy derived from automatic that replaces that heuristic's hooks with
+// tuning::none's. Both bench programs take the same `--tuning NAME` and apply what concerns them.
+//
+//   --transport threaded   tuning::automatic (the default) or the --tuning variant
+//   --transport plain      basic_threaded<tuning::none>: the core with every heuristic off
+//   --transport blocking
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <string_view>
+
+#include <geerpc/geerpc.hpp>
+
+namespace bench {
+
+// A lone synchronous caller never reads its own reply: the receiving thread always does
+// (tuning/own_reply.hpp off).
+struct no_own_reply {
+  class client_hooks : public geerpc::tuning::automatic::client_hooks {
+   public:
+    using geerpc::tuning::automatic::client_hooks::client_hooks;
+    static constexpr bool callers_read = false;
+    bool call_added(bool, bool& wake_receiver) noexcept { return wake_receiver = false; }
+    bool caller_done(bool) noexcept { return false; }
+    void receiver_read(bool) noexcept {}
+    bool receiver_watches() const noexcept { return true; }
+  };
+  using server_hooks = geerpc::tuning::automatic::server_hooks;
+};
+
+// On one CPU, a handler never runs with the I/O unled (tuning/unled_runs.hpp off): the engine
+// makes sure another thread leads, as on several CPUs.
+struct no_unled_runs {
+  using client_hooks = geerpc::tuning::automatic::client_hooks;
+  class server_hooks : public geerpc::tuning::automatic::server_hooks {
+   public:
+    using geerpc::tuning::automatic::server_hooks::server_hooks;
+    bool may_run_unled() const noexcept { return false; }
+    bool leader_overdue(bool) noexcept { return false; }
+  };
+};
+
+// On one CPU, the leader never yields before reading (tuning/batch_yield.hpp off).
+struct no_batch_yield {
+  using client_hooks = geerpc::tuning::automatic::client_hooks;
+  class server_hooks : public geerpc::tuning::automatic::server_hooks {
+   public:
+    using geerpc::tuning::automatic::server_hooks::server_hooks;
+    bool yield_before_reading(int, int) noexcept { return false; }
+    void round_read(std::size_t) noexcept {}
+  };
+};
+
+// The variants, by --tuning name. Those with a knob keep tuning::automatic and change the knob:
+// request batching (client `batching`), reply holds (server `batching`), the spin (client `spin`).
+inline constexpr std::string_view tuning_names[] = {
+    "automatic", "no-request-batching", "no-reply-holds", "no-spin", "no-own-reply", "no-unled-runs", "no-batch-yield"};
+
+inline geerpc::tuning::settings client_knobs(std::string_view tuning) {
+  geerpc::tuning::settings knobs;
+  if (tuning == "no-request-batching") knobs.batching = false;
+  if (tuning == "no-spin") knobs.spin = std::chrono::microseconds(0);
+  return knobs;
+}
+
+inline geerpc::tuning::settings server_knobs(std::string_view tuning) {
+  geerpc::tuning::settings knobs;
+  if (tuning == "no-reply-holds") knobs.batching = false;
+  return knobs;
+}
+
+// Calls `run.template operator()<Transport>()` with the transport that --transport and --tuning name.
+template <class Run>
+int with_transport(std::string_view transport, std::string_view tuning, Run&& run) {
+  bool known = false;
+  for (const std::string_view name : tuning_names) known = known || name == tuning;
+  if (!known) {
+    std::fprintf(stderr, "unknown --tuning %.*s\n", static_cast<int>(tuning.size()), tuning.data());
+    std::exit(2);
+  }
+  if (transport == "blocking") return run.template operator()<geerpc::blocking>();
+  if (transport == "plain") return run.template operator()<geerpc::basic_threaded<geerpc::tuning::none>>();
+  if (transport != "threaded") {
+    std::fprintf(stderr, "unknown --transport %.*s\n", static_cast<int>(transport.size()), transport.data());
+    std::exit(2);
+  }
+  if (tuning == "no-own-reply") return run.template operator()<geerpc::basic_threaded<no_own_reply>>();
+  if (tuning == "no-unled-runs") return run.template operator()<geerpc::basic_threaded<no_unled_runs>>();
+  if (tuning == "no-batch-yield") return run.template operator()<geerpc::basic_threaded<no_batch_yield>>();
+  return run.template operator()<geerpc::threaded>();
+}
+
+}  // namespace bench
