@@ -74,9 +74,21 @@ using free_api = geerpc::service<"Free",                           //
                                  geerpc::method<"Halve", &halve>,  //
                                  geerpc::method<"Len", [](const std::string& s) { return s.size(); }>>;
 
+// GCC 12's <stop_token> warns (-Wmaybe-uninitialized) at -O2 wherever it inlines `std::stop_source
+// s;`: a libstdc++ false positive on the user's own line, whatever the user does with it. The
+// test's stop sources are made here, out of line, so that every other warning still counts.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+[[gnu::noinline]] std::stop_source new_stop_source() { return std::stop_source(); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 template <class Client>
 int exercise(Client& client) {
-  std::stop_source stop;
+  std::stop_source stop = new_stop_source();
   const auto ctx = geerpc::with_timeout(1s).with_stop_token(stop.get_token());
   int total = client.template call<int>("Foo.Sum", args{1, 2});
   total += client.template call<int>(ctx, "Foo.Slow", args{3, 4});
@@ -111,7 +123,7 @@ int serve_and_call() {
 }
 
 int call_async(geerpc::client& client) {
-  std::stop_source stop;
+  std::stop_source stop = new_stop_source();
   auto by_name = client.async_call<int>(geerpc::with_stop_token(stop.get_token()), "Foo.Slow", args{5, 6});
   auto typed = client.async_call<foo_api::fn<"Sum">>({1, 2});
   auto nothing = client.async_call<void>("Foo.Forget", std::string("y"));
@@ -128,7 +140,8 @@ int call_async(geerpc::client& client) {
 }  // namespace
 
 int main() {
-  int total = serve_and_call<geerpc::threaded>() + serve_and_call<geerpc::blocking>();
+  int total = serve_and_call<geerpc::threaded>() + serve_and_call<geerpc::blocking>() +
+              serve_and_call<geerpc::basic_threaded<geerpc::tuning::none>>();
   foo impl;
   geerpc::server server;
   server.add<foo_api>(impl);
