@@ -1464,21 +1464,20 @@ class stream {
   bool plain() const noexcept { return session_ == nullptr; }
 
   // Never blocks, unless asked to `wait` on a plain socket in blocking mode (set_blocking()), which
-  // only a stream with blocking_reads() allows.
-  io_result read_some(std::span<std::byte> out, bool wait = false) noexcept {
-    if (session_ != nullptr) [[unlikely]] {
-      GEERPC_ASSERT(!wait, "stream: a session's reads never wait (blocking_reads() is false)");
-      return session_->read(out);
-    }
+  // only a stream with blocking_reads() allows. Both calls are forced inline: the plain path must
+  // stay the system call it was before the seam, not a call to a function that makes it.
+  [[gnu::always_inline]] io_result read_some(std::span<std::byte> out, bool wait = false) noexcept {
+    if (session_ != nullptr) [[unlikely]]
+      return session_read(out, wait);
     io_result r;
     r.status = static_cast<io_status>(recv_some(fd_.get(), out.data(), out.size(), r.bytes, wait));
     return r;
   }
 
   // Never blocks, never raises SIGPIPE; from any thread, beside a reader.
-  io_result write_some(std::span<const std::byte> data) noexcept {
+  [[gnu::always_inline]] io_result write_some(std::span<const std::byte> data) noexcept {
     if (session_ != nullptr) [[unlikely]]
-      return session_->write(data);
+      return session_write(data);
     const long sent = send_some(fd_.get(), data.data(), data.size());
     if (sent < 0) return {io_status::closed, 0};
     if (sent == 0 && !data.empty()) return {io_status::would_block, 0};
@@ -1498,6 +1497,15 @@ class stream {
   }
 
  private:
+  // Out of line and cold, so that the inlined plain path stays as small as it was.
+  [[gnu::noinline, gnu::cold]] io_result session_read(std::span<std::byte> out, [[maybe_unused]] bool wait) noexcept {
+    GEERPC_ASSERT(!wait, "stream: a session's reads never wait (blocking_reads() is false)");
+    return session_->read(out);
+  }
+  [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const std::byte> data) noexcept {
+    return session_->write(data);
+  }
+
   unique_fd fd_;
   std::unique_ptr<stream_session> session_;
 };
@@ -5901,8 +5909,9 @@ class blocking_client_engine {
   // Receives after the bytes held, which are the start of one frame (take_frame() said so), making
   // room first: they move to the front, and a buffer they fill doubles, up to the size of their
   // frame (its length prefix has been checked against the limit). A peer gets memory by sending
-  // bytes, not by claiming a size.
-  net::io_status receive() {
+  // bytes, not by claiming a size. Forced inline: exchange() is its one caller, and the call per
+  // read would cost the fast path more than the stream seam's check of its session does.
+  [[gnu::always_inline]] net::io_status receive() {
     if (begin_ > 0) {
       std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
       end_ -= begin_;
