@@ -389,8 +389,8 @@ class threaded_server_engine {
   // have waited for either direction on behalf of the other (a read that must write first), so
   // both the flush and the read are tried (rule 3), and the poller then watches for what the
   // session's read wants.
-  void service_session(server_connection* connection, std::vector<server_request*>& fresh,
-                       std::vector<std::byte>& buffer) {
+  [[gnu::noinline]] void service_session(server_connection* connection, std::vector<server_request*>& fresh,
+                                         std::vector<std::byte>& buffer) {
     connection->flush_output();  // closes it if broken; the read then finds it closed
     bool more = false;
     if (!read_from(*connection, fresh, buffer, more)) return drop(connection);
@@ -414,8 +414,9 @@ class threaded_server_engine {
   // until would_block, or a short read that leaves nothing in the stream's session (rule 1).
   // `more` says that the round was cut short while the session holds bytes. Returns false when the
   // connection is finished.
-  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
-                        std::vector<std::byte>& buffer, bool& more) {
+  // Forced inline: on the plain path it is what the leader's loop did before the seam, not a call.
+  [[gnu::always_inline]] static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
+                                               std::vector<std::byte>& buffer, bool& more) {
     net::stream& stream = connection.stream();
     for (int round = 0; round < 4; ++round) {
       const net::io_result r = stream.read_some(buffer);
