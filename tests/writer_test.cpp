@@ -17,11 +17,12 @@
 namespace {
 
 struct socket_pair {
-  geerpc::net::unique_fd writer_end, reader_end;
+  geerpc::net::stream writer_end;
+  geerpc::net::unique_fd reader_end;
   socket_pair() {
     int fds[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
-    writer_end = geerpc::net::unique_fd(fds[0]);
+    writer_end = geerpc::net::stream(geerpc::net::unique_fd(fds[0]));
     reader_end = geerpc::net::unique_fd(fds[1]);
   }
   // Everything the reader end holds now (the writer never blocks, so it is all there already),
@@ -54,7 +55,7 @@ using geerpc::net::frame_writer;
 
 TEST_CASE("held frames wait for a flush, then go out in order", "[writer]") {
   socket_pair pair;
-  frame_writer writer(pair.writer_end.get(), 1u << 20);
+  frame_writer writer(pair.writer_end, 1u << 20);
   const auto first = bytes(10, 1), second = bytes(20, 2);
   CHECK(writer.hold(first) == frame_writer::status::done);
   CHECK(writer.hold(second) == frame_writer::status::done);
@@ -67,7 +68,7 @@ TEST_CASE("held frames wait for a flush, then go out in order", "[writer]") {
 
 TEST_CASE("a write sends the held frames ahead of its own", "[writer]") {
   socket_pair pair;
-  frame_writer writer(pair.writer_end.get(), 1u << 20);
+  frame_writer writer(pair.writer_end, 1u << 20);
   const auto held = bytes(10, 1), written = bytes(5, 2);
   REQUIRE(writer.hold(held) == frame_writer::status::done);
   CHECK(writer.write(written) == frame_writer::status::done);
@@ -77,7 +78,7 @@ TEST_CASE("a write sends the held frames ahead of its own", "[writer]") {
 
 TEST_CASE("holding past the batch limit sends instead", "[writer]") {
   socket_pair pair;
-  frame_writer writer(pair.writer_end.get(), 1u << 20);
+  frame_writer writer(pair.writer_end, 1u << 20);
   const auto most = bytes(frame_writer::batch_limit - 8, 1), more = bytes(16, 2);
   REQUIRE(writer.hold(most) == frame_writer::status::done);
   CHECK(pair.drain().empty());
@@ -88,7 +89,7 @@ TEST_CASE("holding past the batch limit sends instead", "[writer]") {
 
 TEST_CASE("a frame held on a broken connection reports it", "[writer]") {
   socket_pair pair;
-  frame_writer writer(pair.writer_end.get(), 1u << 20);
+  frame_writer writer(pair.writer_end, 1u << 20);
   pair.reader_end.reset();
   const auto frame = bytes(10, 1);
   REQUIRE(writer.hold(frame) == frame_writer::status::done);  // not sent yet: nothing known
@@ -109,7 +110,7 @@ TEST_CASE("a peer that reads nothing costs at most the limit, counted by capacit
   geerpc::net::memory_gauge gauge;
   std::size_t peak = 0;
   {
-    frame_writer writer(pair.writer_end.get(), limit, nullptr, nullptr, &gauge);
+    frame_writer writer(pair.writer_end, limit, nullptr, nullptr, &gauge);
     // Sizes that do not add up to the limit: a vector grown by doubling would overshoot it.
     for (std::size_t i = 0; i < 10000; ++i) {
       const auto status = writer.write(numbered(i, 1000 + (i * 7919) % 30000));
@@ -129,7 +130,7 @@ TEST_CASE("a peer that reads nothing costs at most the limit, counted by capacit
 TEST_CASE("a frame larger than the limit may wait alone, but nothing joins it", "[writer]") {
   socket_pair pair;
   constexpr std::size_t limit = 64u << 10;
-  frame_writer writer(pair.writer_end.get(), limit);
+  frame_writer writer(pair.writer_end, limit);
   // Bigger than the socket takes at once, and than the limit: the writer keeps the rest.
   const auto big = numbered(0, 4u << 20);
   CHECK(writer.write(big) == frame_writer::status::pending);
@@ -139,7 +140,7 @@ TEST_CASE("a frame larger than the limit may wait alone, but nothing joins it", 
 
 TEST_CASE("a slow reader gets every byte in order, and the writer gives its memory back", "[writer]") {
   socket_pair pair;
-  frame_writer writer(pair.writer_end.get(), 64u << 20);
+  frame_writer writer(pair.writer_end, 64u << 20);
   std::vector<std::byte> sent, got;
   std::size_t max_held = 0;
   for (std::size_t i = 0; i < 400; ++i) {
@@ -169,7 +170,7 @@ TEST_CASE("a slow reader gets every byte in order, and the writer gives its memo
 TEST_CASE("the stall clock starts when the socket fills, moves when bytes go out, and stops once drained", "[writer]") {
   using clock = std::chrono::steady_clock;
   socket_pair pair;
-  frame_writer writer(pair.writer_end.get(), 8u << 20);
+  frame_writer writer(pair.writer_end, 8u << 20);
   CHECK_FALSE(writer.stalled_since());
   const auto before = clock::now();
   auto status = frame_writer::status::done;

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "config.hpp"
+#include "net/stream_session.hpp"
 #include "tuning/settings.hpp"
 #include "wire/frame.hpp"
 
@@ -31,6 +33,10 @@ struct options {
   // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
   // (tuning/settings.hpp). The defaults suit most programs.
   tuning::settings tuning{};
+  // The stream layer between the connection's bytes and its socket: null (the default) for a
+  // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
+  // docs/transports.md); its session is made right after the connect, before the handshake.
+  std::shared_ptr<net::stream_session_factory> session{};
 };
 
 // For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
@@ -77,6 +83,9 @@ struct server_options {
   std::size_t max_queued_request_bytes = 256u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
+  // The stream layer, as options::session: null for plain sockets; otherwise every accepted
+  // connection gets a session from it (a connection it refuses, by throwing, is closed).
+  std::shared_ptr<net::stream_session_factory> session{};
 };
 
 GEERPC_END_NAMESPACE

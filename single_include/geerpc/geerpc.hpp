@@ -1314,6 +1314,215 @@ class event_fd {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/socket.hpp
+// ---- begin geerpc/net/stream.hpp
+// geerpc: one connection's byte stream: the socket it owns and, for a stream layer such as TLS,
+// the session between them (stream_session.hpp). Every engine does all of a connection's I/O
+// through it. A plain TCP or Unix socket has no session: each call is then the system call the
+// engines made before the seam existed, behind one test of a pointer that is always null.
+//
+// The rules an engine follows, so that a session can plug in (docs/transports.md):
+//   1. Read until would_block; a short read means "empty" only when !buffered().
+//   2. A read round cut short while buffered() resumes without waiting for the descriptor.
+//   3. Wait for POLLIN | wants() when reading, POLLOUT | wants() when writing; with a session, on
+//      any readiness retry both the read and the writer's flush().
+//   4. read_some(..., true) only when blocking_reads(); otherwise poll, then read_some.
+
+
+// ---- begin geerpc/detail/assert.hpp
+// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
+// relies on (a request answered once, a timer queued at most once, a counter that never goes
+// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
+// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
+// core dump shows the state that broke it.
+//
+// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
+// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
+// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
+// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
+// draws no "unused" warning and a check never rots.
+//
+// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
+
+#include <cstdio>
+#include <cstdlib>
+
+
+#ifndef GEERPC_ENABLE_ASSERTS
+#ifdef NDEBUG
+#define GEERPC_ENABLE_ASSERTS 0
+#else
+#define GEERPC_ENABLE_ASSERTS 1
+#endif
+#endif
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Out of line from the check, so that the passing path stays a compare and a branch.
+[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
+                                       const char* message) noexcept {
+  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+
+#if GEERPC_ENABLE_ASSERTS
+#define GEERPC_ASSERT(condition, message) \
+  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
+#else
+#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
+#endif
+// ---- end geerpc/detail/assert.hpp
+// ---- begin geerpc/net/stream_session.hpp
+// geerpc: the seam a stream layer plugs into (TLS, in a later issue): a session sits between a
+// connection's bytes and its socket, transforming both ways, and a factory in the options makes one
+// per connection. Only this small interface enters the core; the layer's own headers (OpenSSL's)
+// stay in the layer. A connection without a session is a plain TCP or Unix socket, and the
+// engines' branch into a session is then never taken (net/stream.hpp).
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// What one read or write did: moved `bytes` bytes (data), found nothing to do without waiting
+// (would_block: wait for the readiness the stream's wants() adds, then try again), or found the
+// connection over (closed: the peer's end, an error, a broken session).
+enum class io_status { data, would_block, closed };
+struct io_result {
+  io_status status = io_status::closed;
+  std::size_t bytes = 0;
+};
+
+// One connection's session, made for its socket right after connect or accept; it lives as long
+// as the connection's stream. A reader and several writers call it at once: it serialises its own
+// state (a TLS session: one mutex around every SSL_* call) and never waits, holding a lock or not:
+// the socket is non-blocking, and waiting is the engine's, through poll.
+class stream_session {
+ public:
+  stream_session() = default;
+  stream_session(const stream_session&) = delete;
+  stream_session& operator=(const stream_session&) = delete;
+  virtual ~stream_session() = default;
+
+  // Up to out.size() bytes of the peer's data. would_block means nothing is readable now (so
+  // buffered() is false): the engine waits for POLLIN | wants() and asks again.
+  virtual io_result read(std::span<std::byte> out) noexcept = 0;
+  // Takes some of `data` (all of it, or what the socket had room for, never none when it has room),
+  // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
+  // another buffer that starts with the same bytes.
+  virtual io_result write(std::span<const std::byte> data) noexcept = 0;
+  // Whether read() has data now without the socket being readable (decoded bytes kept inside,
+  // SSL_has_pending): an engine must not wait on the socket for them.
+  virtual bool buffered() const noexcept = 0;
+  // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
+  // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
+  // none.
+  virtual short wants() const noexcept = 0;
+  // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
+  // The stream then shuts the socket down, which wakes every thread waiting on it.
+  virtual void shutdown() noexcept = 0;
+};
+
+// Makes each connection's session: options::session for a client, server_options::session for a
+// server. Called once per connection, on the thread that connected or accepted, with the connected
+// non-blocking socket (the session uses it; the stream owns it). Throws to refuse the connection
+// (dial() fails with connect_failed; a server closes that connection and goes on); it never returns
+// nullptr.
+class stream_session_factory {
+ public:
+  enum class role { client, server };
+  virtual ~stream_session_factory() = default;
+  virtual std::unique_ptr<stream_session> make(int fd, role side) = 0;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/stream_session.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+static_assert(static_cast<int>(io_status::data) == static_cast<int>(recv_status::data) &&
+                  static_cast<int>(io_status::would_block) == static_cast<int>(recv_status::would_block) &&
+                  static_cast<int>(io_status::closed) == static_cast<int>(recv_status::closed),
+              "geerpc: a plain read's status passes through unchanged");
+
+class stream {
+ public:
+  stream() = default;
+  explicit stream(unique_fd fd, std::unique_ptr<stream_session> session = nullptr) noexcept
+      : fd_(std::move(fd)), session_(std::move(session)) {}
+
+  // For poll/epoll registration only: all I/O goes through the calls below.
+  int fd() const noexcept { return fd_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+  // A plain socket: no session, buffered() and wants() constant.
+  bool plain() const noexcept { return session_ == nullptr; }
+
+  // Never blocks, unless asked to `wait` on a plain socket in blocking mode (set_blocking()), which
+  // only a stream with blocking_reads() allows. Both calls are forced inline: the plain path must
+  // stay the system call it was before the seam, not a call to a function that makes it.
+  [[gnu::always_inline]] io_result read_some(std::span<std::byte> out, bool wait = false) noexcept {
+    if (session_ != nullptr) [[unlikely]]
+      return session_read(out, wait);
+    io_result r;
+    r.status = static_cast<io_status>(recv_some(fd_.get(), out.data(), out.size(), r.bytes, wait));
+    return r;
+  }
+
+  // Never blocks, never raises SIGPIPE; from any thread, beside a reader.
+  [[gnu::always_inline]] io_result write_some(std::span<const std::byte> data) noexcept {
+    if (session_ != nullptr) [[unlikely]]
+      return session_write(data);
+    const long sent = send_some(fd_.get(), data.data(), data.size());
+    if (sent < 0) return {io_status::closed, 0};
+    if (sent == 0 && !data.empty()) return {io_status::would_block, 0};
+    return {io_status::data, static_cast<std::size_t>(sent)};
+  }
+
+  bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
+  short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
+  // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
+  bool blocking_reads() const noexcept { return session_ == nullptr; }
+
+  // Wakes every thread waiting on fd() (the descriptor stays open until the stream goes); a
+  // session first says its last word. Safe from any thread, repeatable.
+  void shutdown() noexcept {
+    if (session_ != nullptr) session_->shutdown();
+    ::shutdown(fd_.get(), SHUT_RDWR);
+  }
+
+ private:
+  // Out of line and cold, so that the inlined plain path stays as small as it was.
+  [[gnu::noinline, gnu::cold]] io_result session_read(std::span<std::byte> out, [[maybe_unused]] bool wait) noexcept {
+    GEERPC_ASSERT(!wait, "stream: a session's reads never wait (blocking_reads() is false)");
+    return session_->read(out);
+  }
+  [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const std::byte> data) noexcept {
+    return session_->write(data);
+  }
+
+  unique_fd fd_;
+  std::unique_ptr<stream_session> session_;
+};
+
+// The stream for a connected socket: with the session `factory` makes, if there is a factory.
+// Throws what the factory throws.
+inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side) {
+  if (factory == nullptr) return stream(std::move(fd));
+  const int raw = fd.get();
+  std::unique_ptr<stream_session> session = factory->make(raw, side);
+  GEERPC_ASSERT(session != nullptr, "stream: a session factory makes a session or throws");
+  return stream(std::move(fd), std::move(session));
+}
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/stream.hpp
 // ---- begin geerpc/options.hpp
 // geerpc: the settings of a client connection and of a server, as plain std::chrono values with
 // defaults that suit most programs.
@@ -1792,6 +2001,10 @@ struct options {
   // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
   // (tuning/settings.hpp). The defaults suit most programs.
   tuning::settings tuning{};
+  // The stream layer between the connection's bytes and its socket: null (the default) for a
+  // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
+  // docs/transports.md); its session is made right after the connect, before the handshake.
+  std::shared_ptr<net::stream_session_factory> session{};
 };
 
 // For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
@@ -1838,6 +2051,9 @@ struct server_options {
   std::size_t max_queued_request_bytes = 256u << 20;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
+  // The stream layer, as options::session: null for plain sockets; otherwise every accepted
+  // connection gets a session from it (a connection it refuses, by throwing, is closed).
+  std::shared_ptr<net::stream_session_factory> session{};
 };
 
 GEERPC_END_NAMESPACE
@@ -1935,7 +2151,7 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 struct connection_info {
-  net::unique_fd fd;
+  net::stream stream;
   std::uint32_t server_max_frame_size = 0;
 };
 
@@ -1946,21 +2162,43 @@ inline error connect_timeout_error(const options& opts) {
 
 // Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
 // reply is taken from the stream. Returns nothing on success, else why it stopped.
-inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out,
+inline std::optional<errc> read_exactly(net::stream& stream, std::span<std::byte> out,
                                         const std::optional<net::clock::time_point>& deadline) {
   std::size_t have = 0;
   while (have < out.size()) {
-    std::size_t got = 0;
-    switch (net::recv_some(fd, out.data() + have, out.size() - have, got)) {
-      case net::recv_status::data:
-        have += got;
+    const net::io_result r = stream.read_some(out.subspan(have));
+    switch (r.status) {
+      case net::io_status::data:
+        have += r.bytes;
         continue;
-      case net::recv_status::closed:
+      case net::io_status::closed:
         return errc::connection_closed;
-      case net::recv_status::would_block:
+      case net::io_status::would_block:
         break;
     }
-    if (net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) return errc::connect_timeout;
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
+  }
+  return std::nullopt;
+}
+
+// Writes all of `data` before the deadline (a session may need to wait, a fresh plain socket never
+// does). Returns nothing on success, else why it stopped.
+inline std::optional<errc> write_all(net::stream& stream, std::span<const std::byte> data,
+                                     const std::optional<net::clock::time_point>& deadline) {
+  while (!data.empty()) {
+    const net::io_result r = stream.write_some(data);
+    switch (r.status) {
+      case net::io_status::data:
+        data = data.subspan(r.bytes);
+        continue;
+      case net::io_status::closed:
+        return errc::connection_closed;
+      case net::io_status::would_block:
+        break;
+    }
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLOUT | stream.wants()), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
   }
   return std::nullopt;
 }
@@ -2002,19 +2240,25 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
   int err = 0;
   connection_info info;
-  info.fd = net::connect_before(*endpoint, deadline, err);
+  net::unique_fd fd = net::connect_before(*endpoint, deadline, err);
   if (err == ETIMEDOUT && deadline && net::clock::now() >= *deadline) return connect_timeout_error(opts);
-  if (!info.fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
+  if (!fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
+  // The stream layer's session (TLS's SSL_connect runs as the hello below goes through it).
+  try {
+    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client);
+  } catch (const std::exception& e) {
+    return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
+  }
 
   std::array<std::byte, wire::hello_size> hello{};
   wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
                      hello);
-  // A fresh socket's send buffer takes the hello at once: no need to wait for writability.
-  if (net::send_some(info.fd.get(), hello.data(), hello.size()) != static_cast<long>(hello.size()))
-    return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
+  auto failed = write_all(info.stream, hello, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
 
   std::array<std::byte, wire::hello_reply_header_size> header{};
-  auto failed = read_exactly(info.fd.get(), header, deadline);
+  failed = read_exactly(info.stream, header, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
   if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
   wire::hello_reply reply;
@@ -2022,7 +2266,7 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
     return error{make_error_code(errc::protocol_error), where + bad};
   std::vector<std::byte> reason(reason_size);
-  failed = read_exactly(info.fd.get(), reason, deadline);
+  failed = read_exactly(info.stream, reason, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
   if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
   if (!reply.accepted)
@@ -3029,54 +3273,6 @@ GEERPC_END_NAMESPACE
 
 #include <mutex>
 
-// ---- begin geerpc/detail/assert.hpp
-// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
-// relies on (a request answered once, a timer queued at most once, a counter that never goes
-// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
-// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
-// core dump shows the state that broke it.
-//
-// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
-// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
-// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
-// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
-// draws no "unused" warning and a check never rots.
-//
-// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
-
-#include <cstdio>
-#include <cstdlib>
-
-
-#ifndef GEERPC_ENABLE_ASSERTS
-#ifdef NDEBUG
-#define GEERPC_ENABLE_ASSERTS 0
-#else
-#define GEERPC_ENABLE_ASSERTS 1
-#endif
-#endif
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// Out of line from the check, so that the passing path stays a compare and a branch.
-[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
-                                       const char* message) noexcept {
-  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
-  std::fflush(stderr);
-  std::abort();
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-
-#if GEERPC_ENABLE_ASSERTS
-#define GEERPC_ASSERT(condition, message) \
-  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
-#else
-#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
-#endif
-// ---- end geerpc/detail/assert.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -3114,9 +3310,9 @@ class frame_writer {
   // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
   // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
   // their sum. Only changes of capacity touch it: none on the fast path.
-  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
+  frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
                memory_gauge* gauge = nullptr) noexcept
-      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
+      : stream_(out), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
   ~frame_writer() {
     if (gauge_ != nullptr) gauge_->sub(held_);
   }
@@ -3138,7 +3334,7 @@ class frame_writer {
     // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
     sending_ = true;
     lock.unlock();
-    const long sent = send_some(fd_, frame.data(), frame.size());
+    const long sent = send_some(frame);
     lock.lock();
     if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
       sending_ = false;
@@ -3227,7 +3423,7 @@ class frame_writer {
         account_locked();
       }
       lock.unlock();
-      const long sent = send_some(fd_, in_flight_.data() + head_, in_flight_.size() - head_);
+      const long sent = send_some(std::span<const std::byte>(in_flight_).subspan(head_));
       lock.lock();
       if (sent < 0 || broken_) {
         sending_ = false;
@@ -3322,12 +3518,19 @@ class frame_writer {
     held_ = now;
   }
 
+  // Bytes the stream took, 0 when it has no room now (the owner then waits for POLLOUT | wants()
+  // and flushes), -1 when the connection is broken. Outside the lock: any thread may write.
+  long send_some(std::span<const std::byte> bytes) noexcept {
+    const io_result r = stream_.write_some(bytes);
+    return r.status == io_status::closed ? -1 : static_cast<long>(r.bytes);
+  }
+
   static void release(std::vector<std::byte>& buffer) noexcept { std::vector<std::byte>().swap(buffer); }
   static void release_if_large(std::vector<std::byte>& buffer) noexcept {
     if (buffer.empty() && buffer.capacity() > (64u << 10)) release(buffer);
   }
 
-  const int fd_;
+  stream& stream_;
   const std::size_t max_pending_;
   const want_write_fn want_write_;
   void* const context_;
@@ -3951,20 +4154,36 @@ class server_connection : public std::enable_shared_from_this<server_connection>
  public:
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()); `poller_fd` is the transport's epoll set,
-  // or -1 for a transport that polls per connection.
+  // or -1 for a transport that polls per connection. The stream gets its session, if the server
+  // has a stream layer (server_options::session), here: a factory's refusal throws.
   server_connection(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
                     int poller_fd = -1)
       : context_(context),
-        fd_(std::move(fd)),
+        stream_(
+            net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(fd_.get(), context.options.max_pending_output, want_write, this, &context.output),
+        writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size) {}
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
 
-  int fd() const noexcept { return fd_.get(); }
+  int fd() const noexcept { return stream_.fd(); }
+  // All of the connection's reads go through it (the transport's), and its writes through writer().
+  net::stream& stream() noexcept { return stream_; }
   int poller_fd() const noexcept { return poller_fd_; }
+
+  // What a transport with one poller for many connections (the threaded server) asked it to watch
+  // this connection for beyond reading: writability, for the writer (replies wait for the socket)
+  // or for the stream's session (a read that must write first). Both change it, from different
+  // threads, under this lock, so that the poller is never left with a stale set. Plain sockets'
+  // reads never want writability: only the writer's hook touches it then.
+  struct poller_wishes {
+    std::mutex mutex;
+    bool writer = false;
+    bool reader = false;
+  };
+  poller_wishes& wishes() noexcept { return wishes_; }
   net::frame_writer& writer() noexcept { return writer_; }
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
@@ -4044,7 +4263,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (already) return;
     // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
     writer_.flush();
-    ::shutdown(fd_.get(), SHUT_RDWR);
+    stream_.shutdown();
     stop_handlers();
   }
 
@@ -4436,8 +4655,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }  // `guard` goes here: it may be the connection's last reference
 
   server_context& context_;
-  net::unique_fd fd_;
+  net::stream stream_;
   const int poller_fd_;
+  poller_wishes wishes_;
   net::frame_writer writer_;
   net::frame_reader reader_;
   std::array<std::byte, wire::hello_size> hello_{};
@@ -4729,23 +4949,25 @@ class socket_watch {
 
 // The watching caller waits here until its call is done: it reads (`read_once(wait_for_data)`
 // returns false once the connection is over), first for a moment without sleeping when that pays
-// (spin.hpp), then asleep: in recv() itself when the call has no deadline (one system call instead
-// of two: nothing but the socket can complete such a call, and a close shuts the socket down,
-// which ends the recv), otherwise in poll() with its deadline, at which it calls `expire()`.
-// Returns false when the connection is over.
+// (spin.hpp), then asleep: in recv() itself when the call has no deadline and the stream allows it
+// (one system call instead of two: nothing but the socket can complete such a call, and a close
+// shuts the socket down, which ends the recv), otherwise in poll() (for POLLIN and what the
+// stream's session wants) with its deadline, at which it calls `expire()`. Returns false when the
+// connection is over.
 template <class Done, class ReadOnce, class Expire>
-bool read_own_reply(int fd, const std::optional<std::chrono::steady_clock::time_point>& deadline,
+bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::steady_clock::time_point>& deadline,
                     const reply_wait& wait, Done done, ReadOnce read_once, Expire expire) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
   if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
-  if (!deadline)
+  if (!deadline && stream.blocking_reads())
     while (open && !done()) read(true);
   while (open && !done()) {
     // Checked before every wait, not only when poll() times out: replies for other calls may keep
     // the socket readable long past this call's deadline.
-    if (std::chrono::steady_clock::now() >= *deadline ||
-        net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) {
+    if ((deadline && std::chrono::steady_clock::now() >= *deadline) ||
+        net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
+            net::wait_result::timeout) {
       expire();
       break;
     }
@@ -5392,9 +5614,9 @@ namespace detail {
 class blocking_client_engine {
  public:
   blocking_client_engine(connection_info connection, const options& opts)
-      : fd_(std::move(connection.fd)),
+      : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
-        writer_(fd_.get(), std::size_t{64} << 20),
+        writer_(stream_, std::size_t{64} << 20),
         max_frame_size_(opts.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
@@ -5416,7 +5638,7 @@ class blocking_client_engine {
 
   void close() {
     if (closed_.exchange(true, std::memory_order_acq_rel)) return;
-    ::shutdown(fd_.get(), SHUT_RDWR);  // wakes a caller waiting in poll
+    stream_.shutdown();  // wakes a caller waiting in poll
     std::lock_guard lock(mutex_);
     for (turn_waiter* w = first_waiter_; w != nullptr; w = w->next) w->wake.notify_one();
   }
@@ -5541,17 +5763,19 @@ class blocking_client_engine {
 
   enum class wait_outcome { ready, timed_out, canceled };
 
-  // Waits for `events` on the socket within the call's deadline; a stop request interrupts it.
+  // Waits for `events` on the socket, and what the stream's session wants, within the call's
+  // deadline; a stop request interrupts it.
   wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
+    const short watched = static_cast<short>(events | stream_.wants());
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
     // and is then seen below, like one that comes while asleep.
     const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
     if (events == POLLIN && waiting.may_spin() &&
-        waiting.spin_until([&] { return stopped() || net::ready_now(fd_.get(), POLLIN); }) && !stopped())
+        waiting.spin_until([&] { return stopped() || net::ready_now(stream_.fd(), watched); }) && !stopped())
       return wait_outcome::ready;
     for (;;) {
-      switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
+      switch (net::wait_for(stream_.fd(), watched, ctx.deadline(), wake_.get())) {
         case net::wait_result::ready:
           return wait_outcome::ready;
         case net::wait_result::timeout:
@@ -5616,12 +5840,14 @@ class blocking_client_engine {
         if (ctx.stop_token().stop_requested()) return cancel(seq);
         if (ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline()) return deadline_exceeded_outcome();
       }
+      // Read until would_block (rule 1, stream.hpp): a session's would_block means nothing is
+      // held, so only then is the socket waited on.
       switch (receive()) {
-        case net::recv_status::closed:
+        case net::io_status::closed:
           return broken();
-        case net::recv_status::data:
+        case net::io_status::data:
           continue;
-        case net::recv_status::would_block:
+        case net::io_status::would_block:
           switch (wait(POLLIN, ctx, waiting)) {
             case wait_outcome::ready:
               continue;
@@ -5683,8 +5909,9 @@ class blocking_client_engine {
   // Receives after the bytes held, which are the start of one frame (take_frame() said so), making
   // room first: they move to the front, and a buffer they fill doubles, up to the size of their
   // frame (its length prefix has been checked against the limit). A peer gets memory by sending
-  // bytes, not by claiming a size.
-  net::recv_status receive() {
+  // bytes, not by claiming a size. Forced inline: exchange() is its one caller, and the call per
+  // read would cost the fast path more than the stream seam's check of its session does.
+  [[gnu::always_inline]] net::io_status receive() {
     if (begin_ > 0) {
       std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
       end_ -= begin_;
@@ -5694,10 +5921,9 @@ class blocking_client_engine {
       const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
       buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
     }
-    std::size_t got = 0;
-    const auto status = net::recv_some(fd_.get(), buffer_.data() + end_, buffer_.size() - end_, got);
-    if (status == net::recv_status::data) end_ += got;
-    return status;
+    const net::io_result r = stream_.read_some(std::span<std::byte>(buffer_).subspan(end_));
+    if (r.status == net::io_status::data) end_ += r.bytes;
+    return r.status;
   }
 
   // After a big reply: gives the grown buffer back, keeping what is held for the next call.
@@ -5715,7 +5941,7 @@ class blocking_client_engine {
     return connection_closed_outcome();
   }
 
-  net::unique_fd fd_;
+  net::stream stream_;
   const std::uint32_t server_max_frame_size_;
   net::frame_writer writer_;
   const std::uint32_t max_frame_size_;  // of a reply
@@ -5836,7 +6062,12 @@ class blocking_server_engine {
         continue;
       }
       net::set_no_delay(fd);
-      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
+      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
+        continue;
+      }
       std::lock_guard lock(mutex_);
       reap_finished();
       if (stopping_) return;
@@ -5879,15 +6110,24 @@ class blocking_server_engine {
     // connection costs its thread's few stack pages, not a buffer.
     std::byte buffer[32u << 10];
     std::vector<server_request*> ready;
+    net::stream& stream = connection.stream();
     for (;;) {
-      const short events = POLLIN | (connection.writer().has_pending() ? POLLOUT : 0);
-      if (net::wait_for(connection.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
+      // Bytes the stream's session holds are read without waiting: the socket may never become
+      // readable for them (stream.hpp, rule 2). Otherwise wait for reading, writing while replies
+      // wait, and what the session wants; then both are tried (rule 3).
+      if (!stream.buffered()) {
+        const short wants = stream.wants();
+        const short events =
+            static_cast<short>(POLLIN | wants | (connection.writer().has_pending() ? POLLOUT | wants : 0));
+        if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
+      } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
+        break;
+      }
       if (connection.writer().has_pending() && !connection.flush_output()) break;
-      std::size_t got = 0;
-      const auto status = net::recv_some(connection.fd(), buffer, sizeof buffer, got);
-      if (status == net::recv_status::closed) break;
-      if (status == net::recv_status::would_block) continue;
-      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, got), ready);
+      const net::io_result r = stream.read_some(std::span<std::byte>(buffer, sizeof buffer));
+      if (r.status == net::io_status::closed) break;
+      if (r.status == net::io_status::would_block) continue;
+      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, r.bytes), ready);
       for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
       ready.clear();
       if (!alive || connection.closed()) break;
@@ -6000,14 +6240,16 @@ class threaded_client_engine {
   };
 
   threaded_client_engine(connection_info connection, const options& opts)
-      : fd_(std::move(connection.fd)),
+      : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
         scheduler_(deadline_scheduler::shared()),
-        writer_(fd_.get(), std::size_t{64} << 20, &want_write, this),
+        writer_(stream_, std::size_t{64} << 20, &want_write, this),
         reader_(opts.max_frame_size),
         tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, &on_broken, this}),
         receiver_([this] { receive(); }) {
-    if constexpr (hooks::callers_read) net::set_blocking(fd_.get());  // for a caller's recv that waits
+    // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
+    if constexpr (hooks::callers_read)
+      if (stream_.blocking_reads()) net::set_blocking(stream_.fd());
   }
 
   ~threaded_client_engine() {
@@ -6168,7 +6410,7 @@ class threaded_client_engine {
     std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
     std::unique_lock lock(reading_);
     const bool open = detail::read_own_reply(
-        fd_.get(), ctx.deadline(), wait, [&] { return call.done(); },
+        stream_, ctx.deadline(), wait, [&] { return call.done(); },
         [&](bool wait_for_data) { return read_ready(buffer, sizeof buffer, false, wait_for_data); },
         [&] { expire(call); });
     // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
@@ -6200,7 +6442,7 @@ class threaded_client_engine {
       std::lock_guard lock(mutex_);
       if (!closed_) {
         closed_ = true;
-        ::shutdown(fd_.get(), SHUT_RDWR);
+        stream_.shutdown();
       }
       pending_.drain_into(orphans);
     }
@@ -6216,19 +6458,31 @@ class threaded_client_engine {
 
   // The receiving thread: waits for replies (or, while a caller watches the socket, only for the
   // connection's end), for writability while requests wait for the socket, and for a wake-up.
+  // With a session (stream.hpp's rules 2 and 3), bytes it holds are read without waiting, it waits
+  // for what the session wants too, and any readiness retries both the flush and, while it
+  // watches, the read. While a caller watches, that caller reads, and waits for what the session's
+  // read wants itself: the receiving thread must then go on flushing, never wait for the caller's
+  // reading_ (a large request would never finish going out).
   void receive() {
     std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
     for (;;) {
       const bool watching = tuning_.receiver_watches();
-      const auto events = (watching ? POLLIN : POLLRDHUP) | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0);
-      pollfd fds[2] = {{fd_.get(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail_all();
+      const bool want_write = want_write_.load(std::memory_order_acquire);
+      auto events = (watching ? POLLIN : POLLRDHUP) | (want_write ? POLLOUT : 0);
+      const bool plain = stream_.plain();
+      const bool held = !plain && watching && stream_.buffered();
+      if (!plain && (watching || want_write)) events |= stream_.wants();
+      pollfd fds[2] = {{stream_.fd(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
+      if (::poll(fds, 2, held ? 0 : -1) < 0 && errno != EINTR) return fail_all();
       if (fds[1].revents & POLLIN) {
         wake_.drain();
         if (stopping_.load(std::memory_order_acquire)) return;
       }
-      if ((fds[0].revents & POLLOUT) && writer_.flush() == net::frame_writer::status::broken) return fail_all();
-      if (fds[0].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) {
+      const bool retry_both = !plain && (held || fds[0].revents != 0);
+      if ((retry_both || (fds[0].revents & POLLOUT)) && writer_.flush() == net::frame_writer::status::broken)
+        return fail_all();
+      const short read_on = static_cast<short>((watching ? POLLIN : 0) | POLLRDHUP | POLLHUP | POLLERR);
+      if ((retry_both && watching) || (fds[0].revents & read_on)) {
         std::unique_lock lock(reading_);  // a caller reading its own reply holds it until done
         if (!read_ready(buffer, sizeof buffer, true)) {
           lock.unlock();
@@ -6253,12 +6507,13 @@ class threaded_client_engine {
   }
 
   // Reads once, or until the socket is empty; with `wait`, the first read waits for data (the
-  // socket is in blocking mode then). Returns false when the connection is over.
+  // socket is in blocking mode then). Either way it goes on while the stream's session holds bytes
+  // (rule 1): nobody would wait on the socket for those. Returns false when the connection is over.
   bool read_socket(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
     for (;;) {
-      std::size_t got = 0;
-      if (const auto status = net::recv_some(fd_.get(), buffer, size, got, wait); status != net::recv_status::data)
-        return status == net::recv_status::would_block;
+      const net::io_result r = stream_.read_some(std::span<std::byte>(buffer, size), wait);
+      if (r.status != net::io_status::data) return r.status == net::io_status::would_block;
+      const std::size_t got = r.bytes;
       wait = false;
       bool valid = true;
       const char* broken = nullptr;
@@ -6276,6 +6531,7 @@ class threaded_client_engine {
         });
       }
       if (broken != nullptr || !valid) return false;
+      if (stream_.buffered()) continue;
       if (!until_empty || got < size) return true;  // a short read emptied the socket: no recv for EAGAIN
     }
   }
@@ -6295,7 +6551,7 @@ class threaded_client_engine {
     return true;
   }
 
-  net::unique_fd fd_;
+  net::stream stream_;
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;
@@ -6729,55 +6985,99 @@ class threaded_server_engine {
   }
 
   // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
+  // Connections whose stream session holds bytes after a round cut short (resume_) are read
+  // again without waiting for their descriptor, which may never become readable for those bytes:
+  // while there are any, epoll is only looked at (stream.hpp, rule 2).
   void lead(std::vector<server_request*>& fresh, std::vector<std::byte>& buffer) {
     constexpr int max_events = 64;
     epoll_event events[max_events];
-    int count = ::epoll_wait(epoll_.get(), events, max_events, -1);
+    resuming_.swap(resume_);
+    int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);
     // The tuning may let the threads about to send more requests do so first; then epoll is asked
     // again, so that connections that became readable meanwhile are read too.
     if (count > 0 && tuning_.yield_before_reading(count, max_events))
       if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
-    service_events(events, count, fresh, buffer);
+    if (service_events(events, count, fresh, buffer) && !resuming_.empty()) resume_reads(events, count, fresh, buffer);
+    resuming_.clear();
     if (count > 0) tuning_.round_read(fresh.size());
   }
 
-  void service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh,
+  // Returns false when it finds the server stopping.
+  bool service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh,
                       std::vector<std::byte>& buffer) {
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
-      if (tag == &wake_tag_) return;  // stopping; the eventfd stays readable for every leader
+      if (tag == &wake_tag_) return false;  // stopping; the eventfd stays readable for every leader
       if (tag == &listen_tag_) {
         accept_all();
         continue;
       }
       auto* connection = static_cast<server_connection*>(tag);
-      if (events[i].events & EPOLLOUT) connection->flush_output();  // closes it if broken
-      if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh, buffer))
-        drop(connection);
-    }
-  }
-
-  // Reads what the socket holds (a bounded amount per round, for fairness between connections).
-  // Returns false when the connection is finished.
-  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
-                        std::vector<std::byte>& buffer) {
-    for (int round = 0; round < 4; ++round) {
-      std::size_t got = 0;
-      switch (net::recv_some(connection.fd(), buffer.data(), buffer.size(), got)) {
-        case net::recv_status::would_block:
-          return !connection.closed();
-        case net::recv_status::closed:
-          return false;
-        case net::recv_status::data:
-          break;
+      if (!connection->stream().plain()) {
+        service_session(connection, fresh, buffer);
+        continue;
       }
-      if (!connection.on_bytes(std::span<const std::byte>(buffer.data(), got), fresh)) return false;
-      if (got < buffer.size()) return true;
+      if (events[i].events & EPOLLOUT) connection->flush_output();  // closes it if broken
+      bool more = false;  // a plain socket holds nothing outside the kernel: never set
+      if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) &&
+          !read_from(*connection, fresh, buffer, more))
+        drop(connection);
     }
     return true;
   }
 
+  // A connection with a stream session, on any readiness or to resume its reads: the session may
+  // have waited for either direction on behalf of the other (a read that must write first), so
+  // both the flush and the read are tried (rule 3), and the poller then watches for what the
+  // session's read wants.
+  [[gnu::noinline]] void service_session(server_connection* connection, std::vector<server_request*>& fresh,
+                                         std::vector<std::byte>& buffer) {
+    connection->flush_output();  // closes it if broken; the read then finds it closed
+    bool more = false;
+    if (!read_from(*connection, fresh, buffer, more)) return drop(connection);
+    if (more) resume_.push_back(connection);
+    const bool reader_wants_out = (connection->stream().wants() & POLLOUT) != 0;
+    rewatch(*connection, nullptr, &reader_wants_out);
+  }
+
+  // The connections of the round before whose sessions held bytes, unless this round's events
+  // served them already (or dropped them).
+  void resume_reads(const epoll_event* events, int count, std::vector<server_request*>& fresh,
+                    std::vector<std::byte>& buffer) {
+    for (server_connection* connection : resuming_) {
+      const bool served =
+          std::any_of(events, events + count, [&](const epoll_event& e) { return e.data.ptr == connection; });
+      if (!served) service_session(connection, fresh, buffer);
+    }
+  }
+
+  // Reads what the stream holds (a bounded amount per round, for fairness between connections):
+  // until would_block, or a short read that leaves nothing in the stream's session (rule 1).
+  // `more` says that the round was cut short while the session holds bytes. Returns false when the
+  // connection is finished.
+  // Forced inline: on the plain path it is what the leader's loop did before the seam, not a call.
+  [[gnu::always_inline]] static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
+                                               std::vector<std::byte>& buffer, bool& more) {
+    net::stream& stream = connection.stream();
+    for (int round = 0; round < 4; ++round) {
+      const net::io_result r = stream.read_some(buffer);
+      switch (r.status) {
+        case net::io_status::would_block:
+          return !connection.closed();
+        case net::io_status::closed:
+          return false;
+        case net::io_status::data:
+          break;
+      }
+      if (!connection.on_bytes(std::span<const std::byte>(buffer.data(), r.bytes), fresh)) return false;
+      if (r.bytes < buffer.size() && !stream.buffered()) return true;
+    }
+    more = stream.buffered();
+    return true;
+  }
+
   void drop(server_connection* connection) {
+    if (!connection->stream().plain()) std::erase(resume_, connection);
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, connection->fd(), nullptr);
     connection->close();
     std::lock_guard lock(connections_mutex_);
@@ -6793,7 +7093,12 @@ class threaded_server_engine {
         return;
       }
       net::set_no_delay(fd);
-      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
+      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
+        continue;
+      }
       std::lock_guard lock(connections_mutex_);
       if (stopping_now()) {
         connection->close();
@@ -6830,10 +7135,27 @@ class threaded_server_engine {
   // The frame_writer's hook: watch for writability while replies wait for the peer to read.
   static void want_write(void* context, bool want) {
     auto* connection = static_cast<server_connection*>(context);
+    if (!connection->stream().plain()) return rewatch(*connection, &want, nullptr);
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
     event.data.ptr = connection;
     ::epoll_ctl(connection->poller_fd(), EPOLL_CTL_MOD, connection->fd(), &event);  // ENOENT once dropped: fine
+  }
+
+  // For a connection with a stream session: the writer's wish or the reader's (null: unchanged)
+  // for writability, and the poller updated when their sum changes (server_connection::wishes()).
+  static void rewatch(server_connection& connection, const bool* writer, const bool* reader) {
+    auto& wishes = connection.wishes();
+    std::lock_guard lock(wishes.mutex);
+    const bool before = wishes.writer || wishes.reader;
+    if (writer != nullptr) wishes.writer = *writer;
+    if (reader != nullptr) wishes.reader = *reader;
+    const bool out = wishes.writer || wishes.reader;
+    if (out == before) return;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u);
+    event.data.ptr = &connection;
+    ::epoll_ctl(connection.poller_fd(), EPOLL_CTL_MOD, connection.fd(), &event);  // ENOENT once dropped: fine
   }
 
   void watch(int fd, std::uint32_t events, void* tag, int op = EPOLL_CTL_ADD) {
@@ -6867,6 +7189,10 @@ class threaded_server_engine {
   std::list<worker> workers_;    // live threads
   std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
+
+  // Only the leader touches these: connections whose session holds bytes after a round cut short,
+  // to read next round without waiting (resume_), and the round's own copy (resuming_).
+  std::vector<server_connection*> resume_, resuming_;
 
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;

@@ -18,6 +18,7 @@
 #include "../detail/duration_text.hpp"
 #include "../error.hpp"
 #include "../net/socket.hpp"
+#include "../net/stream.hpp"
 #include "../options.hpp"
 #include "../wire/handshake.hpp"
 
@@ -25,7 +26,7 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 struct connection_info {
-  net::unique_fd fd;
+  net::stream stream;
   std::uint32_t server_max_frame_size = 0;
 };
 
@@ -36,21 +37,43 @@ inline error connect_timeout_error(const options& opts) {
 
 // Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
 // reply is taken from the stream. Returns nothing on success, else why it stopped.
-inline std::optional<errc> read_exactly(int fd, std::span<std::byte> out,
+inline std::optional<errc> read_exactly(net::stream& stream, std::span<std::byte> out,
                                         const std::optional<net::clock::time_point>& deadline) {
   std::size_t have = 0;
   while (have < out.size()) {
-    std::size_t got = 0;
-    switch (net::recv_some(fd, out.data() + have, out.size() - have, got)) {
-      case net::recv_status::data:
-        have += got;
+    const net::io_result r = stream.read_some(out.subspan(have));
+    switch (r.status) {
+      case net::io_status::data:
+        have += r.bytes;
         continue;
-      case net::recv_status::closed:
+      case net::io_status::closed:
         return errc::connection_closed;
-      case net::recv_status::would_block:
+      case net::io_status::would_block:
         break;
     }
-    if (net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) return errc::connect_timeout;
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
+  }
+  return std::nullopt;
+}
+
+// Writes all of `data` before the deadline (a session may need to wait, a fresh plain socket never
+// does). Returns nothing on success, else why it stopped.
+inline std::optional<errc> write_all(net::stream& stream, std::span<const std::byte> data,
+                                     const std::optional<net::clock::time_point>& deadline) {
+  while (!data.empty()) {
+    const net::io_result r = stream.write_some(data);
+    switch (r.status) {
+      case net::io_status::data:
+        data = data.subspan(r.bytes);
+        continue;
+      case net::io_status::closed:
+        return errc::connection_closed;
+      case net::io_status::would_block:
+        break;
+    }
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLOUT | stream.wants()), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
   }
   return std::nullopt;
 }
@@ -92,19 +115,25 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
   int err = 0;
   connection_info info;
-  info.fd = net::connect_before(*endpoint, deadline, err);
+  net::unique_fd fd = net::connect_before(*endpoint, deadline, err);
   if (err == ETIMEDOUT && deadline && net::clock::now() >= *deadline) return connect_timeout_error(opts);
-  if (!info.fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
+  if (!fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
+  // The stream layer's session (TLS's SSL_connect runs as the hello below goes through it).
+  try {
+    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client);
+  } catch (const std::exception& e) {
+    return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
+  }
 
   std::array<std::byte, wire::hello_size> hello{};
   wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
                      hello);
-  // A fresh socket's send buffer takes the hello at once: no need to wait for writability.
-  if (net::send_some(info.fd.get(), hello.data(), hello.size()) != static_cast<long>(hello.size()))
-    return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
+  auto failed = write_all(info.stream, hello, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
 
   std::array<std::byte, wire::hello_reply_header_size> header{};
-  auto failed = read_exactly(info.fd.get(), header, deadline);
+  failed = read_exactly(info.stream, header, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
   if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
   wire::hello_reply reply;
@@ -112,7 +141,7 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
     return error{make_error_code(errc::protocol_error), where + bad};
   std::vector<std::byte> reason(reason_size);
-  failed = read_exactly(info.fd.get(), reason, deadline);
+  failed = read_exactly(info.stream, reason, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
   if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
   if (!reply.accepted)

@@ -21,7 +21,7 @@
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
-#include "socket.hpp"
+#include "stream.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -59,9 +59,9 @@ class frame_writer {
   // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
   // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
   // their sum. Only changes of capacity touch it: none on the fast path.
-  frame_writer(int fd, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
+  frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
                memory_gauge* gauge = nullptr) noexcept
-      : fd_(fd), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
+      : stream_(out), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
   ~frame_writer() {
     if (gauge_ != nullptr) gauge_->sub(held_);
   }
@@ -83,7 +83,7 @@ class frame_writer {
     // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
     sending_ = true;
     lock.unlock();
-    const long sent = send_some(fd_, frame.data(), frame.size());
+    const long sent = send_some(frame);
     lock.lock();
     if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
       sending_ = false;
@@ -172,7 +172,7 @@ class frame_writer {
         account_locked();
       }
       lock.unlock();
-      const long sent = send_some(fd_, in_flight_.data() + head_, in_flight_.size() - head_);
+      const long sent = send_some(std::span<const std::byte>(in_flight_).subspan(head_));
       lock.lock();
       if (sent < 0 || broken_) {
         sending_ = false;
@@ -267,12 +267,19 @@ class frame_writer {
     held_ = now;
   }
 
+  // Bytes the stream took, 0 when it has no room now (the owner then waits for POLLOUT | wants()
+  // and flushes), -1 when the connection is broken. Outside the lock: any thread may write.
+  long send_some(std::span<const std::byte> bytes) noexcept {
+    const io_result r = stream_.write_some(bytes);
+    return r.status == io_status::closed ? -1 : static_cast<long>(r.bytes);
+  }
+
   static void release(std::vector<std::byte>& buffer) noexcept { std::vector<std::byte>().swap(buffer); }
   static void release_if_large(std::vector<std::byte>& buffer) noexcept {
     if (buffer.empty() && buffer.capacity() > (64u << 10)) release(buffer);
   }
 
-  const int fd_;
+  stream& stream_;
   const std::size_t max_pending_;
   const want_write_fn want_write_;
   void* const context_;

@@ -37,6 +37,7 @@
 #include "../net/frame_reader.hpp"
 #include "../net/frame_writer.hpp"
 #include "../net/socket.hpp"
+#include "../net/stream.hpp"
 #include "../options.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "../wire/frame.hpp"
@@ -106,20 +107,36 @@ class server_connection : public std::enable_shared_from_this<server_connection>
  public:
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()); `poller_fd` is the transport's epoll set,
-  // or -1 for a transport that polls per connection.
+  // or -1 for a transport that polls per connection. The stream gets its session, if the server
+  // has a stream layer (server_options::session), here: a factory's refusal throws.
   server_connection(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
                     int poller_fd = -1)
       : context_(context),
-        fd_(std::move(fd)),
+        stream_(
+            net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(fd_.get(), context.options.max_pending_output, want_write, this, &context.output),
+        writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size) {}
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
 
-  int fd() const noexcept { return fd_.get(); }
+  int fd() const noexcept { return stream_.fd(); }
+  // All of the connection's reads go through it (the transport's), and its writes through writer().
+  net::stream& stream() noexcept { return stream_; }
   int poller_fd() const noexcept { return poller_fd_; }
+
+  // What a transport with one poller for many connections (the threaded server) asked it to watch
+  // this connection for beyond reading: writability, for the writer (replies wait for the socket)
+  // or for the stream's session (a read that must write first). Both change it, from different
+  // threads, under this lock, so that the poller is never left with a stale set. Plain sockets'
+  // reads never want writability: only the writer's hook touches it then.
+  struct poller_wishes {
+    std::mutex mutex;
+    bool writer = false;
+    bool reader = false;
+  };
+  poller_wishes& wishes() noexcept { return wishes_; }
   net::frame_writer& writer() noexcept { return writer_; }
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
@@ -199,7 +216,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (already) return;
     // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
     writer_.flush();
-    ::shutdown(fd_.get(), SHUT_RDWR);
+    stream_.shutdown();
     stop_handlers();
   }
 
@@ -591,8 +608,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }  // `guard` goes here: it may be the connection's last reference
 
   server_context& context_;
-  net::unique_fd fd_;
+  net::stream stream_;
   const int poller_fd_;
+  poller_wishes wishes_;
   net::frame_writer writer_;
   net::frame_reader reader_;
   std::array<std::byte, wire::hello_size> hello_{};

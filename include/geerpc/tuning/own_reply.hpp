@@ -15,6 +15,7 @@
 
 #include "../config.hpp"
 #include "../net/socket.hpp"
+#include "../net/stream.hpp"
 #include "spin.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -60,23 +61,25 @@ class socket_watch {
 
 // The watching caller waits here until its call is done: it reads (`read_once(wait_for_data)`
 // returns false once the connection is over), first for a moment without sleeping when that pays
-// (spin.hpp), then asleep: in recv() itself when the call has no deadline (one system call instead
-// of two: nothing but the socket can complete such a call, and a close shuts the socket down,
-// which ends the recv), otherwise in poll() with its deadline, at which it calls `expire()`.
-// Returns false when the connection is over.
+// (spin.hpp), then asleep: in recv() itself when the call has no deadline and the stream allows it
+// (one system call instead of two: nothing but the socket can complete such a call, and a close
+// shuts the socket down, which ends the recv), otherwise in poll() (for POLLIN and what the
+// stream's session wants) with its deadline, at which it calls `expire()`. Returns false when the
+// connection is over.
 template <class Done, class ReadOnce, class Expire>
-bool read_own_reply(int fd, const std::optional<std::chrono::steady_clock::time_point>& deadline,
+bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::steady_clock::time_point>& deadline,
                     const reply_wait& wait, Done done, ReadOnce read_once, Expire expire) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
   if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
-  if (!deadline)
+  if (!deadline && stream.blocking_reads())
     while (open && !done()) read(true);
   while (open && !done()) {
     // Checked before every wait, not only when poll() times out: replies for other calls may keep
     // the socket readable long past this call's deadline.
-    if (std::chrono::steady_clock::now() >= *deadline ||
-        net::wait_for(fd, POLLIN, deadline) == net::wait_result::timeout) {
+    if ((deadline && std::chrono::steady_clock::now() >= *deadline) ||
+        net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
+            net::wait_result::timeout) {
       expire();
       break;
     }

@@ -29,6 +29,7 @@
 #include "../../context.hpp"
 #include "../../net/frame_writer.hpp"
 #include "../../net/socket.hpp"
+#include "../../net/stream.hpp"
 #include "../../options.hpp"
 #include "../../tuning/spin.hpp"
 #include "../../wire/frame.hpp"
@@ -39,9 +40,9 @@ namespace detail {
 class blocking_client_engine {
  public:
   blocking_client_engine(connection_info connection, const options& opts)
-      : fd_(std::move(connection.fd)),
+      : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
-        writer_(fd_.get(), std::size_t{64} << 20),
+        writer_(stream_, std::size_t{64} << 20),
         max_frame_size_(opts.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
@@ -63,7 +64,7 @@ class blocking_client_engine {
 
   void close() {
     if (closed_.exchange(true, std::memory_order_acq_rel)) return;
-    ::shutdown(fd_.get(), SHUT_RDWR);  // wakes a caller waiting in poll
+    stream_.shutdown();  // wakes a caller waiting in poll
     std::lock_guard lock(mutex_);
     for (turn_waiter* w = first_waiter_; w != nullptr; w = w->next) w->wake.notify_one();
   }
@@ -188,17 +189,19 @@ class blocking_client_engine {
 
   enum class wait_outcome { ready, timed_out, canceled };
 
-  // Waits for `events` on the socket within the call's deadline; a stop request interrupts it.
+  // Waits for `events` on the socket, and what the stream's session wants, within the call's
+  // deadline; a stop request interrupts it.
   wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
+    const short watched = static_cast<short>(events | stream_.wants());
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
     // and is then seen below, like one that comes while asleep.
     const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
     if (events == POLLIN && waiting.may_spin() &&
-        waiting.spin_until([&] { return stopped() || net::ready_now(fd_.get(), POLLIN); }) && !stopped())
+        waiting.spin_until([&] { return stopped() || net::ready_now(stream_.fd(), watched); }) && !stopped())
       return wait_outcome::ready;
     for (;;) {
-      switch (net::wait_for(fd_.get(), events, ctx.deadline(), wake_.get())) {
+      switch (net::wait_for(stream_.fd(), watched, ctx.deadline(), wake_.get())) {
         case net::wait_result::ready:
           return wait_outcome::ready;
         case net::wait_result::timeout:
@@ -263,12 +266,14 @@ class blocking_client_engine {
         if (ctx.stop_token().stop_requested()) return cancel(seq);
         if (ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline()) return deadline_exceeded_outcome();
       }
+      // Read until would_block (rule 1, stream.hpp): a session's would_block means nothing is
+      // held, so only then is the socket waited on.
       switch (receive()) {
-        case net::recv_status::closed:
+        case net::io_status::closed:
           return broken();
-        case net::recv_status::data:
+        case net::io_status::data:
           continue;
-        case net::recv_status::would_block:
+        case net::io_status::would_block:
           switch (wait(POLLIN, ctx, waiting)) {
             case wait_outcome::ready:
               continue;
@@ -330,8 +335,9 @@ class blocking_client_engine {
   // Receives after the bytes held, which are the start of one frame (take_frame() said so), making
   // room first: they move to the front, and a buffer they fill doubles, up to the size of their
   // frame (its length prefix has been checked against the limit). A peer gets memory by sending
-  // bytes, not by claiming a size.
-  net::recv_status receive() {
+  // bytes, not by claiming a size. Forced inline: exchange() is its one caller, and the call per
+  // read would cost the fast path more than the stream seam's check of its session does.
+  [[gnu::always_inline]] net::io_status receive() {
     if (begin_ > 0) {
       std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
       end_ -= begin_;
@@ -341,10 +347,9 @@ class blocking_client_engine {
       const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
       buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
     }
-    std::size_t got = 0;
-    const auto status = net::recv_some(fd_.get(), buffer_.data() + end_, buffer_.size() - end_, got);
-    if (status == net::recv_status::data) end_ += got;
-    return status;
+    const net::io_result r = stream_.read_some(std::span<std::byte>(buffer_).subspan(end_));
+    if (r.status == net::io_status::data) end_ += r.bytes;
+    return r.status;
   }
 
   // After a big reply: gives the grown buffer back, keeping what is held for the next call.
@@ -362,7 +367,7 @@ class blocking_client_engine {
     return connection_closed_outcome();
   }
 
-  net::unique_fd fd_;
+  net::stream stream_;
   const std::uint32_t server_max_frame_size_;
   net::frame_writer writer_;
   const std::uint32_t max_frame_size_;  // of a reply

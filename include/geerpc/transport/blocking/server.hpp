@@ -22,6 +22,7 @@
 
 #include "../../config.hpp"
 #include "../../net/socket.hpp"
+#include "../../net/stream.hpp"
 #include "../../server/connection.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -113,7 +114,12 @@ class blocking_server_engine {
         continue;
       }
       net::set_no_delay(fd);
-      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
+      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
+        continue;
+      }
       std::lock_guard lock(mutex_);
       reap_finished();
       if (stopping_) return;
@@ -156,15 +162,24 @@ class blocking_server_engine {
     // connection costs its thread's few stack pages, not a buffer.
     std::byte buffer[32u << 10];
     std::vector<server_request*> ready;
+    net::stream& stream = connection.stream();
     for (;;) {
-      const short events = POLLIN | (connection.writer().has_pending() ? POLLOUT : 0);
-      if (net::wait_for(connection.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
+      // Bytes the stream's session holds are read without waiting: the socket may never become
+      // readable for them (stream.hpp, rule 2). Otherwise wait for reading, writing while replies
+      // wait, and what the session wants; then both are tried (rule 3).
+      if (!stream.buffered()) {
+        const short wants = stream.wants();
+        const short events =
+            static_cast<short>(POLLIN | wants | (connection.writer().has_pending() ? POLLOUT | wants : 0));
+        if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
+      } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
+        break;
+      }
       if (connection.writer().has_pending() && !connection.flush_output()) break;
-      std::size_t got = 0;
-      const auto status = net::recv_some(connection.fd(), buffer, sizeof buffer, got);
-      if (status == net::recv_status::closed) break;
-      if (status == net::recv_status::would_block) continue;
-      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, got), ready);
+      const net::io_result r = stream.read_some(std::span<std::byte>(buffer, sizeof buffer));
+      if (r.status == net::io_status::closed) break;
+      if (r.status == net::io_status::would_block) continue;
+      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, r.bytes), ready);
       for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
       ready.clear();
       if (!alive || connection.closed()) break;

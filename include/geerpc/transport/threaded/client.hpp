@@ -46,6 +46,7 @@
 #include "../../net/frame_reader.hpp"
 #include "../../net/frame_writer.hpp"
 #include "../../net/socket.hpp"
+#include "../../net/stream.hpp"
 #include "../../options.hpp"
 #include "../../scheduler/deadline_scheduler.hpp"
 #include "../../tuning/none.hpp"
@@ -88,14 +89,16 @@ class threaded_client_engine {
   };
 
   threaded_client_engine(connection_info connection, const options& opts)
-      : fd_(std::move(connection.fd)),
+      : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
         scheduler_(deadline_scheduler::shared()),
-        writer_(fd_.get(), std::size_t{64} << 20, &want_write, this),
+        writer_(stream_, std::size_t{64} << 20, &want_write, this),
         reader_(opts.max_frame_size),
         tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, &on_broken, this}),
         receiver_([this] { receive(); }) {
-    if constexpr (hooks::callers_read) net::set_blocking(fd_.get());  // for a caller's recv that waits
+    // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
+    if constexpr (hooks::callers_read)
+      if (stream_.blocking_reads()) net::set_blocking(stream_.fd());
   }
 
   ~threaded_client_engine() {
@@ -256,7 +259,7 @@ class threaded_client_engine {
     std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
     std::unique_lock lock(reading_);
     const bool open = detail::read_own_reply(
-        fd_.get(), ctx.deadline(), wait, [&] { return call.done(); },
+        stream_, ctx.deadline(), wait, [&] { return call.done(); },
         [&](bool wait_for_data) { return read_ready(buffer, sizeof buffer, false, wait_for_data); },
         [&] { expire(call); });
     // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
@@ -288,7 +291,7 @@ class threaded_client_engine {
       std::lock_guard lock(mutex_);
       if (!closed_) {
         closed_ = true;
-        ::shutdown(fd_.get(), SHUT_RDWR);
+        stream_.shutdown();
       }
       pending_.drain_into(orphans);
     }
@@ -304,19 +307,31 @@ class threaded_client_engine {
 
   // The receiving thread: waits for replies (or, while a caller watches the socket, only for the
   // connection's end), for writability while requests wait for the socket, and for a wake-up.
+  // With a session (stream.hpp's rules 2 and 3), bytes it holds are read without waiting, it waits
+  // for what the session wants too, and any readiness retries both the flush and, while it
+  // watches, the read. While a caller watches, that caller reads, and waits for what the session's
+  // read wants itself: the receiving thread must then go on flushing, never wait for the caller's
+  // reading_ (a large request would never finish going out).
   void receive() {
     std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
     for (;;) {
       const bool watching = tuning_.receiver_watches();
-      const auto events = (watching ? POLLIN : POLLRDHUP) | (want_write_.load(std::memory_order_acquire) ? POLLOUT : 0);
-      pollfd fds[2] = {{fd_.get(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return fail_all();
+      const bool want_write = want_write_.load(std::memory_order_acquire);
+      auto events = (watching ? POLLIN : POLLRDHUP) | (want_write ? POLLOUT : 0);
+      const bool plain = stream_.plain();
+      const bool held = !plain && watching && stream_.buffered();
+      if (!plain && (watching || want_write)) events |= stream_.wants();
+      pollfd fds[2] = {{stream_.fd(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
+      if (::poll(fds, 2, held ? 0 : -1) < 0 && errno != EINTR) return fail_all();
       if (fds[1].revents & POLLIN) {
         wake_.drain();
         if (stopping_.load(std::memory_order_acquire)) return;
       }
-      if ((fds[0].revents & POLLOUT) && writer_.flush() == net::frame_writer::status::broken) return fail_all();
-      if (fds[0].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) {
+      const bool retry_both = !plain && (held || fds[0].revents != 0);
+      if ((retry_both || (fds[0].revents & POLLOUT)) && writer_.flush() == net::frame_writer::status::broken)
+        return fail_all();
+      const short read_on = static_cast<short>((watching ? POLLIN : 0) | POLLRDHUP | POLLHUP | POLLERR);
+      if ((retry_both && watching) || (fds[0].revents & read_on)) {
         std::unique_lock lock(reading_);  // a caller reading its own reply holds it until done
         if (!read_ready(buffer, sizeof buffer, true)) {
           lock.unlock();
@@ -341,12 +356,13 @@ class threaded_client_engine {
   }
 
   // Reads once, or until the socket is empty; with `wait`, the first read waits for data (the
-  // socket is in blocking mode then). Returns false when the connection is over.
+  // socket is in blocking mode then). Either way it goes on while the stream's session holds bytes
+  // (rule 1): nobody would wait on the socket for those. Returns false when the connection is over.
   bool read_socket(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
     for (;;) {
-      std::size_t got = 0;
-      if (const auto status = net::recv_some(fd_.get(), buffer, size, got, wait); status != net::recv_status::data)
-        return status == net::recv_status::would_block;
+      const net::io_result r = stream_.read_some(std::span<std::byte>(buffer, size), wait);
+      if (r.status != net::io_status::data) return r.status == net::io_status::would_block;
+      const std::size_t got = r.bytes;
       wait = false;
       bool valid = true;
       const char* broken = nullptr;
@@ -364,6 +380,7 @@ class threaded_client_engine {
         });
       }
       if (broken != nullptr || !valid) return false;
+      if (stream_.buffered()) continue;
       if (!until_empty || got < size) return true;  // a short read emptied the socket: no recv for EAGAIN
     }
   }
@@ -383,7 +400,7 @@ class threaded_client_engine {
     return true;
   }
 
-  net::unique_fd fd_;
+  net::stream stream_;
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;

@@ -46,6 +46,7 @@
 #include "../../config.hpp"
 #include "../../error.hpp"
 #include "../../net/socket.hpp"
+#include "../../net/stream.hpp"
 #include "../../server/connection.hpp"
 #include "../../tuning/none.hpp"
 
@@ -343,55 +344,99 @@ class threaded_server_engine {
   }
 
   // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
+  // Connections whose stream session holds bytes after a round cut short (resume_) are read
+  // again without waiting for their descriptor, which may never become readable for those bytes:
+  // while there are any, epoll is only looked at (stream.hpp, rule 2).
   void lead(std::vector<server_request*>& fresh, std::vector<std::byte>& buffer) {
     constexpr int max_events = 64;
     epoll_event events[max_events];
-    int count = ::epoll_wait(epoll_.get(), events, max_events, -1);
+    resuming_.swap(resume_);
+    int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);
     // The tuning may let the threads about to send more requests do so first; then epoll is asked
     // again, so that connections that became readable meanwhile are read too.
     if (count > 0 && tuning_.yield_before_reading(count, max_events))
       if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
-    service_events(events, count, fresh, buffer);
+    if (service_events(events, count, fresh, buffer) && !resuming_.empty()) resume_reads(events, count, fresh, buffer);
+    resuming_.clear();
     if (count > 0) tuning_.round_read(fresh.size());
   }
 
-  void service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh,
+  // Returns false when it finds the server stopping.
+  bool service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh,
                       std::vector<std::byte>& buffer) {
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
-      if (tag == &wake_tag_) return;  // stopping; the eventfd stays readable for every leader
+      if (tag == &wake_tag_) return false;  // stopping; the eventfd stays readable for every leader
       if (tag == &listen_tag_) {
         accept_all();
         continue;
       }
       auto* connection = static_cast<server_connection*>(tag);
-      if (events[i].events & EPOLLOUT) connection->flush_output();  // closes it if broken
-      if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !read_from(*connection, fresh, buffer))
-        drop(connection);
-    }
-  }
-
-  // Reads what the socket holds (a bounded amount per round, for fairness between connections).
-  // Returns false when the connection is finished.
-  static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
-                        std::vector<std::byte>& buffer) {
-    for (int round = 0; round < 4; ++round) {
-      std::size_t got = 0;
-      switch (net::recv_some(connection.fd(), buffer.data(), buffer.size(), got)) {
-        case net::recv_status::would_block:
-          return !connection.closed();
-        case net::recv_status::closed:
-          return false;
-        case net::recv_status::data:
-          break;
+      if (!connection->stream().plain()) {
+        service_session(connection, fresh, buffer);
+        continue;
       }
-      if (!connection.on_bytes(std::span<const std::byte>(buffer.data(), got), fresh)) return false;
-      if (got < buffer.size()) return true;
+      if (events[i].events & EPOLLOUT) connection->flush_output();  // closes it if broken
+      bool more = false;  // a plain socket holds nothing outside the kernel: never set
+      if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) &&
+          !read_from(*connection, fresh, buffer, more))
+        drop(connection);
     }
     return true;
   }
 
+  // A connection with a stream session, on any readiness or to resume its reads: the session may
+  // have waited for either direction on behalf of the other (a read that must write first), so
+  // both the flush and the read are tried (rule 3), and the poller then watches for what the
+  // session's read wants.
+  [[gnu::noinline]] void service_session(server_connection* connection, std::vector<server_request*>& fresh,
+                                         std::vector<std::byte>& buffer) {
+    connection->flush_output();  // closes it if broken; the read then finds it closed
+    bool more = false;
+    if (!read_from(*connection, fresh, buffer, more)) return drop(connection);
+    if (more) resume_.push_back(connection);
+    const bool reader_wants_out = (connection->stream().wants() & POLLOUT) != 0;
+    rewatch(*connection, nullptr, &reader_wants_out);
+  }
+
+  // The connections of the round before whose sessions held bytes, unless this round's events
+  // served them already (or dropped them).
+  void resume_reads(const epoll_event* events, int count, std::vector<server_request*>& fresh,
+                    std::vector<std::byte>& buffer) {
+    for (server_connection* connection : resuming_) {
+      const bool served =
+          std::any_of(events, events + count, [&](const epoll_event& e) { return e.data.ptr == connection; });
+      if (!served) service_session(connection, fresh, buffer);
+    }
+  }
+
+  // Reads what the stream holds (a bounded amount per round, for fairness between connections):
+  // until would_block, or a short read that leaves nothing in the stream's session (rule 1).
+  // `more` says that the round was cut short while the session holds bytes. Returns false when the
+  // connection is finished.
+  // Forced inline: on the plain path it is what the leader's loop did before the seam, not a call.
+  [[gnu::always_inline]] static bool read_from(server_connection& connection, std::vector<server_request*>& fresh,
+                                               std::vector<std::byte>& buffer, bool& more) {
+    net::stream& stream = connection.stream();
+    for (int round = 0; round < 4; ++round) {
+      const net::io_result r = stream.read_some(buffer);
+      switch (r.status) {
+        case net::io_status::would_block:
+          return !connection.closed();
+        case net::io_status::closed:
+          return false;
+        case net::io_status::data:
+          break;
+      }
+      if (!connection.on_bytes(std::span<const std::byte>(buffer.data(), r.bytes), fresh)) return false;
+      if (r.bytes < buffer.size() && !stream.buffered()) return true;
+    }
+    more = stream.buffered();
+    return true;
+  }
+
   void drop(server_connection* connection) {
+    if (!connection->stream().plain()) std::erase(resume_, connection);
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, connection->fd(), nullptr);
     connection->close();
     std::lock_guard lock(connections_mutex_);
@@ -407,7 +452,12 @@ class threaded_server_engine {
         return;
       }
       net::set_no_delay(fd);
-      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
+      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
+        continue;
+      }
       std::lock_guard lock(connections_mutex_);
       if (stopping_now()) {
         connection->close();
@@ -444,10 +494,27 @@ class threaded_server_engine {
   // The frame_writer's hook: watch for writability while replies wait for the peer to read.
   static void want_write(void* context, bool want) {
     auto* connection = static_cast<server_connection*>(context);
+    if (!connection->stream().plain()) return rewatch(*connection, &want, nullptr);
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
     event.data.ptr = connection;
     ::epoll_ctl(connection->poller_fd(), EPOLL_CTL_MOD, connection->fd(), &event);  // ENOENT once dropped: fine
+  }
+
+  // For a connection with a stream session: the writer's wish or the reader's (null: unchanged)
+  // for writability, and the poller updated when their sum changes (server_connection::wishes()).
+  static void rewatch(server_connection& connection, const bool* writer, const bool* reader) {
+    auto& wishes = connection.wishes();
+    std::lock_guard lock(wishes.mutex);
+    const bool before = wishes.writer || wishes.reader;
+    if (writer != nullptr) wishes.writer = *writer;
+    if (reader != nullptr) wishes.reader = *reader;
+    const bool out = wishes.writer || wishes.reader;
+    if (out == before) return;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u);
+    event.data.ptr = &connection;
+    ::epoll_ctl(connection.poller_fd(), EPOLL_CTL_MOD, connection.fd(), &event);  // ENOENT once dropped: fine
   }
 
   void watch(int fd, std::uint32_t events, void* tag, int op = EPOLL_CTL_ADD) {
@@ -481,6 +548,10 @@ class threaded_server_engine {
   std::list<worker> workers_;    // live threads
   std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
+
+  // Only the leader touches these: connections whose session holds bytes after a round cut short,
+  // to read next round without waiting (resume_), and the round's own copy (resuming_).
+  std::vector<server_connection*> resume_, resuming_;
 
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;

@@ -1,0 +1,69 @@
+// geerpc: the seam a stream layer plugs into (TLS, in a later issue): a session sits between a
+// connection's bytes and its socket, transforming both ways, and a factory in the options makes one
+// per connection. Only this small interface enters the core; the layer's own headers (OpenSSL's)
+// stay in the layer. A connection without a session is a plain TCP or Unix socket, and the
+// engines' branch into a session is then never taken (net/stream.hpp).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "../config.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// What one read or write did: moved `bytes` bytes (data), found nothing to do without waiting
+// (would_block: wait for the readiness the stream's wants() adds, then try again), or found the
+// connection over (closed: the peer's end, an error, a broken session).
+enum class io_status { data, would_block, closed };
+struct io_result {
+  io_status status = io_status::closed;
+  std::size_t bytes = 0;
+};
+
+// One connection's session, made for its socket right after connect or accept; it lives as long
+// as the connection's stream. A reader and several writers call it at once: it serialises its own
+// state (a TLS session: one mutex around every SSL_* call) and never waits, holding a lock or not:
+// the socket is non-blocking, and waiting is the engine's, through poll.
+class stream_session {
+ public:
+  stream_session() = default;
+  stream_session(const stream_session&) = delete;
+  stream_session& operator=(const stream_session&) = delete;
+  virtual ~stream_session() = default;
+
+  // Up to out.size() bytes of the peer's data. would_block means nothing is readable now (so
+  // buffered() is false): the engine waits for POLLIN | wants() and asks again.
+  virtual io_result read(std::span<std::byte> out) noexcept = 0;
+  // Takes some of `data` (all of it, or what the socket had room for, never none when it has room),
+  // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
+  // another buffer that starts with the same bytes.
+  virtual io_result write(std::span<const std::byte> data) noexcept = 0;
+  // Whether read() has data now without the socket being readable (decoded bytes kept inside,
+  // SSL_has_pending): an engine must not wait on the socket for them.
+  virtual bool buffered() const noexcept = 0;
+  // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
+  // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
+  // none.
+  virtual short wants() const noexcept = 0;
+  // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
+  // The stream then shuts the socket down, which wakes every thread waiting on it.
+  virtual void shutdown() noexcept = 0;
+};
+
+// Makes each connection's session: options::session for a client, server_options::session for a
+// server. Called once per connection, on the thread that connected or accepted, with the connected
+// non-blocking socket (the session uses it; the stream owns it). Throws to refuse the connection
+// (dial() fails with connect_failed; a server closes that connection and goes on); it never returns
+// nullptr.
+class stream_session_factory {
+ public:
+  enum class role { client, server };
+  virtual ~stream_session_factory() = default;
+  virtual std::unique_ptr<stream_session> make(int fd, role side) = 0;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
