@@ -105,7 +105,8 @@ class basic_server {
       return 0;
   }
   // Connections refused in the handshake reply since the server was made: a bad hello, past
-  // max_connections, or (blocking transport) no thread could be started for it.
+  // max_connections, or (blocking transport) no thread could be started for it; and those closed
+  // at once because there was no memory for their state.
   std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:

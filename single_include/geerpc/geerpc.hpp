@@ -5836,29 +5836,47 @@ class blocking_server_engine {
         continue;
       }
       net::set_no_delay(fd);
-      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
-      std::lock_guard lock(mutex_);
-      reap_finished();
-      if (stopping_) return;
-      if (peers_.size() >= context_.options.max_connections) {
-        connection->reject("rpc server: too many connections (limit " +
-                           std::to_string(context_.options.max_connections) + ")");
-        continue;
-      }
-      connection->arm_handshake_timer();
-      peers_.push_back(peer{connection, {}, {}, false});
-      auto self = std::prev(peers_.end());
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
+      std::shared_ptr<server_connection> connection;
       try {
-        self->thread = std::thread([this, self] { serve(self); });
-        self->id = self->thread.get_id();
-      } catch (const std::system_error& e) {
-        // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
-        // told why and closed; the server keeps serving the others, and may find a thread for the
-        // next one once some connection has ended.
-        peers_.erase(self);
-        connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), nullptr);
+        if (!admit(connection)) return;
+      } catch (...) {
+        // No memory for this connection's state (or its list entry, or its reason): it is closed
+        // without a word and counted; the server keeps serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
       }
     }
+  }
+
+  // Gives an accepted connection its thread, or refuses it. Returns false when stopping.
+  bool admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(mutex_);
+    reap_finished();
+    if (stopping_) return false;
+    if (peers_.size() >= context_.options.max_connections) {
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return true;
+    }
+    connection->arm_handshake_timer();
+    peers_.push_back(peer{connection, {}, {}, false});
+    auto self = std::prev(peers_.end());
+    try {
+      self->thread = std::thread([this, self] { serve(self); });
+      self->id = self->thread.get_id();
+    } catch (const std::system_error& e) {
+      // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
+      // told why and closed; the server keeps serving the others, and may find a thread for the
+      // next one once some connection has ended.
+      peers_.erase(self);
+      connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+    } catch (...) {
+      peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
+      throw;
+    }
+    return true;
   }
 
   // Joins the threads of connections that ended, so a long-running server does not accumulate them.
@@ -6793,21 +6811,35 @@ class threaded_server_engine {
         return;
       }
       net::set_no_delay(fd);
-      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
-      std::lock_guard lock(connections_mutex_);
-      if (stopping_now()) {
-        connection->close();
-        continue;
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), &want_write, epoll_.get());
+        admit(connection);
+      } catch (...) {
+        // No memory for this connection's state (or its table entry, or its reason): it is closed
+        // without a word and counted; the leader goes on serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
       }
-      if (connections_.size() >= context_.options.max_connections) {
-        connection->reject("rpc server: too many connections (limit " +
-                           std::to_string(context_.options.max_connections) + ")");
-        continue;
-      }
-      connection->arm_handshake_timer();
-      connections_.emplace(connection.get(), connection);
-      watch(fd, EPOLLIN | EPOLLRDHUP, connection.get());
     }
+  }
+
+  // Watches an accepted connection, or refuses it.
+  void admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(connections_mutex_);
+    if (stopping_now()) {
+      connection->close();
+      return;
+    }
+    if (connections_.size() >= context_.options.max_connections) {
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return;
+    }
+    connection->arm_handshake_timer();
+    connections_.emplace(connection.get(), connection);
+    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
   }
 
   // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
@@ -7264,7 +7296,8 @@ class basic_server {
       return 0;
   }
   // Connections refused in the handshake reply since the server was made: a bad hello, past
-  // max_connections, or (blocking transport) no thread could be started for it.
+  // max_connections, or (blocking transport) no thread could be started for it; and those closed
+  // at once because there was no memory for their state.
   std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:

@@ -407,21 +407,35 @@ class threaded_server_engine {
         return;
       }
       net::set_no_delay(fd);
-      auto connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
-      std::lock_guard lock(connections_mutex_);
-      if (stopping_now()) {
-        connection->close();
-        continue;
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), &want_write, epoll_.get());
+        admit(connection);
+      } catch (...) {
+        // No memory for this connection's state (or its table entry, or its reason): it is closed
+        // without a word and counted; the leader goes on serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
       }
-      if (connections_.size() >= context_.options.max_connections) {
-        connection->reject("rpc server: too many connections (limit " +
-                           std::to_string(context_.options.max_connections) + ")");
-        continue;
-      }
-      connection->arm_handshake_timer();
-      connections_.emplace(connection.get(), connection);
-      watch(fd, EPOLLIN | EPOLLRDHUP, connection.get());
     }
+  }
+
+  // Watches an accepted connection, or refuses it.
+  void admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(connections_mutex_);
+    if (stopping_now()) {
+      connection->close();
+      return;
+    }
+    if (connections_.size() >= context_.options.max_connections) {
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return;
+    }
+    connection->arm_handshake_timer();
+    connections_.emplace(connection.get(), connection);
+    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
   }
 
   // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
