@@ -312,7 +312,8 @@ class threaded_server_engine {
       lock.lock();
     }
     if (retired) {
-      --threads_;
+      // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
+      // through it, above.
       slot_used_[self->slot] = false;
       retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
     }
@@ -334,7 +335,12 @@ class threaded_server_engine {
       return true;
     }
     idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
-    return !(timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1);
+    const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
+    // Counted out here, under the same lock as the decision: work() may unlock before it leaves
+    // (to send held replies), and another surplus thread timing out then must not also see room
+    // to retire, which would take the pool below its core size.
+    if (retire) --threads_;
+    return !retire;
   }
 
   // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
