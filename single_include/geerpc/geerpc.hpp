@@ -4708,6 +4708,10 @@ class socket_watch {
   // The caller that watched is done: the receiving thread takes over while calls are pending.
   // Returns whether it must be woken for that.
   bool caller_done(bool calls_pending) noexcept {
+    // Only call_added() makes a caller the watcher, and only from nobody; nothing but this hands
+    // the watch on from a caller: the one calling is still the watcher.
+    GEERPC_ASSERT(who_.load(std::memory_order_relaxed) == who::caller,
+                  "socket_watch: a caller that does not watch hands the watch on");
     who_.store(calls_pending ? who::receiver : who::nobody, std::memory_order_relaxed);
     return calls_pending;
   }
@@ -4715,6 +4719,9 @@ class socket_watch {
   // The receiving thread, after it read: with nothing pending, it leaves the socket to the next
   // synchronous caller.
   void receiver_read(bool calls_pending) noexcept {
+    // Pending calls keep a watcher (under the client's lock), whoever it is.
+    GEERPC_ASSERT(!calls_pending || who_.load(std::memory_order_relaxed) != who::nobody,
+                  "socket_watch: calls pending and nobody waits for their replies");
     if (!calls_pending && who_.load(std::memory_order_relaxed) == who::receiver)
       who_.store(who::nobody, std::memory_order_relaxed);
   }
@@ -5514,6 +5521,8 @@ class blocking_client_engine {
   // that comes meanwhile may take it first).
   void pass_turn() {
     std::lock_guard lock(mutex_);
+    // Only the caller whose turn it is passes it; a granted turn kept busy_ true for its taker.
+    GEERPC_ASSERT(busy_, "blocking client: a turn passed by a caller that did not have it");
     turn_waiter* first = first_waiter_;
     if (first == nullptr) {
       busy_ = false;
@@ -5534,6 +5543,9 @@ class blocking_client_engine {
     last_waiter_ = &w;
   }
   void dequeue(turn_waiter& w) noexcept {
+    // Each waiter is dequeued once, by itself or by whoever grants it the turn, under mutex_.
+    GEERPC_ASSERT((w.prev == nullptr) == (first_waiter_ == &w) && (w.next == nullptr) == (last_waiter_ == &w),
+                  "blocking client: a waiter dequeued that is not queued");
     (w.prev != nullptr ? w.prev->next : first_waiter_) = w.next;
     (w.next != nullptr ? w.next->prev : last_waiter_) = w.prev;
     w.next = w.prev = nullptr;
@@ -5694,6 +5706,8 @@ class blocking_client_engine {
       const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
       buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
     }
+    // Room was made above: a frame's bytes never fill a buffer that it is allowed to grow.
+    GEERPC_ASSERT(begin_ == 0 && end_ < buffer_.size(), "blocking client: no room to receive into");
     std::size_t got = 0;
     const auto status = net::recv_some(fd_.get(), buffer_.data() + end_, buffer_.size() - end_, got);
     if (status == net::recv_status::data) end_ += got;
@@ -5794,6 +5808,9 @@ class blocking_server_engine {
     for (std::thread* thread : threads)
       if (thread->joinable()) thread->join();
     std::lock_guard lock(mutex_);
+    // A peer's thread marks it done as its last act, and every thread has been joined.
+    GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),
+                  "blocking server: a joined connection thread that never finished");
     peers_.clear();
   }
 
@@ -5883,6 +5900,8 @@ class blocking_server_engine {
   void reap_finished() {
     for (auto it = peers_.begin(); it != peers_.end();) {
       if (it->done) {
+        // done is set by the peer's own thread, which admit() started before the peer was visible.
+        GEERPC_ASSERT(it->thread.joinable(), "blocking server: a finished peer without a thread");
         it->thread.join();
         it = peers_.erase(it);
       } else {
@@ -5912,6 +5931,7 @@ class blocking_server_engine {
     }
     connection.close();
     std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
     self->connection.reset();
     self->done = true;
   }
@@ -6030,6 +6050,9 @@ class threaded_client_engine {
 
   ~threaded_client_engine() {
     close();
+    // close() failed every pending call, and closed_ refuses new ones: no call is left to be
+    // completed by a dead engine. (The receiving thread is joined; nobody else holds the engine.)
+    GEERPC_ASSERT(pending_.size() == 0, "threaded client: a call pending past the engine's end");
     tuning_.stop();  // no call is left for a hook to act on
   }
 
@@ -6117,6 +6140,10 @@ class threaded_client_engine {
   // socket's watcher instead of the receiving thread: then this returns true, no deadline timer is
   // armed, and the caller must call read_own_reply() next.
   bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
+    // A call object serves one call: begun twice, it would have two entries and two completions.
+    GEERPC_ASSERT(call.engine == nullptr && call.seq == 0, "threaded client: a call begun twice");
+    // deliver() writes a successful reply's body there, on whichever thread reads it.
+    GEERPC_ASSERT(call.reply != nullptr, "threaded client: a call without a place for its reply");
     call.engine = this;
     const auto now = clock::now();
     // Asked first, so that a call that ends below still counts in its caller's history.
@@ -6342,7 +6369,10 @@ template <class Engine>
 class blocking_wait_call final : public Engine::pending_call {
  public:
   void complete() noexcept override {
-    if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
+    const std::uint32_t before = state_.exchange(completed, std::memory_order_acq_rel);
+    // Only whoever took the call's entry from the pending table completes it: exactly once.
+    GEERPC_ASSERT(before == waiting || before == sleeping, "threaded client: a call completed twice");
+    if (before == sleeping) futex_wake_one(state_);
     state_.store(released, std::memory_order_release);
   }
   bool done() const noexcept { return state_.load(std::memory_order_acquire) != waiting; }
@@ -6391,6 +6421,8 @@ class async_call final : public Engine::pending_call {
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
+    // Only whoever took the call's entry from the pending table completes it: exactly once.
+    GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
     done_ = true;
     done_changed_.notify_all();
   }
@@ -6508,6 +6540,10 @@ class threaded_server_engine {
       if (thread->joinable()) thread->join();
     {
       std::lock_guard lock(mutex_);
+      // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
+      // way. A thread that could not start never counted itself.
+      GEERPC_ASSERT(running_ == 0 && starting_ == 0 && woken_ == 0 && !leading_,
+                    "threaded server: a joined pool still counts a thread at work");
       workers_.clear();
       retired_.clear();
     }
@@ -6601,6 +6637,8 @@ class threaded_server_engine {
       slot_used_[slot] = true;
       ++threads_;
       ++starting_;
+      // Every live thread holds one of the max_running_ + 1 slots, taken above.
+      GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
     } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
       ++start_failures_;
@@ -6618,6 +6656,8 @@ class threaded_server_engine {
     if (!idle_.empty()) {
       follower* f = idle_.back();
       idle_.pop_back();
+      // A follower in idle_ waits, not woken: whoever wakes one takes it out of idle_ first.
+      GEERPC_ASSERT(!f->woken, "threaded server: a woken follower left among the idle");
       f->woken = true;
       ++woken_;
       f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
@@ -6648,6 +6688,8 @@ class threaded_server_engine {
     std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
     follower me;
     std::unique_lock lock(mutex_);
+    // start_thread_locked() counted this thread as starting, under this lock, before it could run.
+    GEERPC_ASSERT(starting_ > 0, "threaded server: a thread started that was not counted");
     --starting_;
     auto mine_state = tuning_.thread_begins(self->slot);
     bool retired = false;
@@ -6671,6 +6713,8 @@ class threaded_server_engine {
         if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
         lock.lock();
+        // One leader at a time: leading_ was set by this thread and nobody else clears it.
+        GEERPC_ASSERT(leading_, "threaded server: the lead was taken from its leader");
         leading_ = false;
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
@@ -6686,6 +6730,11 @@ class threaded_server_engine {
       }
       if (mine == nullptr) continue;
       ++running_;
+      // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
+      // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
+      // while another leads, so the count of threads never falls under that either.
+      GEERPC_ASSERT(running_ <= max_running_ && running_ < std::max<std::size_t>(threads_, 2),
+                    "threaded server: a handler runs past the bound, or on the thread left to lead");
       tuning_.run_began();
       const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
       if (!unled) hand_on_locked();
@@ -6702,6 +6751,7 @@ class threaded_server_engine {
         server_connection::run(mine, hold);
         lock.lock();
       }
+      GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
       --running_;
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
@@ -6718,6 +6768,7 @@ class threaded_server_engine {
     if (retired) {
       // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
       // through it, above.
+      GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
       slot_used_[self->slot] = false;
       retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
     }
@@ -6735,15 +6786,21 @@ class threaded_server_engine {
     else
       me.wake.wait(lock, woken_or_stopping);
     if (me.woken) {
+      // hand_on_locked() counted the wake-up when it took this follower out of idle_.
+      GEERPC_ASSERT(woken_ > 0, "threaded server: a follower woken without being counted");
       --woken_;
       return true;
     }
-    idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
+    // Not woken: nobody took this follower out of idle_ (only a wake-up does).
+    const auto mine = std::find(idle_.begin(), idle_.end(), &me);
+    GEERPC_ASSERT(mine != idle_.end(), "threaded server: an idle follower missing from idle_");
+    idle_.erase(mine);
     const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
     // Counted out here, under the same lock as the decision: work() may unlock before it leaves
     // (to send held replies), and another surplus thread timing out then must not also see room
     // to retire, which would take the pool below its core size.
     if (retire) --threads_;
+    GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
     return !retire;
   }
 

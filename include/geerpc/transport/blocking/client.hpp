@@ -27,6 +27,7 @@
 #include "../../client/dial.hpp"
 #include "../../config.hpp"
 #include "../../context.hpp"
+#include "../../detail/assert.hpp"
 #include "../../net/frame_writer.hpp"
 #include "../../net/socket.hpp"
 #include "../../options.hpp"
@@ -161,6 +162,8 @@ class blocking_client_engine {
   // that comes meanwhile may take it first).
   void pass_turn() {
     std::lock_guard lock(mutex_);
+    // Only the caller whose turn it is passes it; a granted turn kept busy_ true for its taker.
+    GEERPC_ASSERT(busy_, "blocking client: a turn passed by a caller that did not have it");
     turn_waiter* first = first_waiter_;
     if (first == nullptr) {
       busy_ = false;
@@ -181,6 +184,9 @@ class blocking_client_engine {
     last_waiter_ = &w;
   }
   void dequeue(turn_waiter& w) noexcept {
+    // Each waiter is dequeued once, by itself or by whoever grants it the turn, under mutex_.
+    GEERPC_ASSERT((w.prev == nullptr) == (first_waiter_ == &w) && (w.next == nullptr) == (last_waiter_ == &w),
+                  "blocking client: a waiter dequeued that is not queued");
     (w.prev != nullptr ? w.prev->next : first_waiter_) = w.next;
     (w.next != nullptr ? w.next->prev : last_waiter_) = w.prev;
     w.next = w.prev = nullptr;
@@ -341,6 +347,8 @@ class blocking_client_engine {
       const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
       buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
     }
+    // Room was made above: a frame's bytes never fill a buffer that it is allowed to grow.
+    GEERPC_ASSERT(begin_ == 0 && end_ < buffer_.size(), "blocking client: no room to receive into");
     std::size_t got = 0;
     const auto status = net::recv_some(fd_.get(), buffer_.data() + end_, buffer_.size() - end_, got);
     if (status == net::recv_status::data) end_ += got;

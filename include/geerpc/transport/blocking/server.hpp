@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../../config.hpp"
+#include "../../detail/assert.hpp"
 #include "../../net/socket.hpp"
 #include "../../server/connection.hpp"
 
@@ -71,6 +72,9 @@ class blocking_server_engine {
     for (std::thread* thread : threads)
       if (thread->joinable()) thread->join();
     std::lock_guard lock(mutex_);
+    // A peer's thread marks it done as its last act, and every thread has been joined.
+    GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),
+                  "blocking server: a joined connection thread that never finished");
     peers_.clear();
   }
 
@@ -160,6 +164,8 @@ class blocking_server_engine {
   void reap_finished() {
     for (auto it = peers_.begin(); it != peers_.end();) {
       if (it->done) {
+        // done is set by the peer's own thread, which admit() started before the peer was visible.
+        GEERPC_ASSERT(it->thread.joinable(), "blocking server: a finished peer without a thread");
         it->thread.join();
         it = peers_.erase(it);
       } else {
@@ -189,6 +195,7 @@ class blocking_server_engine {
     }
     connection.close();
     std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
     self->connection.reset();
     self->done = true;
   }

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "../../config.hpp"
+#include "../../detail/assert.hpp"
 #include "../../error.hpp"
 #include "../../net/socket.hpp"
 #include "../../server/connection.hpp"
@@ -104,6 +105,10 @@ class threaded_server_engine {
       if (thread->joinable()) thread->join();
     {
       std::lock_guard lock(mutex_);
+      // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
+      // way. A thread that could not start never counted itself.
+      GEERPC_ASSERT(running_ == 0 && starting_ == 0 && woken_ == 0 && !leading_,
+                    "threaded server: a joined pool still counts a thread at work");
       workers_.clear();
       retired_.clear();
     }
@@ -197,6 +202,8 @@ class threaded_server_engine {
       slot_used_[slot] = true;
       ++threads_;
       ++starting_;
+      // Every live thread holds one of the max_running_ + 1 slots, taken above.
+      GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
     } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
       ++start_failures_;
@@ -214,6 +221,8 @@ class threaded_server_engine {
     if (!idle_.empty()) {
       follower* f = idle_.back();
       idle_.pop_back();
+      // A follower in idle_ waits, not woken: whoever wakes one takes it out of idle_ first.
+      GEERPC_ASSERT(!f->woken, "threaded server: a woken follower left among the idle");
       f->woken = true;
       ++woken_;
       f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
@@ -244,6 +253,8 @@ class threaded_server_engine {
     std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
     follower me;
     std::unique_lock lock(mutex_);
+    // start_thread_locked() counted this thread as starting, under this lock, before it could run.
+    GEERPC_ASSERT(starting_ > 0, "threaded server: a thread started that was not counted");
     --starting_;
     auto mine_state = tuning_.thread_begins(self->slot);
     bool retired = false;
@@ -267,6 +278,8 @@ class threaded_server_engine {
         if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
         lock.lock();
+        // One leader at a time: leading_ was set by this thread and nobody else clears it.
+        GEERPC_ASSERT(leading_, "threaded server: the lead was taken from its leader");
         leading_ = false;
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
@@ -282,6 +295,11 @@ class threaded_server_engine {
       }
       if (mine == nullptr) continue;
       ++running_;
+      // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
+      // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
+      // while another leads, so the count of threads never falls under that either.
+      GEERPC_ASSERT(running_ <= max_running_ && running_ < std::max<std::size_t>(threads_, 2),
+                    "threaded server: a handler runs past the bound, or on the thread left to lead");
       tuning_.run_began();
       const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
       if (!unled) hand_on_locked();
@@ -298,6 +316,7 @@ class threaded_server_engine {
         server_connection::run(mine, hold);
         lock.lock();
       }
+      GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
       --running_;
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
@@ -314,6 +333,7 @@ class threaded_server_engine {
     if (retired) {
       // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
       // through it, above.
+      GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
       slot_used_[self->slot] = false;
       retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
     }
@@ -331,15 +351,21 @@ class threaded_server_engine {
     else
       me.wake.wait(lock, woken_or_stopping);
     if (me.woken) {
+      // hand_on_locked() counted the wake-up when it took this follower out of idle_.
+      GEERPC_ASSERT(woken_ > 0, "threaded server: a follower woken without being counted");
       --woken_;
       return true;
     }
-    idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
+    // Not woken: nobody took this follower out of idle_ (only a wake-up does).
+    const auto mine = std::find(idle_.begin(), idle_.end(), &me);
+    GEERPC_ASSERT(mine != idle_.end(), "threaded server: an idle follower missing from idle_");
+    idle_.erase(mine);
     const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
     // Counted out here, under the same lock as the decision: work() may unlock before it leaves
     // (to send held replies), and another surplus thread timing out then must not also see room
     // to retire, which would take the pool below its core size.
     if (retire) --threads_;
+    GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
     return !retire;
   }
 
