@@ -13,6 +13,9 @@
 #include <geerpc/detail/assert.hpp>
 #include <geerpc/detail/seq_map.hpp>
 #include <geerpc/scheduler/deadline_scheduler.hpp>
+#include <geerpc/transport/threaded/client.hpp>
+#include <geerpc/tuning/none.hpp>
+#include <geerpc/tuning/own_reply.hpp>
 #include <string>
 
 #include "catch.hpp"
@@ -111,6 +114,47 @@ TEST_CASE("the library's own checks are live: a broken invariant aborts", "[asse
     INFO("stderr: " << outcome.stderr_text);
     CHECK(outcome.aborted());
     CHECK(outcome.stderr_text.find("deadline_scheduler: a timer queued on another scheduler") != std::string::npos);
+  }
+  SECTION("threaded client: a synchronous call completed twice") {
+    const child_outcome outcome = run_in_child([] {
+      geerpc::detail::blocking_wait_call<geerpc::detail::threaded_client_engine<geerpc::tuning::none>> call;
+      call.complete();
+      call.complete();
+    });
+    INFO("stderr: " << outcome.stderr_text);
+    CHECK(outcome.aborted());
+    CHECK(outcome.stderr_text.find("threaded client: a call completed twice") != std::string::npos);
+  }
+  SECTION("threaded client: an asynchronous call completed twice") {
+    const child_outcome outcome = run_in_child([] {
+      geerpc::detail::async_call<geerpc::detail::threaded_client_engine<geerpc::tuning::none>> call(nullptr);
+      call.complete();
+      call.complete();
+    });
+    INFO("stderr: " << outcome.stderr_text);
+    CHECK(outcome.aborted());
+    CHECK(outcome.stderr_text.find("threaded client: a call completed twice") != std::string::npos);
+  }
+  SECTION("socket_watch: the watch handed on by a caller that does not hold it") {
+    const child_outcome outcome = run_in_child([] {
+      geerpc::detail::socket_watch watch;
+      bool wake_receiver = false;
+      watch.call_added(false, wake_receiver);  // the receiving thread watches
+      watch.caller_done(true);
+    });
+    INFO("stderr: " << outcome.stderr_text);
+    CHECK(outcome.aborted());
+    CHECK(outcome.stderr_text.find("socket_watch: a caller that does not watch") != std::string::npos);
+  }
+  SECTION("socket_watch: the watch handed on by the caller that holds it does not fire") {
+    const child_outcome outcome = run_in_child([] {
+      geerpc::detail::socket_watch watch;
+      bool wake_receiver = false;
+      watch.call_added(true, wake_receiver);  // the caller watches
+      watch.caller_done(true);
+      watch.receiver_read(false);
+    });
+    CHECK(outcome.exited_cleanly());
   }
 }
 

@@ -223,3 +223,26 @@ TEMPLATE_TEST_CASE("a client max_frame_size too small for a frame header is refu
   CHECK(smallest->template try_call<int>("Arith.Sum", Args{1, 2}).code() == geerpc::errc::remote_error);
   CHECK(smallest->template try_call<void>("Arith.Nothing", Args{1, 2}));
 }
+
+TEMPLATE_TEST_CASE("a server max_frame_size too small for a frame header is refused when the server is made",
+                   "[edges][limits]", GEERPC_TRANSPORTS) {
+  for (const std::uint32_t size : {0u, 1u, static_cast<std::uint32_t>(geerpc::wire::header_size - 1)}) {
+    INFO("max_frame_size = " << size);
+    geerpc::server_options opts;
+    opts.max_frame_size = size;
+    try {
+      geerpc::basic_server<TestType> server(opts);
+      FAIL("a server that could read no request was made");
+    } catch (const geerpc::rpc_error& e) {
+      CHECK(e.code() == geerpc::errc::invalid_argument);
+      CHECK(std::string(e.what()) ==
+            "rpc server: options.max_frame_size must be at least 20 bytes (a frame header), not " +
+                std::to_string(size));
+    }
+  }
+  // A limit that holds a header is taken.
+  geerpc::server_options opts;
+  opts.max_frame_size = geerpc::wire::header_size;
+  geerpc::basic_server<TestType> server(opts);
+  CHECK_FALSE(server.listen("127.0.0.1:0").empty());
+}

@@ -32,6 +32,11 @@ class basic_server {
   using codec_type = Codec;
 
   explicit basic_server(server_options opts = {}) {
+    // Every frame has a header: a smaller limit would close every connection at its first request.
+    if (opts.max_frame_size < wire::header_size)
+      throw rpc_error(errc::invalid_argument, "rpc server: options.max_frame_size must be at least " +
+                                                  std::to_string(wire::header_size) + " bytes (a frame header), not " +
+                                                  std::to_string(opts.max_frame_size));
     context_.options = opts;
     context_.codec_id = Codec::id;
     context_.handlers = &handlers_;
@@ -100,7 +105,8 @@ class basic_server {
       return 0;
   }
   // Connections refused in the handshake reply since the server was made: a bad hello, past
-  // max_connections, or (blocking transport) no thread could be started for it.
+  // max_connections, or (blocking transport) no thread could be started for it; and those closed
+  // at once because there was no memory for their state.
   std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:

@@ -4928,6 +4928,10 @@ class socket_watch {
   // The caller that watched is done: the receiving thread takes over while calls are pending.
   // Returns whether it must be woken for that.
   bool caller_done(bool calls_pending) noexcept {
+    // Only call_added() makes a caller the watcher, and only from nobody; nothing but this hands
+    // the watch on from a caller: the one calling is still the watcher.
+    GEERPC_ASSERT(who_.load(std::memory_order_relaxed) == who::caller,
+                  "socket_watch: a caller that does not watch hands the watch on");
     who_.store(calls_pending ? who::receiver : who::nobody, std::memory_order_relaxed);
     return calls_pending;
   }
@@ -4935,6 +4939,9 @@ class socket_watch {
   // The receiving thread, after it read: with nothing pending, it leaves the socket to the next
   // synchronous caller.
   void receiver_read(bool calls_pending) noexcept {
+    // Pending calls keep a watcher (under the client's lock), whoever it is.
+    GEERPC_ASSERT(!calls_pending || who_.load(std::memory_order_relaxed) != who::nobody,
+                  "socket_watch: calls pending and nobody waits for their replies");
     if (!calls_pending && who_.load(std::memory_order_relaxed) == who::receiver)
       who_.store(who::nobody, std::memory_order_relaxed);
   }
@@ -5736,6 +5743,8 @@ class blocking_client_engine {
   // that comes meanwhile may take it first).
   void pass_turn() {
     std::lock_guard lock(mutex_);
+    // Only the caller whose turn it is passes it; a granted turn kept busy_ true for its taker.
+    GEERPC_ASSERT(busy_, "blocking client: a turn passed by a caller that did not have it");
     turn_waiter* first = first_waiter_;
     if (first == nullptr) {
       busy_ = false;
@@ -5756,6 +5765,9 @@ class blocking_client_engine {
     last_waiter_ = &w;
   }
   void dequeue(turn_waiter& w) noexcept {
+    // Each waiter is dequeued once, by itself or by whoever grants it the turn, under mutex_.
+    GEERPC_ASSERT((w.prev == nullptr) == (first_waiter_ == &w) && (w.next == nullptr) == (last_waiter_ == &w),
+                  "blocking client: a waiter dequeued that is not queued");
     (w.prev != nullptr ? w.prev->next : first_waiter_) = w.next;
     (w.next != nullptr ? w.next->prev : last_waiter_) = w.prev;
     w.next = w.prev = nullptr;
@@ -5921,6 +5933,8 @@ class blocking_client_engine {
       const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
       buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
     }
+    // Room was made above: a frame's bytes never fill a buffer that it is allowed to grow.
+    GEERPC_ASSERT(begin_ == 0 && end_ < buffer_.size(), "blocking client: no room to receive into");
     const net::io_result r = stream_.read_some(std::span<std::byte>(buffer_).subspan(end_));
     if (r.status == net::io_status::data) end_ += r.bytes;
     return r.status;
@@ -6020,6 +6034,9 @@ class blocking_server_engine {
     for (std::thread* thread : threads)
       if (thread->joinable()) thread->join();
     std::lock_guard lock(mutex_);
+    // A peer's thread marks it done as its last act, and every thread has been joined.
+    GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),
+                  "blocking server: a joined connection thread that never finished");
     peers_.clear();
   }
 
@@ -6062,40 +6079,55 @@ class blocking_server_engine {
         continue;
       }
       net::set_no_delay(fd);
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
       std::shared_ptr<server_connection> connection;
       try {
-        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
-      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
-        continue;
-      }
-      std::lock_guard lock(mutex_);
-      reap_finished();
-      if (stopping_) return;
-      if (peers_.size() >= context_.options.max_connections) {
-        connection->reject("rpc server: too many connections (limit " +
-                           std::to_string(context_.options.max_connections) + ")");
-        continue;
-      }
-      connection->arm_handshake_timer();
-      peers_.push_back(peer{connection, {}, {}, false});
-      auto self = std::prev(peers_.end());
-      try {
-        self->thread = std::thread([this, self] { serve(self); });
-        self->id = self->thread.get_id();
-      } catch (const std::system_error& e) {
-        // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
-        // told why and closed; the server keeps serving the others, and may find a thread for the
-        // next one once some connection has ended.
-        peers_.erase(self);
-        connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), nullptr);
+        if (!admit(connection)) return;
+      } catch (...) {
+        // No memory for this connection's state (or its list entry, or its reason): it is closed
+        // without a word and counted; the server keeps serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
       }
     }
+  }
+
+  // Gives an accepted connection its thread, or refuses it. Returns false when stopping.
+  bool admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(mutex_);
+    reap_finished();
+    if (stopping_) return false;
+    if (peers_.size() >= context_.options.max_connections) {
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return true;
+    }
+    connection->arm_handshake_timer();
+    peers_.push_back(peer{connection, {}, {}, false});
+    auto self = std::prev(peers_.end());
+    try {
+      self->thread = std::thread([this, self] { serve(self); });
+      self->id = self->thread.get_id();
+    } catch (const std::system_error& e) {
+      // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
+      // told why and closed; the server keeps serving the others, and may find a thread for the
+      // next one once some connection has ended.
+      peers_.erase(self);
+      connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+    } catch (...) {
+      peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
+      throw;
+    }
+    return true;
   }
 
   // Joins the threads of connections that ended, so a long-running server does not accumulate them.
   void reap_finished() {
     for (auto it = peers_.begin(); it != peers_.end();) {
       if (it->done) {
+        // done is set by the peer's own thread, which admit() started before the peer was visible.
+        GEERPC_ASSERT(it->thread.joinable(), "blocking server: a finished peer without a thread");
         it->thread.join();
         it = peers_.erase(it);
       } else {
@@ -6134,6 +6166,7 @@ class blocking_server_engine {
     }
     connection.close();
     std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
     self->connection.reset();
     self->done = true;
   }
@@ -6254,6 +6287,9 @@ class threaded_client_engine {
 
   ~threaded_client_engine() {
     close();
+    // close() failed every pending call, and closed_ refuses new ones: no call is left to be
+    // completed by a dead engine. (The receiving thread is joined; nobody else holds the engine.)
+    GEERPC_ASSERT(pending_.size() == 0, "threaded client: a call pending past the engine's end");
     tuning_.stop();  // no call is left for a hook to act on
   }
 
@@ -6341,6 +6377,10 @@ class threaded_client_engine {
   // socket's watcher instead of the receiving thread: then this returns true, no deadline timer is
   // armed, and the caller must call read_own_reply() next.
   bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
+    // A call object serves one call: begun twice, it would have two entries and two completions.
+    GEERPC_ASSERT(call.engine == nullptr && call.seq == 0, "threaded client: a call begun twice");
+    // deliver() writes a successful reply's body there, on whichever thread reads it.
+    GEERPC_ASSERT(call.reply != nullptr, "threaded client: a call without a place for its reply");
     call.engine = this;
     const auto now = clock::now();
     // Asked first, so that a call that ends below still counts in its caller's history.
@@ -6580,7 +6620,10 @@ template <class Engine>
 class blocking_wait_call final : public Engine::pending_call {
  public:
   void complete() noexcept override {
-    if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
+    const std::uint32_t before = state_.exchange(completed, std::memory_order_acq_rel);
+    // Only whoever took the call's entry from the pending table completes it: exactly once.
+    GEERPC_ASSERT(before == waiting || before == sleeping, "threaded client: a call completed twice");
+    if (before == sleeping) futex_wake_one(state_);
     state_.store(released, std::memory_order_release);
   }
   bool done() const noexcept { return state_.load(std::memory_order_acquire) != waiting; }
@@ -6629,6 +6672,8 @@ class async_call final : public Engine::pending_call {
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
+    // Only whoever took the call's entry from the pending table completes it: exactly once.
+    GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
     done_ = true;
     done_changed_.notify_all();
   }
@@ -6746,6 +6791,10 @@ class threaded_server_engine {
       if (thread->joinable()) thread->join();
     {
       std::lock_guard lock(mutex_);
+      // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
+      // way. A thread that could not start never counted itself.
+      GEERPC_ASSERT(running_ == 0 && starting_ == 0 && woken_ == 0 && !leading_,
+                    "threaded server: a joined pool still counts a thread at work");
       workers_.clear();
       retired_.clear();
     }
@@ -6839,6 +6888,8 @@ class threaded_server_engine {
       slot_used_[slot] = true;
       ++threads_;
       ++starting_;
+      // Every live thread holds one of the max_running_ + 1 slots, taken above.
+      GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
     } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
       ++start_failures_;
@@ -6856,6 +6907,8 @@ class threaded_server_engine {
     if (!idle_.empty()) {
       follower* f = idle_.back();
       idle_.pop_back();
+      // A follower in idle_ waits, not woken: whoever wakes one takes it out of idle_ first.
+      GEERPC_ASSERT(!f->woken, "threaded server: a woken follower left among the idle");
       f->woken = true;
       ++woken_;
       f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
@@ -6886,6 +6939,8 @@ class threaded_server_engine {
     std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
     follower me;
     std::unique_lock lock(mutex_);
+    // start_thread_locked() counted this thread as starting, under this lock, before it could run.
+    GEERPC_ASSERT(starting_ > 0, "threaded server: a thread started that was not counted");
     --starting_;
     auto mine_state = tuning_.thread_begins(self->slot);
     bool retired = false;
@@ -6909,6 +6964,8 @@ class threaded_server_engine {
         if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
         lock.lock();
+        // One leader at a time: leading_ was set by this thread and nobody else clears it.
+        GEERPC_ASSERT(leading_, "threaded server: the lead was taken from its leader");
         leading_ = false;
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
@@ -6924,6 +6981,11 @@ class threaded_server_engine {
       }
       if (mine == nullptr) continue;
       ++running_;
+      // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
+      // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
+      // while another leads, so the count of threads never falls under that either.
+      GEERPC_ASSERT(running_ <= max_running_ && running_ < std::max<std::size_t>(threads_, 2),
+                    "threaded server: a handler runs past the bound, or on the thread left to lead");
       tuning_.run_began();
       const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
       if (!unled) hand_on_locked();
@@ -6940,6 +7002,7 @@ class threaded_server_engine {
         server_connection::run(mine, hold);
         lock.lock();
       }
+      GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
       --running_;
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
@@ -6954,7 +7017,9 @@ class threaded_server_engine {
       lock.lock();
     }
     if (retired) {
-      --threads_;
+      // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
+      // through it, above.
+      GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
       slot_used_[self->slot] = false;
       retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
     }
@@ -6972,11 +7037,22 @@ class threaded_server_engine {
     else
       me.wake.wait(lock, woken_or_stopping);
     if (me.woken) {
+      // hand_on_locked() counted the wake-up when it took this follower out of idle_.
+      GEERPC_ASSERT(woken_ > 0, "threaded server: a follower woken without being counted");
       --woken_;
       return true;
     }
-    idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
-    return !(timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1);
+    // Not woken: nobody took this follower out of idle_ (only a wake-up does).
+    const auto mine = std::find(idle_.begin(), idle_.end(), &me);
+    GEERPC_ASSERT(mine != idle_.end(), "threaded server: an idle follower missing from idle_");
+    idle_.erase(mine);
+    const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
+    // Counted out here, under the same lock as the decision: work() may unlock before it leaves
+    // (to send held replies), and another surplus thread timing out then must not also see room
+    // to retire, which would take the pool below its core size.
+    if (retire) --threads_;
+    GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
+    return !retire;
   }
 
   // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
@@ -7093,26 +7169,35 @@ class threaded_server_engine {
         return;
       }
       net::set_no_delay(fd);
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
       std::shared_ptr<server_connection> connection;
       try {
-        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
-      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
-        continue;
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), &want_write, epoll_.get());
+        admit(connection);
+      } catch (...) {
+        // No memory for this connection's state (or its table entry, or its reason): it is closed
+        // without a word and counted; the leader goes on serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
       }
-      std::lock_guard lock(connections_mutex_);
-      if (stopping_now()) {
-        connection->close();
-        continue;
-      }
-      if (connections_.size() >= context_.options.max_connections) {
-        connection->reject("rpc server: too many connections (limit " +
-                           std::to_string(context_.options.max_connections) + ")");
-        continue;
-      }
-      connection->arm_handshake_timer();
-      connections_.emplace(connection.get(), connection);
-      watch(fd, EPOLLIN | EPOLLRDHUP, connection.get());
     }
+  }
+
+  // Watches an accepted connection, or refuses it.
+  void admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(connections_mutex_);
+    if (stopping_now()) {
+      connection->close();
+      return;
+    }
+    if (connections_.size() >= context_.options.max_connections) {
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return;
+    }
+    connection->arm_handshake_timer();
+    connections_.emplace(connection.get(), connection);
+    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
   }
 
   // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
@@ -7517,6 +7602,11 @@ class basic_server {
   using codec_type = Codec;
 
   explicit basic_server(server_options opts = {}) {
+    // Every frame has a header: a smaller limit would close every connection at its first request.
+    if (opts.max_frame_size < wire::header_size)
+      throw rpc_error(errc::invalid_argument, "rpc server: options.max_frame_size must be at least " +
+                                                  std::to_string(wire::header_size) + " bytes (a frame header), not " +
+                                                  std::to_string(opts.max_frame_size));
     context_.options = opts;
     context_.codec_id = Codec::id;
     context_.handlers = &handlers_;
@@ -7585,7 +7675,8 @@ class basic_server {
       return 0;
   }
   // Connections refused in the handshake reply since the server was made: a bad hello, past
-  // max_connections, or (blocking transport) no thread could be started for it.
+  // max_connections, or (blocking transport) no thread could be started for it; and those closed
+  // at once because there was no memory for their state.
   std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "../config.hpp"
+#include "../detail/assert.hpp"
 #include "../net/socket.hpp"
 #include "../net/stream.hpp"
 #include "spin.hpp"
@@ -40,6 +41,10 @@ class socket_watch {
   // The caller that watched is done: the receiving thread takes over while calls are pending.
   // Returns whether it must be woken for that.
   bool caller_done(bool calls_pending) noexcept {
+    // Only call_added() makes a caller the watcher, and only from nobody; nothing but this hands
+    // the watch on from a caller: the one calling is still the watcher.
+    GEERPC_ASSERT(who_.load(std::memory_order_relaxed) == who::caller,
+                  "socket_watch: a caller that does not watch hands the watch on");
     who_.store(calls_pending ? who::receiver : who::nobody, std::memory_order_relaxed);
     return calls_pending;
   }
@@ -47,6 +52,9 @@ class socket_watch {
   // The receiving thread, after it read: with nothing pending, it leaves the socket to the next
   // synchronous caller.
   void receiver_read(bool calls_pending) noexcept {
+    // Pending calls keep a watcher (under the client's lock), whoever it is.
+    GEERPC_ASSERT(!calls_pending || who_.load(std::memory_order_relaxed) != who::nobody,
+                  "socket_watch: calls pending and nobody waits for their replies");
     if (!calls_pending && who_.load(std::memory_order_relaxed) == who::receiver)
       who_.store(who::nobody, std::memory_order_relaxed);
   }

@@ -27,6 +27,7 @@
 #include "../../client/dial.hpp"
 #include "../../config.hpp"
 #include "../../context.hpp"
+#include "../../detail/assert.hpp"
 #include "../../net/frame_writer.hpp"
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
@@ -162,6 +163,8 @@ class blocking_client_engine {
   // that comes meanwhile may take it first).
   void pass_turn() {
     std::lock_guard lock(mutex_);
+    // Only the caller whose turn it is passes it; a granted turn kept busy_ true for its taker.
+    GEERPC_ASSERT(busy_, "blocking client: a turn passed by a caller that did not have it");
     turn_waiter* first = first_waiter_;
     if (first == nullptr) {
       busy_ = false;
@@ -182,6 +185,9 @@ class blocking_client_engine {
     last_waiter_ = &w;
   }
   void dequeue(turn_waiter& w) noexcept {
+    // Each waiter is dequeued once, by itself or by whoever grants it the turn, under mutex_.
+    GEERPC_ASSERT((w.prev == nullptr) == (first_waiter_ == &w) && (w.next == nullptr) == (last_waiter_ == &w),
+                  "blocking client: a waiter dequeued that is not queued");
     (w.prev != nullptr ? w.prev->next : first_waiter_) = w.next;
     (w.next != nullptr ? w.next->prev : last_waiter_) = w.prev;
     w.next = w.prev = nullptr;
@@ -347,6 +353,8 @@ class blocking_client_engine {
       const wire::frame_scan scan = wire::scan_frame(std::span<const std::byte>(buffer_.data(), end_), max_frame_size_);
       buffer_.resize(std::max(std::min(buffer_.size() * 2, scan.size), buffer_.size() + 1));
     }
+    // Room was made above: a frame's bytes never fill a buffer that it is allowed to grow.
+    GEERPC_ASSERT(begin_ == 0 && end_ < buffer_.size(), "blocking client: no room to receive into");
     const net::io_result r = stream_.read_some(std::span<std::byte>(buffer_).subspan(end_));
     if (r.status == net::io_status::data) end_ += r.bytes;
     return r.status;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../../config.hpp"
+#include "../../detail/assert.hpp"
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
 #include "../../server/connection.hpp"
@@ -72,6 +73,9 @@ class blocking_server_engine {
     for (std::thread* thread : threads)
       if (thread->joinable()) thread->join();
     std::lock_guard lock(mutex_);
+    // A peer's thread marks it done as its last act, and every thread has been joined.
+    GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),
+                  "blocking server: a joined connection thread that never finished");
     peers_.clear();
   }
 
@@ -114,40 +118,55 @@ class blocking_server_engine {
         continue;
       }
       net::set_no_delay(fd);
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
       std::shared_ptr<server_connection> connection;
       try {
-        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), nullptr);
-      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
-        continue;
-      }
-      std::lock_guard lock(mutex_);
-      reap_finished();
-      if (stopping_) return;
-      if (peers_.size() >= context_.options.max_connections) {
-        connection->reject("rpc server: too many connections (limit " +
-                           std::to_string(context_.options.max_connections) + ")");
-        continue;
-      }
-      connection->arm_handshake_timer();
-      peers_.push_back(peer{connection, {}, {}, false});
-      auto self = std::prev(peers_.end());
-      try {
-        self->thread = std::thread([this, self] { serve(self); });
-        self->id = self->thread.get_id();
-      } catch (const std::system_error& e) {
-        // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
-        // told why and closed; the server keeps serving the others, and may find a thread for the
-        // next one once some connection has ended.
-        peers_.erase(self);
-        connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), nullptr);
+        if (!admit(connection)) return;
+      } catch (...) {
+        // No memory for this connection's state (or its list entry, or its reason): it is closed
+        // without a word and counted; the server keeps serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
       }
     }
+  }
+
+  // Gives an accepted connection its thread, or refuses it. Returns false when stopping.
+  bool admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(mutex_);
+    reap_finished();
+    if (stopping_) return false;
+    if (peers_.size() >= context_.options.max_connections) {
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return true;
+    }
+    connection->arm_handshake_timer();
+    peers_.push_back(peer{connection, {}, {}, false});
+    auto self = std::prev(peers_.end());
+    try {
+      self->thread = std::thread([this, self] { serve(self); });
+      self->id = self->thread.get_id();
+    } catch (const std::system_error& e) {
+      // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
+      // told why and closed; the server keeps serving the others, and may find a thread for the
+      // next one once some connection has ended.
+      peers_.erase(self);
+      connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+    } catch (...) {
+      peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
+      throw;
+    }
+    return true;
   }
 
   // Joins the threads of connections that ended, so a long-running server does not accumulate them.
   void reap_finished() {
     for (auto it = peers_.begin(); it != peers_.end();) {
       if (it->done) {
+        // done is set by the peer's own thread, which admit() started before the peer was visible.
+        GEERPC_ASSERT(it->thread.joinable(), "blocking server: a finished peer without a thread");
         it->thread.join();
         it = peers_.erase(it);
       } else {
@@ -186,6 +205,7 @@ class blocking_server_engine {
     }
     connection.close();
     std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
     self->connection.reset();
     self->done = true;
   }

@@ -41,6 +41,7 @@
 #include "../../client/dial.hpp"
 #include "../../config.hpp"
 #include "../../context.hpp"
+#include "../../detail/assert.hpp"
 #include "../../detail/futex.hpp"
 #include "../../detail/seq_map.hpp"
 #include "../../net/frame_reader.hpp"
@@ -103,6 +104,9 @@ class threaded_client_engine {
 
   ~threaded_client_engine() {
     close();
+    // close() failed every pending call, and closed_ refuses new ones: no call is left to be
+    // completed by a dead engine. (The receiving thread is joined; nobody else holds the engine.)
+    GEERPC_ASSERT(pending_.size() == 0, "threaded client: a call pending past the engine's end");
     tuning_.stop();  // no call is left for a hook to act on
   }
 
@@ -190,6 +194,10 @@ class threaded_client_engine {
   // socket's watcher instead of the receiving thread: then this returns true, no deadline timer is
   // armed, and the caller must call read_own_reply() next.
   bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
+    // A call object serves one call: begun twice, it would have two entries and two completions.
+    GEERPC_ASSERT(call.engine == nullptr && call.seq == 0, "threaded client: a call begun twice");
+    // deliver() writes a successful reply's body there, on whichever thread reads it.
+    GEERPC_ASSERT(call.reply != nullptr, "threaded client: a call without a place for its reply");
     call.engine = this;
     const auto now = clock::now();
     // Asked first, so that a call that ends below still counts in its caller's history.
@@ -429,7 +437,10 @@ template <class Engine>
 class blocking_wait_call final : public Engine::pending_call {
  public:
   void complete() noexcept override {
-    if (state_.exchange(completed, std::memory_order_acq_rel) == sleeping) futex_wake_one(state_);
+    const std::uint32_t before = state_.exchange(completed, std::memory_order_acq_rel);
+    // Only whoever took the call's entry from the pending table completes it: exactly once.
+    GEERPC_ASSERT(before == waiting || before == sleeping, "threaded client: a call completed twice");
+    if (before == sleeping) futex_wake_one(state_);
     state_.store(released, std::memory_order_release);
   }
   bool done() const noexcept { return state_.load(std::memory_order_acquire) != waiting; }
@@ -478,6 +489,8 @@ class async_call final : public Engine::pending_call {
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
+    // Only whoever took the call's entry from the pending table completes it: exactly once.
+    GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
     done_ = true;
     done_changed_.notify_all();
   }

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "../../config.hpp"
+#include "../../detail/assert.hpp"
 #include "../../error.hpp"
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
@@ -105,6 +106,10 @@ class threaded_server_engine {
       if (thread->joinable()) thread->join();
     {
       std::lock_guard lock(mutex_);
+      // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
+      // way. A thread that could not start never counted itself.
+      GEERPC_ASSERT(running_ == 0 && starting_ == 0 && woken_ == 0 && !leading_,
+                    "threaded server: a joined pool still counts a thread at work");
       workers_.clear();
       retired_.clear();
     }
@@ -198,6 +203,8 @@ class threaded_server_engine {
       slot_used_[slot] = true;
       ++threads_;
       ++starting_;
+      // Every live thread holds one of the max_running_ + 1 slots, taken above.
+      GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
     } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
       ++start_failures_;
@@ -215,6 +222,8 @@ class threaded_server_engine {
     if (!idle_.empty()) {
       follower* f = idle_.back();
       idle_.pop_back();
+      // A follower in idle_ waits, not woken: whoever wakes one takes it out of idle_ first.
+      GEERPC_ASSERT(!f->woken, "threaded server: a woken follower left among the idle");
       f->woken = true;
       ++woken_;
       f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
@@ -245,6 +254,8 @@ class threaded_server_engine {
     std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
     follower me;
     std::unique_lock lock(mutex_);
+    // start_thread_locked() counted this thread as starting, under this lock, before it could run.
+    GEERPC_ASSERT(starting_ > 0, "threaded server: a thread started that was not counted");
     --starting_;
     auto mine_state = tuning_.thread_begins(self->slot);
     bool retired = false;
@@ -268,6 +279,8 @@ class threaded_server_engine {
         if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
         lock.lock();
+        // One leader at a time: leading_ was set by this thread and nobody else clears it.
+        GEERPC_ASSERT(leading_, "threaded server: the lead was taken from its leader");
         leading_ = false;
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
@@ -283,6 +296,11 @@ class threaded_server_engine {
       }
       if (mine == nullptr) continue;
       ++running_;
+      // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
+      // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
+      // while another leads, so the count of threads never falls under that either.
+      GEERPC_ASSERT(running_ <= max_running_ && running_ < std::max<std::size_t>(threads_, 2),
+                    "threaded server: a handler runs past the bound, or on the thread left to lead");
       tuning_.run_began();
       const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
       if (!unled) hand_on_locked();
@@ -299,6 +317,7 @@ class threaded_server_engine {
         server_connection::run(mine, hold);
         lock.lock();
       }
+      GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
       --running_;
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
@@ -313,7 +332,9 @@ class threaded_server_engine {
       lock.lock();
     }
     if (retired) {
-      --threads_;
+      // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
+      // through it, above.
+      GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
       slot_used_[self->slot] = false;
       retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
     }
@@ -331,11 +352,22 @@ class threaded_server_engine {
     else
       me.wake.wait(lock, woken_or_stopping);
     if (me.woken) {
+      // hand_on_locked() counted the wake-up when it took this follower out of idle_.
+      GEERPC_ASSERT(woken_ > 0, "threaded server: a follower woken without being counted");
       --woken_;
       return true;
     }
-    idle_.erase(std::find(idle_.begin(), idle_.end(), &me));
-    return !(timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1);
+    // Not woken: nobody took this follower out of idle_ (only a wake-up does).
+    const auto mine = std::find(idle_.begin(), idle_.end(), &me);
+    GEERPC_ASSERT(mine != idle_.end(), "threaded server: an idle follower missing from idle_");
+    idle_.erase(mine);
+    const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
+    // Counted out here, under the same lock as the decision: work() may unlock before it leaves
+    // (to send held replies), and another surplus thread timing out then must not also see room
+    // to retire, which would take the pool below its core size.
+    if (retire) --threads_;
+    GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
+    return !retire;
   }
 
   // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
@@ -452,26 +484,35 @@ class threaded_server_engine {
         return;
       }
       net::set_no_delay(fd);
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
       std::shared_ptr<server_connection> connection;
       try {
-        connection = std::make_shared<server_connection>(context_, net::unique_fd(fd), &want_write, epoll_.get());
-      } catch (...) {  // no memory, or the stream layer refused it: that one is closed (its fd went with it)
-        continue;
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), &want_write, epoll_.get());
+        admit(connection);
+      } catch (...) {
+        // No memory for this connection's state (or its table entry, or its reason): it is closed
+        // without a word and counted; the leader goes on serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
       }
-      std::lock_guard lock(connections_mutex_);
-      if (stopping_now()) {
-        connection->close();
-        continue;
-      }
-      if (connections_.size() >= context_.options.max_connections) {
-        connection->reject("rpc server: too many connections (limit " +
-                           std::to_string(context_.options.max_connections) + ")");
-        continue;
-      }
-      connection->arm_handshake_timer();
-      connections_.emplace(connection.get(), connection);
-      watch(fd, EPOLLIN | EPOLLRDHUP, connection.get());
     }
+  }
+
+  // Watches an accepted connection, or refuses it.
+  void admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(connections_mutex_);
+    if (stopping_now()) {
+      connection->close();
+      return;
+    }
+    if (connections_.size() >= context_.options.max_connections) {
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return;
+    }
+    connection->arm_handshake_timer();
+    connections_.emplace(connection.get(), connection);
+    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
   }
 
   // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness

@@ -1,0 +1,86 @@
+// Out of memory while a server accepts a connection: that connection is closed and counted
+// (refused_connections()), the process lives on and the server keeps serving. Its own program,
+// because it replaces the global operator new to make one chosen allocation fail: the one
+// std::make_shared makes for the accepted connection's state, recognised by its size.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace std::chrono_literals;
+using test::Args;
+
+namespace {
+
+// While armed, the next allocation of a size in [fail_from, fail_to] made by a thread other than
+// the test's own throws std::bad_alloc, and disarms.
+std::atomic<bool> armed{false};
+std::atomic<std::size_t> fail_from{0}, fail_to{0};
+thread_local bool exempt = false;
+
+bool fails(std::size_t size) noexcept {
+  if (!armed.load(std::memory_order_acquire) || exempt) return false;
+  if (size < fail_from.load(std::memory_order_relaxed) || size > fail_to.load(std::memory_order_relaxed)) return false;
+  return armed.exchange(false, std::memory_order_acq_rel);
+}
+
+void* allocate(std::size_t size, std::size_t alignment) {
+  if (fails(size)) throw std::bad_alloc();
+  if (size == 0) size = 1;
+  void* p = alignment <= alignof(std::max_align_t)
+                ? std::malloc(size)
+                : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+// The size of std::make_shared<server_connection>'s one allocation: the object and its control
+// block (two counts and a vtable pointer), rounded up to the object's alignment.
+void arm_for_connection_state() {
+  using connection = geerpc::detail::server_connection;
+  fail_from.store(sizeof(connection), std::memory_order_relaxed);
+  fail_to.store(sizeof(connection) + alignof(connection) + 32, std::memory_order_relaxed);
+  armed.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return allocate(size, alignof(std::max_align_t)); }
+void* operator new[](std::size_t size) { return allocate(size, alignof(std::max_align_t)); }
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  return allocate(size, static_cast<std::size_t>(alignment));
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+  return allocate(size, static_cast<std::size_t>(alignment));
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+TEMPLATE_TEST_CASE("no memory for an accepted connection: it is closed and counted, and the server serves on",
+                   "[alloc_failure][limits]", GEERPC_TRANSPORTS) {
+  exempt = true;  // the test's own allocations (the client's) never fail
+  test::arith_server<TestType> s;
+  REQUIRE(s.server.refused_connections() == 0);
+
+  arm_for_connection_state();
+  auto refused = geerpc::try_dial<TestType>(s.address, {.connect_timeout = 2s});
+  CHECK_FALSE(refused);
+  CHECK_FALSE(armed.load());  // the chosen allocation was made, and failed
+  armed.store(false);
+  CHECK(test::eventually([&] { return s.server.refused_connections() == 1; }, 2s));
+
+  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  CHECK(client.template call<int>("Arith.Sum", Args{2, 3}) == 5);
+  CHECK(s.server.refused_connections() == 1);
+}
