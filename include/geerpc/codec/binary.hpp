@@ -32,11 +32,12 @@ class writer {
  public:
   explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
 
+  // Appended by insert, not resize and copy: a resize would first zero-fill the bytes the copy then
+  // overwrites, a second pass over every string and byte array encoded.
   void raw(const void* data, std::size_t size) {
     if (size == 0) return;
-    const std::size_t at = out_.size();
-    out_.resize(at + size);
-    std::memcpy(out_.data() + at, data, size);
+    const auto* bytes = static_cast<const std::byte*>(data);
+    out_.insert(out_.end(), bytes, bytes + size);
   }
   template <class U>
   void fixed(U value) {
