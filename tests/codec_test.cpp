@@ -949,3 +949,35 @@ TEST_CASE("20,000 random mutations of a nested encoding each decode or fail clea
   CHECK(decoded > 100);
   CHECK(refused > 10000);
 }
+
+namespace {
+struct flat_reply {
+  std::int32_t id;
+  std::string name;
+  std::optional<std::array<std::uint16_t, 4>> tags;
+  std::vector<double> samples;
+};
+struct deep_reply {
+  std::int32_t id;
+  std::vector<std::string> names;
+};
+}  // namespace
+
+// A client decodes a reply on the thread that receives every caller's replies only when decoding
+// costs about a copy of its bytes; anything that works per element is copied out and decoded by
+// its caller (client.hpp). Getting this wrong either way still decodes correctly, so it is pinned
+// here: a map or a list of strings must never hold up the receiving thread.
+TEST_CASE("cheap_to_decode: numbers, strings, block-copied vectors and aggregates of them, nothing per element",
+          "[codec]") {
+  STATIC_REQUIRE(binary_codec::cheap_to_decode<std::int32_t>);
+  STATIC_REQUIRE(binary_codec::cheap_to_decode<bool>);
+  STATIC_REQUIRE(binary_codec::cheap_to_decode<std::string>);
+  STATIC_REQUIRE(binary_codec::cheap_to_decode<std::vector<std::uint8_t>>);
+  STATIC_REQUIRE(binary_codec::cheap_to_decode<std::pair<int, std::string>>);
+  STATIC_REQUIRE(binary_codec::cheap_to_decode<flat_reply>);
+  STATIC_REQUIRE_FALSE(binary_codec::cheap_to_decode<std::vector<bool>>);
+  STATIC_REQUIRE_FALSE(binary_codec::cheap_to_decode<std::vector<std::string>>);
+  STATIC_REQUIRE_FALSE(binary_codec::cheap_to_decode<std::map<std::string, int>>);
+  STATIC_REQUIRE_FALSE(binary_codec::cheap_to_decode<std::optional<std::vector<flat_reply>>>);
+  STATIC_REQUIRE_FALSE(binary_codec::cheap_to_decode<deep_reply>);
+}

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@
 #include "codec/binary.hpp"
 #include "config.hpp"
 #include "context.hpp"
+#include "detail/assert.hpp"
 #include "detail/deadline.hpp"
 #include "detail/scratch.hpp"
 #include "error.hpp"
@@ -167,12 +169,25 @@ class basic_client {
   }
   template <class R, class A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
-    auto& reply = detail::frame_scratch<detail::client_reply_tag>();
-    detail::call_outcome outcome = send_and_wait(ctx, method, argument, reply);
-    if (!outcome.ok()) return outcome.to_error();
-    result<R> out = detail::decode_reply<R, Codec>(reply);
-    detail::trim_scratch(reply);
-    return out;
+    if constexpr (cheap_in_place<R>) {
+      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
+      // completes: the body is never copied out first.
+      std::optional<result<R>> decoded;
+      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
+      return std::move(*decoded);
+    } else {
+      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
+      // here, so that the thread receiving every caller's replies never waits on one caller's.
+      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink::into(reply));
+      if (!outcome.ok()) return outcome.to_error();
+      result<R> out = detail::decode_reply<R, Codec>(reply);
+      detail::trim_scratch(reply);
+      return out;
+    }
   }
 
   // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
@@ -239,6 +254,18 @@ class basic_client {
   bool is_open() const { return engine_ && engine_->is_open(); }
 
  private:
+  // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without
+  // that trait has its replies copied out).
+  template <class R>
+  static constexpr bool cheap_in_place = [] {
+    if constexpr (std::is_void_v<R>)
+      return true;
+    else if constexpr (requires { Codec::template cheap_to_decode<R>; })
+      return Codec::template cheap_to_decode<R>;
+    else
+      return false;
+  }();
+
   template <class A>
   std::optional<detail::call_outcome> build_request(std::string_view method, const A& argument,
                                                     std::vector<std::byte>& frame) const {
@@ -258,7 +285,7 @@ class basic_client {
 
   template <class A>
   detail::call_outcome send_and_wait(const context& ctx, std::string_view method, const A& argument,
-                                     std::vector<std::byte>& reply) {
+                                     const detail::reply_sink& reply) {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     auto refused = build_request(method, argument, frame);
     detail::call_outcome outcome = refused   ? std::move(*refused)

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,7 +35,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 
 // ---- begin geerpc/config.hpp
 // geerpc: version and the ABI namespace every other header opens.
@@ -530,6 +530,32 @@ struct call_outcome {
         status <= static_cast<std::uint8_t>(errc::invalid_argument) ? static_cast<errc>(status) : errc::remote_error;
     return {make_error_code(code), message};
   }
+};
+
+// Where a successful reply's body goes: whoever completes the call hands it the body while the body
+// is still in the receive buffer, before the call completes, so that a synchronous call decodes its
+// reply where it arrived instead of first copying it out (a 4 KiB string reply was copied twice).
+// A future keeps the bytes (into()) and decodes them when it is read.
+class reply_sink {
+ public:
+  // Calls take(body) with the body; `take` must outlive the call.
+  template <class Take>
+  explicit reply_sink(Take& take) noexcept
+      : target_(&take), take_([](void* t, std::span<const std::byte> body) { (*static_cast<Take*>(t))(body); }) {}
+
+  static reply_sink into(std::vector<std::byte>& bytes) noexcept {
+    return reply_sink(&bytes, [](void* t, std::span<const std::byte> body) {
+      static_cast<std::vector<std::byte>*>(t)->assign(body.begin(), body.end());
+    });
+  }
+
+  void operator()(std::span<const std::byte> body) const { take_(target_, body); }
+
+ private:
+  reply_sink(void* target, void (*take)(void*, std::span<const std::byte>)) noexcept : target_(target), take_(take) {}
+
+  void* target_;
+  void (*take_)(void*, std::span<const std::byte>);
 };
 
 inline call_outcome deadline_exceeded_outcome() {
@@ -2566,11 +2592,12 @@ class writer {
  public:
   explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
 
+  // Appended by insert, not resize and copy: a resize would first zero-fill the bytes the copy then
+  // overwrites, a second pass over every string and byte array encoded.
   void raw(const void* data, std::size_t size) {
     if (size == 0) return;
-    const std::size_t at = out_.size();
-    out_.resize(at + size);
-    std::memcpy(out_.data() + at, data, size);
+    const auto* bytes = static_cast<const std::byte*>(data);
+    out_.insert(out_.end(), bytes, bytes + size);
   }
   template <class U>
   void fixed(U value) {
@@ -2733,6 +2760,40 @@ constexpr bool is_bool_like() {
 template <class T>
 inline constexpr bool is_memcpy_array_element = (std::is_integral_v<T> || std::is_same_v<T, float> ||
                                                  std::is_same_v<T, double> || std::is_enum_v<T>)&&!is_bool_like<T>();
+
+// Whether decoding a T costs about what copying its encoding does: numbers, strings, vectors copied
+// as one block, and optionals, arrays, tuples and aggregates of those. Anything else (a map, a
+// vector of strings or of structs) works and may allocate per element, and can take many times
+// longer than a copy of its bytes.
+template <class T>
+constexpr bool decodes_like_copy();
+
+template <class Tuple, std::size_t... I>
+constexpr bool all_decode_like_copy(std::index_sequence<I...>) {
+  return (true && ... && decodes_like_copy<std::tuple_element_t<I, Tuple>>());
+}
+template <class T, std::size_t... I>
+constexpr bool all_fields_decode_like_copy(std::index_sequence<I...>) {
+  return (true && ... && decodes_like_copy<boost::pfr::tuple_element_t<I, T>>());
+}
+
+template <class T>
+constexpr bool decodes_like_copy() {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::boolean || kind == type_kind::integer || kind == type_kind::floating ||
+                kind == type_kind::enumeration || kind == type_kind::string)
+    return true;
+  else if constexpr (kind == type_kind::vector)
+    return is_memcpy_array_element<typename T::value_type>;
+  else if constexpr (kind == type_kind::array || kind == type_kind::optional)
+    return decodes_like_copy<typename T::value_type>();
+  else if constexpr (kind == type_kind::tuple)
+    return all_decode_like_copy<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::aggregate)
+    return all_fields_decode_like_copy<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  else
+    return false;
+}
 
 // What the decoder charges for each allocation, an upper bound of what libstdc++ and libc++ ask of
 // the allocator (the fuzzer checks it by counting): the budget must pay for the memory really taken.
@@ -2954,6 +3015,11 @@ struct binary_codec {
     }
   }
 
+  // Whether a T decodes about as fast as its bytes copy (codec::detail::decodes_like_copy): a client
+  // then decodes a reply straight from its receive buffer, instead of copying it out for the caller.
+  template <class T>
+  static constexpr bool cheap_to_decode = codec::detail::decodes_like_copy<T>();
+
   // Decodes exactly `bytes` into `value`: a short input, a bad value or bytes left over all fail,
   // and so does a value whose decoding would allocate more than codec::default_memory_limit of
   // the input's size (16 bytes per input byte + 64 KiB).
@@ -2975,6 +3041,54 @@ struct binary_codec {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/binary.hpp
+// ---- begin geerpc/detail/assert.hpp
+// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
+// relies on (a request answered once, a timer queued at most once, a counter that never goes
+// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
+// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
+// core dump shows the state that broke it.
+//
+// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
+// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
+// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
+// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
+// draws no "unused" warning and a check never rots.
+//
+// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
+
+#include <cstdio>
+#include <cstdlib>
+
+
+#ifndef GEERPC_ENABLE_ASSERTS
+#ifdef NDEBUG
+#define GEERPC_ENABLE_ASSERTS 0
+#else
+#define GEERPC_ENABLE_ASSERTS 1
+#endif
+#endif
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Out of line from the check, so that the passing path stays a compare and a branch.
+[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
+                                       const char* message) noexcept {
+  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+
+#if GEERPC_ENABLE_ASSERTS
+#define GEERPC_ASSERT(condition, message) \
+  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
+#else
+#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
+#endif
+// ---- end geerpc/detail/assert.hpp
 // ---- begin geerpc/detail/scratch.hpp
 // geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
 // Each use gets its own Tag: a handler that makes a client call while its reply is being built must
@@ -5634,7 +5748,7 @@ class blocking_client_engine {
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
   bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
 
-  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply) {
+  call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply) {
     if (auto refused = take_turn(ctx)) return std::move(*refused);
     struct turn_passer {
       blocking_client_engine* engine;
@@ -5799,8 +5913,7 @@ class blocking_client_engine {
     }
   }
 
-  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame,
-                        std::vector<std::byte>& reply) {
+  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
     const reply_wait waiting;
     const auto now = std::chrono::steady_clock::now();
@@ -5839,7 +5952,7 @@ class blocking_client_engine {
             continue;
           }
           if (f.header.status != 0) return response_outcome(f.header.status, f.text);
-          reply.assign(f.body.begin(), f.body.end());
+          reply(f.body);
           trim_buffer();
           return call_outcome{};
         case held_frame::partial:
@@ -6249,7 +6362,7 @@ class threaded_client_engine {
   class pending_call {
    public:
     call_outcome outcome;
-    std::vector<std::byte>* reply = nullptr;  // where a successful reply's body goes
+    const reply_sink* reply = nullptr;  // where a successful reply's body goes
 
     // Called exactly once, by whoever completed the call; afterwards it must not touch *this.
     virtual void complete() noexcept = 0;
@@ -6304,7 +6417,7 @@ class threaded_client_engine {
   }
 
   // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
-  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply);
+  call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
 
   // Sends a request and arms its deadline and cancellation. From here on `call` completes exactly
   // once; its owner waits for that, then calls settle().
@@ -6583,7 +6696,7 @@ class threaded_client_engine {
     pending_call* call = take(frame.header.seq);
     if (call == nullptr) return true;  // its caller gave up: drop the late reply
     if (frame.header.status == 0) {
-      call->reply->assign(frame.body.begin(), frame.body.end());
+      (*call->reply)(frame.body);
       finish(*call, {});
     } else {
       finish(*call, response_outcome(frame.header.status, frame.text));
@@ -6642,7 +6755,7 @@ class blocking_wait_call final : public Engine::pending_call {
 
 template <class Tuning>
 call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<std::byte> frame,
-                                                  std::vector<std::byte>& reply) {
+                                                  const reply_sink& reply) {
   blocking_wait_call<threaded_client_engine> call;
   call.reply = &reply;
   call.synchronous = true;
@@ -6668,7 +6781,7 @@ call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<
 template <class Engine>
 class async_call final : public Engine::pending_call {
  public:
-  explicit async_call(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) { this->reply = &body_; }
+  explicit async_call(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) { this->reply = &sink_; }
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
@@ -6698,6 +6811,7 @@ class async_call final : public Engine::pending_call {
  private:
   std::shared_ptr<Engine> engine_;  // outlives the client if the future does
   std::vector<std::byte> body_;
+  reply_sink sink_ = reply_sink::into(body_);
   mutable std::mutex mutex_;
   mutable std::condition_variable done_changed_;
   bool done_ = false;
@@ -7453,12 +7567,25 @@ class basic_client {
   }
   template <class R, class A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
-    auto& reply = detail::frame_scratch<detail::client_reply_tag>();
-    detail::call_outcome outcome = send_and_wait(ctx, method, argument, reply);
-    if (!outcome.ok()) return outcome.to_error();
-    result<R> out = detail::decode_reply<R, Codec>(reply);
-    detail::trim_scratch(reply);
-    return out;
+    if constexpr (cheap_in_place<R>) {
+      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
+      // completes: the body is never copied out first.
+      std::optional<result<R>> decoded;
+      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
+      return std::move(*decoded);
+    } else {
+      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
+      // here, so that the thread receiving every caller's replies never waits on one caller's.
+      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink::into(reply));
+      if (!outcome.ok()) return outcome.to_error();
+      result<R> out = detail::decode_reply<R, Codec>(reply);
+      detail::trim_scratch(reply);
+      return out;
+    }
   }
 
   // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
@@ -7525,6 +7652,18 @@ class basic_client {
   bool is_open() const { return engine_ && engine_->is_open(); }
 
  private:
+  // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without
+  // that trait has its replies copied out).
+  template <class R>
+  static constexpr bool cheap_in_place = [] {
+    if constexpr (std::is_void_v<R>)
+      return true;
+    else if constexpr (requires { Codec::template cheap_to_decode<R>; })
+      return Codec::template cheap_to_decode<R>;
+    else
+      return false;
+  }();
+
   template <class A>
   std::optional<detail::call_outcome> build_request(std::string_view method, const A& argument,
                                                     std::vector<std::byte>& frame) const {
@@ -7544,7 +7683,7 @@ class basic_client {
 
   template <class A>
   detail::call_outcome send_and_wait(const context& ctx, std::string_view method, const A& argument,
-                                     std::vector<std::byte>& reply) {
+                                     const detail::reply_sink& reply) {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     auto refused = build_request(method, argument, frame);
     detail::call_outcome outcome = refused   ? std::move(*refused)

@@ -38,6 +38,32 @@ struct call_outcome {
   }
 };
 
+// Where a successful reply's body goes: whoever completes the call hands it the body while the body
+// is still in the receive buffer, before the call completes, so that a synchronous call decodes its
+// reply where it arrived instead of first copying it out (a 4 KiB string reply was copied twice).
+// A future keeps the bytes (into()) and decodes them when it is read.
+class reply_sink {
+ public:
+  // Calls take(body) with the body; `take` must outlive the call.
+  template <class Take>
+  explicit reply_sink(Take& take) noexcept
+      : target_(&take), take_([](void* t, std::span<const std::byte> body) { (*static_cast<Take*>(t))(body); }) {}
+
+  static reply_sink into(std::vector<std::byte>& bytes) noexcept {
+    return reply_sink(&bytes, [](void* t, std::span<const std::byte> body) {
+      static_cast<std::vector<std::byte>*>(t)->assign(body.begin(), body.end());
+    });
+  }
+
+  void operator()(std::span<const std::byte> body) const { take_(target_, body); }
+
+ private:
+  reply_sink(void* target, void (*take)(void*, std::span<const std::byte>)) noexcept : target_(target), take_(take) {}
+
+  void* target_;
+  void (*take_)(void*, std::span<const std::byte>);
+};
+
 inline call_outcome deadline_exceeded_outcome() {
   return call_outcome::failure(errc::deadline_exceeded, "rpc client: call failed: context deadline exceeded");
 }

@@ -32,11 +32,12 @@ class writer {
  public:
   explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
 
+  // Appended by insert, not resize and copy: a resize would first zero-fill the bytes the copy then
+  // overwrites, a second pass over every string and byte array encoded.
   void raw(const void* data, std::size_t size) {
     if (size == 0) return;
-    const std::size_t at = out_.size();
-    out_.resize(at + size);
-    std::memcpy(out_.data() + at, data, size);
+    const auto* bytes = static_cast<const std::byte*>(data);
+    out_.insert(out_.end(), bytes, bytes + size);
   }
   template <class U>
   void fixed(U value) {
@@ -199,6 +200,40 @@ constexpr bool is_bool_like() {
 template <class T>
 inline constexpr bool is_memcpy_array_element = (std::is_integral_v<T> || std::is_same_v<T, float> ||
                                                  std::is_same_v<T, double> || std::is_enum_v<T>)&&!is_bool_like<T>();
+
+// Whether decoding a T costs about what copying its encoding does: numbers, strings, vectors copied
+// as one block, and optionals, arrays, tuples and aggregates of those. Anything else (a map, a
+// vector of strings or of structs) works and may allocate per element, and can take many times
+// longer than a copy of its bytes.
+template <class T>
+constexpr bool decodes_like_copy();
+
+template <class Tuple, std::size_t... I>
+constexpr bool all_decode_like_copy(std::index_sequence<I...>) {
+  return (true && ... && decodes_like_copy<std::tuple_element_t<I, Tuple>>());
+}
+template <class T, std::size_t... I>
+constexpr bool all_fields_decode_like_copy(std::index_sequence<I...>) {
+  return (true && ... && decodes_like_copy<boost::pfr::tuple_element_t<I, T>>());
+}
+
+template <class T>
+constexpr bool decodes_like_copy() {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::boolean || kind == type_kind::integer || kind == type_kind::floating ||
+                kind == type_kind::enumeration || kind == type_kind::string)
+    return true;
+  else if constexpr (kind == type_kind::vector)
+    return is_memcpy_array_element<typename T::value_type>;
+  else if constexpr (kind == type_kind::array || kind == type_kind::optional)
+    return decodes_like_copy<typename T::value_type>();
+  else if constexpr (kind == type_kind::tuple)
+    return all_decode_like_copy<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::aggregate)
+    return all_fields_decode_like_copy<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  else
+    return false;
+}
 
 // What the decoder charges for each allocation, an upper bound of what libstdc++ and libc++ ask of
 // the allocator (the fuzzer checks it by counting): the budget must pay for the memory really taken.
@@ -419,6 +454,11 @@ struct binary_codec {
       codec::encode_value(w, value);
     }
   }
+
+  // Whether a T decodes about as fast as its bytes copy (codec::detail::decodes_like_copy): a client
+  // then decodes a reply straight from its receive buffer, instead of copying it out for the caller.
+  template <class T>
+  static constexpr bool cheap_to_decode = codec::detail::decodes_like_copy<T>();
 
   // Decodes exactly `bytes` into `value`: a short input, a bad value or bytes left over all fail,
   // and so does a value whose decoding would allocate more than codec::default_memory_limit of

@@ -54,7 +54,7 @@ class blocking_client_engine {
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
   bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
 
-  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply) {
+  call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply) {
     if (auto refused = take_turn(ctx)) return std::move(*refused);
     struct turn_passer {
       blocking_client_engine* engine;
@@ -219,8 +219,7 @@ class blocking_client_engine {
     }
   }
 
-  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame,
-                        std::vector<std::byte>& reply) {
+  call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
     const reply_wait waiting;
     const auto now = std::chrono::steady_clock::now();
@@ -259,7 +258,7 @@ class blocking_client_engine {
             continue;
           }
           if (f.header.status != 0) return response_outcome(f.header.status, f.text);
-          reply.assign(f.body.begin(), f.body.end());
+          reply(f.body);
           trim_buffer();
           return call_outcome{};
         case held_frame::partial:

@@ -66,7 +66,7 @@ class threaded_client_engine {
   class pending_call {
    public:
     call_outcome outcome;
-    std::vector<std::byte>* reply = nullptr;  // where a successful reply's body goes
+    const reply_sink* reply = nullptr;  // where a successful reply's body goes
 
     // Called exactly once, by whoever completed the call; afterwards it must not touch *this.
     virtual void complete() noexcept = 0;
@@ -121,7 +121,7 @@ class threaded_client_engine {
   }
 
   // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
-  call_outcome call(const context& ctx, std::span<std::byte> frame, std::vector<std::byte>& reply);
+  call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
 
   // Sends a request and arms its deadline and cancellation. From here on `call` completes exactly
   // once; its owner waits for that, then calls settle().
@@ -400,7 +400,7 @@ class threaded_client_engine {
     pending_call* call = take(frame.header.seq);
     if (call == nullptr) return true;  // its caller gave up: drop the late reply
     if (frame.header.status == 0) {
-      call->reply->assign(frame.body.begin(), frame.body.end());
+      (*call->reply)(frame.body);
       finish(*call, {});
     } else {
       finish(*call, response_outcome(frame.header.status, frame.text));
@@ -459,7 +459,7 @@ class blocking_wait_call final : public Engine::pending_call {
 
 template <class Tuning>
 call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<std::byte> frame,
-                                                  std::vector<std::byte>& reply) {
+                                                  const reply_sink& reply) {
   blocking_wait_call<threaded_client_engine> call;
   call.reply = &reply;
   call.synchronous = true;
@@ -485,7 +485,7 @@ call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<
 template <class Engine>
 class async_call final : public Engine::pending_call {
  public:
-  explicit async_call(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) { this->reply = &body_; }
+  explicit async_call(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) { this->reply = &sink_; }
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
@@ -515,6 +515,7 @@ class async_call final : public Engine::pending_call {
  private:
   std::shared_ptr<Engine> engine_;  // outlives the client if the future does
   std::vector<std::byte> body_;
+  reply_sink sink_ = reply_sink::into(body_);
   mutable std::mutex mutex_;
   mutable std::condition_variable done_changed_;
   bool done_ = false;
