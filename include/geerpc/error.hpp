@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 #include "config.hpp"
 
@@ -103,26 +103,53 @@ class rpc_error : public std::system_error {
 };
 
 // The outcome of a non-throwing call: a value or an error. value() throws rpc_error on an error.
+// Its own storage rather than std::variant or std::optional: result<T> is instantiated for every
+// reply type a user calls with, and their layered machinery costs each instantiation dozens of
+// functions in every translation unit built without optimisation.
 template <class T>
 class result {
  public:
-  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit by design
-  result(geerpc::error e) : state_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
+  result(T value) : engaged_(true) { ::new (static_cast<void*>(&value_)) T(std::move(value)); }  // NOLINT: implicit
+  result(geerpc::error e) : error_(std::move(e)) {}                                              // NOLINT
 
-  bool has_value() const noexcept { return state_.index() == 0; }
+  result(const result& other) requires std::is_copy_constructible_v<T> : error_(other.error_) {
+    if (other.engaged_) emplace(other.value_);
+  }
+  result(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : error_(std::move(other.error_)) {
+    if (other.engaged_) emplace(std::move(other.value_));
+  }
+  result& operator=(const result& other) requires std::is_copy_constructible_v<T> {
+    if (this != &other) {
+      reset();
+      error_ = other.error_;
+      if (other.engaged_) emplace(other.value_);
+    }
+    return *this;
+  }
+  result& operator=(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (this != &other) {
+      reset();
+      error_ = std::move(other.error_);
+      if (other.engaged_) emplace(std::move(other.value_));
+    }
+    return *this;
+  }
+  ~result() { reset(); }
+
+  bool has_value() const noexcept { return engaged_; }
   explicit operator bool() const noexcept { return has_value(); }
 
   T& value() & {
     throw_if_error();
-    return std::get<0>(state_);
+    return value_;
   }
   const T& value() const& {
     throw_if_error();
-    return std::get<0>(state_);
+    return value_;
   }
   T&& value() && {
     throw_if_error();
-    return std::get<0>(std::move(state_));
+    return std::move(value_);
   }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
@@ -131,18 +158,29 @@ class result {
   const T* operator->() const { return &value(); }
 
   // The error, or a default (empty) one when there is a value.
-  std::error_code code() const noexcept { return has_value() ? std::error_code{} : std::get<1>(state_).code; }
-  const std::string& message() const noexcept {
-    static const std::string none;
-    return has_value() ? none : std::get<1>(state_).message;
-  }
-  const geerpc::error& error() const { return std::get<1>(state_); }
+  std::error_code code() const noexcept { return error_.code; }
+  const std::string& message() const noexcept { return error_.message; }
+  const geerpc::error& error() const { return error_; }
 
  private:
-  void throw_if_error() const {
-    if (!has_value()) throw rpc_error(std::get<1>(state_));
+  template <class U>
+  void emplace(U&& from) {
+    ::new (static_cast<void*>(&value_)) T(std::forward<U>(from));
+    engaged_ = true;
   }
-  std::variant<T, geerpc::error> state_;
+  void reset() noexcept {
+    if (engaged_) value_.~T();
+    engaged_ = false;
+  }
+  void throw_if_error() const {
+    if (!engaged_) throw rpc_error(error_);
+  }
+
+  union {
+    T value_;  // alive while engaged_
+  };
+  bool engaged_ = false;
+  geerpc::error error_;  // empty while there is a value
 };
 
 template <>

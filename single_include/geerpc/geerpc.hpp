@@ -75,7 +75,6 @@ GEERPC_END_NAMESPACE
 // undefined behaviour once the sum leaves the clock's range (nanoseconds::max(), hours::max()),
 // and converting a long duration to the clock's unit can overflow before the sum is even made.
 
-#include <cmath>
 #include <ratio>
 
 
@@ -103,8 +102,13 @@ std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_p
   // beyond that, a deadline off by a fraction of a microsecond does not matter.
   if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
   using period = typename Duration::period;
-  const double ticks = std::ceil(wanted * static_cast<double>(period::den) / static_cast<double>(period::num));
-  return now + Duration(static_cast<typename Duration::rep>(ticks));
+  using rep = typename Duration::rep;
+  // Rounded up by hand (std::ceil's <cmath> is thousands of lines in every user's translation unit);
+  // `ticks` is below the clock's range here, so neither conversion overflows.
+  const double ticks = wanted * static_cast<double>(period::den) / static_cast<double>(period::num);
+  rep whole = static_cast<rep>(ticks);
+  if (static_cast<double>(whole) < ticks) ++whole;
+  return now + Duration(whole);
 }
 
 }  // namespace detail
@@ -225,8 +229,8 @@ GEERPC_END_NAMESPACE
 // geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
 // and result<T>, what the non-throwing calls return.
 
+#include <new>
 #include <stdexcept>
-#include <variant>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -320,26 +324,53 @@ class rpc_error : public std::system_error {
 };
 
 // The outcome of a non-throwing call: a value or an error. value() throws rpc_error on an error.
+// Its own storage rather than std::variant or std::optional: result<T> is instantiated for every
+// reply type a user calls with, and their layered machinery costs each instantiation dozens of
+// functions in every translation unit built without optimisation.
 template <class T>
 class result {
  public:
-  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit by design
-  result(geerpc::error e) : state_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
+  result(T value) : engaged_(true) { ::new (static_cast<void*>(&value_)) T(std::move(value)); }  // NOLINT: implicit
+  result(geerpc::error e) : error_(std::move(e)) {}                                              // NOLINT
 
-  bool has_value() const noexcept { return state_.index() == 0; }
+  result(const result& other) requires std::is_copy_constructible_v<T> : error_(other.error_) {
+    if (other.engaged_) emplace(other.value_);
+  }
+  result(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : error_(std::move(other.error_)) {
+    if (other.engaged_) emplace(std::move(other.value_));
+  }
+  result& operator=(const result& other) requires std::is_copy_constructible_v<T> {
+    if (this != &other) {
+      reset();
+      error_ = other.error_;
+      if (other.engaged_) emplace(other.value_);
+    }
+    return *this;
+  }
+  result& operator=(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (this != &other) {
+      reset();
+      error_ = std::move(other.error_);
+      if (other.engaged_) emplace(std::move(other.value_));
+    }
+    return *this;
+  }
+  ~result() { reset(); }
+
+  bool has_value() const noexcept { return engaged_; }
   explicit operator bool() const noexcept { return has_value(); }
 
   T& value() & {
     throw_if_error();
-    return std::get<0>(state_);
+    return value_;
   }
   const T& value() const& {
     throw_if_error();
-    return std::get<0>(state_);
+    return value_;
   }
   T&& value() && {
     throw_if_error();
-    return std::get<0>(std::move(state_));
+    return std::move(value_);
   }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
@@ -348,18 +379,29 @@ class result {
   const T* operator->() const { return &value(); }
 
   // The error, or a default (empty) one when there is a value.
-  std::error_code code() const noexcept { return has_value() ? std::error_code{} : std::get<1>(state_).code; }
-  const std::string& message() const noexcept {
-    static const std::string none;
-    return has_value() ? none : std::get<1>(state_).message;
-  }
-  const geerpc::error& error() const { return std::get<1>(state_); }
+  std::error_code code() const noexcept { return error_.code; }
+  const std::string& message() const noexcept { return error_.message; }
+  const geerpc::error& error() const { return error_; }
 
  private:
-  void throw_if_error() const {
-    if (!has_value()) throw rpc_error(std::get<1>(state_));
+  template <class U>
+  void emplace(U&& from) {
+    ::new (static_cast<void*>(&value_)) T(std::forward<U>(from));
+    engaged_ = true;
   }
-  std::variant<T, geerpc::error> state_;
+  void reset() noexcept {
+    if (engaged_) value_.~T();
+    engaged_ = false;
+  }
+  void throw_if_error() const {
+    if (!engaged_) throw rpc_error(error_);
+  }
+
+  union {
+    T value_;  // alive while engaged_
+  };
+  bool engaged_ = false;
+  geerpc::error error_;  // empty while there is a value
 };
 
 template <>
@@ -3634,20 +3676,23 @@ GEERPC_END_NAMESPACE
 // would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
 // value marks a free slot. Not thread-safe: its owner locks.
 
-#include <random>
+#include <sys/random.h>
+#include <sys/types.h>
+
 
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-template <class T>
-class seq_map {
+// The table itself, over untyped pointers: one copy of its code serves every seq_map<T>, rather
+// than one per value type in each translation unit.
+class seq_map_base {
  public:
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
 
   // False (and nothing changed) when `key` is present already.
-  bool insert(std::uint64_t key, T* value) {
+  bool insert(std::uint64_t key, void* value) {
     GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
     if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     for (std::size_t i = home(key);; i = next(i)) {
@@ -3660,7 +3705,7 @@ class seq_map {
     }
   }
 
-  T* find(std::uint64_t key) const noexcept {
+  void* find(std::uint64_t key) const noexcept {
     if (size_ == 0) return nullptr;
     GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
     for (std::size_t i = home(key);; i = next(i)) {
@@ -3670,14 +3715,14 @@ class seq_map {
   }
 
   // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  T* erase(std::uint64_t key) {
+  void* erase(std::uint64_t key) {
     if (size_ == 0) return nullptr;
     std::size_t hole = home(key);
     while (slots_[hole].key != key || slots_[hole].value == nullptr) {
       if (slots_[hole].value == nullptr) return nullptr;
       hole = next(hole);
     }
-    T* removed = std::exchange(slots_[hole].value, nullptr);
+    void* removed = std::exchange(slots_[hole].value, nullptr);
     --size_;
     // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
     for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
@@ -3700,9 +3745,7 @@ class seq_map {
       if (entry.value != nullptr) f(entry.key, entry.value);
   }
 
-  // Empties the map into `out` (appending the values) and releases its memory.
-  void drain_into(std::vector<T*>& out) {
-    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+  void clear_and_release() noexcept {
     std::vector<slot>().swap(slots_);
     size_ = 0;
   }
@@ -3710,7 +3753,7 @@ class seq_map {
  private:
   struct slot {
     std::uint64_t key = 0;
-    T* value = nullptr;
+    void* value = nullptr;
   };
 
   std::size_t mask() const noexcept { return slots_.size() - 1; }
@@ -3721,12 +3764,21 @@ class seq_map {
     return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
   }
   static std::uint64_t random_multiplier(const void* self) noexcept {
-    static const std::uint64_t process_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
+    static const std::uint64_t process_seed = random_seed();
     std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
     x ^= x >> 31;  // splitmix64's finaliser
     x *= 0xBF58476D1CE4E5B9ull;
     x ^= x >> 27;
     return x | 1;
+  }
+
+  // From the kernel's random pool (getrandom(2), not <random>: std::random_device reads the same
+  // pool, and <random> would add thousands of lines to every user's translation unit). Should the
+  // call fail (a kernel before 3.17), ASLR's stack address still varies per process.
+  static std::uint64_t random_seed() noexcept {
+    std::uint64_t seed = 0;
+    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed)) return seed;
+    return reinterpret_cast<std::uintptr_t>(&seed) * 0x9E3779B97F4A7C15ull;
   }
 
   void rehash(std::size_t capacity) {
@@ -3749,6 +3801,31 @@ class seq_map {
   std::vector<slot> slots_;  // a power of two in size, at most half full
   std::size_t size_ = 0;
   std::uint64_t multiplier_ = random_multiplier(this);
+};
+
+// A seq_map_base whose values are T*.
+template <class T>
+class seq_map : private seq_map_base {
+ public:
+  using seq_map_base::empty;
+  using seq_map_base::size;
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
+  T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
+
+  template <class F>
+  void for_each(F&& f) const {
+    seq_map_base::for_each([&](std::uint64_t key, void* value) { f(key, static_cast<T*>(value)); });
+  }
+
+  // Empties the map into `out` (appending the values) and releases its memory.
+  void drain_into(std::vector<T*>& out) {
+    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+    clear_and_release();
+  }
 };
 
 }  // namespace detail
@@ -4036,8 +4113,6 @@ GEERPC_END_NAMESPACE
 // read-only while serving, so lookups need no lock.
 
 #include <exception>
-#include <functional>
-#include <unordered_set>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -4090,9 +4165,9 @@ struct invoker {
     constexpr auto handler = Method::handler;
     auto invoke_with = [&](auto&&... args) -> decltype(auto) {
       if constexpr (std::is_void_v<typename Method::owner>) {
-        return std::invoke(handler, std::forward<decltype(args)>(args)...);
+        return handler(std::forward<decltype(args)>(args)...);
       } else {
-        return std::invoke(handler, *static_cast<Impl*>(impl), std::forward<decltype(args)>(args)...);
+        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(args)>(args)...);
       }
     };
     if constexpr (Method::takes_stop_token) {
@@ -4110,20 +4185,24 @@ class dispatcher {
   template <class Codec, class Service, class Impl>
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
-    if (!services_.insert(service_name).second)
+    const std::size_t at = lower_bound(services_, service_name);
+    if (at != services_.size() && services_[at].name == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
+    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), named_entry{service_name, {}});
     std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
                typename Service::methods{});
   }
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
-    if (auto it = methods_.find(name); it != methods_.end()) return &it->second;
+    if (const std::size_t at = lower_bound(methods_, name); at != methods_.size() && methods_[at].name == name)
+      return &methods_[at].entry;
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
       message = "rpc server: service/method request ill-formed: " + std::string(name);
-    } else if (services_.find(name.substr(0, dot)) == services_.end()) {
+    } else if (const std::size_t at = lower_bound(services_, name.substr(0, dot));
+               at == services_.size() || services_[at].name != name.substr(0, dot)) {
       code = errc::unknown_service;
       message = "rpc server: can't find service " + std::string(name.substr(0, dot));
     } else {
@@ -4138,19 +4217,39 @@ class dispatcher {
  private:
   template <class Codec, class Impl, class Method>
   void add_method(const std::string& service_name, Impl* impl) {
-    handler_entry entry;
-    entry.invoke = &invoker<Codec, Method, Impl>::invoke;
-    entry.impl = const_cast<void*>(static_cast<const void*>(impl));
-    entry.takes_stop_token = Method::takes_stop_token;
-    methods_.emplace(service_name + "." + std::string(Method::name.view()), entry);
+    named_entry method{service_name + "." + std::string(Method::name.view()), {}};
+    method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
+    method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
+    method.entry.takes_stop_token = Method::takes_stop_token;
+    const std::size_t at = lower_bound(methods_, method.name);
+    methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }
 
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  struct named_entry {
+    std::string name;
+    handler_entry entry;
   };
-  std::unordered_map<std::string, handler_entry, string_hash, std::equal_to<>> methods_;
-  std::unordered_set<std::string, string_hash, std::equal_to<>> services_;
+
+  // The first index whose name is not less than `name`. Sorted vectors rather than hash tables: a
+  // server holds a handful of names, a lookup compares a few short strings, and every user's
+  // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
+  static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+    std::size_t first = 0;
+    std::size_t count = sorted.size();
+    while (count > 0) {
+      const std::size_t half = count / 2;
+      if (std::string_view(sorted[first + half].name) < name) {
+        first += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    return first;
+  }
+
+  std::vector<named_entry> methods_;   // sorted by name
+  std::vector<named_entry> services_;  // sorted; only the names are used (one vector type, not two)
 };
 
 }  // namespace detail

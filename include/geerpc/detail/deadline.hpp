@@ -4,7 +4,6 @@
 #pragma once
 
 #include <chrono>
-#include <cmath>
 #include <ratio>
 
 #include "../config.hpp"
@@ -33,8 +32,13 @@ std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_p
   // beyond that, a deadline off by a fraction of a microsecond does not matter.
   if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
   using period = typename Duration::period;
-  const double ticks = std::ceil(wanted * static_cast<double>(period::den) / static_cast<double>(period::num));
-  return now + Duration(static_cast<typename Duration::rep>(ticks));
+  using rep = typename Duration::rep;
+  // Rounded up by hand (std::ceil's <cmath> is thousands of lines in every user's translation unit);
+  // `ticks` is below the clock's range here, so neither conversion overflows.
+  const double ticks = wanted * static_cast<double>(period::den) / static_cast<double>(period::num);
+  rep whole = static_cast<rep>(ticks);
+  if (static_cast<double>(whole) < ticks) ++whole;
+  return now + Duration(whole);
 }
 
 }  // namespace detail

@@ -5,9 +5,11 @@
 // value marks a free slot. Not thread-safe: its owner locks.
 #pragma once
 
+#include <sys/random.h>
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <utility>
 #include <vector>
 
@@ -18,14 +20,15 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-template <class T>
-class seq_map {
+// The table itself, over untyped pointers: one copy of its code serves every seq_map<T>, rather
+// than one per value type in each translation unit.
+class seq_map_base {
  public:
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
 
   // False (and nothing changed) when `key` is present already.
-  bool insert(std::uint64_t key, T* value) {
+  bool insert(std::uint64_t key, void* value) {
     GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
     if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     for (std::size_t i = home(key);; i = next(i)) {
@@ -38,7 +41,7 @@ class seq_map {
     }
   }
 
-  T* find(std::uint64_t key) const noexcept {
+  void* find(std::uint64_t key) const noexcept {
     if (size_ == 0) return nullptr;
     GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
     for (std::size_t i = home(key);; i = next(i)) {
@@ -48,14 +51,14 @@ class seq_map {
   }
 
   // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  T* erase(std::uint64_t key) {
+  void* erase(std::uint64_t key) {
     if (size_ == 0) return nullptr;
     std::size_t hole = home(key);
     while (slots_[hole].key != key || slots_[hole].value == nullptr) {
       if (slots_[hole].value == nullptr) return nullptr;
       hole = next(hole);
     }
-    T* removed = std::exchange(slots_[hole].value, nullptr);
+    void* removed = std::exchange(slots_[hole].value, nullptr);
     --size_;
     // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
     for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
@@ -78,9 +81,7 @@ class seq_map {
       if (entry.value != nullptr) f(entry.key, entry.value);
   }
 
-  // Empties the map into `out` (appending the values) and releases its memory.
-  void drain_into(std::vector<T*>& out) {
-    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+  void clear_and_release() noexcept {
     std::vector<slot>().swap(slots_);
     size_ = 0;
   }
@@ -88,7 +89,7 @@ class seq_map {
  private:
   struct slot {
     std::uint64_t key = 0;
-    T* value = nullptr;
+    void* value = nullptr;
   };
 
   std::size_t mask() const noexcept { return slots_.size() - 1; }
@@ -99,12 +100,21 @@ class seq_map {
     return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
   }
   static std::uint64_t random_multiplier(const void* self) noexcept {
-    static const std::uint64_t process_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
+    static const std::uint64_t process_seed = random_seed();
     std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
     x ^= x >> 31;  // splitmix64's finaliser
     x *= 0xBF58476D1CE4E5B9ull;
     x ^= x >> 27;
     return x | 1;
+  }
+
+  // From the kernel's random pool (getrandom(2), not <random>: std::random_device reads the same
+  // pool, and <random> would add thousands of lines to every user's translation unit). Should the
+  // call fail (a kernel before 3.17), ASLR's stack address still varies per process.
+  static std::uint64_t random_seed() noexcept {
+    std::uint64_t seed = 0;
+    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed)) return seed;
+    return reinterpret_cast<std::uintptr_t>(&seed) * 0x9E3779B97F4A7C15ull;
   }
 
   void rehash(std::size_t capacity) {
@@ -127,6 +137,31 @@ class seq_map {
   std::vector<slot> slots_;  // a power of two in size, at most half full
   std::size_t size_ = 0;
   std::uint64_t multiplier_ = random_multiplier(this);
+};
+
+// A seq_map_base whose values are T*.
+template <class T>
+class seq_map : private seq_map_base {
+ public:
+  using seq_map_base::empty;
+  using seq_map_base::size;
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
+  T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
+
+  template <class F>
+  void for_each(F&& f) const {
+    seq_map_base::for_each([&](std::uint64_t key, void* value) { f(key, static_cast<T*>(value)); });
+  }
+
+  // Empties the map into `out` (appending the values) and releases its memory.
+  void drain_into(std::vector<T*>& out) {
+    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+    clear_and_release();
+  }
 };
 
 }  // namespace detail

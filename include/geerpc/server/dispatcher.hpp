@@ -6,15 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -72,9 +69,9 @@ struct invoker {
     constexpr auto handler = Method::handler;
     auto invoke_with = [&](auto&&... args) -> decltype(auto) {
       if constexpr (std::is_void_v<typename Method::owner>) {
-        return std::invoke(handler, std::forward<decltype(args)>(args)...);
+        return handler(std::forward<decltype(args)>(args)...);
       } else {
-        return std::invoke(handler, *static_cast<Impl*>(impl), std::forward<decltype(args)>(args)...);
+        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(args)>(args)...);
       }
     };
     if constexpr (Method::takes_stop_token) {
@@ -92,20 +89,24 @@ class dispatcher {
   template <class Codec, class Service, class Impl>
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
-    if (!services_.insert(service_name).second)
+    const std::size_t at = lower_bound(services_, service_name);
+    if (at != services_.size() && services_[at].name == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
+    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), named_entry{service_name, {}});
     std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
                typename Service::methods{});
   }
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
-    if (auto it = methods_.find(name); it != methods_.end()) return &it->second;
+    if (const std::size_t at = lower_bound(methods_, name); at != methods_.size() && methods_[at].name == name)
+      return &methods_[at].entry;
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
       message = "rpc server: service/method request ill-formed: " + std::string(name);
-    } else if (services_.find(name.substr(0, dot)) == services_.end()) {
+    } else if (const std::size_t at = lower_bound(services_, name.substr(0, dot));
+               at == services_.size() || services_[at].name != name.substr(0, dot)) {
       code = errc::unknown_service;
       message = "rpc server: can't find service " + std::string(name.substr(0, dot));
     } else {
@@ -120,19 +121,39 @@ class dispatcher {
  private:
   template <class Codec, class Impl, class Method>
   void add_method(const std::string& service_name, Impl* impl) {
-    handler_entry entry;
-    entry.invoke = &invoker<Codec, Method, Impl>::invoke;
-    entry.impl = const_cast<void*>(static_cast<const void*>(impl));
-    entry.takes_stop_token = Method::takes_stop_token;
-    methods_.emplace(service_name + "." + std::string(Method::name.view()), entry);
+    named_entry method{service_name + "." + std::string(Method::name.view()), {}};
+    method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
+    method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
+    method.entry.takes_stop_token = Method::takes_stop_token;
+    const std::size_t at = lower_bound(methods_, method.name);
+    methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }
 
-  struct string_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  struct named_entry {
+    std::string name;
+    handler_entry entry;
   };
-  std::unordered_map<std::string, handler_entry, string_hash, std::equal_to<>> methods_;
-  std::unordered_set<std::string, string_hash, std::equal_to<>> services_;
+
+  // The first index whose name is not less than `name`. Sorted vectors rather than hash tables: a
+  // server holds a handful of names, a lookup compares a few short strings, and every user's
+  // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
+  static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+    std::size_t first = 0;
+    std::size_t count = sorted.size();
+    while (count > 0) {
+      const std::size_t half = count / 2;
+      if (std::string_view(sorted[first + half].name) < name) {
+        first += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    return first;
+  }
+
+  std::vector<named_entry> methods_;   // sorted by name
+  std::vector<named_entry> services_;  // sorted; only the names are used (one vector type, not two)
 };
 
 }  // namespace detail
