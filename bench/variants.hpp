@@ -59,8 +59,8 @@ struct no_batch_yield {
 
 // The variants, by --tuning name. Those with a knob keep tuning::automatic and change the knob:
 // request batching (client `batching`), reply holds (server `batching`), the spin (client `spin`).
-inline constexpr std::string_view tuning_names[] = {
-    "automatic", "no-request-batching", "no-reply-holds", "no-spin", "no-own-reply", "no-unled-runs", "no-batch-yield"};
+inline constexpr std::string_view tuning_names[] = {"automatic",    "no-request-batching", "no-reply-holds", "no-spin",
+                                                    "no-own-reply", "no-unled-runs",       "no-batch-yield"};
 
 inline geerpc::tuning::settings client_knobs(std::string_view tuning) {
   geerpc::tuning::settings knobs;
