@@ -41,7 +41,8 @@ TEST_CASE("result keeps a value or an error across copies, moves and assignments
   CHECK(moved.code() == geerpc::errc::busy);
   moved = geerpc::result<std::vector<int>>(std::vector<int>{4});  // error -> value by move
   CHECK(*moved == std::vector<int>{4});
-  CHECK(std::move(moved).value() == std::vector<int>{4});
+  const std::vector<int> taken = std::move(moved).value();  // the rvalue overload moves the value out
+  CHECK(taken == std::vector<int>{4});
 }
 
 TEST_CASE("result holds a move-only value", "[errors]") {

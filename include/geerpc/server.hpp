@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "codec/binary.hpp"
 #include "config.hpp"
@@ -37,7 +38,7 @@ class basic_server {
       throw rpc_error(errc::invalid_argument, "rpc server: options.max_frame_size must be at least " +
                                                   std::to_string(wire::header_size) + " bytes (a frame header), not " +
                                                   std::to_string(opts.max_frame_size));
-    context_.options = opts;
+    context_.options = std::move(opts);
     context_.codec_id = Codec::id;
     context_.handlers = &handlers_;
   }
