@@ -10,7 +10,11 @@
 #                                   callgrind's instructions per W1 call for BASE and HEAD
 #
 # Environment: ROUNDS=5, PLACEMENTS="same none" (same: every process on CPU 0; none: unpinned),
-# WORKLOADS="W1 W2 W3 W4 W5", SCALE=1, OUT=bench/results/ab-<mode>-<date>, CLIENT_TIMEOUT=300.
+# WORKLOADS="W1 W2 W3 W4 W5", SCALE=1, OUT=bench/results/ab-<mode>-<date>, CLIENT_TIMEOUT=300,
+# VARIANTS="automatic no-spin ..." (heuristics mode: only these, in this order; the first is the
+# reference). A variant whose heuristic cannot act in a placement (no-spin, no-own-reply's spin
+# part and others on one CPU; no-unled-runs unpinned) runs the same code as automatic there: its
+# ratio shows the run's noise.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -50,10 +54,18 @@ variants=()
 case "$mode" in
   heuristics)
     variants+=("automatic|$head_bin|--transport threaded")
-    for tuning in no-request-batching no-reply-holds no-spin no-own-reply no-unled-runs no-batch-yield; do
+    for tuning in no-request-batching no-reply-holds no-spin no-own-reply no-unled-runs; do
       variants+=("$tuning|$head_bin|--transport threaded --tuning $tuning")
     done
     variants+=("plain|$head_bin|--transport plain")
+    if [ -n "${VARIANTS:-}" ]; then
+      chosen=()
+      for want in $VARIANTS; do
+        for v in "${variants[@]}"; do [ "${v%%|*}" = "$want" ] && chosen+=("$v"); done
+      done
+      [ ${#chosen[@]} -gt 0 ] || { echo "VARIANTS names none of the variants" >&2; exit 2; }
+      variants=("${chosen[@]}")
+    fi
     ;;
   commits)
     : "${BASE:?set BASE to the commit to compare against}"

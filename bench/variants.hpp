@@ -46,21 +46,10 @@ struct no_unled_runs {
   };
 };
 
-// On one CPU, the leader never yields before reading (tuning/batch_yield.hpp off).
-struct no_batch_yield {
-  using client_hooks = geerpc::tuning::automatic::client_hooks;
-  class server_hooks : public geerpc::tuning::automatic::server_hooks {
-   public:
-    using geerpc::tuning::automatic::server_hooks::server_hooks;
-    bool yield_before_reading(int, int) noexcept { return false; }
-    void round_read(std::size_t) noexcept {}
-  };
-};
-
 // The variants, by --tuning name. Those with a knob keep tuning::automatic and change the knob:
 // request batching (client `batching`), reply holds (server `batching`), the spin (client `spin`).
-inline constexpr std::string_view tuning_names[] = {"automatic",    "no-request-batching", "no-reply-holds", "no-spin",
-                                                    "no-own-reply", "no-unled-runs",       "no-batch-yield"};
+inline constexpr std::string_view tuning_names[] = {"automatic", "no-request-batching", "no-reply-holds",
+                                                    "no-spin",   "no-own-reply",        "no-unled-runs"};
 
 inline geerpc::tuning::settings client_knobs(std::string_view tuning) {
   geerpc::tuning::settings knobs;
@@ -92,7 +81,6 @@ int with_transport(std::string_view transport, std::string_view tuning, Run&& ru
   }
   if (tuning == "no-own-reply") return run.template operator()<geerpc::basic_threaded<no_own_reply>>();
   if (tuning == "no-unled-runs") return run.template operator()<geerpc::basic_threaded<no_unled_runs>>();
-  if (tuning == "no-batch-yield") return run.template operator()<geerpc::basic_threaded<no_batch_yield>>();
   return run.template operator()<geerpc::threaded>();
 }
 

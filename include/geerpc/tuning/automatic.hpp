@@ -10,7 +10,6 @@
 #include "../config.hpp"
 #include "../net/frame_writer.hpp"
 #include "../server/connection.hpp"
-#include "batch_yield.hpp"
 #include "none.hpp"
 #include "own_reply.hpp"
 #include "reply_holds.hpp"
@@ -74,16 +73,6 @@ struct automatic {
       return {index, 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1)};
     }
 
-    // On one CPU, a yield before reading after a round that read several requests (batch_yield.hpp).
-    bool yield_before_reading(int events, int max) noexcept {
-      if (!one_cpu_ || events >= max || !yield_.due()) return false;  // after a full list: see batch_yield.hpp
-      yield_.yield();
-      return true;
-    }
-    void round_read(std::size_t requests) noexcept {
-      if (one_cpu_) yield_.after_round(requests);
-    }
-
     // On one CPU, unled runs (unled_runs.hpp).
     void lead_round_began() noexcept { unled_.lead_round_began(); }
     void run_began() noexcept { unled_.run_began(); }
@@ -113,7 +102,6 @@ struct automatic {
     const bool batching_;
     detail::reply_holds holds_;
     detail::unled_runs unled_;
-    detail::batch_yield yield_;  // the leader's only
   };
 };
 

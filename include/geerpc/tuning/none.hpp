@@ -97,12 +97,6 @@ struct none {
     struct thread_state {};
     thread_state thread_begins(std::size_t) noexcept { return {}; }
 
-    // The leader found `events` connections ready (at most `max`): whether it yielded before
-    // reading them, so that epoll is to be asked again (batch_yield.hpp). Then, how many requests
-    // the round read.
-    bool yield_before_reading(int, int) noexcept { return false; }
-    void round_read(std::size_t) noexcept {}
-
     // With the pool locked: a thread begins to lead; a thread begins to run a request; whether
     // it may run it without making sure another thread leads the I/O (unled_runs.hpp); the
     // watchdog's look, with whether the I/O is unled now: whether a thread must be woken to lead.

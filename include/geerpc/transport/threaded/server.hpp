@@ -20,7 +20,7 @@
 //
 // The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
 // them together (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure
-// another thread leads (tuning/unled_runs.hpp) and yield before reading (tuning/batch_yield.hpp).
+// another thread leads (tuning/unled_runs.hpp).
 #pragma once
 
 #include <sys/epoll.h>
@@ -383,14 +383,9 @@ class threaded_server_engine {
     constexpr int max_events = 64;
     epoll_event events[max_events];
     resuming_.swap(resume_);
-    int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);
-    // The tuning may let the threads about to send more requests do so first; then epoll is asked
-    // again, so that connections that became readable meanwhile are read too.
-    if (count > 0 && tuning_.yield_before_reading(count, max_events))
-      if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
+    const int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);
     if (service_events(events, count, fresh, buffer) && !resuming_.empty()) resume_reads(events, count, fresh, buffer);
     resuming_.clear();
-    if (count > 0) tuning_.round_read(fresh.size());
   }
 
   // Returns false when it finds the server stopping.
