@@ -1,5 +1,11 @@
 // The tuning seam's pieces, each against a fake or on its own: no TCP, no timing of this machine.
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <optional>
 #include <type_traits>
 
 #include "catch.hpp"
@@ -60,6 +66,68 @@ TEST_CASE("socket_watch: exactly one thread watches the socket while calls are p
   CHECK(watch.receiver_watches());
 }
 
+TEST_CASE("receive_timeout: a step below the time left, with the margin for the kernel's ticks",
+          "[tuning][own_reply]") {
+  using geerpc::detail::receive_timeout;
+  using left = std::optional<std::chrono::steady_clock::duration>;
+  CHECK(receive_timeout::step_for(std::nullopt) == 0ms);     // no deadline: no timeout
+  CHECK(receive_timeout::step_for(left(49ms)) == 0ms);       // too close: poll instead
+  CHECK(receive_timeout::step_for(left(50ms)) == 16ms);      // 25 ms usable
+  CHECK(receive_timeout::step_for(left(1s)) == 512ms);       // 975 ms usable
+  CHECK(receive_timeout::step_for(left(1049ms)) == 1024ms);  // 1024 ms usable
+  CHECK(receive_timeout::step_for(left(1048ms)) == 512ms);   // 1023 ms usable
+  CHECK(receive_timeout::step_for(left(std::chrono::hours(10000))) >= std::chrono::hours(24));  // capped, no overflow
+  CHECK(receive_timeout::step_for(left(-5s)) == 0ms);
+  // Never longer than wanted, not four times shorter; none only without a deadline.
+  CHECK(receive_timeout::fits(512ms, 512ms, true));
+  CHECK(receive_timeout::fits(128ms, 512ms, true));
+  CHECK_FALSE(receive_timeout::fits(64ms, 512ms, true));
+  CHECK_FALSE(receive_timeout::fits(1024ms, 512ms, true));
+  CHECK_FALSE(receive_timeout::fits(0ms, 512ms, true));
+  CHECK(receive_timeout::fits(0ms, 0ms, false));
+  CHECK_FALSE(receive_timeout::fits(16ms, 0ms, false));
+}
+
+TEST_CASE("receive_timeout: the socket's SO_RCVTIMEO is set only when the one it has does not fit",
+          "[tuning][own_reply]") {
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+  // What the socket reports: the kernel keeps it in its timer ticks, rounded up (1 to 10 ms).
+  const auto socket_timeout = [&] {
+    timeval tv{};
+    socklen_t size = sizeof tv;
+    REQUIRE(::getsockopt(fds[0], SOL_SOCKET, SO_RCVTIMEO, &tv, &size) == 0);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::seconds(tv.tv_sec) +
+                                                                 std::chrono::microseconds(tv.tv_usec));
+  };
+  const auto about = [](std::chrono::milliseconds actual, std::chrono::milliseconds set) {
+    return actual >= set && actual <= set + 10ms;
+  };
+  using left = std::optional<std::chrono::steady_clock::duration>;
+  geerpc::detail::receive_timeout timeout;
+  CHECK(timeout.arm(fds[0], left(1s)));
+  CHECK(about(socket_timeout(), 512ms));
+  // Set behind its back: a call with a like deadline must not set it again.
+  REQUIRE(geerpc::net::set_receive_timeout(fds[0], 100ms));
+  CHECK(timeout.arm(fds[0], left(900ms)));
+  CHECK(about(socket_timeout(), 100ms));
+  CHECK(timeout.current() == 512ms);
+  CHECK(timeout.arm(fds[0], left(100ms)));  // nearer than the step: 64 ms
+  CHECK(about(socket_timeout(), 64ms));
+  CHECK_FALSE(timeout.arm(fds[0], left(30ms)));  // the last stretch is the poll's
+  CHECK(about(socket_timeout(), 64ms));
+  CHECK(timeout.arm(fds[0], std::nullopt));  // no deadline: no timeout
+  CHECK(socket_timeout() == 0ms);
+  // A recv under the timeout it set ends at it, not never.
+  CHECK(timeout.arm(fds[0], left(60ms)));
+  char byte = 0;
+  errno = 0;
+  CHECK(::recv(fds[0], &byte, 1, 0) == -1);
+  CHECK((errno == EAGAIN || errno == EWOULDBLOCK));
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
 TEST_CASE("unled_runs: the watchdog asks for a leader only after a whole period unled", "[tuning][unled]") {
   auto scheduler = geerpc::detail::deadline_scheduler::shared();
   geerpc::detail::unled_runs runs(
@@ -106,7 +174,6 @@ TEST_CASE("tuning::none's hooks hold nothing and watch nothing: the plain core",
   geerpc::detail::server_request request;
   CHECK_FALSE(server.hold_reply(mine, request, true));
   CHECK_FALSE(server.may_run_unled());
-  CHECK_FALSE(server.yield_before_reading(3, 64));
   CHECK(server.held(mine) == nullptr);
   static_assert(!geerpc::tuning::none::client_hooks::callers_read);
   static_assert(std::is_empty_v<hooks>);

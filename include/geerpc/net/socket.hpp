@@ -146,6 +146,15 @@ inline void set_non_blocking(int fd) noexcept {
     ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
+// How long a blocking recv() on `fd` may wait before it fails with EAGAIN (SO_RCVTIMEO); zero: for
+// ever. The kernel counts it in its timer ticks, rounded up: it may end a tick or two late.
+inline bool set_receive_timeout(int fd, std::chrono::microseconds timeout) noexcept {
+  timeval tv{};
+  tv.tv_sec = geerpc::detail::integer_cast<decltype(tv.tv_sec)>(timeout.count() / 1'000'000);
+  tv.tv_usec = geerpc::detail::integer_cast<decltype(tv.tv_usec)>(timeout.count() % 1'000'000);
+  return ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
+}
+
 // Harmless on a Unix socket, which has no such option: the call fails (EOPNOTSUPP) and is ignored.
 inline void set_no_delay(int fd) noexcept {
   int one = 1;

@@ -67,27 +67,84 @@ class socket_watch {
   std::atomic<who> who_{who::nobody};
 };
 
+// The socket's receive timeout (SO_RCVTIMEO), kept so that a watching caller with a deadline
+// sleeps in recv() alone, as one without does, instead of in poll() and then recv(): one system
+// call per reply instead of two. The timeout stays at or below the time the call has left, with a
+// margin for the kernel's timer ticks (up to two ticks late at HZ=100, whatever the kernel's HZ);
+// it goes in steps of a power of two milliseconds, so that calls with like deadlines find it set
+// already and it is set again only when a call's deadline is nearer than the step, or much
+// farther. The last stretch before a deadline is waited in poll(), which keeps it to the
+// microsecond. Only the watching caller, under the engine's reading lock, uses it.
+class receive_timeout {
+ public:
+  static constexpr std::chrono::milliseconds margin{25};
+
+  // Whether the watcher may wait in recv() now, `left` before its deadline (none: no deadline);
+  // sets the socket's timeout first when the one set does not fit.
+  bool arm(int fd, const std::optional<std::chrono::steady_clock::duration>& left) noexcept {
+    const std::chrono::milliseconds want = step_for(left);
+    if (left && want.count() == 0) return false;  // too close to the deadline: poll
+    if (!fits(set_, want, left.has_value())) {
+      if (!net::set_receive_timeout(fd, want)) return false;
+      set_ = want;
+    }
+    return true;
+  }
+
+  // The step for a wait of `left` (none: 0, no timeout); 0 with `left` given: too short for recv.
+  static std::chrono::milliseconds step_for(const std::optional<std::chrono::steady_clock::duration>& left) noexcept {
+    if (!left) return std::chrono::milliseconds(0);
+    const auto usable = std::chrono::duration_cast<std::chrono::milliseconds>(*left) - margin;
+    if (usable < margin) return std::chrono::milliseconds(0);
+    std::chrono::milliseconds step(16);
+    while (step * 2 <= usable && step < std::chrono::hours(24)) step *= 2;
+    return step;
+  }
+
+  // Whether the timeout `set` does for a wait that wants `want`: never longer than it, and not so
+  // much shorter that the wait wakes up many times for nothing; no timeout only for no deadline.
+  static bool fits(std::chrono::milliseconds set, std::chrono::milliseconds want, bool deadline) noexcept {
+    if (!deadline) return set.count() == 0;
+    return set.count() != 0 && set <= want && set * 4 >= want;
+  }
+
+  std::chrono::milliseconds current() const noexcept { return set_; }
+
+ private:
+  std::chrono::milliseconds set_{0};  // what the socket has: 0, no timeout (a fresh socket's)
+};
+
 // The watching caller waits here until its call is done: it reads (`read_once(wait_for_data)`
 // returns false once the connection is over), first for a moment without sleeping when that pays
-// (spin.hpp), then asleep: in recv() itself when the call has no deadline and the stream allows it
-// (one system call instead of two: nothing but the socket can complete such a call, and a close
-// shuts the socket down, which ends the recv), otherwise in poll() (for POLLIN and what the
-// stream's session wants) with its deadline, at which it calls `expire()`. Returns false when the
-// connection is over.
+// (spin.hpp), then asleep: in recv() itself when the stream allows it (nothing but the socket can
+// complete such a call, and a close shuts the socket down, which ends the recv), with the socket's
+// receive timeout below the call's deadline (receive_timeout above); otherwise, and in the last
+// stretch before the deadline, in poll() (for POLLIN and what the stream's session wants) with
+// the deadline, at which it calls `expire()`. Returns false when the connection is over.
 template <class Done, class ReadOnce, class Expire>
 bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::steady_clock::time_point>& deadline,
-                    const reply_wait& wait, Done done, ReadOnce read_once, Expire expire) {
+                    const reply_wait& wait, receive_timeout& timeout, Done done, ReadOnce read_once, Expire expire) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
   if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
-  if (!deadline && stream.blocking_reads())
-    while (open && !done()) read(true);
   while (open && !done()) {
-    // Checked before every wait, not only when poll() times out: replies for other calls may keep
+    // Checked before every wait, not only when a wait times out: replies for other calls may keep
     // the socket readable long past this call's deadline.
-    if ((deadline && std::chrono::steady_clock::now() >= *deadline) ||
-        net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
-            net::wait_result::timeout) {
+    std::optional<std::chrono::steady_clock::duration> left;
+    if (deadline) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= *deadline) {
+        expire();
+        break;
+      }
+      left = *deadline - now;
+    }
+    if (stream.blocking_reads() && timeout.arm(stream.fd(), left)) {
+      read(true);  // a reply, EAGAIN at the receive timeout, or the connection's end
+      continue;
+    }
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
+        net::wait_result::timeout) {
       expire();
       break;
     }

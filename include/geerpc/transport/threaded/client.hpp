@@ -267,7 +267,7 @@ class threaded_client_engine {
     std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
     std::unique_lock lock(reading_);
     const bool open = detail::read_own_reply(
-        stream_, ctx.deadline(), wait, [&] { return call.done(); },
+        stream_, ctx.deadline(), wait, receive_timeout_, [&] { return call.done(); },
         [&](bool wait_for_data) { return read_ready(buffer, sizeof buffer, false, wait_for_data); },
         [&] { expire(call); });
     // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
@@ -412,10 +412,11 @@ class threaded_client_engine {
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;
-  std::mutex reading_;  // held by whoever reads the socket: guards reader_ and reading_over_
+  std::mutex reading_;  // held by whoever reads the socket: guards reader_, reading_over_, receive_timeout_
   net::frame_reader reader_;
   bool reading_over_ = false;
-  net::event_fd wake_;  // wakes the receiver: to stop, to watch for writability, or to watch again
+  receive_timeout receive_timeout_;  // the socket's, for a caller reading its own reply (tuning/own_reply.hpp)
+  net::event_fd wake_;               // wakes the receiver: to stop, to watch for writability, or to watch again
   std::atomic<bool> want_write_{false};
   std::atomic<bool> stopping_{false};
 
