@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "client/call.hpp"
-#include "client/dial.hpp"
 #include "codec/binary.hpp"
 #include "config.hpp"
 #include "context.hpp"
@@ -33,7 +32,8 @@
 #include "error.hpp"
 #include "options.hpp"
 #include "service.hpp"
-#include "transport/policies.hpp"
+#include "transport/fwd.hpp"
+#include "transport/link.hpp"
 #include "wire/frame.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -65,8 +65,6 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
 // is still pending cancels the call (the server's handler sees its stop_token fire).
 template <class R, class Codec = binary_codec, class Transport = threaded>
 class call_future {
-  using state_type = detail::async_call<typename Transport::client_engine>;
-
  public:
   call_future() = default;
   call_future(call_future&&) noexcept = default;
@@ -88,26 +86,30 @@ class call_future {
   }
   template <class Clock, class Duration>
   bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    return state_ && state_->wait_until(tp);
+    if (!state_) return false;
+    using seconds = std::chrono::duration<double>;  // where no time point's difference overflows
+    if constexpr (std::is_same_v<std::chrono::time_point<Clock, Duration>, std::chrono::steady_clock::time_point>)
+      return state_->wait_until(tp);
+    else  // the same moment on the steady clock, saturated
+      return wait_for(seconds(tp.time_since_epoch()) - seconds(Clock::now().time_since_epoch()));
   }
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
+    return state_ && state_->wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
   }
 
   // Completes the call with errc::canceled, if it has not completed, and tells the server.
   void cancel() {
-    if (!state_) return;
-    if (auto* engine = state_->engine()) engine->cancel(*state_, detail::canceled_outcome(), true);
+    if (state_) state_->cancel();
   }
 
   // Waits, then yields the result (once: the future is empty afterwards).
   result<R> try_get() {
     if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
     state_->wait();
-    settle();
+    state_->settle();
     auto state = std::move(state_);
-    if (!state->outcome.ok()) return state->outcome.to_error();
+    if (!state->final_outcome().ok()) return state->final_outcome().to_error();
     result<R> out = detail::decode_reply<R, Codec>(state->body());
     return out;
   }
@@ -116,26 +118,23 @@ class call_future {
  private:
   template <class, class>
   friend class basic_client;
-  explicit call_future(std::unique_ptr<state_type> state) : state_(std::move(state)) {}
+  explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
 
   void release() {
     if (!state_) return;
-    cancel();
+    state_->cancel();
     state_->wait();
-    settle();
+    state_->settle();
     state_.reset();
   }
 
-  void settle() {
-    if (auto* engine = state_->engine()) engine->settle(*state_);
-  }
-
-  std::unique_ptr<state_type> state_;
+  std::unique_ptr<detail::async_state> state_;
 };
 
 template <class Transport, class Codec = binary_codec>
 class basic_client {
-  using engine_type = typename Transport::client_engine;
+  using link = detail::client_link<Transport>;
+  using engine_type = typename link::engine;
 
  public:
   using transport_type = Transport;
@@ -216,17 +215,14 @@ class basic_client {
   requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
                                                                             const A& argument) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
-    auto state = std::make_unique<detail::async_call<engine_type>>(engine_);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    if (auto refused = build_request(method, argument, frame)) {
-      state->outcome = std::move(*refused);
-      state->complete();
-    } else if (!engine_) {
-      state->outcome = detail::connection_closed_outcome();
-      state->complete();
-    } else {
-      engine_->start(*state, ctx, frame);
-    }
+    std::unique_ptr<detail::async_state> state;
+    if (auto refused = build_request(method, argument, frame))
+      state = std::make_unique<detail::finished_call>(std::move(*refused));
+    else if (!engine_)
+      state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
+    else
+      state = link::start(engine_, ctx, frame);
     detail::trim_scratch(frame);
     return call_future<R, Codec, Transport>(std::move(state));
   }
@@ -249,9 +245,9 @@ class basic_client {
   // Fails every pending call with connection_closed; later calls fail fast. Safe while other
   // threads are calling: the connection's memory is released only by the destructor.
   void close() {
-    if (engine_) engine_->close();
+    if (engine_) link::close(*engine_);
   }
-  bool is_open() const { return engine_ && engine_->is_open(); }
+  bool is_open() const { return engine_ && link::is_open(*engine_); }
 
  private:
   // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without
@@ -275,11 +271,11 @@ class basic_client {
     Codec::encode(argument, frame);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
-    if (engine_ && length > engine_->server_max_frame_size())
+    if (engine_ && length > link::server_max_frame_size(*engine_))
       return detail::call_outcome::failure(errc::invalid_argument,
                                            "rpc client: request of " + std::to_string(length) +
                                                " bytes exceeds the server's frame size limit of " +
-                                               std::to_string(engine_->server_max_frame_size()));
+                                               std::to_string(link::server_max_frame_size(*engine_)));
     return std::nullopt;
   }
 
@@ -289,7 +285,7 @@ class basic_client {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     auto refused = build_request(method, argument, frame);
     detail::call_outcome outcome = refused   ? std::move(*refused)
-                                   : engine_ ? engine_->call(ctx, frame, reply)
+                                   : engine_ ? link::call(*engine_, ctx, frame, reply)
                                              : detail::connection_closed_outcome();
     detail::trim_scratch(frame);
     return outcome;
@@ -301,15 +297,9 @@ class basic_client {
 // Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
-  auto connection = detail::dial_and_handshake(address, opts, Codec::id);
-  if (!connection) return connection.error();
-  using engine = typename Transport::client_engine;
-  try {
-    return basic_client<Transport, Codec>(std::make_shared<engine>(std::move(connection).value(), opts));
-  } catch (const std::system_error& e) {  // the system refused the connection's receiving thread
-    return error{make_error_code(errc::connect_failed),
-                 "rpc client: dial " + std::string(address) + ": cannot start a thread: " + e.code().message()};
-  }
+  auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
+  if (!engine) return engine.error();
+  return basic_client<Transport, Codec>(std::move(engine).value());
 }
 
 template <class Transport = threaded, class Codec = binary_codec>
@@ -320,3 +310,8 @@ basic_client<Transport, Codec> dial(std::string_view address, const options& opt
 using client = basic_client<threaded>;
 
 GEERPC_END_NAMESPACE
+
+// The engines, unless this program compiles them once elsewhere (transport/link.hpp).
+#if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
+#include "transport/engines.hpp"
+#endif

@@ -12,11 +12,18 @@
 #include "options.hpp"
 #include "server.hpp"
 #include "service.hpp"
-#include "transport/policies.hpp"
+#include "transport/fwd.hpp"
 #include "wire/frame.hpp"
 #include "wire/handshake.hpp"
 
-// Internal macros are not part of the API.
+// The engines, unless this program compiles them once elsewhere (transport/link.hpp). client.hpp
+// and server.hpp include them too; the single header has them here, after everything else.
+#if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
+#include "transport/engines.hpp"
+
+// Internal macros are not part of the API. (With the engines compiled elsewhere they stay: a
+// translation unit may still include transport/engines.hpp for a transport of its own.)
 #undef GEERPC_BEGIN_NAMESPACE
 #undef GEERPC_END_NAMESPACE
 #undef GEERPC_ASSERT
+#endif

@@ -17,16 +17,17 @@
 #include "config.hpp"
 #include "error.hpp"
 #include "options.hpp"
-#include "scheduler/deadline_scheduler.hpp"
-#include "server/connection.hpp"
+#include "server/context.hpp"
 #include "server/dispatcher.hpp"
-#include "transport/policies.hpp"
+#include "transport/fwd.hpp"
+#include "transport/link.hpp"
+#include "wire/frame.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 
 template <class Transport, class Codec = binary_codec>
 class basic_server {
-  using engine_type = typename Transport::server_engine;
+  using link = detail::server_link<Transport>;
 
  public:
   using transport_type = Transport;
@@ -67,10 +68,9 @@ class basic_server {
   // replaced; a live server's is not (std::errc::address_in_use). stop() removes the file.
   std::string listen(std::string_view address) {
     check_not_listening();
-    context_.scheduler = detail::deadline_scheduler::shared();
-    auto engine = std::make_unique<engine_type>(context_);
-    address_ = engine->listen(address);
-    engine_ = std::move(engine);
+    std::string bound;
+    engine_ = link::listen(context_, address, bound);
+    address_ = std::move(bound);
     return address_;
   }
 
@@ -78,11 +78,11 @@ class basic_server {
   // connection_closed), asks running handlers to stop through their std::stop_token and joins every
   // thread the server started. A handler that ignores its stop_token delays this until it returns.
   void stop() {
-    if (engine_) engine_->stop();
+    if (engine_) link::stop(*engine_);
   }
 
   const std::string& address() const noexcept { return address_; }
-  std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
+  std::size_t connection_count() const { return engine_ ? link::connection_count(*engine_) : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
   // server was made (server_options::max_pending_output bounds each connection's share).
@@ -93,18 +93,8 @@ class basic_server {
   std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
   // refused to start one (the pool then keeps queueing on the threads it has).
-  std::size_t thread_count() const {
-    if constexpr (requires(const engine_type& e) { e.thread_count(); })
-      return engine_ ? engine_->thread_count() : 0;
-    else
-      return 0;
-  }
-  std::size_t thread_start_failures() const {
-    if constexpr (requires(const engine_type& e) { e.thread_start_failures(); })
-      return engine_ ? engine_->thread_start_failures() : 0;
-    else
-      return 0;
-  }
+  std::size_t thread_count() const { return engine_ ? link::thread_count(*engine_) : 0; }
+  std::size_t thread_start_failures() const { return engine_ ? link::thread_start_failures(*engine_) : 0; }
   // Connections refused in the handshake reply since the server was made: a bad hello, past
   // max_connections, or (blocking transport) no thread could be started for it; and those closed
   // at once because there was no memory for their state.
@@ -117,10 +107,15 @@ class basic_server {
 
   detail::dispatcher handlers_;
   detail::server_context context_;
-  std::unique_ptr<engine_type> engine_;
+  typename link::handle engine_;
   std::string address_;
 };
 
 using server = basic_server<threaded>;
 
 GEERPC_END_NAMESPACE
+
+// The engines, unless this program compiles them once elsewhere (transport/link.hpp).
+#if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
+#include "transport/engines.hpp"
+#endif

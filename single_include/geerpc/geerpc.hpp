@@ -644,76 +644,18 @@ inline std::array<std::byte, wire::frame_overhead> cancel_frame(std::uint64_t se
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/call.hpp
-// ---- begin geerpc/client/dial.hpp
-// geerpc: opening a client connection: resolve, connect and handshake, all inside
-// options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
-// accepts and then says nothing trips the same timeout).
+// ---- begin geerpc/codec/binary.hpp
+// geerpc: the binary codec. Fields in declaration order, no names or tags: fixed-size little-endian
+// scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
+//
+// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
+// remaining bytes could hold before anything is allocated, every allocation is charged against a
+// memory budget proportional to the input before it is made, and trailing bytes are an error.
 
-#include <poll.h>
-
-
-// ---- begin geerpc/detail/duration_text.hpp
-// geerpc: durations printed the way Go prints them ("1s", "500ms", "1.5s", "250us"), so that
-// messages read like GeeRPC's ("rpc client: connect timeout: expect within 1s").
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// `value` / `unit` as a decimal with trailing zeros trimmed, e.g. (1500, 1000) -> "1.5".
-inline std::string decimal_text(std::uint64_t value, std::uint64_t unit) {
-  std::string text = std::to_string(value / unit);
-  std::uint64_t rest = value % unit;
-  if (rest == 0) return text;
-  std::string fraction;
-  for (std::uint64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
-    fraction += static_cast<char>('0' + rest / scale);
-    rest %= scale;
-  }
-  return text + "." + fraction;
-}
-
-inline std::string duration_text(std::chrono::nanoseconds d) {
-  // The magnitude in unsigned arithmetic: -nanoseconds::min() does not fit in the signed count.
-  const std::int64_t count = d.count();
-  const std::uint64_t ns = count < 0 ? 0 - static_cast<std::uint64_t>(count) : static_cast<std::uint64_t>(count);
-  const std::string sign = count < 0 ? "-" : "";
-  if (ns < 1'000) return sign + std::to_string(ns) + "ns";
-  if (ns < 1'000'000) return sign + decimal_text(ns, 1'000) + "us";
-  if (ns < 1'000'000'000) return sign + decimal_text(ns, 1'000'000) + "ms";
-  // From a minute up Go writes hours and minutes too: "1m30s", "2h0m0s".
-  constexpr std::uint64_t minute = 60'000'000'000, hour = 60 * minute;
-  std::string text = sign;
-  if (ns >= hour) text += std::to_string(ns / hour) + "h";
-  if (ns >= minute) text += std::to_string(ns % hour / minute) + "m";
-  return text + decimal_text(ns % minute, 1'000'000'000) + "s";
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/duration_text.hpp
-// ---- begin geerpc/net/socket.hpp
-// geerpc: the thin layer over POSIX sockets: an owning file descriptor, resolving addresses
-// (address.hpp: TCP and Unix sockets), listening, connecting before a deadline, and waiting for
-// readiness with a deadline and a wake-up descriptor. Every socket geerpc hands out is non-blocking;
-// waiting is always explicit, through poll.
-
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
-#include <ctime>
-
-#include <algorithm>
-#include <cerrno>
+#include <boost/pfr/core.hpp>
+#include <climits>
+#include <limits>
+#include <tuple>
 
 // ---- begin geerpc/detail/integer_cast.hpp
 // geerpc: a conversion between integer types that are one type on some ABIs and two on others
@@ -739,1629 +681,6 @@ constexpr To integer_cast(From value) noexcept {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/integer_cast.hpp
-// ---- begin geerpc/net/address.hpp
-// geerpc: the text of an address, parsed without any I/O. The accepted forms:
-//
-//   host:port  tcp@host:port          a TCP host: an IPv4 literal or a name
-//   [v6]:port  tcp@[v6]:port          an IPv6 literal, in brackets
-//   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
-//   unix@@name                        a Linux abstract Unix socket: a name, no file
-//
-// A port is a number from 0 to 65535 (0: a free one, when listening). A malformed address gets a
-// reason and the list of accepted forms, and the common mistakes (a URL such as tcp://host:port,
-// the unix:/path of other libraries, a bare path, an unbracketed IPv6 literal) also get the
-// accepted form they probably meant.
-
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-struct address {
-  enum class family : std::uint8_t {
-    tcp,            // host and port
-    unix_path,      // path: a socket file (never `unix`: GNU C++ predefines it as a macro)
-    unix_abstract,  // path: the name in Linux's abstract namespace, without its leading '@'
-  };
-  family kind = family::tcp;
-  std::string host;  // tcp: without brackets
-  std::uint16_t port = 0;
-  std::string path;
-
-  bool is_unix() const noexcept { return kind != family::tcp; }
-  friend bool operator==(const address&, const address&) = default;
-};
-
-// The longest path, or abstract name, a sockaddr_un holds: a path needs room for its terminating NUL,
-// an abstract name for the NUL that comes before it.
-inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
-static_assert(max_unix_path == 107, "the messages below say 107");
-
-inline constexpr std::string_view accepted_address_forms = "host:port, tcp@host:port, [v6]:port or unix@/path";
-
-// Why a text is not an address.
-struct address_error {
-  std::string reason;      // what is wrong; empty when `suggestion` says it all
-  std::string suggestion;  // a valid address the text probably meant, or empty
-
-  // "bad address: <reason>; use <forms> (did you mean <suggestion>?)"
-  std::string message() const {
-    std::string out = "bad address: ";
-    if (!reason.empty()) out += reason + "; ";
-    out += "use ";
-    out += accepted_address_forms;
-    if (!suggestion.empty()) out += " (did you mean " + suggestion + "?)";
-    return out;
-  }
-};
-
-struct parsed_address {
-  std::optional<address> value;  // set when the text is an address
-  address_error error;           // otherwise, why not
-
-  explicit operator bool() const noexcept { return value.has_value(); }
-};
-
-// The canonical text of an address: host:port, [v6]:port, unix@path or unix@@name.
-inline std::string to_string(const address& a) {
-  switch (a.kind) {
-    case address::family::unix_path:
-      return "unix@" + a.path;
-    case address::family::unix_abstract:
-      return "unix@@" + a.path;
-    case address::family::tcp:
-      break;
-  }
-  const bool v6 = a.host.find(':') != std::string::npos;
-  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
-}
-
-namespace detail {
-
-inline bool starts_with_nocase(std::string_view text, std::string_view prefix) noexcept {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    const char c = text[i];
-    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
-  }
-  return true;
-}
-
-// Parses "host:port" or "[v6]:port" into `out`; returns nullptr or why not, and may set `suggestion`.
-inline const char* parse_host_port(std::string_view text, address& out, std::string& suggestion) {
-  std::string_view host;
-  std::string_view port;
-  if (!text.empty() && text.front() == '[') {
-    const std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return "missing ']' after an IPv6 host";
-    host = text.substr(1, close - 1);
-    if (close + 1 == text.size()) return "missing port";
-    if (text[close + 1] != ':') return "expected ':' and a port after ']'";
-    port = text.substr(close + 2);
-  } else {
-    const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos) return "missing port";
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) {
-      // An IPv6 literal has at least two colons ("::1"): guess the brackets only for such a host.
-      address bracketed;
-      std::string ignored;
-      if (host.find(':') != host.rfind(':') &&
-          parse_host_port("[" + std::string(host) + "]:" + std::string(port), bracketed, ignored) == nullptr)
-        suggestion = to_string(bracketed);
-      return "an IPv6 host must be in brackets";
-    }
-  }
-  if (host.empty()) return "missing host";
-  if (host.find('@') != std::string_view::npos) return "the host contains '@'";  // a transport prefix?
-  for (const char c : host)
-    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') return "the host contains a space or control character";
-  if (port.empty()) return "missing port";
-  unsigned long number = 0;
-  for (const char c : port) {
-    if (c < '0' || c > '9' || number > 65535) return "the port must be a number from 0 to 65535";
-    number = number * 10 + static_cast<unsigned long>(c - '0');
-  }
-  if (number > 65535) return "the port must be a number from 0 to 65535";
-  out.kind = address::family::tcp;
-  out.host = std::string(host);
-  out.port = static_cast<std::uint16_t>(number);
-  return nullptr;
-}
-
-// Parses what follows "unix@".
-inline const char* parse_unix(std::string_view rest, address& out) {
-  const bool abstract = !rest.empty() && rest.front() == '@';
-  if (abstract) rest.remove_prefix(1);
-  if (rest.empty()) return abstract ? "missing the socket name after unix@@" : "missing the socket path after unix@";
-  if (rest.size() > max_unix_path)
-    return abstract ? "the abstract socket name is too long (at most 107 bytes)"
-                    : "the socket path is too long (at most 107 bytes)";
-  out.kind = abstract ? address::family::unix_abstract : address::family::unix_path;
-  out.path = std::string(rest);
-  return nullptr;
-}
-
-// Parses the accepted forms only: no suggestion for a mistake. Returns nullptr or why not.
-inline const char* parse_exact(std::string_view text, address& out, std::string& suggestion) {
-  if (text.empty()) return "it is empty";
-  if (text.find('\0') != std::string_view::npos) return "it contains a NUL byte";
-  if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
-  if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
-  return parse_host_port(text, out, suggestion);
-}
-
-// For the text of a common mistake, the address in an accepted form that it probably meant (which
-// may itself be malformed), or empty.
-inline std::string likely_meant(std::string_view text) {
-  std::string meant;
-  if (starts_with_nocase(text, "unix:")) {
-    // The unix:path and unix:///path of other libraries (gRPC, curl, Docker).
-    std::string_view path = text.substr(5);
-    if (path.starts_with("///")) path.remove_prefix(2);
-    meant = "unix@" + std::string(path);
-  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@")) {
-    meant = std::string(text);  // a capital letter in the transport
-    for (std::size_t i = 0; meant[i] != '@'; ++i)
-      if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
-  } else if (starts_with_nocase(text, "tcp:")) {
-    std::string_view rest = text.substr(4);
-    if (rest.starts_with("//")) rest.remove_prefix(2);
-    meant = "tcp@" + std::string(rest);
-  } else if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos && scheme > 0) {
-    // Another URL (http://host:port/): the host and port it names.
-    std::string_view rest = text.substr(scheme + 3);
-    if (rest.ends_with('/')) rest.remove_suffix(1);
-    meant = std::string(rest);
-  } else if (text.starts_with('/') || text.starts_with("./") || text.starts_with("../")) {
-    meant = "unix@" + std::string(text);  // a bare path
-  } else {
-    return {};
-  }
-  return meant != text ? meant : std::string();
-}
-
-}  // namespace detail
-
-// Parses an address in one of the accepted forms (see the top of this file).
-inline parsed_address parse_address(std::string_view text) {
-  parsed_address result;
-  address a;
-  std::string suggestion;
-  const char* bad = detail::parse_exact(text, a, suggestion);
-  if (bad == nullptr) {
-    result.value = std::move(a);
-    return result;
-  }
-  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@");
-  if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
-    // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
-    // "/x.sock"): suggest what it meant, or say what is wrong with that.
-    address checked;
-    suggestion.clear();
-    if (const char* also_bad = detail::parse_exact(meant, checked, suggestion))
-      result.error.reason = also_bad;
-    else
-      suggestion = std::move(meant);
-    result.error.suggestion = std::move(suggestion);
-    return result;
-  }
-  const std::size_t at = text.find('@');
-  if (!accepted_prefix && at != std::string_view::npos &&
-      text.substr(0, at).find_first_of(":[") == std::string_view::npos)
-    result.error.reason = "unknown transport \"" + std::string(text.substr(0, at)) + "@\"";
-  else
-    result.error.reason = bad;
-  result.error.suggestion = std::move(suggestion);
-  return result;
-}
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/address.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-using clock = std::chrono::steady_clock;
-
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  unique_fd& operator=(unique_fd&& other) noexcept {
-    if (this != &other) reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  ~unique_fd() { reset(); }
-
-  int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  void reset(int fd = -1) noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-inline std::string errno_text(int err) { return std::generic_category().message(err); }
-
-// A resolved address, ready for bind() or connect(): TCP (IPv4 or IPv6) or a Unix socket.
-struct endpoint {
-  sockaddr_storage address{};
-  socklen_t size = 0;
-};
-
-// Resolves a parsed address (a host name through getaddrinfo, its first answer); on failure returns
-// nullopt and sets `why`.
-inline std::optional<endpoint> resolve(const address& a, std::string& why) {
-  endpoint e;
-  if (a.is_unix()) {
-    sockaddr_un un{};
-    un.sun_family = AF_UNIX;
-    // An abstract name starts with a NUL byte and is exactly as long as the size says.
-    const std::size_t offset = a.kind == address::family::unix_abstract ? 1 : 0;
-    if (a.path.empty() || a.path.size() > max_unix_path) {
-      why = "bad unix socket path";
-      return std::nullopt;
-    }
-    std::memcpy(un.sun_path + offset, a.path.data(), a.path.size());
-    std::memcpy(&e.address, &un, sizeof un);
-    e.size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + offset + a.path.size() + (offset == 0 ? 1 : 0));
-    return e;
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(a.port);
-  if (int rc = ::getaddrinfo(a.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    why = ::gai_strerror(rc);
-    return std::nullopt;
-  }
-  std::memcpy(&e.address, found->ai_addr, found->ai_addrlen);
-  e.size = found->ai_addrlen;
-  ::freeaddrinfo(found);
-  return e;
-}
-
-// Parses and resolves `text`; on failure returns nullopt and sets `why` (for a malformed address,
-// "bad address: ..." with the accepted forms).
-inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
-  const parsed_address parsed = parse_address(text);
-  if (!parsed) {
-    why = parsed.error.message();
-    return std::nullopt;
-  }
-  return resolve(*parsed.value, why);
-}
-
-inline std::string endpoint_text(const sockaddr_storage& address, socklen_t size = sizeof(sockaddr_storage)) {
-  if (address.ss_family == AF_UNIX) {
-    const auto& un = reinterpret_cast<const sockaddr_un&>(address);
-    const std::size_t offset = offsetof(sockaddr_un, sun_path);
-    const std::size_t length = size > offset ? std::min<std::size_t>(size - offset, sizeof un.sun_path) : 0;
-    if (length > 0 && un.sun_path[0] == '\0') return "unix@@" + std::string(un.sun_path + 1, length - 1);
-    return "unix@" + std::string(un.sun_path, ::strnlen(un.sun_path, length));
-  }
-  char host[INET6_ADDRSTRLEN] = {};
-  if (address.ss_family == AF_INET6) {
-    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(address);
-    ::inet_ntop(AF_INET6, &a6.sin6_addr, host, sizeof host);
-    return "[" + std::string(host) + "]:" + std::to_string(ntohs(a6.sin6_port));
-  }
-  const auto& a4 = reinterpret_cast<const sockaddr_in&>(address);
-  ::inet_ntop(AF_INET, &a4.sin_addr, host, sizeof host);
-  return std::string(host) + ":" + std::to_string(ntohs(a4.sin_port));
-}
-
-// Puts a socket in blocking mode, for a reader that may then wait in recv() itself; every other
-// send_some() and recv_some() on it still passes MSG_DONTWAIT and never blocks.
-inline void set_blocking(int fd) noexcept {
-  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) != 0)
-    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-}
-
-inline void set_non_blocking(int fd) noexcept {
-  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) == 0)
-    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-// Harmless on a Unix socket, which has no such option: the call fails (EOPNOTSUPP) and is ignored.
-inline void set_no_delay(int fd) noexcept {
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-// A listening socket. A server stops taking connections in two steps: shutdown() at once, so that
-// the kernel refuses new connects while the server winds down (a thread may still be inside
-// accept() on it: the descriptor stays valid, and accept() fails or returns connections queued
-// earlier); close() once no thread can touch the descriptor any more, which frees the address and
-// removes a Unix socket's file.
-class listener {
- public:
-  listener() = default;
-  explicit listener(unique_fd fd) noexcept : fd_(std::move(fd)) {}
-  // A Unix socket bound at `path` (made absolute, so that a change of directory does not move it),
-  // whose file is the one with this device and inode number.
-  listener(unique_fd fd, std::string path, dev_t device, ino_t inode) noexcept
-      : fd_(std::move(fd)), path_(std::move(path)), device_(device), inode_(inode) {}
-  listener(listener&& other) noexcept { *this = std::move(other); }
-  listener& operator=(listener&& other) noexcept {
-    if (this != &other) {
-      close();
-      fd_ = std::move(other.fd_);
-      path_ = std::exchange(other.path_, {});
-      device_ = other.device_;
-      inode_ = other.inode_;
-    }
-    return *this;
-  }
-  ~listener() { close(); }
-
-  int get() const noexcept { return fd_.get(); }
-  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
-
-  // Refuses new connections from now on. Safe while another thread waits on or accepts from it.
-  void shutdown() const noexcept {
-    if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
-  }
-
-  // Frees the address, and removes the socket file unless another server has replaced it since
-  // (its file has another inode). Only once no other thread can use the descriptor.
-  void close() noexcept {
-    if (!path_.empty()) {
-      struct stat st {};
-      if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == device_ && st.st_ino == inode_)
-        ::unlink(path_.c_str());
-      path_.clear();
-    }
-    fd_.reset();
-  }
-
- private:
-  unique_fd fd_;
-  std::string path_;  // the socket file to remove, if any
-  dev_t device_ = 0;
-  ino_t inode_ = 0;
-};
-
-namespace detail {
-
-// Whether a server listens at the Unix socket file `e`: a connect succeeds, or would wait for room
-// in its backlog. A file nobody listens on (its server died without removing it) refuses the connect.
-inline bool unix_socket_is_live(const endpoint& e) noexcept {
-  unique_fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!probe) return true;  // cannot tell: do not take it
-  // Non-blocking: it never waits, and a full backlog (EAGAIN) means a live server too.
-  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return true;
-  return errno != ECONNREFUSED && errno != ENOENT;
-}
-
-[[noreturn]] inline void throw_listen_error(int err, std::string_view address, std::string_view what = {}) {
-  std::string message = "rpc server: listen " + std::string(address);
-  if (!what.empty()) message += ": " + std::string(what);
-  throw std::system_error(err, std::generic_category(), message);
-}
-
-// Binds a Unix socket's path. A file left by a server that died (nobody listens on it) is removed
-// and the bind retried, once; a live server's socket, or a file that is not a socket, is left alone.
-inline void bind_unix_path(int fd, const endpoint& e, const std::string& path, std::string_view address) {
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return;
-  if (errno != EADDRINUSE) throw_listen_error(errno, address);
-  struct stat before {};
-  if (::lstat(path.c_str(), &before) != 0) {
-    if (errno != ENOENT) throw_listen_error(EADDRINUSE, address);
-  } else if (!S_ISSOCK(before.st_mode)) {
-    throw_listen_error(EADDRINUSE, address, "the file exists and is not a socket");
-  } else if (unix_socket_is_live(e)) {
-    throw_listen_error(EADDRINUSE, address, "another server listens there");
-  } else {
-    // Stale. Remove it only if it is still the file just probed, not one a new server put there.
-    struct stat now {};
-    if (::lstat(path.c_str(), &now) == 0 && now.st_dev == before.st_dev && now.st_ino == before.st_ino)
-      ::unlink(path.c_str());
-  }
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) throw_listen_error(errno, address);
-}
-
-}  // namespace detail
-
-// Binds and listens on `text` (see address.hpp); returns the socket and sets `bound` to the address
-// to dial: "host:port" with the actual port (useful with port 0), or a Unix socket's address as
-// given. Throws rpc_error (invalid_argument) for a malformed or unknown address, std::system_error
-// when the system refuses (std::errc::address_in_use for an address taken).
-inline listener listen_on(std::string_view text, std::string& bound, int backlog = 1024) {
-  const parsed_address parsed = parse_address(text);
-  const std::string quoted = "rpc server: listen \"" + std::string(text) + "\": ";
-  if (!parsed) throw rpc_error(errc::invalid_argument, quoted + parsed.error.message());
-  const address& a = *parsed.value;
-  std::string why;
-  const auto e = resolve(a, why);
-  if (!e) throw rpc_error(errc::invalid_argument, quoted + why);
-  unique_fd fd(::socket(e->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) throw std::system_error(errno, std::generic_category(), "rpc server: socket");
-  if (a.kind == address::family::unix_path) {
-    detail::bind_unix_path(fd.get(), *e, a.path, text);
-  } else {
-    int one = 1;
-    if (!a.is_unix()) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0)
-      detail::throw_listen_error(errno, text);
-  }
-  if (::listen(fd.get(), backlog) != 0) {
-    const int err = errno;
-    if (a.kind == address::family::unix_path) ::unlink(a.path.c_str());
-    detail::throw_listen_error(err, text);
-  }
-  if (a.kind == address::family::unix_path) {
-    bound = "unix@" + a.path;
-    std::string absolute = a.path;
-    if (absolute.front() != '/') {
-      char cwd[4096];
-      if (::getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + absolute;
-    }
-    struct stat st {};
-    if (::lstat(a.path.c_str(), &st) != 0) return listener(std::move(fd));  // removed already: nothing to clean
-    return listener(std::move(fd), std::move(absolute), st.st_dev, st.st_ino);
-  }
-  if (a.kind == address::family::unix_abstract) {
-    bound = "unix@@" + a.path;
-    return listener(std::move(fd));
-  }
-  sockaddr_storage actual{};
-  socklen_t size = sizeof actual;
-  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
-  bound = endpoint_text(actual, size);
-  return listener(std::move(fd));
-}
-
-// The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.
-inline const timespec* time_left(const std::optional<clock::time_point>& deadline, timespec& out) {
-  if (!deadline) return nullptr;
-  const auto now = clock::now();
-  // Compared before subtracting: `deadline - now` overflows for a deadline far in the past.
-  const auto left = *deadline > now ? *deadline - now : clock::duration::zero();
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  out.tv_sec = geerpc::detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
-  out.tv_nsec = geerpc::detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
-  return &out;
-}
-
-enum class wait_result { ready, timeout, woken };
-
-// Whether `events` can be had on `fd` right now, without waiting.
-inline bool ready_now(int fd, short events) noexcept {
-  pollfd pfd{fd, events, 0};
-  return ::poll(&pfd, 1, 0) > 0;
-}
-
-// Waits until `fd` has one of `events`, the deadline passes, or `wake_fd` (if >= 0) is readable.
-
-inline wait_result wait_for(int fd, short events, const std::optional<clock::time_point>& deadline, int wake_fd = -1) {
-  pollfd fds[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
-  const nfds_t count = wake_fd >= 0 ? 2 : 1;
-  for (;;) {
-    timespec left{};
-    const int rc = ::ppoll(fds, count, time_left(deadline, left), nullptr);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0) return wait_result::ready;  // let the following I/O call report the error
-    if (count == 2 && (fds[1].revents & POLLIN)) return wait_result::woken;
-    if (rc > 0) return wait_result::ready;
-    if (deadline && clock::now() >= *deadline) return wait_result::timeout;
-  }
-}
-
-namespace detail {
-
-// A Unix socket connects at once (or is refused) unless the listener's backlog is full; a
-// non-blocking connect then fails with EAGAIN and there is nothing to poll for. So this one blocks,
-// for at most the time left (SO_SNDTIMEO bounds a Unix connect's wait), and asks again until the
-// deadline when that wait ends early.
-inline unique_fd connect_unix_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
-  unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) {
-    err = errno;
-    return {};
-  }
-  for (;;) {
-    timeval limit{};  // zero: no limit
-    if (deadline) {
-      const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - clock::now());
-      const auto us = std::max<std::chrono::microseconds::rep>(1, left.count());
-      limit.tv_sec = geerpc::detail::integer_cast<decltype(limit.tv_sec)>(us / 1'000'000);
-      limit.tv_usec = geerpc::detail::integer_cast<decltype(limit.tv_usec)>(us % 1'000'000);
-    }
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) break;
-    if (errno != EINTR && errno != EAGAIN) {
-      err = errno;
-      return {};
-    }
-    if (errno == EAGAIN && deadline && clock::now() >= *deadline) {
-      err = ETIMEDOUT;
-      return {};
-    }
-  }
-  const timeval none{};
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
-  set_non_blocking(fd.get());
-  err = 0;
-  return fd;
-}
-
-}  // namespace detail
-
-// Connects before `deadline` (none: wait as long as the kernel does). Returns the connected
-// non-blocking socket, or an empty one with `err` set (ETIMEDOUT when the deadline passed).
-inline unique_fd connect_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
-  if (e.address.ss_family == AF_UNIX) return detail::connect_unix_before(e, deadline, err);
-  unique_fd fd(::socket(e.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) {
-    err = errno;
-    return {};
-  }
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) {
-    if (errno != EINPROGRESS && errno != EINTR) {
-      err = errno;
-      return {};
-    }
-    if (wait_for(fd.get(), POLLOUT, deadline) == wait_result::timeout) {
-      err = ETIMEDOUT;
-      return {};
-    }
-    int so_error = 0;
-    socklen_t size = sizeof so_error;
-    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &size);
-    if (so_error != 0) {
-      err = so_error;
-      return {};
-    }
-  }
-  set_no_delay(fd.get());
-  err = 0;
-  return fd;
-}
-
-// send() that never blocks and never raises SIGPIPE. Returns bytes sent, 0 when the socket is full,
-// -1 on a broken connection.
-inline long send_some(int fd, const void* data, std::size_t size) noexcept {
-  for (;;) {
-    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n >= 0) return static_cast<long>(n);
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    return -1;
-  }
-}
-
-enum class recv_status { data, would_block, closed };
-
-// recv() that never blocks, unless asked to `wait` on a socket in blocking mode (set_blocking()).
-// `received` is set when data arrived.
-inline recv_status recv_some(int fd, void* data, std::size_t size, std::size_t& received, bool wait = false) noexcept {
-  for (;;) {
-    const ssize_t n = ::recv(fd, data, size, wait ? 0 : MSG_DONTWAIT);
-    if (n > 0) {
-      received = static_cast<std::size_t>(n);
-      return recv_status::data;
-    }
-    if (n == 0) return recv_status::closed;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return recv_status::would_block;
-    return recv_status::closed;
-  }
-}
-
-// A level-triggered wake-up flag for poll/epoll: signal() makes it readable until drain().
-class event_fd {
- public:
-  event_fd() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-    if (!fd_) throw std::system_error(errno, std::generic_category(), "geerpc: eventfd");
-  }
-  int get() const noexcept { return fd_.get(); }
-  void signal() const noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(fd_.get(), &one, sizeof one);
-  }
-  void drain() const noexcept {
-    std::uint64_t count;
-    [[maybe_unused]] auto n = ::read(fd_.get(), &count, sizeof count);
-  }
-
- private:
-  unique_fd fd_;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/socket.hpp
-// ---- begin geerpc/net/stream.hpp
-// geerpc: one connection's byte stream: the socket it owns and, for a stream layer such as TLS,
-// the session between them (stream_session.hpp). Every engine does all of a connection's I/O
-// through it. A plain TCP or Unix socket has no session: each call is then the system call the
-// engines made before the seam existed, behind one test of a pointer that is always null.
-//
-// The rules an engine follows, so that a session can plug in (docs/transports.md):
-//   1. Read until would_block; a short read means "empty" only when !buffered().
-//   2. A read round cut short while buffered() resumes without waiting for the descriptor.
-//   3. Wait for POLLIN | wants() when reading, POLLOUT | wants() when writing; with a session, on
-//      any readiness retry both the read and the writer's flush().
-//   4. read_some(..., true) only when blocking_reads(); otherwise poll, then read_some.
-
-
-// ---- begin geerpc/detail/assert.hpp
-// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
-// relies on (a request answered once, a timer queued at most once, a counter that never goes
-// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
-// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
-// core dump shows the state that broke it.
-//
-// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
-// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
-// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
-// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
-// draws no "unused" warning and a check never rots.
-//
-// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
-
-#include <cstdio>
-#include <cstdlib>
-
-
-#ifndef GEERPC_ENABLE_ASSERTS
-#ifdef NDEBUG
-#define GEERPC_ENABLE_ASSERTS 0
-#else
-#define GEERPC_ENABLE_ASSERTS 1
-#endif
-#endif
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// Out of line from the check, so that the passing path stays a compare and a branch.
-[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
-                                       const char* message) noexcept {
-  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
-  std::fflush(stderr);
-  std::abort();
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-
-#if GEERPC_ENABLE_ASSERTS
-#define GEERPC_ASSERT(condition, message) \
-  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
-#else
-#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
-#endif
-// ---- end geerpc/detail/assert.hpp
-// ---- begin geerpc/net/stream_session.hpp
-// geerpc: the seam a stream layer plugs into (TLS, in a later issue): a session sits between a
-// connection's bytes and its socket, transforming both ways, and a factory in the options makes one
-// per connection. Only this small interface enters the core; the layer's own headers (OpenSSL's)
-// stay in the layer. A connection without a session is a plain TCP or Unix socket, and the
-// engines' branch into a session is then never taken (net/stream.hpp).
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-// What one read or write did: moved `bytes` bytes (data), found nothing to do without waiting
-// (would_block: wait for the readiness the stream's wants() adds, then try again), or found the
-// connection over (closed: the peer's end, an error, a broken session).
-enum class io_status { data, would_block, closed };
-struct io_result {
-  io_status status = io_status::closed;
-  std::size_t bytes = 0;
-};
-
-// One connection's session, made for its socket right after connect or accept; it lives as long
-// as the connection's stream. A reader and several writers call it at once: it serialises its own
-// state (a TLS session: one mutex around every SSL_* call) and never waits, holding a lock or not:
-// the socket is non-blocking, and waiting is the engine's, through poll.
-class stream_session {
- public:
-  stream_session() = default;
-  stream_session(const stream_session&) = delete;
-  stream_session& operator=(const stream_session&) = delete;
-  virtual ~stream_session() = default;
-
-  // Up to out.size() bytes of the peer's data. would_block means nothing is readable now (so
-  // buffered() is false): the engine waits for POLLIN | wants() and asks again.
-  virtual io_result read(std::span<std::byte> out) noexcept = 0;
-  // Takes some of `data` (all of it, or what the socket had room for, never none when it has room),
-  // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
-  // another buffer that starts with the same bytes.
-  virtual io_result write(std::span<const std::byte> data) noexcept = 0;
-  // Whether read() has data now without the socket being readable (decoded bytes kept inside,
-  // SSL_has_pending): an engine must not wait on the socket for them.
-  virtual bool buffered() const noexcept = 0;
-  // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
-  // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
-  // none.
-  virtual short wants() const noexcept = 0;
-  // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
-  // The stream then shuts the socket down, which wakes every thread waiting on it.
-  virtual void shutdown() noexcept = 0;
-};
-
-// Makes each connection's session: options::session for a client, server_options::session for a
-// server. Called once per connection, on the thread that connected or accepted, with the connected
-// non-blocking socket (the session uses it; the stream owns it). Throws to refuse the connection
-// (dial() fails with connect_failed; a server closes that connection and goes on); it never returns
-// nullptr.
-class stream_session_factory {
- public:
-  enum class role { client, server };
-  virtual ~stream_session_factory() = default;
-  virtual std::unique_ptr<stream_session> make(int fd, role side) = 0;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/stream_session.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-static_assert(static_cast<int>(io_status::data) == static_cast<int>(recv_status::data) &&
-                  static_cast<int>(io_status::would_block) == static_cast<int>(recv_status::would_block) &&
-                  static_cast<int>(io_status::closed) == static_cast<int>(recv_status::closed),
-              "geerpc: a plain read's status passes through unchanged");
-
-class stream {
- public:
-  stream() = default;
-  explicit stream(unique_fd fd, std::unique_ptr<stream_session> session = nullptr) noexcept
-      : fd_(std::move(fd)), session_(std::move(session)) {}
-
-  // For poll/epoll registration only: all I/O goes through the calls below.
-  int fd() const noexcept { return fd_.get(); }
-  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
-  // A plain socket: no session, buffered() and wants() constant.
-  bool plain() const noexcept { return session_ == nullptr; }
-
-  // Never blocks, unless asked to `wait` on a plain socket in blocking mode (set_blocking()), which
-  // only a stream with blocking_reads() allows. Both calls are forced inline: the plain path must
-  // stay the system call it was before the seam, not a call to a function that makes it.
-  [[gnu::always_inline]] io_result read_some(std::span<std::byte> out, bool wait = false) noexcept {
-    if (session_ != nullptr) [[unlikely]]
-      return session_read(out, wait);
-    io_result r;
-    r.status = static_cast<io_status>(recv_some(fd_.get(), out.data(), out.size(), r.bytes, wait));
-    return r;
-  }
-
-  // Never blocks, never raises SIGPIPE; from any thread, beside a reader.
-  [[gnu::always_inline]] io_result write_some(std::span<const std::byte> data) noexcept {
-    if (session_ != nullptr) [[unlikely]]
-      return session_write(data);
-    const long sent = send_some(fd_.get(), data.data(), data.size());
-    if (sent < 0) return {io_status::closed, 0};
-    if (sent == 0 && !data.empty()) return {io_status::would_block, 0};
-    return {io_status::data, static_cast<std::size_t>(sent)};
-  }
-
-  bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
-  short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
-  // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
-  bool blocking_reads() const noexcept { return session_ == nullptr; }
-
-  // Wakes every thread waiting on fd() (the descriptor stays open until the stream goes); a
-  // session first says its last word. Safe from any thread, repeatable.
-  void shutdown() noexcept {
-    if (session_ != nullptr) session_->shutdown();
-    ::shutdown(fd_.get(), SHUT_RDWR);
-  }
-
- private:
-  // Out of line and cold, so that the inlined plain path stays as small as it was.
-  [[gnu::noinline, gnu::cold]] io_result session_read(std::span<std::byte> out, [[maybe_unused]] bool wait) noexcept {
-    GEERPC_ASSERT(!wait, "stream: a session's reads never wait (blocking_reads() is false)");
-    return session_->read(out);
-  }
-  [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const std::byte> data) noexcept {
-    return session_->write(data);
-  }
-
-  unique_fd fd_;
-  std::unique_ptr<stream_session> session_;
-};
-
-// The stream for a connected socket: with the session `factory` makes, if there is a factory.
-// Throws what the factory throws.
-inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side) {
-  if (factory == nullptr) return stream(std::move(fd));
-  const int raw = fd.get();
-  std::unique_ptr<stream_session> session = factory->make(raw, side);
-  GEERPC_ASSERT(session != nullptr, "stream: a session factory makes a session or throws");
-  return stream(std::move(fd), std::move(session));
-}
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/stream.hpp
-// ---- begin geerpc/options.hpp
-// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
-// defaults that suit most programs.
-
-
-// ---- begin geerpc/tuning/settings.hpp
-// geerpc: the knobs of the threaded transport's performance heuristics (tuning/), as options a
-// user may set: `options::tuning` for a client, `server_options::tuning` for a server. Every
-// default suits most programs; tuning::none ignores them all.
-
-
-// ---- begin geerpc/tuning/spin.hpp
-// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
-// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
-// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
-// only when that cannot cost anyone else: when its process may run on more than one CPU (with
-// one, it would only delay the very thread it waits for) and when it is the only caller of its
-// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
-// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
-//
-// The count of waiting callers is the one piece of state geerpc keeps for the whole process, on
-// purpose: what it guards, the process's CPUs, is shared by every client in the process, so a
-// count per client would let each of a hundred clients' lone callers spin at once. It decides only
-// whether a caller spins, never what any call returns.
-
-#include <atomic>
-
-// ---- begin geerpc/tuning/cpu_budget.hpp
-// geerpc: how many CPUs this process may really use. Affinity says which CPUs its threads may run
-// on; a cgroup CPU quota (docker --cpus=1, a Kubernetes CPU limit) says how much CPU time they may
-// take together per period. A process held to one CPU's worth of time on a machine of many
-// behaves as a one-CPU process: a caller that spins burns the quota the thread it waits for needs.
-// The budget is therefore the smaller of the two, min(affinity, ceil(quota / period)), with the
-// tightest quota along the process's cgroup and its ancestors (a parent's limit binds its
-// children).
-//
-// Every file is read relative to a root directory, so that the tests can point the detection at a
-// fake tree; the process's own budget reads "/" once. A file that is missing, unreadable or
-// garbled means "no limit": a wrong guess costs some speed, never correctness, and nothing here
-// throws.
-
-#include <sched.h>
-
-#include <limits>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-namespace cgroup {
-
-// What the functions below return for "no quota found": callers treat it as no limit.
-inline constexpr unsigned no_limit = 0;
-
-// The smaller of two limits, either of which may be no_limit.
-constexpr unsigned tighter(unsigned a, unsigned b) noexcept {
-  if (a == no_limit) return b;
-  if (b == no_limit) return a;
-  return a < b ? a : b;
-}
-
-// Reads the file at `path` whole, up to `cap` bytes (a file cut there loses its last, partial
-// line). False when it cannot be opened or read. Files under /proc and /sys report a size of 0, so
-// it reads until end of file rather than asking for the size.
-inline bool read_file(const std::string& path, std::string& out, std::size_t cap = std::size_t{1} << 20) {
-  out.clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buffer[4096];
-  bool ok = true;
-  while (out.size() < cap) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) ok = false;
-    if (got <= 0) break;
-    out.append(buffer, static_cast<std::size_t>(got));
-  }
-  ::close(fd);
-  if (out.size() >= cap) {
-    out.resize(cap);
-    const std::size_t last_line = out.rfind('\n');
-    out.resize(last_line == std::string::npos ? 0 : last_line + 1);
-  }
-  return ok;
-}
-
-constexpr bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-constexpr std::string_view trim(std::string_view text) noexcept {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
-// Splits off the next whitespace-separated word of `text`; empty when there is none.
-constexpr std::string_view next_word(std::string_view& text) noexcept {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  std::size_t length = 0;
-  while (length < text.size() && !is_space(text[length])) ++length;
-  const std::string_view word = text.substr(0, length);
-  text.remove_prefix(length);
-  return word;
-}
-
-// A decimal number made of digits only (no sign, no blanks), that fits in 64 bits.
-constexpr std::optional<std::uint64_t> parse_number(std::string_view text) noexcept {
-  if (text.empty() || text.size() > 20) return std::nullopt;
-  std::uint64_t value = 0;
-  for (const char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
-    value = value * 10 + digit;
-  }
-  return value;
-}
-
-// The CPUs a quota of `quota` per `period` (both in microseconds) lets a process use at once:
-// ceil(quota / period), so that 1.5 CPUs' worth lets two threads run. The kernel accepts neither a
-// zero quota nor a zero period, so either means the file was not what it should be: no limit.
-constexpr unsigned cpus_of_quota(std::uint64_t quota, std::uint64_t period) noexcept {
-  if (quota == 0 || period == 0) return no_limit;
-  const std::uint64_t cpus = (quota - 1) / period + 1;
-  constexpr auto most = std::numeric_limits<unsigned>::max();
-  return cpus > most ? most : static_cast<unsigned>(cpus);
-}
-
-// cgroup v2's cpu.max: "max 100000" (no limit) or "150000 100000" (quota and period).
-constexpr unsigned parse_cpu_max(std::string_view text) noexcept {
-  const std::string_view quota = next_word(text);
-  const std::string_view period = next_word(text);
-  if (!trim(text).empty() || quota == "max") return no_limit;
-  const auto q = parse_number(quota);
-  const auto p = parse_number(period);
-  return q && p ? cpus_of_quota(*q, *p) : no_limit;
-}
-
-// cgroup v1's cpu.cfs_quota_us ("-1": no limit) and cpu.cfs_period_us, one number each.
-constexpr unsigned parse_cfs(std::string_view quota_text, std::string_view period_text) noexcept {
-  const auto quota = parse_number(trim(quota_text));  // "-1" is no number: no limit
-  const auto period = parse_number(trim(period_text));
-  return quota && period ? cpus_of_quota(*quota, *period) : no_limit;
-}
-
-// Where /proc/self/cgroup puts this process: its cgroup v2 path ("0::/path") and its cgroup v1
-// path in the hierarchy that holds the cpu controller ("4:cpu,cpuacct:/path"). A systemd
-// "hybrid" system has both lines, with the cpu controller on v1.
-struct membership {
-  std::optional<std::string> v2;
-  std::optional<std::string> v1_cpu;
-};
-
-// Whether the comma-separated list `list` holds `name` exactly ("cpuset" and "cpuacct" are not "cpu").
-constexpr bool list_has(std::string_view list, std::string_view name) noexcept {
-  while (!list.empty()) {
-    const std::size_t comma = list.find(',');
-    if (list.substr(0, comma) == name) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
-inline membership parse_proc_cgroup(std::string_view text) {
-  membership found;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    const std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    // "hierarchy-id:controllers:path"; the path is the rest of the line and may hold colons.
-    const std::size_t first = line.find(':');
-    const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos) continue;
-    const std::string_view id = line.substr(0, first);
-    const std::string_view controllers = line.substr(first + 1, second - first - 1);
-    const std::string_view path = line.substr(second + 1);
-    if (path.empty() || path.front() != '/') continue;
-    if (id == "0" && controllers.empty()) {
-      if (!found.v2) found.v2.emplace(path);
-    } else if (list_has(controllers, "cpu")) {
-      if (!found.v1_cpu) found.v1_cpu.emplace(path);
-    }
-  }
-  return found;
-}
-
-// A mounted cgroup hierarchy: which of its directories is mounted (`root`: "/" unless a container
-// sees only its own part of the tree) and where.
-struct mount {
-  std::string root;
-  std::string point;
-};
-
-struct mounts {
-  std::optional<mount> v2;
-  std::optional<mount> v1_cpu;
-};
-
-// mountinfo writes a blank, tab, newline or backslash in a path as \ and three octal digits.
-inline std::string unescape_mount_path(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 3 < text.size()) {
-      const char a = text[i + 1], b = text[i + 2], c = text[i + 3];
-      if (a >= '0' && a <= '3' && b >= '0' && b <= '7' && c >= '0' && c <= '7') {
-        out.push_back(static_cast<char>((a - '0') * 64 + (b - '0') * 8 + (c - '0')));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(text[i]);
-  }
-  return out;
-}
-
-// /proc/self/mountinfo, one mount a line:
-//   36 35 98:0 /root /mount/point rw,noatime shared:1 - cgroup2 cgroup2 rw,nsdelegate
-// After the optional fields comes " - ", the file system type, its source and its options; a
-// cgroup v1 hierarchy names its controllers among those options. The first of each kind counts.
-inline mounts parse_mountinfo(std::string_view text) {
-  mounts found;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    for (int skip = 0; skip < 3; ++skip) next_word(line);  // mount id, parent id, major:minor
-    const std::string_view root = next_word(line);
-    const std::string_view point = next_word(line);
-    std::string_view word = next_word(line);  // the mount's options, then the optional fields
-    while (!word.empty() && word != "-") word = next_word(line);
-    if (word != "-" || root.empty() || point.empty()) continue;
-    const std::string_view type = next_word(line);
-    next_word(line);  // the source
-    const std::string_view options = next_word(line);
-    if (type == "cgroup2" && !found.v2)
-      found.v2 = mount{unescape_mount_path(root), unescape_mount_path(point)};
-    else if (type == "cgroup" && list_has(options, "cpu") && !found.v1_cpu)
-      found.v1_cpu = mount{unescape_mount_path(root), unescape_mount_path(point)};
-  }
-  return found;
-}
-
-// The path of the process's cgroup below its hierarchy's mount point: its own path less the part
-// of the tree above the mounted directory. A path outside the mounted part (a cgroup namespace
-// shows one as "/../x"), or one that climbs with "..", gives "/": the mount point itself, the
-// nearest directory there is to read.
-inline std::string path_below_mount(std::string_view cgroup_path, std::string_view mount_root) {
-  std::string_view rest = cgroup_path;
-  if (mount_root != "/") {
-    if (rest.substr(0, mount_root.size()) != mount_root) return "/";
-    rest.remove_prefix(mount_root.size());
-    if (!rest.empty() && rest.front() != '/') return "/";  // "/docker1" is not below "/docker"
-  }
-  for (std::string_view check = rest; !check.empty();) {
-    const std::size_t slash = check.find('/');
-    const std::string_view part = check.substr(0, slash);
-    if (part == "." || part == "..") return "/";
-    if (slash == std::string_view::npos) break;
-    check.remove_prefix(slash + 1);
-  }
-  return rest.empty() ? std::string("/") : std::string(rest);
-}
-
-// `root` joined with an absolute `path`: "/" and "" are the real root, a trailing slash is dropped.
-inline std::string under(std::string_view root, std::string_view path) {
-  while (!root.empty() && root.back() == '/') root.remove_suffix(1);
-  std::string out(root);
-  out.append(path);
-  return out;
-}
-
-// Walks from the cgroup's directory up to the mount point, calling read(directory) on each and
-// keeping the tightest limit.
-template <class Read>
-unsigned tightest_up(const std::string& mount_dir, std::string_view below, Read read) {
-  unsigned limit = no_limit;
-  for (;;) {
-    while (below.size() > 1 && below.back() == '/') below.remove_suffix(1);
-    std::string directory = mount_dir;
-    if (below != "/") directory.append(below);
-    limit = tighter(limit, read(directory));
-    if (below.size() <= 1) return limit;
-    const std::size_t slash = below.rfind('/');
-    below = slash == 0 || slash == std::string_view::npos ? std::string_view("/") : below.substr(0, slash);
-  }
-}
-
-inline unsigned v2_limit(std::string_view root, const mount& m, std::string_view cgroup_path) {
-  std::string text;
-  return tightest_up(under(root, m.point), path_below_mount(cgroup_path, m.root), [&](const std::string& directory) {
-    return read_file(directory + "/cpu.max", text) ? parse_cpu_max(text) : no_limit;
-  });
-}
-
-inline unsigned v1_limit(std::string_view root, const mount& m, std::string_view cgroup_path) {
-  std::string quota, period;
-  return tightest_up(under(root, m.point), path_below_mount(cgroup_path, m.root), [&](const std::string& directory) {
-    return read_file(directory + "/cpu.cfs_quota_us", quota) && read_file(directory + "/cpu.cfs_period_us", period)
-               ? parse_cfs(quota, period)
-               : no_limit;
-  });
-}
-
-// The tightest CPU quota that applies to this process, found under `root` (a directory standing
-// for "/"), in CPUs rounded up; no_limit when none is found. Both hierarchies are read when both
-// exist, and the tighter counts. Without mountinfo, the usual mount points are tried.
-inline unsigned quota_limit(std::string_view root) noexcept {
-  try {
-    std::string text;
-    if (!read_file(under(root, "/proc/self/cgroup"), text)) return no_limit;
-    const membership member = parse_proc_cgroup(text);
-    if (!member.v2 && !member.v1_cpu) return no_limit;
-    mounts found;
-    if (read_file(under(root, "/proc/self/mountinfo"), text)) found = parse_mountinfo(text);
-    unsigned limit = no_limit;
-    if (member.v2) limit = tighter(limit, v2_limit(root, found.v2.value_or(mount{"/", "/sys/fs/cgroup"}), *member.v2));
-    if (member.v1_cpu) {
-      if (found.v1_cpu) {
-        limit = tighter(limit, v1_limit(root, *found.v1_cpu, *member.v1_cpu));
-      } else {
-        limit = tighter(limit, v1_limit(root, mount{"/", "/sys/fs/cgroup/cpu,cpuacct"}, *member.v1_cpu));
-        limit = tighter(limit, v1_limit(root, mount{"/", "/sys/fs/cgroup/cpu"}, *member.v1_cpu));
-      }
-    }
-    return limit;
-  } catch (...) {  // out of memory building a path: no limit found
-    return no_limit;
-  }
-}
-
-}  // namespace cgroup
-
-// The CPUs this process's affinity mask allows, at least 1 (1 too when it cannot be read: the
-// one-CPU paths are the safe ones). The mask grows past CPU_SETSIZE for machines with more CPUs.
-inline unsigned affinity_cpus() noexcept {
-  for (std::size_t cpus = CPU_SETSIZE; cpus <= (std::size_t{1} << 20); cpus *= 2) {
-    cpu_set_t* const set = CPU_ALLOC(cpus);
-    if (set == nullptr) return 1;
-    const std::size_t size = CPU_ALLOC_SIZE(cpus);
-    CPU_ZERO_S(size, set);
-    const int result = ::sched_getaffinity(0, size, set);
-    const int error = errno;
-    const int count = result == 0 ? CPU_COUNT_S(size, set) : 0;
-    CPU_FREE(set);
-    if (result == 0) return count > 0 ? static_cast<unsigned>(count) : 1;
-    if (error != EINVAL) return 1;  // EINVAL: the kernel's mask is larger than ours
-  }
-  return 1;
-}
-
-// The CPUs a process with `affinity` CPUs may use under the cgroup limits found below `root`.
-inline unsigned cpu_budget(unsigned affinity, std::string_view root) noexcept {
-  const unsigned budget = cgroup::tighter(affinity, cgroup::quota_limit(root));
-  return budget == 0 ? 1 : budget;
-}
-
-// This process's budget, read once: affinity and cgroup limits are set before a program starts,
-// and reading them costs a few system calls.
-inline unsigned process_cpus() noexcept {
-  static const unsigned cpus = cpu_budget(affinity_cpus(), "/");
-  return cpus;
-}
-
-// The CPUs an engine plans for: `assumed` (a user's option, for a limit the detection cannot see)
-// unless it is 0, which means "detect".
-inline unsigned effective_cpus(unsigned assumed) noexcept { return assumed != 0 ? assumed : process_cpus(); }
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/cpu_budget.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
-// spin wins little more and burns a CPU the peer may need.
-inline constexpr std::chrono::microseconds spin_budget{50};
-
-// Whether this process may run on more than one CPU: its affinity and its cgroup CPU quota both
-// allow it (cpu_budget.hpp; read once, since both are set before a program starts).
-inline bool several_cpus() noexcept { return process_cpus() > 1; }
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
-// callers of the process, so that a lone one may spin.
-class reply_wait {
- public:
-  // `budget`: the longest spin (0: never); `several`: whether the process has CPUs to spare.
-  explicit reply_wait(std::chrono::microseconds budget = spin_budget, bool several = several_cpus()) noexcept
-      : budget_(budget), several_(several) {
-    waiting().fetch_add(1, std::memory_order_relaxed);
-  }
-  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
-  reply_wait(const reply_wait&) = delete;
-  reply_wait& operator=(const reply_wait&) = delete;
-
-  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
-  bool may_spin() const noexcept {
-    return several_ && budget_.count() > 0 && waiting().load(std::memory_order_relaxed) == 1;
-  }
-
-  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
-  // make a system call: the clock is read after each poll.
-  template <class Done>
-  bool spin_until(Done&& done) const {
-    if (!may_spin()) return done();
-    const auto until = std::chrono::steady_clock::now() + budget_;
-    for (;;) {
-      if (done()) return true;
-      if (std::chrono::steady_clock::now() >= until) return done();
-      cpu_relax();
-    }
-  }
-
- private:
-  const std::chrono::microseconds budget_;
-  const bool several_;
-  static std::atomic<int>& waiting() noexcept {
-    static std::atomic<int> count{0};
-    return count;
-  }
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/spin.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace tuning {
-
-struct settings {
-  // How long a waiting caller looks for its reply before it sleeps, when it is the only caller of
-  // the process waiting and a CPU is spare (spin.hpp). 0: never spin.
-  std::chrono::microseconds spin = std::chrono::microseconds(50);
-  // Whether requests made together and replies answered together are held for a moment to leave
-  // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
-  bool batching = true;
-  // The CPUs the heuristics assume this process has; 0: detect them from the CPU affinity and the
-  // cgroup CPU quota. Several heuristics (spinning, running a handler without waking a thread to
-  // lead, yielding before a read) choose by whether there is more than one.
-  unsigned cpus = 0;
-
-  // Whether the heuristics may count on more than one CPU.
-  bool several_cpus() const noexcept { return cpus != 0 ? cpus > 1 : detail::several_cpus(); }
-};
-
-}  // namespace tuning
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/settings.hpp
-
-GEERPC_BEGIN_NAMESPACE
-
-// For geerpc::dial(). A zero duration means "no limit", and so, in effect, does one too long for
-// the clock (nanoseconds::max()): it saturates at the farthest deadline, never overflows.
-struct options {
-  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout. A negative
-  // timeout has expired before it starts (as a Go net.Dialer's): dial() fails at once with
-  // errc::connect_timeout, connecting nothing.
-  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
-  // Sent to the server in the handshake: a request not answered this long after the server read it
-  // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
-  // and its handler is asked to stop through its std::stop_token. Zero or negative: no limit.
-  std::chrono::nanoseconds handle_timeout{0};
-  // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
-  // reply with an error (errc::remote_error) and cuts error texts to fit. At least
-  // wire::header_size (20, a reply with no body): a smaller one fails dial() with
-  // errc::invalid_argument before connecting.
-  std::uint32_t max_frame_size = wire::default_max_frame_size;
-  // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
-  // (tuning/settings.hpp). The defaults suit most programs.
-  tuning::settings tuning{};
-  // The stream layer between the connection's bytes and its socket: null (the default) for a
-  // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
-  // docs/transports.md); its session is made right after the connect, before the handshake.
-  std::shared_ptr<net::stream_session_factory> session{};
-};
-
-// For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
-// no limit (as in Go's http.Server), and one too long for the clock (nanoseconds::max()) never fires.
-struct server_options {
-  // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
-  // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
-  // timeouts.
-  std::size_t handler_threads = 8;
-  // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
-  // to this many threads running handlers (threaded transport): handlers that wait on something
-  // slow do not starve a quick call. Values below handler_threads mean handler_threads.
-  std::size_t max_handler_threads = 1024;
-  // A thread above handler_threads that has had nothing to do for this long ends.
-  std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
-  // The largest request frame accepted; it is checked on the length prefix, before allocating.
-  std::uint32_t max_frame_size = wire::default_max_frame_size;
-  // Requests received but not yet answered; beyond either limit a request gets errc::busy.
-  std::size_t max_inflight_per_connection = 1024;
-  std::size_t max_inflight = 65536;
-  // Connections beyond this are refused in the handshake reply and closed (counted by
-  // basic_server::refused_connections()).
-  std::size_t max_connections = 10000;
-  // A peer that has not completed the handshake after this long is disconnected (0: no limit).
-  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
-  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
-  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
-  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
-  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
-  // its replies for this long at most. Any byte the socket takes starts the wait again.
-  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
-  // The memory held for replies a peer has not read yet, per connection, counted by what the
-  // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
-  // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
-  // than this may still wait alone.
-  std::size_t max_pending_output = 16u << 20;
-  // The memory held by request arguments that wait for a handler thread, on one connection and on
-  // the whole server. A request beyond either is answered errc::busy ("rpc server: too many request
-  // bytes waiting") and its body is not kept. A request finding none waiting (on its connection,
-  // or on the server) is admitted whatever its size, so one of max_frame_size always can be.
-  // Requests whose handler runs are bounded by the handler threads, not by these.
-  std::size_t max_queued_request_bytes_per_connection = 16u << 20;
-  std::size_t max_queued_request_bytes = 256u << 20;
-  // The threaded transport's performance heuristics (tuning/settings.hpp).
-  tuning::settings tuning{};
-  // The stream layer, as options::session: null for plain sockets; otherwise every accepted
-  // connection gets a session from it (a connection it refuses, by throwing, is closed).
-  std::shared_ptr<net::stream_session_factory> session{};
-};
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/options.hpp
-// ---- begin geerpc/wire/handshake.hpp
-// geerpc: the handshake that opens every connection (docs/protocol.md, "Handshake"). The client
-// sends a fixed 20-byte hello; the server answers accept, or reject with a reason, in 12 bytes plus
-// the reason. Pure functions over bytes: no I/O, so they can be fuzzed.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace wire {
-
-inline constexpr std::uint32_t magic = 0x3bef5c;  // GeeRPC's MagicNumber
-inline constexpr std::uint8_t protocol_version = 1;
-inline constexpr std::size_t hello_size = 20;
-inline constexpr std::size_t hello_reply_header_size = 12;
-inline constexpr std::size_t max_reject_reason = 1024;
-
-struct hello {
-  std::uint8_t version = protocol_version;
-  std::uint8_t codec_id = 0;
-  std::uint64_t handle_timeout_us = 0;  // 0: no limit
-  // The largest response frame (its length field) the client reads: the server answers a larger
-  // reply with an error instead of sending it, so one big reply fails one call, not the connection.
-  std::uint32_t max_response_size = 0;
-};
-
-inline void encode_hello(const hello& h, std::span<std::byte, hello_size> out) noexcept {
-  using geerpc::detail::store_le;
-  store_le<std::uint32_t>(out.data(), magic);
-  out[4] = std::byte{h.version};
-  out[5] = std::byte{h.codec_id};
-  store_le<std::uint16_t>(out.data() + 6, 0);  // flags: none defined yet
-  store_le<std::uint64_t>(out.data() + 8, h.handle_timeout_us);
-  store_le<std::uint32_t>(out.data() + 16, h.max_response_size);
-}
-
-// Checks the parts every version must agree on; whether the version and codec are supported is the
-// server's decision. Returns nullptr, or why the bytes are not a hello.
-inline const char* parse_hello(std::span<const std::byte, hello_size> in, hello& out) noexcept {
-  using geerpc::detail::load_le;
-  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number";
-  if (load_le<std::uint16_t>(in.data() + 6) != 0) return "unknown handshake flags";
-  out.version = static_cast<std::uint8_t>(in[4]);
-  out.codec_id = static_cast<std::uint8_t>(in[5]);
-  out.handle_timeout_us = load_le<std::uint64_t>(in.data() + 8);
-  out.max_response_size = load_le<std::uint32_t>(in.data() + 16);
-  return nullptr;
-}
-
-struct hello_reply {
-  bool accepted = false;
-  std::uint32_t max_frame_size = 0;  // the largest request frame the server takes (0 on reject)
-  std::string reason;                // why it rejected; empty on accept
-};
-
-inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out) {
-  using geerpc::detail::store_le;
-  const std::string_view reason = std::string_view(r.reason).substr(0, max_reject_reason);
-  const std::size_t at = out.size();
-  out.resize(at + hello_reply_header_size + reason.size());
-  std::byte* p = out.data() + at;
-  store_le<std::uint32_t>(p, magic);
-  p[4] = std::byte{protocol_version};
-  p[5] = std::byte{static_cast<std::uint8_t>(r.accepted ? 0 : 1)};
-  store_le<std::uint16_t>(p + 6, static_cast<std::uint16_t>(reason.size()));
-  store_le<std::uint32_t>(p + 8, r.max_frame_size);
-  for (std::size_t i = 0; i < reason.size(); ++i) p[hello_reply_header_size + i] = static_cast<std::byte>(reason[i]);
-}
-
-// Parses the fixed part of the reply; `reason_size` bytes of reason follow it. Returns nullptr, or
-// why the bytes are not a reply.
-inline const char* parse_hello_reply_header(std::span<const std::byte, hello_reply_header_size> in, hello_reply& out,
-                                            std::size_t& reason_size) noexcept {
-  using geerpc::detail::load_le;
-  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number in the handshake reply";
-  if (static_cast<std::uint8_t>(in[4]) != protocol_version)
-    return "unsupported protocol version in the handshake reply";
-  const auto status = static_cast<std::uint8_t>(in[5]);
-  if (status > 1) return "unknown handshake reply status";
-  reason_size = load_le<std::uint16_t>(in.data() + 6);
-  if (reason_size > max_reject_reason) return "handshake reject reason too long";
-  out.accepted = status == 0;
-  out.max_frame_size = load_le<std::uint32_t>(in.data() + 8);
-  return nullptr;
-}
-
-}  // namespace wire
-GEERPC_END_NAMESPACE
-// ---- end geerpc/wire/handshake.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-struct connection_info {
-  net::stream stream;
-  std::uint32_t server_max_frame_size = 0;
-};
-
-inline error connect_timeout_error(const options& opts) {
-  return {make_error_code(errc::connect_timeout),
-          "rpc client: connect timeout: expect within " + duration_text(opts.connect_timeout)};
-}
-
-// Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
-// reply is taken from the stream. Returns nothing on success, else why it stopped.
-inline std::optional<errc> read_exactly(net::stream& stream, std::span<std::byte> out,
-                                        const std::optional<net::clock::time_point>& deadline) {
-  std::size_t have = 0;
-  while (have < out.size()) {
-    const net::io_result r = stream.read_some(out.subspan(have));
-    switch (r.status) {
-      case net::io_status::data:
-        have += r.bytes;
-        continue;
-      case net::io_status::closed:
-        return errc::connection_closed;
-      case net::io_status::would_block:
-        break;
-    }
-    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) == net::wait_result::timeout)
-      return errc::connect_timeout;
-  }
-  return std::nullopt;
-}
-
-// Writes all of `data` before the deadline (a session may need to wait, a fresh plain socket never
-// does). Returns nothing on success, else why it stopped.
-inline std::optional<errc> write_all(net::stream& stream, std::span<const std::byte> data,
-                                     const std::optional<net::clock::time_point>& deadline) {
-  while (!data.empty()) {
-    const net::io_result r = stream.write_some(data);
-    switch (r.status) {
-      case net::io_status::data:
-        data = data.subspan(r.bytes);
-        continue;
-      case net::io_status::closed:
-        return errc::connection_closed;
-      case net::io_status::would_block:
-        break;
-    }
-    if (net::wait_for(stream.fd(), static_cast<short>(POLLOUT | stream.wants()), deadline) == net::wait_result::timeout)
-      return errc::connect_timeout;
-  }
-  return std::nullopt;
-}
-
-// As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
-// nanoseconds::max() fits: it is about 9.2e15 microseconds.
-inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
-  if (timeout <= std::chrono::nanoseconds::zero()) return 0;
-  return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
-}
-
-// Options no connection could work with, refused before anything is sent: nothing would reach the
-// server that it could not answer.
-inline std::optional<error> invalid_options(const options& opts) {
-  // Every frame has a header: a smaller limit would make every reply break the connection.
-  if (opts.max_frame_size < wire::header_size)
-    return error{make_error_code(errc::invalid_argument),
-                 "rpc client: options.max_frame_size must be at least " + std::to_string(wire::header_size) +
-                     " bytes (a frame header), not " + std::to_string(opts.max_frame_size)};
-  return std::nullopt;
-}
-
-inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts,
-                                                  std::uint8_t codec_id) {
-  if (auto invalid = invalid_options(opts)) return std::move(*invalid);
-  // 0 is no limit; a negative timeout has expired before it starts, as a Go net.Dialer's does.
-  if (opts.connect_timeout < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
-  std::optional<net::clock::time_point> deadline;
-  if (opts.connect_timeout > std::chrono::nanoseconds::zero())
-    deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
-  const std::string where = "rpc client: dial " + std::string(address) + ": ";
-
-  const net::parsed_address parsed = net::parse_address(address);
-  if (!parsed)
-    return error{make_error_code(errc::connect_failed),
-                 "rpc client: dial \"" + std::string(address) + "\": " + parsed.error.message()};
-  std::string why;
-  const auto endpoint = net::resolve(*parsed.value, why);
-  if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
-  int err = 0;
-  connection_info info;
-  net::unique_fd fd = net::connect_before(*endpoint, deadline, err);
-  if (err == ETIMEDOUT && deadline && net::clock::now() >= *deadline) return connect_timeout_error(opts);
-  if (!fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
-  // The stream layer's session (TLS's SSL_connect runs as the hello below goes through it).
-  try {
-    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client);
-  } catch (const std::exception& e) {
-    return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
-  }
-
-  std::array<std::byte, wire::hello_size> hello{};
-  wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
-                     hello);
-  auto failed = write_all(info.stream, hello, deadline);
-  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
-
-  std::array<std::byte, wire::hello_reply_header_size> header{};
-  failed = read_exactly(info.stream, header, deadline);
-  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
-  wire::hello_reply reply;
-  std::size_t reason_size = 0;
-  if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
-    return error{make_error_code(errc::protocol_error), where + bad};
-  std::vector<std::byte> reason(reason_size);
-  failed = read_exactly(info.stream, reason, deadline);
-  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
-  if (!reply.accepted)
-    return error{
-        make_error_code(errc::handshake_rejected),
-        "rpc client: handshake rejected: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size())};
-  if (reply.max_frame_size < wire::header_size)
-    return error{make_error_code(errc::protocol_error), where + "server announced an unusable frame size limit"};
-  info.server_max_frame_size = reply.max_frame_size;
-  return info;
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/client/dial.hpp
-// ---- begin geerpc/codec/binary.hpp
-// geerpc: the binary codec. Fields in declaration order, no names or tags: fixed-size little-endian
-// scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
-//
-// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
-// remaining bytes could hold before anything is allocated, every allocation is charged against a
-// memory budget proportional to the input before it is made, and trailing bytes are an error.
-
-#include <boost/pfr/core.hpp>
-#include <climits>
-#include <tuple>
-
 // ---- begin geerpc/codec/type_kind.hpp
 // geerpc: which values the binary codec can carry, decided at compile time, and a readable
 // compile error naming the offending type when one cannot be carried.
@@ -3083,6 +1402,54 @@ struct binary_codec {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/binary.hpp
+// ---- begin geerpc/detail/assert.hpp
+// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
+// relies on (a request answered once, a timer queued at most once, a counter that never goes
+// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
+// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
+// core dump shows the state that broke it.
+//
+// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
+// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
+// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
+// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
+// draws no "unused" warning and a check never rots.
+//
+// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
+
+#include <cstdio>
+#include <cstdlib>
+
+
+#ifndef GEERPC_ENABLE_ASSERTS
+#ifdef NDEBUG
+#define GEERPC_ENABLE_ASSERTS 0
+#else
+#define GEERPC_ENABLE_ASSERTS 1
+#endif
+#endif
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Out of line from the check, so that the passing path stays a compare and a branch.
+[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
+                                       const char* message) noexcept {
+  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+
+#if GEERPC_ENABLE_ASSERTS
+#define GEERPC_ASSERT(condition, message) \
+  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
+#else
+#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
+#endif
+// ---- end geerpc/detail/assert.hpp
 // ---- begin geerpc/detail/scratch.hpp
 // geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
 // Each use gets its own Tag: a handler that makes a client call while its reply is being built must
@@ -3109,6 +1476,609 @@ inline void trim_scratch(std::vector<std::byte>& buffer) {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/scratch.hpp
+// ---- begin geerpc/options.hpp
+// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
+// defaults that suit most programs.
+
+
+// ---- begin geerpc/net/stream_session.hpp
+// geerpc: the seam a stream layer plugs into (TLS, in a later issue): a session sits between a
+// connection's bytes and its socket, transforming both ways, and a factory in the options makes one
+// per connection. Only this small interface enters the core; the layer's own headers (OpenSSL's)
+// stay in the layer. A connection without a session is a plain TCP or Unix socket, and the
+// engines' branch into a session is then never taken (net/stream.hpp).
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// What one read or write did: moved `bytes` bytes (data), found nothing to do without waiting
+// (would_block: wait for the readiness the stream's wants() adds, then try again), or found the
+// connection over (closed: the peer's end, an error, a broken session).
+enum class io_status { data, would_block, closed };
+struct io_result {
+  io_status status = io_status::closed;
+  std::size_t bytes = 0;
+};
+
+// One connection's session, made for its socket right after connect or accept; it lives as long
+// as the connection's stream. A reader and several writers call it at once: it serialises its own
+// state (a TLS session: one mutex around every SSL_* call) and never waits, holding a lock or not:
+// the socket is non-blocking, and waiting is the engine's, through poll.
+class stream_session {
+ public:
+  stream_session() = default;
+  stream_session(const stream_session&) = delete;
+  stream_session& operator=(const stream_session&) = delete;
+  virtual ~stream_session() = default;
+
+  // Up to out.size() bytes of the peer's data. would_block means nothing is readable now (so
+  // buffered() is false): the engine waits for POLLIN | wants() and asks again.
+  virtual io_result read(std::span<std::byte> out) noexcept = 0;
+  // Takes some of `data` (all of it, or what the socket had room for, never none when it has room),
+  // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
+  // another buffer that starts with the same bytes.
+  virtual io_result write(std::span<const std::byte> data) noexcept = 0;
+  // Whether read() has data now without the socket being readable (decoded bytes kept inside,
+  // SSL_has_pending): an engine must not wait on the socket for them.
+  virtual bool buffered() const noexcept = 0;
+  // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
+  // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
+  // none.
+  virtual short wants() const noexcept = 0;
+  // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
+  // The stream then shuts the socket down, which wakes every thread waiting on it.
+  virtual void shutdown() noexcept = 0;
+};
+
+// Makes each connection's session: options::session for a client, server_options::session for a
+// server. Called once per connection, on the thread that connected or accepted, with the connected
+// non-blocking socket (the session uses it; the stream owns it). Throws to refuse the connection
+// (dial() fails with connect_failed; a server closes that connection and goes on); it never returns
+// nullptr.
+class stream_session_factory {
+ public:
+  enum class role { client, server };
+  virtual ~stream_session_factory() = default;
+  virtual std::unique_ptr<stream_session> make(int fd, role side) = 0;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/stream_session.hpp
+// ---- begin geerpc/tuning/settings.hpp
+// geerpc: the knobs of the threaded transport's performance heuristics (tuning/), as options a
+// user may set: `options::tuning` for a client, `server_options::tuning` for a server. Every
+// default suits most programs; tuning::none ignores them all.
+
+
+// ---- begin geerpc/tuning/spin.hpp
+// geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
+// and waking a thread onto it costs tens of microseconds, more than a whole call over loopback.
+// A caller waiting for its reply therefore looks for it a little longer before it sleeps, but
+// only when that cannot cost anyone else: when its process may run on more than one CPU (with
+// one, it would only delay the very thread it waits for) and when it is the only caller of its
+// process waiting (with more, the CPUs are busy serving them, and a spinner would take one away
+// from the work it waits for; sleeping costs nothing there, since the CPUs are not idle).
+//
+// The count of waiting callers is the one piece of state geerpc keeps for the whole process, on
+// purpose: what it guards, the process's CPUs, is shared by every client in the process, so a
+// count per client would let each of a hundred clients' lone callers spin at once. It decides only
+// whether a caller spins, never what any call returns.
+
+#include <atomic>
+
+// ---- begin geerpc/tuning/cpu_budget.hpp
+// geerpc: how many CPUs this process may really use. Affinity says which CPUs its threads may run
+// on; a cgroup CPU quota (docker --cpus=1, a Kubernetes CPU limit) says how much CPU time they may
+// take together per period. A process held to one CPU's worth of time on a machine of many
+// behaves as a one-CPU process: a caller that spins burns the quota the thread it waits for needs.
+// The budget is therefore the smaller of the two, min(affinity, ceil(quota / period)), with the
+// tightest quota along the process's cgroup and its ancestors (a parent's limit binds its
+// children).
+//
+// Every file is read relative to a root directory, so that the tests can point the detection at a
+// fake tree; the process's own budget reads "/" once. A file that is missing, unreadable or
+// garbled means "no limit": a wrong guess costs some speed, never correctness, and nothing here
+// throws.
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+namespace cgroup {
+
+// What the functions below return for "no quota found": callers treat it as no limit.
+inline constexpr unsigned no_limit = 0;
+
+// The smaller of two limits, either of which may be no_limit.
+constexpr unsigned tighter(unsigned a, unsigned b) noexcept {
+  if (a == no_limit) return b;
+  if (b == no_limit) return a;
+  return a < b ? a : b;
+}
+
+// Reads the file at `path` whole, up to `cap` bytes (a file cut there loses its last, partial
+// line). False when it cannot be opened or read. Files under /proc and /sys report a size of 0, so
+// it reads until end of file rather than asking for the size.
+inline bool read_file(const std::string& path, std::string& out, std::size_t cap = std::size_t{1} << 20) {
+  out.clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buffer[4096];
+  bool ok = true;
+  while (out.size() < cap) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) ok = false;
+    if (got <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  if (out.size() >= cap) {
+    out.resize(cap);
+    const std::size_t last_line = out.rfind('\n');
+    out.resize(last_line == std::string::npos ? 0 : last_line + 1);
+  }
+  return ok;
+}
+
+constexpr bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+constexpr std::string_view trim(std::string_view text) noexcept {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// Splits off the next whitespace-separated word of `text`; empty when there is none.
+constexpr std::string_view next_word(std::string_view& text) noexcept {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  std::size_t length = 0;
+  while (length < text.size() && !is_space(text[length])) ++length;
+  const std::string_view word = text.substr(0, length);
+  text.remove_prefix(length);
+  return word;
+}
+
+// A decimal number made of digits only (no sign, no blanks), that fits in 64 bits.
+constexpr std::optional<std::uint64_t> parse_number(std::string_view text) noexcept {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  std::uint64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+// The CPUs a quota of `quota` per `period` (both in microseconds) lets a process use at once:
+// ceil(quota / period), so that 1.5 CPUs' worth lets two threads run. The kernel accepts neither a
+// zero quota nor a zero period, so either means the file was not what it should be: no limit.
+constexpr unsigned cpus_of_quota(std::uint64_t quota, std::uint64_t period) noexcept {
+  if (quota == 0 || period == 0) return no_limit;
+  const std::uint64_t cpus = (quota - 1) / period + 1;
+  constexpr auto most = std::numeric_limits<unsigned>::max();
+  return cpus > most ? most : static_cast<unsigned>(cpus);
+}
+
+// cgroup v2's cpu.max: "max 100000" (no limit) or "150000 100000" (quota and period).
+constexpr unsigned parse_cpu_max(std::string_view text) noexcept {
+  const std::string_view quota = next_word(text);
+  const std::string_view period = next_word(text);
+  if (!trim(text).empty() || quota == "max") return no_limit;
+  const auto q = parse_number(quota);
+  const auto p = parse_number(period);
+  return q && p ? cpus_of_quota(*q, *p) : no_limit;
+}
+
+// cgroup v1's cpu.cfs_quota_us ("-1": no limit) and cpu.cfs_period_us, one number each.
+constexpr unsigned parse_cfs(std::string_view quota_text, std::string_view period_text) noexcept {
+  const auto quota = parse_number(trim(quota_text));  // "-1" is no number: no limit
+  const auto period = parse_number(trim(period_text));
+  return quota && period ? cpus_of_quota(*quota, *period) : no_limit;
+}
+
+// Where /proc/self/cgroup puts this process: its cgroup v2 path ("0::/path") and its cgroup v1
+// path in the hierarchy that holds the cpu controller ("4:cpu,cpuacct:/path"). A systemd
+// "hybrid" system has both lines, with the cpu controller on v1.
+struct membership {
+  std::optional<std::string> v2;
+  std::optional<std::string> v1_cpu;
+};
+
+// Whether the comma-separated list `list` holds `name` exactly ("cpuset" and "cpuacct" are not "cpu").
+constexpr bool list_has(std::string_view list, std::string_view name) noexcept {
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    if (list.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+inline membership parse_proc_cgroup(std::string_view text) {
+  membership found;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    // "hierarchy-id:controllers:path"; the path is the rest of the line and may hold colons.
+    const std::size_t first = line.find(':');
+    const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    const std::string_view id = line.substr(0, first);
+    const std::string_view controllers = line.substr(first + 1, second - first - 1);
+    const std::string_view path = line.substr(second + 1);
+    if (path.empty() || path.front() != '/') continue;
+    if (id == "0" && controllers.empty()) {
+      if (!found.v2) found.v2.emplace(path);
+    } else if (list_has(controllers, "cpu")) {
+      if (!found.v1_cpu) found.v1_cpu.emplace(path);
+    }
+  }
+  return found;
+}
+
+// A mounted cgroup hierarchy: which of its directories is mounted (`root`: "/" unless a container
+// sees only its own part of the tree) and where.
+struct mount {
+  std::string root;
+  std::string point;
+};
+
+struct mounts {
+  std::optional<mount> v2;
+  std::optional<mount> v1_cpu;
+};
+
+// mountinfo writes a blank, tab, newline or backslash in a path as \ and three octal digits.
+inline std::string unescape_mount_path(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 3 < text.size()) {
+      const char a = text[i + 1], b = text[i + 2], c = text[i + 3];
+      if (a >= '0' && a <= '3' && b >= '0' && b <= '7' && c >= '0' && c <= '7') {
+        out.push_back(static_cast<char>((a - '0') * 64 + (b - '0') * 8 + (c - '0')));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(text[i]);
+  }
+  return out;
+}
+
+// /proc/self/mountinfo, one mount a line:
+//   36 35 98:0 /root /mount/point rw,noatime shared:1 - cgroup2 cgroup2 rw,nsdelegate
+// After the optional fields comes " - ", the file system type, its source and its options; a
+// cgroup v1 hierarchy names its controllers among those options. The first of each kind counts.
+inline mounts parse_mountinfo(std::string_view text) {
+  mounts found;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    for (int skip = 0; skip < 3; ++skip) next_word(line);  // mount id, parent id, major:minor
+    const std::string_view root = next_word(line);
+    const std::string_view point = next_word(line);
+    std::string_view word = next_word(line);  // the mount's options, then the optional fields
+    while (!word.empty() && word != "-") word = next_word(line);
+    if (word != "-" || root.empty() || point.empty()) continue;
+    const std::string_view type = next_word(line);
+    next_word(line);  // the source
+    const std::string_view options = next_word(line);
+    if (type == "cgroup2" && !found.v2)
+      found.v2 = mount{unescape_mount_path(root), unescape_mount_path(point)};
+    else if (type == "cgroup" && list_has(options, "cpu") && !found.v1_cpu)
+      found.v1_cpu = mount{unescape_mount_path(root), unescape_mount_path(point)};
+  }
+  return found;
+}
+
+// The path of the process's cgroup below its hierarchy's mount point: its own path less the part
+// of the tree above the mounted directory. A path outside the mounted part (a cgroup namespace
+// shows one as "/../x"), or one that climbs with "..", gives "/": the mount point itself, the
+// nearest directory there is to read.
+inline std::string path_below_mount(std::string_view cgroup_path, std::string_view mount_root) {
+  std::string_view rest = cgroup_path;
+  if (mount_root != "/") {
+    if (rest.substr(0, mount_root.size()) != mount_root) return "/";
+    rest.remove_prefix(mount_root.size());
+    if (!rest.empty() && rest.front() != '/') return "/";  // "/docker1" is not below "/docker"
+  }
+  for (std::string_view check = rest; !check.empty();) {
+    const std::size_t slash = check.find('/');
+    const std::string_view part = check.substr(0, slash);
+    if (part == "." || part == "..") return "/";
+    if (slash == std::string_view::npos) break;
+    check.remove_prefix(slash + 1);
+  }
+  return rest.empty() ? std::string("/") : std::string(rest);
+}
+
+// `root` joined with an absolute `path`: "/" and "" are the real root, a trailing slash is dropped.
+inline std::string under(std::string_view root, std::string_view path) {
+  while (!root.empty() && root.back() == '/') root.remove_suffix(1);
+  std::string out(root);
+  out.append(path);
+  return out;
+}
+
+// Walks from the cgroup's directory up to the mount point, calling read(directory) on each and
+// keeping the tightest limit.
+template <class Read>
+unsigned tightest_up(const std::string& mount_dir, std::string_view below, Read read) {
+  unsigned limit = no_limit;
+  for (;;) {
+    while (below.size() > 1 && below.back() == '/') below.remove_suffix(1);
+    std::string directory = mount_dir;
+    if (below != "/") directory.append(below);
+    limit = tighter(limit, read(directory));
+    if (below.size() <= 1) return limit;
+    const std::size_t slash = below.rfind('/');
+    below = slash == 0 || slash == std::string_view::npos ? std::string_view("/") : below.substr(0, slash);
+  }
+}
+
+inline unsigned v2_limit(std::string_view root, const mount& m, std::string_view cgroup_path) {
+  std::string text;
+  return tightest_up(under(root, m.point), path_below_mount(cgroup_path, m.root), [&](const std::string& directory) {
+    return read_file(directory + "/cpu.max", text) ? parse_cpu_max(text) : no_limit;
+  });
+}
+
+inline unsigned v1_limit(std::string_view root, const mount& m, std::string_view cgroup_path) {
+  std::string quota, period;
+  return tightest_up(under(root, m.point), path_below_mount(cgroup_path, m.root), [&](const std::string& directory) {
+    return read_file(directory + "/cpu.cfs_quota_us", quota) && read_file(directory + "/cpu.cfs_period_us", period)
+               ? parse_cfs(quota, period)
+               : no_limit;
+  });
+}
+
+// The tightest CPU quota that applies to this process, found under `root` (a directory standing
+// for "/"), in CPUs rounded up; no_limit when none is found. Both hierarchies are read when both
+// exist, and the tighter counts. Without mountinfo, the usual mount points are tried.
+inline unsigned quota_limit(std::string_view root) noexcept {
+  try {
+    std::string text;
+    if (!read_file(under(root, "/proc/self/cgroup"), text)) return no_limit;
+    const membership member = parse_proc_cgroup(text);
+    if (!member.v2 && !member.v1_cpu) return no_limit;
+    mounts found;
+    if (read_file(under(root, "/proc/self/mountinfo"), text)) found = parse_mountinfo(text);
+    unsigned limit = no_limit;
+    if (member.v2) limit = tighter(limit, v2_limit(root, found.v2.value_or(mount{"/", "/sys/fs/cgroup"}), *member.v2));
+    if (member.v1_cpu) {
+      if (found.v1_cpu) {
+        limit = tighter(limit, v1_limit(root, *found.v1_cpu, *member.v1_cpu));
+      } else {
+        limit = tighter(limit, v1_limit(root, mount{"/", "/sys/fs/cgroup/cpu,cpuacct"}, *member.v1_cpu));
+        limit = tighter(limit, v1_limit(root, mount{"/", "/sys/fs/cgroup/cpu"}, *member.v1_cpu));
+      }
+    }
+    return limit;
+  } catch (...) {  // out of memory building a path: no limit found
+    return no_limit;
+  }
+}
+
+}  // namespace cgroup
+
+// The CPUs this process's affinity mask allows, at least 1 (1 too when it cannot be read: the
+// one-CPU paths are the safe ones). The mask grows past CPU_SETSIZE for machines with more CPUs.
+inline unsigned affinity_cpus() noexcept {
+  for (std::size_t cpus = CPU_SETSIZE; cpus <= (std::size_t{1} << 20); cpus *= 2) {
+    cpu_set_t* const set = CPU_ALLOC(cpus);
+    if (set == nullptr) return 1;
+    const std::size_t size = CPU_ALLOC_SIZE(cpus);
+    CPU_ZERO_S(size, set);
+    const int result = ::sched_getaffinity(0, size, set);
+    const int error = errno;
+    const int count = result == 0 ? CPU_COUNT_S(size, set) : 0;
+    CPU_FREE(set);
+    if (result == 0) return count > 0 ? static_cast<unsigned>(count) : 1;
+    if (error != EINVAL) return 1;  // EINVAL: the kernel's mask is larger than ours
+  }
+  return 1;
+}
+
+// The CPUs a process with `affinity` CPUs may use under the cgroup limits found below `root`.
+inline unsigned cpu_budget(unsigned affinity, std::string_view root) noexcept {
+  const unsigned budget = cgroup::tighter(affinity, cgroup::quota_limit(root));
+  return budget == 0 ? 1 : budget;
+}
+
+// This process's budget, read once: affinity and cgroup limits are set before a program starts,
+// and reading them costs a few system calls.
+inline unsigned process_cpus() noexcept {
+  static const unsigned cpus = cpu_budget(affinity_cpus(), "/");
+  return cpus;
+}
+
+// The CPUs an engine plans for: `assumed` (a user's option, for a limit the detection cannot see)
+// unless it is 0, which means "detect".
+inline unsigned effective_cpus(unsigned assumed) noexcept { return assumed != 0 ? assumed : process_cpus(); }
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/cpu_budget.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
+// spin wins little more and burns a CPU the peer may need.
+inline constexpr std::chrono::microseconds spin_budget{50};
+
+// Whether this process may run on more than one CPU: its affinity and its cgroup CPU quota both
+// allow it (cpu_budget.hpp; read once, since both are set before a program starts).
+inline bool several_cpus() noexcept { return process_cpus() > 1; }
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
+// callers of the process, so that a lone one may spin.
+class reply_wait {
+ public:
+  // `budget`: the longest spin (0: never); `several`: whether the process has CPUs to spare.
+  explicit reply_wait(std::chrono::microseconds budget = spin_budget, bool several = several_cpus()) noexcept
+      : budget_(budget), several_(several) {
+    waiting().fetch_add(1, std::memory_order_relaxed);
+  }
+  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+  reply_wait(const reply_wait&) = delete;
+  reply_wait& operator=(const reply_wait&) = delete;
+
+  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
+  bool may_spin() const noexcept {
+    return several_ && budget_.count() > 0 && waiting().load(std::memory_order_relaxed) == 1;
+  }
+
+  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
+  // make a system call: the clock is read after each poll.
+  template <class Done>
+  bool spin_until(Done&& done) const {
+    if (!may_spin()) return done();
+    const auto until = std::chrono::steady_clock::now() + budget_;
+    for (;;) {
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() >= until) return done();
+      cpu_relax();
+    }
+  }
+
+ private:
+  const std::chrono::microseconds budget_;
+  const bool several_;
+  static std::atomic<int>& waiting() noexcept {
+    static std::atomic<int> count{0};
+    return count;
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/spin.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+
+struct settings {
+  // How long a waiting caller looks for its reply before it sleeps, when it is the only caller of
+  // the process waiting and a CPU is spare (spin.hpp). 0: never spin.
+  std::chrono::microseconds spin = std::chrono::microseconds(50);
+  // Whether requests made together and replies answered together are held for a moment to leave
+  // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
+  bool batching = true;
+  // The CPUs the heuristics assume this process has; 0: detect them from the CPU affinity and the
+  // cgroup CPU quota. Several heuristics (spinning, running a handler without waking a thread to
+  // lead, yielding before a read) choose by whether there is more than one.
+  unsigned cpus = 0;
+
+  // Whether the heuristics may count on more than one CPU.
+  bool several_cpus() const noexcept { return cpus != 0 ? cpus > 1 : detail::several_cpus(); }
+};
+
+}  // namespace tuning
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/settings.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+// For geerpc::dial(). A zero duration means "no limit", and so, in effect, does one too long for
+// the clock (nanoseconds::max()): it saturates at the farthest deadline, never overflows.
+struct options {
+  // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout. A negative
+  // timeout has expired before it starts (as a Go net.Dialer's): dial() fails at once with
+  // errc::connect_timeout, connecting nothing.
+  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
+  // Sent to the server in the handshake: a request not answered this long after the server read it
+  // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
+  // and its handler is asked to stop through its std::stop_token. Zero or negative: no limit.
+  std::chrono::nanoseconds handle_timeout{0};
+  // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
+  // reply with an error (errc::remote_error) and cuts error texts to fit. At least
+  // wire::header_size (20, a reply with no body): a smaller one fails dial() with
+  // errc::invalid_argument before connecting.
+  std::uint32_t max_frame_size = wire::default_max_frame_size;
+  // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
+  // (tuning/settings.hpp). The defaults suit most programs.
+  tuning::settings tuning{};
+  // The stream layer between the connection's bytes and its socket: null (the default) for a
+  // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
+  // docs/transports.md); its session is made right after the connect, before the handshake.
+  std::shared_ptr<net::stream_session_factory> session{};
+};
+
+// For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
+// no limit (as in Go's http.Server), and one too long for the clock (nanoseconds::max()) never fires.
+struct server_options {
+  // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
+  // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
+  // timeouts.
+  std::size_t handler_threads = 8;
+  // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
+  // to this many threads running handlers (threaded transport): handlers that wait on something
+  // slow do not starve a quick call. Values below handler_threads mean handler_threads.
+  std::size_t max_handler_threads = 1024;
+  // A thread above handler_threads that has had nothing to do for this long ends.
+  std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
+  // The largest request frame accepted; it is checked on the length prefix, before allocating.
+  std::uint32_t max_frame_size = wire::default_max_frame_size;
+  // Requests received but not yet answered; beyond either limit a request gets errc::busy.
+  std::size_t max_inflight_per_connection = 1024;
+  std::size_t max_inflight = 65536;
+  // Connections beyond this are refused in the handshake reply and closed (counted by
+  // basic_server::refused_connections()).
+  std::size_t max_connections = 10000;
+  // A peer that has not completed the handshake after this long is disconnected (0: no limit).
+  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
+  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
+  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
+  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
+  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
+  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
+  // its replies for this long at most. Any byte the socket takes starts the wait again.
+  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
+  // The memory held for replies a peer has not read yet, per connection, counted by what the
+  // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
+  // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
+  // than this may still wait alone.
+  std::size_t max_pending_output = 16u << 20;
+  // The memory held by request arguments that wait for a handler thread, on one connection and on
+  // the whole server. A request beyond either is answered errc::busy ("rpc server: too many request
+  // bytes waiting") and its body is not kept. A request finding none waiting (on its connection,
+  // or on the server) is admitted whatever its size, so one of max_frame_size always can be.
+  // Requests whose handler runs are bounded by the handler threads, not by these.
+  std::size_t max_queued_request_bytes_per_connection = 16u << 20;
+  std::size_t max_queued_request_bytes = 256u << 20;
+  // The threaded transport's performance heuristics (tuning/settings.hpp).
+  tuning::settings tuning{};
+  // The stream layer, as options::session: null for plain sockets; otherwise every accepted
+  // connection gets a session from it (a connection it refuses, by throwing, is closed).
+  std::shared_ptr<net::stream_session_factory> session{};
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/options.hpp
 // ---- begin geerpc/service.hpp
 // geerpc: compile-time service declarations.
 //
@@ -3124,6 +2094,7 @@ GEERPC_END_NAMESPACE
 // geerpc: a string usable as a template argument, so that service and method names are part of the
 // type and checked by the compiler.
 
+#include <algorithm>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -3357,29 +2328,80 @@ struct service {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/service.hpp
-// ---- begin geerpc/transport/policies.hpp
+// ---- begin geerpc/transport/fwd.hpp
 // geerpc: the transport policies, chosen as the first template argument of basic_client and
-// basic_server. docs/transports.md says when to pick which.
-
-// ---- begin geerpc/tuning/automatic.hpp
-// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
-// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
-// tuning::settings. bench/README.md says what each one buys.
+// basic_server, by name only: this header declares the engines they stand for without their
+// definitions, so that the front classes compile without them (transport/link.hpp). The engines
+// themselves are in transport/policies.hpp. docs/transports.md says when to pick which.
 
 
-// ---- begin geerpc/net/frame_writer.hpp
-// geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
-// whole and never interleaved; a thread that finds another one sending queues its frame and
-// returns, and the sender takes the queue along (several frames, one send). It never blocks: what
-// the socket does not take waits in a bounded queue until the owner of the connection, told through
-// `want_write`, sees the socket writable and calls flush().
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+struct none;       // tuning/none.hpp
+struct automatic;  // tuning/automatic.hpp
+}  // namespace tuning
+
+namespace detail {
+template <class Tuning>
+class threaded_client_engine;  // transport/threaded/client.hpp
+template <class Tuning>
+class threaded_server_engine;  // transport/threaded/server.hpp
+class blocking_client_engine;  // transport/blocking/client.hpp
+class blocking_server_engine;  // transport/blocking/server.hpp
+}  // namespace detail
+
+// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
+// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
+// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
+// tuning::none for the plain core.
+template <class Tuning>
+struct basic_threaded {
+  using tuning_type = Tuning;
+  using client_engine = detail::threaded_client_engine<Tuning>;
+  using server_engine = detail::threaded_server_engine<Tuning>;
+  static constexpr bool supports_async = true;
+};
+
+// The default transport.
+using threaded = basic_threaded<tuning::automatic>;
+
+// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
+// thread per connection runs its requests in order.
+struct blocking {
+  using client_engine = detail::blocking_client_engine;
+  using server_engine = detail::blocking_server_engine;
+  static constexpr bool supports_async = false;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/fwd.hpp
+// ---- begin geerpc/transport/link.hpp
+// geerpc: what the front classes (basic_client, call_future, basic_server) ask of a transport's
+// engines: a handful of operations, declared here for every transport and defined with the engines
+// in transport/engines.hpp. The front classes know an engine only as an incomplete type, through
+// these, so a program can compile the engines once instead of in every translation unit that makes
+// a call or serves one:
 //
-// The bound is on memory held, not on bytes queued: the capacity of both buffers counts, and a
-// buffer grows only within what the limit leaves, so a peer that reads nothing costs at most the
-// limit (or one frame larger than it, which may wait alone). The unsent rest of a buffer stays
-// where it is, sent from an offset, so a slow reader costs no copying per partial send.
+//   - header-only (the default): every translation unit that uses a transport compiles its engines;
+//     nothing else to do.
+//   - GEERPC_SEPARATE_COMPILATION defined for the whole program (CMake: link geerpc::compiled):
+//     the headers stop here, and one source file includes <geerpc/implementation.hpp>, which
+//     compiles the engines of the three standard transports (threaded, basic_threaded<tuning::none>,
+//     blocking) once. A translation unit that uses another transport (its own tuning policy)
+//     includes <geerpc/transport/engines.hpp> too.
+//
+// README.md ("Build time") gives the figures.
 
-#include <mutex>
+
+// ---- begin geerpc/server/context.hpp
+// geerpc: what every connection of one server shares: its handlers, its options, the scheduler of
+// its deadlines, and the counters its limits are checked against. A server owns one; its engine and
+// connections refer to it.
+
+
+// ---- begin geerpc/net/memory_gauge.hpp
+// geerpc: the memory several writers hold together, as one server counts its peers' queued replies.
+
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -3402,6 +2424,1961 @@ struct memory_gauge {
     GEERPC_ASSERT(before >= bytes, "memory_gauge: more taken back than was added");
   }
 };
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/memory_gauge.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class dispatcher;          // server/dispatcher.hpp
+class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
+
+// What every connection of one server shares.
+struct server_context {
+  const dispatcher* handlers = nullptr;
+  server_options options;
+  std::uint8_t codec_id = 0;
+  std::shared_ptr<deadline_scheduler> scheduler;
+  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+  // Beside `inflight`, on its cache line: both change once per request.
+  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
+  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
+  net::memory_gauge output;                          // held by every connection's writer
+
+  bool try_acquire_inflight() noexcept {
+    std::size_t now = inflight.load(std::memory_order_relaxed);
+    do {
+      if (now >= options.max_inflight) return false;
+    } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
+    return true;
+  }
+
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
+    do {
+      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
+    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+    return true;
+  }
+
+  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
+  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
+    return now == 0 || (now <= limit && bytes <= limit - now);
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/context.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// An asynchronous call as its future sees it (the threaded transport's is async_call, in
+// transport/threaded/client.hpp). Completed exactly once, by whoever completes the call.
+class async_state {
+ public:
+  virtual ~async_state() = default;
+  async_state(const async_state&) = delete;
+  async_state& operator=(const async_state&) = delete;
+
+  // Whether the call has completed; waiting for it, or for it until `deadline` (false: still pending).
+  virtual bool done() const = 0;
+  virtual void wait() const = 0;
+  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) const = 0;
+  // Completes the call with errc::canceled if nothing has completed it yet, and tells the server.
+  virtual void cancel() = 0;
+  // After completion: disarms the call's deadline and stop callback, so that its memory can go.
+  virtual void settle() = 0;
+  // After completion: how the call ended, and a successful reply's body.
+  virtual const call_outcome& final_outcome() const = 0;
+  virtual std::span<const std::byte> body() const = 0;
+
+ protected:
+  async_state() = default;
+};
+
+// A call that ended before it was sent (the client refused it, or had no connection).
+class finished_call final : public async_state {
+ public:
+  explicit finished_call(call_outcome outcome) : outcome_(std::move(outcome)) {}
+  bool done() const override { return true; }
+  void wait() const override {}
+  bool wait_until(std::chrono::steady_clock::time_point) const override { return true; }
+  void cancel() override {}
+  void settle() override {}
+  const call_outcome& final_outcome() const override { return outcome_; }
+  std::span<const std::byte> body() const override { return {}; }
+
+ private:
+  call_outcome outcome_;
+};
+
+// A client connection's engine, as basic_client and call_future use it.
+template <class Transport>
+struct client_link {
+  using engine = typename Transport::client_engine;
+
+  // Resolves, connects and handshakes within opts.connect_timeout; then the engine serves calls.
+  static result<std::shared_ptr<engine>> open(std::string_view address, const options& opts, std::uint8_t codec_id);
+  // A synchronous call: sends `frame` (a request frame whose seq and budget the engine fills in)
+  // and waits for the reply, whose body goes to `reply`, or for the failure.
+  static call_outcome call(engine& e, const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
+  // An asynchronous call (Transport::supports_async): on the wire when this returns.
+  static std::unique_ptr<async_state> start(const std::shared_ptr<engine>& e, const context& ctx,
+                                            std::span<std::byte> frame);
+  static std::uint32_t server_max_frame_size(const engine& e) noexcept;
+  static void close(engine& e);
+  static bool is_open(const engine& e);
+};
+
+// A server's engine, as basic_server uses it.
+template <class Transport>
+struct server_link {
+  using engine = typename Transport::server_engine;
+
+  static void destroy(engine* e) noexcept;
+  struct deleter {
+    void operator()(engine* e) const noexcept { server_link::destroy(e); }
+  };
+  using handle = std::unique_ptr<engine, deleter>;
+
+  // Binds `address`, starts serving and sets `bound` to the address to dial.
+  static handle listen(server_context& context, std::string_view address, std::string& bound);
+  static void stop(engine& e);
+  static std::size_t connection_count(const engine& e);
+  // The threads serving now, and how often the system refused to start one (0 where the
+  // transport does not say).
+  static std::size_t thread_count(const engine& e);
+  static std::size_t thread_start_failures(const engine& e);
+};
+
+#if defined(GEERPC_SEPARATE_COMPILATION) && !defined(GEERPC_IMPLEMENTATION)
+// Compiled once, by the source file that includes <geerpc/implementation.hpp>.
+extern template struct client_link<threaded>;
+extern template struct client_link<basic_threaded<tuning::none>>;
+extern template struct client_link<blocking>;
+extern template struct server_link<threaded>;
+extern template struct server_link<basic_threaded<tuning::none>>;
+extern template struct server_link<blocking>;
+#endif
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/link.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+struct client_request_tag {};
+struct client_reply_tag {};
+
+template <class R, class Codec>
+result<R> decode_reply(std::span<const std::byte> bytes) {
+  if constexpr (std::is_void_v<R>) {
+    if (!bytes.empty())
+      return error{make_error_code(errc::bad_response),
+                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
+    return {};
+  } else {
+    try {
+      R value{};
+      if (auto status = Codec::decode(bytes, value); !status)
+        return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
+      return value;
+    } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
+      return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
+    }
+  }
+}
+}  // namespace detail
+
+// The outcome of an async_call: wait for it, get it, or cancel it. Destroying a future whose call
+// is still pending cancels the call (the server's handler sees its stop_token fire).
+template <class R, class Codec = binary_codec, class Transport = threaded>
+class call_future {
+ public:
+  call_future() = default;
+  call_future(call_future&&) noexcept = default;
+  call_future& operator=(call_future&& other) noexcept {
+    if (this != &other) {
+      release();
+      state_ = std::move(other.state_);
+    }
+    return *this;
+  }
+  ~call_future() { release(); }
+
+  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
+  // and cannot be cancelled; try_get() on it fails with invalid_argument.
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool ready() const { return state_ && state_->done(); }
+  void wait() const {
+    if (state_) state_->wait();
+  }
+  template <class Clock, class Duration>
+  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    if (!state_) return false;
+    using seconds = std::chrono::duration<double>;  // where no time point's difference overflows
+    if constexpr (std::is_same_v<std::chrono::time_point<Clock, Duration>, std::chrono::steady_clock::time_point>)
+      return state_->wait_until(tp);
+    else  // the same moment on the steady clock, saturated
+      return wait_for(seconds(tp.time_since_epoch()) - seconds(Clock::now().time_since_epoch()));
+  }
+  template <class Rep, class Period>
+  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return state_ && state_->wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
+  }
+
+  // Completes the call with errc::canceled, if it has not completed, and tells the server.
+  void cancel() {
+    if (state_) state_->cancel();
+  }
+
+  // Waits, then yields the result (once: the future is empty afterwards).
+  result<R> try_get() {
+    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
+    state_->wait();
+    state_->settle();
+    auto state = std::move(state_);
+    if (!state->final_outcome().ok()) return state->final_outcome().to_error();
+    result<R> out = detail::decode_reply<R, Codec>(state->body());
+    return out;
+  }
+  R get() { return try_get().value(); }
+
+ private:
+  template <class, class>
+  friend class basic_client;
+  explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
+
+  void release() {
+    if (!state_) return;
+    state_->cancel();
+    state_->wait();
+    state_->settle();
+    state_.reset();
+  }
+
+  std::unique_ptr<detail::async_state> state_;
+};
+
+template <class Transport, class Codec = binary_codec>
+class basic_client {
+  using link = detail::client_link<Transport>;
+  using engine_type = typename link::engine;
+
+ public:
+  using transport_type = Transport;
+  using codec_type = Codec;
+
+  basic_client() = default;  // not connected: every call fails with connection_closed
+  explicit basic_client(std::shared_ptr<engine_type> engine) : engine_(std::move(engine)) {}
+  basic_client(basic_client&&) noexcept = default;
+  basic_client& operator=(basic_client&& other) noexcept {
+    if (this != &other) {
+      close();
+      engine_ = std::move(other.engine_);
+    }
+    return *this;
+  }
+  // Destroying a client while other threads still call through it is a bug, as for any object.
+  ~basic_client() { close(); }
+
+  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", argument)
+  template <class R, class A>
+  requires(!is_method_ref_v<R>) R call(std::string_view method, const A& argument) {
+    return try_call<R>(context{}, method, argument).value();
+  }
+  template <class R, class A>
+  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A& argument) {
+    return try_call<R>(ctx, method, argument).value();
+  }
+  template <class R, class A>
+  requires(!is_method_ref_v<R>) result<R> try_call(std::string_view method, const A& argument) {
+    return try_call<R>(context{}, method, argument);
+  }
+  template <class R, class A>
+  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
+    if constexpr (cheap_in_place<R>) {
+      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
+      // completes: the body is never copied out first.
+      std::optional<result<R>> decoded;
+      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
+      return std::move(*decoded);
+    } else {
+      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
+      // here, so that the thread receiving every caller's replies never waits on one caller's.
+      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink::into(reply));
+      if (!outcome.ok()) return outcome.to_error();
+      result<R> out = detail::decode_reply<R, Codec>(reply);
+      detail::trim_scratch(reply);
+      return out;
+    }
+  }
+
+  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
+  template <class Fn>
+  requires is_method_ref_v<Fn>
+  typename Fn::result_type call(const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument).value();
+  }
+  template <class Fn>
+  requires is_method_ref_v<Fn>
+  typename Fn::result_type call(const context& ctx, const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument).value();
+  }
+  template <class Fn>
+  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  }
+  template <class Fn>
+  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const context& ctx,
+                                                                         const typename Fn::argument_type& argument) {
+    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
+  }
+
+  // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
+  template <class R, class A>
+  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
+                                                                            const A& argument) {
+    static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    std::unique_ptr<detail::async_state> state;
+    if (auto refused = build_request(method, argument, frame))
+      state = std::make_unique<detail::finished_call>(std::move(*refused));
+    else if (!engine_)
+      state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
+    else
+      state = link::start(engine_, ctx, frame);
+    detail::trim_scratch(frame);
+    return call_future<R, Codec, Transport>(std::move(state));
+  }
+  template <class R, class A>
+  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(std::string_view method,
+                                                                            const A& argument) {
+    return async_call<R>(context{}, method, argument);
+  }
+  template <class Fn>
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
+      const context& ctx, const typename Fn::argument_type& argument) {
+    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
+  }
+  template <class Fn>
+  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
+      const typename Fn::argument_type& argument) {
+    return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  }
+
+  // Fails every pending call with connection_closed; later calls fail fast. Safe while other
+  // threads are calling: the connection's memory is released only by the destructor.
+  void close() {
+    if (engine_) link::close(*engine_);
+  }
+  bool is_open() const { return engine_ && link::is_open(*engine_); }
+
+ private:
+  // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without
+  // that trait has its replies copied out).
+  template <class R>
+  static constexpr bool cheap_in_place = [] {
+    if constexpr (std::is_void_v<R>)
+      return true;
+    else if constexpr (requires { Codec::template cheap_to_decode<R>; })
+      return Codec::template cheap_to_decode<R>;
+    else
+      return false;
+  }();
+
+  template <class A>
+  std::optional<detail::call_outcome> build_request(std::string_view method, const A& argument,
+                                                    std::vector<std::byte>& frame) const {
+    if (method.size() > wire::max_text_size)
+      return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
+    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, 0, 0, 0}, method);
+    Codec::encode(argument, frame);
+    wire::finish_frame(frame, start);
+    const std::size_t length = frame.size() - wire::length_prefix_size;
+    if (engine_ && length > link::server_max_frame_size(*engine_))
+      return detail::call_outcome::failure(errc::invalid_argument,
+                                           "rpc client: request of " + std::to_string(length) +
+                                               " bytes exceeds the server's frame size limit of " +
+                                               std::to_string(link::server_max_frame_size(*engine_)));
+    return std::nullopt;
+  }
+
+  template <class A>
+  detail::call_outcome send_and_wait(const context& ctx, std::string_view method, const A& argument,
+                                     const detail::reply_sink& reply) {
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    auto refused = build_request(method, argument, frame);
+    detail::call_outcome outcome = refused   ? std::move(*refused)
+                                   : engine_ ? link::call(*engine_, ctx, frame, reply)
+                                             : detail::connection_closed_outcome();
+    detail::trim_scratch(frame);
+    return outcome;
+  }
+
+  std::shared_ptr<engine_type> engine_;
+};
+
+// Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
+template <class Transport = threaded, class Codec = binary_codec>
+result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
+  auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
+  if (!engine) return engine.error();
+  return basic_client<Transport, Codec>(std::move(engine).value());
+}
+
+template <class Transport = threaded, class Codec = binary_codec>
+basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
+  return try_dial<Transport, Codec>(address, opts).value();
+}
+
+using client = basic_client<threaded>;
+
+GEERPC_END_NAMESPACE
+
+// The engines, unless this program compiles them once elsewhere (transport/link.hpp).
+// ---- end geerpc/client.hpp
+// ---- begin geerpc/server.hpp
+// geerpc: the server.
+//
+//   geerpc::server server;                       // or geerpc::server server({.handler_threads = 4});
+//   server.add<FooApi>(foo);                     // every method of FooApi, bound to `foo`
+//   std::string address = server.listen("127.0.0.1:0");  // serves in the background
+//   ...
+//   server.stop();                               // also done by the destructor
+
+
+// ---- begin geerpc/server/dispatcher.hpp
+// geerpc: the server's table from "Service.Method" to the code that decodes the argument, calls
+// the handler and encodes its result. Built once by server::add<Service>() before serving starts;
+// read-only while serving, so lookups need no lock.
+
+#include <exception>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The result of running one handler: status 0 and the encoded reply appended to the output, or an
+// error status and its message.
+struct invoke_outcome {
+  std::uint8_t status = 0;
+  std::string message;
+
+  static invoke_outcome failure(errc code, std::string message) {
+    return {static_cast<std::uint8_t>(code), std::move(message)};
+  }
+};
+
+struct handler_entry {
+  using invoke_fn = invoke_outcome (*)(void* impl, std::span<const std::byte> argument, std::stop_token stop,
+                                       std::vector<std::byte>& reply);
+  invoke_fn invoke = nullptr;
+  void* impl = nullptr;
+  bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
+};
+
+template <class Codec, class Method, class Impl>
+struct invoker {
+  static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
+                               std::vector<std::byte>& reply) {
+    using argument_type = typename Method::argument_type;
+    using result_type = typename Method::result_type;
+    try {
+      argument_type argument{};
+      if (auto status = Codec::decode(bytes, argument); !status)
+        return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
+      if constexpr (std::is_void_v<result_type>) {
+        call(impl, argument, std::move(stop));
+      } else {
+        Codec::encode(call(impl, argument, std::move(stop)), reply);
+      }
+      return {};
+    } catch (const std::exception& e) {
+      return invoke_outcome::failure(errc::remote_error, e.what());
+    } catch (...) {
+      return invoke_outcome::failure(errc::remote_error, "rpc server: the handler threw a non-standard exception");
+    }
+  }
+
+ private:
+  static decltype(auto) call(void* impl, const typename Method::argument_type& argument, std::stop_token stop) {
+    constexpr auto handler = Method::handler;
+    auto invoke_with = [&](auto&&... args) -> decltype(auto) {
+      if constexpr (std::is_void_v<typename Method::owner>) {
+        return handler(std::forward<decltype(args)>(args)...);
+      } else {
+        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(args)>(args)...);
+      }
+    };
+    if constexpr (Method::takes_stop_token) {
+      return invoke_with(argument, std::move(stop));
+    } else {
+      return invoke_with(argument);
+    }
+  }
+};
+
+class dispatcher {
+ public:
+  // Registers every method of Service. Throws rpc_error(invalid_argument) when a service of that
+  // name is already registered (GeeRPC's "rpc: service already defined").
+  template <class Codec, class Service, class Impl>
+  void add(Impl* impl) {
+    const std::string service_name(Service::name.view());
+    const std::size_t at = lower_bound(services_, service_name);
+    if (at != services_.size() && services_[at].name == service_name)
+      throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
+    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), named_entry{service_name, {}});
+    std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
+               typename Service::methods{});
+  }
+
+  // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
+  const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
+    if (const std::size_t at = lower_bound(methods_, name); at != methods_.size() && methods_[at].name == name)
+      return &methods_[at].entry;
+    const std::size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos) {
+      code = errc::bad_request;
+      message = "rpc server: service/method request ill-formed: " + std::string(name);
+    } else if (const std::size_t at = lower_bound(services_, name.substr(0, dot));
+               at == services_.size() || services_[at].name != name.substr(0, dot)) {
+      code = errc::unknown_service;
+      message = "rpc server: can't find service " + std::string(name.substr(0, dot));
+    } else {
+      code = errc::unknown_method;
+      message = "rpc server: can't find method " + std::string(name.substr(dot + 1));
+    }
+    return nullptr;
+  }
+
+  bool empty() const noexcept { return methods_.empty(); }
+
+ private:
+  template <class Codec, class Impl, class Method>
+  void add_method(const std::string& service_name, Impl* impl) {
+    named_entry method{service_name + "." + std::string(Method::name.view()), {}};
+    method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
+    method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
+    method.entry.takes_stop_token = Method::takes_stop_token;
+    const std::size_t at = lower_bound(methods_, method.name);
+    methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
+  }
+
+  struct named_entry {
+    std::string name;
+    handler_entry entry;
+  };
+
+  // The first index whose name is not less than `name`. Sorted vectors rather than hash tables: a
+  // server holds a handful of names, a lookup compares a few short strings, and every user's
+  // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
+  static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+    std::size_t first = 0;
+    std::size_t count = sorted.size();
+    while (count > 0) {
+      const std::size_t half = count / 2;
+      if (std::string_view(sorted[first + half].name) < name) {
+        first += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    return first;
+  }
+
+  std::vector<named_entry> methods_;   // sorted by name
+  std::vector<named_entry> services_;  // sorted; only the names are used (one vector type, not two)
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/dispatcher.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+template <class Transport, class Codec = binary_codec>
+class basic_server {
+  using link = detail::server_link<Transport>;
+
+ public:
+  using transport_type = Transport;
+  using codec_type = Codec;
+
+  explicit basic_server(server_options opts = {}) {
+    // Every frame has a header: a smaller limit would close every connection at its first request.
+    if (opts.max_frame_size < wire::header_size)
+      throw rpc_error(errc::invalid_argument, "rpc server: options.max_frame_size must be at least " +
+                                                  std::to_string(wire::header_size) + " bytes (a frame header), not " +
+                                                  std::to_string(opts.max_frame_size));
+    context_.options = std::move(opts);
+    context_.codec_id = Codec::id;
+    context_.handlers = &handlers_;
+  }
+  ~basic_server() { stop(); }
+
+  basic_server(const basic_server&) = delete;
+  basic_server& operator=(const basic_server&) = delete;
+
+  // Registers every method of Service, bound to `impl`, which must outlive the server. Before listen().
+  template <class Service>
+  requires(!std::is_void_v<typename Service::impl_type>) void add(typename Service::impl_type& impl) {
+    check_not_listening();
+    handlers_.template add<Codec, Service>(&impl);
+  }
+  // For a service whose handlers are all free functions or lambdas.
+  template <class Service>
+  requires std::is_void_v<typename Service::impl_type>
+  void add() {
+    check_not_listening();
+    handlers_.template add<Codec, Service, void>(nullptr);
+  }
+
+  // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a
+  // free one), starts serving in the background and returns the address to dial: the bound
+  // "host:port", or a Unix socket's address as given. A stale socket file (its server died) is
+  // replaced; a live server's is not (std::errc::address_in_use). stop() removes the file.
+  std::string listen(std::string_view address) {
+    check_not_listening();
+    std::string bound;
+    engine_ = link::listen(context_, address, bound);
+    address_ = std::move(bound);
+    return address_;
+  }
+
+  // Stops accepting, closes every connection (pending calls on its clients fail with
+  // connection_closed), asks running handlers to stop through their std::stop_token and joins every
+  // thread the server started. A handler that ignores its stop_token delays this until it returns.
+  void stop() {
+    if (engine_) link::stop(*engine_);
+  }
+
+  const std::string& address() const noexcept { return address_; }
+  std::size_t connection_count() const { return engine_ ? link::connection_count(*engine_) : 0; }
+  std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  // Memory held for replies that peers have not read yet: now, and the most at once since the
+  // server was made (server_options::max_pending_output bounds each connection's share).
+  std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
+  std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
+  // Memory held by request arguments waiting for a handler (server_options::max_queued_request_bytes
+  // bounds it).
+  std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
+  // The threads serving now (threaded transport: the handler pool), and how many times the system
+  // refused to start one (the pool then keeps queueing on the threads it has).
+  std::size_t thread_count() const { return engine_ ? link::thread_count(*engine_) : 0; }
+  std::size_t thread_start_failures() const { return engine_ ? link::thread_start_failures(*engine_) : 0; }
+  // Connections refused in the handshake reply since the server was made: a bad hello, past
+  // max_connections, or (blocking transport) no thread could be started for it; and those closed
+  // at once because there was no memory for their state.
+  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
+
+ private:
+  void check_not_listening() const {
+    if (engine_) throw rpc_error(errc::invalid_argument, "rpc server: add services and listen before serving, once");
+  }
+
+  detail::dispatcher handlers_;
+  detail::server_context context_;
+  typename link::handle engine_;
+  std::string address_;
+};
+
+using server = basic_server<threaded>;
+
+GEERPC_END_NAMESPACE
+
+// The engines, unless this program compiles them once elsewhere (transport/link.hpp).
+// ---- end geerpc/server.hpp
+// ---- begin geerpc/wire/handshake.hpp
+// geerpc: the handshake that opens every connection (docs/protocol.md, "Handshake"). The client
+// sends a fixed 20-byte hello; the server answers accept, or reject with a reason, in 12 bytes plus
+// the reason. Pure functions over bytes: no I/O, so they can be fuzzed.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+inline constexpr std::uint32_t magic = 0x3bef5c;  // GeeRPC's MagicNumber
+inline constexpr std::uint8_t protocol_version = 1;
+inline constexpr std::size_t hello_size = 20;
+inline constexpr std::size_t hello_reply_header_size = 12;
+inline constexpr std::size_t max_reject_reason = 1024;
+
+struct hello {
+  std::uint8_t version = protocol_version;
+  std::uint8_t codec_id = 0;
+  std::uint64_t handle_timeout_us = 0;  // 0: no limit
+  // The largest response frame (its length field) the client reads: the server answers a larger
+  // reply with an error instead of sending it, so one big reply fails one call, not the connection.
+  std::uint32_t max_response_size = 0;
+};
+
+inline void encode_hello(const hello& h, std::span<std::byte, hello_size> out) noexcept {
+  using geerpc::detail::store_le;
+  store_le<std::uint32_t>(out.data(), magic);
+  out[4] = std::byte{h.version};
+  out[5] = std::byte{h.codec_id};
+  store_le<std::uint16_t>(out.data() + 6, 0);  // flags: none defined yet
+  store_le<std::uint64_t>(out.data() + 8, h.handle_timeout_us);
+  store_le<std::uint32_t>(out.data() + 16, h.max_response_size);
+}
+
+// Checks the parts every version must agree on; whether the version and codec are supported is the
+// server's decision. Returns nullptr, or why the bytes are not a hello.
+inline const char* parse_hello(std::span<const std::byte, hello_size> in, hello& out) noexcept {
+  using geerpc::detail::load_le;
+  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number";
+  if (load_le<std::uint16_t>(in.data() + 6) != 0) return "unknown handshake flags";
+  out.version = static_cast<std::uint8_t>(in[4]);
+  out.codec_id = static_cast<std::uint8_t>(in[5]);
+  out.handle_timeout_us = load_le<std::uint64_t>(in.data() + 8);
+  out.max_response_size = load_le<std::uint32_t>(in.data() + 16);
+  return nullptr;
+}
+
+struct hello_reply {
+  bool accepted = false;
+  std::uint32_t max_frame_size = 0;  // the largest request frame the server takes (0 on reject)
+  std::string reason;                // why it rejected; empty on accept
+};
+
+inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out) {
+  using geerpc::detail::store_le;
+  const std::string_view reason = std::string_view(r.reason).substr(0, max_reject_reason);
+  const std::size_t at = out.size();
+  out.resize(at + hello_reply_header_size + reason.size());
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p, magic);
+  p[4] = std::byte{protocol_version};
+  p[5] = std::byte{static_cast<std::uint8_t>(r.accepted ? 0 : 1)};
+  store_le<std::uint16_t>(p + 6, static_cast<std::uint16_t>(reason.size()));
+  store_le<std::uint32_t>(p + 8, r.max_frame_size);
+  for (std::size_t i = 0; i < reason.size(); ++i) p[hello_reply_header_size + i] = static_cast<std::byte>(reason[i]);
+}
+
+// Parses the fixed part of the reply; `reason_size` bytes of reason follow it. Returns nullptr, or
+// why the bytes are not a reply.
+inline const char* parse_hello_reply_header(std::span<const std::byte, hello_reply_header_size> in, hello_reply& out,
+                                            std::size_t& reason_size) noexcept {
+  using geerpc::detail::load_le;
+  if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number in the handshake reply";
+  if (static_cast<std::uint8_t>(in[4]) != protocol_version)
+    return "unsupported protocol version in the handshake reply";
+  const auto status = static_cast<std::uint8_t>(in[5]);
+  if (status > 1) return "unknown handshake reply status";
+  reason_size = load_le<std::uint16_t>(in.data() + 6);
+  if (reason_size > max_reject_reason) return "handshake reject reason too long";
+  out.accepted = status == 0;
+  out.max_frame_size = load_le<std::uint32_t>(in.data() + 8);
+  return nullptr;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/handshake.hpp
+
+// The engines, unless this program compiles them once elsewhere (transport/link.hpp). client.hpp
+// and server.hpp include them too; the single header has them here, after everything else.
+#if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
+// ---- begin geerpc/transport/engines.hpp
+// geerpc: the engines of every transport, and the operations the front classes ask of them
+// (transport/link.hpp) defined over them. Header-only programs get this through client.hpp and
+// server.hpp; with GEERPC_SEPARATE_COMPILATION only the source file that includes
+// <geerpc/implementation.hpp> does, and compiles the standard transports' engines there, once.
+
+
+// ---- begin geerpc/client/dial.hpp
+// geerpc: opening a client connection: resolve, connect and handshake, all inside
+// options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
+// accepts and then says nothing trips the same timeout).
+
+#include <poll.h>
+
+
+// ---- begin geerpc/detail/duration_text.hpp
+// geerpc: durations printed the way Go prints them ("1s", "500ms", "1.5s", "250us"), so that
+// messages read like GeeRPC's ("rpc client: connect timeout: expect within 1s").
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// `value` / `unit` as a decimal with trailing zeros trimmed, e.g. (1500, 1000) -> "1.5".
+inline std::string decimal_text(std::uint64_t value, std::uint64_t unit) {
+  std::string text = std::to_string(value / unit);
+  std::uint64_t rest = value % unit;
+  if (rest == 0) return text;
+  std::string fraction;
+  for (std::uint64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
+    fraction += static_cast<char>('0' + rest / scale);
+    rest %= scale;
+  }
+  return text + "." + fraction;
+}
+
+inline std::string duration_text(std::chrono::nanoseconds d) {
+  // The magnitude in unsigned arithmetic: -nanoseconds::min() does not fit in the signed count.
+  const std::int64_t count = d.count();
+  const std::uint64_t ns = count < 0 ? 0 - static_cast<std::uint64_t>(count) : static_cast<std::uint64_t>(count);
+  const std::string sign = count < 0 ? "-" : "";
+  if (ns < 1'000) return sign + std::to_string(ns) + "ns";
+  if (ns < 1'000'000) return sign + decimal_text(ns, 1'000) + "us";
+  if (ns < 1'000'000'000) return sign + decimal_text(ns, 1'000'000) + "ms";
+  // From a minute up Go writes hours and minutes too: "1m30s", "2h0m0s".
+  constexpr std::uint64_t minute = 60'000'000'000, hour = 60 * minute;
+  std::string text = sign;
+  if (ns >= hour) text += std::to_string(ns / hour) + "h";
+  if (ns >= minute) text += std::to_string(ns % hour / minute) + "m";
+  return text + decimal_text(ns % minute, 1'000'000'000) + "s";
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/duration_text.hpp
+// ---- begin geerpc/net/socket.hpp
+// geerpc: the thin layer over POSIX sockets: an owning file descriptor, resolving addresses
+// (address.hpp: TCP and Unix sockets), listening, connecting before a deadline, and waiting for
+// readiness with a deadline and a wake-up descriptor. Every socket geerpc hands out is non-blocking;
+// waiting is always explicit, through poll.
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <ctime>
+
+
+// ---- begin geerpc/net/address.hpp
+// geerpc: the text of an address, parsed without any I/O. The accepted forms:
+//
+//   host:port  tcp@host:port          a TCP host: an IPv4 literal or a name
+//   [v6]:port  tcp@[v6]:port          an IPv6 literal, in brackets
+//   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
+//   unix@@name                        a Linux abstract Unix socket: a name, no file
+//
+// A port is a number from 0 to 65535 (0: a free one, when listening). A malformed address gets a
+// reason and the list of accepted forms, and the common mistakes (a URL such as tcp://host:port,
+// the unix:/path of other libraries, a bare path, an unbracketed IPv6 literal) also get the
+// accepted form they probably meant.
+
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+struct address {
+  enum class family : std::uint8_t {
+    tcp,            // host and port
+    unix_path,      // path: a socket file (never `unix`: GNU C++ predefines it as a macro)
+    unix_abstract,  // path: the name in Linux's abstract namespace, without its leading '@'
+  };
+  family kind = family::tcp;
+  std::string host;  // tcp: without brackets
+  std::uint16_t port = 0;
+  std::string path;
+
+  bool is_unix() const noexcept { return kind != family::tcp; }
+  friend bool operator==(const address&, const address&) = default;
+};
+
+// The longest path, or abstract name, a sockaddr_un holds: a path needs room for its terminating NUL,
+// an abstract name for the NUL that comes before it.
+inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
+static_assert(max_unix_path == 107, "the messages below say 107");
+
+inline constexpr std::string_view accepted_address_forms = "host:port, tcp@host:port, [v6]:port or unix@/path";
+
+// Why a text is not an address.
+struct address_error {
+  std::string reason;      // what is wrong; empty when `suggestion` says it all
+  std::string suggestion;  // a valid address the text probably meant, or empty
+
+  // "bad address: <reason>; use <forms> (did you mean <suggestion>?)"
+  std::string message() const {
+    std::string out = "bad address: ";
+    if (!reason.empty()) out += reason + "; ";
+    out += "use ";
+    out += accepted_address_forms;
+    if (!suggestion.empty()) out += " (did you mean " + suggestion + "?)";
+    return out;
+  }
+};
+
+struct parsed_address {
+  std::optional<address> value;  // set when the text is an address
+  address_error error;           // otherwise, why not
+
+  explicit operator bool() const noexcept { return value.has_value(); }
+};
+
+// The canonical text of an address: host:port, [v6]:port, unix@path or unix@@name.
+inline std::string to_string(const address& a) {
+  switch (a.kind) {
+    case address::family::unix_path:
+      return "unix@" + a.path;
+    case address::family::unix_abstract:
+      return "unix@@" + a.path;
+    case address::family::tcp:
+      break;
+  }
+  const bool v6 = a.host.find(':') != std::string::npos;
+  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+}
+
+namespace detail {
+
+inline bool starts_with_nocase(std::string_view text, std::string_view prefix) noexcept {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    const char c = text[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
+  }
+  return true;
+}
+
+// Parses "host:port" or "[v6]:port" into `out`; returns nullptr or why not, and may set `suggestion`.
+inline const char* parse_host_port(std::string_view text, address& out, std::string& suggestion) {
+  std::string_view host;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return "missing ']' after an IPv6 host";
+    host = text.substr(1, close - 1);
+    if (close + 1 == text.size()) return "missing port";
+    if (text[close + 1] != ':') return "expected ':' and a port after ']'";
+    port = text.substr(close + 2);
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return "missing port";
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      // An IPv6 literal has at least two colons ("::1"): guess the brackets only for such a host.
+      address bracketed;
+      std::string ignored;
+      if (host.find(':') != host.rfind(':') &&
+          parse_host_port("[" + std::string(host) + "]:" + std::string(port), bracketed, ignored) == nullptr)
+        suggestion = to_string(bracketed);
+      return "an IPv6 host must be in brackets";
+    }
+  }
+  if (host.empty()) return "missing host";
+  if (host.find('@') != std::string_view::npos) return "the host contains '@'";  // a transport prefix?
+  for (const char c : host)
+    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') return "the host contains a space or control character";
+  if (port.empty()) return "missing port";
+  unsigned long number = 0;
+  for (const char c : port) {
+    if (c < '0' || c > '9' || number > 65535) return "the port must be a number from 0 to 65535";
+    number = number * 10 + static_cast<unsigned long>(c - '0');
+  }
+  if (number > 65535) return "the port must be a number from 0 to 65535";
+  out.kind = address::family::tcp;
+  out.host = std::string(host);
+  out.port = static_cast<std::uint16_t>(number);
+  return nullptr;
+}
+
+// Parses what follows "unix@".
+inline const char* parse_unix(std::string_view rest, address& out) {
+  const bool abstract = !rest.empty() && rest.front() == '@';
+  if (abstract) rest.remove_prefix(1);
+  if (rest.empty()) return abstract ? "missing the socket name after unix@@" : "missing the socket path after unix@";
+  if (rest.size() > max_unix_path)
+    return abstract ? "the abstract socket name is too long (at most 107 bytes)"
+                    : "the socket path is too long (at most 107 bytes)";
+  out.kind = abstract ? address::family::unix_abstract : address::family::unix_path;
+  out.path = std::string(rest);
+  return nullptr;
+}
+
+// Parses the accepted forms only: no suggestion for a mistake. Returns nullptr or why not.
+inline const char* parse_exact(std::string_view text, address& out, std::string& suggestion) {
+  if (text.empty()) return "it is empty";
+  if (text.find('\0') != std::string_view::npos) return "it contains a NUL byte";
+  if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
+  if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
+  return parse_host_port(text, out, suggestion);
+}
+
+// For the text of a common mistake, the address in an accepted form that it probably meant (which
+// may itself be malformed), or empty.
+inline std::string likely_meant(std::string_view text) {
+  std::string meant;
+  if (starts_with_nocase(text, "unix:")) {
+    // The unix:path and unix:///path of other libraries (gRPC, curl, Docker).
+    std::string_view path = text.substr(5);
+    if (path.starts_with("///")) path.remove_prefix(2);
+    meant = "unix@" + std::string(path);
+  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@")) {
+    meant = std::string(text);  // a capital letter in the transport
+    for (std::size_t i = 0; meant[i] != '@'; ++i)
+      if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
+  } else if (starts_with_nocase(text, "tcp:")) {
+    std::string_view rest = text.substr(4);
+    if (rest.starts_with("//")) rest.remove_prefix(2);
+    meant = "tcp@" + std::string(rest);
+  } else if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos && scheme > 0) {
+    // Another URL (http://host:port/): the host and port it names.
+    std::string_view rest = text.substr(scheme + 3);
+    if (rest.ends_with('/')) rest.remove_suffix(1);
+    meant = std::string(rest);
+  } else if (text.starts_with('/') || text.starts_with("./") || text.starts_with("../")) {
+    meant = "unix@" + std::string(text);  // a bare path
+  } else {
+    return {};
+  }
+  return meant != text ? meant : std::string();
+}
+
+}  // namespace detail
+
+// Parses an address in one of the accepted forms (see the top of this file).
+inline parsed_address parse_address(std::string_view text) {
+  parsed_address result;
+  address a;
+  std::string suggestion;
+  const char* bad = detail::parse_exact(text, a, suggestion);
+  if (bad == nullptr) {
+    result.value = std::move(a);
+    return result;
+  }
+  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@");
+  if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
+    // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
+    // "/x.sock"): suggest what it meant, or say what is wrong with that.
+    address checked;
+    suggestion.clear();
+    if (const char* also_bad = detail::parse_exact(meant, checked, suggestion))
+      result.error.reason = also_bad;
+    else
+      suggestion = std::move(meant);
+    result.error.suggestion = std::move(suggestion);
+    return result;
+  }
+  const std::size_t at = text.find('@');
+  if (!accepted_prefix && at != std::string_view::npos &&
+      text.substr(0, at).find_first_of(":[") == std::string_view::npos)
+    result.error.reason = "unknown transport \"" + std::string(text.substr(0, at)) + "@\"";
+  else
+    result.error.reason = bad;
+  result.error.suggestion = std::move(suggestion);
+  return result;
+}
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/address.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+using clock = std::chrono::steady_clock;
+
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  ~unique_fd() { reset(); }
+
+  int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+inline std::string errno_text(int err) { return std::generic_category().message(err); }
+
+// A resolved address, ready for bind() or connect(): TCP (IPv4 or IPv6) or a Unix socket.
+struct endpoint {
+  sockaddr_storage address{};
+  socklen_t size = 0;
+};
+
+// Resolves a parsed address (a host name through getaddrinfo, its first answer); on failure returns
+// nullopt and sets `why`.
+inline std::optional<endpoint> resolve(const address& a, std::string& why) {
+  endpoint e;
+  if (a.is_unix()) {
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    // An abstract name starts with a NUL byte and is exactly as long as the size says.
+    const std::size_t offset = a.kind == address::family::unix_abstract ? 1 : 0;
+    if (a.path.empty() || a.path.size() > max_unix_path) {
+      why = "bad unix socket path";
+      return std::nullopt;
+    }
+    std::memcpy(un.sun_path + offset, a.path.data(), a.path.size());
+    std::memcpy(&e.address, &un, sizeof un);
+    e.size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + offset + a.path.size() + (offset == 0 ? 1 : 0));
+    return e;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(a.port);
+  if (int rc = ::getaddrinfo(a.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    why = ::gai_strerror(rc);
+    return std::nullopt;
+  }
+  std::memcpy(&e.address, found->ai_addr, found->ai_addrlen);
+  e.size = found->ai_addrlen;
+  ::freeaddrinfo(found);
+  return e;
+}
+
+// Parses and resolves `text`; on failure returns nullopt and sets `why` (for a malformed address,
+// "bad address: ..." with the accepted forms).
+inline std::optional<endpoint> resolve(std::string_view text, std::string& why) {
+  const parsed_address parsed = parse_address(text);
+  if (!parsed) {
+    why = parsed.error.message();
+    return std::nullopt;
+  }
+  return resolve(*parsed.value, why);
+}
+
+inline std::string endpoint_text(const sockaddr_storage& address, socklen_t size = sizeof(sockaddr_storage)) {
+  if (address.ss_family == AF_UNIX) {
+    const auto& un = reinterpret_cast<const sockaddr_un&>(address);
+    const std::size_t offset = offsetof(sockaddr_un, sun_path);
+    const std::size_t length = size > offset ? std::min<std::size_t>(size - offset, sizeof un.sun_path) : 0;
+    if (length > 0 && un.sun_path[0] == '\0') return "unix@@" + std::string(un.sun_path + 1, length - 1);
+    return "unix@" + std::string(un.sun_path, ::strnlen(un.sun_path, length));
+  }
+  char host[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET6) {
+    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(address);
+    ::inet_ntop(AF_INET6, &a6.sin6_addr, host, sizeof host);
+    return "[" + std::string(host) + "]:" + std::to_string(ntohs(a6.sin6_port));
+  }
+  const auto& a4 = reinterpret_cast<const sockaddr_in&>(address);
+  ::inet_ntop(AF_INET, &a4.sin_addr, host, sizeof host);
+  return std::string(host) + ":" + std::to_string(ntohs(a4.sin_port));
+}
+
+// Puts a socket in blocking mode, for a reader that may then wait in recv() itself; every other
+// send_some() and recv_some() on it still passes MSG_DONTWAIT and never blocks.
+inline void set_blocking(int fd) noexcept {
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) != 0)
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+inline void set_non_blocking(int fd) noexcept {
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) == 0)
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+// How long a blocking recv() on `fd` may wait before it fails with EAGAIN (SO_RCVTIMEO); zero: for
+// ever. The kernel counts it in its timer ticks, rounded up: it may end a tick or two late.
+inline bool set_receive_timeout(int fd, std::chrono::microseconds timeout) noexcept {
+  timeval tv{};
+  tv.tv_sec = geerpc::detail::integer_cast<decltype(tv.tv_sec)>(timeout.count() / 1'000'000);
+  tv.tv_usec = geerpc::detail::integer_cast<decltype(tv.tv_usec)>(timeout.count() % 1'000'000);
+  return ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
+}
+
+// Harmless on a Unix socket, which has no such option: the call fails (EOPNOTSUPP) and is ignored.
+inline void set_no_delay(int fd) noexcept {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// A listening socket. A server stops taking connections in two steps: shutdown() at once, so that
+// the kernel refuses new connects while the server winds down (a thread may still be inside
+// accept() on it: the descriptor stays valid, and accept() fails or returns connections queued
+// earlier); close() once no thread can touch the descriptor any more, which frees the address and
+// removes a Unix socket's file.
+class listener {
+ public:
+  listener() = default;
+  explicit listener(unique_fd fd) noexcept : fd_(std::move(fd)) {}
+  // A Unix socket bound at `path` (made absolute, so that a change of directory does not move it),
+  // whose file is the one with this device and inode number.
+  listener(unique_fd fd, std::string path, dev_t device, ino_t inode) noexcept
+      : fd_(std::move(fd)), path_(std::move(path)), device_(device), inode_(inode) {}
+  listener(listener&& other) noexcept { *this = std::move(other); }
+  listener& operator=(listener&& other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::move(other.fd_);
+      path_ = std::exchange(other.path_, {});
+      device_ = other.device_;
+      inode_ = other.inode_;
+    }
+    return *this;
+  }
+  ~listener() { close(); }
+
+  int get() const noexcept { return fd_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+
+  // Refuses new connections from now on. Safe while another thread waits on or accepts from it.
+  void shutdown() const noexcept {
+    if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
+  }
+
+  // Frees the address, and removes the socket file unless another server has replaced it since
+  // (its file has another inode). Only once no other thread can use the descriptor.
+  void close() noexcept {
+    if (!path_.empty()) {
+      struct stat st {};
+      if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == device_ && st.st_ino == inode_)
+        ::unlink(path_.c_str());
+      path_.clear();
+    }
+    fd_.reset();
+  }
+
+ private:
+  unique_fd fd_;
+  std::string path_;  // the socket file to remove, if any
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+};
+
+namespace detail {
+
+// Whether a server listens at the Unix socket file `e`: a connect succeeds, or would wait for room
+// in its backlog. A file nobody listens on (its server died without removing it) refuses the connect.
+inline bool unix_socket_is_live(const endpoint& e) noexcept {
+  unique_fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!probe) return true;  // cannot tell: do not take it
+  // Non-blocking: it never waits, and a full backlog (EAGAIN) means a live server too.
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return true;
+  return errno != ECONNREFUSED && errno != ENOENT;
+}
+
+[[noreturn]] inline void throw_listen_error(int err, std::string_view address, std::string_view what = {}) {
+  std::string message = "rpc server: listen " + std::string(address);
+  if (!what.empty()) message += ": " + std::string(what);
+  throw std::system_error(err, std::generic_category(), message);
+}
+
+// Binds a Unix socket's path. A file left by a server that died (nobody listens on it) is removed
+// and the bind retried, once; a live server's socket, or a file that is not a socket, is left alone.
+inline void bind_unix_path(int fd, const endpoint& e, const std::string& path, std::string_view address) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) return;
+  if (errno != EADDRINUSE) throw_listen_error(errno, address);
+  struct stat before {};
+  if (::lstat(path.c_str(), &before) != 0) {
+    if (errno != ENOENT) throw_listen_error(EADDRINUSE, address);
+  } else if (!S_ISSOCK(before.st_mode)) {
+    throw_listen_error(EADDRINUSE, address, "the file exists and is not a socket");
+  } else if (unix_socket_is_live(e)) {
+    throw_listen_error(EADDRINUSE, address, "another server listens there");
+  } else {
+    // Stale. Remove it only if it is still the file just probed, not one a new server put there.
+    struct stat now {};
+    if (::lstat(path.c_str(), &now) == 0 && now.st_dev == before.st_dev && now.st_ino == before.st_ino)
+      ::unlink(path.c_str());
+  }
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) throw_listen_error(errno, address);
+}
+
+}  // namespace detail
+
+// Binds and listens on `text` (see address.hpp); returns the socket and sets `bound` to the address
+// to dial: "host:port" with the actual port (useful with port 0), or a Unix socket's address as
+// given. Throws rpc_error (invalid_argument) for a malformed or unknown address, std::system_error
+// when the system refuses (std::errc::address_in_use for an address taken).
+inline listener listen_on(std::string_view text, std::string& bound, int backlog = 1024) {
+  const parsed_address parsed = parse_address(text);
+  const std::string quoted = "rpc server: listen \"" + std::string(text) + "\": ";
+  if (!parsed) throw rpc_error(errc::invalid_argument, quoted + parsed.error.message());
+  const address& a = *parsed.value;
+  std::string why;
+  const auto e = resolve(a, why);
+  if (!e) throw rpc_error(errc::invalid_argument, quoted + why);
+  unique_fd fd(::socket(e->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "rpc server: socket");
+  if (a.kind == address::family::unix_path) {
+    detail::bind_unix_path(fd.get(), *e, a.path, text);
+  } else {
+    int one = 1;
+    if (!a.is_unix()) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&e->address), e->size) != 0)
+      detail::throw_listen_error(errno, text);
+  }
+  if (::listen(fd.get(), backlog) != 0) {
+    const int err = errno;
+    if (a.kind == address::family::unix_path) ::unlink(a.path.c_str());
+    detail::throw_listen_error(err, text);
+  }
+  if (a.kind == address::family::unix_path) {
+    bound = "unix@" + a.path;
+    std::string absolute = a.path;
+    if (absolute.front() != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + absolute;
+    }
+    struct stat st {};
+    if (::lstat(a.path.c_str(), &st) != 0) return listener(std::move(fd));  // removed already: nothing to clean
+    return listener(std::move(fd), std::move(absolute), st.st_dev, st.st_ino);
+  }
+  if (a.kind == address::family::unix_abstract) {
+    bound = "unix@@" + a.path;
+    return listener(std::move(fd));
+  }
+  sockaddr_storage actual{};
+  socklen_t size = sizeof actual;
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &size);
+  bound = endpoint_text(actual, size);
+  return listener(std::move(fd));
+}
+
+// The time left until `deadline` for ppoll(): null (wait forever) without one, never negative.
+inline const timespec* time_left(const std::optional<clock::time_point>& deadline, timespec& out) {
+  if (!deadline) return nullptr;
+  const auto now = clock::now();
+  // Compared before subtracting: `deadline - now` overflows for a deadline far in the past.
+  const auto left = *deadline > now ? *deadline - now : clock::duration::zero();
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+  out.tv_sec = geerpc::detail::integer_cast<decltype(out.tv_sec)>(ns / 1'000'000'000);
+  out.tv_nsec = geerpc::detail::integer_cast<decltype(out.tv_nsec)>(ns % 1'000'000'000);
+  return &out;
+}
+
+enum class wait_result { ready, timeout, woken };
+
+// Whether `events` can be had on `fd` right now, without waiting.
+inline bool ready_now(int fd, short events) noexcept {
+  pollfd pfd{fd, events, 0};
+  return ::poll(&pfd, 1, 0) > 0;
+}
+
+// Waits until `fd` has one of `events`, the deadline passes, or `wake_fd` (if >= 0) is readable.
+
+inline wait_result wait_for(int fd, short events, const std::optional<clock::time_point>& deadline, int wake_fd = -1) {
+  pollfd fds[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
+  const nfds_t count = wake_fd >= 0 ? 2 : 1;
+  for (;;) {
+    timespec left{};
+    const int rc = ::ppoll(fds, count, time_left(deadline, left), nullptr);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return wait_result::ready;  // let the following I/O call report the error
+    if (count == 2 && (fds[1].revents & POLLIN)) return wait_result::woken;
+    if (rc > 0) return wait_result::ready;
+    if (deadline && clock::now() >= *deadline) return wait_result::timeout;
+  }
+}
+
+namespace detail {
+
+// A Unix socket connects at once (or is refused) unless the listener's backlog is full; a
+// non-blocking connect then fails with EAGAIN and there is nothing to poll for. So this one blocks,
+// for at most the time left (SO_SNDTIMEO bounds a Unix connect's wait), and asks again until the
+// deadline when that wait ends early.
+inline unique_fd connect_unix_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
+  unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) {
+    err = errno;
+    return {};
+  }
+  for (;;) {
+    timeval limit{};  // zero: no limit
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - clock::now());
+      const auto us = std::max<std::chrono::microseconds::rep>(1, left.count());
+      limit.tv_sec = geerpc::detail::integer_cast<decltype(limit.tv_sec)>(us / 1'000'000);
+      limit.tv_usec = geerpc::detail::integer_cast<decltype(limit.tv_usec)>(us % 1'000'000);
+    }
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) == 0) break;
+    if (errno != EINTR && errno != EAGAIN) {
+      err = errno;
+      return {};
+    }
+    if (errno == EAGAIN && deadline && clock::now() >= *deadline) {
+      err = ETIMEDOUT;
+      return {};
+    }
+  }
+  const timeval none{};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
+  set_non_blocking(fd.get());
+  err = 0;
+  return fd;
+}
+
+}  // namespace detail
+
+// Connects before `deadline` (none: wait as long as the kernel does). Returns the connected
+// non-blocking socket, or an empty one with `err` set (ETIMEDOUT when the deadline passed).
+inline unique_fd connect_before(const endpoint& e, const std::optional<clock::time_point>& deadline, int& err) {
+  if (e.address.ss_family == AF_UNIX) return detail::connect_unix_before(e, deadline, err);
+  unique_fd fd(::socket(e.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) {
+    err = errno;
+    return {};
+  }
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&e.address), e.size) != 0) {
+    if (errno != EINPROGRESS && errno != EINTR) {
+      err = errno;
+      return {};
+    }
+    if (wait_for(fd.get(), POLLOUT, deadline) == wait_result::timeout) {
+      err = ETIMEDOUT;
+      return {};
+    }
+    int so_error = 0;
+    socklen_t size = sizeof so_error;
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &size);
+    if (so_error != 0) {
+      err = so_error;
+      return {};
+    }
+  }
+  set_no_delay(fd.get());
+  err = 0;
+  return fd;
+}
+
+// send() that never blocks and never raises SIGPIPE. Returns bytes sent, 0 when the socket is full,
+// -1 on a broken connection.
+inline long send_some(int fd, const void* data, std::size_t size) noexcept {
+  for (;;) {
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return static_cast<long>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return -1;
+  }
+}
+
+enum class recv_status { data, would_block, closed };
+
+// recv() that never blocks, unless asked to `wait` on a socket in blocking mode (set_blocking()).
+// `received` is set when data arrived.
+inline recv_status recv_some(int fd, void* data, std::size_t size, std::size_t& received, bool wait = false) noexcept {
+  for (;;) {
+    const ssize_t n = ::recv(fd, data, size, wait ? 0 : MSG_DONTWAIT);
+    if (n > 0) {
+      received = static_cast<std::size_t>(n);
+      return recv_status::data;
+    }
+    if (n == 0) return recv_status::closed;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return recv_status::would_block;
+    return recv_status::closed;
+  }
+}
+
+// A level-triggered wake-up flag for poll/epoll: signal() makes it readable until drain().
+class event_fd {
+ public:
+  event_fd() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (!fd_) throw std::system_error(errno, std::generic_category(), "geerpc: eventfd");
+  }
+  int get() const noexcept { return fd_.get(); }
+  void signal() const noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(fd_.get(), &one, sizeof one);
+  }
+  void drain() const noexcept {
+    std::uint64_t count;
+    [[maybe_unused]] auto n = ::read(fd_.get(), &count, sizeof count);
+  }
+
+ private:
+  unique_fd fd_;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/socket.hpp
+// ---- begin geerpc/net/stream.hpp
+// geerpc: one connection's byte stream: the socket it owns and, for a stream layer such as TLS,
+// the session between them (stream_session.hpp). Every engine does all of a connection's I/O
+// through it. A plain TCP or Unix socket has no session: each call is then the system call the
+// engines made before the seam existed, behind one test of a pointer that is always null.
+//
+// The rules an engine follows, so that a session can plug in (docs/transports.md):
+//   1. Read until would_block; a short read means "empty" only when !buffered().
+//   2. A read round cut short while buffered() resumes without waiting for the descriptor.
+//   3. Wait for POLLIN | wants() when reading, POLLOUT | wants() when writing; with a session, on
+//      any readiness retry both the read and the writer's flush().
+//   4. read_some(..., true) only when blocking_reads(); otherwise poll, then read_some.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+static_assert(static_cast<int>(io_status::data) == static_cast<int>(recv_status::data) &&
+                  static_cast<int>(io_status::would_block) == static_cast<int>(recv_status::would_block) &&
+                  static_cast<int>(io_status::closed) == static_cast<int>(recv_status::closed),
+              "geerpc: a plain read's status passes through unchanged");
+
+class stream {
+ public:
+  stream() = default;
+  explicit stream(unique_fd fd, std::unique_ptr<stream_session> session = nullptr) noexcept
+      : fd_(std::move(fd)), session_(std::move(session)) {}
+
+  // For poll/epoll registration only: all I/O goes through the calls below.
+  int fd() const noexcept { return fd_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+  // A plain socket: no session, buffered() and wants() constant.
+  bool plain() const noexcept { return session_ == nullptr; }
+
+  // Never blocks, unless asked to `wait` on a plain socket in blocking mode (set_blocking()), which
+  // only a stream with blocking_reads() allows. Both calls are forced inline: the plain path must
+  // stay the system call it was before the seam, not a call to a function that makes it.
+  [[gnu::always_inline]] io_result read_some(std::span<std::byte> out, bool wait = false) noexcept {
+    if (session_ != nullptr) [[unlikely]]
+      return session_read(out, wait);
+    io_result r;
+    r.status = static_cast<io_status>(recv_some(fd_.get(), out.data(), out.size(), r.bytes, wait));
+    return r;
+  }
+
+  // Never blocks, never raises SIGPIPE; from any thread, beside a reader.
+  [[gnu::always_inline]] io_result write_some(std::span<const std::byte> data) noexcept {
+    if (session_ != nullptr) [[unlikely]]
+      return session_write(data);
+    const long sent = send_some(fd_.get(), data.data(), data.size());
+    if (sent < 0) return {io_status::closed, 0};
+    if (sent == 0 && !data.empty()) return {io_status::would_block, 0};
+    return {io_status::data, static_cast<std::size_t>(sent)};
+  }
+
+  bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
+  short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
+  // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
+  bool blocking_reads() const noexcept { return session_ == nullptr; }
+
+  // Wakes every thread waiting on fd() (the descriptor stays open until the stream goes); a
+  // session first says its last word. Safe from any thread, repeatable.
+  void shutdown() noexcept {
+    if (session_ != nullptr) session_->shutdown();
+    ::shutdown(fd_.get(), SHUT_RDWR);
+  }
+
+ private:
+  // Out of line and cold, so that the inlined plain path stays as small as it was.
+  [[gnu::noinline, gnu::cold]] io_result session_read(std::span<std::byte> out, [[maybe_unused]] bool wait) noexcept {
+    GEERPC_ASSERT(!wait, "stream: a session's reads never wait (blocking_reads() is false)");
+    return session_->read(out);
+  }
+  [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const std::byte> data) noexcept {
+    return session_->write(data);
+  }
+
+  unique_fd fd_;
+  std::unique_ptr<stream_session> session_;
+};
+
+// The stream for a connected socket: with the session `factory` makes, if there is a factory.
+// Throws what the factory throws.
+inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side) {
+  if (factory == nullptr) return stream(std::move(fd));
+  const int raw = fd.get();
+  std::unique_ptr<stream_session> session = factory->make(raw, side);
+  GEERPC_ASSERT(session != nullptr, "stream: a session factory makes a session or throws");
+  return stream(std::move(fd), std::move(session));
+}
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/stream.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct connection_info {
+  net::stream stream;
+  std::uint32_t server_max_frame_size = 0;
+};
+
+inline error connect_timeout_error(const options& opts) {
+  return {make_error_code(errc::connect_timeout),
+          "rpc client: connect timeout: expect within " + duration_text(opts.connect_timeout)};
+}
+
+// Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
+// reply is taken from the stream. Returns nothing on success, else why it stopped.
+inline std::optional<errc> read_exactly(net::stream& stream, std::span<std::byte> out,
+                                        const std::optional<net::clock::time_point>& deadline) {
+  std::size_t have = 0;
+  while (have < out.size()) {
+    const net::io_result r = stream.read_some(out.subspan(have));
+    switch (r.status) {
+      case net::io_status::data:
+        have += r.bytes;
+        continue;
+      case net::io_status::closed:
+        return errc::connection_closed;
+      case net::io_status::would_block:
+        break;
+    }
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
+  }
+  return std::nullopt;
+}
+
+// Writes all of `data` before the deadline (a session may need to wait, a fresh plain socket never
+// does). Returns nothing on success, else why it stopped.
+inline std::optional<errc> write_all(net::stream& stream, std::span<const std::byte> data,
+                                     const std::optional<net::clock::time_point>& deadline) {
+  while (!data.empty()) {
+    const net::io_result r = stream.write_some(data);
+    switch (r.status) {
+      case net::io_status::data:
+        data = data.subspan(r.bytes);
+        continue;
+      case net::io_status::closed:
+        return errc::connection_closed;
+      case net::io_status::would_block:
+        break;
+    }
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLOUT | stream.wants()), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
+  }
+  return std::nullopt;
+}
+
+// As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
+// nanoseconds::max() fits: it is about 9.2e15 microseconds.
+inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
+  if (timeout <= std::chrono::nanoseconds::zero()) return 0;
+  return static_cast<std::uint64_t>(std::chrono::ceil<std::chrono::microseconds>(timeout).count());
+}
+
+// Options no connection could work with, refused before anything is sent: nothing would reach the
+// server that it could not answer.
+inline std::optional<error> invalid_options(const options& opts) {
+  // Every frame has a header: a smaller limit would make every reply break the connection.
+  if (opts.max_frame_size < wire::header_size)
+    return error{make_error_code(errc::invalid_argument),
+                 "rpc client: options.max_frame_size must be at least " + std::to_string(wire::header_size) +
+                     " bytes (a frame header), not " + std::to_string(opts.max_frame_size)};
+  return std::nullopt;
+}
+
+inline result<connection_info> dial_and_handshake(std::string_view address, const options& opts,
+                                                  std::uint8_t codec_id) {
+  if (auto invalid = invalid_options(opts)) return std::move(*invalid);
+  // 0 is no limit; a negative timeout has expired before it starts, as a Go net.Dialer's does.
+  if (opts.connect_timeout < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
+  std::optional<net::clock::time_point> deadline;
+  if (opts.connect_timeout > std::chrono::nanoseconds::zero())
+    deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
+  const std::string where = "rpc client: dial " + std::string(address) + ": ";
+
+  const net::parsed_address parsed = net::parse_address(address);
+  if (!parsed)
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial \"" + std::string(address) + "\": " + parsed.error.message()};
+  std::string why;
+  const auto endpoint = net::resolve(*parsed.value, why);
+  if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
+  int err = 0;
+  connection_info info;
+  net::unique_fd fd = net::connect_before(*endpoint, deadline, err);
+  if (err == ETIMEDOUT && deadline && net::clock::now() >= *deadline) return connect_timeout_error(opts);
+  if (!fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
+  // The stream layer's session (TLS's SSL_connect runs as the hello below goes through it).
+  try {
+    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client);
+  } catch (const std::exception& e) {
+    return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
+  }
+
+  std::array<std::byte, wire::hello_size> hello{};
+  wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
+                     hello);
+  auto failed = write_all(info.stream, hello, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
+
+  std::array<std::byte, wire::hello_reply_header_size> header{};
+  failed = read_exactly(info.stream, header, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  wire::hello_reply reply;
+  std::size_t reason_size = 0;
+  if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
+    return error{make_error_code(errc::protocol_error), where + bad};
+  std::vector<std::byte> reason(reason_size);
+  failed = read_exactly(info.stream, reason, deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  if (!reply.accepted)
+    return error{
+        make_error_code(errc::handshake_rejected),
+        "rpc client: handshake rejected: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size())};
+  if (reply.max_frame_size < wire::header_size)
+    return error{make_error_code(errc::protocol_error), where + "server announced an unusable frame size limit"};
+  info.server_max_frame_size = reply.max_frame_size;
+  return info;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/dial.hpp
+// ---- begin geerpc/scheduler/deadline_scheduler.hpp
+// geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
+// client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
+// (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
+// timeout.) A binary heap of timers ordered by deadline and a std::jthread that sleeps until the
+// earliest one: no thread per call, and a call without a deadline costs nothing here.
+//
+// The timers are the owners' objects (a call's, a request's), so a deadline costs no allocation:
+// the heap holds pointers to them and each timer knows its slot, which makes cancel() O(log n).
+//
+// Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
+// they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
+// so once it returns the callback's context may be destroyed.
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class deadline_scheduler {
+ public:
+  using clock = std::chrono::steady_clock;
+  using callback = void (*)(void* context);
+
+  // One deadline, owned by whoever set it. While it is queued the scheduler points at it, so it
+  // stays where it is (neither copied nor moved) from schedule() until cancel() has returned or its
+  // callback has run. The scheduler's mutex guards every field.
+  class timer {
+   public:
+    timer() = default;
+    timer(const timer&) = delete;
+    timer& operator=(const timer&) = delete;
+
+   private:
+    friend class deadline_scheduler;
+    static constexpr std::size_t unqueued = static_cast<std::size_t>(-1);
+    clock::time_point when_{};
+    callback fn_ = nullptr;
+    void* context_ = nullptr;
+    std::size_t slot_ = unqueued;  // its index in the heap
+  };
+
+  deadline_scheduler() : thread_([this] { run(); }) {}
+
+  ~deadline_scheduler() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    // thread_ joins here. Callbacks never own a client or server, so the last owner of the
+    // scheduler is never the scheduler thread itself.
+  }
+
+  deadline_scheduler(const deadline_scheduler&) = delete;
+  deadline_scheduler& operator=(const deadline_scheduler&) = delete;
+
+  // The process-wide scheduler, created on first use and destroyed (its thread joined) when the last
+  // client or server holding it is gone.
+  static std::shared_ptr<deadline_scheduler> shared() {
+    static std::mutex mutex;
+    static std::weak_ptr<deadline_scheduler> current;
+    std::lock_guard lock(mutex);
+    auto scheduler = current.lock();
+    if (!scheduler) {
+      scheduler = std::make_shared<deadline_scheduler>();
+      current = scheduler;
+    }
+    return scheduler;
+  }
+
+  // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
+  // May be called from a callback, for its own timer too.
+  void schedule(timer& t, clock::time_point when, callback fn, void* context) {
+    GEERPC_ASSERT(fn != nullptr, "deadline_scheduler: a timer needs a callback");
+    std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
+    if (t.slot_ == timer::unqueued) {
+      heap_.push_back(&t);  // first: if it throws, nothing has changed
+      t.slot_ = heap_.size() - 1;
+    }
+    t.when_ = when;
+    t.fn_ = fn;
+    t.context_ = context;
+    sift_down(t.slot_);
+    sift_up(t.slot_);
+    // Wake the thread only if it would sleep past this deadline. Most timers are cancelled before
+    // they fire (a call answered in time), and the thread may still be set to wake for one of those:
+    // it then wakes early once, finds the later deadline, and sleeps again. Waking it on every
+    // schedule would cost a context switch per call.
+    if (when < wakes_at_) {
+      wakes_at_ = when;
+      wake_.notify_one();
+    }
+  }
+
+  // Takes `t` off the queue. If its callback is running, first waits for it to return (except on
+  // the scheduler thread), and then takes off the deadline that callback may have set again.
+  // Returns true when it took a deadline off the queue. Harmless on a timer never scheduled.
+  bool cancel(timer& t) {
+    std::unique_lock lock(mutex_);
+    if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
+    if (t.slot_ == timer::unqueued) return false;
+    remove(t.slot_);
+    return true;
+  }
+
+  std::size_t pending() const {
+    std::lock_guard lock(mutex_);
+    return heap_.size();
+  }
+
+ private:
+  // Whether `t` is unqueued or sits where it says it does in this heap. Called with mutex_ held.
+  bool queued_here(const timer& t) const noexcept {
+    return t.slot_ == timer::unqueued || (t.slot_ < heap_.size() && heap_[t.slot_] == &t);
+  }
+
+  // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
+  void place(std::size_t slot, timer* t) noexcept {
+    heap_[slot] = t;
+    t->slot_ = slot;
+  }
+  void sift_up(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    while (slot > 0) {
+      const std::size_t parent = (slot - 1) / 2;
+      if (!(t->when_ < heap_[parent]->when_)) break;
+      place(slot, heap_[parent]);
+      slot = parent;
+    }
+    place(slot, t);
+  }
+  void sift_down(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    const std::size_t size = heap_.size();
+    for (std::size_t child = 2 * slot + 1; child < size; child = 2 * slot + 1) {
+      if (child + 1 < size && heap_[child + 1]->when_ < heap_[child]->when_) ++child;
+      if (!(heap_[child]->when_ < t->when_)) break;
+      place(slot, heap_[child]);
+      slot = child;
+    }
+    place(slot, t);
+  }
+  void remove(std::size_t slot) noexcept {
+    GEERPC_ASSERT(slot < heap_.size() && heap_[slot]->slot_ == slot, "deadline_scheduler: a timer's slot is stale");
+    timer* const gone = heap_[slot];
+    timer* const last = heap_.back();
+    heap_.pop_back();
+    gone->slot_ = timer::unqueued;
+    if (last == gone) return;
+    place(slot, last);
+    sift_down(slot);
+    sift_up(last->slot_);
+  }
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      if (heap_.empty()) {
+        // After a storm of deadlines, give back what the heap grew to.
+        if (heap_.capacity() > 4096) std::vector<timer*>().swap(heap_);
+        wakes_at_ = clock::time_point::max();
+        wake_.wait(lock);
+        continue;
+      }
+      timer& first = *heap_.front();
+      // A copy: the timer may be cancelled while we wait, and wait_until reads its argument again.
+      if (const clock::time_point when = first.when_; when > clock::now()) {
+        wakes_at_ = when;
+        wake_.wait_until(lock, when);
+        continue;
+      }
+      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the heap again
+      const callback fn = first.fn_;
+      void* const context = first.context_;
+      remove(0);
+      GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
+      running_ = &first;
+      lock.unlock();
+      fn(context);  // may destroy `first`: from here on it is only an address to compare
+      lock.lock();
+      running_ = nullptr;
+      finished_.notify_all();
+    }
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
+  std::condition_variable finished_;  // a callback returned
+  std::vector<timer*> heap_;
+  const timer* running_ = nullptr;  // whose callback runs now
+  // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
+  clock::time_point wakes_at_ = clock::time_point::min();
+  bool stopping_ = false;
+  std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/scheduler/deadline_scheduler.hpp
+// ---- begin geerpc/transport/policies.hpp
+// geerpc: the transport policies (transport/fwd.hpp) with every engine they stand for: both
+// transports and both tuning policies. docs/transports.md says when to pick which.
+
+// ---- begin geerpc/tuning/automatic.hpp
+// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
+// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
+// tuning::settings. bench/README.md says what each one buys.
+
+
+// ---- begin geerpc/net/frame_writer.hpp
+// geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
+// whole and never interleaved; a thread that finds another one sending queues its frame and
+// returns, and the sender takes the queue along (several frames, one send). It never blocks: what
+// the socket does not take waits in a bounded queue until the owner of the connection, told through
+// `want_write`, sees the socket writable and calls flush().
+//
+// The bound is on memory held, not on bytes queued: the capacity of both buffers counts, and a
+// buffer grows only within what the limit leaves, so a peer that reads nothing costs at most the
+// limit (or one frame larger than it, which may wait alone). The unsent rest of a buffer stays
+// where it is, sent from an offset, so a slow reader costs no copying per partial send.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
 
 class frame_writer {
  public:
@@ -3903,397 +4880,11 @@ class frame_reader {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_reader.hpp
-// ---- begin geerpc/scheduler/deadline_scheduler.hpp
-// geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
-// client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
-// (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
-// timeout.) A binary heap of timers ordered by deadline and a std::jthread that sleeps until the
-// earliest one: no thread per call, and a call without a deadline costs nothing here.
-//
-// The timers are the owners' objects (a call's, a request's), so a deadline costs no allocation:
-// the heap holds pointers to them and each timer knows its slot, which makes cancel() O(log n).
-//
-// Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
-// they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
-// so once it returns the callback's context may be destroyed.
-
-#include <condition_variable>
-#include <thread>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class deadline_scheduler {
- public:
-  using clock = std::chrono::steady_clock;
-  using callback = void (*)(void* context);
-
-  // One deadline, owned by whoever set it. While it is queued the scheduler points at it, so it
-  // stays where it is (neither copied nor moved) from schedule() until cancel() has returned or its
-  // callback has run. The scheduler's mutex guards every field.
-  class timer {
-   public:
-    timer() = default;
-    timer(const timer&) = delete;
-    timer& operator=(const timer&) = delete;
-
-   private:
-    friend class deadline_scheduler;
-    static constexpr std::size_t unqueued = static_cast<std::size_t>(-1);
-    clock::time_point when_{};
-    callback fn_ = nullptr;
-    void* context_ = nullptr;
-    std::size_t slot_ = unqueued;  // its index in the heap
-  };
-
-  deadline_scheduler() : thread_([this] { run(); }) {}
-
-  ~deadline_scheduler() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    // thread_ joins here. Callbacks never own a client or server, so the last owner of the
-    // scheduler is never the scheduler thread itself.
-  }
-
-  deadline_scheduler(const deadline_scheduler&) = delete;
-  deadline_scheduler& operator=(const deadline_scheduler&) = delete;
-
-  // The process-wide scheduler, created on first use and destroyed (its thread joined) when the last
-  // client or server holding it is gone.
-  static std::shared_ptr<deadline_scheduler> shared() {
-    static std::mutex mutex;
-    static std::weak_ptr<deadline_scheduler> current;
-    std::lock_guard lock(mutex);
-    auto scheduler = current.lock();
-    if (!scheduler) {
-      scheduler = std::make_shared<deadline_scheduler>();
-      current = scheduler;
-    }
-    return scheduler;
-  }
-
-  // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
-  // May be called from a callback, for its own timer too.
-  void schedule(timer& t, clock::time_point when, callback fn, void* context) {
-    GEERPC_ASSERT(fn != nullptr, "deadline_scheduler: a timer needs a callback");
-    std::lock_guard lock(mutex_);
-    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
-    if (t.slot_ == timer::unqueued) {
-      heap_.push_back(&t);  // first: if it throws, nothing has changed
-      t.slot_ = heap_.size() - 1;
-    }
-    t.when_ = when;
-    t.fn_ = fn;
-    t.context_ = context;
-    sift_down(t.slot_);
-    sift_up(t.slot_);
-    // Wake the thread only if it would sleep past this deadline. Most timers are cancelled before
-    // they fire (a call answered in time), and the thread may still be set to wake for one of those:
-    // it then wakes early once, finds the later deadline, and sleeps again. Waking it on every
-    // schedule would cost a context switch per call.
-    if (when < wakes_at_) {
-      wakes_at_ = when;
-      wake_.notify_one();
-    }
-  }
-
-  // Takes `t` off the queue. If its callback is running, first waits for it to return (except on
-  // the scheduler thread), and then takes off the deadline that callback may have set again.
-  // Returns true when it took a deadline off the queue. Harmless on a timer never scheduled.
-  bool cancel(timer& t) {
-    std::unique_lock lock(mutex_);
-    if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
-    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
-    if (t.slot_ == timer::unqueued) return false;
-    remove(t.slot_);
-    return true;
-  }
-
-  std::size_t pending() const {
-    std::lock_guard lock(mutex_);
-    return heap_.size();
-  }
-
- private:
-  // Whether `t` is unqueued or sits where it says it does in this heap. Called with mutex_ held.
-  bool queued_here(const timer& t) const noexcept {
-    return t.slot_ == timer::unqueued || (t.slot_ < heap_.size() && heap_[t.slot_] == &t);
-  }
-
-  // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
-  void place(std::size_t slot, timer* t) noexcept {
-    heap_[slot] = t;
-    t->slot_ = slot;
-  }
-  void sift_up(std::size_t slot) noexcept {
-    timer* const t = heap_[slot];
-    while (slot > 0) {
-      const std::size_t parent = (slot - 1) / 2;
-      if (!(t->when_ < heap_[parent]->when_)) break;
-      place(slot, heap_[parent]);
-      slot = parent;
-    }
-    place(slot, t);
-  }
-  void sift_down(std::size_t slot) noexcept {
-    timer* const t = heap_[slot];
-    const std::size_t size = heap_.size();
-    for (std::size_t child = 2 * slot + 1; child < size; child = 2 * slot + 1) {
-      if (child + 1 < size && heap_[child + 1]->when_ < heap_[child]->when_) ++child;
-      if (!(heap_[child]->when_ < t->when_)) break;
-      place(slot, heap_[child]);
-      slot = child;
-    }
-    place(slot, t);
-  }
-  void remove(std::size_t slot) noexcept {
-    GEERPC_ASSERT(slot < heap_.size() && heap_[slot]->slot_ == slot, "deadline_scheduler: a timer's slot is stale");
-    timer* const gone = heap_[slot];
-    timer* const last = heap_.back();
-    heap_.pop_back();
-    gone->slot_ = timer::unqueued;
-    if (last == gone) return;
-    place(slot, last);
-    sift_down(slot);
-    sift_up(last->slot_);
-  }
-
-  void run() {
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      if (heap_.empty()) {
-        // After a storm of deadlines, give back what the heap grew to.
-        if (heap_.capacity() > 4096) std::vector<timer*>().swap(heap_);
-        wakes_at_ = clock::time_point::max();
-        wake_.wait(lock);
-        continue;
-      }
-      timer& first = *heap_.front();
-      // A copy: the timer may be cancelled while we wait, and wait_until reads its argument again.
-      if (const clock::time_point when = first.when_; when > clock::now()) {
-        wakes_at_ = when;
-        wake_.wait_until(lock, when);
-        continue;
-      }
-      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the heap again
-      const callback fn = first.fn_;
-      void* const context = first.context_;
-      remove(0);
-      GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
-      running_ = &first;
-      lock.unlock();
-      fn(context);  // may destroy `first`: from here on it is only an address to compare
-      lock.lock();
-      running_ = nullptr;
-      finished_.notify_all();
-    }
-  }
-
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
-  std::condition_variable finished_;  // a callback returned
-  std::vector<timer*> heap_;
-  const timer* running_ = nullptr;  // whose callback runs now
-  // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
-  clock::time_point wakes_at_ = clock::time_point::min();
-  bool stopping_ = false;
-  std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/scheduler/deadline_scheduler.hpp
-// ---- begin geerpc/server/dispatcher.hpp
-// geerpc: the server's table from "Service.Method" to the code that decodes the argument, calls
-// the handler and encodes its result. Built once by server::add<Service>() before serving starts;
-// read-only while serving, so lookups need no lock.
-
-#include <exception>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// The result of running one handler: status 0 and the encoded reply appended to the output, or an
-// error status and its message.
-struct invoke_outcome {
-  std::uint8_t status = 0;
-  std::string message;
-
-  static invoke_outcome failure(errc code, std::string message) {
-    return {static_cast<std::uint8_t>(code), std::move(message)};
-  }
-};
-
-struct handler_entry {
-  using invoke_fn = invoke_outcome (*)(void* impl, std::span<const std::byte> argument, std::stop_token stop,
-                                       std::vector<std::byte>& reply);
-  invoke_fn invoke = nullptr;
-  void* impl = nullptr;
-  bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
-};
-
-template <class Codec, class Method, class Impl>
-struct invoker {
-  static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
-                               std::vector<std::byte>& reply) {
-    using argument_type = typename Method::argument_type;
-    using result_type = typename Method::result_type;
-    try {
-      argument_type argument{};
-      if (auto status = Codec::decode(bytes, argument); !status)
-        return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
-      if constexpr (std::is_void_v<result_type>) {
-        call(impl, argument, std::move(stop));
-      } else {
-        Codec::encode(call(impl, argument, std::move(stop)), reply);
-      }
-      return {};
-    } catch (const std::exception& e) {
-      return invoke_outcome::failure(errc::remote_error, e.what());
-    } catch (...) {
-      return invoke_outcome::failure(errc::remote_error, "rpc server: the handler threw a non-standard exception");
-    }
-  }
-
- private:
-  static decltype(auto) call(void* impl, const typename Method::argument_type& argument, std::stop_token stop) {
-    constexpr auto handler = Method::handler;
-    auto invoke_with = [&](auto&&... args) -> decltype(auto) {
-      if constexpr (std::is_void_v<typename Method::owner>) {
-        return handler(std::forward<decltype(args)>(args)...);
-      } else {
-        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(args)>(args)...);
-      }
-    };
-    if constexpr (Method::takes_stop_token) {
-      return invoke_with(argument, std::move(stop));
-    } else {
-      return invoke_with(argument);
-    }
-  }
-};
-
-class dispatcher {
- public:
-  // Registers every method of Service. Throws rpc_error(invalid_argument) when a service of that
-  // name is already registered (GeeRPC's "rpc: service already defined").
-  template <class Codec, class Service, class Impl>
-  void add(Impl* impl) {
-    const std::string service_name(Service::name.view());
-    const std::size_t at = lower_bound(services_, service_name);
-    if (at != services_.size() && services_[at].name == service_name)
-      throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
-    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), named_entry{service_name, {}});
-    std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
-               typename Service::methods{});
-  }
-
-  // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
-  const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
-    if (const std::size_t at = lower_bound(methods_, name); at != methods_.size() && methods_[at].name == name)
-      return &methods_[at].entry;
-    const std::size_t dot = name.rfind('.');
-    if (dot == std::string_view::npos) {
-      code = errc::bad_request;
-      message = "rpc server: service/method request ill-formed: " + std::string(name);
-    } else if (const std::size_t at = lower_bound(services_, name.substr(0, dot));
-               at == services_.size() || services_[at].name != name.substr(0, dot)) {
-      code = errc::unknown_service;
-      message = "rpc server: can't find service " + std::string(name.substr(0, dot));
-    } else {
-      code = errc::unknown_method;
-      message = "rpc server: can't find method " + std::string(name.substr(dot + 1));
-    }
-    return nullptr;
-  }
-
-  bool empty() const noexcept { return methods_.empty(); }
-
- private:
-  template <class Codec, class Impl, class Method>
-  void add_method(const std::string& service_name, Impl* impl) {
-    named_entry method{service_name + "." + std::string(Method::name.view()), {}};
-    method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
-    method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
-    method.entry.takes_stop_token = Method::takes_stop_token;
-    const std::size_t at = lower_bound(methods_, method.name);
-    methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
-  }
-
-  struct named_entry {
-    std::string name;
-    handler_entry entry;
-  };
-
-  // The first index whose name is not less than `name`. Sorted vectors rather than hash tables: a
-  // server holds a handful of names, a lookup compares a few short strings, and every user's
-  // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
-  static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
-    std::size_t first = 0;
-    std::size_t count = sorted.size();
-    while (count > 0) {
-      const std::size_t half = count / 2;
-      if (std::string_view(sorted[first + half].name) < name) {
-        first += half + 1;
-        count -= half + 1;
-      } else {
-        count = half;
-      }
-    }
-    return first;
-  }
-
-  std::vector<named_entry> methods_;   // sorted by name
-  std::vector<named_entry> services_;  // sorted; only the names are used (one vector type, not two)
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/server/dispatcher.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 using clock = std::chrono::steady_clock;
-
-// What every connection of one server shares.
-struct server_context {
-  const dispatcher* handlers = nullptr;
-  server_options options;
-  std::uint8_t codec_id = 0;
-  std::shared_ptr<deadline_scheduler> scheduler;
-  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
-  // Beside `inflight`, on its cache line: both change once per request.
-  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
-  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
-  net::memory_gauge output;                          // held by every connection's writer
-
-  bool try_acquire_inflight() noexcept {
-    std::size_t now = inflight.load(std::memory_order_relaxed);
-    do {
-      if (now >= options.max_inflight) return false;
-    } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
-    return true;
-  }
-
-  bool try_queue_bytes(std::size_t bytes) noexcept {
-    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
-    do {
-      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
-    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
-    return true;
-  }
-
-  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
-  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
-    return now == 0 || (now <= limit && bytes <= limit - now);
-  }
-};
 
 class server_connection;
 struct server_frames_tag {};
@@ -4848,92 +5439,6 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/connection.hpp
-// ---- begin geerpc/tuning/batch_yield.hpp
-// geerpc: on one CPU, a server thread woken by the first of several requests reads them all in one
-// round if it first lets the other runnable threads run. The usual case is a client whose threads
-// were all woken by the replies of the last round: each runs for microseconds and sends its next
-// request. A server that reads at once is woken by the first request, takes the CPU from the
-// others, and reads one or two requests per round, paying a sleep and a wake-up for each round;
-// one that yields once (sched_yield) first reads what all of them sent.
-//
-// Only after a round that read several requests: a caller that makes one call at a time gains
-// nothing from it, and would pay the system call in its latency.
-//
-// Yielding gives the CPU to whatever else is runnable, though, and a busy process sharing the CPU
-// keeps it for a whole time slice (a millisecond or more) per yield. So the gate judges each yield
-// by what it bought: one that took longer than `worth` per request read in the round (those that
-// were waiting already included), or longer than `longest` whatever it bought, since every request
-// of the round waited for it, shuts the gate for a back-off time. The back-off doubles at each
-// failure (up to `max_backoff`) and shrinks by an eighth at each yield that pays: a busy neighbour
-// is not always running when the server yields, so one yield that pays says little, and one that
-// fails says much. Sharing the CPU with busy work then costs a time slice now and then, not one
-// per round.
-
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// Not thread-safe: used by one thread at a time (the server's leader).
-class batch_yield {
- public:
-  using clock = std::chrono::steady_clock;
-
-  // A yield pays when it took at most `worth` per request read in its round (each thread of a
-  // pipelining client takes a few microseconds to send its next request), and never more than
-  // `longest`.
-  static constexpr std::chrono::microseconds worth{20};
-  static constexpr std::chrono::milliseconds longest{1};
-  static constexpr std::chrono::milliseconds min_backoff{1};
-  static constexpr std::chrono::milliseconds max_backoff{1000};
-
-  // Whether to yield before this round's read: the last round read several requests, and the
-  // gate is open.
-  bool due() const noexcept { return last_round_ > 1 && open_at(clock::now()); }
-
-  // Yields the CPU (`give_way`: a test's stand-in for sched_yield) and notes how long that took.
-  void yield(void (*give_way)() = [] { ::sched_yield(); }) noexcept {
-    const auto start = clock::now();
-    give_way();
-    yield_end_ = clock::now();
-    yield_took_ = yield_end_ - start;
-    yielded_ = true;
-  }
-
-  // After every round, with the number of requests it read.
-  void after_round(std::size_t requests) noexcept {
-    if (yielded_) judge(yield_took_, requests, yield_end_);
-    yielded_ = false;
-    last_round_ = requests;
-  }
-
-  // Judges a yield that took `took` and was followed by a read of `requests` requests, at `now`.
-  void judge(clock::duration took, std::size_t requests, clock::time_point now) noexcept {
-    const auto bought = worth * static_cast<long>(std::max<std::size_t>(requests, 1));
-    if (took <= std::min<clock::duration>(bought, longest)) {
-      backoff_ = std::max<clock::duration>(backoff_ - backoff_ / 8, min_backoff);
-      return;
-    }
-    closed_until_ = now + backoff_;
-    backoff_ = std::min<clock::duration>(backoff_ * 2, max_backoff);
-  }
-
-  // Whether the gate lets a yield through at `now`.
-  bool open_at(clock::time_point now) const noexcept { return now >= closed_until_; }
-
- private:
-  std::size_t last_round_ = 0;
-  bool yielded_ = false;
-  clock::duration yield_took_{};
-  clock::time_point yield_end_{};
-  clock::time_point closed_until_{};
-  clock::duration backoff_ = min_backoff;
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/batch_yield.hpp
 // ---- begin geerpc/tuning/none.hpp
 // geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
 // performance heuristic reaches them only through the hooks named here, which a tuning policy
@@ -5024,12 +5529,6 @@ struct none {
     struct thread_state {};
     thread_state thread_begins(std::size_t) noexcept { return {}; }
 
-    // The leader found `events` connections ready (at most `max`): whether it yielded before
-    // reading them, so that epoll is to be asked again (batch_yield.hpp). Then, how many requests
-    // the round read.
-    bool yield_before_reading(int, int) noexcept { return false; }
-    void round_read(std::size_t) noexcept {}
-
     // With the pool locked: a thread begins to lead; a thread begins to run a request; whether
     // it may run it without making sure another thread leads the I/O (unled_runs.hpp); the
     // watchdog's look, with whether the I/O is unled now: whether a thread must be woken to lead.
@@ -5119,27 +5618,84 @@ class socket_watch {
   std::atomic<who> who_{who::nobody};
 };
 
+// The socket's receive timeout (SO_RCVTIMEO), kept so that a watching caller with a deadline
+// sleeps in recv() alone, as one without does, instead of in poll() and then recv(): one system
+// call per reply instead of two. The timeout stays at or below the time the call has left, with a
+// margin for the kernel's timer ticks (up to two ticks late at HZ=100, whatever the kernel's HZ);
+// it goes in steps of a power of two milliseconds, so that calls with like deadlines find it set
+// already and it is set again only when a call's deadline is nearer than the step, or much
+// farther. The last stretch before a deadline is waited in poll(), which keeps it to the
+// microsecond. Only the watching caller, under the engine's reading lock, uses it.
+class receive_timeout {
+ public:
+  static constexpr std::chrono::milliseconds margin{25};
+
+  // Whether the watcher may wait in recv() now, `left` before its deadline (none: no deadline);
+  // sets the socket's timeout first when the one set does not fit.
+  bool arm(int fd, const std::optional<std::chrono::steady_clock::duration>& left) noexcept {
+    const std::chrono::milliseconds want = step_for(left);
+    if (left && want.count() == 0) return false;  // too close to the deadline: poll
+    if (!fits(set_, want, left.has_value())) {
+      if (!net::set_receive_timeout(fd, want)) return false;
+      set_ = want;
+    }
+    return true;
+  }
+
+  // The step for a wait of `left` (none: 0, no timeout); 0 with `left` given: too short for recv.
+  static std::chrono::milliseconds step_for(const std::optional<std::chrono::steady_clock::duration>& left) noexcept {
+    if (!left) return std::chrono::milliseconds(0);
+    const auto usable = std::chrono::duration_cast<std::chrono::milliseconds>(*left) - margin;
+    if (usable < margin) return std::chrono::milliseconds(0);
+    std::chrono::milliseconds step(16);
+    while (step * 2 <= usable && step < std::chrono::hours(24)) step *= 2;
+    return step;
+  }
+
+  // Whether the timeout `set` does for a wait that wants `want`: never longer than it, and not so
+  // much shorter that the wait wakes up many times for nothing; no timeout only for no deadline.
+  static bool fits(std::chrono::milliseconds set, std::chrono::milliseconds want, bool deadline) noexcept {
+    if (!deadline) return set.count() == 0;
+    return set.count() != 0 && set <= want && set * 4 >= want;
+  }
+
+  std::chrono::milliseconds current() const noexcept { return set_; }
+
+ private:
+  std::chrono::milliseconds set_{0};  // what the socket has: 0, no timeout (a fresh socket's)
+};
+
 // The watching caller waits here until its call is done: it reads (`read_once(wait_for_data)`
 // returns false once the connection is over), first for a moment without sleeping when that pays
-// (spin.hpp), then asleep: in recv() itself when the call has no deadline and the stream allows it
-// (one system call instead of two: nothing but the socket can complete such a call, and a close
-// shuts the socket down, which ends the recv), otherwise in poll() (for POLLIN and what the
-// stream's session wants) with its deadline, at which it calls `expire()`. Returns false when the
-// connection is over.
+// (spin.hpp), then asleep: in recv() itself when the stream allows it (nothing but the socket can
+// complete such a call, and a close shuts the socket down, which ends the recv), with the socket's
+// receive timeout below the call's deadline (receive_timeout above); otherwise, and in the last
+// stretch before the deadline, in poll() (for POLLIN and what the stream's session wants) with
+// the deadline, at which it calls `expire()`. Returns false when the connection is over.
 template <class Done, class ReadOnce, class Expire>
 bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::steady_clock::time_point>& deadline,
-                    const reply_wait& wait, Done done, ReadOnce read_once, Expire expire) {
+                    const reply_wait& wait, receive_timeout& timeout, Done done, ReadOnce read_once, Expire expire) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
   if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
-  if (!deadline && stream.blocking_reads())
-    while (open && !done()) read(true);
   while (open && !done()) {
-    // Checked before every wait, not only when poll() times out: replies for other calls may keep
+    // Checked before every wait, not only when a wait times out: replies for other calls may keep
     // the socket readable long past this call's deadline.
-    if ((deadline && std::chrono::steady_clock::now() >= *deadline) ||
-        net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
-            net::wait_result::timeout) {
+    std::optional<std::chrono::steady_clock::duration> left;
+    if (deadline) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= *deadline) {
+        expire();
+        break;
+      }
+      left = *deadline - now;
+    }
+    if (stream.blocking_reads() && timeout.arm(stream.fd(), left)) {
+      read(true);  // a reply, EAGAIN at the receive timeout, or the connection's end
+      continue;
+    }
+    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
+        net::wait_result::timeout) {
       expire();
       break;
     }
@@ -5723,16 +6279,6 @@ struct automatic {
       return {index, 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1)};
     }
 
-    // On one CPU, a yield before reading after a round that read several requests (batch_yield.hpp).
-    bool yield_before_reading(int events, int max) noexcept {
-      if (!one_cpu_ || events >= max || !yield_.due()) return false;  // after a full list: see batch_yield.hpp
-      yield_.yield();
-      return true;
-    }
-    void round_read(std::size_t requests) noexcept {
-      if (one_cpu_) yield_.after_round(requests);
-    }
-
     // On one CPU, unled runs (unled_runs.hpp).
     void lead_round_began() noexcept { unled_.lead_round_began(); }
     void run_began() noexcept { unled_.run_began(); }
@@ -5762,7 +6308,6 @@ struct automatic {
     const bool batching_;
     detail::reply_holds holds_;
     detail::unled_runs unled_;
-    detail::batch_yield yield_;  // the leader's only
   };
 };
 
@@ -6614,7 +7159,7 @@ class threaded_client_engine {
     std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
     std::unique_lock lock(reading_);
     const bool open = detail::read_own_reply(
-        stream_, ctx.deadline(), wait, [&] { return call.done(); },
+        stream_, ctx.deadline(), wait, receive_timeout_, [&] { return call.done(); },
         [&](bool wait_for_data) { return read_ready(buffer, sizeof buffer, false, wait_for_data); },
         [&] { expire(call); });
     // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
@@ -6759,10 +7304,11 @@ class threaded_client_engine {
   const std::uint32_t server_max_frame_size_;
   std::shared_ptr<deadline_scheduler> scheduler_;
   net::frame_writer writer_;
-  std::mutex reading_;  // held by whoever reads the socket: guards reader_ and reading_over_
+  std::mutex reading_;  // held by whoever reads the socket: guards reader_, reading_over_, receive_timeout_
   net::frame_reader reader_;
   bool reading_over_ = false;
-  net::event_fd wake_;  // wakes the receiver: to stop, to watch for writability, or to watch again
+  receive_timeout receive_timeout_;  // the socket's, for a caller reading its own reply (tuning/own_reply.hpp)
+  net::event_fd wake_;               // wakes the receiver: to stop, to watch for writability, or to watch again
   std::atomic<bool> want_write_{false};
   std::atomic<bool> stopping_{false};
 
@@ -6830,9 +7376,9 @@ call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<
 // Waiting uses a mutex and a condition variable, for wait_until; the completer notifies under the
 // mutex, so the future may destroy the state as soon as it sees `done`.
 template <class Engine>
-class async_call final : public Engine::pending_call {
+class async_call final : public Engine::pending_call, public async_state {
  public:
-  explicit async_call(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) { this->reply = &sink_; }
+  explicit async_call(std::shared_ptr<Engine> owner) : engine_(std::move(owner)) { this->reply = &sink_; }
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
@@ -6841,23 +7387,22 @@ class async_call final : public Engine::pending_call {
     done_ = true;
     done_changed_.notify_all();
   }
-  bool done() const {
+  bool done() const override {
     std::lock_guard lock(mutex_);
     return done_;
   }
-  void wait() const {
+  void wait() const override {
     std::unique_lock lock(mutex_);
     done_changed_.wait(lock, [&] { return done_; });
   }
-  template <class Clock, class Duration>
-  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+  bool wait_until(std::chrono::steady_clock::time_point deadline) const override {
     std::unique_lock lock(mutex_);
-    return done_changed_.wait_until(lock, tp, [&] { return done_; });
+    return done_changed_.wait_until(lock, deadline, [&] { return done_; });
   }
-
-  // Null for a call made on a client that was not connected.
-  Engine* engine() const noexcept { return engine_.get(); }
-  std::vector<std::byte>& body() noexcept { return body_; }
+  void cancel() override { engine_->cancel(*this, canceled_outcome(), true); }
+  void settle() override { engine_->settle(*this); }
+  const call_outcome& final_outcome() const override { return this->outcome; }
+  std::span<const std::byte> body() const override { return body_; }
 
  private:
   std::shared_ptr<Engine> engine_;  // outlives the client if the future does
@@ -6894,7 +7439,7 @@ GEERPC_END_NAMESPACE
 //
 // The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
 // them together (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure
-// another thread leads (tuning/unled_runs.hpp) and yield before reading (tuning/batch_yield.hpp).
+// another thread leads (tuning/unled_runs.hpp).
 
 #include <sys/epoll.h>
 
@@ -7233,14 +7778,9 @@ class threaded_server_engine {
     constexpr int max_events = 64;
     epoll_event events[max_events];
     resuming_.swap(resume_);
-    int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);
-    // The tuning may let the threads about to send more requests do so first; then epoll is asked
-    // again, so that connections that became readable meanwhile are read too.
-    if (count > 0 && tuning_.yield_before_reading(count, max_events))
-      if (const int ready = ::epoll_wait(epoll_.get(), events, max_events, 0); ready > 0) count = ready;
+    const int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);
     if (service_events(events, count, fresh, buffer) && !resuming_.empty()) resume_reads(events, count, fresh, buffer);
     resuming_.clear();
-    if (count > 0) tuning_.round_read(fresh.size());
   }
 
   // Returns false when it finds the server stopping.
@@ -7456,437 +7996,118 @@ class threaded_server_engine {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/threaded/server.hpp
-
-GEERPC_BEGIN_NAMESPACE
-
-// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
-// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
-// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
-// tuning::none for the plain core.
-template <class Tuning>
-struct basic_threaded {
-  using tuning_type = Tuning;
-  using client_engine = detail::threaded_client_engine<Tuning>;
-  using server_engine = detail::threaded_server_engine<Tuning>;
-  static constexpr bool supports_async = true;
-};
-
-// The default transport.
-using threaded = basic_threaded<tuning::automatic>;
-
-// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
-// thread per connection runs its requests in order.
-struct blocking {
-  using client_engine = detail::blocking_client_engine;
-  using server_engine = detail::blocking_server_engine;
-  static constexpr bool supports_async = false;
-};
-
-GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/policies.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-struct client_request_tag {};
-struct client_reply_tag {};
 
-template <class R, class Codec>
-result<R> decode_reply(std::span<const std::byte> bytes) {
-  if constexpr (std::is_void_v<R>) {
-    if (!bytes.empty())
-      return error{make_error_code(errc::bad_response),
-                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
-    return {};
-  } else {
-    try {
-      R value{};
-      if (auto status = Codec::decode(bytes, value); !status)
-        return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
-      return value;
-    } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
-      return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
-    }
-  }
-}
-}  // namespace detail
-
-// The outcome of an async_call: wait for it, get it, or cancel it. Destroying a future whose call
-// is still pending cancels the call (the server's handler sees its stop_token fire).
-template <class R, class Codec = binary_codec, class Transport = threaded>
-class call_future {
-  using state_type = detail::async_call<typename Transport::client_engine>;
-
- public:
-  call_future() = default;
-  call_future(call_future&&) noexcept = default;
-  call_future& operator=(call_future&& other) noexcept {
-    if (this != &other) {
-      release();
-      state_ = std::move(other.state_);
-    }
-    return *this;
-  }
-  ~call_future() { release(); }
-
-  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
-  // and cannot be cancelled; try_get() on it fails with invalid_argument.
-  bool valid() const noexcept { return state_ != nullptr; }
-  bool ready() const { return state_ && state_->done(); }
-  void wait() const {
-    if (state_) state_->wait();
-  }
-  template <class Clock, class Duration>
-  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    return state_ && state_->wait_until(tp);
-  }
-  template <class Rep, class Period>
-  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
-  }
-
-  // Completes the call with errc::canceled, if it has not completed, and tells the server.
-  void cancel() {
-    if (!state_) return;
-    if (auto* engine = state_->engine()) engine->cancel(*state_, detail::canceled_outcome(), true);
-  }
-
-  // Waits, then yields the result (once: the future is empty afterwards).
-  result<R> try_get() {
-    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
-    state_->wait();
-    settle();
-    auto state = std::move(state_);
-    if (!state->outcome.ok()) return state->outcome.to_error();
-    result<R> out = detail::decode_reply<R, Codec>(state->body());
-    return out;
-  }
-  R get() { return try_get().value(); }
-
- private:
-  template <class, class>
-  friend class basic_client;
-  explicit call_future(std::unique_ptr<state_type> state) : state_(std::move(state)) {}
-
-  void release() {
-    if (!state_) return;
-    cancel();
-    state_->wait();
-    settle();
-    state_.reset();
-  }
-
-  void settle() {
-    if (auto* engine = state_->engine()) engine->settle(*state_);
-  }
-
-  std::unique_ptr<state_type> state_;
-};
-
-template <class Transport, class Codec = binary_codec>
-class basic_client {
-  using engine_type = typename Transport::client_engine;
-
- public:
-  using transport_type = Transport;
-  using codec_type = Codec;
-
-  basic_client() = default;  // not connected: every call fails with connection_closed
-  explicit basic_client(std::shared_ptr<engine_type> engine) : engine_(std::move(engine)) {}
-  basic_client(basic_client&&) noexcept = default;
-  basic_client& operator=(basic_client&& other) noexcept {
-    if (this != &other) {
-      close();
-      engine_ = std::move(other.engine_);
-    }
-    return *this;
-  }
-  // Destroying a client while other threads still call through it is a bug, as for any object.
-  ~basic_client() { close(); }
-
-  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", argument)
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) R call(std::string_view method, const A& argument) {
-    return try_call<R>(context{}, method, argument).value();
-  }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A& argument) {
-    return try_call<R>(ctx, method, argument).value();
-  }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) result<R> try_call(std::string_view method, const A& argument) {
-    return try_call<R>(context{}, method, argument);
-  }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
-    if constexpr (cheap_in_place<R>) {
-      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
-      // completes: the body is never copied out first.
-      std::optional<result<R>> decoded;
-      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
-      if (!outcome.ok()) return outcome.to_error();
-      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
-      return std::move(*decoded);
-    } else {
-      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
-      // here, so that the thread receiving every caller's replies never waits on one caller's.
-      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink::into(reply));
-      if (!outcome.ok()) return outcome.to_error();
-      result<R> out = detail::decode_reply<R, Codec>(reply);
-      detail::trim_scratch(reply);
-      return out;
-    }
-  }
-
-  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
-  template <class Fn>
-  requires is_method_ref_v<Fn>
-  typename Fn::result_type call(const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument).value();
-  }
-  template <class Fn>
-  requires is_method_ref_v<Fn>
-  typename Fn::result_type call(const context& ctx, const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument).value();
-  }
-  template <class Fn>
-  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
-  }
-  template <class Fn>
-  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const context& ctx,
-                                                                         const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-
-  // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
-                                                                            const A& argument) {
-    static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
-    auto state = std::make_unique<detail::async_call<engine_type>>(engine_);
-    auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    if (auto refused = build_request(method, argument, frame)) {
-      state->outcome = std::move(*refused);
-      state->complete();
-    } else if (!engine_) {
-      state->outcome = detail::connection_closed_outcome();
-      state->complete();
-    } else {
-      engine_->start(*state, ctx, frame);
-    }
-    detail::trim_scratch(frame);
-    return call_future<R, Codec, Transport>(std::move(state));
-  }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(std::string_view method,
-                                                                            const A& argument) {
-    return async_call<R>(context{}, method, argument);
-  }
-  template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
-      const context& ctx, const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-  template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
-      const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
-  }
-
-  // Fails every pending call with connection_closed; later calls fail fast. Safe while other
-  // threads are calling: the connection's memory is released only by the destructor.
-  void close() {
-    if (engine_) engine_->close();
-  }
-  bool is_open() const { return engine_ && engine_->is_open(); }
-
- private:
-  // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without
-  // that trait has its replies copied out).
-  template <class R>
-  static constexpr bool cheap_in_place = [] {
-    if constexpr (std::is_void_v<R>)
-      return true;
-    else if constexpr (requires { Codec::template cheap_to_decode<R>; })
-      return Codec::template cheap_to_decode<R>;
-    else
-      return false;
-  }();
-
-  template <class A>
-  std::optional<detail::call_outcome> build_request(std::string_view method, const A& argument,
-                                                    std::vector<std::byte>& frame) const {
-    if (method.size() > wire::max_text_size)
-      return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
-    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, 0, 0, 0}, method);
-    Codec::encode(argument, frame);
-    wire::finish_frame(frame, start);
-    const std::size_t length = frame.size() - wire::length_prefix_size;
-    if (engine_ && length > engine_->server_max_frame_size())
-      return detail::call_outcome::failure(errc::invalid_argument,
-                                           "rpc client: request of " + std::to_string(length) +
-                                               " bytes exceeds the server's frame size limit of " +
-                                               std::to_string(engine_->server_max_frame_size()));
-    return std::nullopt;
-  }
-
-  template <class A>
-  detail::call_outcome send_and_wait(const context& ctx, std::string_view method, const A& argument,
-                                     const detail::reply_sink& reply) {
-    auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(method, argument, frame);
-    detail::call_outcome outcome = refused   ? std::move(*refused)
-                                   : engine_ ? engine_->call(ctx, frame, reply)
-                                             : detail::connection_closed_outcome();
-    detail::trim_scratch(frame);
-    return outcome;
-  }
-
-  std::shared_ptr<engine_type> engine_;
-};
-
-// Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
-template <class Transport = threaded, class Codec = binary_codec>
-result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
-  auto connection = detail::dial_and_handshake(address, opts, Codec::id);
+template <class Transport>
+result<std::shared_ptr<typename client_link<Transport>::engine>> client_link<Transport>::open(std::string_view address,
+                                                                                              const options& opts,
+                                                                                              std::uint8_t codec_id) {
+  auto connection = dial_and_handshake(address, opts, codec_id);
   if (!connection) return connection.error();
-  using engine = typename Transport::client_engine;
   try {
-    return basic_client<Transport, Codec>(std::make_shared<engine>(std::move(connection).value(), opts));
+    return std::make_shared<engine>(std::move(connection).value(), opts);
   } catch (const std::system_error& e) {  // the system refused the connection's receiving thread
     return error{make_error_code(errc::connect_failed),
                  "rpc client: dial " + std::string(address) + ": cannot start a thread: " + e.code().message()};
   }
 }
 
-template <class Transport = threaded, class Codec = binary_codec>
-basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
-  return try_dial<Transport, Codec>(address, opts).value();
+template <class Transport>
+call_outcome client_link<Transport>::call(engine& e, const context& ctx, std::span<std::byte> frame,
+                                          const reply_sink& reply) {
+  return e.call(ctx, frame, reply);
 }
 
-using client = basic_client<threaded>;
+template <class Transport>
+std::unique_ptr<async_state> client_link<Transport>::start(const std::shared_ptr<engine>& e, const context& ctx,
+                                                           std::span<std::byte> frame) {
+  if constexpr (Transport::supports_async) {
+    auto state = std::make_unique<async_call<engine>>(e);
+    e->start(*state, ctx, frame);
+    return state;
+  } else {  // basic_client refuses this at compile time; here for the explicit instantiation
+    return std::make_unique<finished_call>(
+        call_outcome::failure(errc::invalid_argument, "geerpc: this transport has no asynchronous calls"));
+  }
+}
 
+template <class Transport>
+std::uint32_t client_link<Transport>::server_max_frame_size(const engine& e) noexcept {
+  return e.server_max_frame_size();
+}
+
+template <class Transport>
+void client_link<Transport>::close(engine& e) {
+  e.close();
+}
+
+template <class Transport>
+bool client_link<Transport>::is_open(const engine& e) {
+  return e.is_open();
+}
+
+template <class Transport>
+void server_link<Transport>::destroy(engine* e) noexcept {
+  delete e;
+}
+
+template <class Transport>
+typename server_link<Transport>::handle server_link<Transport>::listen(server_context& context,
+                                                                       std::string_view address, std::string& bound) {
+  context.scheduler = deadline_scheduler::shared();
+  handle e(new engine(context));
+  bound = e->listen(address);
+  return e;
+}
+
+template <class Transport>
+void server_link<Transport>::stop(engine& e) {
+  e.stop();
+}
+
+template <class Transport>
+std::size_t server_link<Transport>::connection_count(const engine& e) {
+  return e.connection_count();
+}
+
+template <class Transport>
+std::size_t server_link<Transport>::thread_count(const engine& e) {
+  if constexpr (requires { e.thread_count(); })
+    return e.thread_count();
+  else
+    return 0;
+}
+
+template <class Transport>
+std::size_t server_link<Transport>::thread_start_failures(const engine& e) {
+  if constexpr (requires { e.thread_start_failures(); })
+    return e.thread_start_failures();
+  else
+    return 0;
+}
+
+#if defined(GEERPC_SEPARATE_COMPILATION) && defined(GEERPC_IMPLEMENTATION)
+// The one place a program built with GEERPC_SEPARATE_COMPILATION compiles these
+// (<geerpc/implementation.hpp>).
+template struct client_link<threaded>;
+template struct client_link<basic_threaded<tuning::none>>;
+template struct client_link<blocking>;
+template struct server_link<threaded>;
+template struct server_link<basic_threaded<tuning::none>>;
+template struct server_link<blocking>;
+#endif
+
+}  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/client.hpp
-// ---- begin geerpc/server.hpp
-// geerpc: the server.
-//
-//   geerpc::server server;                       // or geerpc::server server({.handler_threads = 4});
-//   server.add<FooApi>(foo);                     // every method of FooApi, bound to `foo`
-//   std::string address = server.listen("127.0.0.1:0");  // serves in the background
-//   ...
-//   server.stop();                               // also done by the destructor
+// ---- end geerpc/transport/engines.hpp
 
-
-
-GEERPC_BEGIN_NAMESPACE
-
-template <class Transport, class Codec = binary_codec>
-class basic_server {
-  using engine_type = typename Transport::server_engine;
-
- public:
-  using transport_type = Transport;
-  using codec_type = Codec;
-
-  explicit basic_server(server_options opts = {}) {
-    // Every frame has a header: a smaller limit would close every connection at its first request.
-    if (opts.max_frame_size < wire::header_size)
-      throw rpc_error(errc::invalid_argument, "rpc server: options.max_frame_size must be at least " +
-                                                  std::to_string(wire::header_size) + " bytes (a frame header), not " +
-                                                  std::to_string(opts.max_frame_size));
-    context_.options = opts;
-    context_.codec_id = Codec::id;
-    context_.handlers = &handlers_;
-  }
-  ~basic_server() { stop(); }
-
-  basic_server(const basic_server&) = delete;
-  basic_server& operator=(const basic_server&) = delete;
-
-  // Registers every method of Service, bound to `impl`, which must outlive the server. Before listen().
-  template <class Service>
-  requires(!std::is_void_v<typename Service::impl_type>) void add(typename Service::impl_type& impl) {
-    check_not_listening();
-    handlers_.template add<Codec, Service>(&impl);
-  }
-  // For a service whose handlers are all free functions or lambdas.
-  template <class Service>
-  requires std::is_void_v<typename Service::impl_type>
-  void add() {
-    check_not_listening();
-    handlers_.template add<Codec, Service, void>(nullptr);
-  }
-
-  // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a
-  // free one), starts serving in the background and returns the address to dial: the bound
-  // "host:port", or a Unix socket's address as given. A stale socket file (its server died) is
-  // replaced; a live server's is not (std::errc::address_in_use). stop() removes the file.
-  std::string listen(std::string_view address) {
-    check_not_listening();
-    context_.scheduler = detail::deadline_scheduler::shared();
-    auto engine = std::make_unique<engine_type>(context_);
-    address_ = engine->listen(address);
-    engine_ = std::move(engine);
-    return address_;
-  }
-
-  // Stops accepting, closes every connection (pending calls on its clients fail with
-  // connection_closed), asks running handlers to stop through their std::stop_token and joins every
-  // thread the server started. A handler that ignores its stop_token delays this until it returns.
-  void stop() {
-    if (engine_) engine_->stop();
-  }
-
-  const std::string& address() const noexcept { return address_; }
-  std::size_t connection_count() const { return engine_ ? engine_->connection_count() : 0; }
-  std::size_t inflight() const noexcept { return context_.inflight.load(); }
-  // Memory held for replies that peers have not read yet: now, and the most at once since the
-  // server was made (server_options::max_pending_output bounds each connection's share).
-  std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
-  std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
-  // Memory held by request arguments waiting for a handler (server_options::max_queued_request_bytes
-  // bounds it).
-  std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
-  // The threads serving now (threaded transport: the handler pool), and how many times the system
-  // refused to start one (the pool then keeps queueing on the threads it has).
-  std::size_t thread_count() const {
-    if constexpr (requires(const engine_type& e) { e.thread_count(); })
-      return engine_ ? engine_->thread_count() : 0;
-    else
-      return 0;
-  }
-  std::size_t thread_start_failures() const {
-    if constexpr (requires(const engine_type& e) { e.thread_start_failures(); })
-      return engine_ ? engine_->thread_start_failures() : 0;
-    else
-      return 0;
-  }
-  // Connections refused in the handshake reply since the server was made: a bad hello, past
-  // max_connections, or (blocking transport) no thread could be started for it; and those closed
-  // at once because there was no memory for their state.
-  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
-
- private:
-  void check_not_listening() const {
-    if (engine_) throw rpc_error(errc::invalid_argument, "rpc server: add services and listen before serving, once");
-  }
-
-  detail::dispatcher handlers_;
-  detail::server_context context_;
-  std::unique_ptr<engine_type> engine_;
-  std::string address_;
-};
-
-using server = basic_server<threaded>;
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/server.hpp
-
-// Internal macros are not part of the API.
+// Internal macros are not part of the API. (With the engines compiled elsewhere they stay: a
+// translation unit may still include transport/engines.hpp for a transport of its own.)
 #undef GEERPC_BEGIN_NAMESPACE
 #undef GEERPC_END_NAMESPACE
 #undef GEERPC_ASSERT
+#endif
 // ---- end geerpc/geerpc.hpp

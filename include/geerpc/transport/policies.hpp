@@ -1,5 +1,5 @@
-// geerpc: the transport policies, chosen as the first template argument of basic_client and
-// basic_server. docs/transports.md says when to pick which.
+// geerpc: the transport policies (transport/fwd.hpp) with every engine they stand for: both
+// transports and both tuning policies. docs/transports.md says when to pick which.
 #pragma once
 
 #include "../config.hpp"
@@ -7,32 +7,6 @@
 #include "../tuning/none.hpp"
 #include "blocking/client.hpp"
 #include "blocking/server.hpp"
+#include "fwd.hpp"
 #include "threaded/client.hpp"
 #include "threaded/server.hpp"
-
-GEERPC_BEGIN_NAMESPACE
-
-// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
-// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
-// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
-// tuning::none for the plain core.
-template <class Tuning>
-struct basic_threaded {
-  using tuning_type = Tuning;
-  using client_engine = detail::threaded_client_engine<Tuning>;
-  using server_engine = detail::threaded_server_engine<Tuning>;
-  static constexpr bool supports_async = true;
-};
-
-// The default transport.
-using threaded = basic_threaded<tuning::automatic>;
-
-// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
-// thread per connection runs its requests in order.
-struct blocking {
-  using client_engine = detail::blocking_client_engine;
-  using server_engine = detail::blocking_server_engine;
-  static constexpr bool supports_async = false;
-};
-
-GEERPC_END_NAMESPACE

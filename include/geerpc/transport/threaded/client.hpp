@@ -53,6 +53,7 @@
 #include "../../tuning/none.hpp"
 #include "../../tuning/own_reply.hpp"
 #include "../../wire/frame.hpp"
+#include "../link.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -484,9 +485,9 @@ call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<
 // Waiting uses a mutex and a condition variable, for wait_until; the completer notifies under the
 // mutex, so the future may destroy the state as soon as it sees `done`.
 template <class Engine>
-class async_call final : public Engine::pending_call {
+class async_call final : public Engine::pending_call, public async_state {
  public:
-  explicit async_call(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) { this->reply = &sink_; }
+  explicit async_call(std::shared_ptr<Engine> owner) : engine_(std::move(owner)) { this->reply = &sink_; }
 
   void complete() noexcept override {
     std::lock_guard lock(mutex_);
@@ -495,23 +496,22 @@ class async_call final : public Engine::pending_call {
     done_ = true;
     done_changed_.notify_all();
   }
-  bool done() const {
+  bool done() const override {
     std::lock_guard lock(mutex_);
     return done_;
   }
-  void wait() const {
+  void wait() const override {
     std::unique_lock lock(mutex_);
     done_changed_.wait(lock, [&] { return done_; });
   }
-  template <class Clock, class Duration>
-  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+  bool wait_until(std::chrono::steady_clock::time_point deadline) const override {
     std::unique_lock lock(mutex_);
-    return done_changed_.wait_until(lock, tp, [&] { return done_; });
+    return done_changed_.wait_until(lock, deadline, [&] { return done_; });
   }
-
-  // Null for a call made on a client that was not connected.
-  Engine* engine() const noexcept { return engine_.get(); }
-  std::vector<std::byte>& body() noexcept { return body_; }
+  void cancel() override { engine_->cancel(*this, canceled_outcome(), true); }
+  void settle() override { engine_->settle(*this); }
+  const call_outcome& final_outcome() const override { return this->outcome; }
+  std::span<const std::byte> body() const override { return body_; }
 
  private:
   std::shared_ptr<Engine> engine_;  // outlives the client if the future does
