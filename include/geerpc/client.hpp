@@ -41,6 +41,18 @@ namespace detail {
 struct client_request_tag {};
 struct client_reply_tag {};
 
+// Decodes a reply body into `value`; returns why it could not, or nothing.
+template <class Codec, class R>
+std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& value) {
+  try {
+    if (auto status = Codec::decode(bytes, value); !status)
+      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
+    return std::nullopt;
+  } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
+    return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
+  }
+}
+
 template <class R, class Codec>
 result<R> decode_reply(std::span<const std::byte> bytes) {
   if constexpr (std::is_void_v<R>) {
@@ -49,14 +61,9 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
                    "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
     return {};
   } else {
-    try {
-      R value{};
-      if (auto status = Codec::decode(bytes, value); !status)
-        return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
-      return value;
-    } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
-      return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
-    }
+    R value{};
+    if (auto failed = decode_reply_into<Codec>(bytes, value)) return std::move(*failed);
+    return value;
   }
 }
 }  // namespace detail
@@ -168,9 +175,22 @@ class basic_client {
   }
   template <class R, class A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
-    if constexpr (cheap_in_place<R>) {
+    if constexpr (cheap_in_place<R> && !std::is_void_v<R>) {
       // Decoded by whoever receives the reply, straight from its receive buffer, before the call
-      // completes: the body is never copied out first.
+      // completes: the body is never copied out first. Into the value itself: no result to move.
+      R value{};
+      std::optional<error> failed;
+      bool decoded = false;
+      auto decode = [&](std::span<const std::byte> body) {
+        decoded = true;
+        if (auto out = detail::decode_reply_into<Codec>(body, value)) failed.emplace(std::move(*out));
+      };
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded, "a call succeeds only with a reply, whose body came here");
+      if (failed) return std::move(*failed);
+      return value;                            // moved (the return converts a local)
+    } else if constexpr (cheap_in_place<R>) {  // void: only an empty body is right
       std::optional<result<R>> decoded;
       auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
       detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));

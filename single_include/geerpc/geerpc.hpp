@@ -953,18 +953,25 @@ class writer {
  public:
   explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
 
-  // Appended by insert, not resize and copy: a resize would first zero-fill the bytes the copy then
-  // overwrites, a second pass over every string and byte array encoded.
+  static constexpr std::size_t small_write = 8;
+
+  // A string or block is appended by insert, not resize and copy: a resize would first zero-fill
+  // the bytes the copy then overwrites, a second pass over every string and byte array encoded. A
+  // few bytes (a number, a count) go one by one: push_back's inline path is a store while the
+  // buffer has room, where insert and resize are calls that cost more than the bytes.
   void raw(const void* data, std::size_t size) {
-    if (size == 0) return;
     const auto* bytes = static_cast<const std::byte*>(data);
+    if (size <= small_write) {
+      for (std::size_t i = 0; i < size; ++i) out_.push_back(bytes[i]);
+      return;
+    }
     out_.insert(out_.end(), bytes, bytes + size);
   }
   template <class U>
   void fixed(U value) {
     std::byte bytes[sizeof(U)];
     geerpc::detail::store_le(bytes, value);
-    raw(bytes, sizeof bytes);
+    for (const std::byte b : bytes) out_.push_back(b);
   }
   void varint(std::uint64_t value) {
     std::byte bytes[10];
@@ -2574,6 +2581,18 @@ namespace detail {
 struct client_request_tag {};
 struct client_reply_tag {};
 
+// Decodes a reply body into `value`; returns why it could not, or nothing.
+template <class Codec, class R>
+std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& value) {
+  try {
+    if (auto status = Codec::decode(bytes, value); !status)
+      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
+    return std::nullopt;
+  } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
+    return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
+  }
+}
+
 template <class R, class Codec>
 result<R> decode_reply(std::span<const std::byte> bytes) {
   if constexpr (std::is_void_v<R>) {
@@ -2582,14 +2601,9 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
                    "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
     return {};
   } else {
-    try {
-      R value{};
-      if (auto status = Codec::decode(bytes, value); !status)
-        return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
-      return value;
-    } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
-      return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
-    }
+    R value{};
+    if (auto failed = decode_reply_into<Codec>(bytes, value)) return std::move(*failed);
+    return value;
   }
 }
 }  // namespace detail
@@ -2701,9 +2715,22 @@ class basic_client {
   }
   template <class R, class A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
-    if constexpr (cheap_in_place<R>) {
+    if constexpr (cheap_in_place<R> && !std::is_void_v<R>) {
       // Decoded by whoever receives the reply, straight from its receive buffer, before the call
-      // completes: the body is never copied out first.
+      // completes: the body is never copied out first. Into the value itself: no result to move.
+      R value{};
+      std::optional<error> failed;
+      bool decoded = false;
+      auto decode = [&](std::span<const std::byte> body) {
+        decoded = true;
+        if (auto out = detail::decode_reply_into<Codec>(body, value)) failed.emplace(std::move(*out));
+      };
+      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded, "a call succeeds only with a reply, whose body came here");
+      if (failed) return std::move(*failed);
+      return value;                            // moved (the return converts a local)
+    } else if constexpr (cheap_in_place<R>) {  // void: only an empty body is right
       std::optional<result<R>> decoded;
       auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
       detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
@@ -2944,14 +2971,12 @@ class dispatcher {
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
-    if (const std::size_t at = lower_bound(methods_, name); at != methods_.size() && methods_[at].name == name)
-      return &methods_[at].entry;
+    if (const named_entry* method = lookup(methods_, name)) return &method->entry;
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
       message = "rpc server: service/method request ill-formed: " + std::string(name);
-    } else if (const std::size_t at = lower_bound(services_, name.substr(0, dot));
-               at == services_.size() || services_[at].name != name.substr(0, dot)) {
+    } else if (lookup(services_, name.substr(0, dot)) == nullptr) {
       code = errc::unknown_service;
       message = "rpc server: can't find service " + std::string(name.substr(0, dot));
     } else {
@@ -2979,15 +3004,37 @@ class dispatcher {
     handler_entry entry;
   };
 
-  // The first index whose name is not less than `name`. Sorted vectors rather than hash tables: a
+  // Names in the tables' order: by length, then by their bytes. Most names differ in length, which
+  // one comparison tells: a lookup among a handful compares the bytes of one name, the one found.
+  static bool before(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return a.size() < b.size();
+    return a.compare(b) < 0;
+  }
+  static bool same(std::string_view a, std::string_view b) noexcept {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  }
+
+  // The first index whose name is not before `name`. Sorted vectors rather than hash tables: a
   // server holds a handful of names, a lookup compares a few short strings, and every user's
   // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
+  // The entry named `name`, or null. A handful of names are scanned, which mostly compares lengths
+  // and reads the bytes of the one that matches; more are halved.
+  static const named_entry* lookup(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+    if (sorted.size() <= 8) {
+      for (const named_entry& entry : sorted)
+        if (same(entry.name, name)) return &entry;
+      return nullptr;
+    }
+    const std::size_t at = lower_bound(sorted, name);
+    return at != sorted.size() && same(sorted[at].name, name) ? &sorted[at] : nullptr;
+  }
+
   static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
     std::size_t first = 0;
     std::size_t count = sorted.size();
     while (count > 0) {
       const std::size_t half = count / 2;
-      if (std::string_view(sorted[first + half].name) < name) {
+      if (before(sorted[first + half].name, name)) {
         first += half + 1;
         count -= half + 1;
       } else {
@@ -7067,10 +7114,10 @@ class threaded_client_engine {
   // owns the call's completion.
   pending_call* take(std::uint64_t seq, pending_call* expected = nullptr) {
     std::lock_guard lock(mutex_);
-    pending_call* call = pending_.find(seq);
-    if (call == nullptr || (expected != nullptr && call != expected)) return nullptr;
+    if (expected == nullptr) return pending_.erase(seq);  // a reply: whichever call it is for
+    if (pending_.find(seq) != expected) return nullptr;
     pending_.erase(seq);
-    return call;
+    return expected;
   }
 
   static void on_deadline(void* context) {
@@ -7666,10 +7713,12 @@ class threaded_server_engine {
         // more thread takes them while this one leads.
         if (!queue_.empty()) hand_on_locked();
         std::list<worker> finished;
-        finished.splice(finished.end(), retired_);
+        if (!retired_.empty()) finished.splice(finished.end(), retired_);
         lock.unlock();
-        for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
-        finished.clear();
+        if (!finished.empty()) {
+          for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
+          finished.clear();
+        }
         fresh.clear();
         if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
@@ -7680,7 +7729,8 @@ class threaded_server_engine {
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
         if (!fresh.empty() && may_take_request()) mine = fresh[taken++];
-        queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
+        if (taken < fresh.size())  // (an empty range still costs deque::insert its bookkeeping)
+          queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
         if (mine == nullptr && !queue_.empty()) hand_on_locked();  // someone else runs them
       } else {
         if (!wait_as_follower(lock, me)) {

@@ -32,18 +32,25 @@ class writer {
  public:
   explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
 
-  // Appended by insert, not resize and copy: a resize would first zero-fill the bytes the copy then
-  // overwrites, a second pass over every string and byte array encoded.
+  static constexpr std::size_t small_write = 8;
+
+  // A string or block is appended by insert, not resize and copy: a resize would first zero-fill
+  // the bytes the copy then overwrites, a second pass over every string and byte array encoded. A
+  // few bytes (a number, a count) go one by one: push_back's inline path is a store while the
+  // buffer has room, where insert and resize are calls that cost more than the bytes.
   void raw(const void* data, std::size_t size) {
-    if (size == 0) return;
     const auto* bytes = static_cast<const std::byte*>(data);
+    if (size <= small_write) {
+      for (std::size_t i = 0; i < size; ++i) out_.push_back(bytes[i]);
+      return;
+    }
     out_.insert(out_.end(), bytes, bytes + size);
   }
   template <class U>
   void fixed(U value) {
     std::byte bytes[sizeof(U)];
     geerpc::detail::store_le(bytes, value);
-    raw(bytes, sizeof bytes);
+    for (const std::byte b : bytes) out_.push_back(b);
   }
   void varint(std::uint64_t value) {
     std::byte bytes[10];

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <span>
 #include <stop_token>
@@ -99,14 +100,12 @@ class dispatcher {
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
-    if (const std::size_t at = lower_bound(methods_, name); at != methods_.size() && methods_[at].name == name)
-      return &methods_[at].entry;
+    if (const named_entry* method = lookup(methods_, name)) return &method->entry;
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
       message = "rpc server: service/method request ill-formed: " + std::string(name);
-    } else if (const std::size_t at = lower_bound(services_, name.substr(0, dot));
-               at == services_.size() || services_[at].name != name.substr(0, dot)) {
+    } else if (lookup(services_, name.substr(0, dot)) == nullptr) {
       code = errc::unknown_service;
       message = "rpc server: can't find service " + std::string(name.substr(0, dot));
     } else {
@@ -134,15 +133,37 @@ class dispatcher {
     handler_entry entry;
   };
 
-  // The first index whose name is not less than `name`. Sorted vectors rather than hash tables: a
+  // Names in the tables' order: by length, then by their bytes. Most names differ in length, which
+  // one comparison tells: a lookup among a handful compares the bytes of one name, the one found.
+  static bool before(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return a.size() < b.size();
+    return a.compare(b) < 0;
+  }
+  static bool same(std::string_view a, std::string_view b) noexcept {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  }
+
+  // The first index whose name is not before `name`. Sorted vectors rather than hash tables: a
   // server holds a handful of names, a lookup compares a few short strings, and every user's
   // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
+  // The entry named `name`, or null. A handful of names are scanned, which mostly compares lengths
+  // and reads the bytes of the one that matches; more are halved.
+  static const named_entry* lookup(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+    if (sorted.size() <= 8) {
+      for (const named_entry& entry : sorted)
+        if (same(entry.name, name)) return &entry;
+      return nullptr;
+    }
+    const std::size_t at = lower_bound(sorted, name);
+    return at != sorted.size() && same(sorted[at].name, name) ? &sorted[at] : nullptr;
+  }
+
   static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
     std::size_t first = 0;
     std::size_t count = sorted.size();
     while (count > 0) {
       const std::size_t half = count / 2;
-      if (std::string_view(sorted[first + half].name) < name) {
+      if (before(sorted[first + half].name, name)) {
         first += half + 1;
         count -= half + 1;
       } else {

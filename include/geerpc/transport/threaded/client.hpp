@@ -176,10 +176,10 @@ class threaded_client_engine {
   // owns the call's completion.
   pending_call* take(std::uint64_t seq, pending_call* expected = nullptr) {
     std::lock_guard lock(mutex_);
-    pending_call* call = pending_.find(seq);
-    if (call == nullptr || (expected != nullptr && call != expected)) return nullptr;
+    if (expected == nullptr) return pending_.erase(seq);  // a reply: whichever call it is for
+    if (pending_.find(seq) != expected) return nullptr;
     pending_.erase(seq);
-    return call;
+    return expected;
   }
 
   static void on_deadline(void* context) {

@@ -271,10 +271,12 @@ class threaded_server_engine {
         // more thread takes them while this one leads.
         if (!queue_.empty()) hand_on_locked();
         std::list<worker> finished;
-        finished.splice(finished.end(), retired_);
+        if (!retired_.empty()) finished.splice(finished.end(), retired_);
         lock.unlock();
-        for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
-        finished.clear();
+        if (!finished.empty()) {
+          for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
+          finished.clear();
+        }
         fresh.clear();
         if (buffer.empty()) buffer.resize(64u << 10);
         lead(fresh, buffer);
@@ -285,7 +287,8 @@ class threaded_server_engine {
         // The leader runs the first new request itself: no hand-off on the quick path.
         std::size_t taken = 0;
         if (!fresh.empty() && may_take_request()) mine = fresh[taken++];
-        queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
+        if (taken < fresh.size())  // (an empty range still costs deque::insert its bookkeeping)
+          queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
         if (mine == nullptr && !queue_.empty()) hand_on_locked();  // someone else runs them
       } else {
         if (!wait_as_follower(lock, me)) {
