@@ -2,6 +2,10 @@
 // limits too small to carry a frame. A duration too long must mean "no limit" (the farthest
 // deadline), never an overflow: under UBSan, an overflow where a duration becomes a deadline
 // fails these tests.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -111,6 +115,44 @@ TEMPLATE_TEST_CASE("a call with a negative timeout fails with deadline_exceeded 
   auto r = client.template try_call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 2});
   REQUIRE(r);
   CHECK(*r == 4);
+}
+
+TEMPLATE_TEST_CASE("a caller's deadline holds while signals keep interrupting its wait for a silent server",
+                   "[edges][timeout]", GEERPC_TRANSPORTS) {
+  // A waiting recv() under a receive timeout is not restarted after a signal: restarted by hand,
+  // it would wait its whole timeout again each time, and signals coming faster than that (a
+  // profiler's SIGPROF) would hold the call past its deadline for as long as they come.
+  struct sigaction quiet {};
+  quiet.sa_handler = [](int) {};
+  quiet.sa_flags = SA_RESTART;
+  struct sigaction before {};
+  REQUIRE(::sigaction(SIGUSR1, &quiet, &before) == 0);
+  test::listener l;
+  std::unique_ptr<test::raw_peer> peer;
+  std::jthread accepting([&] { peer = test::accept_greeted(l); });
+  auto client = geerpc::dial<TestType>(l.address(), {.connect_timeout = 5s});
+  accepting.join();
+  REQUIRE(peer);
+
+  const pthread_t caller = ::pthread_self();
+  std::atomic<bool> done{false};
+  std::jthread signalling([&] {
+    // Every 2 ms until the call ends; should it never end, the peer's close ends it after 3 s.
+    for (int i = 0; i < 1500 && !done.load(); ++i) {
+      ::pthread_kill(caller, SIGUSR1);
+      std::this_thread::sleep_for(2ms);
+    }
+    if (!done.load()) ::shutdown(peer->fd(), SHUT_RDWR);
+  });
+  const auto start = steady::now();
+  auto r = client.template try_call<int>(geerpc::with_timeout(300ms), "Arith.Sum", Args{1, 1});
+  const auto took = steady::now() - start;
+  done = true;
+  signalling.join();
+  ::sigaction(SIGUSR1, &before, nullptr);
+  CHECK(r.code() == geerpc::errc::deadline_exceeded);
+  CHECK(took >= 300ms);
+  CHECK(took < 1s);  // the deadline, give or take a loaded machine; not the 3 s of the peer's close
 }
 
 TEST_CASE("call_future::wait_for takes any duration: hours::max() waits, a negative one does not", "[edges][async]") {

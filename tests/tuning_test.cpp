@@ -66,24 +66,23 @@ TEST_CASE("socket_watch: exactly one thread watches the socket while calls are p
   CHECK(watch.receiver_watches());
 }
 
-TEST_CASE("receive_timeout: a step below the time left, with the margin for the kernel's ticks",
-          "[tuning][own_reply]") {
+TEST_CASE("receive_timeout: a short step, at least the margin before the deadline", "[tuning][own_reply]") {
   using geerpc::detail::receive_timeout;
   using left = std::optional<std::chrono::steady_clock::duration>;
-  CHECK(receive_timeout::step_for(std::nullopt) == 0ms);     // no deadline: no timeout
-  CHECK(receive_timeout::step_for(left(49ms)) == 0ms);       // too close: poll instead
-  CHECK(receive_timeout::step_for(left(50ms)) == 16ms);      // 25 ms usable
-  CHECK(receive_timeout::step_for(left(1s)) == 512ms);       // 975 ms usable
-  CHECK(receive_timeout::step_for(left(1049ms)) == 1024ms);  // 1024 ms usable
-  CHECK(receive_timeout::step_for(left(1048ms)) == 512ms);   // 1023 ms usable
-  CHECK(receive_timeout::step_for(left(std::chrono::hours(10000))) >= std::chrono::hours(24));  // capped, no overflow
+  CHECK(receive_timeout::step_for(std::nullopt) == 0ms);  // no deadline: no timeout
+  CHECK(receive_timeout::step_for(left(40ms)) == 0ms);    // too close: poll instead
+  CHECK(receive_timeout::step_for(left(41ms)) == 16ms);   // 16 ms usable
+  CHECK(receive_timeout::step_for(left(56ms)) == 16ms);
+  CHECK(receive_timeout::step_for(left(57ms)) == 32ms);
+  // However long the wait: never a timeout the kernel would round past the margin.
+  CHECK(receive_timeout::step_for(left(1049ms)) == 32ms);
+  CHECK(receive_timeout::step_for(left(std::chrono::hours(10000))) == 32ms);
   CHECK(receive_timeout::step_for(left(-5s)) == 0ms);
-  // Never longer than wanted, not four times shorter; none only without a deadline.
-  CHECK(receive_timeout::fits(512ms, 512ms, true));
-  CHECK(receive_timeout::fits(128ms, 512ms, true));
-  CHECK_FALSE(receive_timeout::fits(64ms, 512ms, true));
-  CHECK_FALSE(receive_timeout::fits(1024ms, 512ms, true));
-  CHECK_FALSE(receive_timeout::fits(0ms, 512ms, true));
+  // Never longer than wanted; none only without a deadline.
+  CHECK(receive_timeout::fits(32ms, 32ms, true));
+  CHECK(receive_timeout::fits(16ms, 32ms, true));
+  CHECK_FALSE(receive_timeout::fits(32ms, 16ms, true));
+  CHECK_FALSE(receive_timeout::fits(0ms, 16ms, true));
   CHECK(receive_timeout::fits(0ms, 0ms, false));
   CHECK_FALSE(receive_timeout::fits(16ms, 0ms, false));
 }
@@ -106,16 +105,16 @@ TEST_CASE("receive_timeout: the socket's SO_RCVTIMEO is set only when the one it
   using left = std::optional<std::chrono::steady_clock::duration>;
   geerpc::detail::receive_timeout timeout;
   CHECK(timeout.arm(fds[0], left(1s)));
-  CHECK(about(socket_timeout(), 512ms));
+  CHECK(about(socket_timeout(), 32ms));
   // Set behind its back: a call with a like deadline must not set it again.
   REQUIRE(geerpc::net::set_receive_timeout(fds[0], 100ms));
   CHECK(timeout.arm(fds[0], left(900ms)));
   CHECK(about(socket_timeout(), 100ms));
-  CHECK(timeout.current() == 512ms);
-  CHECK(timeout.arm(fds[0], left(100ms)));  // nearer than the step: 64 ms
-  CHECK(about(socket_timeout(), 64ms));
+  CHECK(timeout.current() == 32ms);
+  CHECK(timeout.arm(fds[0], left(50ms)));  // nearer: 16 ms
+  CHECK(about(socket_timeout(), 16ms));
   CHECK_FALSE(timeout.arm(fds[0], left(30ms)));  // the last stretch is the poll's
-  CHECK(about(socket_timeout(), 64ms));
+  CHECK(about(socket_timeout(), 16ms));
   CHECK(timeout.arm(fds[0], std::nullopt));  // no deadline: no timeout
   CHECK(socket_timeout() == 0ms);
   // A recv under the timeout it set ends at it, not never.

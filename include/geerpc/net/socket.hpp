@@ -435,8 +435,10 @@ inline recv_status recv_some(int fd, void* data, std::size_t size, std::size_t& 
       return recv_status::data;
     }
     if (n == 0) return recv_status::closed;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return recv_status::would_block;
+    // A waiting recv() under a receive timeout is not restarted after a signal, and starting it
+    // again would wait its whole timeout again: the caller, which knows its deadline, decides.
+    if (errno == EINTR && !wait) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return recv_status::would_block;
     return recv_status::closed;
   }
 }

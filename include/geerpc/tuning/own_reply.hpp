@@ -69,15 +69,18 @@ class socket_watch {
 
 // The socket's receive timeout (SO_RCVTIMEO), kept so that a watching caller with a deadline
 // sleeps in recv() alone, as one without does, instead of in poll() and then recv(): one system
-// call per reply instead of two. The timeout stays at or below the time the call has left, with a
-// margin for the kernel's timer ticks (up to two ticks late at HZ=100, whatever the kernel's HZ);
-// it goes in steps of a power of two milliseconds, so that calls with like deadlines find it set
-// already and it is set again only when a call's deadline is nearer than the step, or much
-// farther. The last stretch before a deadline is waited in poll(), which keeps it to the
-// microsecond. Only the watching caller, under the engine's reading lock, uses it.
+// call per reply instead of two. The kernel rounds such a timeout up, to its tick and, beyond 63
+// ticks, to its timer wheel's coarser steps (about an eighth of the timeout): so the timeout is
+// kept short, 16 or 32 ms, where it ends at most a tick or two late (20 ms at HZ=100), and at
+// least 25 ms before the deadline. A long wait wakes every 32 ms to look at the clock; the last
+// stretch before a deadline is waited in poll(), which keeps it to the microsecond. The timeout is
+// set only when the socket's does not fit the wait (set once for calls with like deadlines). Only
+// the watching caller, under the engine's reading lock, uses it.
 class receive_timeout {
  public:
   static constexpr std::chrono::milliseconds margin{25};
+  static constexpr std::chrono::milliseconds short_step{16};
+  static constexpr std::chrono::milliseconds long_step{32};
 
   // Whether the watcher may wait in recv() now, `left` before its deadline (none: no deadline);
   // sets the socket's timeout first when the one set does not fit.
@@ -95,17 +98,15 @@ class receive_timeout {
   static std::chrono::milliseconds step_for(const std::optional<std::chrono::steady_clock::duration>& left) noexcept {
     if (!left) return std::chrono::milliseconds(0);
     const auto usable = std::chrono::duration_cast<std::chrono::milliseconds>(*left) - margin;
-    if (usable < margin) return std::chrono::milliseconds(0);
-    std::chrono::milliseconds step(16);
-    while (step * 2 <= usable && step < std::chrono::hours(24)) step *= 2;
-    return step;
+    if (usable < short_step) return std::chrono::milliseconds(0);
+    return usable < long_step ? short_step : long_step;
   }
 
-  // Whether the timeout `set` does for a wait that wants `want`: never longer than it, and not so
-  // much shorter that the wait wakes up many times for nothing; no timeout only for no deadline.
+  // Whether the timeout `set` does for a wait that wants `want`: never longer than it, and no
+  // timeout only for no deadline.
   static bool fits(std::chrono::milliseconds set, std::chrono::milliseconds want, bool deadline) noexcept {
     if (!deadline) return set.count() == 0;
-    return set.count() != 0 && set <= want && set * 4 >= want;
+    return set.count() != 0 && set <= want;
   }
 
   std::chrono::milliseconds current() const noexcept { return set_; }
