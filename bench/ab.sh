@@ -11,6 +11,7 @@
 #
 # Environment: ROUNDS=5, PLACEMENTS="same none" (same: every process on CPU 0; none: unpinned),
 # WORKLOADS="W1 W2 W3 W4 W5", SCALE=1, OUT=bench/results/ab-<mode>-<date>, CLIENT_TIMEOUT=300,
+# NO_CALLGRIND=1 (commits mode: skip the instruction counts),
 # VARIANTS="automatic no-spin ..." (heuristics mode: only these, in this order; the first is the
 # reference). A variant whose heuristic cannot act in a placement (no-spin, no-own-reply's spin
 # part and others on one CPU; no-unled-runs unpinned) runs the same code as automatic there: its
@@ -32,9 +33,11 @@ raw="$OUT/raw.txt"
 scratch=$(mktemp -d)
 server_pid=""
 base_tree=""
+also_trees=()
 cleanup() {
   [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
   [ -z "$base_tree" ] || git -C "$root" worktree remove --force "$base_tree" >/dev/null 2>&1 || true
+  for tree in "${also_trees[@]}"; do git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1 || true; done
   rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -74,8 +77,18 @@ case "$mode" in
     echo "# building $BASE's benchmark (Release)" >&2
     build "$base_tree" "$scratch/base-build"
     variants+=("base-threaded|$scratch/base-build/bench|--transport threaded")
+    # ALSO="<commit> ...": more commits between BASE and HEAD, each a variant (to find which one
+    # moved a figure).
+    for commit in ${ALSO:-}; do
+      tree="$scratch/tree-$commit"
+      git -C "$root" worktree add --detach "$tree" "$commit" >/dev/null 2>&1
+      also_trees+=("$tree")
+      echo "# building $commit's benchmark (Release)" >&2
+      build "$tree" "$scratch/build-$commit"
+      variants+=("$commit|$scratch/build-$commit/bench|--transport threaded")
+    done
     variants+=("threaded|$head_bin|--transport threaded")
-    variants+=("plain|$head_bin|--transport plain")
+    [ -n "${ALSO:-}" ] || variants+=("plain|$head_bin|--transport plain")
     ;;
   *) echo "unknown mode $mode (heuristics|commits)" >&2; exit 2 ;;
 esac
@@ -128,7 +141,7 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-if [ "$mode" = commits ] && command -v valgrind >/dev/null; then
+if [ "$mode" = commits ] && [ -z "${NO_CALLGRIND:-}" ] && command -v valgrind >/dev/null; then
   # callgrind.sh of HEAD runs either build: both programs take the same flags it passes.
   : >"$OUT/callgrind.txt"
   for side in base head; do

@@ -1,7 +1,7 @@
 // geerpc's benchmark server: serves Arith on 127.0.0.1, prints "PORT <n> address=<host:port>
 // pid=<pid>" on stdout once it listens, and runs until SIGTERM or SIGINT.
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
-//                       [--handler-threads N]   (--transport, --tuning: variants.hpp)
+//                       [--handler-threads N] [--max-handler-threads N]   (--transport, --tuning: variants.hpp)
 #include <unistd.h>
 
 #include <csignal>
@@ -16,7 +16,7 @@
 
 namespace {
 template <class Transport>
-int serve(int port, std::size_t handler_threads, std::string_view tuning) {
+int serve(int port, std::size_t handler_threads, std::size_t max_handler_threads, std::string_view tuning) {
   // Block the stop signals in every thread the server starts, so that sigwait below receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -25,7 +25,9 @@ int serve(int port, std::size_t handler_threads, std::string_view tuning) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   bench::Arith arith;
-  geerpc::basic_server<Transport> server({.handler_threads = handler_threads, .tuning = bench::server_knobs(tuning)});
+  geerpc::server_options options{.handler_threads = handler_threads, .tuning = bench::server_knobs(tuning)};
+  if (max_handler_threads != 0) options.max_handler_threads = max_handler_threads;
+  geerpc::basic_server<Transport> server(options);
   server.template add<bench::ArithApi>(arith);
   const std::string address = server.listen("127.0.0.1:" + std::to_string(port));
   // The pid lets bench/run.sh take the port from this process's own line and no other.
@@ -43,7 +45,9 @@ int main(int argc, char** argv) {
   const int port = std::atoi(bench::flag(argc, argv, "--port", "0"));
   const std::string_view transport = bench::flag(argc, argv, "--transport", "threaded");
   const auto threads = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--handler-threads", "8")));
+  // 0: the default (server_options::max_handler_threads).
+  const auto most = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")));
   const std::string_view tuning = bench::flag(argc, argv, "--tuning", "automatic");
   return bench::with_transport(transport, tuning,
-                               [&]<class Transport>() { return serve<Transport>(port, threads, tuning); });
+                               [&]<class Transport>() { return serve<Transport>(port, threads, most, tuning); });
 }
