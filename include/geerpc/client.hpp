@@ -2,7 +2,9 @@
 //
 //   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
 //   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
+//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
 //   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
+//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
 //   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
 //   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
 //
@@ -51,6 +53,51 @@ std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& valu
   } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
     return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
   }
+}
+
+// True when no argument is a context: a call whose first argument is one takes it as its context.
+template <class... A>
+inline constexpr bool not_context = (!std::is_same_v<std::remove_cvref_t<A>, context> && ...);
+
+// A string literal, C string or std::string_view given to a call by name travels as std::string.
+template <class A>
+decltype(auto) wire_argument(const A& argument) {
+  if constexpr (std::is_convertible_v<const A&, std::string_view> && !std::is_same_v<A, std::string> &&
+                (std::is_array_v<A> || std::is_pointer_v<A> || std::is_same_v<A, std::string_view>))
+    return std::string(std::string_view(argument));
+  else
+    return (argument);
+}
+
+// Whether a typed stub of a method taking other than one argument is what these arguments call:
+// the checks that say what is wrong are in check_stub_arguments.
+template <class Fn, class... A>
+inline constexpr bool stub_takes = Fn::arity != 1 || sizeof...(A) != 1;
+
+template <class Declared, class... A>
+struct arguments_convert : std::false_type {};
+template <class... D, class... A>
+requires(sizeof...(D) == sizeof...(A)) struct arguments_convert<std::tuple<D...>, A...>
+    : std::bool_constant<(std::is_convertible_v<const A&, D> && ...)> {
+};
+
+template <class Fn, class... A>
+constexpr void check_stub_arguments() {
+  static_assert(sizeof...(A) == Fn::arity,
+                "geerpc: a typed stub was called with the wrong number of arguments for its method");
+  if constexpr (sizeof...(A) == Fn::arity)
+    static_assert(arguments_convert<typename Fn::argument_types, A...>::value,
+                  "geerpc: a typed stub was called with an argument that does not convert to the type its "
+                  "method declares");
+}
+
+// An argument as its declared type D: itself when it is a D, otherwise a converted temporary.
+template <class D, class A>
+decltype(auto) as_declared(const A& argument) {
+  if constexpr (std::is_same_v<A, D>)
+    return (argument);
+  else
+    return D(argument);
 }
 
 template <class R, class Codec>
@@ -160,84 +207,89 @@ class basic_client {
   // Destroying a client while other threads still call through it is a bug, as for any object.
   ~basic_client() { close(); }
 
-  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", argument)
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) R call(std::string_view method, const A& argument) {
-    return try_call<R>(context{}, method, argument).value();
+  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", arguments...)
+  // The arguments are encoded as they are given: they must be the handler's types (a string
+  // literal or std::string_view travels as a std::string).
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
+    return try_call<R>(context{}, method, arguments...).value();
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A& argument) {
-    return try_call<R>(ctx, method, argument).value();
+  template <class R, class... A>
+  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A&... arguments) {
+    return try_call<R>(ctx, method, arguments...).value();
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) result<R> try_call(std::string_view method, const A& argument) {
-    return try_call<R>(context{}, method, argument);
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> && detail::not_context<A...>) result<R> try_call(std::string_view method,
+                                                                                const A&... arguments) {
+    return try_call<R>(context{}, method, arguments...);
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
-    if constexpr (cheap_in_place<R> && !std::is_void_v<R>) {
-      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
-      // completes: the body is never copied out first. Into the value itself: no result to move.
-      R value{};
-      std::optional<error> failed;
-      bool decoded = false;
-      auto decode = [&](std::span<const std::byte> body) {
-        decoded = true;
-        if (auto out = detail::decode_reply_into<Codec>(body, value)) failed.emplace(std::move(*out));
-      };
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
-      if (!outcome.ok()) return outcome.to_error();
-      GEERPC_ASSERT(decoded, "a call succeeds only with a reply, whose body came here");
-      if (failed) return std::move(*failed);
-      return value;                            // moved (the return converts a local)
-    } else if constexpr (cheap_in_place<R>) {  // void: only an empty body is right
-      std::optional<result<R>> decoded;
-      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
-      if (!outcome.ok()) return outcome.to_error();
-      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
-      return std::move(*decoded);
-    } else {
-      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
-      // here, so that the thread receiving every caller's replies never waits on one caller's.
-      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink::into(reply));
-      if (!outcome.ok()) return outcome.to_error();
-      result<R> out = detail::decode_reply<R, Codec>(reply);
-      detail::trim_scratch(reply);
-      return out;
-    }
+  template <class R, class... A>
+  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    auto refused = build_request(frame, method, detail::wire_argument(arguments)...);
+    result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
+    detail::trim_scratch(frame);
+    return out;
   }
 
-  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
+  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] arguments...); types checked at compile
+  // time. A one-argument method takes its argument as declared, so `{1, 2}` builds an aggregate.
   template <class Fn>
-  requires is_method_ref_v<Fn>
-  typename Fn::result_type call(const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument).value();
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
+      call(const typename Fn::argument_type& argument) {
+    return try_call<Fn>(context{}, argument).value();
   }
   template <class Fn>
-  requires is_method_ref_v<Fn>
-  typename Fn::result_type call(const context& ctx, const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument).value();
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
+      call(const context& ctx, const typename Fn::argument_type& argument) {
+    return try_call<Fn>(ctx, argument).value();
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
+    return try_call<Fn>(context{}, argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const context& ctx,
-                                                                         const typename Fn::argument_type& argument) {
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) result<typename Fn::result_type> try_call(const context& ctx,
+                                                        const typename Fn::argument_type& argument) {
     return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
+  }
+  // Any other number of arguments, each converted to its declared type.
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>) typename Fn::result_type
+      call(const A&... arguments) {
+    return try_call<Fn>(context{}, arguments...).value();
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) typename Fn::result_type
+      call(const context& ctx, const A&... arguments) {
+    return try_call<Fn>(ctx, arguments...).value();
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
+      result<typename Fn::result_type> try_call(const A&... arguments) {
+    return try_call<Fn>(context{}, arguments...);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) result<typename Fn::result_type> try_call(
+      const context& ctx, const A&... arguments) {
+    detail::check_stub_arguments<Fn, A...>();
+    return convert_arguments<typename Fn::argument_types>(
+        [&](const auto&... converted) {
+          return try_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
+        },
+        arguments...);
   }
 
   // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
-  template <class R, class A>
+  template <class R, class... A>
   requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
-                                                                            const A& argument) {
+                                                                            const A&... arguments) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
-    if (auto refused = build_request(method, argument, frame))
+    if (auto refused = build_request(frame, method, detail::wire_argument(arguments)...))
       state = std::make_unique<detail::finished_call>(std::move(*refused));
     else if (!engine_)
       state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
@@ -246,20 +298,36 @@ class basic_client {
     detail::trim_scratch(frame);
     return call_future<R, Codec, Transport>(std::move(state));
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(std::string_view method,
-                                                                            const A& argument) {
-    return async_call<R>(context{}, method, argument);
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> &&
+           detail::not_context<A...>) call_future<R, Codec, Transport> async_call(std::string_view method,
+                                                                                  const A&... arguments) {
+    return async_call<R>(context{}, method, arguments...);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) call_future<typename Fn::result_type, Codec, Transport> async_call(
       const context& ctx, const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
-      const typename Fn::argument_type& argument) {
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1)
+      call_future<typename Fn::result_type, Codec, Transport> async_call(const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>)
+      call_future<typename Fn::result_type, Codec, Transport> async_call(const context& ctx, const A&... arguments) {
+    detail::check_stub_arguments<Fn, A...>();
+    return convert_arguments<typename Fn::argument_types>(
+        [&](const auto&... converted) {
+          return async_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
+        },
+        arguments...);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
+      call_future<typename Fn::result_type, Codec, Transport> async_call(const A&... arguments) {
+    return async_call<Fn>(context{}, arguments...);
   }
 
   // Fails every pending call with connection_closed; later calls fail fast. Safe while other
@@ -282,13 +350,15 @@ class basic_client {
       return false;
   }();
 
-  template <class A>
-  std::optional<detail::call_outcome> build_request(std::string_view method, const A& argument,
-                                                    std::vector<std::byte>& frame) const {
+  // The request frame for `method` with these arguments encoded one after another (as their
+  // tuple is), or why it cannot be sent.
+  template <class... A>
+  std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, std::string_view method,
+                                                    const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
     const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, 0, 0, 0}, method);
-    Codec::encode(argument, frame);
+    (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
     if (engine_ && length > link::server_max_frame_size(*engine_))
@@ -299,16 +369,55 @@ class basic_client {
     return std::nullopt;
   }
 
-  template <class A>
-  detail::call_outcome send_and_wait(const context& ctx, std::string_view method, const A& argument,
-                                     const detail::reply_sink& reply) {
-    auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(method, argument, frame);
-    detail::call_outcome outcome = refused   ? std::move(*refused)
-                                   : engine_ ? link::call(*engine_, ctx, frame, reply)
-                                             : detail::connection_closed_outcome();
-    detail::trim_scratch(frame);
-    return outcome;
+  // Sends the request in `frame` and waits for its reply, decoded as R.
+  template <class R>
+  result<R> wait_for_reply(const context& ctx, std::vector<std::byte>& frame) {
+    if constexpr (cheap_in_place<R> && !std::is_void_v<R>) {
+      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
+      // completes: the body is never copied out first. Into the value itself: no result to move.
+      R value{};
+      std::optional<error> failed;
+      bool decoded = false;
+      auto decode = [&](std::span<const std::byte> body) {
+        decoded = true;
+        if (auto out = detail::decode_reply_into<Codec>(body, value)) failed.emplace(std::move(*out));
+      };
+      detail::call_outcome outcome = send(ctx, frame, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded, "a call succeeds only with a reply, whose body came here");
+      if (failed) return std::move(*failed);
+      return value;                            // moved (the return converts a local)
+    } else if constexpr (cheap_in_place<R>) {  // void: only an empty body is right
+      std::optional<result<R>> decoded;
+      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
+      detail::call_outcome outcome = send(ctx, frame, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
+      return std::move(*decoded);
+    } else {
+      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
+      // here, so that the thread receiving every caller's replies never waits on one caller's.
+      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
+      detail::call_outcome outcome = send(ctx, frame, detail::reply_sink::into(reply));
+      if (!outcome.ok()) return outcome.to_error();
+      result<R> out = detail::decode_reply<R, Codec>(reply);
+      detail::trim_scratch(reply);
+      return out;
+    }
+  }
+
+  detail::call_outcome send(const context& ctx, std::vector<std::byte>& frame, const detail::reply_sink& reply) {
+    return engine_ ? link::call(*engine_, ctx, frame, reply) : detail::connection_closed_outcome();
+  }
+
+  // Calls `f` with each argument as its declared type: as itself when it is that type, otherwise
+  // converted (a temporary that lives until `f` returns).
+  template <class Declared, class F, class... A>
+  static decltype(auto) convert_arguments(F&& f, const A&... arguments) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return f(detail::as_declared<std::tuple_element_t<I, Declared>>(arguments)...);
+    }
+    (std::index_sequence_for<A...>{});
   }
 
   std::shared_ptr<engine_type> engine_;

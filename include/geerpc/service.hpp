@@ -2,7 +2,8 @@
 //
 //   using FooApi = geerpc::service<"Foo",
 //       geerpc::method<"Sum", &Foo::sum>,                       // member function
-//       geerpc::method<"Add", [](const Args& a) { return ...; }>>; // or a captureless lambda, or &free_fn
+//       geerpc::method<"Add", [](int a, int b) { return a + b; }>, // or a captureless lambda, or &free_fn
+//       geerpc::method<"Ping", [] { return 1; }>>;             // of any number of arguments
 //
 // Names are template arguments, so a duplicate or malformed name, a handler of the wrong shape or a
 // typed stub call with the wrong argument type is a compile error, not a runtime surprise.
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "config.hpp"
 #include "fixed_string.hpp"
@@ -76,21 +78,46 @@ template <class P>
 inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
 
+// A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token.
+template <class Params, class Indices>
+struct leading_arguments;
+template <class Params, std::size_t... I>
+struct leading_arguments<Params, std::index_sequence<I...>> {
+  static constexpr bool valid = ((is_argument_param<std::tuple_element_t<I, Params>> &&
+                                  !is_stop_token_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>)&&...);
+  using types = std::tuple<std::remove_cvref_t<std::tuple_element_t<I, Params>>...>;
+};
+
 template <class Params>
-struct handler_params {
-  static constexpr bool valid = false;
+struct handler_params;
+template <class... P>
+struct handler_params<std::tuple<P...>> {
+ private:
+  static constexpr bool last_is_stop_token = [] {
+    if constexpr (sizeof...(P) == 0)
+      return false;
+    else
+      return is_stop_token_param<std::tuple_element_t<sizeof...(P) - 1, std::tuple<P...>>>;
+  }();
+  using arguments =
+      leading_arguments<std::tuple<P...>, std::make_index_sequence<sizeof...(P) - (last_is_stop_token ? 1 : 0)>>;
+
+ public:
+  static constexpr bool valid = arguments::valid;
+  static constexpr bool takes_stop_token = last_is_stop_token;
+  using argument_types = typename arguments::types;
+};
+
+// What a call carries: one argument travels as itself, any other number as the tuple of them. The
+// two encode alike (a tuple is its elements in turn), so a one-argument method may be called
+// either way.
+template <class Arguments>
+struct argument_of {
+  using type = Arguments;
 };
 template <class A>
-struct handler_params<std::tuple<A>> {
-  static constexpr bool valid = is_argument_param<A>;
-  static constexpr bool takes_stop_token = false;
-  using argument = std::remove_cvref_t<A>;
-};
-template <class A, class S>
-struct handler_params<std::tuple<A, S>> {
-  static constexpr bool valid = is_argument_param<A> && is_stop_token_param<S>;
-  static constexpr bool takes_stop_token = true;
-  using argument = std::remove_cvref_t<A>;
+struct argument_of<std::tuple<A>> {
+  using type = A;
 };
 
 template <class R>
@@ -104,10 +131,11 @@ struct handler_traits {
                 "pointer (&sum) or a captureless lambda");
   using params = handler_params<typename signature::params>;
   static_assert(params::valid && is_result_type<typename signature::result>,
-                "geerpc::method: a handler must look like `R f(const A&)` or `R f(const A&, std::stop_token)` "
-                "(A may also be taken by value; R is void or a value type, not a reference)");
+                "geerpc::method: a handler must look like `R f(const A1&, A2, ...)`, with any number of "
+                "arguments taken by const reference or by value, optionally followed by std::stop_token "
+                "(R is void or a value type, not a reference)");
   using owner = typename signature::owner;
-  using argument_type = typename params::argument;
+  using argument_types = typename params::argument_types;
   using result_type = typename signature::result;
   static constexpr bool takes_stop_token = params::takes_stop_token;
 };
@@ -128,20 +156,25 @@ struct method {
                 "geerpc::method: a method name must be non-empty and contain no '.'");
   using traits = detail::handler_traits<Handler>;
   using owner = typename traits::owner;
-  using argument_type = typename traits::argument_type;
+  using argument_types = typename traits::argument_types;  // std::tuple of the arguments' types
+  using argument_type = typename detail::argument_of<argument_types>::type;
   using result_type = typename traits::result_type;
+  static constexpr std::size_t arity = std::tuple_size_v<argument_types>;
   static constexpr auto name = Name;
   static constexpr auto handler = Handler;
   static constexpr bool takes_stop_token = traits::takes_stop_token;
 };
 
-// What a typed client call names: "Service.Method" with its argument and result types.
-// client.call<FooApi::fn<"Sum">>(Args{1, 2}) checks both at compile time.
-template <fixed_string FullName, class Argument, class Result>
+// What a typed client call names: "Service.Method" with its arguments' types (a std::tuple) and
+// its result type. client.call<FooApi::fn<"Sum">>(Args{1, 2}) and
+// client.call<MathApi::fn<"Add">>(1, 2) check both at compile time.
+template <fixed_string FullName, class Arguments, class Result>
 struct method_ref {
   static constexpr auto name = FullName;
-  using argument_type = Argument;
+  using argument_types = Arguments;
+  using argument_type = typename detail::argument_of<Arguments>::type;
   using result_type = Result;
+  static constexpr std::size_t arity = std::tuple_size_v<Arguments>;
 };
 
 template <class T>
@@ -181,9 +214,9 @@ auto find_method() {
   static_assert(index < sizeof...(Methods), "geerpc::service::fn: the service has no method of that name");
   if constexpr (index < sizeof...(Methods)) {
     using m = std::tuple_element_t<index, std::tuple<Methods...>>;
-    return method_ref<join_dotted(S, M), typename m::argument_type, typename m::result_type>{};
+    return method_ref<join_dotted(S, M), typename m::argument_types, typename m::result_type>{};
   } else {
-    return method_ref<join_dotted(S, M), void, void>{};
+    return method_ref<join_dotted(S, M), std::tuple<>, void>{};
   }
 }
 

@@ -10,7 +10,9 @@
 //
 //   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
 //   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
+//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
 //   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
+//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
 //   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
 //   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
 //
@@ -2091,7 +2093,8 @@ GEERPC_END_NAMESPACE
 //
 //   using FooApi = geerpc::service<"Foo",
 //       geerpc::method<"Sum", &Foo::sum>,                       // member function
-//       geerpc::method<"Add", [](const Args& a) { return ...; }>>; // or a captureless lambda, or &free_fn
+//       geerpc::method<"Add", [](int a, int b) { return a + b; }>, // or a captureless lambda, or &free_fn
+//       geerpc::method<"Ping", [] { return 1; }>>;             // of any number of arguments
 //
 // Names are template arguments, so a duplicate or malformed name, a handler of the wrong shape or a
 // typed stub call with the wrong argument type is a compile error, not a runtime surprise.
@@ -2194,21 +2197,46 @@ template <class P>
 inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
 
+// A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token.
+template <class Params, class Indices>
+struct leading_arguments;
+template <class Params, std::size_t... I>
+struct leading_arguments<Params, std::index_sequence<I...>> {
+  static constexpr bool valid = ((is_argument_param<std::tuple_element_t<I, Params>> &&
+                                  !is_stop_token_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>)&&...);
+  using types = std::tuple<std::remove_cvref_t<std::tuple_element_t<I, Params>>...>;
+};
+
 template <class Params>
-struct handler_params {
-  static constexpr bool valid = false;
+struct handler_params;
+template <class... P>
+struct handler_params<std::tuple<P...>> {
+ private:
+  static constexpr bool last_is_stop_token = [] {
+    if constexpr (sizeof...(P) == 0)
+      return false;
+    else
+      return is_stop_token_param<std::tuple_element_t<sizeof...(P) - 1, std::tuple<P...>>>;
+  }();
+  using arguments =
+      leading_arguments<std::tuple<P...>, std::make_index_sequence<sizeof...(P) - (last_is_stop_token ? 1 : 0)>>;
+
+ public:
+  static constexpr bool valid = arguments::valid;
+  static constexpr bool takes_stop_token = last_is_stop_token;
+  using argument_types = typename arguments::types;
+};
+
+// What a call carries: one argument travels as itself, any other number as the tuple of them. The
+// two encode alike (a tuple is its elements in turn), so a one-argument method may be called
+// either way.
+template <class Arguments>
+struct argument_of {
+  using type = Arguments;
 };
 template <class A>
-struct handler_params<std::tuple<A>> {
-  static constexpr bool valid = is_argument_param<A>;
-  static constexpr bool takes_stop_token = false;
-  using argument = std::remove_cvref_t<A>;
-};
-template <class A, class S>
-struct handler_params<std::tuple<A, S>> {
-  static constexpr bool valid = is_argument_param<A> && is_stop_token_param<S>;
-  static constexpr bool takes_stop_token = true;
-  using argument = std::remove_cvref_t<A>;
+struct argument_of<std::tuple<A>> {
+  using type = A;
 };
 
 template <class R>
@@ -2222,10 +2250,11 @@ struct handler_traits {
                 "pointer (&sum) or a captureless lambda");
   using params = handler_params<typename signature::params>;
   static_assert(params::valid && is_result_type<typename signature::result>,
-                "geerpc::method: a handler must look like `R f(const A&)` or `R f(const A&, std::stop_token)` "
-                "(A may also be taken by value; R is void or a value type, not a reference)");
+                "geerpc::method: a handler must look like `R f(const A1&, A2, ...)`, with any number of "
+                "arguments taken by const reference or by value, optionally followed by std::stop_token "
+                "(R is void or a value type, not a reference)");
   using owner = typename signature::owner;
-  using argument_type = typename params::argument;
+  using argument_types = typename params::argument_types;
   using result_type = typename signature::result;
   static constexpr bool takes_stop_token = params::takes_stop_token;
 };
@@ -2246,20 +2275,25 @@ struct method {
                 "geerpc::method: a method name must be non-empty and contain no '.'");
   using traits = detail::handler_traits<Handler>;
   using owner = typename traits::owner;
-  using argument_type = typename traits::argument_type;
+  using argument_types = typename traits::argument_types;  // std::tuple of the arguments' types
+  using argument_type = typename detail::argument_of<argument_types>::type;
   using result_type = typename traits::result_type;
+  static constexpr std::size_t arity = std::tuple_size_v<argument_types>;
   static constexpr auto name = Name;
   static constexpr auto handler = Handler;
   static constexpr bool takes_stop_token = traits::takes_stop_token;
 };
 
-// What a typed client call names: "Service.Method" with its argument and result types.
-// client.call<FooApi::fn<"Sum">>(Args{1, 2}) checks both at compile time.
-template <fixed_string FullName, class Argument, class Result>
+// What a typed client call names: "Service.Method" with its arguments' types (a std::tuple) and
+// its result type. client.call<FooApi::fn<"Sum">>(Args{1, 2}) and
+// client.call<MathApi::fn<"Add">>(1, 2) check both at compile time.
+template <fixed_string FullName, class Arguments, class Result>
 struct method_ref {
   static constexpr auto name = FullName;
-  using argument_type = Argument;
+  using argument_types = Arguments;
+  using argument_type = typename detail::argument_of<Arguments>::type;
   using result_type = Result;
+  static constexpr std::size_t arity = std::tuple_size_v<Arguments>;
 };
 
 template <class T>
@@ -2299,9 +2333,9 @@ auto find_method() {
   static_assert(index < sizeof...(Methods), "geerpc::service::fn: the service has no method of that name");
   if constexpr (index < sizeof...(Methods)) {
     using m = std::tuple_element_t<index, std::tuple<Methods...>>;
-    return method_ref<join_dotted(S, M), typename m::argument_type, typename m::result_type>{};
+    return method_ref<join_dotted(S, M), typename m::argument_types, typename m::result_type>{};
   } else {
-    return method_ref<join_dotted(S, M), void, void>{};
+    return method_ref<join_dotted(S, M), std::tuple<>, void>{};
   }
 }
 
@@ -2593,6 +2627,51 @@ std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& valu
   }
 }
 
+// True when no argument is a context: a call whose first argument is one takes it as its context.
+template <class... A>
+inline constexpr bool not_context = (!std::is_same_v<std::remove_cvref_t<A>, context> && ...);
+
+// A string literal, C string or std::string_view given to a call by name travels as std::string.
+template <class A>
+decltype(auto) wire_argument(const A& argument) {
+  if constexpr (std::is_convertible_v<const A&, std::string_view> && !std::is_same_v<A, std::string> &&
+                (std::is_array_v<A> || std::is_pointer_v<A> || std::is_same_v<A, std::string_view>))
+    return std::string(std::string_view(argument));
+  else
+    return (argument);
+}
+
+// Whether a typed stub of a method taking other than one argument is what these arguments call:
+// the checks that say what is wrong are in check_stub_arguments.
+template <class Fn, class... A>
+inline constexpr bool stub_takes = Fn::arity != 1 || sizeof...(A) != 1;
+
+template <class Declared, class... A>
+struct arguments_convert : std::false_type {};
+template <class... D, class... A>
+requires(sizeof...(D) == sizeof...(A)) struct arguments_convert<std::tuple<D...>, A...>
+    : std::bool_constant<(std::is_convertible_v<const A&, D> && ...)> {
+};
+
+template <class Fn, class... A>
+constexpr void check_stub_arguments() {
+  static_assert(sizeof...(A) == Fn::arity,
+                "geerpc: a typed stub was called with the wrong number of arguments for its method");
+  if constexpr (sizeof...(A) == Fn::arity)
+    static_assert(arguments_convert<typename Fn::argument_types, A...>::value,
+                  "geerpc: a typed stub was called with an argument that does not convert to the type its "
+                  "method declares");
+}
+
+// An argument as its declared type D: itself when it is a D, otherwise a converted temporary.
+template <class D, class A>
+decltype(auto) as_declared(const A& argument) {
+  if constexpr (std::is_same_v<A, D>)
+    return (argument);
+  else
+    return D(argument);
+}
+
 template <class R, class Codec>
 result<R> decode_reply(std::span<const std::byte> bytes) {
   if constexpr (std::is_void_v<R>) {
@@ -2700,84 +2779,89 @@ class basic_client {
   // Destroying a client while other threads still call through it is a bug, as for any object.
   ~basic_client() { close(); }
 
-  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", argument)
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) R call(std::string_view method, const A& argument) {
-    return try_call<R>(context{}, method, argument).value();
+  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", arguments...)
+  // The arguments are encoded as they are given: they must be the handler's types (a string
+  // literal or std::string_view travels as a std::string).
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
+    return try_call<R>(context{}, method, arguments...).value();
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A& argument) {
-    return try_call<R>(ctx, method, argument).value();
+  template <class R, class... A>
+  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A&... arguments) {
+    return try_call<R>(ctx, method, arguments...).value();
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) result<R> try_call(std::string_view method, const A& argument) {
-    return try_call<R>(context{}, method, argument);
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> && detail::not_context<A...>) result<R> try_call(std::string_view method,
+                                                                                const A&... arguments) {
+    return try_call<R>(context{}, method, arguments...);
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A& argument) {
-    if constexpr (cheap_in_place<R> && !std::is_void_v<R>) {
-      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
-      // completes: the body is never copied out first. Into the value itself: no result to move.
-      R value{};
-      std::optional<error> failed;
-      bool decoded = false;
-      auto decode = [&](std::span<const std::byte> body) {
-        decoded = true;
-        if (auto out = detail::decode_reply_into<Codec>(body, value)) failed.emplace(std::move(*out));
-      };
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
-      if (!outcome.ok()) return outcome.to_error();
-      GEERPC_ASSERT(decoded, "a call succeeds only with a reply, whose body came here");
-      if (failed) return std::move(*failed);
-      return value;                            // moved (the return converts a local)
-    } else if constexpr (cheap_in_place<R>) {  // void: only an empty body is right
-      std::optional<result<R>> decoded;
-      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink(decode));
-      if (!outcome.ok()) return outcome.to_error();
-      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
-      return std::move(*decoded);
-    } else {
-      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
-      // here, so that the thread receiving every caller's replies never waits on one caller's.
-      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
-      detail::call_outcome outcome = send_and_wait(ctx, method, argument, detail::reply_sink::into(reply));
-      if (!outcome.ok()) return outcome.to_error();
-      result<R> out = detail::decode_reply<R, Codec>(reply);
-      detail::trim_scratch(reply);
-      return out;
-    }
+  template <class R, class... A>
+  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    auto refused = build_request(frame, method, detail::wire_argument(arguments)...);
+    result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
+    detail::trim_scratch(frame);
+    return out;
   }
 
-  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] argument); types checked at compile time
+  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] arguments...); types checked at compile
+  // time. A one-argument method takes its argument as declared, so `{1, 2}` builds an aggregate.
   template <class Fn>
-  requires is_method_ref_v<Fn>
-  typename Fn::result_type call(const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument).value();
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
+      call(const typename Fn::argument_type& argument) {
+    return try_call<Fn>(context{}, argument).value();
   }
   template <class Fn>
-  requires is_method_ref_v<Fn>
-  typename Fn::result_type call(const context& ctx, const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument).value();
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
+      call(const context& ctx, const typename Fn::argument_type& argument) {
+    return try_call<Fn>(ctx, argument).value();
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
+    return try_call<Fn>(context{}, argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> result<typename Fn::result_type> try_call(const context& ctx,
-                                                                         const typename Fn::argument_type& argument) {
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) result<typename Fn::result_type> try_call(const context& ctx,
+                                                        const typename Fn::argument_type& argument) {
     return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
+  }
+  // Any other number of arguments, each converted to its declared type.
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>) typename Fn::result_type
+      call(const A&... arguments) {
+    return try_call<Fn>(context{}, arguments...).value();
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) typename Fn::result_type
+      call(const context& ctx, const A&... arguments) {
+    return try_call<Fn>(ctx, arguments...).value();
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
+      result<typename Fn::result_type> try_call(const A&... arguments) {
+    return try_call<Fn>(context{}, arguments...);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) result<typename Fn::result_type> try_call(
+      const context& ctx, const A&... arguments) {
+    detail::check_stub_arguments<Fn, A...>();
+    return convert_arguments<typename Fn::argument_types>(
+        [&](const auto&... converted) {
+          return try_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
+        },
+        arguments...);
   }
 
   // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
-  template <class R, class A>
+  template <class R, class... A>
   requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
-                                                                            const A& argument) {
+                                                                            const A&... arguments) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
-    if (auto refused = build_request(method, argument, frame))
+    if (auto refused = build_request(frame, method, detail::wire_argument(arguments)...))
       state = std::make_unique<detail::finished_call>(std::move(*refused));
     else if (!engine_)
       state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
@@ -2786,20 +2870,36 @@ class basic_client {
     detail::trim_scratch(frame);
     return call_future<R, Codec, Transport>(std::move(state));
   }
-  template <class R, class A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(std::string_view method,
-                                                                            const A& argument) {
-    return async_call<R>(context{}, method, argument);
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> &&
+           detail::not_context<A...>) call_future<R, Codec, Transport> async_call(std::string_view method,
+                                                                                  const A&... arguments) {
+    return async_call<R>(context{}, method, arguments...);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) call_future<typename Fn::result_type, Codec, Transport> async_call(
       const context& ctx, const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
   }
   template <class Fn>
-  requires is_method_ref_v<Fn> call_future<typename Fn::result_type, Codec, Transport> async_call(
-      const typename Fn::argument_type& argument) {
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1)
+      call_future<typename Fn::result_type, Codec, Transport> async_call(const typename Fn::argument_type& argument) {
     return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>)
+      call_future<typename Fn::result_type, Codec, Transport> async_call(const context& ctx, const A&... arguments) {
+    detail::check_stub_arguments<Fn, A...>();
+    return convert_arguments<typename Fn::argument_types>(
+        [&](const auto&... converted) {
+          return async_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
+        },
+        arguments...);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
+      call_future<typename Fn::result_type, Codec, Transport> async_call(const A&... arguments) {
+    return async_call<Fn>(context{}, arguments...);
   }
 
   // Fails every pending call with connection_closed; later calls fail fast. Safe while other
@@ -2822,13 +2922,15 @@ class basic_client {
       return false;
   }();
 
-  template <class A>
-  std::optional<detail::call_outcome> build_request(std::string_view method, const A& argument,
-                                                    std::vector<std::byte>& frame) const {
+  // The request frame for `method` with these arguments encoded one after another (as their
+  // tuple is), or why it cannot be sent.
+  template <class... A>
+  std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, std::string_view method,
+                                                    const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
     const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, 0, 0, 0}, method);
-    Codec::encode(argument, frame);
+    (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
     if (engine_ && length > link::server_max_frame_size(*engine_))
@@ -2839,16 +2941,55 @@ class basic_client {
     return std::nullopt;
   }
 
-  template <class A>
-  detail::call_outcome send_and_wait(const context& ctx, std::string_view method, const A& argument,
-                                     const detail::reply_sink& reply) {
-    auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(method, argument, frame);
-    detail::call_outcome outcome = refused   ? std::move(*refused)
-                                   : engine_ ? link::call(*engine_, ctx, frame, reply)
-                                             : detail::connection_closed_outcome();
-    detail::trim_scratch(frame);
-    return outcome;
+  // Sends the request in `frame` and waits for its reply, decoded as R.
+  template <class R>
+  result<R> wait_for_reply(const context& ctx, std::vector<std::byte>& frame) {
+    if constexpr (cheap_in_place<R> && !std::is_void_v<R>) {
+      // Decoded by whoever receives the reply, straight from its receive buffer, before the call
+      // completes: the body is never copied out first. Into the value itself: no result to move.
+      R value{};
+      std::optional<error> failed;
+      bool decoded = false;
+      auto decode = [&](std::span<const std::byte> body) {
+        decoded = true;
+        if (auto out = detail::decode_reply_into<Codec>(body, value)) failed.emplace(std::move(*out));
+      };
+      detail::call_outcome outcome = send(ctx, frame, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded, "a call succeeds only with a reply, whose body came here");
+      if (failed) return std::move(*failed);
+      return value;                            // moved (the return converts a local)
+    } else if constexpr (cheap_in_place<R>) {  // void: only an empty body is right
+      std::optional<result<R>> decoded;
+      auto decode = [&](std::span<const std::byte> body) { decoded.emplace(detail::decode_reply<R, Codec>(body)); };
+      detail::call_outcome outcome = send(ctx, frame, detail::reply_sink(decode));
+      if (!outcome.ok()) return outcome.to_error();
+      GEERPC_ASSERT(decoded.has_value(), "a call succeeds only with a reply, whose body came here");
+      return std::move(*decoded);
+    } else {
+      // A reply that may take long to decode (a map, a list of strings) is copied out and decoded
+      // here, so that the thread receiving every caller's replies never waits on one caller's.
+      auto& reply = detail::frame_scratch<detail::client_reply_tag>();
+      detail::call_outcome outcome = send(ctx, frame, detail::reply_sink::into(reply));
+      if (!outcome.ok()) return outcome.to_error();
+      result<R> out = detail::decode_reply<R, Codec>(reply);
+      detail::trim_scratch(reply);
+      return out;
+    }
+  }
+
+  detail::call_outcome send(const context& ctx, std::vector<std::byte>& frame, const detail::reply_sink& reply) {
+    return engine_ ? link::call(*engine_, ctx, frame, reply) : detail::connection_closed_outcome();
+  }
+
+  // Calls `f` with each argument as its declared type: as itself when it is that type, otherwise
+  // converted (a temporary that lives until `f` returns).
+  template <class Declared, class F, class... A>
+  static decltype(auto) convert_arguments(F&& f, const A&... arguments) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return f(detail::as_declared<std::tuple_element_t<I, Declared>>(arguments)...);
+    }
+    (std::index_sequence_for<A...>{});
   }
 
   std::shared_ptr<engine_type> engine_;
@@ -2917,16 +3058,17 @@ template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
                                std::vector<std::byte>& reply) {
-    using argument_type = typename Method::argument_type;
     using result_type = typename Method::result_type;
     try {
-      argument_type argument{};
-      if (auto status = Codec::decode(bytes, argument); !status)
+      // One argument is decoded as itself, any other number as their tuple (which encodes as they do
+      // one after another).
+      typename Method::argument_type arguments{};
+      if (auto status = Codec::decode(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
       if constexpr (std::is_void_v<result_type>) {
-        call(impl, argument, std::move(stop));
+        call(impl, arguments, std::move(stop));
       } else {
-        Codec::encode(call(impl, argument, std::move(stop)), reply);
+        Codec::encode(call(impl, arguments, std::move(stop)), reply);
       }
       return {};
     } catch (const std::exception& e) {
@@ -2937,20 +3079,33 @@ struct invoker {
   }
 
  private:
-  static decltype(auto) call(void* impl, const typename Method::argument_type& argument, std::stop_token stop) {
-    constexpr auto handler = Method::handler;
-    auto invoke_with = [&](auto&&... args) -> decltype(auto) {
-      if constexpr (std::is_void_v<typename Method::owner>) {
-        return handler(std::forward<decltype(args)>(args)...);
-      } else {
-        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(args)>(args)...);
-      }
-    };
-    if constexpr (Method::takes_stop_token) {
-      return invoke_with(argument, std::move(stop));
-    } else {
-      return invoke_with(argument);
-    }
+  // The arguments are the handler's own: one taken by value is moved into it.
+  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token stop) {
+    if constexpr (Method::arity == 1)
+      return call_with(impl, std::forward_as_tuple(argument), stop);
+    else
+      return call_with(impl, argument, stop);
+  }
+
+  template <class Tuple>
+  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop) {
+    return std::apply(
+        [&](auto&... args) -> decltype(auto) {
+          constexpr auto handler = Method::handler;
+          if constexpr (std::is_void_v<typename Method::owner>) {
+            if constexpr (Method::takes_stop_token)
+              return handler(std::move(args)..., std::move(stop));
+            else
+              return handler(std::move(args)...);
+          } else {
+            Impl* self = static_cast<Impl*>(impl);
+            if constexpr (Method::takes_stop_token)
+              return (self->*handler)(std::move(args)..., std::move(stop));
+            else
+              return (self->*handler)(std::move(args)...);
+          }
+        },
+        arguments);
   }
 };
 

@@ -46,16 +46,17 @@ template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
                                std::vector<std::byte>& reply) {
-    using argument_type = typename Method::argument_type;
     using result_type = typename Method::result_type;
     try {
-      argument_type argument{};
-      if (auto status = Codec::decode(bytes, argument); !status)
+      // One argument is decoded as itself, any other number as their tuple (which encodes as they do
+      // one after another).
+      typename Method::argument_type arguments{};
+      if (auto status = Codec::decode(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
       if constexpr (std::is_void_v<result_type>) {
-        call(impl, argument, std::move(stop));
+        call(impl, arguments, std::move(stop));
       } else {
-        Codec::encode(call(impl, argument, std::move(stop)), reply);
+        Codec::encode(call(impl, arguments, std::move(stop)), reply);
       }
       return {};
     } catch (const std::exception& e) {
@@ -66,20 +67,33 @@ struct invoker {
   }
 
  private:
-  static decltype(auto) call(void* impl, const typename Method::argument_type& argument, std::stop_token stop) {
-    constexpr auto handler = Method::handler;
-    auto invoke_with = [&](auto&&... args) -> decltype(auto) {
-      if constexpr (std::is_void_v<typename Method::owner>) {
-        return handler(std::forward<decltype(args)>(args)...);
-      } else {
-        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(args)>(args)...);
-      }
-    };
-    if constexpr (Method::takes_stop_token) {
-      return invoke_with(argument, std::move(stop));
-    } else {
-      return invoke_with(argument);
-    }
+  // The arguments are the handler's own: one taken by value is moved into it.
+  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token stop) {
+    if constexpr (Method::arity == 1)
+      return call_with(impl, std::forward_as_tuple(argument), stop);
+    else
+      return call_with(impl, argument, stop);
+  }
+
+  template <class Tuple>
+  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop) {
+    return std::apply(
+        [&](auto&... args) -> decltype(auto) {
+          constexpr auto handler = Method::handler;
+          if constexpr (std::is_void_v<typename Method::owner>) {
+            if constexpr (Method::takes_stop_token)
+              return handler(std::move(args)..., std::move(stop));
+            else
+              return handler(std::move(args)...);
+          } else {
+            Impl* self = static_cast<Impl*>(impl);
+            if constexpr (Method::takes_stop_token)
+              return (self->*handler)(std::move(args)..., std::move(stop));
+            else
+              return (self->*handler)(std::move(args)...);
+          }
+        },
+        arguments);
   }
 };
 

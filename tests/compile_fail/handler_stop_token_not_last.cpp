@@ -1,18 +1,14 @@
-// A handler takes one argument (and optionally a std::stop_token), not two.
+// A handler's std::stop_token comes after its arguments, not among them.
 // expect-error: a handler must look like
 // With GEERPC_CONTROL defined the offending line is corrected, and the file must compile.
 #include <geerpc/service.hpp>
-
-struct args {
-  int num1;
-  int num2;
-};
+#include <stop_token>
 
 struct calc {
 #ifdef GEERPC_CONTROL
-  int scaled_sum(const args& a) { return a.num1 + a.num2; }
+  int scaled_sum(int a, int b, std::stop_token) { return a + b; }
 #else
-  int scaled_sum(const args& a, int scale) { return (a.num1 + a.num2) * scale; }
+  int scaled_sum(int a, std::stop_token, int b) { return a + b; }
 #endif
 };
 
