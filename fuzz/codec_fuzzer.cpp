@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <new>
@@ -93,8 +94,10 @@ bool measured_decode(std::span<const std::byte> input, T& value) {
   counting = false;
   const std::size_t charged = in.memory_limit() - in.memory_left();
   if (in.memory_limit() != geerpc::codec::default_memory_limit(input.size()) || charged > in.memory_limit() ||
-      allocated > charged)
+      allocated > charged) {
+    std::fprintf(stderr, "allocated %zu, charged %zu, limit %zu\n", allocated, charged, in.memory_limit());
     std::abort();
+  }
   return decoded && in.remaining() == 0;
 }
 
@@ -118,7 +121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   // The first byte picks the type, so one corpus serves them all.
   const auto input = std::as_bytes(std::span(data + 1, size - 1));
-  switch (data[0] % 9) {
+  switch (data[0] % 11) {
     case 0:
       round_trip<fuzz::tree, true>(input);
       break;
@@ -144,8 +147,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 7:
       round_trip<fuzz::sparse, true>(input);
       break;
-    default:
+    case 8:
       round_trip<std::unordered_map<std::uint16_t, std::vector<std::string>>, true>(input);
+      break;
+    case 9:
+      round_trip<fuzz::modern, true>(input);
+      break;
+    default:
+      round_trip<fuzz::costly>(input);
       break;
   }
   return 0;

@@ -78,6 +78,26 @@ int main(int argc, char** argv) {
   write(root / "codec", "sparse", with_type(7, encoded(sparse)));
   write(root / "codec", "hashed_words",
         with_type(8, encoded(std::unordered_map<std::uint16_t, std::vector<std::string>>{{1, {"a", ""}}, {2, {}}})));
+  fuzz::modern modern{std::chrono::milliseconds(250),
+                      std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)),
+                      leaf,
+                      {"a", "b"},
+                      {1, 1, 2},
+                      {7, 9},
+                      {"q", ""},
+                      {{1, 2}, {}},
+                      std::make_unique<fuzz::leaf>(leaf),
+                      std::bitset<13>(0x1abc)};
+  write(root / "codec", "modern", with_type(9, encoded(modern)));
+  fuzz::costly costly;
+  std::get<0>(costly).push_back(nullptr);
+  std::get<0>(costly).push_back(std::make_unique<std::optional<std::array<char, 512>>>());
+  std::get<1>(costly) = {1, 2, 3};
+  std::get<2>(costly) = {{}, {4, 5}};
+  std::get<3>(costly) = {6, 6};
+  std::get<4>(costly).emplace_back(std::uint8_t{7});
+  std::get<4>(costly).emplace_back(std::deque<std::uint8_t>{8});
+  write(root / "codec", "costly", with_type(10, encoded(costly)));
 
   const auto sum = request(1, "Arith.Sum", Args{1, 2}, 1000);
   const auto echo = request(2, "Arith.Echo", std::string(300, 'e'));

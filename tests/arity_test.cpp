@@ -16,7 +16,7 @@ struct Math {
   int pings = 0;
   int ping() { return ++pings; }
   int add(int a, int b) const { return a + b; }
-  std::string join(const std::vector<std::string>& words, std::string separator) const {
+  std::string join(const std::vector<std::string>& words, const std::string& separator) const {
     std::string out;
     for (const auto& word : words) out += (out.empty() ? "" : separator) + word;
     return out;

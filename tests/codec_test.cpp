@@ -630,6 +630,13 @@ TEST_CASE("min_encoded_size is the size of the smallest encoding", "[codec]") {
   check_default(std::optional<std::array<std::uint64_t, 4>>{});
 }
 
+namespace {
+struct with_c_array {
+  int id;
+  char code[4];
+};
+}  // namespace
+
 TEST_CASE("the serializable concept accepts exactly the supported types", "[codec]") {
   STATIC_REQUIRE(geerpc::serializable<bool>);
   STATIC_REQUIRE(geerpc::serializable<char8_t>);
@@ -671,9 +678,15 @@ TEST_CASE("the serializable concept accepts exactly the supported types", "[code
   STATIC_REQUIRE_FALSE(geerpc::serializable<with_private_field>);
   STATIC_REQUIRE_FALSE(geerpc::serializable<with_function_pointer>);
   STATIC_REQUIRE_FALSE(geerpc::serializable<deep_culprit>);
-  STATIC_REQUIRE_FALSE(geerpc::serializable<std::string_view>);
-  STATIC_REQUIRE_FALSE(geerpc::serializable<std::set<int>>);
-  STATIC_REQUIRE_FALSE(geerpc::serializable<std::list<int>>);
+  // Encoded (a view as what it views), never decoded: a handler's parameter, a call's argument.
+  STATIC_REQUIRE(geerpc::serializable<std::string_view>);
+  STATIC_REQUIRE(geerpc::serializable<std::set<int>>);
+  STATIC_REQUIRE(geerpc::serializable<std::list<int>>);
+#if defined(__cpp_aggregate_paren_init)
+  // Seen before Boost.PFR would fail on it, for a message naming std::array.
+  STATIC_REQUIRE_FALSE(geerpc::serializable<with_c_array>);
+  STATIC_REQUIRE(std::is_same_v<first_unsupported<std::vector<with_c_array>>::type, with_c_array>);
+#endif
   STATIC_REQUIRE_FALSE(geerpc::serializable<std::vector<int*>>);
   STATIC_REQUIRE_FALSE(geerpc::serializable<std::optional<long double>>);
   STATIC_REQUIRE_FALSE(geerpc::serializable<std::map<int, float*>>);

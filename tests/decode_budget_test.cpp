@@ -83,34 +83,11 @@ byte_vector u16_keyed(std::size_t n, const byte_vector& value) {
   return out;
 }
 
-// ---- an allocator that counts, to see what a decode allocated
-
-struct allocation_log {
-  static inline std::size_t bytes = 0;
-  static void reset() { bytes = 0; }
-};
-
 template <class T>
-struct counting_allocator {
-  using value_type = T;
-  counting_allocator() = default;
-  template <class U>
-  counting_allocator(const counting_allocator<U>&) noexcept {}  // NOLINT: rebinding must be implicit
-
-  T* allocate(std::size_t n) {
-    allocation_log::bytes += n * sizeof(T);  // NOLINT(bugprone-sizeof-expression): T may be a pointer type
-    return std::allocator<T>{}.allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
-};
-template <class T, class U>
-bool operator==(const counting_allocator<T>&, const counting_allocator<U>&) noexcept {
-  return true;
-}
-
-template <class T>
-using counted_vector = std::vector<T, counting_allocator<T>>;
-using counted_string = std::basic_string<char, std::char_traits<char>, counting_allocator<char>>;
+using counted_vector = std::vector<T, test::counting_allocator<T>>;
+using counted_string = test::counted_string;
+using test::allocation_log;
+using test::counting_allocator;
 
 using page = std::array<char, 4096>;
 using pages = std::vector<std::optional<page>>;  // the shape that made a server allocate ~480 MiB

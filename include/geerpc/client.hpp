@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -59,14 +60,16 @@ std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& valu
 template <class... A>
 inline constexpr bool not_context = (!std::is_same_v<std::remove_cvref_t<A>, context> && ...);
 
-// A string literal, C string or std::string_view given to a call by name travels as std::string.
+// A string literal or C string given to a call by name travels as a std::string (viewed, not copied).
 template <class A>
 decltype(auto) wire_argument(const A& argument) {
-  if constexpr (std::is_convertible_v<const A&, std::string_view> && !std::is_same_v<A, std::string> &&
-                (std::is_array_v<A> || std::is_pointer_v<A> || std::is_same_v<A, std::string_view>))
-    return std::string(std::string_view(argument));
-  else
+  if constexpr (std::is_array_v<A> || std::is_pointer_v<A>) {
+    static_assert(std::is_convertible_v<const A&, std::string_view>,
+                  "geerpc: a pointer cannot be a call's argument (a C string can: it travels as a std::string)");
+    return std::string_view(argument);
+  } else {
     return (argument);
+  }
 }
 
 // Whether a typed stub of a method taking other than one argument is what these arguments call:
@@ -74,11 +77,36 @@ decltype(auto) wire_argument(const A& argument) {
 template <class Fn, class... A>
 inline constexpr bool stub_takes = Fn::arity != 1 || sizeof...(A) != 1;
 
+// What an argument declared as D may be given as, besides a D: a std::string as anything that
+// views as a std::string_view, a std::vector<T> as anything that views as a std::span<const T>.
+// Those are encoded as the view, exactly as the D would be, without a copy.
+template <class D>
+struct argument_view {
+  using type = void;
+};
+template <class Traits, class Alloc>
+struct argument_view<std::basic_string<char, Traits, Alloc>> {
+  using type = std::string_view;
+};
+template <class T, class Alloc>
+struct argument_view<std::vector<T, Alloc>> {
+  using type = std::conditional_t<std::is_same_v<T, bool>, void, std::span<const T>>;
+};
+
+template <class D, class A>
+inline constexpr bool argument_fits = [] {
+  using view = typename argument_view<D>::type;
+  if constexpr (std::is_void_v<view>)
+    return std::is_convertible_v<const A&, D>;
+  else
+    return std::is_convertible_v<const A&, D> || std::is_convertible_v<const A&, view>;
+}();
+
 template <class Declared, class... A>
 struct arguments_convert : std::false_type {};
 template <class... D, class... A>
 requires(sizeof...(D) == sizeof...(A)) struct arguments_convert<std::tuple<D...>, A...>
-    : std::bool_constant<(std::is_convertible_v<const A&, D> && ...)> {
+    : std::bool_constant<(argument_fits<D, A> && ...)> {
 };
 
 template <class Fn, class... A>
@@ -91,11 +119,15 @@ constexpr void check_stub_arguments() {
                   "method declares");
 }
 
-// An argument as its declared type D: itself when it is a D, otherwise a converted temporary.
+// An argument as what encodes as its declared type D: itself when it is a D, a view of it when it
+// views as D's view, otherwise a D converted from it (a temporary that lives for the call).
 template <class D, class A>
 decltype(auto) as_declared(const A& argument) {
+  using view = typename argument_view<D>::type;
   if constexpr (std::is_same_v<A, D>)
     return (argument);
+  else if constexpr (!std::is_void_v<view> && std::is_convertible_v<const A&, view>)
+    return view(argument);
   else
     return D(argument);
 }
@@ -209,7 +241,7 @@ class basic_client {
 
   // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", arguments...)
   // The arguments are encoded as they are given: they must be the handler's types (a string
-  // literal or std::string_view travels as a std::string).
+  // literal, C string or std::string_view travels as a std::string, a std::span as a std::vector).
   template <class R, class... A>
   requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
     return try_call<R>(context{}, method, arguments...).value();

@@ -11,11 +11,14 @@
 
 #include <array>
 #include <cstddef>
+#include <span>
 #include <stop_token>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "config.hpp"
 #include "fixed_string.hpp"
@@ -78,6 +81,23 @@ template <class P>
 inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
 
+// What an argument is decoded into: itself, except that a std::string_view parameter views a
+// std::string and a std::span<const T> a std::vector<T>, which live for the handler's call.
+template <class P>
+struct argument_storage {
+  using type = P;
+};
+template <>
+struct argument_storage<std::string_view> {
+  using type = std::string;
+};
+template <class T>
+struct argument_storage<std::span<const T>> {
+  using type = std::vector<T>;
+};
+template <class P>
+using argument_storage_t = typename argument_storage<std::remove_cvref_t<P>>::type;
+
 // A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token.
 template <class Params, class Indices>
 struct leading_arguments;
@@ -85,7 +105,7 @@ template <class Params, std::size_t... I>
 struct leading_arguments<Params, std::index_sequence<I...>> {
   static constexpr bool valid = ((is_argument_param<std::tuple_element_t<I, Params>> &&
                                   !is_stop_token_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>)&&...);
-  using types = std::tuple<std::remove_cvref_t<std::tuple_element_t<I, Params>>...>;
+  using types = std::tuple<argument_storage_t<std::tuple_element_t<I, Params>>...>;
 };
 
 template <class Params>

@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -656,8 +657,9 @@ GEERPC_END_NAMESPACE
 
 #include <boost/pfr/core.hpp>
 #include <climits>
+#include <exception>
 #include <limits>
-#include <tuple>
+#include <variant>
 
 // ---- begin geerpc/detail/integer_cast.hpp
 // geerpc: a conversion between integer types that are one type on some ABIs and two on others
@@ -687,12 +689,31 @@ GEERPC_END_NAMESPACE
 // geerpc: which values the binary codec can carry, decided at compile time, and a readable
 // compile error naming the offending type when one cannot be carried.
 
+#include <bitset>
+#include <deque>
+#include <list>
 #include <map>
+#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
+
+// The customization point for a class the codec cannot reflect (private members, invariants kept
+// by constructors): specialize it with a wire type the codec can carry and the two conversions.
+//
+//   template <> struct geerpc::codec::serializer<money> {
+//     using wire_type = std::tuple<std::string, std::int64_t>;  // any serializable type
+//     static wire_type to_wire(const money& m) { return {m.currency(), m.cents()}; }
+//     static money from_wire(wire_type&& w) { return money(std::get<0>(w), std::get<1>(w)); }
+//   };
+//
+// The value travels as its wire_type. from_wire may throw to refuse a value (a decode error, like
+// any malformed input); T must be default-constructible and move-assignable.
+template <class T>
+struct serializer;
 
 enum class type_kind {
   unsupported,
@@ -707,6 +728,15 @@ enum class type_kind {
   map,
   tuple,  // std::pair and std::tuple
   aggregate,
+  duration,    // std::chrono::duration
+  time_point,  // std::chrono::time_point of system_clock
+  variant,
+  set,       // std::set, std::multiset, std::unordered_set, std::unordered_multiset
+  sequence,  // std::deque, std::list
+  pointer,   // std::unique_ptr
+  bitset,
+  view,    // std::string_view, std::span<const T>: encoded (as a string, a vector), never decoded
+  custom,  // a class with a geerpc::codec::serializer
 };
 
 namespace detail {
@@ -745,6 +775,61 @@ struct is_std_tuple<std::tuple<T...>> : std::true_type {};
 template <class A, class B>
 struct is_std_tuple<std::pair<A, B>> : std::true_type {};
 
+template <class T>
+struct is_std_duration : std::false_type {};
+template <class Rep, class Period>
+struct is_std_duration<std::chrono::duration<Rep, Period>> : std::true_type {};
+
+template <class T>
+struct is_std_time_point : std::false_type {};
+template <class Clock, class Duration>
+struct is_std_time_point<std::chrono::time_point<Clock, Duration>> : std::true_type {};
+
+template <class T>
+struct is_std_variant : std::false_type {};
+template <class... T>
+struct is_std_variant<std::variant<T...>> : std::true_type {};
+
+template <class T>
+struct is_std_set : std::false_type {};
+template <class K, class Cmp, class Alloc>
+struct is_std_set<std::set<K, Cmp, Alloc>> : std::true_type {};
+template <class K, class Cmp, class Alloc>
+struct is_std_set<std::multiset<K, Cmp, Alloc>> : std::true_type {};
+template <class K, class Hash, class Eq, class Alloc>
+struct is_std_set<std::unordered_set<K, Hash, Eq, Alloc>> : std::true_type {};
+template <class K, class Hash, class Eq, class Alloc>
+struct is_std_set<std::unordered_multiset<K, Hash, Eq, Alloc>> : std::true_type {};
+
+template <class T>
+struct is_std_sequence : std::false_type {};
+template <class T, class Alloc>
+struct is_std_sequence<std::deque<T, Alloc>> : std::true_type {};
+template <class T, class Alloc>
+struct is_std_sequence<std::list<T, Alloc>> : std::true_type {};
+
+template <class T>
+struct is_std_unique_ptr : std::false_type {};
+template <class T>
+struct is_std_unique_ptr<std::unique_ptr<T>> : std::bool_constant<!std::is_array_v<T>> {};
+
+template <class T>
+struct is_std_bitset : std::false_type {};
+template <std::size_t N>
+struct is_std_bitset<std::bitset<N>> : std::true_type {};
+
+template <class T>
+struct is_view : std::false_type {};
+template <>
+struct is_view<std::string_view> : std::true_type {};
+template <class T>
+struct is_view<std::span<const T>> : std::true_type {};
+
+template <class T>
+inline constexpr bool has_serializer = requires {
+  typename serializer<T>::wire_type;
+};
+
 // Converts only to a base class of T: aggregate-initialising T from it compiles exactly when T's
 // first element is a base class subobject, i.e. when T has a base.
 template <class T>
@@ -765,6 +850,29 @@ constexpr bool is_reflectable_aggregate() {
     return !requires { T{any_base_of<T>{}}; };
 }
 
+// Converts to any type: what Boost.PFR's count of fields initialises each one with.
+struct any_field {
+  template <class U>
+  operator U() const;  // NOLINT: never defined, only used in unevaluated context
+};
+
+// Whether a reflectable aggregate has a C array member. Boost.PFR counts the elements of a C array
+// as fields of their own (brace elision), then fails with an error of its own; parenthesised
+// aggregate initialisation (C++20) elides no braces, so it refuses that many values exactly when
+// some member is a C array. Compilers without it (Clang before 16) leave the report to Boost.PFR.
+template <class T, std::size_t... I>
+constexpr bool initialises_from(std::index_sequence<I...>) {
+  return requires { T((void(I), any_field{})...); };
+}
+template <class T>
+constexpr bool has_c_array_member() {
+#if defined(__cpp_aggregate_paren_init) && __cpp_aggregate_paren_init >= 201902L
+  return !initialises_from<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+#else
+  return false;
+#endif
+}
+
 // An enum with a fixed underlying type can hold any value of that type, so decoding cannot produce
 // an invalid one. Without a fixed type (`enum E { a, b }`) the valid range is unknowable here.
 template <class E>
@@ -779,6 +887,8 @@ constexpr type_kind kind_of() {
   using namespace detail;
   if constexpr (std::is_reference_v<T> || std::is_const_v<T> || std::is_volatile_v<T>)
     return type_kind::unsupported;
+  else if constexpr (has_serializer<T>)
+    return type_kind::custom;
   else if constexpr (std::is_same_v<T, bool>)
     return type_kind::boolean;
   else if constexpr (std::is_integral_v<T>)
@@ -800,8 +910,25 @@ constexpr type_kind kind_of() {
     return type_kind::map;
   else if constexpr (is_std_tuple<T>::value)
     return type_kind::tuple;
+  else if constexpr (is_std_duration<T>::value)
+    return type_kind::duration;
+  else if constexpr (is_std_time_point<T>::value)
+    return std::is_same_v<typename T::clock, std::chrono::system_clock> ? type_kind::time_point
+                                                                        : type_kind::unsupported;
+  else if constexpr (is_std_variant<T>::value)
+    return type_kind::variant;
+  else if constexpr (is_std_set<T>::value)
+    return type_kind::set;
+  else if constexpr (is_std_sequence<T>::value)
+    return type_kind::sequence;
+  else if constexpr (is_std_unique_ptr<T>::value)
+    return type_kind::pointer;
+  else if constexpr (is_std_bitset<T>::value)
+    return type_kind::bitset;
+  else if constexpr (is_view<T>::value)
+    return type_kind::view;
   else if constexpr (is_reflectable_aggregate<T>())
-    return type_kind::aggregate;
+    return has_c_array_member<T>() ? type_kind::unsupported : type_kind::aggregate;
   else
     return type_kind::unsupported;
 }
@@ -830,8 +957,17 @@ constexpr std::size_t min_encoded_size() {
   else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration)
     return sizeof(T);
   else if constexpr (kind == type_kind::string || kind == type_kind::vector || kind == type_kind::optional ||
-                     kind == type_kind::map)
-    return 1;  // a one-byte count or tag
+                     kind == type_kind::map || kind == type_kind::set || kind == type_kind::sequence ||
+                     kind == type_kind::pointer || kind == type_kind::variant || kind == type_kind::view)
+    return 1;  // a one-byte count, tag or index
+  else if constexpr (kind == type_kind::duration)
+    return sizeof(typename T::rep);
+  else if constexpr (kind == type_kind::time_point)
+    return sizeof(typename T::rep);
+  else if constexpr (kind == type_kind::bitset)
+    return (T{}.size() + 7) / 8;
+  else if constexpr (kind == type_kind::custom)
+    return min_encoded_size<typename serializer<T>::wire_type>();
   else if constexpr (kind == type_kind::array)
     return std::tuple_size_v<T> * min_encoded_size<typename T::value_type>();
   else if constexpr (kind == type_kind::tuple)
@@ -875,6 +1011,24 @@ struct first_unsupported_element<std::pair<A, B>> {
   using type = typename first_non_void<typename first_unsupported<A>::type, typename first_unsupported<B>::type>::type;
 };
 
+// A value the decoder makes before filling it in (a variant's alternative, what a unique_ptr owns,
+// a class with a serializer) must be default-constructible.
+template <class T>
+using made_problem = std::conditional_t<std::is_default_constructible_v<T>, typename first_unsupported<T>::type, T>;
+
+template <class T>
+struct first_unsupported_alternative;
+template <class... E>
+struct first_unsupported_alternative<std::variant<E...>> {
+  using type = typename first_non_void<made_problem<E>...>::type;
+};
+
+// A duration's count travels as its representation: an integer or floating-point number.
+template <class Rep>
+inline constexpr bool is_count_type =
+    std::is_arithmetic_v<Rep> && !std::is_same_v<Rep, bool> &&
+    (std::is_integral_v<Rep> || std::is_same_v<Rep, float> || std::is_same_v<Rep, double>);
+
 // A container of elements that encode to zero bytes (empty structs) would let a peer claim any count
 // for free; we refuse such containers instead of guessing a bound.
 template <class Container, class Element>
@@ -903,6 +1057,20 @@ struct first_unsupported {
     else if constexpr (kind == type_kind::aggregate)
       return std::type_identity<
           typename detail::first_unsupported_field<T, std::make_index_sequence<boost::pfr::tuple_size_v<T>>>::type>{};
+    else if constexpr (kind == type_kind::duration || kind == type_kind::time_point)
+      return std::type_identity<std::conditional_t<detail::is_count_type<typename T::rep>, void, T>>{};
+    else if constexpr (kind == type_kind::variant)
+      return std::type_identity<typename detail::first_unsupported_alternative<T>::type>{};
+    else if constexpr (kind == type_kind::set || kind == type_kind::sequence)
+      return std::type_identity<detail::element_problem<T, typename T::value_type>>{};
+    else if constexpr (kind == type_kind::pointer)
+      return std::type_identity<detail::made_problem<typename T::element_type>>{};
+    else if constexpr (kind == type_kind::view)
+      return std::type_identity<detail::element_problem<T, typename T::value_type>>{};
+    else if constexpr (kind == type_kind::custom)
+      return std::type_identity<
+          std::conditional_t<std::is_default_constructible_v<T>,
+                             typename first_unsupported<typename serializer<T>::wire_type>::type, T>>{};
     else
       return std::type_identity<void>{};
   }
@@ -917,26 +1085,84 @@ inline constexpr bool is_serializable_v = std::is_void_v<typename first_unsuppor
 template <class>
 inline constexpr bool always_false = false;
 
+namespace detail {
+// The culprits with a message of their own.
+template <class T>
+inline constexpr bool is_other_clock_time_point = [] {
+  if constexpr (is_std_time_point<T>::value)
+    return !std::is_same_v<typename T::clock, std::chrono::system_clock>;
+  else
+    return false;
+}();
+template <class T>
+inline constexpr bool is_aggregate_with_c_array = [] {
+  if constexpr (is_reflectable_aggregate<T>() && !has_serializer<T>)
+    return has_c_array_member<T>();
+  else
+    return false;
+}();
+}  // namespace detail
+
 // Instantiated only to fail: the compiler prints `Culprit` in its "required from" lines.
 template <class Culprit, class Whole>
 struct type_cannot_be_serialized {
   static_assert(always_false<Culprit>,
                 "geerpc: a type cannot be serialized. Supported: bool, integers, float, double, enums, "
                 "std::string, std::vector, std::array, std::optional, std::map, std::unordered_map, "
-                "std::pair, std::tuple and aggregates (plain structs) of these. Not supported: pointers, "
+                "std::set, std::multiset, std::unordered_set, std::unordered_multiset, std::deque, "
+                "std::list, std::unique_ptr, std::variant, std::bitset, std::pair, std::tuple, "
+                "std::chrono::duration (of an integer or floating-point count), "
+                "std::chrono::system_clock time points, aggregates (plain structs) of these, and classes "
+                "with a geerpc::codec::serializer specialization. Not supported: raw pointers, "
                 "references, const or volatile members, C arrays (use std::array), unions, classes with "
-                "constructors, base classes or virtual functions, long double, enums without a fixed "
-                "underlying type (write `enum E : int`), and containers of empty structs. "
+                "constructors, base classes or virtual functions (write a geerpc::codec::serializer), "
+                "long double, enums without a fixed underlying type (write `enum E : int`), containers "
+                "of empty structs, and types containing themselves. "
                 "The line 'In instantiation of type_cannot_be_serialized<Culprit, Whole>' names the "
                 "culprit and the type that contains it.");
+  static constexpr bool value = false;
+};
+
+template <class Culprit, class Whole>
+struct time_point_of_another_clock_cannot_be_serialized {
+  static_assert(always_false<Culprit>,
+                "geerpc: only std::chrono::system_clock time points can be serialized: a steady_clock "
+                "(or other clock's) time point counts from an epoch that means nothing in another "
+                "process. Send a duration (the time left, say), or a system_clock time point.");
+  static constexpr bool value = false;
+};
+
+template <class Culprit, class Whole>
+struct c_array_member_cannot_be_serialized {
+  static_assert(always_false<Culprit>,
+                "geerpc: a struct with a C array member cannot be serialized: use std::array<T, N> "
+                "instead of T[N]. The line 'In instantiation of c_array_member_cannot_be_serialized"
+                "<Culprit, Whole>' names the struct.");
   static constexpr bool value = false;
 };
 
 // Fails the build with the message above when T cannot be carried; call it where T enters geerpc.
 template <class T>
 constexpr void require_serializable() {
-  if constexpr (!is_serializable_v<T>) (void)type_cannot_be_serialized<typename first_unsupported<T>::type, T>::value;
+  if constexpr (!is_serializable_v<T>) {
+    using culprit = typename first_unsupported<T>::type;
+    if constexpr (detail::is_other_clock_time_point<culprit>)
+      (void)time_point_of_another_clock_cannot_be_serialized<culprit, T>::value;
+    else if constexpr (detail::is_aggregate_with_c_array<culprit>)
+      (void)c_array_member_cannot_be_serialized<culprit, T>::value;
+    else
+      (void)type_cannot_be_serialized<culprit, T>::value;
+  }
 }
+
+// A value decoding can fill: a view (std::string_view, std::span) only ever encodes.
+template <class T>
+struct view_cannot_be_decoded {
+  static_assert(always_false<T>,
+                "geerpc: std::string_view and std::span can be a handler's parameters and a call's "
+                "arguments, not results or members of what is decoded: use std::string or std::vector");
+  static constexpr bool value = false;
+};
 
 }  // namespace codec
 
@@ -1151,7 +1377,8 @@ template <class T>
 constexpr bool decodes_like_copy() {
   constexpr type_kind kind = kind_of<T>();
   if constexpr (kind == type_kind::boolean || kind == type_kind::integer || kind == type_kind::floating ||
-                kind == type_kind::enumeration || kind == type_kind::string)
+                kind == type_kind::enumeration || kind == type_kind::string || kind == type_kind::duration ||
+                kind == type_kind::time_point || kind == type_kind::bitset)
     return true;
   else if constexpr (kind == type_kind::vector)
     return is_memcpy_array_element<typename T::value_type>;
@@ -1190,9 +1417,95 @@ constexpr std::size_t map_node_allocation() noexcept {
   return round_up(4 * sizeof(void*), alignof(Value)) + round_up(sizeof(Value), alignof(void*));
 }
 
+// A node of a std::list (two links) or std::set (three links and a colour): as a map's.
+template <class Value>
+constexpr std::size_t list_node_allocation() noexcept {
+  return map_node_allocation<Value>();
+}
+
+// What a std::deque of `size` elements made at once takes: its blocks and its map of block
+// pointers. libstdc++ makes blocks of 512 bytes (or one element, if larger) and a map of at least 8
+// pointers, 2 more than the blocks; libc++ makes blocks of 4096 bytes (or 16 elements, if those
+// are larger than 256 bytes each).
+template <class Value>
+constexpr std::size_t deque_allocation(std::size_t size) noexcept {
+#if defined(_LIBCPP_VERSION)
+  constexpr std::size_t per_block = sizeof(Value) < 256 ? 4096 / sizeof(Value) : 16;
+  const std::size_t blocks = size / per_block + 1;
+  return blocks * per_block * sizeof(Value) + 2 * (blocks + 8) * sizeof(void*);
+#else
+  constexpr std::size_t per_block = sizeof(Value) < 512 ? 512 / sizeof(Value) : 1;
+  const std::size_t blocks = size / per_block + 1;
+  return blocks * per_block * sizeof(Value) + (blocks + 8) * sizeof(void*);
+#endif
+}
+
+// What default-constructing a T allocates: nothing, except where a std::deque is made (libstdc++
+// gives a new deque a map and one block; a variant is made holding its first alternative). Whoever
+// makes values to decode into (a container its elements, a variant its alternative, a unique_ptr
+// what it owns) charges for that too, so that a body of empty deques costs what it takes.
+template <class T>
+constexpr std::size_t default_allocation() noexcept;
+
+template <class Tuple, std::size_t... I>
+constexpr std::size_t elements_default_allocation(std::index_sequence<I...>) noexcept {
+  return (std::size_t{0} + ... + default_allocation<std::tuple_element_t<I, Tuple>>());
+}
+template <class T, std::size_t... I>
+constexpr std::size_t fields_default_allocation(std::index_sequence<I...>) noexcept {
+  return (std::size_t{0} + ... + default_allocation<boost::pfr::tuple_element_t<I, T>>());
+}
+
+template <class T>
+constexpr std::size_t default_allocation() noexcept {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::sequence && requires(T & d) { d.shrink_to_fit(); })
+    return deque_allocation<typename T::value_type>(0);
+  else if constexpr (kind == type_kind::array)
+    return std::tuple_size_v<T> * default_allocation<typename T::value_type>();
+  else if constexpr (kind == type_kind::tuple)
+    return elements_default_allocation<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::aggregate)
+    return fields_default_allocation<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::variant)
+    return default_allocation<std::variant_alternative_t<0, T>>();
+  else
+    return 0;
+}
+
+// Charges what making `count` of each of Made allocates by default (nothing, for most types).
+template <class... Made>
+bool charge_made(reader& in, std::size_t count, const std::byte* at) noexcept {
+  constexpr std::size_t each = (std::size_t{0} + ... + default_allocation<Made>());
+  if constexpr (each == 0)
+    return true;
+  else
+    return in.charge(count, each, at);
+}
+
+// A deque's elements are charged with its blocks: the count check bounds `size` by the input, so
+// this cannot overflow for a body that fits in memory; it is still checked.
+template <class Value>
+constexpr std::size_t deque_limit() noexcept {
+  return std::numeric_limits<std::size_t>::max() / 2 / (sizeof(Value) + sizeof(void*));
+}
+
 // An unordered_map's bucket array after reserve(size): a pointer per bucket, and the bucket count
 // is the next prime at or above `size` (from libstdc++'s table, or exactly), at most 2 * size + 2.
 constexpr std::size_t bucket_allocation(std::size_t size) noexcept { return (2 * size + 2) * sizeof(void*); }
+}  // namespace detail
+
+namespace detail {
+// Makes alternative `index` of the variant and decodes into it.
+template <class V, std::size_t... I>
+bool decode_alternative(reader& in, V& value, std::size_t index, std::index_sequence<I...>) {
+  bool decoded = false;
+  (void)((index == I && (decoded = charge_made<std::variant_alternative_t<I, V>>(in, 1, in.position()) &&
+                                   decode_value(in, value.template emplace<I>()),
+                         true)) ||
+         ...);
+  return decoded;
+}
 }  // namespace detail
 
 template <class T>
@@ -1227,6 +1540,43 @@ void encode_value(writer& out, const T& value) {
     std::apply([&](const auto&... items) { (encode_value(out, items), ...); }, value);
   } else if constexpr (kind == type_kind::aggregate) {
     boost::pfr::for_each_field(value, [&](const auto& field) { encode_value(out, field); });
+  } else if constexpr (kind == type_kind::duration) {
+    encode_value(out, value.count());
+  } else if constexpr (kind == type_kind::time_point) {
+    encode_value(out, value.time_since_epoch().count());
+  } else if constexpr (kind == type_kind::variant) {
+    // A variant left valueless by an exception has no value to send.
+    if (value.valueless_by_exception()) throw std::bad_variant_access();
+    out.varint(value.index());
+    std::visit([&](const auto& alternative) { encode_value(out, alternative); }, value);
+  } else if constexpr (kind == type_kind::set || kind == type_kind::sequence) {
+    out.varint(value.size());
+    for (const auto& item : value) encode_value(out, item);
+  } else if constexpr (kind == type_kind::pointer) {
+    out.fixed(static_cast<std::uint8_t>(value ? 1 : 0));
+    if (value) encode_value(out, *value);
+  } else if constexpr (kind == type_kind::bitset) {
+    // Bit i in byte i / 8, at bit i % 8: the low bits first.
+    for (std::size_t at = 0; at < value.size(); at += 8) {
+      unsigned byte = 0;
+      for (std::size_t bit = 0; bit < 8 && at + bit < value.size(); ++bit)
+        if (value.test(at + bit)) byte |= 1u << bit;
+      out.fixed(static_cast<std::uint8_t>(byte));
+    }
+  } else if constexpr (kind == type_kind::view) {
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      out.varint(value.size());
+      out.raw(value.data(), value.size());
+    } else {  // a span, as the vector it views
+      using element = std::remove_const_t<typename T::element_type>;
+      out.varint(value.size());
+      if constexpr (detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little)
+        out.raw(value.data(), value.size() * sizeof(element));
+      else
+        for (const auto& item : value) encode_value(out, static_cast<const element&>(item));
+    }
+  } else if constexpr (kind == type_kind::custom) {
+    encode_value(out, serializer<T>::to_wire(value));
   }
   // Anything else was refused by require_serializable where T entered geerpc.
 }
@@ -1291,6 +1641,7 @@ bool decode_value(reader& in, T& value) {
         value.resize(size);
         return in.raw(value.data(), size * sizeof(element));
       } else {
+        if (!detail::charge_made<element>(in, size, start)) return false;
         value.clear();
         // Each element is decoded where it will stay: a large one is never copied.
         for (std::size_t i = 0; i < size; ++i)
@@ -1311,6 +1662,7 @@ bool decode_value(reader& in, T& value) {
       value.reset();
       return true;
     }
+    if (!detail::charge_made<typename T::value_type>(in, 1, at)) return false;
     return decode_value(in, value.emplace());
   } else if constexpr (kind == type_kind::map) {
     using key_type = typename T::key_type;
@@ -1319,7 +1671,9 @@ bool decode_value(reader& in, T& value) {
     std::size_t size = 0;
     if (!in.count(size, min_encoded_size<key_type>() + min_encoded_size<mapped_type>())) return false;
     // Every node is charged before the first is made (a duplicate key's node is made, then freed).
-    if (!in.charge(size, detail::map_node_allocation<typename T::value_type>(), start)) return false;
+    if (!in.charge(size, detail::map_node_allocation<typename T::value_type>(), start) ||
+        !detail::charge_made<key_type, mapped_type>(in, size, start))
+      return false;
     value.clear();
     if constexpr (requires { value.reserve(size); }) {
       // Reserved once, so that the table never grows (and holds two bucket arrays) while filling.
@@ -1342,6 +1696,121 @@ bool decode_value(reader& in, T& value) {
     bool ok = true;
     boost::pfr::for_each_field(value, [&](auto& field) { ok = ok && decode_value(in, field); });
     return ok;
+  } else if constexpr (kind == type_kind::duration) {
+    typename T::rep count{};
+    if (!decode_value(in, count)) return false;
+    value = T(count);
+    return true;
+  } else if constexpr (kind == type_kind::time_point) {
+    typename T::rep count{};
+    if (!decode_value(in, count)) return false;
+    value = T(typename T::duration(count));
+    return true;
+  } else if constexpr (kind == type_kind::variant) {
+    const std::byte* at = in.position();
+    std::uint64_t index = 0;
+    if (!in.varint(index)) return false;
+    if (index >= std::variant_size_v<T>) return in.fail_at("variant index out of range", at);
+    return detail::decode_alternative(in, value, geerpc::detail::integer_cast<std::size_t>(index),
+                                      std::make_index_sequence<std::variant_size_v<T>>{});
+  } else if constexpr (kind == type_kind::set) {
+    using key_type = typename T::value_type;
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<key_type>())) return false;
+    if (!in.charge(size, detail::map_node_allocation<key_type>(), start) ||
+        !detail::charge_made<key_type>(in, size, start))
+      return false;
+    value.clear();
+    if constexpr (requires { value.reserve(size); }) {
+      if (size != 0) {
+        if (!in.charge(detail::bucket_allocation(size), start)) return false;
+        value.reserve(size);
+      }
+    }
+    constexpr bool unique = requires { value.emplace(std::declval<key_type>()).second; };
+    for (std::size_t i = 0; i < size; ++i) {
+      const std::byte* at = in.position();
+      key_type key{};
+      if (!decode_value(in, key)) return false;
+      if constexpr (unique) {
+        if (!value.emplace(std::move(key)).second) return in.fail_at("duplicate set element", at);
+      } else {
+        value.emplace(std::move(key));
+      }
+    }
+    return true;
+  } else if constexpr (kind == type_kind::sequence) {
+    using element = typename T::value_type;
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<element>())) return false;
+    if constexpr (requires {
+                    value.push_front(std::declval<element>());
+                    value.shrink_to_fit();
+                  }) {  // a deque
+      if (size > detail::deque_limit<element>() || !in.charge(detail::deque_allocation<element>(size), start) ||
+          !detail::charge_made<element>(in, size, start))
+        return in.fail_at(memory_limit_reason, start);
+      // Made at its size in one go, so that it never grows block by block and map by map.
+      T filled(size, value.get_allocator());
+      for (auto& item : filled)
+        if (!decode_value(in, item)) return false;
+      value.swap(filled);
+      return true;
+    } else {  // a list: a node per element
+      if (!in.charge(size, detail::list_node_allocation<element>(), start) ||
+          !detail::charge_made<element>(in, size, start))
+        return false;
+      value.clear();
+      for (std::size_t i = 0; i < size; ++i)
+        if (!decode_value(in, value.emplace_back())) return false;
+      return true;
+    }
+  } else if constexpr (kind == type_kind::pointer) {
+    using element = typename T::element_type;
+    const std::byte* at = in.position();
+    std::uint8_t tag = 0;
+    if (!in.fixed(tag)) return false;
+    if (tag > 1) return in.fail_at("unique_ptr tag is neither 0 nor 1", at);
+    if (tag == 0) {
+      value.reset();
+      return true;
+    }
+    if (!value) {
+      if (!in.charge(detail::round_up(sizeof(element), alignof(std::max_align_t)), at) ||
+          !detail::charge_made<element>(in, 1, at))
+        return false;
+      value = std::make_unique<element>();
+    }
+    return decode_value(in, *value);
+  } else if constexpr (kind == type_kind::bitset) {
+    constexpr std::size_t bits = T{}.size();
+    const std::byte* at = in.take((bits + 7) / 8);
+    if (at == nullptr) return false;
+    value.reset();
+    for (std::size_t i = 0; i < (bits + 7) / 8; ++i) {
+      const auto byte = static_cast<unsigned>(at[i]);
+      for (std::size_t bit = 0; bit < 8; ++bit) {
+        if ((byte & (1u << bit)) == 0) continue;
+        if (i * 8 + bit >= bits) return in.fail_at("bitset has a bit set beyond its size", at + i);
+        value.set(i * 8 + bit);
+      }
+    }
+    return true;
+  } else if constexpr (kind == type_kind::view) {
+    return view_cannot_be_decoded<T>::value;
+  } else if constexpr (kind == type_kind::custom) {
+    const std::byte* at = in.position();
+    if (!detail::charge_made<typename serializer<T>::wire_type>(in, 1, at)) return false;
+    typename serializer<T>::wire_type wire{};
+    if (!decode_value(in, wire)) return false;
+    try {
+      value = serializer<T>::from_wire(std::move(wire));
+    } catch (const std::exception&) {
+      return in.fail_at("value refused by its geerpc::codec::serializer", at);
+    }
+    return true;
   } else {
     return false;  // refused at compile time by require_serializable
   }
@@ -2197,6 +2666,23 @@ template <class P>
 inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
 
+// What an argument is decoded into: itself, except that a std::string_view parameter views a
+// std::string and a std::span<const T> a std::vector<T>, which live for the handler's call.
+template <class P>
+struct argument_storage {
+  using type = P;
+};
+template <>
+struct argument_storage<std::string_view> {
+  using type = std::string;
+};
+template <class T>
+struct argument_storage<std::span<const T>> {
+  using type = std::vector<T>;
+};
+template <class P>
+using argument_storage_t = typename argument_storage<std::remove_cvref_t<P>>::type;
+
 // A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token.
 template <class Params, class Indices>
 struct leading_arguments;
@@ -2204,7 +2690,7 @@ template <class Params, std::size_t... I>
 struct leading_arguments<Params, std::index_sequence<I...>> {
   static constexpr bool valid = ((is_argument_param<std::tuple_element_t<I, Params>> &&
                                   !is_stop_token_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>)&&...);
-  using types = std::tuple<std::remove_cvref_t<std::tuple_element_t<I, Params>>...>;
+  using types = std::tuple<argument_storage_t<std::tuple_element_t<I, Params>>...>;
 };
 
 template <class Params>
@@ -2631,14 +3117,16 @@ std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& valu
 template <class... A>
 inline constexpr bool not_context = (!std::is_same_v<std::remove_cvref_t<A>, context> && ...);
 
-// A string literal, C string or std::string_view given to a call by name travels as std::string.
+// A string literal or C string given to a call by name travels as a std::string (viewed, not copied).
 template <class A>
 decltype(auto) wire_argument(const A& argument) {
-  if constexpr (std::is_convertible_v<const A&, std::string_view> && !std::is_same_v<A, std::string> &&
-                (std::is_array_v<A> || std::is_pointer_v<A> || std::is_same_v<A, std::string_view>))
-    return std::string(std::string_view(argument));
-  else
+  if constexpr (std::is_array_v<A> || std::is_pointer_v<A>) {
+    static_assert(std::is_convertible_v<const A&, std::string_view>,
+                  "geerpc: a pointer cannot be a call's argument (a C string can: it travels as a std::string)");
+    return std::string_view(argument);
+  } else {
     return (argument);
+  }
 }
 
 // Whether a typed stub of a method taking other than one argument is what these arguments call:
@@ -2646,11 +3134,36 @@ decltype(auto) wire_argument(const A& argument) {
 template <class Fn, class... A>
 inline constexpr bool stub_takes = Fn::arity != 1 || sizeof...(A) != 1;
 
+// What an argument declared as D may be given as, besides a D: a std::string as anything that
+// views as a std::string_view, a std::vector<T> as anything that views as a std::span<const T>.
+// Those are encoded as the view, exactly as the D would be, without a copy.
+template <class D>
+struct argument_view {
+  using type = void;
+};
+template <class Traits, class Alloc>
+struct argument_view<std::basic_string<char, Traits, Alloc>> {
+  using type = std::string_view;
+};
+template <class T, class Alloc>
+struct argument_view<std::vector<T, Alloc>> {
+  using type = std::conditional_t<std::is_same_v<T, bool>, void, std::span<const T>>;
+};
+
+template <class D, class A>
+inline constexpr bool argument_fits = [] {
+  using view = typename argument_view<D>::type;
+  if constexpr (std::is_void_v<view>)
+    return std::is_convertible_v<const A&, D>;
+  else
+    return std::is_convertible_v<const A&, D> || std::is_convertible_v<const A&, view>;
+}();
+
 template <class Declared, class... A>
 struct arguments_convert : std::false_type {};
 template <class... D, class... A>
 requires(sizeof...(D) == sizeof...(A)) struct arguments_convert<std::tuple<D...>, A...>
-    : std::bool_constant<(std::is_convertible_v<const A&, D> && ...)> {
+    : std::bool_constant<(argument_fits<D, A> && ...)> {
 };
 
 template <class Fn, class... A>
@@ -2663,11 +3176,15 @@ constexpr void check_stub_arguments() {
                   "method declares");
 }
 
-// An argument as its declared type D: itself when it is a D, otherwise a converted temporary.
+// An argument as what encodes as its declared type D: itself when it is a D, a view of it when it
+// views as D's view, otherwise a D converted from it (a temporary that lives for the call).
 template <class D, class A>
 decltype(auto) as_declared(const A& argument) {
+  using view = typename argument_view<D>::type;
   if constexpr (std::is_same_v<A, D>)
     return (argument);
+  else if constexpr (!std::is_void_v<view> && std::is_convertible_v<const A&, view>)
+    return view(argument);
   else
     return D(argument);
 }
@@ -2781,7 +3298,7 @@ class basic_client {
 
   // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", arguments...)
   // The arguments are encoded as they are given: they must be the handler's types (a string
-  // literal or std::string_view travels as a std::string).
+  // literal, C string or std::string_view travels as a std::string, a std::span as a std::vector).
   template <class R, class... A>
   requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
     return try_call<R>(context{}, method, arguments...).value();
@@ -3029,7 +3546,6 @@ GEERPC_END_NAMESPACE
 // the handler and encodes its result. Built once by server::add<Service>() before serving starts;
 // read-only while serving, so lookups need no lock.
 
-#include <exception>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -6898,7 +7414,6 @@ GEERPC_END_NAMESPACE
 // a request that runs too long and fires its handler's stop_token.
 
 
-#include <list>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -7648,7 +8163,6 @@ GEERPC_END_NAMESPACE
 
 #include <sys/epoll.h>
 
-#include <deque>
 
 
 GEERPC_BEGIN_NAMESPACE

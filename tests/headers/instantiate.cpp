@@ -6,15 +6,24 @@
 #include <geerpc/geerpc.hpp>
 
 #include <array>
+#include <bitset>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <list>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
+#include <variant>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -45,6 +54,28 @@ struct everything {
   std::unordered_map<int, std::vector<std::string>> hashed;
   std::pair<long, short> couple;
   std::tuple<std::int8_t, std::uint16_t, std::string> several;
+  std::chrono::milliseconds timeout;
+  std::chrono::duration<float> seconds;
+  std::chrono::system_clock::time_point when;
+  std::variant<std::monostate, int, std::string> choice;
+  std::set<std::string> tags;
+  std::multiset<std::int16_t> votes;
+  std::unordered_set<std::uint32_t> ids;
+  std::unordered_multiset<std::string> words;
+  std::deque<inner> queue;
+  std::list<std::string> lines;
+  std::unique_ptr<inner> owned;
+  std::bitset<13> flags;
+};
+
+class ticket {
+ public:
+  ticket() = default;
+  explicit ticket(std::uint32_t number) : number_(number) {}
+  std::uint32_t number() const { return number_; }
+
+ private:
+  std::uint32_t number_ = 0;
 };
 
 struct args {
@@ -57,6 +88,11 @@ struct foo {
   int slow(const args& a, std::stop_token stop) { return stop.stop_requested() ? 0 : a.num1; }
   everything echo(everything value) const { return value; }
   void forget(const std::string&) {}
+  int ping() { return 1; }
+  std::size_t count(std::string_view text, std::span<const std::int32_t> numbers, char c, std::stop_token) const {
+    return text.size() + numbers.size() + static_cast<std::size_t>(c);
+  }
+  ticket next(const ticket& t) const { return ticket(t.number() + 1); }
 };
 
 std::vector<double> halve(const std::vector<double>& values) {
@@ -65,14 +101,29 @@ std::vector<double> halve(const std::vector<double>& values) {
   return out;
 }
 
-using foo_api = geerpc::service<"Foo",                               //
-                                geerpc::method<"Sum", &foo::sum>,    //
-                                geerpc::method<"Slow", &foo::slow>,  //
-                                geerpc::method<"Echo", &foo::echo>,  //
-                                geerpc::method<"Forget", &foo::forget>>;
+}  // namespace
+
+template <>
+struct geerpc::codec::serializer<ticket> {
+  using wire_type = std::uint32_t;
+  static wire_type to_wire(const ticket& t) { return t.number(); }
+  static ticket from_wire(wire_type&& w) { return ticket(w); }
+};
+
+namespace {
+
+using foo_api = geerpc::service<"Foo",                                   //
+                                geerpc::method<"Sum", &foo::sum>,        //
+                                geerpc::method<"Slow", &foo::slow>,      //
+                                geerpc::method<"Echo", &foo::echo>,      //
+                                geerpc::method<"Forget", &foo::forget>,  //
+                                geerpc::method<"Ping", &foo::ping>,      //
+                                geerpc::method<"Count", &foo::count>,    //
+                                geerpc::method<"Next", &foo::next>>;
 using free_api = geerpc::service<"Free",                           //
                                  geerpc::method<"Halve", &halve>,  //
-                                 geerpc::method<"Len", [](const std::string& s) { return s.size(); }>>;
+                                 geerpc::method<"Len", [](const std::string& s) { return s.size(); }>,
+                                 geerpc::method<"Mul", [](std::int64_t a, std::int64_t b) { return a * b; }>>;
 
 // GCC 12's <stop_token> warns (-Wmaybe-uninitialized) at -O2 wherever it inlines `std::stop_source
 // s;`: a libstdc++ false positive on the user's own line, whatever the user does with it. The
@@ -103,6 +154,13 @@ int exercise(Client& client) {
   if (halves) total += static_cast<int>(halves.value().size());
   const std::size_t length = client.template call<free_api::fn<"Len">>(std::string("abc"));
   total += static_cast<int>(length);
+  total += client.template call<foo_api::fn<"Ping">>() + client.template call<int>(ctx, "Foo.Ping");
+  const std::vector<std::int32_t> numbers{1, 2};
+  total += static_cast<int>(client.template call<foo_api::fn<"Count">>(ctx, "text", numbers, 'c'));
+  total += static_cast<int>(client.template call<std::size_t>("Foo.Count", "text", std::span(numbers), 'c'));
+  total += static_cast<int>(client.template call<foo_api::fn<"Next">>(ticket(1)).number());
+  total += static_cast<int>(client.template call<free_api::fn<"Mul">>(2, 3));
+  total += static_cast<int>(client.template call<std::int64_t>("Free.Mul", std::int64_t{2}, std::int64_t{3}));
   return total + (client.is_open() ? 1 : 0);
 }
 
@@ -127,8 +185,11 @@ int call_async(geerpc::client& client) {
   auto by_name = client.async_call<int>(geerpc::with_stop_token(stop.get_token()), "Foo.Slow", args{5, 6});
   auto typed = client.async_call<foo_api::fn<"Sum">>({1, 2});
   auto nothing = client.async_call<void>("Foo.Forget", std::string("y"));
-  auto echo = client.async_call<foo_api::fn<"Echo">>(geerpc::with_timeout(1s), everything{});
   int total = 0;
+  auto echo = client.async_call<foo_api::fn<"Echo">>(geerpc::with_timeout(1s), everything{});
+  auto product = client.async_call<free_api::fn<"Mul">>(4, 5);
+  auto ping = client.async_call<int>("Foo.Ping");
+  total += static_cast<int>(product.get()) + ping.get();
   if (by_name.wait_for(100ms)) total += by_name.get();
   if (typed.wait_until(std::chrono::steady_clock::now() + 100ms) && typed.ready()) total += typed.try_get().value();
   nothing.cancel();

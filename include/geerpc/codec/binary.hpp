@@ -12,11 +12,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "../config.hpp"
@@ -228,7 +231,8 @@ template <class T>
 constexpr bool decodes_like_copy() {
   constexpr type_kind kind = kind_of<T>();
   if constexpr (kind == type_kind::boolean || kind == type_kind::integer || kind == type_kind::floating ||
-                kind == type_kind::enumeration || kind == type_kind::string)
+                kind == type_kind::enumeration || kind == type_kind::string || kind == type_kind::duration ||
+                kind == type_kind::time_point || kind == type_kind::bitset)
     return true;
   else if constexpr (kind == type_kind::vector)
     return is_memcpy_array_element<typename T::value_type>;
@@ -267,9 +271,95 @@ constexpr std::size_t map_node_allocation() noexcept {
   return round_up(4 * sizeof(void*), alignof(Value)) + round_up(sizeof(Value), alignof(void*));
 }
 
+// A node of a std::list (two links) or std::set (three links and a colour): as a map's.
+template <class Value>
+constexpr std::size_t list_node_allocation() noexcept {
+  return map_node_allocation<Value>();
+}
+
+// What a std::deque of `size` elements made at once takes: its blocks and its map of block
+// pointers. libstdc++ makes blocks of 512 bytes (or one element, if larger) and a map of at least 8
+// pointers, 2 more than the blocks; libc++ makes blocks of 4096 bytes (or 16 elements, if those
+// are larger than 256 bytes each).
+template <class Value>
+constexpr std::size_t deque_allocation(std::size_t size) noexcept {
+#if defined(_LIBCPP_VERSION)
+  constexpr std::size_t per_block = sizeof(Value) < 256 ? 4096 / sizeof(Value) : 16;
+  const std::size_t blocks = size / per_block + 1;
+  return blocks * per_block * sizeof(Value) + 2 * (blocks + 8) * sizeof(void*);
+#else
+  constexpr std::size_t per_block = sizeof(Value) < 512 ? 512 / sizeof(Value) : 1;
+  const std::size_t blocks = size / per_block + 1;
+  return blocks * per_block * sizeof(Value) + (blocks + 8) * sizeof(void*);
+#endif
+}
+
+// What default-constructing a T allocates: nothing, except where a std::deque is made (libstdc++
+// gives a new deque a map and one block; a variant is made holding its first alternative). Whoever
+// makes values to decode into (a container its elements, a variant its alternative, a unique_ptr
+// what it owns) charges for that too, so that a body of empty deques costs what it takes.
+template <class T>
+constexpr std::size_t default_allocation() noexcept;
+
+template <class Tuple, std::size_t... I>
+constexpr std::size_t elements_default_allocation(std::index_sequence<I...>) noexcept {
+  return (std::size_t{0} + ... + default_allocation<std::tuple_element_t<I, Tuple>>());
+}
+template <class T, std::size_t... I>
+constexpr std::size_t fields_default_allocation(std::index_sequence<I...>) noexcept {
+  return (std::size_t{0} + ... + default_allocation<boost::pfr::tuple_element_t<I, T>>());
+}
+
+template <class T>
+constexpr std::size_t default_allocation() noexcept {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::sequence && requires(T & d) { d.shrink_to_fit(); })
+    return deque_allocation<typename T::value_type>(0);
+  else if constexpr (kind == type_kind::array)
+    return std::tuple_size_v<T> * default_allocation<typename T::value_type>();
+  else if constexpr (kind == type_kind::tuple)
+    return elements_default_allocation<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::aggregate)
+    return fields_default_allocation<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::variant)
+    return default_allocation<std::variant_alternative_t<0, T>>();
+  else
+    return 0;
+}
+
+// Charges what making `count` of each of Made allocates by default (nothing, for most types).
+template <class... Made>
+bool charge_made(reader& in, std::size_t count, const std::byte* at) noexcept {
+  constexpr std::size_t each = (std::size_t{0} + ... + default_allocation<Made>());
+  if constexpr (each == 0)
+    return true;
+  else
+    return in.charge(count, each, at);
+}
+
+// A deque's elements are charged with its blocks: the count check bounds `size` by the input, so
+// this cannot overflow for a body that fits in memory; it is still checked.
+template <class Value>
+constexpr std::size_t deque_limit() noexcept {
+  return std::numeric_limits<std::size_t>::max() / 2 / (sizeof(Value) + sizeof(void*));
+}
+
 // An unordered_map's bucket array after reserve(size): a pointer per bucket, and the bucket count
 // is the next prime at or above `size` (from libstdc++'s table, or exactly), at most 2 * size + 2.
 constexpr std::size_t bucket_allocation(std::size_t size) noexcept { return (2 * size + 2) * sizeof(void*); }
+}  // namespace detail
+
+namespace detail {
+// Makes alternative `index` of the variant and decodes into it.
+template <class V, std::size_t... I>
+bool decode_alternative(reader& in, V& value, std::size_t index, std::index_sequence<I...>) {
+  bool decoded = false;
+  (void)((index == I && (decoded = charge_made<std::variant_alternative_t<I, V>>(in, 1, in.position()) &&
+                                   decode_value(in, value.template emplace<I>()),
+                         true)) ||
+         ...);
+  return decoded;
+}
 }  // namespace detail
 
 template <class T>
@@ -304,6 +394,43 @@ void encode_value(writer& out, const T& value) {
     std::apply([&](const auto&... items) { (encode_value(out, items), ...); }, value);
   } else if constexpr (kind == type_kind::aggregate) {
     boost::pfr::for_each_field(value, [&](const auto& field) { encode_value(out, field); });
+  } else if constexpr (kind == type_kind::duration) {
+    encode_value(out, value.count());
+  } else if constexpr (kind == type_kind::time_point) {
+    encode_value(out, value.time_since_epoch().count());
+  } else if constexpr (kind == type_kind::variant) {
+    // A variant left valueless by an exception has no value to send.
+    if (value.valueless_by_exception()) throw std::bad_variant_access();
+    out.varint(value.index());
+    std::visit([&](const auto& alternative) { encode_value(out, alternative); }, value);
+  } else if constexpr (kind == type_kind::set || kind == type_kind::sequence) {
+    out.varint(value.size());
+    for (const auto& item : value) encode_value(out, item);
+  } else if constexpr (kind == type_kind::pointer) {
+    out.fixed(static_cast<std::uint8_t>(value ? 1 : 0));
+    if (value) encode_value(out, *value);
+  } else if constexpr (kind == type_kind::bitset) {
+    // Bit i in byte i / 8, at bit i % 8: the low bits first.
+    for (std::size_t at = 0; at < value.size(); at += 8) {
+      unsigned byte = 0;
+      for (std::size_t bit = 0; bit < 8 && at + bit < value.size(); ++bit)
+        if (value.test(at + bit)) byte |= 1u << bit;
+      out.fixed(static_cast<std::uint8_t>(byte));
+    }
+  } else if constexpr (kind == type_kind::view) {
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      out.varint(value.size());
+      out.raw(value.data(), value.size());
+    } else {  // a span, as the vector it views
+      using element = std::remove_const_t<typename T::element_type>;
+      out.varint(value.size());
+      if constexpr (detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little)
+        out.raw(value.data(), value.size() * sizeof(element));
+      else
+        for (const auto& item : value) encode_value(out, static_cast<const element&>(item));
+    }
+  } else if constexpr (kind == type_kind::custom) {
+    encode_value(out, serializer<T>::to_wire(value));
   }
   // Anything else was refused by require_serializable where T entered geerpc.
 }
@@ -368,6 +495,7 @@ bool decode_value(reader& in, T& value) {
         value.resize(size);
         return in.raw(value.data(), size * sizeof(element));
       } else {
+        if (!detail::charge_made<element>(in, size, start)) return false;
         value.clear();
         // Each element is decoded where it will stay: a large one is never copied.
         for (std::size_t i = 0; i < size; ++i)
@@ -388,6 +516,7 @@ bool decode_value(reader& in, T& value) {
       value.reset();
       return true;
     }
+    if (!detail::charge_made<typename T::value_type>(in, 1, at)) return false;
     return decode_value(in, value.emplace());
   } else if constexpr (kind == type_kind::map) {
     using key_type = typename T::key_type;
@@ -396,7 +525,9 @@ bool decode_value(reader& in, T& value) {
     std::size_t size = 0;
     if (!in.count(size, min_encoded_size<key_type>() + min_encoded_size<mapped_type>())) return false;
     // Every node is charged before the first is made (a duplicate key's node is made, then freed).
-    if (!in.charge(size, detail::map_node_allocation<typename T::value_type>(), start)) return false;
+    if (!in.charge(size, detail::map_node_allocation<typename T::value_type>(), start) ||
+        !detail::charge_made<key_type, mapped_type>(in, size, start))
+      return false;
     value.clear();
     if constexpr (requires { value.reserve(size); }) {
       // Reserved once, so that the table never grows (and holds two bucket arrays) while filling.
@@ -419,6 +550,121 @@ bool decode_value(reader& in, T& value) {
     bool ok = true;
     boost::pfr::for_each_field(value, [&](auto& field) { ok = ok && decode_value(in, field); });
     return ok;
+  } else if constexpr (kind == type_kind::duration) {
+    typename T::rep count{};
+    if (!decode_value(in, count)) return false;
+    value = T(count);
+    return true;
+  } else if constexpr (kind == type_kind::time_point) {
+    typename T::rep count{};
+    if (!decode_value(in, count)) return false;
+    value = T(typename T::duration(count));
+    return true;
+  } else if constexpr (kind == type_kind::variant) {
+    const std::byte* at = in.position();
+    std::uint64_t index = 0;
+    if (!in.varint(index)) return false;
+    if (index >= std::variant_size_v<T>) return in.fail_at("variant index out of range", at);
+    return detail::decode_alternative(in, value, geerpc::detail::integer_cast<std::size_t>(index),
+                                      std::make_index_sequence<std::variant_size_v<T>>{});
+  } else if constexpr (kind == type_kind::set) {
+    using key_type = typename T::value_type;
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<key_type>())) return false;
+    if (!in.charge(size, detail::map_node_allocation<key_type>(), start) ||
+        !detail::charge_made<key_type>(in, size, start))
+      return false;
+    value.clear();
+    if constexpr (requires { value.reserve(size); }) {
+      if (size != 0) {
+        if (!in.charge(detail::bucket_allocation(size), start)) return false;
+        value.reserve(size);
+      }
+    }
+    constexpr bool unique = requires { value.emplace(std::declval<key_type>()).second; };
+    for (std::size_t i = 0; i < size; ++i) {
+      const std::byte* at = in.position();
+      key_type key{};
+      if (!decode_value(in, key)) return false;
+      if constexpr (unique) {
+        if (!value.emplace(std::move(key)).second) return in.fail_at("duplicate set element", at);
+      } else {
+        value.emplace(std::move(key));
+      }
+    }
+    return true;
+  } else if constexpr (kind == type_kind::sequence) {
+    using element = typename T::value_type;
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<element>())) return false;
+    if constexpr (requires {
+                    value.push_front(std::declval<element>());
+                    value.shrink_to_fit();
+                  }) {  // a deque
+      if (size > detail::deque_limit<element>() || !in.charge(detail::deque_allocation<element>(size), start) ||
+          !detail::charge_made<element>(in, size, start))
+        return in.fail_at(memory_limit_reason, start);
+      // Made at its size in one go, so that it never grows block by block and map by map.
+      T filled(size, value.get_allocator());
+      for (auto& item : filled)
+        if (!decode_value(in, item)) return false;
+      value.swap(filled);
+      return true;
+    } else {  // a list: a node per element
+      if (!in.charge(size, detail::list_node_allocation<element>(), start) ||
+          !detail::charge_made<element>(in, size, start))
+        return false;
+      value.clear();
+      for (std::size_t i = 0; i < size; ++i)
+        if (!decode_value(in, value.emplace_back())) return false;
+      return true;
+    }
+  } else if constexpr (kind == type_kind::pointer) {
+    using element = typename T::element_type;
+    const std::byte* at = in.position();
+    std::uint8_t tag = 0;
+    if (!in.fixed(tag)) return false;
+    if (tag > 1) return in.fail_at("unique_ptr tag is neither 0 nor 1", at);
+    if (tag == 0) {
+      value.reset();
+      return true;
+    }
+    if (!value) {
+      if (!in.charge(detail::round_up(sizeof(element), alignof(std::max_align_t)), at) ||
+          !detail::charge_made<element>(in, 1, at))
+        return false;
+      value = std::make_unique<element>();
+    }
+    return decode_value(in, *value);
+  } else if constexpr (kind == type_kind::bitset) {
+    constexpr std::size_t bits = T{}.size();
+    const std::byte* at = in.take((bits + 7) / 8);
+    if (at == nullptr) return false;
+    value.reset();
+    for (std::size_t i = 0; i < (bits + 7) / 8; ++i) {
+      const auto byte = static_cast<unsigned>(at[i]);
+      for (std::size_t bit = 0; bit < 8; ++bit) {
+        if ((byte & (1u << bit)) == 0) continue;
+        if (i * 8 + bit >= bits) return in.fail_at("bitset has a bit set beyond its size", at + i);
+        value.set(i * 8 + bit);
+      }
+    }
+    return true;
+  } else if constexpr (kind == type_kind::view) {
+    return view_cannot_be_decoded<T>::value;
+  } else if constexpr (kind == type_kind::custom) {
+    const std::byte* at = in.position();
+    if (!detail::charge_made<typename serializer<T>::wire_type>(in, 1, at)) return false;
+    typename serializer<T>::wire_type wire{};
+    if (!decode_value(in, wire)) return false;
+    try {
+      value = serializer<T>::from_wire(std::move(wire));
+    } catch (const std::exception&) {
+      return in.fail_at("value refused by its geerpc::codec::serializer", at);
+    }
+    return true;
   } else {
     return false;  // refused at compile time by require_serializable
   }
