@@ -93,15 +93,27 @@ TEMPLATE_TEST_CASE("handlers of any arity are called by name and through typed s
     CHECK(client.template call<int>("Math.Add", test::Args{20, 22}) == 42);
     CHECK(client.template call<int>("Math.Add", std::tuple<int, int>{1, 1}) == 2);
   }
-  SECTION("the wrong number of arguments by name is a bad request, and the connection goes on") {
+  SECTION("the wrong number of arguments by name is a type mismatch, and the connection goes on") {
     auto too_few = client.template try_call<int>("Math.Add", 1);
     REQUIRE_FALSE(too_few.has_value());
-    CHECK(too_few.error().code == geerpc::errc::bad_request);
+    CHECK(too_few.error().code == geerpc::errc::type_mismatch);
     auto too_many = client.template try_call<int>("Math.Ping", 1);
     REQUIRE_FALSE(too_many.has_value());
-    CHECK(too_many.error().code == geerpc::errc::bad_request);
+    CHECK(too_many.error().code == geerpc::errc::type_mismatch);
     CHECK(client.template call<int>("Math.Add", 2, 2) == 4);
   }
+}
+
+TEMPLATE_TEST_CASE("without fingerprints, the wrong number of arguments is a bad request", "[arity]",
+                   GEERPC_TRANSPORTS) {
+  Math math;
+  geerpc::basic_server<TestType> server;
+  server.template add<MathApi>(math);
+  auto client = geerpc::dial<TestType, test::unchecked_codec>(server.listen("127.0.0.1:0"));
+  auto too_few = client.template try_call<int>("Math.Add", 1);
+  REQUIRE_FALSE(too_few.has_value());
+  CHECK(too_few.error().code == geerpc::errc::bad_request);
+  CHECK(client.template call<int>("Math.Add", 2, 2) == 4);
 }
 
 TEMPLATE_TEST_CASE("asynchronous calls take any number of arguments", "[arity][async]", GEERPC_ASYNC_TRANSPORTS) {

@@ -171,7 +171,8 @@ TEMPLATE_TEST_CASE("hostile: frames that break the framing close that connection
       {"text length beyond the frame", lying_text},
       {"unknown frame kind", frame_with(9, 0, 1, 0, "Arith.Sum", 8)},
       {"a response from the client", frame_with(2, 0, 1, 0, "", 4)},
-      {"a request with a status", frame_with(1, 3, 1, 0, "Arith.Sum", 8)},
+      {"a request with unknown flags", frame_with(1, 6, 1, 0, "Arith.Sum", 8)},
+      {"a request whose fingerprint is cut short", frame_with(1, 1, 1, 0, "Arith.Sum", 3)},
       {"a cancel with a payload", frame_with(3, 0, 1, 0, "x", 0)},
   };
   for (const auto& c : cases) {

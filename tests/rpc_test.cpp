@@ -63,10 +63,32 @@ TEMPLATE_TEST_CASE("a throwing handler fails only its own call", "[rpc]", GEERPC
   CHECK(another.template call<int>("Arith.Sum", Args{2, 2}) == 4);
 }
 
-TEMPLATE_TEST_CASE("a body of the wrong type is a bad request, a reply of the wrong type a bad response", "[rpc]",
+TEMPLATE_TEST_CASE("a call of the wrong types is a type mismatch, named, before anything is decoded", "[rpc][types]",
                    GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;
   auto client = geerpc::dial<TestType>(s.address);
+
+  auto wrong_argument = client.template try_call<int>("Arith.Sum", std::string("not two ints"));
+  CHECK(wrong_argument.code() == geerpc::errc::type_mismatch);
+  CHECK(wrong_argument.message() ==
+        "rpc server: type mismatch calling Arith.Sum: the call's argument or result types are not the method's");
+  // The wrong reply type is caught too, where a decode could have succeeded: the int reply, 4
+  // bytes, decoded as a 3-byte string (its count, then 3 of its bytes) would have been "ok".
+  auto wrong_reply = client.template try_call<std::string>("Arith.Sum", Args{3, 0});
+  CHECK(wrong_reply.code() == geerpc::errc::type_mismatch);
+  auto wrong_optional = client.template try_call<std::optional<Args>>("Arith.Sum", Args{1, 2});
+  CHECK(wrong_optional.code() == geerpc::errc::type_mismatch);
+  // A struct and a tuple of the same members are the same structure.
+  CHECK(client.template call<int>("Arith.Sum", std::tuple<int, int>{1, 2}) == 3);
+  CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
+}
+
+TEMPLATE_TEST_CASE(
+    "without fingerprints, a body of the wrong type is a bad request, a reply of the wrong type a "
+    "bad response",
+    "[rpc][types]", GEERPC_TRANSPORTS) {
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType, test::unchecked_codec>(s.address);
 
   auto wrong_argument = client.template try_call<int>("Arith.Sum", std::string("not two ints"));
   CHECK(wrong_argument.code() == geerpc::errc::bad_request);
@@ -74,6 +96,9 @@ TEMPLATE_TEST_CASE("a body of the wrong type is a bad request, a reply of the wr
 
   auto wrong_reply = client.template try_call<Args>("Arith.Sum", Args{1, 2});  // 4 bytes cannot hold 8
   CHECK(wrong_reply.code() == geerpc::errc::bad_response);
+  // What fingerprints exist to catch: an int reply decoded as a 3-byte string succeeds.
+  auto silently_wrong = client.template try_call<std::string>("Arith.Sum", Args{3, 0});
+  CHECK(silently_wrong.has_value());
   CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
 }
 

@@ -75,6 +75,21 @@ bool operator==(const counting_allocator<T>&, const counting_allocator<U>&) noex
 
 using counted_string = std::basic_string<char, std::char_traits<char>, counting_allocator<char>>;
 
+// The binary codec without type fingerprints: what a client in another language that skips them
+// sends (docs/protocol.md, 4.1). The server then finds a wrong type only by decoding.
+struct unchecked_codec {
+  static constexpr std::uint8_t id = geerpc::binary_codec::id;
+  static constexpr const char* name = "binary, without fingerprints";
+  template <class T>
+  static void encode(const T& value, std::vector<std::byte>& out) {
+    geerpc::binary_codec::encode(value, out);
+  }
+  template <class T>
+  static geerpc::codec::decode_status decode(std::span<const std::byte> bytes, T& value) {
+    return geerpc::binary_codec::decode(bytes, value);
+  }
+};
+
 // A one-shot event a test can wait for with a bound (the bound only catches hangs).
 class event {
  public:

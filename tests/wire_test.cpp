@@ -411,10 +411,28 @@ TEST_CASE("parse_frame refuses malformed frames with a reason", "[wire][frame]")
     write_le(bad, 6, 2, 7 + 4);  // the text may take the whole rest: no body
     CHECK(parse_error(bad) == "parsed");
   }
-  SECTION("a request with a status") {
+  SECTION("a request with unknown flags") {
     byte_vector bad = request;
-    bad[5] = std::byte{1};
-    CHECK(parse_error(bad) == "request with a status");
+    bad[5] = std::byte{2};
+    CHECK(parse_error(bad) == "request with unknown flags");
+    bad[5] = std::byte{0x81};
+    CHECK(parse_error(bad) == "request with unknown flags");
+  }
+  SECTION("a request whose fingerprint flag promises more bytes than it has, or a zero fingerprint") {
+    byte_vector bad =
+        make_frame({frame_kind::request, geerpc::wire::request_flag::fingerprint, 1, 0}, "A.B", bytes_of({1, 2, 3}));
+    CHECK(parse_error(bad) == "request fingerprint exceeds the frame");
+    CHECK(parse_error(make_frame({frame_kind::request, geerpc::wire::request_flag::fingerprint, 1, 0}, "A.B",
+                                 bytes_of({0, 0, 0, 0, 9}))) == "request with a zero fingerprint");
+  }
+  SECTION("a request's fingerprint is read from before its body") {
+    const byte_vector frame = make_frame({frame_kind::request, geerpc::wire::request_flag::fingerprint, 1, 0}, "A.B",
+                                         bytes_of({0x78, 0x56, 0x34, 0x12, 9, 8}));
+    geerpc::wire::frame_view view;
+    REQUIRE(geerpc::wire::parse_frame(frame, view) == nullptr);
+    CHECK(view.fingerprint == 0x12345678u);
+    CHECK(view.body.size() == 2);
+    CHECK(view.body[0] == std::byte{9});
   }
   SECTION("a response with a deadline budget") {
     byte_vector bad = response;

@@ -27,6 +27,7 @@
 
 #include "client/call.hpp"
 #include "codec/binary.hpp"
+#include "codec/fingerprint.hpp"
 #include "config.hpp"
 #include "context.hpp"
 #include "detail/assert.hpp"
@@ -71,6 +72,9 @@ decltype(auto) wire_argument(const A& argument) {
     return (argument);
   }
 }
+
+template <class A>
+using wire_argument_t = std::remove_cvref_t<decltype(wire_argument(std::declval<const A&>()))>;
 
 // Whether a typed stub of a method taking other than one argument is what these arguments call:
 // the checks that say what is wrong are in check_stub_arguments.
@@ -258,7 +262,7 @@ class basic_client {
   template <class R, class... A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(frame, method, detail::wire_argument(arguments)...);
+    auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
     result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
     detail::trim_scratch(frame);
     return out;
@@ -321,7 +325,7 @@ class basic_client {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
-    if (auto refused = build_request(frame, method, detail::wire_argument(arguments)...))
+    if (auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...))
       state = std::make_unique<detail::finished_call>(std::move(*refused));
     else if (!engine_)
       state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
@@ -386,10 +390,12 @@ class basic_client {
   // tuple is), or why it cannot be sent.
   template <class... A>
   std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, std::string_view method,
-                                                    const A&... arguments) const {
+                                                    std::uint32_t type_fingerprint, const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
-    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, 0, 0, 0}, method);
+    const std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method);
+    if (type_fingerprint != 0) wire::append_fingerprint(frame, type_fingerprint);
     (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
@@ -400,6 +406,11 @@ class basic_client {
                                                std::to_string(link::server_max_frame_size(*engine_)));
     return std::nullopt;
   }
+
+  // The type fingerprint of a call with these arguments, expecting an R (0 if the codec has none).
+  template <class R, class... A>
+  static constexpr std::uint32_t fingerprint =
+      detail::fingerprint_of<Codec, std::tuple<detail::wire_argument_t<A>...>, R>();
 
   // Sends the request in `frame` and waits for its reply, decoded as R.
   template <class R>

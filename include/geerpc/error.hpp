@@ -32,7 +32,9 @@ enum class errc : std::uint8_t {
   handshake_rejected = 13,  // client: the server refused the handshake (its reason is the message)
   bad_response = 14,        // client: the reply body does not decode as the expected type
   invalid_argument = 15,    // a bad address or a bad use of the API
+  type_mismatch = 16,       // server: the call's argument or result types are not the method's
 };
+inline constexpr errc last_errc = errc::type_mismatch;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -70,6 +72,8 @@ class error_category final : public std::error_category {
         return "bad response";
       case errc::invalid_argument:
         return "invalid argument";
+      case errc::type_mismatch:
+        return "type mismatch";
     }
     return "unknown geerpc error " + std::to_string(value);
   }

@@ -256,7 +256,9 @@ enum class errc : std::uint8_t {
   handshake_rejected = 13,  // client: the server refused the handshake (its reason is the message)
   bad_response = 14,        // client: the reply body does not decode as the expected type
   invalid_argument = 15,    // a bad address or a bad use of the API
+  type_mismatch = 16,       // server: the call's argument or result types are not the method's
 };
+inline constexpr errc last_errc = errc::type_mismatch;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -294,6 +296,8 @@ class error_category final : public std::error_category {
         return "bad response";
       case errc::invalid_argument:
         return "invalid argument";
+      case errc::type_mismatch:
+        return "type mismatch";
     }
     return "unknown geerpc error " + std::to_string(value);
   }
@@ -450,9 +454,16 @@ inline constexpr std::size_t frame_overhead = length_prefix_size + header_size;
 inline constexpr std::size_t max_text_size = 0xffff;
 inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length field's value: header + text + body
 
+// A request's flags (its header's status byte, docs/protocol.md 4.1): what follows its text.
+namespace request_flag {
+inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
+inline constexpr std::uint8_t known = fingerprint;
+}  // namespace request_flag
+inline constexpr std::size_t fingerprint_size = 4;
+
 struct frame_header {
   frame_kind kind = frame_kind::request;
-  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value
+  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value; requests: flags
   std::uint64_t seq = 0;        // chosen by the client, echoed by the server
   std::uint64_t budget_us = 0;  // requests: the caller's remaining time, 0 = no deadline
 };
@@ -518,7 +529,15 @@ struct frame_view {
   frame_header header;
   std::string_view text;
   std::span<const std::byte> body;
+  std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
 };
+
+// Appends a request's type fingerprint, after begin_frame() with request_flag::fingerprint set.
+inline void append_fingerprint(std::vector<std::byte>& out, std::uint32_t fingerprint) {
+  std::byte bytes[fingerprint_size];
+  geerpc::detail::store_le(bytes, fingerprint);
+  out.insert(out.end(), bytes, bytes + fingerprint_size);
+}
 
 // Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
 // rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
@@ -538,7 +557,13 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
   out.body = frame.subspan(offset::text + text_size);
   switch (out.header.kind) {
     case frame_kind::request:
-      if (out.header.status != 0) return "request with a status";
+      if ((out.header.status & ~request_flag::known) != 0) return "request with unknown flags";
+      if ((out.header.status & request_flag::fingerprint) != 0) {
+        if (out.body.size() < fingerprint_size) return "request fingerprint exceeds the frame";
+        out.fingerprint = load_le<std::uint32_t>(out.body.data());
+        if (out.fingerprint == 0) return "request with a zero fingerprint";
+        out.body = out.body.subspan(fingerprint_size);
+      }
       break;
     case frame_kind::response:
       if (out.header.budget_us != 0) return "response with a deadline budget";
@@ -571,8 +596,7 @@ struct call_outcome {
   }
   geerpc::error to_error() const {
     // A status this client does not know (a newer server) is still the server's error.
-    const auto code =
-        status <= static_cast<std::uint8_t>(errc::invalid_argument) ? static_cast<errc>(status) : errc::remote_error;
+    const auto code = status <= static_cast<std::uint8_t>(last_errc) ? static_cast<errc>(status) : errc::remote_error;
     return {make_error_code(code), message};
   }
 };
@@ -685,6 +709,16 @@ constexpr To integer_cast(From value) noexcept {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/integer_cast.hpp
+// ---- begin geerpc/codec/fingerprint.hpp
+// geerpc: the type fingerprint of a call (docs/protocol.md, 4.1): a 32-bit hash, computed at compile
+// time, of the structure of its arguments and its result as the binary codec encodes them, so
+// that a call whose types are not the handler's is refused before anything is decoded.
+//
+// Structure, not names: a struct and a tuple of the same members are the same (they encode alike),
+// and so are a vector, a deque and a list of the same elements; an int32_t and a uint32_t, a
+// duration in milliseconds and one in seconds, are not.
+
+
 // ---- begin geerpc/codec/type_kind.hpp
 // geerpc: which values the binary codec can carry, decided at compile time, and a readable
 // compile error naming the offending type when one cannot be carried.
@@ -1172,6 +1206,158 @@ concept serializable = codec::is_serializable_v<T>;
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/type_kind.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+
+// FNV-1a over the structure's tokens (docs/protocol.md, 4.1, gives them as text).
+struct fingerprint_hash {
+  std::uint32_t value = 2166136261u;
+  constexpr void add(char c) noexcept {
+    value ^= static_cast<std::uint8_t>(c);
+    value *= 16777619u;
+  }
+  constexpr void add(const char* text) noexcept {
+    for (; *text != '\0'; ++text) add(*text);
+  }
+  constexpr void add_number(std::uintmax_t n) noexcept {  // decimal digits, then ';'
+    char digits[24] = {};
+    int count = 0;
+    do {
+      digits[count++] = static_cast<char>('0' + n % 10);
+      n /= 10;
+    } while (n != 0);
+    while (count > 0) add(digits[--count]);
+    add(';');
+  }
+};
+
+template <class T>
+constexpr void add_structure(fingerprint_hash& h) noexcept;
+
+template <class Tuple, std::size_t... I>
+constexpr void add_elements(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+  (add_structure<std::tuple_element_t<I, Tuple>>(h), ...);
+}
+template <class T, std::size_t... I>
+constexpr void add_fields(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+  (add_structure<boost::pfr::tuple_element_t<I, T>>(h), ...);
+}
+template <class V, std::size_t... I>
+constexpr void add_alternatives(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+  ((h.add('['), add_structure<std::variant_alternative_t<I, V>>(h), h.add(']')), ...);
+}
+
+template <class T>
+constexpr void add_number_type(fingerprint_hash& h) noexcept {
+  if constexpr (std::is_same_v<T, float>) {
+    h.add('f');
+  } else if constexpr (std::is_same_v<T, double>) {
+    h.add('d');
+  } else {
+    h.add(std::is_signed_v<T> ? 'i' : 'u');
+    h.add_number(sizeof(T));
+  }
+}
+
+template <class T>
+constexpr void add_structure(fingerprint_hash& h) noexcept {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::boolean) {
+    h.add('b');
+  } else if constexpr (kind == type_kind::enumeration) {
+    if constexpr (std::is_same_v<std::underlying_type_t<T>, bool>)
+      h.add('b');
+    else
+      add_number_type<std::underlying_type_t<T>>(h);
+  } else if constexpr (kind == type_kind::integer || kind == type_kind::floating) {
+    add_number_type<T>(h);
+  } else if constexpr (kind == type_kind::string) {
+    h.add('s');
+  } else if constexpr (kind == type_kind::view && std::is_same_v<T, std::string_view>) {
+    h.add('s');
+  } else if constexpr (kind == type_kind::vector || kind == type_kind::sequence || kind == type_kind::view) {
+    h.add("v[");
+    add_structure<std::remove_const_t<typename T::value_type>>(h);
+    h.add(']');
+  } else if constexpr (kind == type_kind::array) {
+    h.add('a');
+    h.add_number(std::tuple_size_v<T>);
+    h.add('[');
+    add_structure<typename T::value_type>(h);
+    h.add(']');
+  } else if constexpr (kind == type_kind::optional) {
+    h.add("o[");
+    add_structure<typename T::value_type>(h);
+    h.add(']');
+  } else if constexpr (kind == type_kind::pointer) {
+    h.add("o[");
+    add_structure<typename T::element_type>(h);
+    h.add(']');
+  } else if constexpr (kind == type_kind::map) {
+    h.add("m[");
+    add_structure<typename T::key_type>(h);
+    h.add("][");
+    add_structure<typename T::mapped_type>(h);
+    h.add(']');
+  } else if constexpr (kind == type_kind::set) {
+    h.add("S[");
+    add_structure<typename T::value_type>(h);
+    h.add(']');
+  } else if constexpr (kind == type_kind::tuple) {  // its elements in turn, as they encode
+    add_elements<T>(h, std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (kind == type_kind::aggregate) {
+    add_fields<T>(h, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  } else if constexpr (kind == type_kind::duration || kind == type_kind::time_point) {
+    using period = typename T::period;
+    h.add(kind == type_kind::duration ? 'D' : 'P');
+    add_number_type<typename T::rep>(h);
+    h.add_number(static_cast<std::uintmax_t>(period::num));
+    h.add_number(static_cast<std::uintmax_t>(period::den));
+  } else if constexpr (kind == type_kind::variant) {
+    h.add('V');
+    h.add_number(std::variant_size_v<T>);
+    add_alternatives<T>(h, std::make_index_sequence<std::variant_size_v<T>>{});
+  } else if constexpr (kind == type_kind::bitset) {
+    h.add('B');
+    h.add_number(T{}.size());
+  } else if constexpr (kind == type_kind::custom) {
+    add_structure<typename serializer<T>::wire_type>(h);
+  }
+}
+
+}  // namespace detail
+
+// The fingerprint of a call taking Arguments (a std::tuple of the types sent) and returning
+// Result (void for none). Never 0, which on the wire would mean none.
+template <class Arguments, class Result>
+constexpr std::uint32_t fingerprint() noexcept {
+  detail::fingerprint_hash h;
+  detail::add_structure<Arguments>(h);
+  h.add('>');
+  if constexpr (std::is_void_v<Result>)
+    h.add('x');
+  else
+    detail::add_structure<Result>(h);
+  return h.value == 0 ? 1 : h.value;
+}
+
+}  // namespace codec
+
+namespace detail {
+// The fingerprint of a call with these argument and result types, if the codec has fingerprints
+// (a `fingerprint<Arguments, Result>` member, as binary_codec's); 0 if it has none.
+template <class Codec, class Arguments, class Result>
+constexpr std::uint32_t fingerprint_of() noexcept {
+  if constexpr (requires { Codec::template fingerprint<Arguments, Result>; })
+    return Codec::template fingerprint<Arguments, Result>;
+  else
+    return 0;
+}
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/fingerprint.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
@@ -1853,6 +2039,12 @@ struct binary_codec {
       codec::encode_value(w, value);
     }
   }
+
+  // The type fingerprint of a call taking Arguments (a std::tuple) and returning Result, sent with
+  // each request so that the server refuses a call whose types are not its handler's
+  // (codec/fingerprint.hpp). A codec without this member sends none, and no check is made.
+  template <class Arguments, class Result>
+  static constexpr std::uint32_t fingerprint = codec::fingerprint<Arguments, Result>();
 
   // Whether a T decodes about as fast as its bytes copy (codec::detail::decodes_like_copy): a client
   // then decodes a reply straight from its receive buffer, instead of copying it out for the caller.
@@ -3129,6 +3321,9 @@ decltype(auto) wire_argument(const A& argument) {
   }
 }
 
+template <class A>
+using wire_argument_t = std::remove_cvref_t<decltype(wire_argument(std::declval<const A&>()))>;
+
 // Whether a typed stub of a method taking other than one argument is what these arguments call:
 // the checks that say what is wrong are in check_stub_arguments.
 template <class Fn, class... A>
@@ -3315,7 +3510,7 @@ class basic_client {
   template <class R, class... A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(frame, method, detail::wire_argument(arguments)...);
+    auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
     result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
     detail::trim_scratch(frame);
     return out;
@@ -3378,7 +3573,7 @@ class basic_client {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
-    if (auto refused = build_request(frame, method, detail::wire_argument(arguments)...))
+    if (auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...))
       state = std::make_unique<detail::finished_call>(std::move(*refused));
     else if (!engine_)
       state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
@@ -3443,10 +3638,12 @@ class basic_client {
   // tuple is), or why it cannot be sent.
   template <class... A>
   std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, std::string_view method,
-                                                    const A&... arguments) const {
+                                                    std::uint32_t type_fingerprint, const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
-    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, 0, 0, 0}, method);
+    const std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method);
+    if (type_fingerprint != 0) wire::append_fingerprint(frame, type_fingerprint);
     (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
@@ -3457,6 +3654,11 @@ class basic_client {
                                                std::to_string(link::server_max_frame_size(*engine_)));
     return std::nullopt;
   }
+
+  // The type fingerprint of a call with these arguments, expecting an R (0 if the codec has none).
+  template <class R, class... A>
+  static constexpr std::uint32_t fingerprint =
+      detail::fingerprint_of<Codec, std::tuple<detail::wire_argument_t<A>...>, R>();
 
   // Sends the request in `frame` and waits for its reply, decoded as R.
   template <class R>
@@ -3568,6 +3770,7 @@ struct handler_entry {
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
   bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
+  std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
 };
 
 template <class Codec, class Method, class Impl>
@@ -3666,6 +3869,7 @@ class dispatcher {
     method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
     method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
     method.entry.takes_stop_token = Method::takes_stop_token;
+    method.entry.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }
@@ -5873,6 +6077,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::string message;
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
     if (handler == nullptr) return answer_now(seq, code, message);
+    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
+    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
+      return answer_now(seq, errc::type_mismatch, type_mismatch_message(frame.text));
 
     server_request* request = nullptr;
     std::optional<errc> refused;
@@ -6016,6 +6223,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::string_view fitting(std::string_view message) const noexcept {
     const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
     return message.substr(0, std::min(room, wire::max_text_size));
+  }
+
+  static std::string type_mismatch_message(std::string_view method) {
+    return "rpc server: type mismatch calling " + std::string(method) +
+           ": the call's argument or result types are not the method's";
   }
 
   void answer_now(std::uint64_t seq, errc code, std::string_view message) {

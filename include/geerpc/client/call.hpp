@@ -32,8 +32,7 @@ struct call_outcome {
   }
   geerpc::error to_error() const {
     // A status this client does not know (a newer server) is still the server's error.
-    const auto code =
-        status <= static_cast<std::uint8_t>(errc::invalid_argument) ? static_cast<errc>(status) : errc::remote_error;
+    const auto code = status <= static_cast<std::uint8_t>(last_errc) ? static_cast<errc>(status) : errc::remote_error;
     return {make_error_code(code), message};
   }
 };

@@ -25,6 +25,7 @@
 #include "../config.hpp"
 #include "../detail/byte_order.hpp"
 #include "../detail/integer_cast.hpp"
+#include "fingerprint.hpp"
 #include "type_kind.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -707,6 +708,12 @@ struct binary_codec {
       codec::encode_value(w, value);
     }
   }
+
+  // The type fingerprint of a call taking Arguments (a std::tuple) and returning Result, sent with
+  // each request so that the server refuses a call whose types are not its handler's
+  // (codec/fingerprint.hpp). A codec without this member sends none, and no check is made.
+  template <class Arguments, class Result>
+  static constexpr std::uint32_t fingerprint = codec::fingerprint<Arguments, Result>();
 
   // Whether a T decodes about as fast as its bytes copy (codec::detail::decodes_like_copy): a client
   // then decodes a reply straight from its receive buffer, instead of copying it out for the caller.

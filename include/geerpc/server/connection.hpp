@@ -317,6 +317,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::string message;
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
     if (handler == nullptr) return answer_now(seq, code, message);
+    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
+    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
+      return answer_now(seq, errc::type_mismatch, type_mismatch_message(frame.text));
 
     server_request* request = nullptr;
     std::optional<errc> refused;
@@ -460,6 +463,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::string_view fitting(std::string_view message) const noexcept {
     const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
     return message.substr(0, std::min(room, wire::max_text_size));
+  }
+
+  static std::string type_mismatch_message(std::string_view method) {
+    return "rpc server: type mismatch calling " + std::string(method) +
+           ": the call's argument or result types are not the method's";
   }
 
   void answer_now(std::uint64_t seq, errc code, std::string_view message) {

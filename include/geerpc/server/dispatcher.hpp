@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../codec/fingerprint.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../service.hpp"
@@ -40,6 +41,7 @@ struct handler_entry {
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
   bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
+  std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
 };
 
 template <class Codec, class Method, class Impl>
@@ -138,6 +140,7 @@ class dispatcher {
     method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
     method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
     method.entry.takes_stop_token = Method::takes_stop_token;
+    method.entry.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }

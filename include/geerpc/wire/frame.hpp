@@ -23,9 +23,16 @@ inline constexpr std::size_t frame_overhead = length_prefix_size + header_size;
 inline constexpr std::size_t max_text_size = 0xffff;
 inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length field's value: header + text + body
 
+// A request's flags (its header's status byte, docs/protocol.md 4.1): what follows its text.
+namespace request_flag {
+inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
+inline constexpr std::uint8_t known = fingerprint;
+}  // namespace request_flag
+inline constexpr std::size_t fingerprint_size = 4;
+
 struct frame_header {
   frame_kind kind = frame_kind::request;
-  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value
+  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value; requests: flags
   std::uint64_t seq = 0;        // chosen by the client, echoed by the server
   std::uint64_t budget_us = 0;  // requests: the caller's remaining time, 0 = no deadline
 };
@@ -91,7 +98,15 @@ struct frame_view {
   frame_header header;
   std::string_view text;
   std::span<const std::byte> body;
+  std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
 };
+
+// Appends a request's type fingerprint, after begin_frame() with request_flag::fingerprint set.
+inline void append_fingerprint(std::vector<std::byte>& out, std::uint32_t fingerprint) {
+  std::byte bytes[fingerprint_size];
+  geerpc::detail::store_le(bytes, fingerprint);
+  out.insert(out.end(), bytes, bytes + fingerprint_size);
+}
 
 // Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
 // rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
@@ -111,7 +126,13 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
   out.body = frame.subspan(offset::text + text_size);
   switch (out.header.kind) {
     case frame_kind::request:
-      if (out.header.status != 0) return "request with a status";
+      if ((out.header.status & ~request_flag::known) != 0) return "request with unknown flags";
+      if ((out.header.status & request_flag::fingerprint) != 0) {
+        if (out.body.size() < fingerprint_size) return "request fingerprint exceeds the frame";
+        out.fingerprint = load_le<std::uint32_t>(out.body.data());
+        if (out.fingerprint == 0) return "request with a zero fingerprint";
+        out.body = out.body.subspan(fingerprint_size);
+      }
       break;
     case frame_kind::response:
       if (out.header.budget_us != 0) return "response with a deadline budget";
