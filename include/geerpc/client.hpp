@@ -394,8 +394,8 @@ class basic_client {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
     const std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
-    const std::size_t start = wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method);
-    if (type_fingerprint != 0) wire::append_fingerprint(frame, type_fingerprint);
+    const std::size_t start =
+        wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method, type_fingerprint);
     (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;

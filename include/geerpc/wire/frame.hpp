@@ -48,13 +48,16 @@ inline constexpr std::size_t budget = 16;
 inline constexpr std::size_t text = 24;
 }  // namespace offset
 
-// Appends the prefix, header and text of a frame whose body the caller appends next; then
-// finish_frame() fills in the length. Returns where the frame starts in `out`.
-inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text) {
+// Appends the prefix, header and text of a frame whose body the caller appends next, and a
+// request's type fingerprint when it has one (and its flag set); then finish_frame() fills in the
+// length. Returns where the frame starts in `out`.
+inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text,
+                               std::uint32_t fingerprint = 0) {
   using geerpc::detail::store_le;
   if (text.size() > max_text_size) text = text.substr(0, max_text_size);
   const std::size_t at = out.size();
-  out.resize(at + frame_overhead + text.size());
+  const std::size_t extra = fingerprint != 0 ? fingerprint_size : 0;
+  out.resize(at + frame_overhead + text.size() + extra);
   std::byte* p = out.data() + at;
   store_le<std::uint32_t>(p + offset::length, 0);
   p[offset::kind] = std::byte{static_cast<std::uint8_t>(h.kind)};
@@ -63,6 +66,7 @@ inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& 
   store_le<std::uint64_t>(p + offset::seq, h.seq);
   store_le<std::uint64_t>(p + offset::budget, h.budget_us);
   for (std::size_t i = 0; i < text.size(); ++i) p[offset::text + i] = static_cast<std::byte>(text[i]);
+  if (fingerprint != 0) store_le<std::uint32_t>(p + offset::text + text.size(), fingerprint);
   return at;
 }
 
@@ -100,13 +104,6 @@ struct frame_view {
   std::span<const std::byte> body;
   std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
 };
-
-// Appends a request's type fingerprint, after begin_frame() with request_flag::fingerprint set.
-inline void append_fingerprint(std::vector<std::byte>& out, std::uint32_t fingerprint) {
-  std::byte bytes[fingerprint_size];
-  geerpc::detail::store_le(bytes, fingerprint);
-  out.insert(out.end(), bytes, bytes + fingerprint_size);
-}
 
 // Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
 // rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
