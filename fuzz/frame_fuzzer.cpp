@@ -1,5 +1,6 @@
 // Fuzzes the frame layer: the stream splitter (frame_reader) fed in chunks the input chooses, and
-// the header parser. A frame that parses must re-encode to exactly its own bytes.
+// the header parser. A frame that parses (a request's fingerprint included) must re-encode to
+// exactly its own bytes.
 #include <geerpc/net/frame_reader.hpp>
 #include <geerpc/wire/frame.hpp>
 
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       geerpc::wire::frame_view view;
       if (geerpc::wire::parse_frame(frame, view) != nullptr) return true;
       std::vector<std::byte> rebuilt;
-      const std::size_t start = geerpc::wire::begin_frame(rebuilt, view.header, view.text);
+      const std::size_t start = geerpc::wire::begin_frame(rebuilt, view.header, view.text, view.fingerprint);
       rebuilt.insert(rebuilt.end(), view.body.begin(), view.body.end());
       geerpc::wire::finish_frame(rebuilt, start);
       if (!std::equal(rebuilt.begin(), rebuilt.end(), frame.begin(), frame.end())) std::abort();

@@ -105,6 +105,13 @@ int main(int argc, char** argv) {
   const std::vector<std::byte> cancel(cancel_bytes.begin(), cancel_bytes.end());
   write(root / "frame", "one_request", std::vector<std::byte>{std::byte{7}, std::byte{3}} + sum);
   write(root / "frame", "three_frames", std::vector<std::byte>{std::byte{1}, std::byte{3}} + sum + echo + cancel);
+  std::vector<std::byte> checked;  // a request with its type fingerprint (request flag 0x01)
+  const auto checked_start = geerpc::wire::begin_frame(
+      checked, {geerpc::wire::frame_kind::request, geerpc::wire::request_flag::fingerprint, 3, 0}, "Arith.Sum",
+      geerpc::binary_codec::fingerprint<std::tuple<Args>, int>);
+  geerpc::binary_codec::encode(Args{3, 4}, checked);
+  geerpc::wire::finish_frame(checked, checked_start);
+  write(root / "frame", "fingerprinted_request", std::vector<std::byte>{std::byte{5}, std::byte{3}} + checked);
 
   std::array<std::byte, geerpc::wire::hello_size> hello{};
   geerpc::wire::encode_hello({1, geerpc::binary_codec::id, 500000, 1u << 20}, hello);
