@@ -112,6 +112,17 @@ int main(int argc, char** argv) {
   geerpc::binary_codec::encode(Args{3, 4}, checked);
   geerpc::wire::finish_frame(checked, checked_start);
   write(root / "frame", "fingerprinted_request", std::vector<std::byte>{std::byte{5}, std::byte{3}} + checked);
+  std::vector<std::byte> with_metadata;  // fingerprint and metadata (request flags 0x03)
+  const auto with_metadata_start =
+      geerpc::wire::begin_frame(with_metadata,
+                                {geerpc::wire::frame_kind::request,
+                                 geerpc::wire::request_flag::fingerprint | geerpc::wire::request_flag::metadata, 4, 0},
+                                "Arith.Sum", geerpc::binary_codec::fingerprint<std::tuple<Args>, int>);
+  geerpc::wire::append_metadata(with_metadata, std::vector<std::pair<std::string, std::string>>{
+                                                   {"authorization", "Bearer abc"}, {"trace-id", "7f3a"}});
+  geerpc::binary_codec::encode(Args{5, 6}, with_metadata);
+  geerpc::wire::finish_frame(with_metadata, with_metadata_start);
+  write(root / "frame", "request_with_metadata", std::vector<std::byte>{std::byte{9}, std::byte{3}} + with_metadata);
 
   std::array<std::byte, geerpc::wire::hello_size> hello{};
   geerpc::wire::encode_hello({1, geerpc::binary_codec::id, 500000, 1u << 20}, hello);

@@ -6,10 +6,13 @@
 #include <geerpc/net/frame_reader.hpp>
 #include <geerpc/wire/frame.hpp>
 #include <geerpc/wire/handshake.hpp>
+#include <geerpc/wire/metadata.hpp>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -413,7 +416,7 @@ TEST_CASE("parse_frame refuses malformed frames with a reason", "[wire][frame]")
   }
   SECTION("a request with unknown flags") {
     byte_vector bad = request;
-    bad[5] = std::byte{2};
+    bad[5] = std::byte{4};
     CHECK(parse_error(bad) == "request with unknown flags");
     bad[5] = std::byte{0x81};
     CHECK(parse_error(bad) == "request with unknown flags");
@@ -433,6 +436,50 @@ TEST_CASE("parse_frame refuses malformed frames with a reason", "[wire][frame]")
     CHECK(view.fingerprint == 0x12345678u);
     CHECK(view.body.size() == 2);
     CHECK(view.body[0] == std::byte{9});
+  }
+  SECTION("a request whose metadata block does not fit in the frame") {
+    using geerpc::wire::request_flag::metadata;
+    CHECK(parse_error(make_frame({frame_kind::request, metadata, 1, 0}, "A.B", bytes_of({1, 0, 0}))) ==
+          "request metadata exceeds the frame");
+    CHECK(parse_error(make_frame({frame_kind::request, metadata, 1, 0}, "A.B", bytes_of({3, 0, 0, 0, 1, 2}))) ==
+          "request metadata exceeds the frame");
+    CHECK(parse_error(make_frame({frame_kind::request, metadata, 1, 0}, "A.B",
+                                 bytes_of({0xff, 0xff, 0xff, 0xff, 1}))) == "request metadata exceeds the frame");
+    CHECK(parse_error(make_frame({frame_kind::request, metadata, 1, 0}, "A.B", bytes_of({2, 0, 0, 0, 1, 2}))) ==
+          "parsed");  // exactly the rest: an empty body
+  }
+  SECTION("a request's metadata block sits after its fingerprint and before its body") {
+    const byte_vector frame = make_frame(
+        {frame_kind::request, geerpc::wire::request_flag::fingerprint | geerpc::wire::request_flag::metadata, 1, 0},
+        "A.B", bytes_of({0x78, 0x56, 0x34, 0x12, 6, 0, 0, 0, 1, 1, 'k', 1, 0, 'v', 9, 8}));
+    geerpc::wire::frame_view view;
+    REQUIRE(geerpc::wire::parse_frame(frame, view) == nullptr);
+    CHECK(view.fingerprint == 0x12345678u);
+    CHECK(view.has_metadata);
+    CHECK(view.metadata.size() == 6);
+    CHECK(geerpc::wire::check_metadata(view.metadata) == nullptr);
+    CHECK(geerpc::wire::find_metadata(view.metadata, "k") == "v");
+    CHECK(geerpc::wire::find_metadata(view.metadata, "K") == std::nullopt);  // keys are case-sensitive
+    CHECK(view.body.size() == 2);
+    CHECK(view.body[0] == std::byte{9});
+  }
+  SECTION("a metadata block written by append_metadata reads back, in order, the first of a repeated key winning") {
+    std::vector<std::byte> out;
+    const std::vector<std::pair<std::string, std::string>> entries = {
+        {"a", "1"}, {"trace", std::string(300, 'x')}, {"a", "2"}, {"empty", ""}};
+    geerpc::wire::append_metadata(out, entries);
+    CHECK(out.size() == geerpc::wire::metadata_wire_size(entries));
+    const auto block = std::span<const std::byte>(out).subspan(4);
+    CHECK(geerpc::detail::load_le<std::uint32_t>(out.data()) == block.size());
+    REQUIRE(geerpc::wire::check_metadata(block) == nullptr);
+    std::vector<std::pair<std::string, std::string>> read;
+    geerpc::wire::for_each_metadata(block, [&](std::string_view k, std::string_view v) {
+      read.emplace_back(k, v);
+      return true;
+    });
+    CHECK(read == entries);
+    CHECK(geerpc::wire::find_metadata(block, "a") == "1");
+    CHECK(geerpc::wire::find_metadata(block, "empty") == "");
   }
   SECTION("a response with a deadline budget") {
     byte_vector bad = response;

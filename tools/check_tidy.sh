@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (with the repository's .clang-tidy) over the examples and the behavioural tests,
-# which between them include every header. The codec, wire and std_types tests are left out: they need no
-# header the others miss, and their thousands of assertions take clang-tidy minutes each. Needs a build directory
-# configured with CMAKE_EXPORT_COMPILE_COMMANDS.
+# Runs clang-tidy (with the repository's .clang-tidy, whose HeaderFilterRegex is the library) over
+# translation units that between them include every header and instantiate every transport: the
+# examples (the threaded transport, the codec over most of its types, interceptors), src/geerpc.cpp
+# (the engines of all three standard transports, as geerpc::compiled builds them) and one
+# behavioural test that runs every transport through the front classes (lifecycle_test). The rest
+# of the tests add Catch2's macro expansions, not library code: over all of them clang-tidy took
+# 12 minutes of CI's 38. Needs a build directory configured with CMAKE_EXPORT_COMPILE_COMMANDS.
 #   tools/check_tidy.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tools/check_tidy.sh BUILD_DIR}
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy)
-mapfile -t sources < <(ls examples/*.cpp tests/*_test.cpp | grep -v -e codec_test -e wire_test -e std_types_test)
+sources=(examples/*.cpp src/geerpc.cpp tests/lifecycle_test.cpp)
 log=$(mktemp)
 # -Wno-unknown-warning-option: the database may come from a GCC build with GCC-only flags.
 printf '%s\n' "${sources[@]}" |

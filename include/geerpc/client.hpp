@@ -7,6 +7,7 @@
 //   int sum = client.call<MathApi::fn<"Add">>(1, 2);
 //   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
 //   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
+//   client.call<int>(geerpc::with_metadata("authorization", token), "Kv.Size");  // with metadata
 //
 // Many threads may call through one client at once. When the connection breaks, every pending
 // call fails with errc::connection_closed, and so does every later one.
@@ -34,11 +35,13 @@
 #include "detail/deadline.hpp"
 #include "detail/scratch.hpp"
 #include "error.hpp"
+#include "interceptor.hpp"
 #include "options.hpp"
 #include "service.hpp"
 #include "transport/fwd.hpp"
 #include "transport/link.hpp"
 #include "wire/frame.hpp"
+#include "wire/metadata.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -136,6 +139,33 @@ decltype(auto) as_declared(const A& argument) {
     return D(argument);
 }
 
+// Why a call's metadata cannot be sent, or nothing.
+inline std::optional<call_outcome> check_metadata(const context& ctx) {
+  for (const auto& [key, value] : ctx.metadata()) {
+    if (!wire::valid_metadata_key(key))
+      return call_outcome::failure(errc::invalid_argument,
+                                   "rpc client: metadata key \"" + key + "\" is not 1 to 255 bytes of printable ASCII");
+    if (value.size() > wire::max_metadata_value_size)
+      return call_outcome::failure(errc::invalid_argument, "rpc client: metadata value of \"" + key + "\" has " +
+                                                               std::to_string(value.size()) +
+                                                               " bytes, more than 65535");
+  }
+  return std::nullopt;
+}
+
+// Calls each interceptor's `after` with how a call ended, dropping what they throw.
+inline void report_after(const std::vector<client_interceptor>& interceptors, const client_call& call,
+                         std::error_code code, std::string_view message, std::chrono::nanoseconds took) noexcept {
+  const call_result result{code, code ? message : std::string_view{}, took};
+  for (const client_interceptor& interceptor : interceptors) {
+    if (!interceptor.after) continue;
+    try {
+      interceptor.after(call, result);
+    } catch (...) {  // documented: dropped
+    }
+  }
+}
+
 template <class R, class Codec>
 result<R> decode_reply(std::span<const std::byte> bytes) {
   if constexpr (std::is_void_v<R>) {
@@ -231,12 +261,17 @@ class basic_client {
   using codec_type = Codec;
 
   basic_client() = default;  // not connected: every call fails with connection_closed
-  explicit basic_client(std::shared_ptr<engine_type> engine) : engine_(std::move(engine)) {}
+  explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {})
+      : engine_(std::move(engine)) {
+    if (!interceptors.empty())
+      interceptors_ = std::make_shared<const std::vector<client_interceptor>>(std::move(interceptors));
+  }
   basic_client(basic_client&&) noexcept = default;
   basic_client& operator=(basic_client&& other) noexcept {
     if (this != &other) {
       close();
       engine_ = std::move(other.engine_);
+      interceptors_ = std::move(other.interceptors_);
     }
     return *this;
   }
@@ -261,11 +296,16 @@ class basic_client {
   }
   template <class R, class... A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
-    auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
-    result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
-    detail::trim_scratch(frame);
-    return out;
+    if (interceptors_) [[unlikely]] {
+      client_call call{method, ctx};
+      for (const client_interceptor& interceptor : *interceptors_)
+        if (interceptor.before) interceptor.before(call);
+      const auto started = std::chrono::steady_clock::now();
+      result<R> out = plain_call<R>(call.ctx, method, arguments...);
+      detail::report_after(*interceptors_, call, out.code(), out.message(), std::chrono::steady_clock::now() - started);
+      return out;
+    }
+    return plain_call<R>(ctx, method, arguments...);
   }
 
   // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] arguments...); types checked at compile
@@ -323,14 +363,31 @@ class basic_client {
   requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
                                                                             const A&... arguments) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
+    std::optional<client_call> intercepted;
+    detail::completion_hook hook;
+    if (interceptors_) [[unlikely]] {
+      intercepted.emplace(client_call{method, ctx});
+      for (const client_interceptor& interceptor : *interceptors_)
+        if (interceptor.before) interceptor.before(*intercepted);
+      hook = [interceptors = interceptors_, name = std::string(method), sent = intercepted->ctx,
+              started = std::chrono::steady_clock::now()](const detail::call_outcome& outcome) {
+        const client_call call{name, sent};
+        const error e = outcome.ok() ? error{} : outcome.to_error();
+        detail::report_after(*interceptors, call, e.code, e.message, std::chrono::steady_clock::now() - started);
+      };
+    }
+    const context& sent = intercepted ? intercepted->ctx : ctx;
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
-    if (auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...))
-      state = std::make_unique<detail::finished_call>(std::move(*refused));
-    else if (!engine_)
-      state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
-    else
-      state = link::start(engine_, ctx, frame);
+    std::optional<detail::call_outcome> ended =
+        build_request(frame, sent, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+    if (!ended && !engine_) ended = detail::connection_closed_outcome();
+    if (ended) {
+      if (hook) hook(*ended);
+      state = std::make_unique<detail::finished_call>(std::move(*ended));
+    } else {
+      state = link::start(engine_, sent, frame, std::move(hook));
+    }
     detail::trim_scratch(frame);
     return call_future<R, Codec, Transport>(std::move(state));
   }
@@ -386,16 +443,31 @@ class basic_client {
       return false;
   }();
 
-  // The request frame for `method` with these arguments encoded one after another (as their
-  // tuple is), or why it cannot be sent.
+  template <class R, class... A>
+  result<R> plain_call(const context& ctx, std::string_view method, const A&... arguments) {
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    auto refused = build_request(frame, ctx, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+    result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
+    detail::trim_scratch(frame);
+    return out;
+  }
+
+  // The request frame for `method` with the context's metadata and these arguments encoded one
+  // after another (as their tuple is), or why it cannot be sent.
   template <class... A>
-  std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, std::string_view method,
-                                                    std::uint32_t type_fingerprint, const A&... arguments) const {
+  std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, const context& ctx,
+                                                    std::string_view method, std::uint32_t type_fingerprint,
+                                                    const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
-    const std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    if (!ctx.metadata().empty()) {
+      if (auto bad = detail::check_metadata(ctx)) return bad;
+      flags |= wire::request_flag::metadata;
+    }
     const std::size_t start =
         wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method, type_fingerprint);
+    if (!ctx.metadata().empty()) wire::append_metadata(frame, ctx.metadata());
     (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
@@ -464,6 +536,7 @@ class basic_client {
   }
 
   std::shared_ptr<engine_type> engine_;
+  std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
 // Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
@@ -471,7 +544,7 @@ template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
   if (!engine) return engine.error();
-  return basic_client<Transport, Codec>(std::move(engine).value());
+  return basic_client<Transport, Codec>(std::move(engine).value(), opts.interceptors);
 }
 
 template <class Transport = threaded, class Codec = binary_codec>

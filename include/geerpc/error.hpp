@@ -33,8 +33,10 @@ enum class errc : std::uint8_t {
   bad_response = 14,        // client: the reply body does not decode as the expected type
   invalid_argument = 15,    // a bad address or a bad use of the API
   type_mismatch = 16,       // server: the call's argument or result types are not the method's
+  unauthenticated = 17,     // server: an interceptor found no valid credentials on the call
+  permission_denied = 18,   // server: an interceptor refused the caller this call
 };
-inline constexpr errc last_errc = errc::type_mismatch;
+inline constexpr errc last_errc = errc::permission_denied;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -74,6 +76,10 @@ class error_category final : public std::error_category {
         return "invalid argument";
       case errc::type_mismatch:
         return "type mismatch";
+      case errc::unauthenticated:
+        return "unauthenticated";
+      case errc::permission_denied:
+        return "permission denied";
     }
     return "unknown geerpc error " + std::to_string(value);
   }

@@ -2,6 +2,7 @@
 // https://github.com/geerpc/geerpc — MIT licence. Include this one header.
 #pragma once
 
+#include "call_context.hpp"
 #include "client.hpp"
 #include "codec/binary.hpp"
 #include "codec/type_kind.hpp"
@@ -9,6 +10,7 @@
 #include "context.hpp"
 #include "error.hpp"
 #include "fixed_string.hpp"
+#include "interceptor.hpp"
 #include "options.hpp"
 #include "server.hpp"
 #include "service.hpp"

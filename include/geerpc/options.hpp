@@ -6,8 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "config.hpp"
+#include "interceptor.hpp"
 #include "net/stream_session.hpp"
 #include "tuning/settings.hpp"
 #include "wire/frame.hpp"
@@ -37,6 +39,8 @@ struct options {
   // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
   // docs/transports.md); its session is made right after the connect, before the handshake.
   std::shared_ptr<net::stream_session_factory> session{};
+  // Code that sees every call of this client on its way out and its outcome (interceptor.hpp).
+  std::vector<client_interceptor> interceptors{};
 };
 
 // For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
@@ -81,6 +85,10 @@ struct server_options {
   // Requests whose handler runs are bounded by the handler threads, not by these.
   std::size_t max_queued_request_bytes_per_connection = 16u << 20;
   std::size_t max_queued_request_bytes = 256u << 20;
+  // The largest metadata block a request may carry (context::with_metadata; its bytes on the wire,
+  // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
+  // bytes count among the request's waiting bytes, as its arguments' do.
+  std::size_t max_metadata_bytes = 8u << 10;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted

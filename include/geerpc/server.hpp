@@ -16,6 +16,7 @@
 #include "codec/binary.hpp"
 #include "config.hpp"
 #include "error.hpp"
+#include "interceptor.hpp"
 #include "options.hpp"
 #include "server/context.hpp"
 #include "server/dispatcher.hpp"
@@ -60,6 +61,13 @@ class basic_server {
   void add() {
     check_not_listening();
     handlers_.template add<Codec, Service, void>(nullptr);
+  }
+
+  // Adds an interceptor (interceptor.hpp): its `before` sees every call before its handler runs and
+  // may refuse it, its `after` every call's outcome. In the order added; before listen().
+  void use(server_interceptor interceptor) {
+    check_not_listening();
+    context_.interceptors.push_back(std::move(interceptor));
   }
 
   // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "call_context.hpp"
 #include "config.hpp"
 #include "fixed_string.hpp"
 
@@ -80,6 +81,15 @@ inline constexpr bool is_argument_param = (std::is_lvalue_reference_v<P> &&
 template <class P>
 inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
+template <class P>
+inline constexpr bool is_context_param = std::is_same_v<P, const call_context&>;
+// What the server passes besides the arguments: a handler's last one or two parameters.
+template <class P>
+inline constexpr bool is_extra_param = is_stop_token_param<P> || is_context_param<P>;
+template <class P>
+struct is_stop_token_param_t : std::bool_constant<is_stop_token_param<P>> {};
+template <class P>
+struct is_context_param_t : std::bool_constant<is_context_param<P>> {};
 
 // What an argument is decoded into: itself, except that a std::string_view parameter views a
 // std::string and a std::span<const T> a std::vector<T>, which live for the handler's call.
@@ -98,13 +108,16 @@ struct argument_storage<std::span<const T>> {
 template <class P>
 using argument_storage_t = typename argument_storage<std::remove_cvref_t<P>>::type;
 
-// A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token.
+// A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token
+// and a `const geerpc::call_context&`, in either order.
 template <class Params, class Indices>
 struct leading_arguments;
 template <class Params, std::size_t... I>
 struct leading_arguments<Params, std::index_sequence<I...>> {
-  static constexpr bool valid = ((is_argument_param<std::tuple_element_t<I, Params>> &&
-                                  !is_stop_token_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>)&&...);
+  static constexpr bool valid =
+      ((is_argument_param<std::tuple_element_t<I, Params>> &&
+        !is_extra_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>> &&
+        !std::is_same_v<std::remove_cvref_t<std::tuple_element_t<I, Params>>, call_context>)&&...);
   using types = std::tuple<argument_storage_t<std::tuple_element_t<I, Params>>...>;
 };
 
@@ -113,18 +126,46 @@ struct handler_params;
 template <class... P>
 struct handler_params<std::tuple<P...>> {
  private:
-  static constexpr bool last_is_stop_token = [] {
-    if constexpr (sizeof...(P) == 0)
+  using all = std::tuple<P...>;
+  static constexpr std::size_t n = sizeof...(P);
+  // The parameter `back` places from the end is an extra one (and, for the second, of the other kind).
+  static constexpr bool last_extra = [] {
+    if constexpr (n == 0)
       return false;
     else
-      return is_stop_token_param<std::tuple_element_t<sizeof...(P) - 1, std::tuple<P...>>>;
+      return is_extra_param<std::tuple_element_t<n - 1, all>>;
   }();
-  using arguments =
-      leading_arguments<std::tuple<P...>, std::make_index_sequence<sizeof...(P) - (last_is_stop_token ? 1 : 0)>>;
+  static constexpr bool two_extras = [] {
+    if constexpr (n < 2 || !last_extra)
+      return false;
+    else
+      return is_extra_param<std::tuple_element_t<n - 2, all>> &&
+             is_stop_token_param<std::tuple_element_t<n - 2, all>> !=
+                 is_stop_token_param<std::tuple_element_t<n - 1, all>>;
+  }();
+  static constexpr std::size_t extras = two_extras ? 2 : last_extra ? 1 : 0;
+  template <template <class> class Kind>
+  static constexpr bool extra_of_kind = [] {
+    if constexpr (extras == 0)
+      return false;
+    else if constexpr (extras == 1)
+      return Kind<std::tuple_element_t<n - 1, all>>::value;
+    else
+      return Kind<std::tuple_element_t<n - 1, all>>::value || Kind<std::tuple_element_t<n - 2, all>>::value;
+  }();
+  using arguments = leading_arguments<all, std::make_index_sequence<n - extras>>;
 
  public:
   static constexpr bool valid = arguments::valid;
-  static constexpr bool takes_stop_token = last_is_stop_token;
+  static constexpr bool takes_stop_token = extra_of_kind<is_stop_token_param_t>;
+  static constexpr bool takes_context = extra_of_kind<is_context_param_t>;
+  // With both: whether the std::stop_token comes first.
+  static constexpr bool stop_token_first = [] {
+    if constexpr (extras == 2)
+      return is_stop_token_param<std::tuple_element_t<n - 2, all>>;
+    else
+      return false;
+  }();
   using argument_types = typename arguments::types;
 };
 
@@ -153,11 +194,13 @@ struct handler_traits {
   static_assert(params::valid && is_result_type<typename signature::result>,
                 "geerpc::method: a handler must look like `R f(const A1&, A2, ...)`, with any number of "
                 "arguments taken by const reference or by value, optionally followed by std::stop_token "
-                "(R is void or a value type, not a reference)");
+                "and/or `const geerpc::call_context&` (R is void or a value type, not a reference)");
   using owner = typename signature::owner;
   using argument_types = typename params::argument_types;
   using result_type = typename signature::result;
   static constexpr bool takes_stop_token = params::takes_stop_token;
+  static constexpr bool takes_context = params::takes_context;
+  static constexpr bool stop_token_first = params::stop_token_first;
 };
 
 constexpr bool is_valid_name(std::string_view name) {
@@ -183,6 +226,8 @@ struct method {
   static constexpr auto name = Name;
   static constexpr auto handler = Handler;
   static constexpr bool takes_stop_token = traits::takes_stop_token;
+  static constexpr bool takes_context = traits::takes_context;
+  static constexpr bool stop_token_first = traits::stop_token_first;  // with both extras
 };
 
 // What a typed client call names: "Service.Method" with its arguments' types (a std::tuple) and

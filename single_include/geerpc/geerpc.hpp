@@ -5,39 +5,25 @@
 // geerpc: a header-only C++20 RPC library with deadlines that hold.
 // https://github.com/geerpc/geerpc — MIT licence. Include this one header.
 
-// ---- begin geerpc/client.hpp
-// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then
+// ---- begin geerpc/call_context.hpp
+// geerpc: what a handler (or a server interceptor) may learn about the call it serves.
 //
-//   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
-//   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
-//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
-//   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
-//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
-//   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
-//   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
+//   int get(const std::string& key, const geerpc::call_context& ctx) {
+//     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
+//     log(ctx.peer(), ctx.method(), ctx.connection_id());
+//   }
 //
-// Many threads may call through one client at once. When the connection breaks, every pending
-// call fails with errc::connection_closed, and so does every later one.
+// A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
+// it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
+// outlive that.
 
 #include <chrono>
 #include <cstddef>
-#include <memory>
+#include <cstdint>
 #include <optional>
 #include <span>
-#include <string>
 #include <string_view>
-#include <system_error>
-#include <tuple>
-#include <type_traits>
 #include <utility>
-#include <vector>
-
-// ---- begin geerpc/client/call.hpp
-// geerpc: what both client transports share about one call: the request frame's patchable
-// fields, the outcome, and GeeRPC's wording for client-side failures.
-
-#include <array>
-#include <cstdint>
 
 // ---- begin geerpc/config.hpp
 // geerpc: version and the ABI namespace every other header opens.
@@ -64,12 +50,276 @@ GEERPC_BEGIN_NAMESPACE
 inline constexpr const char* version = "0.1.0";
 GEERPC_END_NAMESPACE
 // ---- end geerpc/config.hpp
+// ---- begin geerpc/wire/metadata.hpp
+// geerpc: a request's metadata block (docs/protocol.md 4.1): string keys and values a caller
+// attaches to one call (an auth token, a trace id), versioned so that a later format can be told
+// apart. Pure functions over bytes: no I/O, so they can be fuzzed.
+//
+//   u32 size        bytes that follow, the version byte included
+//   u8  version     1
+//   then, until `size` is used up, entries:  u8 key size (1..255), key, u16 value size, value
+
+#include <string>
+#include <vector>
+
+// ---- begin geerpc/detail/byte_order.hpp
+// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
+// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
+
+#include <bit>
+#include <cstring>
+#include <type_traits>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+constexpr T byteswap_if_big_endian(T value) noexcept {
+  static_assert(std::is_unsigned_v<T>);
+  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+    T swapped = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
+      value = static_cast<T>(value >> 8);
+    }
+    return swapped;
+  } else {
+    return value;
+  }
+}
+
+template <class T>
+inline void store_le(std::byte* out, T value) noexcept {
+  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
+  value = byteswap_if_big_endian(value);
+  std::memcpy(out, &value, sizeof value);
+}
+
+template <class T>
+inline T load_le(const std::byte* in) noexcept {
+  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
+  T value;
+  std::memcpy(&value, in, sizeof value);
+  return byteswap_if_big_endian(value);
+}
+
+// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
+template <std::size_t Size>
+struct unsigned_of_size;
+template <>
+struct unsigned_of_size<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct unsigned_of_size<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct unsigned_of_size<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct unsigned_of_size<8> {
+  using type = std::uint64_t;
+};
+template <class T>
+using bits_of = typename unsigned_of_size<sizeof(T)>::type;
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/byte_order.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+inline constexpr std::uint8_t metadata_version = 1;
+inline constexpr std::size_t metadata_size_field = 4;
+inline constexpr std::size_t max_metadata_key_size = 0xff;
+inline constexpr std::size_t max_metadata_value_size = 0xffff;
+
+// A key is 1 to 255 bytes of printable ASCII other than space (0x21..0x7e), compared exactly.
+constexpr bool valid_metadata_key(std::string_view key) noexcept {
+  if (key.empty() || key.size() > max_metadata_key_size) return false;
+  for (char c : key)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
+// The bytes a block of these entries takes on the wire, its size field included.
+template <class Entries>
+std::size_t metadata_wire_size(const Entries& entries) noexcept {
+  std::size_t size = metadata_size_field + 1;
+  for (const auto& [key, value] : entries) size += 1 + key.size() + 2 + value.size();
+  return size;
+}
+
+// Appends the block of `entries` (pairs of strings, each key valid and each value at most
+// max_metadata_value_size bytes: the caller checks).
+template <class Entries>
+void append_metadata(std::vector<std::byte>& out, const Entries& entries) {
+  using geerpc::detail::store_le;
+  const std::size_t whole = metadata_wire_size(entries);
+  std::size_t at = out.size();
+  out.resize(at + whole);
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p, static_cast<std::uint32_t>(whole - metadata_size_field));
+  p += metadata_size_field;
+  *p++ = std::byte{metadata_version};
+  for (const auto& [key, value] : entries) {
+    *p++ = std::byte{static_cast<std::uint8_t>(key.size())};
+    for (char c : key) *p++ = static_cast<std::byte>(c);
+    store_le<std::uint16_t>(p, static_cast<std::uint16_t>(value.size()));
+    p += 2;
+    for (char c : value) *p++ = static_cast<std::byte>(c);
+  }
+}
+
+// Calls f(key, value) for each entry of a block that check_metadata() accepted, in the order sent;
+// stops early when f returns false.
+template <class F>
+void for_each_metadata(std::span<const std::byte> block, F&& f) {
+  using geerpc::detail::load_le;
+  std::size_t at = 1;  // past the version
+  while (at < block.size()) {
+    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
+    const auto* key = reinterpret_cast<const char*>(block.data() + at + 1);
+    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
+    const auto* value = reinterpret_cast<const char*>(block.data() + at + 3 + key_size);
+    at += 3 + key_size + value_size;
+    if (!f(std::string_view(key, key_size), std::string_view(value, value_size))) return;
+  }
+}
+
+// Checks a block (what follows its size field): its version, and that its entries fill it
+// exactly with valid keys. Returns nullptr, or why it is malformed.
+inline const char* check_metadata(std::span<const std::byte> block) noexcept {
+  using geerpc::detail::load_le;
+  if (block.empty()) return "request metadata without a version";
+  if (static_cast<std::uint8_t>(block[0]) != metadata_version) return "request metadata of an unknown version";
+  std::size_t at = 1;
+  while (at < block.size()) {
+    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
+    if (block.size() - at < 1 + key_size + 2) return "request metadata entry exceeds its block";
+    const std::string_view key(reinterpret_cast<const char*>(block.data() + at + 1), key_size);
+    if (!valid_metadata_key(key)) return "request metadata key empty or not printable ASCII";
+    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
+    if (block.size() - at - 3 - key_size < value_size) return "request metadata value exceeds its block";
+    at += 3 + key_size + value_size;
+  }
+  return nullptr;
+}
+
+// The value of the first entry named `key` in a checked block.
+inline std::optional<std::string_view> find_metadata(std::span<const std::byte> block, std::string_view key) {
+  std::optional<std::string_view> found;
+  for_each_metadata(block, [&](std::string_view k, std::string_view v) {
+    if (k != key) return true;
+    found = v;
+    return false;
+  });
+  return found;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/metadata.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // An empty context (no peer, no method, no metadata): for calling a handler directly in a test.
+  call_context() = default;
+
+  // The peer's address: "127.0.0.1:40312", "[::1]:40312", or "unix@" for a Unix socket's (unnamed)
+  // peer. Worked out the first time a call of the connection asks for it.
+  std::string_view peer() const { return peer_of_ != nullptr ? peer_of_(peer_owner_) : std::string_view{}; }
+  // "Service.Method", as the caller named it.
+  std::string_view method() const noexcept { return method_; }
+  // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
+  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  // Unique among the connections this server has accepted: calls sharing it share a connection.
+  std::uint64_t connection_id() const noexcept { return connection_id_; }
+  // The value the caller attached under `key` (context::with_metadata), if any.
+  std::optional<std::string_view> metadata(std::string_view key) const {
+    return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
+  }
+  // Calls f(key, value) for every metadata entry, in the order the caller sent them.
+  template <class F>
+  void for_each_metadata(F&& f) const {
+    if (!metadata_.empty())
+      wire::for_each_metadata(metadata_, [&](std::string_view key, std::string_view value) {
+        f(key, value);
+        return true;
+      });
+  }
+
+  // What the server fills in (detail): the peer comes from `peer_of(peer_owner)`; `metadata` is a
+  // block wire::check_metadata accepted, or empty.
+  struct parts {
+    std::string_view method;
+    std::optional<clock::time_point> deadline;
+    std::uint64_t connection_id = 0;
+    std::span<const std::byte> metadata;
+    const void* peer_owner = nullptr;
+    std::string_view (*peer_of)(const void*) = nullptr;
+  };
+  explicit call_context(const parts& p) noexcept
+      : method_(p.method),
+        deadline_(p.deadline),
+        connection_id_(p.connection_id),
+        metadata_(p.metadata),
+        peer_owner_(p.peer_owner),
+        peer_of_(p.peer_of) {}
+
+ private:
+  std::string_view method_;
+  std::optional<clock::time_point> deadline_;
+  std::uint64_t connection_id_ = 0;
+  std::span<const std::byte> metadata_;
+  const void* peer_owner_ = nullptr;
+  std::string_view (*peer_of_)(const void*) = nullptr;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/call_context.hpp
+// ---- begin geerpc/client.hpp
+// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then
+//
+//   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
+//   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
+//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
+//   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
+//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
+//   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
+//   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
+//   client.call<int>(geerpc::with_metadata("authorization", token), "Kv.Size");  // with metadata
+//
+// Many threads may call through one client at once. When the connection breaks, every pending
+// call fails with errc::connection_closed, and so does every later one.
+
+#include <memory>
+#include <system_error>
+#include <tuple>
+
+// ---- begin geerpc/client/call.hpp
+// geerpc: what both client transports share about one call: the request frame's patchable
+// fields, the outcome, and GeeRPC's wording for client-side failures.
+
+#include <array>
+#include <functional>
+
 // ---- begin geerpc/context.hpp
 // geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
-// deadline on steady_clock and an optional std::stop_token.
+// deadline on steady_clock, an optional std::stop_token, and metadata (string keys and values the
+// server's handler and interceptors read through geerpc::call_context).
 //
 //   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
 //   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
+//   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
 
 #include <stop_token>
 
@@ -145,12 +395,31 @@ class context {
     return copy;
   }
 
+  // Adds `key` = `value` to the metadata sent with the call, replacing an earlier value of the same
+  // key. A key is 1 to 255 bytes of printable ASCII other than space, compared exactly (no case
+  // folding); a value is any bytes, at most 65,535 of them. A call whose metadata breaks these
+  // fails with errc::invalid_argument before anything is sent; the server bounds the whole block
+  // (server_options::max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
+  context with_metadata(std::string key, std::string value) const {
+    context copy = *this;
+    for (auto& entry : copy.metadata_)
+      if (entry.first == key) {
+        entry.second = std::move(value);
+        return copy;
+      }
+    copy.metadata_.emplace_back(std::move(key), std::move(value));
+    return copy;
+  }
+
   const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
   const std::stop_token& stop_token() const noexcept { return stop_; }
+  // The metadata, in the order the keys were first added.
+  const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept { return metadata_; }
 
  private:
   std::optional<clock::time_point> deadline_;
   std::stop_token stop_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
 inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
@@ -159,75 +428,12 @@ context with_timeout(std::chrono::duration<Rep, Period> timeout) {
   return context{}.with_timeout(timeout);
 }
 inline context with_stop_token(std::stop_token token) { return context{}.with_stop_token(std::move(token)); }
+inline context with_metadata(std::string key, std::string value) {
+  return context{}.with_metadata(std::move(key), std::move(value));
+}
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/context.hpp
-// ---- begin geerpc/detail/byte_order.hpp
-// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
-// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
-
-#include <bit>
-#include <cstring>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T>
-constexpr T byteswap_if_big_endian(T value) noexcept {
-  static_assert(std::is_unsigned_v<T>);
-  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
-    T swapped = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
-      value = static_cast<T>(value >> 8);
-    }
-    return swapped;
-  } else {
-    return value;
-  }
-}
-
-template <class T>
-inline void store_le(std::byte* out, T value) noexcept {
-  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
-  value = byteswap_if_big_endian(value);
-  std::memcpy(out, &value, sizeof value);
-}
-
-template <class T>
-inline T load_le(const std::byte* in) noexcept {
-  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
-  T value;
-  std::memcpy(&value, in, sizeof value);
-  return byteswap_if_big_endian(value);
-}
-
-// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
-template <std::size_t Size>
-struct unsigned_of_size;
-template <>
-struct unsigned_of_size<1> {
-  using type = std::uint8_t;
-};
-template <>
-struct unsigned_of_size<2> {
-  using type = std::uint16_t;
-};
-template <>
-struct unsigned_of_size<4> {
-  using type = std::uint32_t;
-};
-template <>
-struct unsigned_of_size<8> {
-  using type = std::uint64_t;
-};
-template <class T>
-using bits_of = typename unsigned_of_size<sizeof(T)>::type;
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/byte_order.hpp
 // ---- begin geerpc/error.hpp
 // geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
 // and result<T>, what the non-throwing calls return.
@@ -257,8 +463,10 @@ enum class errc : std::uint8_t {
   bad_response = 14,        // client: the reply body does not decode as the expected type
   invalid_argument = 15,    // a bad address or a bad use of the API
   type_mismatch = 16,       // server: the call's argument or result types are not the method's
+  unauthenticated = 17,     // server: an interceptor found no valid credentials on the call
+  permission_denied = 18,   // server: an interceptor refused the caller this call
 };
-inline constexpr errc last_errc = errc::type_mismatch;
+inline constexpr errc last_errc = errc::permission_denied;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -298,6 +506,10 @@ class error_category final : public std::error_category {
         return "invalid argument";
       case errc::type_mismatch:
         return "type mismatch";
+      case errc::unauthenticated:
+        return "unauthenticated";
+      case errc::permission_denied:
+        return "permission denied";
     }
     return "unknown geerpc error " + std::to_string(value);
   }
@@ -457,7 +669,8 @@ inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length
 // A request's flags (its header's status byte, docs/protocol.md 4.1): what follows its text.
 namespace request_flag {
 inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
-inline constexpr std::uint8_t known = fingerprint;
+inline constexpr std::uint8_t metadata = 0x02;     // a metadata block (wire/metadata.hpp), before the body
+inline constexpr std::uint8_t known = fingerprint | metadata;
 }  // namespace request_flag
 inline constexpr std::size_t fingerprint_size = 4;
 
@@ -534,6 +747,10 @@ struct frame_view {
   std::string_view text;
   std::span<const std::byte> body;
   std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
+  // Requests: the metadata block after its size field (version byte first; checked by
+  // wire::check_metadata, not here), empty when none was sent. It ends where `body` begins.
+  std::span<const std::byte> metadata;
+  bool has_metadata = false;
 };
 
 // Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
@@ -560,6 +777,14 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
         out.fingerprint = load_le<std::uint32_t>(out.body.data());
         if (out.fingerprint == 0) return "request with a zero fingerprint";
         out.body = out.body.subspan(fingerprint_size);
+      }
+      if ((out.header.status & request_flag::metadata) != 0) {
+        if (out.body.size() < 4) return "request metadata exceeds the frame";
+        const std::uint32_t size = load_le<std::uint32_t>(out.body.data());
+        if (size > out.body.size() - 4) return "request metadata exceeds the frame";
+        out.metadata = out.body.subspan(4, size);
+        out.has_metadata = true;
+        out.body = out.body.subspan(4 + std::size_t{size});
       }
       break;
     case frame_kind::response:
@@ -623,6 +848,10 @@ class reply_sink {
   void* target_;
   void (*take_)(void*, std::span<const std::byte>);
 };
+
+// Called once when an asynchronous call completes, with its outcome, on the thread that completes
+// it, before its future sees it ready (client interceptors' `after`; it must not throw).
+using completion_hook = std::function<void(const call_outcome&)>;
 
 inline call_outcome deadline_exceeded_outcome() {
   return call_outcome::failure(errc::deadline_exceeded, "rpc client: call failed: context deadline exceeded");
@@ -2143,6 +2372,85 @@ inline void trim_scratch(std::vector<std::byte>& buffer) {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/scratch.hpp
+// ---- begin geerpc/interceptor.hpp
+// geerpc: interceptors, code that sees every call on its way in and its outcome on its way out:
+// an auth check, logging, metrics, a trace id.
+//
+//   server.use({.before = [](const geerpc::call_context& ctx) -> std::optional<geerpc::error> {
+//                 if (ctx.metadata("authorization") != "Bearer s3cret")
+//                   return geerpc::error{geerpc::errc::unauthenticated, "missing or wrong token"};
+//                 return std::nullopt;                                  // let the call through
+//               },
+//               .after = [](const geerpc::call_context& ctx, const geerpc::call_result& r) {
+//                 log(ctx.method(), r.error, r.duration);
+//               }});
+//
+//   auto client = geerpc::dial(address, {.interceptors = {{
+//       .before = [](geerpc::client_call& call) { call.ctx = call.ctx.with_metadata("trace-id", next_id()); },
+//       .after = [](const geerpc::client_call& call, const geerpc::call_result& r) { ... }}}});
+//
+// With none installed (the default), calls pay nothing for them: one empty-check.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+
+// How a call ended, as an interceptor's `after` sees it.
+struct call_result {
+  std::error_code error;     // empty: the call succeeded
+  std::string_view message;  // the error's text; empty on success
+  // Server: from reading the request to answering it (waiting for a handler thread included).
+  // Client: from the call to its outcome.
+  std::chrono::nanoseconds duration{0};
+  bool ok() const noexcept { return !error; }
+};
+
+// On the server (basic_server::use, before listen). For every request that names a method:
+//   - `before` runs on the handler's thread, just before the argument is decoded and the handler
+//     runs. Returning an error refuses the call: the handler does not run, and the caller gets
+//     that error (a code of geerpc's category travels as itself, e.g. errc::unauthenticated or
+//     errc::permission_denied; any other code as errc::remote_error) with its message. An
+//     exception thrown by `before` refuses the call with errc::remote_error and its what().
+//     Interceptors run in the order they were added; the first refusal ends the round.
+//   - `after` runs once per request, after it was answered and its handler (if one ran) returned,
+//     with the outcome the caller was sent: also for calls refused before any handler (an unknown
+//     method, a type mismatch, busy, bad metadata), for calls timed out or cancelled, and for
+//     calls whose connection closed first (errc::connection_closed; nothing was sent). It runs on
+//     a handler thread, or, for a call refused before any handler, on the thread that reads the
+//     connection (the threaded server's one I/O thread: keep it short). The request still counts
+//     in flight while it runs. An exception it throws is dropped.
+// Both must be safe to call from several threads at once.
+struct server_interceptor {
+  std::function<std::optional<error>(const call_context&)> before{};
+  std::function<void(const call_context&, const call_result&)> after{};
+};
+
+// One call as a client interceptor sees it. `before` may change `ctx` (add metadata, tighten the
+// deadline); the call is sent with the result.
+struct client_call {
+  std::string_view method;
+  context ctx;
+};
+
+// On the client (options::interceptors, at dial). `before` runs on the calling thread before the
+// request is built; an exception it throws leaves the call (call/try_call/async_call) unsent.
+// `after` runs once per call with its outcome: for call/try_call on the calling thread before the
+// call returns; for async_call on the thread that completes the call (the receiving thread or a
+// caller reading replies, a timer, a canceller, or the caller itself when the call ends before it
+// is sent), before the future is ready. It must not block, and must not wait for or destroy a
+// call_future of the same client: the thread that would complete it may be this one. It may
+// start another call with async_call; on a closed connection that call completes at once, inline,
+// so an `after` that retries every failure would recurse without end. Exceptions from `after` are
+// dropped, and so is `after` itself for a call whose sending threw (out of memory). A reply that fails to decode
+// is a bad_response for call/try_call; for async_call the reply is decoded when the future is read, after `after` saw a
+// success.
+struct client_interceptor {
+  std::function<void(client_call&)> before{};
+  std::function<void(const client_call&, const call_result&)> after{};
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/interceptor.hpp
 // ---- begin geerpc/options.hpp
 // geerpc: the settings of a client connection and of a server, as plain std::chrono values with
 // defaults that suit most programs.
@@ -2693,6 +3001,8 @@ struct options {
   // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
   // docs/transports.md); its session is made right after the connect, before the handshake.
   std::shared_ptr<net::stream_session_factory> session{};
+  // Code that sees every call of this client on its way out and its outcome (interceptor.hpp).
+  std::vector<client_interceptor> interceptors{};
 };
 
 // For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
@@ -2737,6 +3047,10 @@ struct server_options {
   // Requests whose handler runs are bounded by the handler threads, not by these.
   std::size_t max_queued_request_bytes_per_connection = 16u << 20;
   std::size_t max_queued_request_bytes = 256u << 20;
+  // The largest metadata block a request may carry (context::with_metadata; its bytes on the wire,
+  // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
+  // bytes count among the request's waiting bytes, as its arguments' do.
+  std::size_t max_metadata_bytes = 8u << 10;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted
@@ -2854,6 +3168,15 @@ inline constexpr bool is_argument_param = (std::is_lvalue_reference_v<P> &&
 template <class P>
 inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
+template <class P>
+inline constexpr bool is_context_param = std::is_same_v<P, const call_context&>;
+// What the server passes besides the arguments: a handler's last one or two parameters.
+template <class P>
+inline constexpr bool is_extra_param = is_stop_token_param<P> || is_context_param<P>;
+template <class P>
+struct is_stop_token_param_t : std::bool_constant<is_stop_token_param<P>> {};
+template <class P>
+struct is_context_param_t : std::bool_constant<is_context_param<P>> {};
 
 // What an argument is decoded into: itself, except that a std::string_view parameter views a
 // std::string and a std::span<const T> a std::vector<T>, which live for the handler's call.
@@ -2872,13 +3195,16 @@ struct argument_storage<std::span<const T>> {
 template <class P>
 using argument_storage_t = typename argument_storage<std::remove_cvref_t<P>>::type;
 
-// A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token.
+// A handler's parameters: its arguments, each `const A&` or `A`, then optionally a std::stop_token
+// and a `const geerpc::call_context&`, in either order.
 template <class Params, class Indices>
 struct leading_arguments;
 template <class Params, std::size_t... I>
 struct leading_arguments<Params, std::index_sequence<I...>> {
-  static constexpr bool valid = ((is_argument_param<std::tuple_element_t<I, Params>> &&
-                                  !is_stop_token_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>>)&&...);
+  static constexpr bool valid =
+      ((is_argument_param<std::tuple_element_t<I, Params>> &&
+        !is_extra_param<std::remove_cvref_t<std::tuple_element_t<I, Params>>> &&
+        !std::is_same_v<std::remove_cvref_t<std::tuple_element_t<I, Params>>, call_context>)&&...);
   using types = std::tuple<argument_storage_t<std::tuple_element_t<I, Params>>...>;
 };
 
@@ -2887,18 +3213,46 @@ struct handler_params;
 template <class... P>
 struct handler_params<std::tuple<P...>> {
  private:
-  static constexpr bool last_is_stop_token = [] {
-    if constexpr (sizeof...(P) == 0)
+  using all = std::tuple<P...>;
+  static constexpr std::size_t n = sizeof...(P);
+  // The parameter `back` places from the end is an extra one (and, for the second, of the other kind).
+  static constexpr bool last_extra = [] {
+    if constexpr (n == 0)
       return false;
     else
-      return is_stop_token_param<std::tuple_element_t<sizeof...(P) - 1, std::tuple<P...>>>;
+      return is_extra_param<std::tuple_element_t<n - 1, all>>;
   }();
-  using arguments =
-      leading_arguments<std::tuple<P...>, std::make_index_sequence<sizeof...(P) - (last_is_stop_token ? 1 : 0)>>;
+  static constexpr bool two_extras = [] {
+    if constexpr (n < 2 || !last_extra)
+      return false;
+    else
+      return is_extra_param<std::tuple_element_t<n - 2, all>> &&
+             is_stop_token_param<std::tuple_element_t<n - 2, all>> !=
+                 is_stop_token_param<std::tuple_element_t<n - 1, all>>;
+  }();
+  static constexpr std::size_t extras = two_extras ? 2 : last_extra ? 1 : 0;
+  template <template <class> class Kind>
+  static constexpr bool extra_of_kind = [] {
+    if constexpr (extras == 0)
+      return false;
+    else if constexpr (extras == 1)
+      return Kind<std::tuple_element_t<n - 1, all>>::value;
+    else
+      return Kind<std::tuple_element_t<n - 1, all>>::value || Kind<std::tuple_element_t<n - 2, all>>::value;
+  }();
+  using arguments = leading_arguments<all, std::make_index_sequence<n - extras>>;
 
  public:
   static constexpr bool valid = arguments::valid;
-  static constexpr bool takes_stop_token = last_is_stop_token;
+  static constexpr bool takes_stop_token = extra_of_kind<is_stop_token_param_t>;
+  static constexpr bool takes_context = extra_of_kind<is_context_param_t>;
+  // With both: whether the std::stop_token comes first.
+  static constexpr bool stop_token_first = [] {
+    if constexpr (extras == 2)
+      return is_stop_token_param<std::tuple_element_t<n - 2, all>>;
+    else
+      return false;
+  }();
   using argument_types = typename arguments::types;
 };
 
@@ -2927,11 +3281,13 @@ struct handler_traits {
   static_assert(params::valid && is_result_type<typename signature::result>,
                 "geerpc::method: a handler must look like `R f(const A1&, A2, ...)`, with any number of "
                 "arguments taken by const reference or by value, optionally followed by std::stop_token "
-                "(R is void or a value type, not a reference)");
+                "and/or `const geerpc::call_context&` (R is void or a value type, not a reference)");
   using owner = typename signature::owner;
   using argument_types = typename params::argument_types;
   using result_type = typename signature::result;
   static constexpr bool takes_stop_token = params::takes_stop_token;
+  static constexpr bool takes_context = params::takes_context;
+  static constexpr bool stop_token_first = params::stop_token_first;
 };
 
 constexpr bool is_valid_name(std::string_view name) {
@@ -2957,6 +3313,8 @@ struct method {
   static constexpr auto name = Name;
   static constexpr auto handler = Handler;
   static constexpr bool takes_stop_token = traits::takes_stop_token;
+  static constexpr bool takes_context = traits::takes_context;
+  static constexpr bool stop_token_first = traits::stop_token_first;  // with both extras
 };
 
 // What a typed client call names: "Service.Method" with its arguments' types (a std::tuple) and
@@ -3157,7 +3515,9 @@ struct server_context {
   server_options options;
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
-  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+  std::vector<server_interceptor> interceptors;      // set before serving; empty: calls skip them
+  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
+  std::atomic<std::size_t> inflight{0};              // requests registered on any connection and not finished
   // Beside `inflight`, on its cache line: both change once per request.
   std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
   std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
@@ -3243,8 +3603,9 @@ struct client_link {
   // and waits for the reply, whose body goes to `reply`, or for the failure.
   static call_outcome call(engine& e, const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
   // An asynchronous call (Transport::supports_async): on the wire when this returns.
+  // `hook`, if set, runs when the call completes.
   static std::unique_ptr<async_state> start(const std::shared_ptr<engine>& e, const context& ctx,
-                                            std::span<std::byte> frame);
+                                            std::span<std::byte> frame, completion_hook hook = {});
   static std::uint32_t server_max_frame_size(const engine& e) noexcept;
   static void close(engine& e);
   static bool is_open(const engine& e);
@@ -3381,6 +3742,33 @@ decltype(auto) as_declared(const A& argument) {
     return D(argument);
 }
 
+// Why a call's metadata cannot be sent, or nothing.
+inline std::optional<call_outcome> check_metadata(const context& ctx) {
+  for (const auto& [key, value] : ctx.metadata()) {
+    if (!wire::valid_metadata_key(key))
+      return call_outcome::failure(errc::invalid_argument,
+                                   "rpc client: metadata key \"" + key + "\" is not 1 to 255 bytes of printable ASCII");
+    if (value.size() > wire::max_metadata_value_size)
+      return call_outcome::failure(errc::invalid_argument, "rpc client: metadata value of \"" + key + "\" has " +
+                                                               std::to_string(value.size()) +
+                                                               " bytes, more than 65535");
+  }
+  return std::nullopt;
+}
+
+// Calls each interceptor's `after` with how a call ended, dropping what they throw.
+inline void report_after(const std::vector<client_interceptor>& interceptors, const client_call& call,
+                         std::error_code code, std::string_view message, std::chrono::nanoseconds took) noexcept {
+  const call_result result{code, code ? message : std::string_view{}, took};
+  for (const client_interceptor& interceptor : interceptors) {
+    if (!interceptor.after) continue;
+    try {
+      interceptor.after(call, result);
+    } catch (...) {  // documented: dropped
+    }
+  }
+}
+
 template <class R, class Codec>
 result<R> decode_reply(std::span<const std::byte> bytes) {
   if constexpr (std::is_void_v<R>) {
@@ -3476,12 +3864,17 @@ class basic_client {
   using codec_type = Codec;
 
   basic_client() = default;  // not connected: every call fails with connection_closed
-  explicit basic_client(std::shared_ptr<engine_type> engine) : engine_(std::move(engine)) {}
+  explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {})
+      : engine_(std::move(engine)) {
+    if (!interceptors.empty())
+      interceptors_ = std::make_shared<const std::vector<client_interceptor>>(std::move(interceptors));
+  }
   basic_client(basic_client&&) noexcept = default;
   basic_client& operator=(basic_client&& other) noexcept {
     if (this != &other) {
       close();
       engine_ = std::move(other.engine_);
+      interceptors_ = std::move(other.interceptors_);
     }
     return *this;
   }
@@ -3506,11 +3899,16 @@ class basic_client {
   }
   template <class R, class... A>
   requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
-    auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
-    result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
-    detail::trim_scratch(frame);
-    return out;
+    if (interceptors_) [[unlikely]] {
+      client_call call{method, ctx};
+      for (const client_interceptor& interceptor : *interceptors_)
+        if (interceptor.before) interceptor.before(call);
+      const auto started = std::chrono::steady_clock::now();
+      result<R> out = plain_call<R>(call.ctx, method, arguments...);
+      detail::report_after(*interceptors_, call, out.code(), out.message(), std::chrono::steady_clock::now() - started);
+      return out;
+    }
+    return plain_call<R>(ctx, method, arguments...);
   }
 
   // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] arguments...); types checked at compile
@@ -3568,14 +3966,31 @@ class basic_client {
   requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
                                                                             const A&... arguments) {
     static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
+    std::optional<client_call> intercepted;
+    detail::completion_hook hook;
+    if (interceptors_) [[unlikely]] {
+      intercepted.emplace(client_call{method, ctx});
+      for (const client_interceptor& interceptor : *interceptors_)
+        if (interceptor.before) interceptor.before(*intercepted);
+      hook = [interceptors = interceptors_, name = std::string(method), sent = intercepted->ctx,
+              started = std::chrono::steady_clock::now()](const detail::call_outcome& outcome) {
+        const client_call call{name, sent};
+        const error e = outcome.ok() ? error{} : outcome.to_error();
+        detail::report_after(*interceptors, call, e.code, e.message, std::chrono::steady_clock::now() - started);
+      };
+    }
+    const context& sent = intercepted ? intercepted->ctx : ctx;
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
-    if (auto refused = build_request(frame, method, fingerprint<R, A...>, detail::wire_argument(arguments)...))
-      state = std::make_unique<detail::finished_call>(std::move(*refused));
-    else if (!engine_)
-      state = std::make_unique<detail::finished_call>(detail::connection_closed_outcome());
-    else
-      state = link::start(engine_, ctx, frame);
+    std::optional<detail::call_outcome> ended =
+        build_request(frame, sent, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+    if (!ended && !engine_) ended = detail::connection_closed_outcome();
+    if (ended) {
+      if (hook) hook(*ended);
+      state = std::make_unique<detail::finished_call>(std::move(*ended));
+    } else {
+      state = link::start(engine_, sent, frame, std::move(hook));
+    }
     detail::trim_scratch(frame);
     return call_future<R, Codec, Transport>(std::move(state));
   }
@@ -3631,16 +4046,31 @@ class basic_client {
       return false;
   }();
 
-  // The request frame for `method` with these arguments encoded one after another (as their
-  // tuple is), or why it cannot be sent.
+  template <class R, class... A>
+  result<R> plain_call(const context& ctx, std::string_view method, const A&... arguments) {
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    auto refused = build_request(frame, ctx, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+    result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
+    detail::trim_scratch(frame);
+    return out;
+  }
+
+  // The request frame for `method` with the context's metadata and these arguments encoded one
+  // after another (as their tuple is), or why it cannot be sent.
   template <class... A>
-  std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, std::string_view method,
-                                                    std::uint32_t type_fingerprint, const A&... arguments) const {
+  std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, const context& ctx,
+                                                    std::string_view method, std::uint32_t type_fingerprint,
+                                                    const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
-    const std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    if (!ctx.metadata().empty()) {
+      if (auto bad = detail::check_metadata(ctx)) return bad;
+      flags |= wire::request_flag::metadata;
+    }
     const std::size_t start =
         wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method, type_fingerprint);
+    if (!ctx.metadata().empty()) wire::append_metadata(frame, ctx.metadata());
     (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
@@ -3709,6 +4139,7 @@ class basic_client {
   }
 
   std::shared_ptr<engine_type> engine_;
+  std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
 // Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
@@ -3716,7 +4147,7 @@ template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
   if (!engine) return engine.error();
-  return basic_client<Transport, Codec>(std::move(engine).value());
+  return basic_client<Transport, Codec>(std::move(engine).value(), opts.interceptors);
 }
 
 template <class Transport = threaded, class Codec = binary_codec>
@@ -3763,7 +4194,8 @@ struct invoke_outcome {
 
 struct handler_entry {
   using invoke_fn = invoke_outcome (*)(void* impl, std::span<const std::byte> argument, std::stop_token stop,
-                                       std::vector<std::byte>& reply);
+                                       const call_context& context, std::vector<std::byte>& reply);
+  std::string name;  // "Service.Method"
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
   bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
@@ -3773,7 +4205,7 @@ struct handler_entry {
 template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
-                               std::vector<std::byte>& reply) {
+                               const call_context& context, std::vector<std::byte>& reply) {
     using result_type = typename Method::result_type;
     try {
       // One argument is decoded as itself, any other number as their tuple (which encodes as they do
@@ -3782,9 +4214,9 @@ struct invoker {
       if (auto status = Codec::decode(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
       if constexpr (std::is_void_v<result_type>) {
-        call(impl, arguments, std::move(stop));
+        call(impl, arguments, stop, context);
       } else {
-        Codec::encode(call(impl, arguments, std::move(stop)), reply);
+        Codec::encode(call(impl, arguments, stop, context), reply);
       }
       return {};
     } catch (const std::exception& e) {
@@ -3796,29 +4228,40 @@ struct invoker {
 
  private:
   // The arguments are the handler's own: one taken by value is moved into it.
-  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token stop) {
+  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
+                             const call_context& context) {
     if constexpr (Method::arity == 1)
-      return call_with(impl, std::forward_as_tuple(argument), stop);
+      return call_with(impl, std::forward_as_tuple(argument), stop, context);
     else
-      return call_with(impl, argument, stop);
+      return call_with(impl, argument, stop, context);
   }
 
   template <class Tuple>
-  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop) {
+  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context) {
+    // The handler, given its arguments and then the extras it takes, in its order.
+    auto handler_of = [impl](auto&&... all) -> decltype(auto) {
+      constexpr auto handler = Method::handler;
+      if constexpr (std::is_void_v<typename Method::owner>) {
+        (void)impl;
+        return handler(std::forward<decltype(all)>(all)...);
+      } else {
+        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(all)>(all)...);
+      }
+    };
     return std::apply(
         [&](auto&... args) -> decltype(auto) {
-          constexpr auto handler = Method::handler;
-          if constexpr (std::is_void_v<typename Method::owner>) {
-            if constexpr (Method::takes_stop_token)
-              return handler(std::move(args)..., std::move(stop));
+          if constexpr (Method::takes_stop_token && Method::takes_context) {
+            if constexpr (Method::stop_token_first)
+              return handler_of(std::move(args)..., std::move(stop), context);
             else
-              return handler(std::move(args)...);
+              return handler_of(std::move(args)..., context, std::move(stop));
+          } else if constexpr (Method::takes_stop_token) {
+            return handler_of(std::move(args)..., std::move(stop));
+          } else if constexpr (Method::takes_context) {
+            return handler_of(std::move(args)..., context);
           } else {
-            Impl* self = static_cast<Impl*>(impl);
-            if constexpr (Method::takes_stop_token)
-              return (self->*handler)(std::move(args)..., std::move(stop));
-            else
-              return (self->*handler)(std::move(args)...);
+            (void)context;
+            return handler_of(std::move(args)...);
           }
         },
         arguments);
@@ -3833,16 +4276,16 @@ class dispatcher {
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
     const std::size_t at = lower_bound(services_, service_name);
-    if (at != services_.size() && services_[at].name == service_name)
+    if (at != services_.size() && services_[at] == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
-    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), named_entry{service_name, {}});
+    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), service_name);
     std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
                typename Service::methods{});
   }
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
-    if (const named_entry* method = lookup(methods_, name)) return &method->entry;
+    if (const handler_entry* method = lookup(methods_, name)) return method;
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
@@ -3862,19 +4305,18 @@ class dispatcher {
  private:
   template <class Codec, class Impl, class Method>
   void add_method(const std::string& service_name, Impl* impl) {
-    named_entry method{service_name + "." + std::string(Method::name.view()), {}};
-    method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
-    method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
-    method.entry.takes_stop_token = Method::takes_stop_token;
-    method.entry.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
+    handler_entry method;
+    method.name = service_name + "." + std::string(Method::name.view());
+    method.invoke = &invoker<Codec, Method, Impl>::invoke;
+    method.impl = const_cast<void*>(static_cast<const void*>(impl));
+    method.takes_stop_token = Method::takes_stop_token;
+    method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }
 
-  struct named_entry {
-    std::string name;
-    handler_entry entry;
-  };
+  static std::string_view name_of(const handler_entry& entry) noexcept { return entry.name; }
+  static std::string_view name_of(const std::string& name) noexcept { return name; }
 
   // Names in the tables' order: by length, then by their bytes. Most names differ in length, which
   // one comparison tells: a lookup among a handful compares the bytes of one name, the one found.
@@ -3891,22 +4333,24 @@ class dispatcher {
   // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
   // The entry named `name`, or null. A handful of names are scanned, which mostly compares lengths
   // and reads the bytes of the one that matches; more are halved.
-  static const named_entry* lookup(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+  template <class Entry>
+  static const Entry* lookup(const std::vector<Entry>& sorted, std::string_view name) noexcept {
     if (sorted.size() <= 8) {
-      for (const named_entry& entry : sorted)
-        if (same(entry.name, name)) return &entry;
+      for (const Entry& entry : sorted)
+        if (same(name_of(entry), name)) return &entry;
       return nullptr;
     }
     const std::size_t at = lower_bound(sorted, name);
-    return at != sorted.size() && same(sorted[at].name, name) ? &sorted[at] : nullptr;
+    return at != sorted.size() && same(name_of(sorted[at]), name) ? &sorted[at] : nullptr;
   }
 
-  static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+  template <class Entry>
+  static std::size_t lower_bound(const std::vector<Entry>& sorted, std::string_view name) noexcept {
     std::size_t first = 0;
     std::size_t count = sorted.size();
     while (count > 0) {
       const std::size_t half = count / 2;
-      if (before(sorted[first + half].name, name)) {
+      if (before(name_of(sorted[first + half]), name)) {
         first += half + 1;
         count -= half + 1;
       } else {
@@ -3916,8 +4360,8 @@ class dispatcher {
     return first;
   }
 
-  std::vector<named_entry> methods_;   // sorted by name
-  std::vector<named_entry> services_;  // sorted; only the names are used (one vector type, not two)
+  std::vector<handler_entry> methods_;  // sorted by name
+  std::vector<std::string> services_;   // sorted
 };
 
 }  // namespace detail
@@ -3961,6 +4405,13 @@ class basic_server {
   void add() {
     check_not_listening();
     handlers_.template add<Codec, Service, void>(nullptr);
+  }
+
+  // Adds an interceptor (interceptor.hpp): its `before` sees every call before its handler runs and
+  // may refuse it, its `after` every call's outcome. In the order added; before listen().
+  void use(server_interceptor interceptor) {
+    check_not_listening();
+    context_.interceptors.push_back(std::move(interceptor));
   }
 
   // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a
@@ -5817,7 +6268,8 @@ struct server_request {
   std::shared_ptr<server_connection> connection;
   const handler_entry* handler = nullptr;
   std::uint64_t seq = 0;
-  std::vector<std::byte> argument;
+  std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
+  std::size_t metadata_size = 0;
   std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
   std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
   std::atomic<std::uint8_t> state{running};
@@ -5825,6 +6277,15 @@ struct server_request {
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // Kept only while the server has interceptors: when the request arrived, and the response it got
+  // (written by whoever claimed it; read by finish()).
+  clock::time_point arrived{};
+  clock::time_point answered_at{};
+  std::uint8_t answered_status = 0;
+  std::string answered_message;
+
+  std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
+  std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
 };
 
 class server_connection : public std::enable_shared_from_this<server_connection> {
@@ -5840,7 +6301,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
             net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
         writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
-        reader_(context.options.max_frame_size) {}
+        reader_(context.options.max_frame_size),
+        id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
+        peer_(peer_text(stream_.fd())) {}
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
@@ -5974,7 +6437,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
-      invoke_outcome outcome = request->handler->invoke(request->handler->impl, request->argument, token, frame);
+      const call_context context = self.context_of(*request);
+      invoke_outcome outcome;
+      if (!self.intercepted() || !self.refused_before(context, outcome))
+        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, frame);
       const std::size_t length = frame.size() - wire::length_prefix_size;
       if (outcome.status == 0 && length > self.max_response_size_)
         outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
@@ -5986,7 +6452,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
                           self.fitting(outcome.message));
       }
       wire::finish_frame(frame, 0);
-      if (claim(*request)) self.send(frame, hold);
+      if (claim(*request)) {
+        if (self.intercepted()) record(*request, outcome.status, outcome.message);
+        // With interceptors, finish() runs their `after` next: a held reply would wait for it.
+        self.send(frame, hold && !self.intercepted());
+      }
       trim_scratch(frame);
     }
     finish(request);
@@ -5999,6 +6469,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // request->connection.
     if (request->timer_limit != server_request::limit::none)
       request->connection->context_.scheduler->cancel(request->timer);
+    // Then the interceptors' `after`, which reads what the answer's claimer recorded: a timer's
+    // record is ours once cancel() returned, a cancel frame's is written under inflight_mutex_.
+    if (request->connection->intercepted()) request->connection->report(*request);
     // Held to the end: this may be the connection's last reference, and the request may go back
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -6023,6 +6496,105 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       return true;
     GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
     return false;
+  }
+
+  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
+
+  // What a handler and the interceptors see of a registered request.
+  call_context context_of(const server_request& request) const noexcept {
+    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of});
+  }
+  static std::string_view peer_of(const void* self) noexcept {
+    return static_cast<const server_connection*>(self)->peer_;
+  }
+  // Worked out once, when the connection is made: once it is shut down, or reset by the peer, the
+  // socket no longer says.
+  static std::string peer_text(int fd) {
+    sockaddr_storage address{};
+    socklen_t size = sizeof address;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return {};
+    return net::endpoint_text(address, size);
+  }
+
+  // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
+  bool refused_before(const call_context& context, invoke_outcome& outcome) const {
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.before) continue;
+      std::optional<error> refusal;
+      try {
+        refusal = interceptor.before(context);
+      } catch (const std::exception& e) {
+        refusal = error{make_error_code(errc::remote_error), e.what()};
+      } catch (...) {
+        refusal =
+            error{make_error_code(errc::remote_error), "rpc server: an interceptor threw a non-standard exception"};
+      }
+      if (!refusal) continue;
+      const std::error_code& code = refusal->code;
+      const bool ours =
+          code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
+      outcome = invoke_outcome::failure(ours ? static_cast<errc>(code.value()) : errc::remote_error,
+                                        !refusal->message.empty() ? std::move(refusal->message)
+                                        : code                    ? code.message()
+                                                                  : "rpc server: the call was refused");
+      return true;
+    }
+    return false;
+  }
+
+  // Keeps the response a request got, for the interceptors' `after` (only while there are any).
+  // noexcept: it runs after a claim, which must always lead to its response and to finish().
+  static void record(server_request& request, std::uint8_t status, std::string_view message) noexcept {
+    request.answered_at = clock::now();
+    request.answered_status = status;
+    try {
+      request.answered_message.assign(message);
+    } catch (...) {  // no memory for the text: the interceptors see the status alone
+      request.answered_message.clear();
+    }
+  }
+
+  // Calls every interceptor's `after` with the request's outcome. A request nobody answered is
+  // claimed here first (its connection closed, or the server stopped): no cancel frame can answer
+  // it afterwards.
+  void report(server_request& request) {
+    {
+      std::lock_guard lock(inflight_mutex_);
+      if (claim(request))
+        record(request, static_cast<std::uint8_t>(errc::connection_closed),
+               "rpc server: the connection closed before the call was answered");
+    }
+    const call_context context = context_of(request);
+    notify_after(context, request.answered_status, request.answered_message, request.answered_at - request.arrived);
+  }
+
+  void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
+                    clock::duration took) const noexcept {
+    call_result result;
+    if (status != 0) result.error = make_error_code(static_cast<errc>(status));
+    result.message = message;
+    result.duration = took;
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.after) continue;
+      try {
+        interceptor.after(context, result);
+      } catch (...) {  // documented: dropped
+      }
+    }
+  }
+
+  // Answers a request that is never registered (an unknown method, a type mismatch, bad metadata,
+  // busy), and lets the interceptors see it.
+  void refuse(const wire::frame_view& frame, bool metadata_valid, errc code, const std::string& message) {
+    answer_now(frame.header.seq, code, message);
+    if (!intercepted()) return;
+    std::optional<clock::time_point> deadline;
+    if (frame.header.budget_us > 0)
+      deadline =
+          saturating_deadline(clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, max_budget_us)));
+    const call_context context(
+        {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
+    notify_after(context, static_cast<std::uint8_t>(code), message, clock::duration::zero());
   }
 
   bool accept_hello() {
@@ -6072,11 +6644,18 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     const std::uint64_t seq = frame.header.seq;
     errc code{};
     std::string message;
+    const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
+                                                            context_.options.max_metadata_bytes &&
+                                                        wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
-    if (handler == nullptr) return answer_now(seq, code, message);
+    if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
-      return answer_now(seq, errc::type_mismatch, type_mismatch_message(frame.text));
+      return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
+    if (!metadata_valid) return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
+    // The metadata block and the arguments follow each other in the frame: they are kept together.
+    const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
+                                          frame.metadata.size() + frame.body.size());
 
     server_request* request = nullptr;
     std::optional<errc> refused;
@@ -6086,7 +6665,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
       // exactly the body's size when that is more.
       const std::size_t bytes =
-          std::max(frame.body.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
+          std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
       if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
@@ -6101,8 +6680,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->connection = shared_from_this();
         request->handler = handler;
         request->seq = seq;
-        request->argument.assign(frame.body.begin(), frame.body.end());
+        request->argument.assign(kept.begin(), kept.end());
+        request->metadata_size = frame.metadata.size();
         request->queued_bytes = bytes;
+        if (intercepted()) request->arrived = clock::now();
         if (handler->takes_stop_token) request->stop.emplace();
         const bool inserted = inflight_.insert(seq, request);
         GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
@@ -6111,7 +6692,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Two requests with one seq could never get one response each that the client can tell apart:
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) return answer_now(seq, errc::busy, busy_reason);
+    if (refused == errc::busy) return refuse(frame, true, errc::busy, busy_reason);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
   }
@@ -6156,6 +6737,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
     request->handler = nullptr;
     request->argument.clear();
+    request->metadata_size = 0;
+    request->answered_status = 0;
+    request->answered_message.clear();
     request->stop.reset();
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
@@ -6165,12 +6749,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // One timer per request, at the earlier of the handle timeout and the caller's deadline.
   void schedule_deadline(server_request& request, std::uint64_t budget_us) {
-    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;
     const auto now = clock::now();
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout_);
     if (budget_us > 0)
-      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_us)));
+      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
     request.caller_deadline = caller_deadline;
     if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
@@ -6178,6 +6761,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
                                  &on_request_deadline, &request);
   }
+
+  static constexpr std::uint64_t max_budget_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
 
   static void on_request_deadline(void* context) {
     auto& request = *static_cast<server_request*>(context);
@@ -6200,17 +6785,20 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
         won = true;
         stop = request->stop;
+        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
       }
     }
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
     if (!won) return;
     if (stop) stop->request_stop();
-    answer_now(seq, errc::canceled, "rpc server: request canceled by the client");
+    answer_now(seq, errc::canceled, canceled_message);
   }
+  static constexpr std::string_view canceled_message = "rpc server: request canceled by the client";
 
   // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
   void answer_error(server_request& request, errc code, const std::string& message) {
     if (!claim(request)) return;
+    if (intercepted()) record(request, static_cast<std::uint8_t>(code), message);
     if (request.stop) request.stop->request_stop();
     answer_now(request.seq, code, message);
   }
@@ -6220,6 +6808,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::string_view fitting(std::string_view message) const noexcept {
     const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
     return message.substr(0, std::min(room, wire::max_text_size));
+  }
+
+  std::string metadata_message(std::span<const std::byte> block) const {
+    const std::size_t size = wire::metadata_size_field + block.size();
+    if (size > context_.options.max_metadata_bytes)
+      return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
+             std::to_string(context_.options.max_metadata_bytes);
+    return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
   static std::string type_mismatch_message(std::string_view method) {
@@ -6362,6 +6958,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
   std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
+  const std::uint64_t id_;                              // call_context::connection_id()
+  const std::string peer_;                              // call_context::peer()
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
@@ -8036,15 +8634,19 @@ class threaded_client_engine {
     const bool may_read = hooks::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
     bool reads_own = false;
     bool wake_receiver = false;
+    bool closed = false;
     {
       std::lock_guard lock(mutex_);
-      if (closed_) {
-        finish(call, connection_closed_outcome());
-        return false;
+      closed = closed_;
+      if (!closed) {
+        call.seq = ++last_seq_;
+        pending_.insert(call.seq, &call);
+        if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
       }
-      call.seq = ++last_seq_;
-      pending_.insert(call.seq, &call);
-      if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
+    }
+    if (closed) {  // completed outside the lock: a completion hook may start another call
+      finish(call, connection_closed_outcome());
+      return false;
     }
     if (wake_receiver) wake_.signal();
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
@@ -8307,9 +8909,20 @@ call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<
 template <class Engine>
 class async_call final : public Engine::pending_call, public async_state {
  public:
-  explicit async_call(std::shared_ptr<Engine> owner) : engine_(std::move(owner)) { this->reply = &sink_; }
+  explicit async_call(std::shared_ptr<Engine> owner, completion_hook hook = {})
+      : engine_(std::move(owner)), hook_(std::move(hook)) {
+    this->reply = &sink_;
+  }
 
   void complete() noexcept override {
+    // Before `done`: the future may destroy the call after that. What the hook throws (it builds
+    // strings) must not leave this noexcept function.
+    if (hook_) {
+      try {
+        hook_(this->outcome);
+      } catch (...) {
+      }
+    }
     std::lock_guard lock(mutex_);
     // Only whoever took the call's entry from the pending table completes it: exactly once.
     GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
@@ -8335,6 +8948,7 @@ class async_call final : public Engine::pending_call, public async_state {
 
  private:
   std::shared_ptr<Engine> engine_;  // outlives the client if the future does
+  completion_hook hook_;
   std::vector<std::byte> body_;
   reply_sink sink_ = reply_sink::into(body_);
   mutable std::mutex mutex_;
@@ -8954,9 +9568,9 @@ call_outcome client_link<Transport>::call(engine& e, const context& ctx, std::sp
 
 template <class Transport>
 std::unique_ptr<async_state> client_link<Transport>::start(const std::shared_ptr<engine>& e, const context& ctx,
-                                                           std::span<std::byte> frame) {
+                                                           std::span<std::byte> frame, completion_hook hook) {
   if constexpr (Transport::supports_async) {
-    auto state = std::make_unique<async_call<engine>>(e);
+    auto state = std::make_unique<async_call<engine>>(e, std::move(hook));
     e->start(*state, ctx, frame);
     return state;
   } else {  // basic_client refuses this at compile time; here for the explicit instantiation

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -62,6 +63,10 @@ class reply_sink {
   void* target_;
   void (*take_)(void*, std::span<const std::byte>);
 };
+
+// Called once when an asynchronous call completes, with its outcome, on the thread that completes
+// it, before its future sees it ready (client interceptors' `after`; it must not throw).
+using completion_hook = std::function<void(const call_outcome&)>;
 
 inline call_outcome deadline_exceeded_outcome() {
   return call_outcome::failure(errc::deadline_exceeded, "rpc client: call failed: context deadline exceeded");

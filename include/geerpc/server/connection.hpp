@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "../call_context.hpp"
 #include "../config.hpp"
 #include "../detail/assert.hpp"
 #include "../detail/deadline.hpp"
@@ -42,6 +43,7 @@
 #include "../scheduler/deadline_scheduler.hpp"
 #include "../wire/frame.hpp"
 #include "../wire/handshake.hpp"
+#include "../wire/metadata.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
 
@@ -60,7 +62,8 @@ struct server_request {
   std::shared_ptr<server_connection> connection;
   const handler_entry* handler = nullptr;
   std::uint64_t seq = 0;
-  std::vector<std::byte> argument;
+  std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
+  std::size_t metadata_size = 0;
   std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
   std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
   std::atomic<std::uint8_t> state{running};
@@ -68,6 +71,15 @@ struct server_request {
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // Kept only while the server has interceptors: when the request arrived, and the response it got
+  // (written by whoever claimed it; read by finish()).
+  clock::time_point arrived{};
+  clock::time_point answered_at{};
+  std::uint8_t answered_status = 0;
+  std::string answered_message;
+
+  std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
+  std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
 };
 
 class server_connection : public std::enable_shared_from_this<server_connection> {
@@ -83,7 +95,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
             net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
         writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
-        reader_(context.options.max_frame_size) {}
+        reader_(context.options.max_frame_size),
+        id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
+        peer_(peer_text(stream_.fd())) {}
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
@@ -217,7 +231,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
-      invoke_outcome outcome = request->handler->invoke(request->handler->impl, request->argument, token, frame);
+      const call_context context = self.context_of(*request);
+      invoke_outcome outcome;
+      if (!self.intercepted() || !self.refused_before(context, outcome))
+        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, frame);
       const std::size_t length = frame.size() - wire::length_prefix_size;
       if (outcome.status == 0 && length > self.max_response_size_)
         outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
@@ -229,7 +246,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
                           self.fitting(outcome.message));
       }
       wire::finish_frame(frame, 0);
-      if (claim(*request)) self.send(frame, hold);
+      if (claim(*request)) {
+        if (self.intercepted()) record(*request, outcome.status, outcome.message);
+        // With interceptors, finish() runs their `after` next: a held reply would wait for it.
+        self.send(frame, hold && !self.intercepted());
+      }
       trim_scratch(frame);
     }
     finish(request);
@@ -242,6 +263,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // request->connection.
     if (request->timer_limit != server_request::limit::none)
       request->connection->context_.scheduler->cancel(request->timer);
+    // Then the interceptors' `after`, which reads what the answer's claimer recorded: a timer's
+    // record is ours once cancel() returned, a cancel frame's is written under inflight_mutex_.
+    if (request->connection->intercepted()) request->connection->report(*request);
     // Held to the end: this may be the connection's last reference, and the request may go back
     // into the connection's pool.
     const std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -266,6 +290,105 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       return true;
     GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
     return false;
+  }
+
+  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
+
+  // What a handler and the interceptors see of a registered request.
+  call_context context_of(const server_request& request) const noexcept {
+    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of});
+  }
+  static std::string_view peer_of(const void* self) noexcept {
+    return static_cast<const server_connection*>(self)->peer_;
+  }
+  // Worked out once, when the connection is made: once it is shut down, or reset by the peer, the
+  // socket no longer says.
+  static std::string peer_text(int fd) {
+    sockaddr_storage address{};
+    socklen_t size = sizeof address;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return {};
+    return net::endpoint_text(address, size);
+  }
+
+  // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
+  bool refused_before(const call_context& context, invoke_outcome& outcome) const {
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.before) continue;
+      std::optional<error> refusal;
+      try {
+        refusal = interceptor.before(context);
+      } catch (const std::exception& e) {
+        refusal = error{make_error_code(errc::remote_error), e.what()};
+      } catch (...) {
+        refusal =
+            error{make_error_code(errc::remote_error), "rpc server: an interceptor threw a non-standard exception"};
+      }
+      if (!refusal) continue;
+      const std::error_code& code = refusal->code;
+      const bool ours =
+          code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
+      outcome = invoke_outcome::failure(ours ? static_cast<errc>(code.value()) : errc::remote_error,
+                                        !refusal->message.empty() ? std::move(refusal->message)
+                                        : code                    ? code.message()
+                                                                  : "rpc server: the call was refused");
+      return true;
+    }
+    return false;
+  }
+
+  // Keeps the response a request got, for the interceptors' `after` (only while there are any).
+  // noexcept: it runs after a claim, which must always lead to its response and to finish().
+  static void record(server_request& request, std::uint8_t status, std::string_view message) noexcept {
+    request.answered_at = clock::now();
+    request.answered_status = status;
+    try {
+      request.answered_message.assign(message);
+    } catch (...) {  // no memory for the text: the interceptors see the status alone
+      request.answered_message.clear();
+    }
+  }
+
+  // Calls every interceptor's `after` with the request's outcome. A request nobody answered is
+  // claimed here first (its connection closed, or the server stopped): no cancel frame can answer
+  // it afterwards.
+  void report(server_request& request) {
+    {
+      std::lock_guard lock(inflight_mutex_);
+      if (claim(request))
+        record(request, static_cast<std::uint8_t>(errc::connection_closed),
+               "rpc server: the connection closed before the call was answered");
+    }
+    const call_context context = context_of(request);
+    notify_after(context, request.answered_status, request.answered_message, request.answered_at - request.arrived);
+  }
+
+  void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
+                    clock::duration took) const noexcept {
+    call_result result;
+    if (status != 0) result.error = make_error_code(static_cast<errc>(status));
+    result.message = message;
+    result.duration = took;
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.after) continue;
+      try {
+        interceptor.after(context, result);
+      } catch (...) {  // documented: dropped
+      }
+    }
+  }
+
+  // Answers a request that is never registered (an unknown method, a type mismatch, bad metadata,
+  // busy), and lets the interceptors see it.
+  void refuse(const wire::frame_view& frame, bool metadata_valid, errc code, const std::string& message) {
+    answer_now(frame.header.seq, code, message);
+    if (!intercepted()) return;
+    std::optional<clock::time_point> deadline;
+    if (frame.header.budget_us > 0)
+      deadline =
+          saturating_deadline(clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, max_budget_us)));
+    const call_context context(
+        {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
+    notify_after(context, static_cast<std::uint8_t>(code), message, clock::duration::zero());
   }
 
   bool accept_hello() {
@@ -315,11 +438,18 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     const std::uint64_t seq = frame.header.seq;
     errc code{};
     std::string message;
+    const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
+                                                            context_.options.max_metadata_bytes &&
+                                                        wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
-    if (handler == nullptr) return answer_now(seq, code, message);
+    if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
-      return answer_now(seq, errc::type_mismatch, type_mismatch_message(frame.text));
+      return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
+    if (!metadata_valid) return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
+    // The metadata block and the arguments follow each other in the frame: they are kept together.
+    const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
+                                          frame.metadata.size() + frame.body.size());
 
     server_request* request = nullptr;
     std::optional<errc> refused;
@@ -329,7 +459,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
       // exactly the body's size when that is more.
       const std::size_t bytes =
-          std::max(frame.body.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
+          std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
       if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
@@ -344,8 +474,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->connection = shared_from_this();
         request->handler = handler;
         request->seq = seq;
-        request->argument.assign(frame.body.begin(), frame.body.end());
+        request->argument.assign(kept.begin(), kept.end());
+        request->metadata_size = frame.metadata.size();
         request->queued_bytes = bytes;
+        if (intercepted()) request->arrived = clock::now();
         if (handler->takes_stop_token) request->stop.emplace();
         const bool inserted = inflight_.insert(seq, request);
         GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
@@ -354,7 +486,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Two requests with one seq could never get one response each that the client can tell apart:
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) return answer_now(seq, errc::busy, busy_reason);
+    if (refused == errc::busy) return refuse(frame, true, errc::busy, busy_reason);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
   }
@@ -399,6 +531,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
     request->handler = nullptr;
     request->argument.clear();
+    request->metadata_size = 0;
+    request->answered_status = 0;
+    request->answered_message.clear();
     request->stop.reset();
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
@@ -408,12 +543,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   // One timer per request, at the earlier of the handle timeout and the caller's deadline.
   void schedule_deadline(server_request& request, std::uint64_t budget_us) {
-    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;
     const auto now = clock::now();
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout_);
     if (budget_us > 0)
-      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_us)));
+      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
     request.caller_deadline = caller_deadline;
     if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
@@ -421,6 +555,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
                                  &on_request_deadline, &request);
   }
+
+  static constexpr std::uint64_t max_budget_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
 
   static void on_request_deadline(void* context) {
     auto& request = *static_cast<server_request*>(context);
@@ -443,17 +579,20 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
         won = true;
         stop = request->stop;
+        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
       }
     }
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
     if (!won) return;
     if (stop) stop->request_stop();
-    answer_now(seq, errc::canceled, "rpc server: request canceled by the client");
+    answer_now(seq, errc::canceled, canceled_message);
   }
+  static constexpr std::string_view canceled_message = "rpc server: request canceled by the client";
 
   // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
   void answer_error(server_request& request, errc code, const std::string& message) {
     if (!claim(request)) return;
+    if (intercepted()) record(request, static_cast<std::uint8_t>(code), message);
     if (request.stop) request.stop->request_stop();
     answer_now(request.seq, code, message);
   }
@@ -463,6 +602,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::string_view fitting(std::string_view message) const noexcept {
     const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
     return message.substr(0, std::min(room, wire::max_text_size));
+  }
+
+  std::string metadata_message(std::span<const std::byte> block) const {
+    const std::size_t size = wire::metadata_size_field + block.size();
+    if (size > context_.options.max_metadata_bytes)
+      return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
+             std::to_string(context_.options.max_metadata_bytes);
+    return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
   static std::string type_mismatch_message(std::string_view method) {
@@ -605,6 +752,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
   std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
+  const std::uint64_t id_;                              // call_context::connection_id()
+  const std::string peer_;                              // call_context::peer()
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 

@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "../config.hpp"
+#include "../interceptor.hpp"
 #include "../net/memory_gauge.hpp"
 #include "../options.hpp"
 
@@ -24,7 +26,9 @@ struct server_context {
   server_options options;
   std::uint8_t codec_id = 0;
   std::shared_ptr<deadline_scheduler> scheduler;
-  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
+  std::vector<server_interceptor> interceptors;      // set before serving; empty: calls skip them
+  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
+  std::atomic<std::size_t> inflight{0};              // requests registered on any connection and not finished
   // Beside `inflight`, on its cache line: both change once per request.
   std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
   std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply

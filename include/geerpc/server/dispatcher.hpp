@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../call_context.hpp"
 #include "../codec/fingerprint.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
@@ -37,7 +38,8 @@ struct invoke_outcome {
 
 struct handler_entry {
   using invoke_fn = invoke_outcome (*)(void* impl, std::span<const std::byte> argument, std::stop_token stop,
-                                       std::vector<std::byte>& reply);
+                                       const call_context& context, std::vector<std::byte>& reply);
+  std::string name;  // "Service.Method"
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
   bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
@@ -47,7 +49,7 @@ struct handler_entry {
 template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
-                               std::vector<std::byte>& reply) {
+                               const call_context& context, std::vector<std::byte>& reply) {
     using result_type = typename Method::result_type;
     try {
       // One argument is decoded as itself, any other number as their tuple (which encodes as they do
@@ -56,9 +58,9 @@ struct invoker {
       if (auto status = Codec::decode(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
       if constexpr (std::is_void_v<result_type>) {
-        call(impl, arguments, std::move(stop));
+        call(impl, arguments, stop, context);
       } else {
-        Codec::encode(call(impl, arguments, std::move(stop)), reply);
+        Codec::encode(call(impl, arguments, stop, context), reply);
       }
       return {};
     } catch (const std::exception& e) {
@@ -70,29 +72,40 @@ struct invoker {
 
  private:
   // The arguments are the handler's own: one taken by value is moved into it.
-  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token stop) {
+  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
+                             const call_context& context) {
     if constexpr (Method::arity == 1)
-      return call_with(impl, std::forward_as_tuple(argument), stop);
+      return call_with(impl, std::forward_as_tuple(argument), stop, context);
     else
-      return call_with(impl, argument, stop);
+      return call_with(impl, argument, stop, context);
   }
 
   template <class Tuple>
-  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop) {
+  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context) {
+    // The handler, given its arguments and then the extras it takes, in its order.
+    auto handler_of = [impl](auto&&... all) -> decltype(auto) {
+      constexpr auto handler = Method::handler;
+      if constexpr (std::is_void_v<typename Method::owner>) {
+        (void)impl;
+        return handler(std::forward<decltype(all)>(all)...);
+      } else {
+        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(all)>(all)...);
+      }
+    };
     return std::apply(
         [&](auto&... args) -> decltype(auto) {
-          constexpr auto handler = Method::handler;
-          if constexpr (std::is_void_v<typename Method::owner>) {
-            if constexpr (Method::takes_stop_token)
-              return handler(std::move(args)..., std::move(stop));
+          if constexpr (Method::takes_stop_token && Method::takes_context) {
+            if constexpr (Method::stop_token_first)
+              return handler_of(std::move(args)..., std::move(stop), context);
             else
-              return handler(std::move(args)...);
+              return handler_of(std::move(args)..., context, std::move(stop));
+          } else if constexpr (Method::takes_stop_token) {
+            return handler_of(std::move(args)..., std::move(stop));
+          } else if constexpr (Method::takes_context) {
+            return handler_of(std::move(args)..., context);
           } else {
-            Impl* self = static_cast<Impl*>(impl);
-            if constexpr (Method::takes_stop_token)
-              return (self->*handler)(std::move(args)..., std::move(stop));
-            else
-              return (self->*handler)(std::move(args)...);
+            (void)context;
+            return handler_of(std::move(args)...);
           }
         },
         arguments);
@@ -107,16 +120,16 @@ class dispatcher {
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
     const std::size_t at = lower_bound(services_, service_name);
-    if (at != services_.size() && services_[at].name == service_name)
+    if (at != services_.size() && services_[at] == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
-    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), named_entry{service_name, {}});
+    services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), service_name);
     std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
                typename Service::methods{});
   }
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
-    if (const named_entry* method = lookup(methods_, name)) return &method->entry;
+    if (const handler_entry* method = lookup(methods_, name)) return method;
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
@@ -136,19 +149,18 @@ class dispatcher {
  private:
   template <class Codec, class Impl, class Method>
   void add_method(const std::string& service_name, Impl* impl) {
-    named_entry method{service_name + "." + std::string(Method::name.view()), {}};
-    method.entry.invoke = &invoker<Codec, Method, Impl>::invoke;
-    method.entry.impl = const_cast<void*>(static_cast<const void*>(impl));
-    method.entry.takes_stop_token = Method::takes_stop_token;
-    method.entry.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
+    handler_entry method;
+    method.name = service_name + "." + std::string(Method::name.view());
+    method.invoke = &invoker<Codec, Method, Impl>::invoke;
+    method.impl = const_cast<void*>(static_cast<const void*>(impl));
+    method.takes_stop_token = Method::takes_stop_token;
+    method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }
 
-  struct named_entry {
-    std::string name;
-    handler_entry entry;
-  };
+  static std::string_view name_of(const handler_entry& entry) noexcept { return entry.name; }
+  static std::string_view name_of(const std::string& name) noexcept { return name; }
 
   // Names in the tables' order: by length, then by their bytes. Most names differ in length, which
   // one comparison tells: a lookup among a handful compares the bytes of one name, the one found.
@@ -165,22 +177,24 @@ class dispatcher {
   // translation unit is spared instantiating (and at -O0 emitting) two hash tables of strings.
   // The entry named `name`, or null. A handful of names are scanned, which mostly compares lengths
   // and reads the bytes of the one that matches; more are halved.
-  static const named_entry* lookup(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+  template <class Entry>
+  static const Entry* lookup(const std::vector<Entry>& sorted, std::string_view name) noexcept {
     if (sorted.size() <= 8) {
-      for (const named_entry& entry : sorted)
-        if (same(entry.name, name)) return &entry;
+      for (const Entry& entry : sorted)
+        if (same(name_of(entry), name)) return &entry;
       return nullptr;
     }
     const std::size_t at = lower_bound(sorted, name);
-    return at != sorted.size() && same(sorted[at].name, name) ? &sorted[at] : nullptr;
+    return at != sorted.size() && same(name_of(sorted[at]), name) ? &sorted[at] : nullptr;
   }
 
-  static std::size_t lower_bound(const std::vector<named_entry>& sorted, std::string_view name) noexcept {
+  template <class Entry>
+  static std::size_t lower_bound(const std::vector<Entry>& sorted, std::string_view name) noexcept {
     std::size_t first = 0;
     std::size_t count = sorted.size();
     while (count > 0) {
       const std::size_t half = count / 2;
-      if (before(sorted[first + half].name, name)) {
+      if (before(name_of(sorted[first + half]), name)) {
         first += half + 1;
         count -= half + 1;
       } else {
@@ -190,8 +204,8 @@ class dispatcher {
     return first;
   }
 
-  std::vector<named_entry> methods_;   // sorted by name
-  std::vector<named_entry> services_;  // sorted; only the names are used (one vector type, not two)
+  std::vector<handler_entry> methods_;  // sorted by name
+  std::vector<std::string> services_;   // sorted
 };
 
 }  // namespace detail

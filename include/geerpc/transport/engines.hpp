@@ -49,9 +49,9 @@ call_outcome client_link<Transport>::call(engine& e, const context& ctx, std::sp
 
 template <class Transport>
 std::unique_ptr<async_state> client_link<Transport>::start(const std::shared_ptr<engine>& e, const context& ctx,
-                                                           std::span<std::byte> frame) {
+                                                           std::span<std::byte> frame, completion_hook hook) {
   if constexpr (Transport::supports_async) {
-    auto state = std::make_unique<async_call<engine>>(e);
+    auto state = std::make_unique<async_call<engine>>(e, std::move(hook));
     e->start(*state, ctx, frame);
     return state;
   } else {  // basic_client refuses this at compile time; here for the explicit instantiation

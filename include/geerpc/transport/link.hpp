@@ -85,8 +85,9 @@ struct client_link {
   // and waits for the reply, whose body goes to `reply`, or for the failure.
   static call_outcome call(engine& e, const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
   // An asynchronous call (Transport::supports_async): on the wire when this returns.
+  // `hook`, if set, runs when the call completes.
   static std::unique_ptr<async_state> start(const std::shared_ptr<engine>& e, const context& ctx,
-                                            std::span<std::byte> frame);
+                                            std::span<std::byte> frame, completion_hook hook = {});
   static std::uint32_t server_max_frame_size(const engine& e) noexcept;
   static void close(engine& e);
   static bool is_open(const engine& e);

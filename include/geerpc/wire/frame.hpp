@@ -26,7 +26,8 @@ inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length
 // A request's flags (its header's status byte, docs/protocol.md 4.1): what follows its text.
 namespace request_flag {
 inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
-inline constexpr std::uint8_t known = fingerprint;
+inline constexpr std::uint8_t metadata = 0x02;     // a metadata block (wire/metadata.hpp), before the body
+inline constexpr std::uint8_t known = fingerprint | metadata;
 }  // namespace request_flag
 inline constexpr std::size_t fingerprint_size = 4;
 
@@ -103,6 +104,10 @@ struct frame_view {
   std::string_view text;
   std::span<const std::byte> body;
   std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
+  // Requests: the metadata block after its size field (version byte first; checked by
+  // wire::check_metadata, not here), empty when none was sent. It ends where `body` begins.
+  std::span<const std::byte> metadata;
+  bool has_metadata = false;
 };
 
 // Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
@@ -129,6 +134,14 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
         out.fingerprint = load_le<std::uint32_t>(out.body.data());
         if (out.fingerprint == 0) return "request with a zero fingerprint";
         out.body = out.body.subspan(fingerprint_size);
+      }
+      if ((out.header.status & request_flag::metadata) != 0) {
+        if (out.body.size() < 4) return "request metadata exceeds the frame";
+        const std::uint32_t size = load_le<std::uint32_t>(out.body.data());
+        if (size > out.body.size() - 4) return "request metadata exceeds the frame";
+        out.metadata = out.body.subspan(4, size);
+        out.has_metadata = true;
+        out.body = out.body.subspan(4 + std::size_t{size});
       }
       break;
     case frame_kind::response:

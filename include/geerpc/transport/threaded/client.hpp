@@ -216,15 +216,19 @@ class threaded_client_engine {
     const bool may_read = hooks::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
     bool reads_own = false;
     bool wake_receiver = false;
+    bool closed = false;
     {
       std::lock_guard lock(mutex_);
-      if (closed_) {
-        finish(call, connection_closed_outcome());
-        return false;
+      closed = closed_;
+      if (!closed) {
+        call.seq = ++last_seq_;
+        pending_.insert(call.seq, &call);
+        if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
       }
-      call.seq = ++last_seq_;
-      pending_.insert(call.seq, &call);
-      if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
+    }
+    if (closed) {  // completed outside the lock: a completion hook may start another call
+      finish(call, connection_closed_outcome());
+      return false;
     }
     if (wake_receiver) wake_.signal();
     stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
@@ -487,9 +491,20 @@ call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<
 template <class Engine>
 class async_call final : public Engine::pending_call, public async_state {
  public:
-  explicit async_call(std::shared_ptr<Engine> owner) : engine_(std::move(owner)) { this->reply = &sink_; }
+  explicit async_call(std::shared_ptr<Engine> owner, completion_hook hook = {})
+      : engine_(std::move(owner)), hook_(std::move(hook)) {
+    this->reply = &sink_;
+  }
 
   void complete() noexcept override {
+    // Before `done`: the future may destroy the call after that. What the hook throws (it builds
+    // strings) must not leave this noexcept function.
+    if (hook_) {
+      try {
+        hook_(this->outcome);
+      } catch (...) {
+      }
+    }
     std::lock_guard lock(mutex_);
     // Only whoever took the call's entry from the pending table completes it: exactly once.
     GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
@@ -515,6 +530,7 @@ class async_call final : public Engine::pending_call, public async_state {
 
  private:
   std::shared_ptr<Engine> engine_;  // outlives the client if the future does
+  completion_hook hook_;
   std::vector<std::byte> body_;
   reply_sink sink_ = reply_sink::into(body_);
   mutable std::mutex mutex_;

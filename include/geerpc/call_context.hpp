@@ -1,0 +1,83 @@
+// geerpc: what a handler (or a server interceptor) may learn about the call it serves.
+//
+//   int get(const std::string& key, const geerpc::call_context& ctx) {
+//     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
+//     log(ctx.peer(), ctx.method(), ctx.connection_id());
+//   }
+//
+// A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
+// it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
+// outlive that.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "config.hpp"
+#include "wire/metadata.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // An empty context (no peer, no method, no metadata): for calling a handler directly in a test.
+  call_context() = default;
+
+  // The peer's address: "127.0.0.1:40312", "[::1]:40312", or "unix@" for a Unix socket's (unnamed)
+  // peer. Worked out the first time a call of the connection asks for it.
+  std::string_view peer() const { return peer_of_ != nullptr ? peer_of_(peer_owner_) : std::string_view{}; }
+  // "Service.Method", as the caller named it.
+  std::string_view method() const noexcept { return method_; }
+  // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
+  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  // Unique among the connections this server has accepted: calls sharing it share a connection.
+  std::uint64_t connection_id() const noexcept { return connection_id_; }
+  // The value the caller attached under `key` (context::with_metadata), if any.
+  std::optional<std::string_view> metadata(std::string_view key) const {
+    return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
+  }
+  // Calls f(key, value) for every metadata entry, in the order the caller sent them.
+  template <class F>
+  void for_each_metadata(F&& f) const {
+    if (!metadata_.empty())
+      wire::for_each_metadata(metadata_, [&](std::string_view key, std::string_view value) {
+        f(key, value);
+        return true;
+      });
+  }
+
+  // What the server fills in (detail): the peer comes from `peer_of(peer_owner)`; `metadata` is a
+  // block wire::check_metadata accepted, or empty.
+  struct parts {
+    std::string_view method;
+    std::optional<clock::time_point> deadline;
+    std::uint64_t connection_id = 0;
+    std::span<const std::byte> metadata;
+    const void* peer_owner = nullptr;
+    std::string_view (*peer_of)(const void*) = nullptr;
+  };
+  explicit call_context(const parts& p) noexcept
+      : method_(p.method),
+        deadline_(p.deadline),
+        connection_id_(p.connection_id),
+        metadata_(p.metadata),
+        peer_owner_(p.peer_owner),
+        peer_of_(p.peer_of) {}
+
+ private:
+  std::string_view method_;
+  std::optional<clock::time_point> deadline_;
+  std::uint64_t connection_id_ = 0;
+  std::span<const std::byte> metadata_;
+  const void* peer_owner_ = nullptr;
+  std::string_view (*peer_of_)(const void*) = nullptr;
+};
+
+GEERPC_END_NAMESPACE
