@@ -7,6 +7,8 @@
 //   int sum = client.call<MathApi::fn<"Add">>(1, 2);
 //   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
 //   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
+//   client.async_call<int>("Foo.Sum", Args{1, 2}).then([](geerpc::result<int> r) { ... });
+//   int sum = co_await client.async_call<int>("Foo.Sum", Args{1, 2});           // in any coroutine
 //   client.call<int>(geerpc::with_metadata("authorization", token), "Kv.Size");  // with metadata
 //
 // Many threads may call through one client at once. When the connection breaks, every pending
@@ -14,6 +16,8 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
+#include <coroutine>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -181,10 +185,14 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
 }
 }  // namespace detail
 
-// The outcome of an async_call: wait for it, get it, or cancel it. Destroying a future whose call
-// is still pending cancels the call (the server's handler sees its stop_token fire).
+// The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
+// co_await it. Destroying a future whose call is still pending cancels the call (the server's
+// handler sees its stop_token fire).
 template <class R, class Codec = binary_codec, class Transport = threaded>
 class call_future {
+  template <bool AsResult, class Future>
+  class awaiter;
+
  public:
   call_future() = default;
   call_future(call_future&&) noexcept = default;
@@ -235,7 +243,77 @@ class call_future {
   }
   R get() { return try_get().value(); }
 
+  // Hands the call's result to `on_done(geerpc::result<R>)`, once, when the call completes, and
+  // empties the future: the call then belongs to the callback (destroying the future no longer
+  // cancels it; the context's stop_token still does, and tells the server). `on_done` runs on the
+  // thread that completes the call: the client's receiving thread for a reply (or a caller
+  // reading replies), the process's timer thread for a deadline, the thread that cancels, closes
+  // or breaks the connection; or here, before then() returns, when the call is complete already.
+  // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
+  // no synchronous call of the same client and wait for no future of it (the thread that would
+  // complete it may be this one), and keep it short on the timer thread, which every deadline of
+  // the process shares. An exception leaving `on_done` ends the program (std::terminate).
+  template <class F>
+  requires std::invocable < std::decay_t<F>
+  &, result < R >> void then(F&& on_done) && {
+    using callback_type = std::decay_t<F>;
+    struct holder {
+      call_future future;
+      callback_type callback;
+      static void run(void* self) noexcept {
+        const std::unique_ptr<holder> owned(static_cast<holder*>(self));
+        owned->callback(owned->future.try_get());
+      }
+    };
+    if (!state_) {
+      callback_type callback(std::forward<F>(on_done));
+      callback(try_get());
+      return;
+    }
+    auto owned = std::make_unique<holder>(holder{std::move(*this), callback_type(std::forward<F>(on_done))});
+    holder* const raw = owned.get();
+    const bool later = raw->future.state_->then({&holder::run, raw});
+    owned.release();  // run() owns it now, or is about to
+    if (!later) holder::run(raw);
+  }
+
+  // co_await: `R r = co_await client.async_call<R>(...)` (failure throws rpc_error, as get() does),
+  // or `geerpc::result<R> r = co_await client.async_call<R>(...).as_result()`. Works in any
+  // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
+  // that completes the call (as then()'s callback runs: the same rules hold until its next
+  // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
+  // until the result is taken, which empties it.
+  auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
+  auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
+  auto as_result() && noexcept {
+    struct as_result_t {
+      call_future future;
+      auto operator co_await() && noexcept { return awaiter<true, call_future>(std::move(future)); }
+    };
+    return as_result_t{std::move(*this)};
+  }
+
  private:
+  template <bool AsResult, class Future>
+  class awaiter {
+   public:
+    explicit awaiter(Future&& future) noexcept : future_(std::forward<Future>(future)) {}
+    bool await_ready() const { return !future_.valid() || future_.ready(); }
+    bool await_suspend(std::coroutine_handle<> coroutine) {
+      return future_.state_->then({&resume, coroutine.address()});
+    }
+    auto await_resume() {
+      if constexpr (AsResult)
+        return future_.try_get();
+      else
+        return future_.get();
+    }
+
+   private:
+    static void resume(void* address) noexcept { std::coroutine_handle<>::from_address(address).resume(); }
+    Future future_;
+  };
+
   template <class, class>
   friend class basic_client;
   explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}

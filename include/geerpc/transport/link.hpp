@@ -34,6 +34,14 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// What runs once an asynchronous call is complete (a callback's holder, a suspended coroutine):
+// on the thread that completed it, after the call is done, with no lock held. It may destroy the
+// call's state.
+struct continuation {
+  void (*run)(void* context) noexcept = nullptr;
+  void* context = nullptr;
+};
+
 // An asynchronous call as its future sees it (the threaded transport's is async_call, in
 // transport/threaded/client.hpp). Completed exactly once, by whoever completes the call.
 class async_state {
@@ -53,6 +61,9 @@ class async_state {
   // After completion: how the call ended, and a successful reply's body.
   virtual const call_outcome& final_outcome() const = 0;
   virtual std::span<const std::byte> body() const = 0;
+  // Keeps `next` to run when the call completes (one at most); false when it has completed already,
+  // and the caller runs it.
+  virtual bool then(continuation next) = 0;
 
  protected:
   async_state() = default;
@@ -69,6 +80,7 @@ class finished_call final : public async_state {
   void settle() override {}
   const call_outcome& final_outcome() const override { return outcome_; }
   std::span<const std::byte> body() const override { return {}; }
+  bool then(continuation) override { return false; }
 
  private:
   call_outcome outcome_;

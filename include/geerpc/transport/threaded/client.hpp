@@ -505,11 +505,24 @@ class async_call final : public Engine::pending_call, public async_state {
       } catch (...) {
       }
     }
+    continuation next;
+    {
+      std::lock_guard lock(mutex_);
+      // Only whoever took the call's entry from the pending table completes it: exactly once.
+      GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
+      done_ = true;
+      next = next_;
+      done_changed_.notify_all();
+    }
+    // Last: it may destroy this call (its owner is the continuation, which nobody else waits for).
+    if (next.run != nullptr) next.run(next.context);
+  }
+  bool then(continuation next) override {
     std::lock_guard lock(mutex_);
-    // Only whoever took the call's entry from the pending table completes it: exactly once.
-    GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
-    done_ = true;
-    done_changed_.notify_all();
+    GEERPC_ASSERT(next_.run == nullptr, "threaded client: a call's continuation set twice");
+    if (done_) return false;
+    next_ = next;
+    return true;
   }
   bool done() const override {
     std::lock_guard lock(mutex_);
@@ -536,6 +549,7 @@ class async_call final : public Engine::pending_call, public async_state {
   mutable std::mutex mutex_;
   mutable std::condition_variable done_changed_;
   bool done_ = false;
+  continuation next_;  // guarded by mutex_
 };
 
 }  // namespace detail
