@@ -174,6 +174,8 @@ TEMPLATE_TEST_CASE("hostile: frames that break the framing close that connection
       {"a request with unknown flags", frame_with(1, 6, 1, 0, "Arith.Sum", 8)},
       {"a request whose fingerprint is cut short", frame_with(1, 1, 1, 0, "Arith.Sum", 3)},
       {"a cancel with a payload", frame_with(3, 0, 1, 0, "x", 0)},
+      {"a goaway from the client", frame_with(4, 0, 0, 0, "", 0)},
+      {"a request whose metadata block's size field is cut short", frame_with(1, 2, 1, 0, "Arith.Sum", 3)},
   };
   for (const auto& c : cases) {
     INFO(c.what);

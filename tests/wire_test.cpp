@@ -399,7 +399,7 @@ TEST_CASE("parse_frame refuses malformed frames with a reason", "[wire][frame]")
   for (const byte_vector* good : {&request, &response, &error, &cancel}) REQUIRE(parse_error(*good) == "parsed");
 
   SECTION("unknown kind") {
-    for (int kind : {0, 4, 0xff}) {
+    for (int kind : {0, 5, 0xff}) {
       byte_vector bad = request;
       bad[4] = static_cast<std::byte>(kind);
       CHECK(parse_error(bad) == "unknown frame kind");
@@ -480,6 +480,22 @@ TEST_CASE("parse_frame refuses malformed frames with a reason", "[wire][frame]")
     CHECK(read == entries);
     CHECK(geerpc::wire::find_metadata(block, "a") == "1");
     CHECK(geerpc::wire::find_metadata(block, "empty") == "");
+  }
+  SECTION("a goaway frame carries a text and nothing else") {
+    const byte_vector good = make_frame({frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down", {});
+    geerpc::wire::frame_view view;
+    REQUIRE(geerpc::wire::parse_frame(good, view) == nullptr);
+    CHECK(view.header.kind == frame_kind::goaway);
+    CHECK(view.text == "rpc server: shutting down");
+    CHECK(parse_error(make_frame({frame_kind::goaway, 0, 0, 0}, "", {})) == "parsed");
+    for (const byte_vector& bad :
+         {make_frame({frame_kind::goaway, 1, 0, 0}, "x", {}), make_frame({frame_kind::goaway, 0, 1, 0}, "x", {}),
+          make_frame({frame_kind::goaway, 0, 0, 1}, "x", {}),
+          make_frame({frame_kind::goaway, 0, 0, 0}, "x", bytes_of({1}))})
+      CHECK(parse_error(bad) == "goaway frame with a payload");
+    byte_vector unknown = good;
+    unknown[4] = std::byte{5};
+    CHECK(parse_error(unknown) == "unknown frame kind");
   }
   SECTION("a response with a deadline budget") {
     byte_vector bad = response;

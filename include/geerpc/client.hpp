@@ -506,6 +506,8 @@ class basic_client {
   void close() {
     if (engine_) link::close(*engine_);
   }
+  // Whether new calls may go out: connected, not closed, and the server has not sent goaway (a
+  // graceful shutdown, docs/protocol.md 4.9; calls already made still get their replies).
   bool is_open() const { return engine_ && link::is_open(*engine_); }
 
  private:

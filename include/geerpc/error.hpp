@@ -35,8 +35,10 @@ enum class errc : std::uint8_t {
   type_mismatch = 16,       // server: the call's argument or result types are not the method's
   unauthenticated = 17,     // server: an interceptor found no valid credentials on the call
   permission_denied = 18,   // server: an interceptor refused the caller this call
+  going_away = 19,          // the server is shutting down: the call was not run (safe to retry elsewhere)
+  aborted = 20,             // server: shutdown's drain deadline passed while the handler ran
 };
-inline constexpr errc last_errc = errc::permission_denied;
+inline constexpr errc last_errc = errc::aborted;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -80,6 +82,10 @@ class error_category final : public std::error_category {
         return "unauthenticated";
       case errc::permission_denied:
         return "permission denied";
+      case errc::going_away:
+        return "server going away";
+      case errc::aborted:
+        return "aborted by server shutdown";
     }
     return "unknown geerpc error " + std::to_string(value);
   }

@@ -4,9 +4,11 @@
 //   server.add<FooApi>(foo);                     // every method of FooApi, bound to `foo`
 //   std::string address = server.listen("127.0.0.1:0");  // serves in the background
 //   ...
-//   server.stop();                               // also done by the destructor
+//   server.shutdown(5s);                         // graceful: calls in flight get 5 s to finish
+//   server.stop();                               // at once; also done by the destructor
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +17,7 @@
 
 #include "codec/binary.hpp"
 #include "config.hpp"
+#include "detail/deadline.hpp"
 #include "error.hpp"
 #include "interceptor.hpp"
 #include "options.hpp"
@@ -74,10 +77,13 @@ class basic_server {
   // free one), starts serving in the background and returns the address to dial: the bound
   // "host:port", or a Unix socket's address as given. A stale socket file (its server died) is
   // replaced; a live server's is not (std::errc::address_in_use). stop() removes the file.
+  // A server that was stopped (stop() or shutdown() returned) may listen again, with its services.
   std::string listen(std::string_view address) {
     check_not_listening();
+    engine_.reset();  // a stopped engine: its threads are joined here if a handler began the stop
     std::string bound;
     engine_ = link::listen(context_, address, bound);
+    stopped_ = false;
     address_ = std::move(bound);
     return address_;
   }
@@ -86,7 +92,23 @@ class basic_server {
   // connection_closed), asks running handlers to stop through their std::stop_token and joins every
   // thread the server started. A handler that ignores its stop_token delays this until it returns.
   void stop() {
-    if (engine_) link::stop(*engine_);
+    if (!engine_) return;
+    link::stop(*engine_);
+    stopped_ = true;
+  }
+
+  // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
+  // sent a goaway frame (docs/protocol.md 4.9), after which its new calls fail at once with
+  // errc::going_away, and requests that still arrive are answered errc::going_away without
+  // running (safe to send elsewhere). Calls in flight run to completion until `drain` has passed;
+  // then those left are answered errc::aborted and their handlers' stop_tokens fire. Returns when
+  // every thread the server started has ended, as stop() does. Called from a handler, it waits for
+  // that handler too, until `drain`; then it only begins the stop (see stop()).
+  template <class Rep, class Period>
+  void shutdown(std::chrono::duration<Rep, Period> drain) {
+    if (!engine_) return;
+    link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
+    stopped_ = true;
   }
 
   const std::string& address() const noexcept { return address_; }
@@ -110,12 +132,15 @@ class basic_server {
 
  private:
   void check_not_listening() const {
-    if (engine_) throw rpc_error(errc::invalid_argument, "rpc server: add services and listen before serving, once");
+    if (engine_ && !stopped_)
+      throw rpc_error(errc::invalid_argument,
+                      "rpc server: add services and interceptors, and listen, while not serving");
   }
 
   detail::dispatcher handlers_;
   detail::server_context context_;
   typename link::handle engine_;
+  bool stopped_ = false;  // engine_ has stopped: listen() may start another
   std::string address_;
 };
 

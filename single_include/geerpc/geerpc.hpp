@@ -469,8 +469,10 @@ enum class errc : std::uint8_t {
   type_mismatch = 16,       // server: the call's argument or result types are not the method's
   unauthenticated = 17,     // server: an interceptor found no valid credentials on the call
   permission_denied = 18,   // server: an interceptor refused the caller this call
+  going_away = 19,          // the server is shutting down: the call was not run (safe to retry elsewhere)
+  aborted = 20,             // server: shutdown's drain deadline passed while the handler ran
 };
-inline constexpr errc last_errc = errc::permission_denied;
+inline constexpr errc last_errc = errc::aborted;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -514,6 +516,10 @@ class error_category final : public std::error_category {
         return "unauthenticated";
       case errc::permission_denied:
         return "permission denied";
+      case errc::going_away:
+        return "server going away";
+      case errc::aborted:
+        return "aborted by server shutdown";
     }
     return "unknown geerpc error " + std::to_string(value);
   }
@@ -662,7 +668,8 @@ struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
 GEERPC_BEGIN_NAMESPACE
 namespace wire {
 
-enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3 };
+// goaway: server to client, "I am shutting down: send no more requests" (docs/protocol.md 4.9).
+enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3, goaway = 4 };
 
 inline constexpr std::size_t length_prefix_size = 4;
 inline constexpr std::size_t header_size = 20;  // after the length prefix
@@ -764,7 +771,7 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
   if (frame.size() < frame_overhead) return "frame shorter than its header";
   if (load_le<std::uint32_t>(frame.data()) != frame.size() - length_prefix_size) return "frame length mismatch";
   const auto kind = static_cast<std::uint8_t>(frame[offset::kind]);
-  if (kind < 1 || kind > 3) return "unknown frame kind";
+  if (kind < 1 || kind > 4) return "unknown frame kind";
   out.header.kind = static_cast<frame_kind>(kind);
   out.header.status = static_cast<std::uint8_t>(frame[offset::status]);
   out.header.seq = load_le<std::uint64_t>(frame.data() + offset::seq);
@@ -799,6 +806,10 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
     case frame_kind::cancel:
       if (out.header.status != 0 || out.header.budget_us != 0 || text_size != 0 || !out.body.empty())
         return "cancel frame with a payload";
+      break;
+    case frame_kind::goaway:  // its text says why; nothing else
+      if (out.header.status != 0 || out.header.seq != 0 || out.header.budget_us != 0 || !out.body.empty())
+        return "goaway frame with a payload";
       break;
   }
   return nullptr;
@@ -862,6 +873,9 @@ inline call_outcome deadline_exceeded_outcome() {
 }
 inline call_outcome canceled_outcome() {
   return call_outcome::failure(errc::canceled, "rpc client: call failed: context canceled");
+}
+inline call_outcome going_away_outcome() {
+  return call_outcome::failure(errc::going_away, "rpc client: the server is shutting down: the call was not sent");
 }
 inline call_outcome connection_closed_outcome() {
   return call_outcome::failure(errc::connection_closed, "rpc client: connection is shut down");
@@ -3476,6 +3490,8 @@ GEERPC_END_NAMESPACE
 // its deadlines, and the counters its limits are checked against. A server owns one; its engine and
 // connections refer to it.
 
+#include <condition_variable>
+#include <mutex>
 
 // ---- begin geerpc/net/memory_gauge.hpp
 // geerpc: the memory several writers hold together, as one server counts its peers' queued replies.
@@ -3526,6 +3542,23 @@ struct server_context {
   std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
   std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
   net::memory_gauge output;                          // held by every connection's writer
+  // A graceful shutdown waits on `drained` for `inflight` to reach 0; the request that takes it
+  // there notifies while `draining` is set. The waiter also looks again every few milliseconds, so
+  // no per-request fence is spent closing the race between the two flags.
+  std::atomic<bool> draining{false};
+  std::mutex drain_mutex;
+  std::condition_variable drained;
+
+  // Waits until no request is in flight, or `deadline`; true if none is.
+  bool wait_drained(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(drain_mutex);
+    for (;;) {
+      if (inflight.load() == 0) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return false;
+      drained.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(5)));
+    }
+  }
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
@@ -3641,6 +3674,9 @@ struct server_link {
   // Binds `address`, starts serving and sets `bound` to the address to dial.
   static handle listen(server_context& context, std::string_view address, std::string& bound);
   static void stop(engine& e);
+  // Graceful: stops accepting, tells every client to send no more (goaway), lets calls in flight
+  // run until `drain_deadline`, aborts those left, then stops.
+  static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
   static std::size_t connection_count(const engine& e);
   // The threads serving now, and how often the system refused to start one (0 where the
   // transport does not say).
@@ -4121,6 +4157,8 @@ class basic_client {
   void close() {
     if (engine_) link::close(*engine_);
   }
+  // Whether new calls may go out: connected, not closed, and the server has not sent goaway (a
+  // graceful shutdown, docs/protocol.md 4.9; calls already made still get their replies).
   bool is_open() const { return engine_ && link::is_open(*engine_); }
 
  private:
@@ -4258,7 +4296,8 @@ GEERPC_END_NAMESPACE
 //   server.add<FooApi>(foo);                     // every method of FooApi, bound to `foo`
 //   std::string address = server.listen("127.0.0.1:0");  // serves in the background
 //   ...
-//   server.stop();                               // also done by the destructor
+//   server.shutdown(5s);                         // graceful: calls in flight get 5 s to finish
+//   server.stop();                               // at once; also done by the destructor
 
 
 // ---- begin geerpc/server/dispatcher.hpp
@@ -4508,10 +4547,13 @@ class basic_server {
   // free one), starts serving in the background and returns the address to dial: the bound
   // "host:port", or a Unix socket's address as given. A stale socket file (its server died) is
   // replaced; a live server's is not (std::errc::address_in_use). stop() removes the file.
+  // A server that was stopped (stop() or shutdown() returned) may listen again, with its services.
   std::string listen(std::string_view address) {
     check_not_listening();
+    engine_.reset();  // a stopped engine: its threads are joined here if a handler began the stop
     std::string bound;
     engine_ = link::listen(context_, address, bound);
+    stopped_ = false;
     address_ = std::move(bound);
     return address_;
   }
@@ -4520,7 +4562,23 @@ class basic_server {
   // connection_closed), asks running handlers to stop through their std::stop_token and joins every
   // thread the server started. A handler that ignores its stop_token delays this until it returns.
   void stop() {
-    if (engine_) link::stop(*engine_);
+    if (!engine_) return;
+    link::stop(*engine_);
+    stopped_ = true;
+  }
+
+  // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
+  // sent a goaway frame (docs/protocol.md 4.9), after which its new calls fail at once with
+  // errc::going_away, and requests that still arrive are answered errc::going_away without
+  // running (safe to send elsewhere). Calls in flight run to completion until `drain` has passed;
+  // then those left are answered errc::aborted and their handlers' stop_tokens fire. Returns when
+  // every thread the server started has ended, as stop() does. Called from a handler, it waits for
+  // that handler too, until `drain`; then it only begins the stop (see stop()).
+  template <class Rep, class Period>
+  void shutdown(std::chrono::duration<Rep, Period> drain) {
+    if (!engine_) return;
+    link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
+    stopped_ = true;
   }
 
   const std::string& address() const noexcept { return address_; }
@@ -4544,12 +4602,15 @@ class basic_server {
 
  private:
   void check_not_listening() const {
-    if (engine_) throw rpc_error(errc::invalid_argument, "rpc server: add services and listen before serving, once");
+    if (engine_ && !stopped_)
+      throw rpc_error(errc::invalid_argument,
+                      "rpc server: add services and interceptors, and listen, while not serving");
   }
 
   detail::dispatcher handlers_;
   detail::server_context context_;
   typename link::handle engine_;
+  bool stopped_ = false;  // engine_ has stopped: listen() may start another
   std::string address_;
 };
 
@@ -5624,8 +5685,6 @@ GEERPC_END_NAMESPACE
 // they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
 // so once it returns the callback's context may be destroyed.
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 
@@ -5815,16 +5874,252 @@ class deadline_scheduler {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/scheduler/deadline_scheduler.hpp
-// ---- begin geerpc/transport/policies.hpp
-// geerpc: the transport policies (transport/fwd.hpp) with every engine they stand for: both
-// transports and both tuning policies. docs/transports.md says when to pick which.
+// ---- begin geerpc/server/connection.hpp
+// geerpc: one accepted connection and the requests in flight on it: the part of the server both
+// transport policies share. A transport decides which thread reads and which runs a request; this
+// file decides what reading means (handshake, then frames), how a request is answered exactly once,
+// and how its deadline, a cancel frame or a stopping server reach its handler.
+//
+// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
+// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
+// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
 
-// ---- begin geerpc/tuning/automatic.hpp
-// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
-// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
-// tuning::settings. bench/README.md says what each one buys.
 
 
+// ---- begin geerpc/detail/seq_map.hpp
+// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
+// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
+// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
+// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
+// value marks a free slot. Not thread-safe: its owner locks.
+
+#include <sys/random.h>
+#include <sys/types.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The table itself, over untyped pointers: one copy of its code serves every seq_map<T>, rather
+// than one per value type in each translation unit.
+class seq_map_base {
+ public:
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, void* value) {
+    GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) {
+        slots_[i] = {key, value};
+        ++size_;
+        return true;
+      }
+      if (slots_[i].key == key) return false;
+    }
+  }
+
+  void* find(std::uint64_t key) const noexcept {
+    if (size_ == 0) return nullptr;
+    GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) return nullptr;
+      if (slots_[i].key == key) return slots_[i].value;
+    }
+  }
+
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  void* erase(std::uint64_t key) {
+    if (size_ == 0) return nullptr;
+    std::size_t hole = home(key);
+    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
+      if (slots_[hole].value == nullptr) return nullptr;
+      hole = next(hole);
+    }
+    void* removed = std::exchange(slots_[hole].value, nullptr);
+    --size_;
+    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
+    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
+      const std::size_t want = home(slots_[i].key);
+      // Movable when its home is not in the (cyclic) range (hole, i].
+      if (((i - want) & mask()) >= ((i - hole) & mask())) {
+        slots_[hole] = slots_[i];
+        slots_[i].value = nullptr;
+        hole = i;
+      }
+    }
+    GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
+    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
+    return removed;
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& entry : slots_)
+      if (entry.value != nullptr) f(entry.key, entry.value);
+  }
+
+  void clear_and_release() noexcept {
+    std::vector<slot>().swap(slots_);
+    size_ = 0;
+  }
+
+ private:
+  struct slot {
+    std::uint64_t key = 0;
+    void* value = nullptr;
+  };
+
+  std::size_t mask() const noexcept { return slots_.size() - 1; }
+  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
+  // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
+  // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
+  std::size_t home(std::uint64_t key) const noexcept {
+    return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
+  }
+  static std::uint64_t random_multiplier(const void* self) noexcept {
+    static const std::uint64_t process_seed = random_seed();
+    std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
+    x ^= x >> 31;  // splitmix64's finaliser
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    return x | 1;
+  }
+
+  // From the kernel's random pool (getrandom(2), not <random>: std::random_device reads the same
+  // pool, and <random> would add thousands of lines to every user's translation unit). Should the
+  // call fail (a kernel before 3.17), ASLR's stack address still varies per process.
+  static std::uint64_t random_seed() noexcept {
+    std::uint64_t seed = 0;
+    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed)) return seed;
+    return reinterpret_cast<std::uintptr_t>(&seed) * 0x9E3779B97F4A7C15ull;
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<slot> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (const auto& s : old) {
+      if (s.value == nullptr) continue;
+      const bool fresh = insert(s.key, s.value);
+      GEERPC_ASSERT(fresh, "seq_map: a key held twice");
+    }
+  }
+  // Called mid-erase with the table consistent: halves it while it stays at most half full.
+  void shrink() {
+    std::size_t capacity = slots_.size();
+    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
+    rehash(capacity);
+  }
+
+  std::vector<slot> slots_;  // a power of two in size, at most half full
+  std::size_t size_ = 0;
+  std::uint64_t multiplier_ = random_multiplier(this);
+};
+
+// A seq_map_base whose values are T*.
+template <class T>
+class seq_map : private seq_map_base {
+ public:
+  using seq_map_base::empty;
+  using seq_map_base::size;
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
+  T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
+
+  template <class F>
+  void for_each(F&& f) const {
+    seq_map_base::for_each([&](std::uint64_t key, void* value) { f(key, static_cast<T*>(value)); });
+  }
+
+  // Empties the map into `out` (appending the values) and releases its memory.
+  void drain_into(std::vector<T*>& out) {
+    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+    clear_and_release();
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/seq_map.hpp
+// ---- begin geerpc/net/frame_reader.hpp
+// geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
+// Complete frames are handed out straight from the caller's receive buffer; only the unfinished
+// tail of a frame is copied and kept, so an idle connection holds no buffer at all. A frame's
+// claimed length is checked against the limit before a byte of it is stored.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+class frame_reader {
+ public:
+  explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
+
+  // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
+  // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
+  // stream is broken (the connection must then be closed: its framing can no longer be trusted).
+  template <class OnFrame>
+  const char* feed(std::span<const std::byte> data, OnFrame&& on_frame) {
+    // First finish the frame a previous read left incomplete, copying only the bytes it still needs.
+    while (!partial_.empty() && !data.empty()) {
+      const wire::frame_scan scan = wire::scan_frame(partial_, max_frame_size_);
+      if (const char* bad = judge(scan)) return bad;
+      const std::size_t take = std::min(scan.size - partial_.size(), data.size());
+      partial_.insert(partial_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
+      data = data.subspan(take);
+      const wire::frame_scan now = wire::scan_frame(partial_, max_frame_size_);
+      if (const char* bad = judge(now)) return bad;
+      if (now.what == wire::frame_scan::state::complete) {
+        const bool go_on = on_frame(std::span<const std::byte>(partial_));
+        partial_.clear();
+        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
+        if (!go_on) return nullptr;
+      }
+    }
+    while (!data.empty()) {
+      const wire::frame_scan scan = wire::scan_frame(data, max_frame_size_);
+      if (const char* bad = judge(scan)) return bad;
+      if (scan.what == wire::frame_scan::state::need_more) {
+        // Keep only what arrived: the claimed size is not reserved, a peer gets memory by sending bytes.
+        partial_.assign(data.begin(), data.end());
+        return nullptr;
+      }
+      if (!on_frame(data.first(scan.size))) return nullptr;
+      data = data.subspan(scan.size);
+    }
+    return nullptr;
+  }
+
+  // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
+  std::size_t buffered() const noexcept { return partial_.size(); }
+
+ private:
+  static const char* judge(const wire::frame_scan& scan) noexcept {
+    switch (scan.what) {
+      case wire::frame_scan::state::too_large:
+        return "frame larger than the limit";
+      case wire::frame_scan::state::too_small:
+        return "frame shorter than its header";
+      default:
+        return nullptr;
+    }
+  }
+
+  std::uint32_t max_frame_size_;
+  std::vector<std::byte> partial_;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/frame_reader.hpp
 // ---- begin geerpc/net/frame_writer.hpp
 // geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
 // whole and never interleaved; a thread that finds another one sending queues its frame and
@@ -6096,252 +6391,6 @@ class frame_writer {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_writer.hpp
-// ---- begin geerpc/server/connection.hpp
-// geerpc: one accepted connection and the requests in flight on it: the part of the server both
-// transport policies share. A transport decides which thread reads and which runs a request; this
-// file decides what reading means (handshake, then frames), how a request is answered exactly once,
-// and how its deadline, a cancel frame or a stopping server reach its handler.
-//
-// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
-// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
-// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
-
-
-
-// ---- begin geerpc/detail/seq_map.hpp
-// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
-// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
-// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
-// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
-// value marks a free slot. Not thread-safe: its owner locks.
-
-#include <sys/random.h>
-#include <sys/types.h>
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// The table itself, over untyped pointers: one copy of its code serves every seq_map<T>, rather
-// than one per value type in each translation unit.
-class seq_map_base {
- public:
-  std::size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
-
-  // False (and nothing changed) when `key` is present already.
-  bool insert(std::uint64_t key, void* value) {
-    GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
-    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
-    for (std::size_t i = home(key);; i = next(i)) {
-      if (slots_[i].value == nullptr) {
-        slots_[i] = {key, value};
-        ++size_;
-        return true;
-      }
-      if (slots_[i].key == key) return false;
-    }
-  }
-
-  void* find(std::uint64_t key) const noexcept {
-    if (size_ == 0) return nullptr;
-    GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
-    for (std::size_t i = home(key);; i = next(i)) {
-      if (slots_[i].value == nullptr) return nullptr;
-      if (slots_[i].key == key) return slots_[i].value;
-    }
-  }
-
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  void* erase(std::uint64_t key) {
-    if (size_ == 0) return nullptr;
-    std::size_t hole = home(key);
-    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
-      if (slots_[hole].value == nullptr) return nullptr;
-      hole = next(hole);
-    }
-    void* removed = std::exchange(slots_[hole].value, nullptr);
-    --size_;
-    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
-    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
-      const std::size_t want = home(slots_[i].key);
-      // Movable when its home is not in the (cyclic) range (hole, i].
-      if (((i - want) & mask()) >= ((i - hole) & mask())) {
-        slots_[hole] = slots_[i];
-        slots_[i].value = nullptr;
-        hole = i;
-      }
-    }
-    GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
-    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
-    return removed;
-  }
-
-  template <class F>
-  void for_each(F&& f) const {
-    for (const auto& entry : slots_)
-      if (entry.value != nullptr) f(entry.key, entry.value);
-  }
-
-  void clear_and_release() noexcept {
-    std::vector<slot>().swap(slots_);
-    size_ = 0;
-  }
-
- private:
-  struct slot {
-    std::uint64_t key = 0;
-    void* value = nullptr;
-  };
-
-  std::size_t mask() const noexcept { return slots_.size() - 1; }
-  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
-  // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
-  // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
-  std::size_t home(std::uint64_t key) const noexcept {
-    return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
-  }
-  static std::uint64_t random_multiplier(const void* self) noexcept {
-    static const std::uint64_t process_seed = random_seed();
-    std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
-    x ^= x >> 31;  // splitmix64's finaliser
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 27;
-    return x | 1;
-  }
-
-  // From the kernel's random pool (getrandom(2), not <random>: std::random_device reads the same
-  // pool, and <random> would add thousands of lines to every user's translation unit). Should the
-  // call fail (a kernel before 3.17), ASLR's stack address still varies per process.
-  static std::uint64_t random_seed() noexcept {
-    std::uint64_t seed = 0;
-    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed)) return seed;
-    return reinterpret_cast<std::uintptr_t>(&seed) * 0x9E3779B97F4A7C15ull;
-  }
-
-  void rehash(std::size_t capacity) {
-    std::vector<slot> old(capacity);
-    old.swap(slots_);
-    size_ = 0;
-    for (const auto& s : old) {
-      if (s.value == nullptr) continue;
-      const bool fresh = insert(s.key, s.value);
-      GEERPC_ASSERT(fresh, "seq_map: a key held twice");
-    }
-  }
-  // Called mid-erase with the table consistent: halves it while it stays at most half full.
-  void shrink() {
-    std::size_t capacity = slots_.size();
-    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
-    rehash(capacity);
-  }
-
-  std::vector<slot> slots_;  // a power of two in size, at most half full
-  std::size_t size_ = 0;
-  std::uint64_t multiplier_ = random_multiplier(this);
-};
-
-// A seq_map_base whose values are T*.
-template <class T>
-class seq_map : private seq_map_base {
- public:
-  using seq_map_base::empty;
-  using seq_map_base::size;
-
-  // False (and nothing changed) when `key` is present already.
-  bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
-  T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
-
-  template <class F>
-  void for_each(F&& f) const {
-    seq_map_base::for_each([&](std::uint64_t key, void* value) { f(key, static_cast<T*>(value)); });
-  }
-
-  // Empties the map into `out` (appending the values) and releases its memory.
-  void drain_into(std::vector<T*>& out) {
-    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
-    clear_and_release();
-  }
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/seq_map.hpp
-// ---- begin geerpc/net/frame_reader.hpp
-// geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
-// Complete frames are handed out straight from the caller's receive buffer; only the unfinished
-// tail of a frame is copied and kept, so an idle connection holds no buffer at all. A frame's
-// claimed length is checked against the limit before a byte of it is stored.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-class frame_reader {
- public:
-  explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
-
-  // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
-  // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
-  // stream is broken (the connection must then be closed: its framing can no longer be trusted).
-  template <class OnFrame>
-  const char* feed(std::span<const std::byte> data, OnFrame&& on_frame) {
-    // First finish the frame a previous read left incomplete, copying only the bytes it still needs.
-    while (!partial_.empty() && !data.empty()) {
-      const wire::frame_scan scan = wire::scan_frame(partial_, max_frame_size_);
-      if (const char* bad = judge(scan)) return bad;
-      const std::size_t take = std::min(scan.size - partial_.size(), data.size());
-      partial_.insert(partial_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
-      data = data.subspan(take);
-      const wire::frame_scan now = wire::scan_frame(partial_, max_frame_size_);
-      if (const char* bad = judge(now)) return bad;
-      if (now.what == wire::frame_scan::state::complete) {
-        const bool go_on = on_frame(std::span<const std::byte>(partial_));
-        partial_.clear();
-        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
-        if (!go_on) return nullptr;
-      }
-    }
-    while (!data.empty()) {
-      const wire::frame_scan scan = wire::scan_frame(data, max_frame_size_);
-      if (const char* bad = judge(scan)) return bad;
-      if (scan.what == wire::frame_scan::state::need_more) {
-        // Keep only what arrived: the claimed size is not reserved, a peer gets memory by sending bytes.
-        partial_.assign(data.begin(), data.end());
-        return nullptr;
-      }
-      if (!on_frame(data.first(scan.size))) return nullptr;
-      data = data.subspan(scan.size);
-    }
-    return nullptr;
-  }
-
-  // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
-  std::size_t buffered() const noexcept { return partial_.size(); }
-
- private:
-  static const char* judge(const wire::frame_scan& scan) noexcept {
-    switch (scan.what) {
-      case wire::frame_scan::state::too_large:
-        return "frame larger than the limit";
-      case wire::frame_scan::state::too_small:
-        return "frame shorter than its header";
-      default:
-        return nullptr;
-    }
-  }
-
-  std::uint32_t max_frame_size_;
-  std::vector<std::byte> partial_;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/frame_reader.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -6475,6 +6524,33 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Sends the replies run() held.
   void flush_replies() { after_write(writer_.flush()); }
 
+  // Graceful shutdown, first step: tells the peer to send no more requests (a goaway frame, right
+  // after the hello reply if that has not gone out yet) and refuses those it sends anyway with
+  // errc::going_away. Calls in flight go on. Safe from any thread, repeatable.
+  void go_away() {
+    if ((shutdown_state_.fetch_or(draining) & (draining | hello_replied)) == hello_replied) send_goaway();
+  }
+  bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
+
+  // Graceful shutdown, when its drain deadline has passed: answers every call still in flight with
+  // errc::aborted and fires its handler's stop_token.
+  void abort_inflight() {
+    static constexpr std::string_view message = "rpc server: shut down before the call finished";
+    std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> aborted;
+    {
+      std::lock_guard lock(inflight_mutex_);
+      inflight_.for_each([&](std::uint64_t seq, server_request* request) {
+        if (!claim(*request)) return;
+        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
+        aborted.emplace_back(seq, request->stop);
+      });
+    }
+    for (auto& [seq, stop] : aborted) {
+      if (stop) stop->request_stop();
+      answer_now(seq, errc::aborted, message);
+    }
+  }
+
   // Sends what the socket did not take before; the transport calls it when the socket is writable
   // again. Returns false when the connection is closed.
   bool flush_output() {
@@ -6575,6 +6651,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     const std::size_t before = self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
     GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+    if (before == 1 && self.context_.draining.load(std::memory_order_relaxed)) [[unlikely]] {
+      std::lock_guard lock(self.context_.drain_mutex);
+      self.context_.drained.notify_all();
+    }
   }
 
  private:
@@ -6711,6 +6791,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
     wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
     send(reply);
+    // A shutdown that began before the reply went out sends its goaway now, after it.
+    if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
     return !closed();
   }
 
@@ -6725,13 +6807,15 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         on_cancel(frame.header.seq);
         return !closed();
       case wire::frame_kind::response:
-        return false;  // clients do not send responses
+      case wire::frame_kind::goaway:
+        return false;  // clients send neither
     }
     return false;
   }
 
   void on_request(const wire::frame_view& frame, std::vector<server_request*>& ready) {
     const std::uint64_t seq = frame.header.seq;
+    if (going_away()) return refuse(frame, false, errc::going_away, "rpc server: shutting down: the call was not run");
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
@@ -6908,6 +6992,13 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
+  void send_goaway() {
+    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+    wire::finish_frame(frame,
+                       wire::begin_frame(frame, {wire::frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down"));
+    send(frame);
+  }
+
   static std::string type_mismatch_message(std::string_view method) {
     return "rpc server: type mismatch calling " + std::string(method) +
            ": the call's argument or result types are not the method's";
@@ -7043,6 +7134,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::shared_ptr<server_connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};
   std::atomic<bool> greeted_{false};  // the hello was accepted
+  // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
+  static constexpr std::uint8_t draining = 1, hello_replied = 2;
+  std::atomic<std::uint8_t> shutdown_state_{0};
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
@@ -7056,6 +7150,16 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/connection.hpp
+// ---- begin geerpc/transport/policies.hpp
+// geerpc: the transport policies (transport/fwd.hpp) with every engine they stand for: both
+// transports and both tuning policies. docs/transports.md says when to pick which.
+
+// ---- begin geerpc/tuning/automatic.hpp
+// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
+// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
+// tuning::settings. bench/README.md says what each one buys.
+
+
 // ---- begin geerpc/tuning/none.hpp
 // geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
 // performance heuristic reaches them only through the hooks named here, which a tuning policy
@@ -7960,9 +8064,11 @@ class blocking_client_engine {
   blocking_client_engine& operator=(const blocking_client_engine&) = delete;
 
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
-  bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
+  // Whether new calls may be made: not closed, and the server has not said it is going away.
+  bool is_open() const noexcept { return connected() && !going_away_.load(std::memory_order_relaxed); }
 
   call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply) {
+    if (going_away_.load(std::memory_order_relaxed)) return going_away_outcome();
     if (auto refused = take_turn(ctx)) return std::move(*refused);
     struct turn_passer {
       blocking_client_engine* engine;
@@ -7992,6 +8098,8 @@ class blocking_client_engine {
   static constexpr std::chrono::milliseconds overtake_limit{1};
 
  private:
+  bool connected() const noexcept { return !closed_.load(std::memory_order_acquire); }
+
   struct wake_on_stop {
     const net::event_fd* wake;
     void operator()() const noexcept { wake->signal(); }
@@ -8039,7 +8147,7 @@ class blocking_client_engine {
       }
       enum class refusal { none, closed, canceled, deadline };
       refusal why = refusal::none;
-      if (!is_open())
+      if (!connected())
         why = refusal::closed;
       else if (ctx.stop_token().stop_requested())
         why = refusal::canceled;
@@ -8061,7 +8169,7 @@ class blocking_client_engine {
 
   // With mutex_ held: takes the turn if the connection is free and open.
   bool take_free_turn() noexcept {
-    if (busy_ || !is_open()) return false;
+    if (busy_ || !connected()) return false;
     busy_ = true;
     return true;
   }
@@ -8224,9 +8332,13 @@ class blocking_client_engine {
       case wire::frame_scan::state::complete:
         break;
     }
-    if (wire::parse_frame(held.first(scan.size), f) != nullptr || f.header.kind != wire::frame_kind::response)
-      return held_frame::broken;
+    if (wire::parse_frame(held.first(scan.size), f) != nullptr) return held_frame::broken;
     begin_ += scan.size;
+    if (f.header.kind == wire::frame_kind::goaway) {  // noted, and the next frame is looked at
+      going_away_.store(true, std::memory_order_relaxed);
+      return take_frame(f);
+    }
+    if (f.header.kind != wire::frame_kind::response) return held_frame::broken;
     return held_frame::whole;
   }
 
@@ -8292,6 +8404,7 @@ class blocking_client_engine {
   std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);
   std::size_t begin_ = 0, end_ = 0;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> going_away_{false};  // the server sent goaway: new calls fail with errc::going_away
 
   mutable std::mutex mutex_;  // guards busy_ and the waiters
   bool busy_ = false;         // a caller has the turn
@@ -8366,6 +8479,29 @@ class blocking_server_engine {
     peers_.clear();
   }
 
+  // Graceful shutdown's first step: no more connections (dials are refused from now on; the
+  // acceptor leaves). stop() closes the socket.
+  void stop_accepting() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || !accepting_) return;
+      accepting_ = false;
+    }
+    listen_.shutdown();  // wakes the acceptor, whose accept then fails: it sees accepting_ and leaves
+  }
+
+  // Calls f(server_connection&) for each open connection, with no lock held.
+  template <class F>
+  void for_each_connection(F&& f) {
+    std::vector<std::shared_ptr<server_connection>> open;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& p : peers_)
+        if (p.connection) open.push_back(p.connection);
+    }
+    for (auto& connection : open) f(*connection);
+  }
+
   std::size_t connection_count() const {
     std::lock_guard lock(mutex_);
     std::size_t live = 0;
@@ -8395,7 +8531,8 @@ class blocking_server_engine {
       if (fd < 0) {
         {
           std::lock_guard lock(mutex_);
-          if (stopping_) return;  // stop() shut the listener down: it stays readable, and accept fails
+          // stop() or stop_accepting() shut the listener down: it stays readable, and accept fails.
+          if (stopping_ || !accepting_) return;
         }
         // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -8430,6 +8567,8 @@ class blocking_server_engine {
       return true;
     }
     connection->arm_handshake_timer();
+    // Accepted as a shutdown began: for_each_connection(), under the same lock, missed it.
+    if (context_.draining.load()) connection->go_away();
     peers_.push_back(peer{connection, {}, {}, false});
     auto self = std::prev(peers_.end());
     try {
@@ -8500,9 +8639,10 @@ class blocking_server_engine {
   server_context& context_;
   net::listener listen_;
   net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
-  mutable std::mutex mutex_;   // guards peers_ and stopping_
+  mutable std::mutex mutex_;   // guards peers_, stopping_ and accepting_
   std::list<peer> peers_;
   bool stopping_ = false;
+  bool accepting_ = true;  // until stop_accepting()
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::jthread acceptor_;
 };
@@ -8624,9 +8764,10 @@ class threaded_client_engine {
 
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
 
+  // Whether new calls may be made: not closed, and the server has not said it is going away.
   bool is_open() const {
     std::lock_guard lock(mutex_);
-    return !closed_;
+    return !closed_ && !going_away_;
   }
 
   // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
@@ -8724,18 +8865,19 @@ class threaded_client_engine {
     const bool may_read = hooks::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
     bool reads_own = false;
     bool wake_receiver = false;
-    bool closed = false;
+    bool closed = false, going_away = false;
     {
       std::lock_guard lock(mutex_);
       closed = closed_;
-      if (!closed) {
+      going_away = going_away_;
+      if (!closed && !going_away) {
         call.seq = ++last_seq_;
         pending_.insert(call.seq, &call);
         if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
       }
     }
-    if (closed) {  // completed outside the lock: a completion hook may start another call
-      finish(call, connection_closed_outcome());
+    if (closed || going_away) {  // completed outside the lock: a completion hook may start another call
+      finish(call, closed ? connection_closed_outcome() : going_away_outcome());
       return false;
     }
     if (wake_receiver) wake_.signal();
@@ -8909,7 +9051,13 @@ class threaded_client_engine {
   // Hands a reply to its call. Returns false when the frame breaks the protocol.
   bool deliver(std::span<const std::byte> bytes) {
     wire::frame_view frame;
-    if (wire::parse_frame(bytes, frame) != nullptr || frame.header.kind != wire::frame_kind::response) return false;
+    if (wire::parse_frame(bytes, frame) != nullptr) return false;
+    if (frame.header.kind == wire::frame_kind::goaway) {  // the calls in flight still get their replies
+      std::lock_guard lock(mutex_);
+      going_away_ = true;
+      return true;
+    }
+    if (frame.header.kind != wire::frame_kind::response) return false;
     pending_call* call = take(frame.header.seq);
     if (call == nullptr) return true;  // its caller gave up: drop the late reply
     if (frame.header.status == 0) {
@@ -8937,6 +9085,7 @@ class threaded_client_engine {
   seq_map<pending_call> pending_;
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
+  bool going_away_ = false;  // the server sent goaway: new calls fail with errc::going_away
 
   hooks tuning_;  // after what its hooks use
 
@@ -9165,6 +9314,30 @@ class threaded_server_engine {
     for (server_request* request : never_ran) server_connection::finish(request);
     std::lock_guard lock(connections_mutex_);
     connections_.clear();
+  }
+
+  // Graceful shutdown's first step: no more connections. The listening socket leaves the poller
+  // and is shut down (dials are refused from now on); stop() closes it.
+  void stop_accepting() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || !accepting_) return;
+      accepting_ = false;
+    }
+    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listen_.get(), nullptr);
+    listen_.shutdown();
+  }
+
+  // Calls f(server_connection&) for each open connection, with no lock held.
+  template <class F>
+  void for_each_connection(F&& f) {
+    std::vector<std::shared_ptr<server_connection>> open;
+    {
+      std::lock_guard lock(connections_mutex_);
+      for (auto& [raw, connection] : connections_) open.push_back(connection);
+    }
+    for (auto& connection : open) f(*connection);
   }
 
   std::size_t connection_count() const {
@@ -9552,6 +9725,8 @@ class threaded_server_engine {
     connection->arm_handshake_timer();
     connections_.emplace(connection.get(), connection);
     watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
+    // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
+    if (context_.draining.load()) connection->go_away();
   }
 
   // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
@@ -9563,6 +9738,7 @@ class threaded_server_engine {
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
+    // (After stop_accepting() the socket has left the poller, and this fails with ENOENT.)
     self.watch(self.listen_.get(), EPOLLIN, &self.listen_tag_, EPOLL_CTL_MOD);
   }
 
@@ -9625,6 +9801,7 @@ class threaded_server_engine {
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
   bool leading_ = false;
   bool stopping_ = false;
+  bool accepting_ = true;        // until stop_accepting()
   std::list<worker> workers_;    // live threads
   std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
@@ -9728,6 +9905,18 @@ std::size_t server_link<Transport>::thread_count(const engine& e) {
     return e.thread_count();
   else
     return 0;
+}
+
+template <class Transport>
+void server_link<Transport>::shutdown(engine& e, server_context& context,
+                                      std::chrono::steady_clock::time_point drain_deadline) {
+  e.stop_accepting();
+  context.draining.store(true);
+  e.for_each_connection([](server_connection& connection) { connection.go_away(); });
+  if (!context.wait_drained(drain_deadline))
+    e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
+  e.stop();
+  context.draining.store(false);
 }
 
 template <class Transport>

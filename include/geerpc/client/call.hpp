@@ -74,6 +74,9 @@ inline call_outcome deadline_exceeded_outcome() {
 inline call_outcome canceled_outcome() {
   return call_outcome::failure(errc::canceled, "rpc client: call failed: context canceled");
 }
+inline call_outcome going_away_outcome() {
+  return call_outcome::failure(errc::going_away, "rpc client: the server is shutting down: the call was not sent");
+}
 inline call_outcome connection_closed_outcome() {
   return call_outcome::failure(errc::connection_closed, "rpc client: connection is shut down");
 }

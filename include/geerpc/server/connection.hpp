@@ -179,6 +179,33 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Sends the replies run() held.
   void flush_replies() { after_write(writer_.flush()); }
 
+  // Graceful shutdown, first step: tells the peer to send no more requests (a goaway frame, right
+  // after the hello reply if that has not gone out yet) and refuses those it sends anyway with
+  // errc::going_away. Calls in flight go on. Safe from any thread, repeatable.
+  void go_away() {
+    if ((shutdown_state_.fetch_or(draining) & (draining | hello_replied)) == hello_replied) send_goaway();
+  }
+  bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
+
+  // Graceful shutdown, when its drain deadline has passed: answers every call still in flight with
+  // errc::aborted and fires its handler's stop_token.
+  void abort_inflight() {
+    static constexpr std::string_view message = "rpc server: shut down before the call finished";
+    std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> aborted;
+    {
+      std::lock_guard lock(inflight_mutex_);
+      inflight_.for_each([&](std::uint64_t seq, server_request* request) {
+        if (!claim(*request)) return;
+        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
+        aborted.emplace_back(seq, request->stop);
+      });
+    }
+    for (auto& [seq, stop] : aborted) {
+      if (stop) stop->request_stop();
+      answer_now(seq, errc::aborted, message);
+    }
+  }
+
   // Sends what the socket did not take before; the transport calls it when the socket is writable
   // again. Returns false when the connection is closed.
   bool flush_output() {
@@ -279,6 +306,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     const std::size_t before = self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
     GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+    if (before == 1 && self.context_.draining.load(std::memory_order_relaxed)) [[unlikely]] {
+      std::lock_guard lock(self.context_.drain_mutex);
+      self.context_.drained.notify_all();
+    }
   }
 
  private:
@@ -415,6 +446,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
     wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
     send(reply);
+    // A shutdown that began before the reply went out sends its goaway now, after it.
+    if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
     return !closed();
   }
 
@@ -429,13 +462,15 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         on_cancel(frame.header.seq);
         return !closed();
       case wire::frame_kind::response:
-        return false;  // clients do not send responses
+      case wire::frame_kind::goaway:
+        return false;  // clients send neither
     }
     return false;
   }
 
   void on_request(const wire::frame_view& frame, std::vector<server_request*>& ready) {
     const std::uint64_t seq = frame.header.seq;
+    if (going_away()) return refuse(frame, false, errc::going_away, "rpc server: shutting down: the call was not run");
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
@@ -612,6 +647,13 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
+  void send_goaway() {
+    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+    wire::finish_frame(frame,
+                       wire::begin_frame(frame, {wire::frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down"));
+    send(frame);
+  }
+
   static std::string type_mismatch_message(std::string_view method) {
     return "rpc server: type mismatch calling " + std::string(method) +
            ": the call's argument or result types are not the method's";
@@ -747,6 +789,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::shared_ptr<server_connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};
   std::atomic<bool> greeted_{false};  // the hello was accepted
+  // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
+  static constexpr std::uint8_t draining = 1, hello_replied = 2;
+  std::atomic<std::uint8_t> shutdown_state_{0};
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;

@@ -3,10 +3,14 @@
 // connections refer to it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "../config.hpp"
@@ -33,6 +37,23 @@ struct server_context {
   std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
   std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
   net::memory_gauge output;                          // held by every connection's writer
+  // A graceful shutdown waits on `drained` for `inflight` to reach 0; the request that takes it
+  // there notifies while `draining` is set. The waiter also looks again every few milliseconds, so
+  // no per-request fence is spent closing the race between the two flags.
+  std::atomic<bool> draining{false};
+  std::mutex drain_mutex;
+  std::condition_variable drained;
+
+  // Waits until no request is in flight, or `deadline`; true if none is.
+  bool wait_drained(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(drain_mutex);
+    for (;;) {
+      if (inflight.load() == 0) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return false;
+      drained.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(5)));
+    }
+  }
 
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);

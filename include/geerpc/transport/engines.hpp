@@ -4,6 +4,7 @@
 // <geerpc/implementation.hpp> does, and compiles the standard transports' engines there, once.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "../error.hpp"
 #include "../options.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
+#include "../server/connection.hpp"
 #include "../server/context.hpp"
 #include "link.hpp"
 #include "policies.hpp"
@@ -105,6 +107,18 @@ std::size_t server_link<Transport>::thread_count(const engine& e) {
     return e.thread_count();
   else
     return 0;
+}
+
+template <class Transport>
+void server_link<Transport>::shutdown(engine& e, server_context& context,
+                                      std::chrono::steady_clock::time_point drain_deadline) {
+  e.stop_accepting();
+  context.draining.store(true);
+  e.for_each_connection([](server_connection& connection) { connection.go_away(); });
+  if (!context.wait_drained(drain_deadline))
+    e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
+  e.stop();
+  context.draining.store(false);
 }
 
 template <class Transport>

@@ -119,6 +119,9 @@ struct server_link {
   // Binds `address`, starts serving and sets `bound` to the address to dial.
   static handle listen(server_context& context, std::string_view address, std::string& bound);
   static void stop(engine& e);
+  // Graceful: stops accepting, tells every client to send no more (goaway), lets calls in flight
+  // run until `drain_deadline`, aborts those left, then stops.
+  static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
   static std::size_t connection_count(const engine& e);
   // The threads serving now, and how often the system refused to start one (0 where the
   // transport does not say).

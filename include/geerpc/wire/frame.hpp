@@ -15,7 +15,8 @@
 GEERPC_BEGIN_NAMESPACE
 namespace wire {
 
-enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3 };
+// goaway: server to client, "I am shutting down: send no more requests" (docs/protocol.md 4.9).
+enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3, goaway = 4 };
 
 inline constexpr std::size_t length_prefix_size = 4;
 inline constexpr std::size_t header_size = 20;  // after the length prefix
@@ -117,7 +118,7 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
   if (frame.size() < frame_overhead) return "frame shorter than its header";
   if (load_le<std::uint32_t>(frame.data()) != frame.size() - length_prefix_size) return "frame length mismatch";
   const auto kind = static_cast<std::uint8_t>(frame[offset::kind]);
-  if (kind < 1 || kind > 3) return "unknown frame kind";
+  if (kind < 1 || kind > 4) return "unknown frame kind";
   out.header.kind = static_cast<frame_kind>(kind);
   out.header.status = static_cast<std::uint8_t>(frame[offset::status]);
   out.header.seq = load_le<std::uint64_t>(frame.data() + offset::seq);
@@ -152,6 +153,10 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
     case frame_kind::cancel:
       if (out.header.status != 0 || out.header.budget_us != 0 || text_size != 0 || !out.body.empty())
         return "cancel frame with a payload";
+      break;
+    case frame_kind::goaway:  // its text says why; nothing else
+      if (out.header.status != 0 || out.header.seq != 0 || out.header.budget_us != 0 || !out.body.empty())
+        return "goaway frame with a payload";
       break;
   }
   return nullptr;

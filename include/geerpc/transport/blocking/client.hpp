@@ -52,9 +52,11 @@ class blocking_client_engine {
   blocking_client_engine& operator=(const blocking_client_engine&) = delete;
 
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
-  bool is_open() const noexcept { return !closed_.load(std::memory_order_acquire); }
+  // Whether new calls may be made: not closed, and the server has not said it is going away.
+  bool is_open() const noexcept { return connected() && !going_away_.load(std::memory_order_relaxed); }
 
   call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply) {
+    if (going_away_.load(std::memory_order_relaxed)) return going_away_outcome();
     if (auto refused = take_turn(ctx)) return std::move(*refused);
     struct turn_passer {
       blocking_client_engine* engine;
@@ -84,6 +86,8 @@ class blocking_client_engine {
   static constexpr std::chrono::milliseconds overtake_limit{1};
 
  private:
+  bool connected() const noexcept { return !closed_.load(std::memory_order_acquire); }
+
   struct wake_on_stop {
     const net::event_fd* wake;
     void operator()() const noexcept { wake->signal(); }
@@ -131,7 +135,7 @@ class blocking_client_engine {
       }
       enum class refusal { none, closed, canceled, deadline };
       refusal why = refusal::none;
-      if (!is_open())
+      if (!connected())
         why = refusal::closed;
       else if (ctx.stop_token().stop_requested())
         why = refusal::canceled;
@@ -153,7 +157,7 @@ class blocking_client_engine {
 
   // With mutex_ held: takes the turn if the connection is free and open.
   bool take_free_turn() noexcept {
-    if (busy_ || !is_open()) return false;
+    if (busy_ || !connected()) return false;
     busy_ = true;
     return true;
   }
@@ -316,9 +320,13 @@ class blocking_client_engine {
       case wire::frame_scan::state::complete:
         break;
     }
-    if (wire::parse_frame(held.first(scan.size), f) != nullptr || f.header.kind != wire::frame_kind::response)
-      return held_frame::broken;
+    if (wire::parse_frame(held.first(scan.size), f) != nullptr) return held_frame::broken;
     begin_ += scan.size;
+    if (f.header.kind == wire::frame_kind::goaway) {  // noted, and the next frame is looked at
+      going_away_.store(true, std::memory_order_relaxed);
+      return take_frame(f);
+    }
+    if (f.header.kind != wire::frame_kind::response) return held_frame::broken;
     return held_frame::whole;
   }
 
@@ -384,6 +392,7 @@ class blocking_client_engine {
   std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);
   std::size_t begin_ = 0, end_ = 0;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> going_away_{false};  // the server sent goaway: new calls fail with errc::going_away
 
   mutable std::mutex mutex_;  // guards busy_ and the waiters
   bool busy_ = false;         // a caller has the turn

@@ -79,6 +79,29 @@ class blocking_server_engine {
     peers_.clear();
   }
 
+  // Graceful shutdown's first step: no more connections (dials are refused from now on; the
+  // acceptor leaves). stop() closes the socket.
+  void stop_accepting() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || !accepting_) return;
+      accepting_ = false;
+    }
+    listen_.shutdown();  // wakes the acceptor, whose accept then fails: it sees accepting_ and leaves
+  }
+
+  // Calls f(server_connection&) for each open connection, with no lock held.
+  template <class F>
+  void for_each_connection(F&& f) {
+    std::vector<std::shared_ptr<server_connection>> open;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& p : peers_)
+        if (p.connection) open.push_back(p.connection);
+    }
+    for (auto& connection : open) f(*connection);
+  }
+
   std::size_t connection_count() const {
     std::lock_guard lock(mutex_);
     std::size_t live = 0;
@@ -108,7 +131,8 @@ class blocking_server_engine {
       if (fd < 0) {
         {
           std::lock_guard lock(mutex_);
-          if (stopping_) return;  // stop() shut the listener down: it stays readable, and accept fails
+          // stop() or stop_accepting() shut the listener down: it stays readable, and accept fails.
+          if (stopping_ || !accepting_) return;
         }
         // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -143,6 +167,8 @@ class blocking_server_engine {
       return true;
     }
     connection->arm_handshake_timer();
+    // Accepted as a shutdown began: for_each_connection(), under the same lock, missed it.
+    if (context_.draining.load()) connection->go_away();
     peers_.push_back(peer{connection, {}, {}, false});
     auto self = std::prev(peers_.end());
     try {
@@ -213,9 +239,10 @@ class blocking_server_engine {
   server_context& context_;
   net::listener listen_;
   net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
-  mutable std::mutex mutex_;   // guards peers_ and stopping_
+  mutable std::mutex mutex_;   // guards peers_, stopping_ and accepting_
   std::list<peer> peers_;
   bool stopping_ = false;
+  bool accepting_ = true;  // until stop_accepting()
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
   std::jthread acceptor_;
 };

@@ -116,9 +116,10 @@ class threaded_client_engine {
 
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
 
+  // Whether new calls may be made: not closed, and the server has not said it is going away.
   bool is_open() const {
     std::lock_guard lock(mutex_);
-    return !closed_;
+    return !closed_ && !going_away_;
   }
 
   // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
@@ -216,18 +217,19 @@ class threaded_client_engine {
     const bool may_read = hooks::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
     bool reads_own = false;
     bool wake_receiver = false;
-    bool closed = false;
+    bool closed = false, going_away = false;
     {
       std::lock_guard lock(mutex_);
       closed = closed_;
-      if (!closed) {
+      going_away = going_away_;
+      if (!closed && !going_away) {
         call.seq = ++last_seq_;
         pending_.insert(call.seq, &call);
         if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
       }
     }
-    if (closed) {  // completed outside the lock: a completion hook may start another call
-      finish(call, connection_closed_outcome());
+    if (closed || going_away) {  // completed outside the lock: a completion hook may start another call
+      finish(call, closed ? connection_closed_outcome() : going_away_outcome());
       return false;
     }
     if (wake_receiver) wake_.signal();
@@ -401,7 +403,13 @@ class threaded_client_engine {
   // Hands a reply to its call. Returns false when the frame breaks the protocol.
   bool deliver(std::span<const std::byte> bytes) {
     wire::frame_view frame;
-    if (wire::parse_frame(bytes, frame) != nullptr || frame.header.kind != wire::frame_kind::response) return false;
+    if (wire::parse_frame(bytes, frame) != nullptr) return false;
+    if (frame.header.kind == wire::frame_kind::goaway) {  // the calls in flight still get their replies
+      std::lock_guard lock(mutex_);
+      going_away_ = true;
+      return true;
+    }
+    if (frame.header.kind != wire::frame_kind::response) return false;
     pending_call* call = take(frame.header.seq);
     if (call == nullptr) return true;  // its caller gave up: drop the late reply
     if (frame.header.status == 0) {
@@ -429,6 +437,7 @@ class threaded_client_engine {
   seq_map<pending_call> pending_;
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
+  bool going_away_ = false;  // the server sent goaway: new calls fail with errc::going_away
 
   hooks tuning_;  // after what its hooks use
 

@@ -126,6 +126,30 @@ class threaded_server_engine {
     connections_.clear();
   }
 
+  // Graceful shutdown's first step: no more connections. The listening socket leaves the poller
+  // and is shut down (dials are refused from now on); stop() closes it.
+  void stop_accepting() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || !accepting_) return;
+      accepting_ = false;
+    }
+    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listen_.get(), nullptr);
+    listen_.shutdown();
+  }
+
+  // Calls f(server_connection&) for each open connection, with no lock held.
+  template <class F>
+  void for_each_connection(F&& f) {
+    std::vector<std::shared_ptr<server_connection>> open;
+    {
+      std::lock_guard lock(connections_mutex_);
+      for (auto& [raw, connection] : connections_) open.push_back(connection);
+    }
+    for (auto& connection : open) f(*connection);
+  }
+
   std::size_t connection_count() const {
     std::lock_guard lock(connections_mutex_);
     return connections_.size();
@@ -511,6 +535,8 @@ class threaded_server_engine {
     connection->arm_handshake_timer();
     connections_.emplace(connection.get(), connection);
     watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
+    // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
+    if (context_.draining.load()) connection->go_away();
   }
 
   // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
@@ -522,6 +548,7 @@ class threaded_server_engine {
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
+    // (After stop_accepting() the socket has left the poller, and this fails with ENOENT.)
     self.watch(self.listen_.get(), EPOLLIN, &self.listen_tag_, EPOLL_CTL_MOD);
   }
 
@@ -584,6 +611,7 @@ class threaded_server_engine {
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
   bool leading_ = false;
   bool stopping_ = false;
+  bool accepting_ = true;        // until stop_accepting()
   std::list<worker> workers_;    // live threads
   std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
