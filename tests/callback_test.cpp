@@ -238,3 +238,60 @@ TEMPLATE_TEST_CASE("a coroutine's call is cancelled through its context's stop_t
   CHECK(out.code == geerpc::errc::canceled);
   CHECK(s.arith.stops_seen.wait_for_at_least(1));
 }
+
+namespace {
+
+// Its frame is destroyed by its owner, not at its end: for destroying one while it is suspended.
+struct owned {
+  struct promise_type {
+    owned get_return_object() noexcept { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_always final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }
+  };
+  std::coroutine_handle<promise_type> handle;
+};
+
+template <class Client>
+owned await_and_count(Client& client, std::atomic<int>& resumed) {
+  (void)co_await client.template async_call<int>("Arith.WaitForStop", test::Args{1, 1}).as_result();
+  ++resumed;
+}
+
+// Holds several pending calls and awaits the first; when that fails, it ends, and the futures of
+// the others go with its frame.
+template <class Client>
+detached hold_several(Client& client, awaited& out) {
+  std::vector<test::future<int, typename Client::transport_type>> calls;
+  for (int i = 0; i < 8; ++i) calls.push_back(client.template async_call<int>("Arith.Late", test::Args{i, 0}));
+  out.unknown = co_await std::move(calls[0]).as_result();
+  out.finished.set();
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("a coroutine destroyed while suspended on a call cancels it and is not resumed",
+                   "[callback][coroutine]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<geerpc::threaded> s;
+  auto client = geerpc::dial<TestType>(s.address);
+  std::atomic<int> resumed{0};
+  owned coroutine = await_and_count(client, resumed);
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  coroutine.handle.destroy();  // the awaited future goes with the frame: its call is cancelled
+  CHECK(s.arith.stops_seen.wait_for_at_least(1));
+  CHECK(resumed == 0);
+}
+
+TEMPLATE_TEST_CASE("closing a client completes every pending call, even when a completion drops the others",
+                   "[callback][coroutine]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<geerpc::threaded> s;
+  auto client = geerpc::dial<TestType>(s.address);
+  awaited out;
+  hold_several(client, out);
+  REQUIRE(s.arith.started.wait_for_at_least(8));
+  client.close();  // the first completion ends the coroutine, whose frame drops seven pending calls
+  REQUIRE(out.finished.wait());
+  CHECK(out.unknown.code() == geerpc::errc::connection_closed);
+  s.arith.release.set();
+}

@@ -237,6 +237,30 @@ TEST_CASE("the shared scheduler is one thread, gone when nobody holds it", "[sch
   CHECK(test::thread_count() == before);
 }
 
+TEST_CASE("a scheduler whose last owner lets go inside one of its callbacks ends without joining itself",
+          "[scheduler][resources]") {
+  // A call's continuation may free the program's last client, and with it the scheduler, on the
+  // scheduler's own thread: that thread cannot join itself (std::terminate, before).
+  const int before = test::baseline_thread_count();
+  struct owner {
+    std::shared_ptr<geerpc::detail::deadline_scheduler> scheduler =
+        std::make_shared<geerpc::detail::deadline_scheduler>();
+    geerpc::detail::deadline_scheduler::timer timer;
+    test::event released;
+  } o;
+  o.scheduler->schedule(
+      o.timer, geerpc::detail::deadline_scheduler::clock::now(),
+      [](void* context) {
+        auto& self = *static_cast<owner*>(context);
+        self.scheduler.reset();  // the last owner: destroyed here, on its own thread
+        self.released.set();
+      },
+      &o);
+  REQUIRE(o.released.wait());
+  CHECK(o.scheduler == nullptr);
+  CHECK(test::eventually([&] { return test::thread_count() == before; }));  // its thread left on its own
+}
+
 TEST_CASE("durations read the way Go prints them", "[scheduler][messages]") {
   using geerpc::detail::duration_text;
   CHECK(duration_text(1s) == "1s");

@@ -252,7 +252,10 @@ class call_future {
   // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
   // no synchronous call of the same client and wait for no future of it (the thread that would
   // complete it may be this one), and keep it short on the timer thread, which every deadline of
-  // the process shares. An exception leaving `on_done` ends the program (std::terminate).
+  // the process shares. Nor may it close or destroy the client (the last handle to it): the
+  // receiving thread cannot end itself. An exception leaving `on_done` ends the program
+  // (std::terminate), as does a failure to allocate its holder; then() on a call that is complete
+  // already runs `on_done` here, so a callback that retries on a closed client recurses.
   template <class F>
   requires std::invocable < std::decay_t<F>
   &, result < R >> void then(F&& on_done) && {
@@ -282,7 +285,9 @@ class call_future {
   // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
   // that completes the call (as then()'s callback runs: the same rules hold until its next
   // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
-  // until the result is taken, which empties it.
+  // until the result is taken, which empties it. A coroutine destroyed while suspended on a call
+  // cancels it and is not resumed; destroy it only from a thread that cannot be completing that
+  // call at the same moment (or cancel through the context's stop_token and let it resume).
   auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
   auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
   auto as_result() && noexcept {
@@ -320,6 +325,7 @@ class call_future {
 
   void release() {
     if (!state_) return;
+    state_->forget();  // a coroutine destroyed while suspended here must not be resumed by the cancel
     state_->cancel();
     state_->wait();
     state_->settle();

@@ -3619,6 +3619,9 @@ class async_state {
   // Keeps `next` to run when the call completes (one at most); false when it has completed already,
   // and the caller runs it.
   virtual bool then(continuation next) = 0;
+  // Drops the continuation, if it has not run: its owner is going (a coroutine destroyed while
+  // suspended on the call), and the call is about to be cancelled.
+  virtual void forget() noexcept = 0;
 
  protected:
   async_state() = default;
@@ -3636,6 +3639,7 @@ class finished_call final : public async_state {
   const call_outcome& final_outcome() const override { return outcome_; }
   std::span<const std::byte> body() const override { return {}; }
   bool then(continuation) override { return false; }
+  void forget() noexcept override {}
 
  private:
   call_outcome outcome_;
@@ -3903,7 +3907,10 @@ class call_future {
   // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
   // no synchronous call of the same client and wait for no future of it (the thread that would
   // complete it may be this one), and keep it short on the timer thread, which every deadline of
-  // the process shares. An exception leaving `on_done` ends the program (std::terminate).
+  // the process shares. Nor may it close or destroy the client (the last handle to it): the
+  // receiving thread cannot end itself. An exception leaving `on_done` ends the program
+  // (std::terminate), as does a failure to allocate its holder; then() on a call that is complete
+  // already runs `on_done` here, so a callback that retries on a closed client recurses.
   template <class F>
   requires std::invocable < std::decay_t<F>
   &, result < R >> void then(F&& on_done) && {
@@ -3933,7 +3940,9 @@ class call_future {
   // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
   // that completes the call (as then()'s callback runs: the same rules hold until its next
   // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
-  // until the result is taken, which empties it.
+  // until the result is taken, which empties it. A coroutine destroyed while suspended on a call
+  // cancels it and is not resumed; destroy it only from a thread that cannot be completing that
+  // call at the same moment (or cancel through the context's stop_token and let it resume).
   auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
   auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
   auto as_result() && noexcept {
@@ -3971,6 +3980,7 @@ class call_future {
 
   void release() {
     if (!state_) return;
+    state_->forget();  // a coroutine destroyed while suspended here must not be resumed by the cancel
     state_->cancel();
     state_->wait();
     state_->settle();
@@ -5722,8 +5732,13 @@ class deadline_scheduler {
       stopping_ = true;
     }
     wake_.notify_all();
-    // thread_ joins here. Callbacks never own a client or server, so the last owner of the
-    // scheduler is never the scheduler thread itself.
+    // thread_ joins here, unless this is the scheduler thread: a callback may let go of the last
+    // owner (a call's continuation frees the last client of the program). A thread cannot join
+    // itself: it is told to leave run() without touching this object again, and let go.
+    if (std::this_thread::get_id() == thread_.get_id()) {
+      *destroyed_ = true;
+      thread_.detach();
+    }
   }
 
   deadline_scheduler(const deadline_scheduler&) = delete;
@@ -5830,6 +5845,8 @@ class deadline_scheduler {
   }
 
   void run() {
+    // Set by a destructor that runs inside a callback, on this thread; outlives the scheduler.
+    const std::shared_ptr<bool> destroyed = destroyed_;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       if (heap_.empty()) {
@@ -5853,7 +5870,8 @@ class deadline_scheduler {
       GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
       running_ = &first;
       lock.unlock();
-      fn(context);  // may destroy `first`: from here on it is only an address to compare
+      fn(context);             // may destroy `first`: from here on it is only an address to compare
+      if (*destroyed) return;  // and the scheduler itself (`lock` no longer owns the mutex)
       lock.lock();
       running_ = nullptr;
       finished_.notify_all();
@@ -5863,6 +5881,8 @@ class deadline_scheduler {
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
   std::condition_variable finished_;  // a callback returned
+  // Shared with run(): set by a destructor called from a callback, read after the scheduler is gone.
+  const std::shared_ptr<bool> destroyed_ = std::make_shared<bool>(false);
   std::vector<timer*> heap_;
   const timer* running_ = nullptr;  // whose callback runs now
   // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
@@ -8803,6 +8823,11 @@ class threaded_client_engine {
     fail_all();
     stopping_.store(true, std::memory_order_release);
     wake_.signal();
+    // A completion (a callback, a coroutine resumed by its call) runs on the receiving thread:
+    // closing the client there would have that thread join itself.
+    GEERPC_ASSERT(std::this_thread::get_id() != receiver_.get_id(),
+                  "threaded client: closed or destroyed from its own receiving thread (in a callback or a "
+                  "coroutine resumed by a call): close it from another thread");
     std::call_once(joined_, [&] { receiver_.join(); });
   }
 
@@ -8948,17 +8973,22 @@ class threaded_client_engine {
     });
   }
 
+  // The pending calls are taken one at a time, each completed before the next is taken: a
+  // completion may run user code (a callback, a coroutine) that cancels or drops another pending
+  // call, which then completes it itself instead of waiting for this loop.
   void fail_all() {
-    std::vector<pending_call*> orphans;
+    std::vector<std::uint64_t> orphans;
     {
       std::lock_guard lock(mutex_);
       if (!closed_) {
         closed_ = true;
         stream_.shutdown();
       }
-      pending_.drain_into(orphans);
+      orphans.reserve(pending_.size());
+      pending_.for_each([&](std::uint64_t seq, pending_call*) { orphans.push_back(seq); });
     }
-    for (pending_call* call : orphans) finish(*call, connection_closed_outcome());
+    for (const std::uint64_t seq : orphans)
+      if (pending_call* call = take(seq)) finish(*call, connection_closed_outcome());
   }
   static void on_broken(void* context) { static_cast<threaded_client_engine*>(context)->fail_all(); }
 
@@ -9180,6 +9210,10 @@ class async_call final : public Engine::pending_call, public async_state {
     if (done_) return false;
     next_ = next;
     return true;
+  }
+  void forget() noexcept override {
+    std::lock_guard lock(mutex_);
+    next_ = {};
   }
   bool done() const override {
     std::lock_guard lock(mutex_);

@@ -57,8 +57,13 @@ class deadline_scheduler {
       stopping_ = true;
     }
     wake_.notify_all();
-    // thread_ joins here. Callbacks never own a client or server, so the last owner of the
-    // scheduler is never the scheduler thread itself.
+    // thread_ joins here, unless this is the scheduler thread: a callback may let go of the last
+    // owner (a call's continuation frees the last client of the program). A thread cannot join
+    // itself: it is told to leave run() without touching this object again, and let go.
+    if (std::this_thread::get_id() == thread_.get_id()) {
+      *destroyed_ = true;
+      thread_.detach();
+    }
   }
 
   deadline_scheduler(const deadline_scheduler&) = delete;
@@ -165,6 +170,8 @@ class deadline_scheduler {
   }
 
   void run() {
+    // Set by a destructor that runs inside a callback, on this thread; outlives the scheduler.
+    const std::shared_ptr<bool> destroyed = destroyed_;
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       if (heap_.empty()) {
@@ -188,7 +195,8 @@ class deadline_scheduler {
       GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
       running_ = &first;
       lock.unlock();
-      fn(context);  // may destroy `first`: from here on it is only an address to compare
+      fn(context);             // may destroy `first`: from here on it is only an address to compare
+      if (*destroyed) return;  // and the scheduler itself (`lock` no longer owns the mutex)
       lock.lock();
       running_ = nullptr;
       finished_.notify_all();
@@ -198,6 +206,8 @@ class deadline_scheduler {
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
   std::condition_variable finished_;  // a callback returned
+  // Shared with run(): set by a destructor called from a callback, read after the scheduler is gone.
+  const std::shared_ptr<bool> destroyed_ = std::make_shared<bool>(false);
   std::vector<timer*> heap_;
   const timer* running_ = nullptr;  // whose callback runs now
   // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.

@@ -64,6 +64,9 @@ class async_state {
   // Keeps `next` to run when the call completes (one at most); false when it has completed already,
   // and the caller runs it.
   virtual bool then(continuation next) = 0;
+  // Drops the continuation, if it has not run: its owner is going (a coroutine destroyed while
+  // suspended on the call), and the call is about to be cancelled.
+  virtual void forget() noexcept = 0;
 
  protected:
   async_state() = default;
@@ -81,6 +84,7 @@ class finished_call final : public async_state {
   const call_outcome& final_outcome() const override { return outcome_; }
   std::span<const std::byte> body() const override { return {}; }
   bool then(continuation) override { return false; }
+  void forget() noexcept override {}
 
  private:
   call_outcome outcome_;

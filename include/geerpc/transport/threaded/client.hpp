@@ -155,6 +155,11 @@ class threaded_client_engine {
     fail_all();
     stopping_.store(true, std::memory_order_release);
     wake_.signal();
+    // A completion (a callback, a coroutine resumed by its call) runs on the receiving thread:
+    // closing the client there would have that thread join itself.
+    GEERPC_ASSERT(std::this_thread::get_id() != receiver_.get_id(),
+                  "threaded client: closed or destroyed from its own receiving thread (in a callback or a "
+                  "coroutine resumed by a call): close it from another thread");
     std::call_once(joined_, [&] { receiver_.join(); });
   }
 
@@ -300,17 +305,22 @@ class threaded_client_engine {
     });
   }
 
+  // The pending calls are taken one at a time, each completed before the next is taken: a
+  // completion may run user code (a callback, a coroutine) that cancels or drops another pending
+  // call, which then completes it itself instead of waiting for this loop.
   void fail_all() {
-    std::vector<pending_call*> orphans;
+    std::vector<std::uint64_t> orphans;
     {
       std::lock_guard lock(mutex_);
       if (!closed_) {
         closed_ = true;
         stream_.shutdown();
       }
-      pending_.drain_into(orphans);
+      orphans.reserve(pending_.size());
+      pending_.for_each([&](std::uint64_t seq, pending_call*) { orphans.push_back(seq); });
     }
-    for (pending_call* call : orphans) finish(*call, connection_closed_outcome());
+    for (const std::uint64_t seq : orphans)
+      if (pending_call* call = take(seq)) finish(*call, connection_closed_outcome());
   }
   static void on_broken(void* context) { static_cast<threaded_client_engine*>(context)->fail_all(); }
 
@@ -532,6 +542,10 @@ class async_call final : public Engine::pending_call, public async_state {
     if (done_) return false;
     next_ = next;
     return true;
+  }
+  void forget() noexcept override {
+    std::lock_guard lock(mutex_);
+    next_ = {};
   }
   bool done() const override {
     std::lock_guard lock(mutex_);
