@@ -12,6 +12,7 @@
 #include "fixed_string.hpp"
 #include "interceptor.hpp"
 #include "options.hpp"
+#include "responder.hpp"
 #include "server.hpp"
 #include "service.hpp"
 #include "transport/fwd.hpp"

@@ -23,6 +23,7 @@
 #include "call_context.hpp"
 #include "config.hpp"
 #include "fixed_string.hpp"
+#include "responder.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -83,13 +84,28 @@ inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
 template <class P>
 inline constexpr bool is_context_param = std::is_same_v<P, const call_context&>;
-// What the server passes besides the arguments: a handler's last one or two parameters.
 template <class P>
-inline constexpr bool is_extra_param = is_stop_token_param<P> || is_context_param<P>;
+struct responder_param {
+  static constexpr bool value = false;
+};
+template <class R>
+struct responder_param<responder<R>> {
+  static constexpr bool value = true;
+  using result = R;
+};
+
+// What the server passes besides the arguments, a handler's last parameters, each at most once and
+// in any order: a std::stop_token, a `const geerpc::call_context&`, a `geerpc::responder<R>`.
+namespace extra {
+inline constexpr int none = 0, stop_token = 1, context = 2, responder = 3;
+}
 template <class P>
-struct is_stop_token_param_t : std::bool_constant<is_stop_token_param<P>> {};
+inline constexpr int extra_kind = is_stop_token_param<P>      ? extra::stop_token
+                                  : is_context_param<P>       ? extra::context
+                                  : responder_param<P>::value ? extra::responder
+                                                              : extra::none;
 template <class P>
-struct is_context_param_t : std::bool_constant<is_context_param<P>> {};
+inline constexpr bool is_extra_param = extra_kind<P> != extra::none;
 
 // What an argument is decoded into: itself, except that a std::string_view parameter views a
 // std::string and a std::span<const T> a std::vector<T>, which live for the handler's call.
@@ -126,47 +142,49 @@ struct handler_params;
 template <class... P>
 struct handler_params<std::tuple<P...>> {
  private:
-  using all = std::tuple<P...>;
   static constexpr std::size_t n = sizeof...(P);
-  // The parameter `back` places from the end is an extra one (and, for the second, of the other kind).
-  static constexpr bool last_extra = [] {
-    if constexpr (n == 0)
-      return false;
-    else
-      return is_extra_param<std::tuple_element_t<n - 1, all>>;
+  static constexpr std::array<int, n> kinds{extra_kind<P>...};
+  // How many of the last parameters are extras, of distinct kinds.
+  static constexpr std::size_t extras = [] {
+    std::size_t count = 0;
+    unsigned seen = 0;
+    for (std::size_t i = n; i-- > 0;) {
+      const int kind = kinds[i];
+      if (kind == extra::none || (seen & (1u << kind)) != 0) break;
+      seen |= 1u << kind;
+      ++count;
+    }
+    return count;
   }();
-  static constexpr bool two_extras = [] {
-    if constexpr (n < 2 || !last_extra)
-      return false;
-    else
-      return is_extra_param<std::tuple_element_t<n - 2, all>> &&
-             is_stop_token_param<std::tuple_element_t<n - 2, all>> !=
-                 is_stop_token_param<std::tuple_element_t<n - 1, all>>;
-  }();
-  static constexpr std::size_t extras = two_extras ? 2 : last_extra ? 1 : 0;
-  template <template <class> class Kind>
-  static constexpr bool extra_of_kind = [] {
-    if constexpr (extras == 0)
-      return false;
-    else if constexpr (extras == 1)
-      return Kind<std::tuple_element_t<n - 1, all>>::value;
-    else
-      return Kind<std::tuple_element_t<n - 1, all>>::value || Kind<std::tuple_element_t<n - 2, all>>::value;
-  }();
-  using arguments = leading_arguments<all, std::make_index_sequence<n - extras>>;
+  static constexpr bool has(int kind) {
+    for (std::size_t i = n - extras; i < n; ++i)
+      if (kinds[i] == kind) return true;
+    return false;
+  }
+  using arguments = leading_arguments<std::tuple<P...>, std::make_index_sequence<n - extras>>;
+
+  template <class... Q>
+  struct responder_of {
+    using type = void;
+  };
+  template <class Q, class... Rest>
+  struct responder_of<Q, Rest...> {
+    using type = std::conditional_t<responder_param<Q>::value, Q, typename responder_of<Rest...>::type>;
+  };
 
  public:
   static constexpr bool valid = arguments::valid;
-  static constexpr bool takes_stop_token = extra_of_kind<is_stop_token_param_t>;
-  static constexpr bool takes_context = extra_of_kind<is_context_param_t>;
-  // With both: whether the std::stop_token comes first.
-  static constexpr bool stop_token_first = [] {
-    if constexpr (extras == 2)
-      return is_stop_token_param<std::tuple_element_t<n - 2, all>>;
-    else
-      return false;
+  static constexpr bool takes_stop_token = has(extra::stop_token);
+  static constexpr bool takes_context = has(extra::context);
+  static constexpr bool takes_responder = has(extra::responder);
+  // The kinds of the extras, in the handler's order.
+  static constexpr std::array<int, extras> extra_kinds = [] {
+    std::array<int, extras> out{};
+    for (std::size_t i = 0; i < extras; ++i) out[i] = kinds[n - extras + i];
+    return out;
   }();
   using argument_types = typename arguments::types;
+  using responder_type = typename responder_of<P...>::type;  // void: none
 };
 
 // What a call carries: one argument travels as itself, any other number as the tuple of them. The
@@ -184,6 +202,15 @@ struct argument_of<std::tuple<A>> {
 template <class R>
 inline constexpr bool is_result_type = std::is_void_v<R> || (std::is_object_v<R> && !std::is_const_v<R>);
 
+template <class Responder>
+struct deferred_result {
+  using type = void;
+};
+template <class R>
+struct deferred_result<responder<R>> {
+  using type = R;
+};
+
 template <auto Handler>
 struct handler_traits {
   using signature = callable_signature<decltype(Handler)>;
@@ -193,14 +220,22 @@ struct handler_traits {
   using params = handler_params<typename signature::params>;
   static_assert(params::valid && is_result_type<typename signature::result>,
                 "geerpc::method: a handler must look like `R f(const A1&, A2, ...)`, with any number of "
-                "arguments taken by const reference or by value, optionally followed by std::stop_token "
-                "and/or `const geerpc::call_context&` (R is void or a value type, not a reference)");
+                "arguments taken by const reference or by value, optionally followed by std::stop_token, "
+                "`const geerpc::call_context&` and `geerpc::responder<R>` (R is void or a value type, not a "
+                "reference)");
+  static_assert(!params::takes_responder || std::is_void_v<typename signature::result>,
+                "geerpc::method: a handler that takes a geerpc::responder<R> answers through it and returns void");
   using owner = typename signature::owner;
   using argument_types = typename params::argument_types;
-  using result_type = typename signature::result;
+  // What the caller gets: the handler's result, or what its responder answers with.
+  using result_type =
+      std::conditional_t<params::takes_responder, typename deferred_result<typename params::responder_type>::type,
+                         typename signature::result>;
+  using responder_type = typename params::responder_type;
   static constexpr bool takes_stop_token = params::takes_stop_token;
   static constexpr bool takes_context = params::takes_context;
-  static constexpr bool stop_token_first = params::stop_token_first;
+  static constexpr bool takes_responder = params::takes_responder;
+  static constexpr auto extra_kinds = params::extra_kinds;
 };
 
 constexpr bool is_valid_name(std::string_view name) {
@@ -227,7 +262,9 @@ struct method {
   static constexpr auto handler = Handler;
   static constexpr bool takes_stop_token = traits::takes_stop_token;
   static constexpr bool takes_context = traits::takes_context;
-  static constexpr bool stop_token_first = traits::stop_token_first;  // with both extras
+  static constexpr bool takes_responder = traits::takes_responder;  // a deferred reply (responder.hpp)
+  using responder_type = typename traits::responder_type;
+  static constexpr auto extra_kinds = traits::extra_kinds;  // what follows the arguments, in order
 };
 
 // What a typed client call names: "Service.Method" with its arguments' types (a std::tuple) and

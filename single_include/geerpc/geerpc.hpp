@@ -3128,6 +3128,135 @@ constexpr fixed_string<A + B> join_dotted(const fixed_string<A>& left, const fix
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/fixed_string.hpp
+// ---- begin geerpc/responder.hpp
+// geerpc: deferred replies. A handler that takes a geerpc::responder<R> as its last parameter
+// answers when it is ready, from any thread, instead of returning its result: it holds no handler
+// thread while it waits (for another service, a timer, a queue).
+//
+//   void lookup(const std::string& key, geerpc::responder<std::string> reply) {
+//     backend.async_call<std::string>("Store.Get", key).then([reply = std::move(reply)](auto r) mutable {
+//       if (r) reply(std::move(*r)); else reply.fail(geerpc::errc::remote_error, r.message());
+//     });
+//   }                                                     // returns at once; the thread is free
+//
+// The method's result type is R (its handler returns void). Exactly one response goes out per
+// call, as for any handler: the first of the responder's answer, the handle timeout, the caller's
+// deadline, a cancel frame and a graceful shutdown's abort wins; the others are dropped. All of
+// those but the answer fire the responder's stop_token(). A responder destroyed without answering
+// (the last one, if it was moved) answers errc::remote_error, "rpc server: the handler dropped its
+// responder without answering"; a handler that throws before answering answers remote_error with
+// the exception's what(). Until the responder answers or is destroyed, the call counts in flight
+// (server_options::max_inflight) and server.stop() waits for it, after firing its stop_token.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Where a deferred reply goes: the server fills it in (server/connection.hpp). `complete` sends the
+// response (status 0 with `value` encoded by `encode`, or an error) unless the call was answered
+// already, then releases the call; it is called exactly once.
+struct deferred_target {
+  using encode_fn = void (*)(const void* value, std::vector<std::byte>& out);
+  void* request = nullptr;
+  void (*complete)(void* request, std::uint8_t status, std::string_view message, const void* value,
+                   encode_fn encode) noexcept = nullptr;
+  std::stop_token stop;
+};
+
+// Shared by the responder and the invoker that made it (which answers with a handler's exception):
+// the last of them to let go answers, if nobody has.
+class deferred_state {
+ public:
+  deferred_state(deferred_target target, deferred_target::encode_fn encode) noexcept
+      : target_(std::move(target)), encode_(encode) {}
+
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    fail(static_cast<std::uint8_t>(errc::remote_error),
+         "rpc server: the handler dropped its responder without answering");
+    delete this;
+  }
+  // The first answer wins; later ones do nothing.
+  void answer(const void* value) noexcept {
+    if (!answered_.exchange(true, std::memory_order_acq_rel)) target_.complete(target_.request, 0, {}, value, encode_);
+  }
+  void fail(std::uint8_t status, std::string_view message) noexcept {
+    if (!answered_.exchange(true, std::memory_order_acq_rel))
+      target_.complete(target_.request, status, message, nullptr, nullptr);
+  }
+  bool answered() const noexcept { return answered_.load(std::memory_order_acquire); }
+  const std::stop_token& stop_token() const noexcept { return target_.stop; }
+
+ private:
+  deferred_target target_;
+  deferred_target::encode_fn encode_;
+  std::atomic<int> refs_{1};
+  std::atomic<bool> answered_{false};
+};
+
+}  // namespace detail
+
+template <class R>
+class responder {
+ public:
+  static_assert(std::is_void_v<R> || (std::is_object_v<R> && !std::is_const_v<R>),
+                "geerpc::responder<R>: R is void or a value type");
+
+  responder() = default;  // answers nothing: for a variable assigned later
+  responder(responder&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  responder& operator=(responder&& other) noexcept {
+    if (this != &other) {
+      reset();
+      state_ = std::exchange(other.state_, nullptr);
+    }
+    return *this;
+  }
+  responder(const responder&) = delete;
+  responder& operator=(const responder&) = delete;
+  ~responder() { reset(); }
+
+  // Answers with `value` (R not void) or with success (R void). Safe from any thread; only the
+  // first answer of a call counts, and a call already answered (timed out, cancelled) drops it.
+  template <class V = R>
+  requires(!std::is_void_v<V>) void operator()(const V& value) {
+    if (state_ != nullptr) state_->answer(&value);
+  }
+  template <class V = R>
+  requires std::is_void_v<V>
+  void operator()() {
+    if (state_ != nullptr) state_->answer(nullptr);
+  }
+  // Answers with an error: `code` travels as itself (a geerpc::errc), with `message` as its text.
+  void fail(errc code, std::string_view message) {
+    if (state_ != nullptr) state_->fail(static_cast<std::uint8_t>(code), message);
+  }
+  void fail(const error& e) {
+    const bool ours = e.code && e.code.category() == category() && e.code.value() > 0 &&
+                      e.code.value() <= static_cast<int>(last_errc);
+    fail(ours ? static_cast<errc>(e.code.value()) : errc::remote_error, e.message);
+  }
+
+  // Fires when the call no longer wants an answer: its handle timeout or deadline passed, it was
+  // cancelled, its connection closed, or the server is stopping.
+  std::stop_token stop_token() const { return state_ != nullptr ? state_->stop_token() : std::stop_token{}; }
+  // Whether this call has been answered (by this responder or a copy of its state's owner).
+  bool answered() const noexcept { return state_ == nullptr || state_->answered(); }
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+
+  // detail: made by the server, holding one reference to `state`.
+  explicit responder(detail::deferred_state* state) noexcept : state_(state) {}
+
+ private:
+  void reset() noexcept {
+    if (state_ != nullptr) std::exchange(state_, nullptr)->release();
+  }
+  detail::deferred_state* state_ = nullptr;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/responder.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -3188,13 +3317,28 @@ inline constexpr bool is_stop_token_param =
     std::is_same_v<P, std::stop_token> || std::is_same_v<P, const std::stop_token&>;
 template <class P>
 inline constexpr bool is_context_param = std::is_same_v<P, const call_context&>;
-// What the server passes besides the arguments: a handler's last one or two parameters.
 template <class P>
-inline constexpr bool is_extra_param = is_stop_token_param<P> || is_context_param<P>;
+struct responder_param {
+  static constexpr bool value = false;
+};
+template <class R>
+struct responder_param<responder<R>> {
+  static constexpr bool value = true;
+  using result = R;
+};
+
+// What the server passes besides the arguments, a handler's last parameters, each at most once and
+// in any order: a std::stop_token, a `const geerpc::call_context&`, a `geerpc::responder<R>`.
+namespace extra {
+inline constexpr int none = 0, stop_token = 1, context = 2, responder = 3;
+}
 template <class P>
-struct is_stop_token_param_t : std::bool_constant<is_stop_token_param<P>> {};
+inline constexpr int extra_kind = is_stop_token_param<P>      ? extra::stop_token
+                                  : is_context_param<P>       ? extra::context
+                                  : responder_param<P>::value ? extra::responder
+                                                              : extra::none;
 template <class P>
-struct is_context_param_t : std::bool_constant<is_context_param<P>> {};
+inline constexpr bool is_extra_param = extra_kind<P> != extra::none;
 
 // What an argument is decoded into: itself, except that a std::string_view parameter views a
 // std::string and a std::span<const T> a std::vector<T>, which live for the handler's call.
@@ -3231,47 +3375,49 @@ struct handler_params;
 template <class... P>
 struct handler_params<std::tuple<P...>> {
  private:
-  using all = std::tuple<P...>;
   static constexpr std::size_t n = sizeof...(P);
-  // The parameter `back` places from the end is an extra one (and, for the second, of the other kind).
-  static constexpr bool last_extra = [] {
-    if constexpr (n == 0)
-      return false;
-    else
-      return is_extra_param<std::tuple_element_t<n - 1, all>>;
+  static constexpr std::array<int, n> kinds{extra_kind<P>...};
+  // How many of the last parameters are extras, of distinct kinds.
+  static constexpr std::size_t extras = [] {
+    std::size_t count = 0;
+    unsigned seen = 0;
+    for (std::size_t i = n; i-- > 0;) {
+      const int kind = kinds[i];
+      if (kind == extra::none || (seen & (1u << kind)) != 0) break;
+      seen |= 1u << kind;
+      ++count;
+    }
+    return count;
   }();
-  static constexpr bool two_extras = [] {
-    if constexpr (n < 2 || !last_extra)
-      return false;
-    else
-      return is_extra_param<std::tuple_element_t<n - 2, all>> &&
-             is_stop_token_param<std::tuple_element_t<n - 2, all>> !=
-                 is_stop_token_param<std::tuple_element_t<n - 1, all>>;
-  }();
-  static constexpr std::size_t extras = two_extras ? 2 : last_extra ? 1 : 0;
-  template <template <class> class Kind>
-  static constexpr bool extra_of_kind = [] {
-    if constexpr (extras == 0)
-      return false;
-    else if constexpr (extras == 1)
-      return Kind<std::tuple_element_t<n - 1, all>>::value;
-    else
-      return Kind<std::tuple_element_t<n - 1, all>>::value || Kind<std::tuple_element_t<n - 2, all>>::value;
-  }();
-  using arguments = leading_arguments<all, std::make_index_sequence<n - extras>>;
+  static constexpr bool has(int kind) {
+    for (std::size_t i = n - extras; i < n; ++i)
+      if (kinds[i] == kind) return true;
+    return false;
+  }
+  using arguments = leading_arguments<std::tuple<P...>, std::make_index_sequence<n - extras>>;
+
+  template <class... Q>
+  struct responder_of {
+    using type = void;
+  };
+  template <class Q, class... Rest>
+  struct responder_of<Q, Rest...> {
+    using type = std::conditional_t<responder_param<Q>::value, Q, typename responder_of<Rest...>::type>;
+  };
 
  public:
   static constexpr bool valid = arguments::valid;
-  static constexpr bool takes_stop_token = extra_of_kind<is_stop_token_param_t>;
-  static constexpr bool takes_context = extra_of_kind<is_context_param_t>;
-  // With both: whether the std::stop_token comes first.
-  static constexpr bool stop_token_first = [] {
-    if constexpr (extras == 2)
-      return is_stop_token_param<std::tuple_element_t<n - 2, all>>;
-    else
-      return false;
+  static constexpr bool takes_stop_token = has(extra::stop_token);
+  static constexpr bool takes_context = has(extra::context);
+  static constexpr bool takes_responder = has(extra::responder);
+  // The kinds of the extras, in the handler's order.
+  static constexpr std::array<int, extras> extra_kinds = [] {
+    std::array<int, extras> out{};
+    for (std::size_t i = 0; i < extras; ++i) out[i] = kinds[n - extras + i];
+    return out;
   }();
   using argument_types = typename arguments::types;
+  using responder_type = typename responder_of<P...>::type;  // void: none
 };
 
 // What a call carries: one argument travels as itself, any other number as the tuple of them. The
@@ -3289,6 +3435,15 @@ struct argument_of<std::tuple<A>> {
 template <class R>
 inline constexpr bool is_result_type = std::is_void_v<R> || (std::is_object_v<R> && !std::is_const_v<R>);
 
+template <class Responder>
+struct deferred_result {
+  using type = void;
+};
+template <class R>
+struct deferred_result<responder<R>> {
+  using type = R;
+};
+
 template <auto Handler>
 struct handler_traits {
   using signature = callable_signature<decltype(Handler)>;
@@ -3298,14 +3453,22 @@ struct handler_traits {
   using params = handler_params<typename signature::params>;
   static_assert(params::valid && is_result_type<typename signature::result>,
                 "geerpc::method: a handler must look like `R f(const A1&, A2, ...)`, with any number of "
-                "arguments taken by const reference or by value, optionally followed by std::stop_token "
-                "and/or `const geerpc::call_context&` (R is void or a value type, not a reference)");
+                "arguments taken by const reference or by value, optionally followed by std::stop_token, "
+                "`const geerpc::call_context&` and `geerpc::responder<R>` (R is void or a value type, not a "
+                "reference)");
+  static_assert(!params::takes_responder || std::is_void_v<typename signature::result>,
+                "geerpc::method: a handler that takes a geerpc::responder<R> answers through it and returns void");
   using owner = typename signature::owner;
   using argument_types = typename params::argument_types;
-  using result_type = typename signature::result;
+  // What the caller gets: the handler's result, or what its responder answers with.
+  using result_type =
+      std::conditional_t<params::takes_responder, typename deferred_result<typename params::responder_type>::type,
+                         typename signature::result>;
+  using responder_type = typename params::responder_type;
   static constexpr bool takes_stop_token = params::takes_stop_token;
   static constexpr bool takes_context = params::takes_context;
-  static constexpr bool stop_token_first = params::stop_token_first;
+  static constexpr bool takes_responder = params::takes_responder;
+  static constexpr auto extra_kinds = params::extra_kinds;
 };
 
 constexpr bool is_valid_name(std::string_view name) {
@@ -3332,7 +3495,9 @@ struct method {
   static constexpr auto handler = Handler;
   static constexpr bool takes_stop_token = traits::takes_stop_token;
   static constexpr bool takes_context = traits::takes_context;
-  static constexpr bool stop_token_first = traits::stop_token_first;  // with both extras
+  static constexpr bool takes_responder = traits::takes_responder;  // a deferred reply (responder.hpp)
+  using responder_type = typename traits::responder_type;
+  static constexpr auto extra_kinds = traits::extra_kinds;  // what follows the arguments, in order
 };
 
 // What a typed client call names: "Service.Method" with its arguments' types (a std::tuple) and
@@ -4321,19 +4486,22 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 // The result of running one handler: status 0 and the encoded reply appended to the output, or an
-// error status and its message.
+// error status and its message; or `deferred`: the handler took a responder, which answers and
+// releases the request itself.
 struct invoke_outcome {
   std::uint8_t status = 0;
+  bool deferred = false;
   std::string message;
 
   static invoke_outcome failure(errc code, std::string message) {
-    return {static_cast<std::uint8_t>(code), std::move(message)};
+    return {static_cast<std::uint8_t>(code), false, std::move(message)};
   }
 };
 
 struct handler_entry {
   using invoke_fn = invoke_outcome (*)(void* impl, std::span<const std::byte> argument, std::stop_token stop,
-                                       const call_context& context, std::vector<std::byte>& reply);
+                                       const call_context& context, const deferred_target& later,
+                                       std::vector<std::byte>& reply);
   std::string name;  // "Service.Method"
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
@@ -4341,42 +4509,78 @@ struct handler_entry {
   std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
 };
 
+template <class Codec, class R>
+void encode_erased(const void* value, std::vector<std::byte>& out) {
+  if constexpr (!std::is_void_v<R>) Codec::encode(*static_cast<const R*>(value), out);
+}
+
 template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
-                               const call_context& context, std::vector<std::byte>& reply) {
+                               const call_context& context, const deferred_target& later,
+                               std::vector<std::byte>& reply) {
     using result_type = typename Method::result_type;
+    deferred_state* state = nullptr;  // a responder's, shared with it while the handler runs
     try {
       // One argument is decoded as itself, any other number as their tuple (which encodes as they do
       // one after another).
       typename Method::argument_type arguments{};
       if (auto status = Codec::decode(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
-      if constexpr (std::is_void_v<result_type>) {
-        call(impl, arguments, stop, context);
+      if constexpr (Method::takes_responder) {
+        deferred_target target = later;
+        target.stop = stop;  // the responder's stop_token()
+        state = new deferred_state(std::move(target), &encode_erased<Codec, result_type>);
+        state->retain();  // one for the responder, one kept here
+        call(impl, arguments, stop, context, typename Method::responder_type(state));
+        state->release();
+        return {0, true, {}};
+      } else if constexpr (std::is_void_v<result_type>) {
+        call(impl, arguments, stop, context, 0);
       } else {
-        Codec::encode(call(impl, arguments, stop, context), reply);
+        Codec::encode(call(impl, arguments, stop, context, 0), reply);
       }
       return {};
     } catch (const std::exception& e) {
-      return invoke_outcome::failure(errc::remote_error, e.what());
+      return failed(state, e.what());
     } catch (...) {
-      return invoke_outcome::failure(errc::remote_error, "rpc server: the handler threw a non-standard exception");
+      return failed(state, "rpc server: the handler threw a non-standard exception");
     }
   }
 
  private:
-  // The arguments are the handler's own: one taken by value is moved into it.
-  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
-                             const call_context& context) {
-    if constexpr (Method::arity == 1)
-      return call_with(impl, std::forward_as_tuple(argument), stop, context);
-    else
-      return call_with(impl, argument, stop, context);
+  // A handler threw. One that took a responder answers through it, unless it did already.
+  static invoke_outcome failed(deferred_state* state, const char* what) {
+    if (state == nullptr) return invoke_outcome::failure(errc::remote_error, what);
+    state->fail(static_cast<std::uint8_t>(errc::remote_error), what);
+    state->release();
+    return {0, true, {}};
   }
 
-  template <class Tuple>
-  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context) {
+  // The arguments are the handler's own: one taken by value is moved into it.
+  template <class Responder>
+  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
+                             const call_context& context, Responder&& reply) {
+    if constexpr (Method::arity == 1)
+      return call_with(impl, std::forward_as_tuple(argument), stop, context, reply);
+    else
+      return call_with(impl, argument, stop, context, reply);
+  }
+
+  // The extra of `Kind` (service.hpp's detail::extra) the handler takes next.
+  template <int Kind, class Responder>
+  static decltype(auto) extra_of(std::stop_token& stop, const call_context& context, Responder& reply) {
+    if constexpr (Kind == extra::stop_token)
+      return std::move(stop);
+    else if constexpr (Kind == extra::context)
+      return (context);
+    else
+      return std::move(reply);
+  }
+
+  template <class Tuple, class Responder>
+  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context,
+                                  Responder& reply) {
     // The handler, given its arguments and then the extras it takes, in its order.
     auto handler_of = [impl](auto&&... all) -> decltype(auto) {
       constexpr auto handler = Method::handler;
@@ -4389,19 +4593,10 @@ struct invoker {
     };
     return std::apply(
         [&](auto&... args) -> decltype(auto) {
-          if constexpr (Method::takes_stop_token && Method::takes_context) {
-            if constexpr (Method::stop_token_first)
-              return handler_of(std::move(args)..., std::move(stop), context);
-            else
-              return handler_of(std::move(args)..., context, std::move(stop));
-          } else if constexpr (Method::takes_stop_token) {
-            return handler_of(std::move(args)..., std::move(stop));
-          } else if constexpr (Method::takes_context) {
-            return handler_of(std::move(args)..., context);
-          } else {
-            (void)context;
-            return handler_of(std::move(args)...);
+          return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+            return handler_of(std::move(args)..., extra_of<Method::extra_kinds[I]>(stop, context, reply)...);
           }
+          (std::make_index_sequence<Method::extra_kinds.size()>{});
         },
         arguments);
   }
@@ -4448,7 +4643,8 @@ class dispatcher {
     method.name = service_name + "." + std::string(Method::name.view());
     method.invoke = &invoker<Codec, Method, Impl>::invoke;
     method.impl = const_cast<void*>(static_cast<const void*>(impl));
-    method.takes_stop_token = Method::takes_stop_token;
+    // A responder's stop_token() is its request's.
+    method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
@@ -6625,25 +6821,43 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
       invoke_outcome outcome;
-      if (!self.intercepted() || !self.refused_before(context, outcome))
-        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, frame);
-      const std::size_t length = frame.size() - wire::length_prefix_size;
-      if (outcome.status == 0 && length > self.max_response_size_)
-        outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
-                                                                  " bytes exceeds the frame size limit of " +
-                                                                  std::to_string(self.max_response_size_));
-      if (outcome.status != 0) {
-        frame.clear();
-        wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request->seq, 0},
-                          self.fitting(outcome.message));
+      if (!self.intercepted() || !self.refused_before(context, outcome)) {
+        const deferred_target later{request, &complete_deferred, {}};
+        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
+        // A handler that took a responder: the responder answers and finishes the request, maybe
+        // already (from inside the handler, which may have used this thread's frame too).
+        if (outcome.deferred) return;
       }
-      wire::finish_frame(frame, 0);
-      if (claim(*request)) {
-        if (self.intercepted()) record(*request, outcome.status, outcome.message);
-        // With interceptors, finish() runs their `after` next: a held reply would wait for it.
-        self.send(frame, hold && !self.intercepted());
-      }
+      self.answer(*request, std::move(outcome), frame, hold);
       trim_scratch(frame);
+    }
+    finish(request);
+  }
+
+  // A responder's answer (responder.hpp): the response, unless the request was answered already
+  // (its deadline, a cancel), then the request's release. Exactly once per deferred request.
+  static void complete_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
+                                deferred_target::encode_fn encode) noexcept {
+    auto* request = static_cast<server_request*>(raw);
+    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request is completed once");
+    server_connection& self = *request->connection;
+    if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
+      try {
+        std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+        wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+        invoke_outcome outcome{status, false, std::string(message)};
+        if (status == 0 && encode != nullptr) {
+          try {
+            encode(value, frame);
+          } catch (const std::exception& e) {
+            outcome = invoke_outcome::failure(errc::remote_error,
+                                              std::string("rpc server: the reply did not encode: ") + e.what());
+          }
+        }
+        self.answer(*request, std::move(outcome), frame, false);
+        trim_scratch(frame);
+      } catch (...) {  // no memory for the response: the request is released, its caller's deadline ends the call
+      }
     }
     finish(request);
   }
@@ -6686,6 +6900,26 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       return true;
     GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
     return false;
+  }
+
+  // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
+  // outcome's error instead, if this request is still unanswered.
+  void answer(server_request& request, invoke_outcome outcome, std::vector<std::byte>& frame, bool hold) {
+    const std::size_t length = frame.size() - wire::length_prefix_size;
+    if (outcome.status == 0 && length > max_response_size_)
+      outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
+                                                                " bytes exceeds the frame size limit of " +
+                                                                std::to_string(max_response_size_));
+    if (outcome.status != 0) {
+      frame.clear();
+      wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request.seq, 0}, fitting(outcome.message));
+    }
+    wire::finish_frame(frame, 0);
+    if (claim(request)) {
+      if (intercepted()) record(request, outcome.status, outcome.message);
+      // With interceptors, finish() runs their `after` next: a held reply would wait for it.
+      send(frame, hold && !intercepted());
+    }
   }
 
   bool intercepted() const noexcept { return !context_.interceptors.empty(); }
@@ -8492,6 +8726,9 @@ class blocking_server_engine {
     }
     for (std::thread* thread : threads)
       if (thread->joinable()) thread->join();
+    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
+    // its request holds its connection, and the context it refers to must outlive it.
+    context_.wait_drained(std::chrono::steady_clock::time_point::max());
     std::lock_guard lock(mutex_);
     // A peer's thread marks it done as its last act, and every thread has been joined.
     GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),
@@ -9346,6 +9583,9 @@ class threaded_server_engine {
       never_ran.swap(queue_);
     }
     for (server_request* request : never_ran) server_connection::finish(request);
+    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
+    // its request holds its connection, and the context it refers to must outlive it.
+    context_.wait_drained(clock::time_point::max());
     std::lock_guard lock(connections_mutex_);
     connections_.clear();
   }

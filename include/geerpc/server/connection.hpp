@@ -260,25 +260,43 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
       invoke_outcome outcome;
-      if (!self.intercepted() || !self.refused_before(context, outcome))
-        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, frame);
-      const std::size_t length = frame.size() - wire::length_prefix_size;
-      if (outcome.status == 0 && length > self.max_response_size_)
-        outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
-                                                                  " bytes exceeds the frame size limit of " +
-                                                                  std::to_string(self.max_response_size_));
-      if (outcome.status != 0) {
-        frame.clear();
-        wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request->seq, 0},
-                          self.fitting(outcome.message));
+      if (!self.intercepted() || !self.refused_before(context, outcome)) {
+        const deferred_target later{request, &complete_deferred, {}};
+        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
+        // A handler that took a responder: the responder answers and finishes the request, maybe
+        // already (from inside the handler, which may have used this thread's frame too).
+        if (outcome.deferred) return;
       }
-      wire::finish_frame(frame, 0);
-      if (claim(*request)) {
-        if (self.intercepted()) record(*request, outcome.status, outcome.message);
-        // With interceptors, finish() runs their `after` next: a held reply would wait for it.
-        self.send(frame, hold && !self.intercepted());
-      }
+      self.answer(*request, std::move(outcome), frame, hold);
       trim_scratch(frame);
+    }
+    finish(request);
+  }
+
+  // A responder's answer (responder.hpp): the response, unless the request was answered already
+  // (its deadline, a cancel), then the request's release. Exactly once per deferred request.
+  static void complete_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
+                                deferred_target::encode_fn encode) noexcept {
+    auto* request = static_cast<server_request*>(raw);
+    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request is completed once");
+    server_connection& self = *request->connection;
+    if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
+      try {
+        std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+        wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+        invoke_outcome outcome{status, false, std::string(message)};
+        if (status == 0 && encode != nullptr) {
+          try {
+            encode(value, frame);
+          } catch (const std::exception& e) {
+            outcome = invoke_outcome::failure(errc::remote_error,
+                                              std::string("rpc server: the reply did not encode: ") + e.what());
+          }
+        }
+        self.answer(*request, std::move(outcome), frame, false);
+        trim_scratch(frame);
+      } catch (...) {  // no memory for the response: the request is released, its caller's deadline ends the call
+      }
     }
     finish(request);
   }
@@ -321,6 +339,26 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       return true;
     GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
     return false;
+  }
+
+  // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
+  // outcome's error instead, if this request is still unanswered.
+  void answer(server_request& request, invoke_outcome outcome, std::vector<std::byte>& frame, bool hold) {
+    const std::size_t length = frame.size() - wire::length_prefix_size;
+    if (outcome.status == 0 && length > max_response_size_)
+      outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
+                                                                " bytes exceeds the frame size limit of " +
+                                                                std::to_string(max_response_size_));
+    if (outcome.status != 0) {
+      frame.clear();
+      wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request.seq, 0}, fitting(outcome.message));
+    }
+    wire::finish_frame(frame, 0);
+    if (claim(request)) {
+      if (intercepted()) record(request, outcome.status, outcome.message);
+      // With interceptors, finish() runs their `after` next: a held reply would wait for it.
+      send(frame, hold && !intercepted());
+    }
   }
 
   bool intercepted() const noexcept { return !context_.interceptors.empty(); }

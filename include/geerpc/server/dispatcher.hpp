@@ -20,25 +20,29 @@
 #include "../codec/fingerprint.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
+#include "../responder.hpp"
 #include "../service.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 // The result of running one handler: status 0 and the encoded reply appended to the output, or an
-// error status and its message.
+// error status and its message; or `deferred`: the handler took a responder, which answers and
+// releases the request itself.
 struct invoke_outcome {
   std::uint8_t status = 0;
+  bool deferred = false;
   std::string message;
 
   static invoke_outcome failure(errc code, std::string message) {
-    return {static_cast<std::uint8_t>(code), std::move(message)};
+    return {static_cast<std::uint8_t>(code), false, std::move(message)};
   }
 };
 
 struct handler_entry {
   using invoke_fn = invoke_outcome (*)(void* impl, std::span<const std::byte> argument, std::stop_token stop,
-                                       const call_context& context, std::vector<std::byte>& reply);
+                                       const call_context& context, const deferred_target& later,
+                                       std::vector<std::byte>& reply);
   std::string name;  // "Service.Method"
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
@@ -46,42 +50,78 @@ struct handler_entry {
   std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
 };
 
+template <class Codec, class R>
+void encode_erased(const void* value, std::vector<std::byte>& out) {
+  if constexpr (!std::is_void_v<R>) Codec::encode(*static_cast<const R*>(value), out);
+}
+
 template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
-                               const call_context& context, std::vector<std::byte>& reply) {
+                               const call_context& context, const deferred_target& later,
+                               std::vector<std::byte>& reply) {
     using result_type = typename Method::result_type;
+    deferred_state* state = nullptr;  // a responder's, shared with it while the handler runs
     try {
       // One argument is decoded as itself, any other number as their tuple (which encodes as they do
       // one after another).
       typename Method::argument_type arguments{};
       if (auto status = Codec::decode(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
-      if constexpr (std::is_void_v<result_type>) {
-        call(impl, arguments, stop, context);
+      if constexpr (Method::takes_responder) {
+        deferred_target target = later;
+        target.stop = stop;  // the responder's stop_token()
+        state = new deferred_state(std::move(target), &encode_erased<Codec, result_type>);
+        state->retain();  // one for the responder, one kept here
+        call(impl, arguments, stop, context, typename Method::responder_type(state));
+        state->release();
+        return {0, true, {}};
+      } else if constexpr (std::is_void_v<result_type>) {
+        call(impl, arguments, stop, context, 0);
       } else {
-        Codec::encode(call(impl, arguments, stop, context), reply);
+        Codec::encode(call(impl, arguments, stop, context, 0), reply);
       }
       return {};
     } catch (const std::exception& e) {
-      return invoke_outcome::failure(errc::remote_error, e.what());
+      return failed(state, e.what());
     } catch (...) {
-      return invoke_outcome::failure(errc::remote_error, "rpc server: the handler threw a non-standard exception");
+      return failed(state, "rpc server: the handler threw a non-standard exception");
     }
   }
 
  private:
-  // The arguments are the handler's own: one taken by value is moved into it.
-  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
-                             const call_context& context) {
-    if constexpr (Method::arity == 1)
-      return call_with(impl, std::forward_as_tuple(argument), stop, context);
-    else
-      return call_with(impl, argument, stop, context);
+  // A handler threw. One that took a responder answers through it, unless it did already.
+  static invoke_outcome failed(deferred_state* state, const char* what) {
+    if (state == nullptr) return invoke_outcome::failure(errc::remote_error, what);
+    state->fail(static_cast<std::uint8_t>(errc::remote_error), what);
+    state->release();
+    return {0, true, {}};
   }
 
-  template <class Tuple>
-  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context) {
+  // The arguments are the handler's own: one taken by value is moved into it.
+  template <class Responder>
+  static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
+                             const call_context& context, Responder&& reply) {
+    if constexpr (Method::arity == 1)
+      return call_with(impl, std::forward_as_tuple(argument), stop, context, reply);
+    else
+      return call_with(impl, argument, stop, context, reply);
+  }
+
+  // The extra of `Kind` (service.hpp's detail::extra) the handler takes next.
+  template <int Kind, class Responder>
+  static decltype(auto) extra_of(std::stop_token& stop, const call_context& context, Responder& reply) {
+    if constexpr (Kind == extra::stop_token)
+      return std::move(stop);
+    else if constexpr (Kind == extra::context)
+      return (context);
+    else
+      return std::move(reply);
+  }
+
+  template <class Tuple, class Responder>
+  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context,
+                                  Responder& reply) {
     // The handler, given its arguments and then the extras it takes, in its order.
     auto handler_of = [impl](auto&&... all) -> decltype(auto) {
       constexpr auto handler = Method::handler;
@@ -94,19 +134,10 @@ struct invoker {
     };
     return std::apply(
         [&](auto&... args) -> decltype(auto) {
-          if constexpr (Method::takes_stop_token && Method::takes_context) {
-            if constexpr (Method::stop_token_first)
-              return handler_of(std::move(args)..., std::move(stop), context);
-            else
-              return handler_of(std::move(args)..., context, std::move(stop));
-          } else if constexpr (Method::takes_stop_token) {
-            return handler_of(std::move(args)..., std::move(stop));
-          } else if constexpr (Method::takes_context) {
-            return handler_of(std::move(args)..., context);
-          } else {
-            (void)context;
-            return handler_of(std::move(args)...);
+          return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+            return handler_of(std::move(args)..., extra_of<Method::extra_kinds[I]>(stop, context, reply)...);
           }
+          (std::make_index_sequence<Method::extra_kinds.size()>{});
         },
         arguments);
   }
@@ -153,7 +184,8 @@ class dispatcher {
     method.name = service_name + "." + std::string(Method::name.view());
     method.invoke = &invoker<Codec, Method, Impl>::invoke;
     method.impl = const_cast<void*>(static_cast<const void*>(impl));
-    method.takes_stop_token = Method::takes_stop_token;
+    // A responder's stop_token() is its request's.
+    method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));

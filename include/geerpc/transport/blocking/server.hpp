@@ -72,6 +72,9 @@ class blocking_server_engine {
     }
     for (std::thread* thread : threads)
       if (thread->joinable()) thread->join();
+    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
+    // its request holds its connection, and the context it refers to must outlive it.
+    context_.wait_drained(std::chrono::steady_clock::time_point::max());
     std::lock_guard lock(mutex_);
     // A peer's thread marks it done as its last act, and every thread has been joined.
     GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),

@@ -122,6 +122,9 @@ class threaded_server_engine {
       never_ran.swap(queue_);
     }
     for (server_request* request : never_ran) server_connection::finish(request);
+    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
+    // its request holds its connection, and the context it refers to must outlive it.
+    context_.wait_drained(clock::time_point::max());
     std::lock_guard lock(connections_mutex_);
     connections_.clear();
   }

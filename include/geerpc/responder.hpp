@@ -1,0 +1,139 @@
+// geerpc: deferred replies. A handler that takes a geerpc::responder<R> as its last parameter
+// answers when it is ready, from any thread, instead of returning its result: it holds no handler
+// thread while it waits (for another service, a timer, a queue).
+//
+//   void lookup(const std::string& key, geerpc::responder<std::string> reply) {
+//     backend.async_call<std::string>("Store.Get", key).then([reply = std::move(reply)](auto r) mutable {
+//       if (r) reply(std::move(*r)); else reply.fail(geerpc::errc::remote_error, r.message());
+//     });
+//   }                                                     // returns at once; the thread is free
+//
+// The method's result type is R (its handler returns void). Exactly one response goes out per
+// call, as for any handler: the first of the responder's answer, the handle timeout, the caller's
+// deadline, a cancel frame and a graceful shutdown's abort wins; the others are dropped. All of
+// those but the answer fire the responder's stop_token(). A responder destroyed without answering
+// (the last one, if it was moved) answers errc::remote_error, "rpc server: the handler dropped its
+// responder without answering"; a handler that throws before answering answers remote_error with
+// the exception's what(). Until the responder answers or is destroyed, the call counts in flight
+// (server_options::max_inflight) and server.stop() waits for it, after firing its stop_token.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "config.hpp"
+#include "error.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Where a deferred reply goes: the server fills it in (server/connection.hpp). `complete` sends the
+// response (status 0 with `value` encoded by `encode`, or an error) unless the call was answered
+// already, then releases the call; it is called exactly once.
+struct deferred_target {
+  using encode_fn = void (*)(const void* value, std::vector<std::byte>& out);
+  void* request = nullptr;
+  void (*complete)(void* request, std::uint8_t status, std::string_view message, const void* value,
+                   encode_fn encode) noexcept = nullptr;
+  std::stop_token stop;
+};
+
+// Shared by the responder and the invoker that made it (which answers with a handler's exception):
+// the last of them to let go answers, if nobody has.
+class deferred_state {
+ public:
+  deferred_state(deferred_target target, deferred_target::encode_fn encode) noexcept
+      : target_(std::move(target)), encode_(encode) {}
+
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    fail(static_cast<std::uint8_t>(errc::remote_error),
+         "rpc server: the handler dropped its responder without answering");
+    delete this;
+  }
+  // The first answer wins; later ones do nothing.
+  void answer(const void* value) noexcept {
+    if (!answered_.exchange(true, std::memory_order_acq_rel)) target_.complete(target_.request, 0, {}, value, encode_);
+  }
+  void fail(std::uint8_t status, std::string_view message) noexcept {
+    if (!answered_.exchange(true, std::memory_order_acq_rel))
+      target_.complete(target_.request, status, message, nullptr, nullptr);
+  }
+  bool answered() const noexcept { return answered_.load(std::memory_order_acquire); }
+  const std::stop_token& stop_token() const noexcept { return target_.stop; }
+
+ private:
+  deferred_target target_;
+  deferred_target::encode_fn encode_;
+  std::atomic<int> refs_{1};
+  std::atomic<bool> answered_{false};
+};
+
+}  // namespace detail
+
+template <class R>
+class responder {
+ public:
+  static_assert(std::is_void_v<R> || (std::is_object_v<R> && !std::is_const_v<R>),
+                "geerpc::responder<R>: R is void or a value type");
+
+  responder() = default;  // answers nothing: for a variable assigned later
+  responder(responder&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  responder& operator=(responder&& other) noexcept {
+    if (this != &other) {
+      reset();
+      state_ = std::exchange(other.state_, nullptr);
+    }
+    return *this;
+  }
+  responder(const responder&) = delete;
+  responder& operator=(const responder&) = delete;
+  ~responder() { reset(); }
+
+  // Answers with `value` (R not void) or with success (R void). Safe from any thread; only the
+  // first answer of a call counts, and a call already answered (timed out, cancelled) drops it.
+  template <class V = R>
+  requires(!std::is_void_v<V>) void operator()(const V& value) {
+    if (state_ != nullptr) state_->answer(&value);
+  }
+  template <class V = R>
+  requires std::is_void_v<V>
+  void operator()() {
+    if (state_ != nullptr) state_->answer(nullptr);
+  }
+  // Answers with an error: `code` travels as itself (a geerpc::errc), with `message` as its text.
+  void fail(errc code, std::string_view message) {
+    if (state_ != nullptr) state_->fail(static_cast<std::uint8_t>(code), message);
+  }
+  void fail(const error& e) {
+    const bool ours = e.code && e.code.category() == category() && e.code.value() > 0 &&
+                      e.code.value() <= static_cast<int>(last_errc);
+    fail(ours ? static_cast<errc>(e.code.value()) : errc::remote_error, e.message);
+  }
+
+  // Fires when the call no longer wants an answer: its handle timeout or deadline passed, it was
+  // cancelled, its connection closed, or the server is stopping.
+  std::stop_token stop_token() const { return state_ != nullptr ? state_->stop_token() : std::stop_token{}; }
+  // Whether this call has been answered (by this responder or a copy of its state's owner).
+  bool answered() const noexcept { return state_ == nullptr || state_->answered(); }
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+
+  // detail: made by the server, holding one reference to `state`.
+  explicit responder(detail::deferred_state* state) noexcept : state_(state) {}
+
+ private:
+  void reset() noexcept {
+    if (state_ != nullptr) std::exchange(state_, nullptr)->release();
+  }
+  detail::deferred_state* state_ = nullptr;
+};
+
+GEERPC_END_NAMESPACE
