@@ -141,3 +141,96 @@ TEMPLATE_TEST_CASE("a client told goaway fails its new calls at once with going_
   CHECK(r.code() == geerpc::errc::going_away);
   CHECK(r.message() == "rpc client: the server is shutting down: the call was not sent");
 }
+
+namespace {
+struct Admin {
+  geerpc::server* other = nullptr;                         // shut down by Admin.ShutdownOther
+  geerpc::basic_server<geerpc::threaded>* self = nullptr;  // stopped by Admin.StopSelf
+  std::atomic<int> listen_refused{0};
+  int shutdown_other() {
+    if (other == nullptr) throw std::runtime_error("admin: no other server");
+    other->shutdown(1s);
+    return 42;
+  }
+  int stop_self_then_listen() {
+    self->stop();  // from a handler: only begins
+    try {
+      self->listen("127.0.0.1:0");
+    } catch (const geerpc::rpc_error& e) {
+      if (e.code() == geerpc::errc::invalid_argument) ++listen_refused;
+    }
+    return 1;
+  }
+};
+using AdminApi = geerpc::service<"Admin",                                                  //
+                                 geerpc::method<"ShutdownOther", &Admin::shutdown_other>,  //
+                                 geerpc::method<"StopSelfThenListen", &Admin::stop_self_then_listen>>;
+}  // namespace
+
+TEMPLATE_TEST_CASE("a handler that shuts down another server still sends its own reply", "[shutdown]",
+                   GEERPC_TRANSPORTS) {
+  // The other server has a client, so that its shutdown writes a goaway frame and answers on this
+  // handler's thread while the handler's reply is being built there.
+  test::Arith arith;
+  geerpc::server other;
+  other.add<test::ArithApi>(arith);
+  auto other_client = geerpc::dial(other.listen("127.0.0.1:0"));
+  auto held = other_client.async_call<int>("Arith.WaitForStop", test::Args{1, 1});
+  REQUIRE(arith.started.wait_for_at_least(1));
+  Admin admin;
+  admin.other = &other;
+  geerpc::basic_server<TestType> server;
+  server.template add<AdminApi>(admin);
+  auto client = geerpc::dial<TestType>(server.listen("127.0.0.1:0"));
+  CHECK(client.template call<int>("Admin.ShutdownOther") == 42);
+  CHECK(held.try_get().code() == geerpc::errc::aborted);
+}
+
+TEST_CASE("listen() from a handler whose server is only stopping is refused; from outside, after stop(), it works",
+          "[shutdown]") {
+  Admin admin;
+  geerpc::server server;
+  admin.self = &server;
+  server.add<AdminApi>(admin);
+  auto client = geerpc::dial(server.listen("127.0.0.1:0"));
+  (void)client.try_call<int>("Admin.StopSelfThenListen");  // its connection may close before the reply
+  REQUIRE(test::eventually([&] { return admin.listen_refused == 1; }));
+  server.stop();  // joins what the handler began
+  auto again = geerpc::dial(server.listen("127.0.0.1:0"));
+  CHECK(again.try_call<int>("Admin.ShutdownOther").message() == "admin: no other server");  // served again
+}
+
+TEST_CASE("shutdown() after a handler began a stop returns without waiting out its drain", "[shutdown]") {
+  Admin admin;
+  geerpc::server server;
+  admin.self = &server;
+  server.add<AdminApi>(admin);
+  auto client = geerpc::dial(server.listen("127.0.0.1:0"));
+  (void)client.try_call<int>("Admin.StopSelfThenListen");
+  REQUIRE(test::eventually([&] { return admin.listen_refused == 1; }));
+  auto shutting = std::async(std::launch::async, [&] { server.shutdown(std::chrono::hours(1)); });
+  CHECK(shutting.wait_for(10s) == std::future_status::ready);  // a hang bound, not a timing goal
+}
+
+TEST_CASE("a flood of goaway frames does not exhaust the blocking client's stack", "[shutdown][hostile]") {
+  test::listener l;
+  std::promise<std::unique_ptr<test::raw_peer>> accepted;
+  std::thread acceptor([&] { accepted.set_value(test::accept_greeted(l)); });
+  auto client = geerpc::dial<geerpc::blocking>(l.address());
+  acceptor.join();
+  auto server_end = accepted.get_future().get();
+  REQUIRE(server_end);
+  auto call = std::async(std::launch::async, [&] { return client.try_call<int>("Arith.Sum", test::Args{1, 1}); });
+  const auto request = server_end->read_frame();
+  REQUIRE(request);
+  // 150,000 goaway frames (3.6 MB, under the client's 4 MiB frame limit in one read), then the reply.
+  const auto goaway = goaway_frame("");
+  std::vector<std::byte> flood;
+  flood.reserve(goaway.size() * 150000);
+  for (int i = 0; i < 150000; ++i) flood.insert(flood.end(), goaway.begin(), goaway.end());
+  const auto reply = test::response_frame(request->header.seq, 2);
+  flood.insert(flood.end(), reply.begin(), reply.end());
+  server_end->send(flood);
+  CHECK(call.get().value() == 2);
+  CHECK_FALSE(client.is_open());
+}

@@ -8,6 +8,7 @@
 //   server.stop();                               // at once; also done by the destructor
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -80,10 +81,10 @@ class basic_server {
   // A server that was stopped (stop() or shutdown() returned) may listen again, with its services.
   std::string listen(std::string_view address) {
     check_not_listening();
-    engine_.reset();  // a stopped engine: its threads are joined here if a handler began the stop
+    engine_.reset();  // a stopped engine, whose threads are joined
     std::string bound;
     engine_ = link::listen(context_, address, bound);
-    stopped_ = false;
+    stopped_.store(false);
     address_ = std::move(bound);
     return address_;
   }
@@ -94,7 +95,7 @@ class basic_server {
   void stop() {
     if (!engine_) return;
     link::stop(*engine_);
-    stopped_ = true;
+    if (!link::on_own_thread(*engine_)) stopped_.store(true);  // from a handler it has only begun
   }
 
   // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
@@ -108,7 +109,7 @@ class basic_server {
   void shutdown(std::chrono::duration<Rep, Period> drain) {
     if (!engine_) return;
     link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
-    stopped_ = true;
+    if (!link::on_own_thread(*engine_)) stopped_.store(true);
   }
 
   const std::string& address() const noexcept { return address_; }
@@ -131,16 +132,20 @@ class basic_server {
   std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:
+  // Services, interceptors and listen() wait for a server that is not serving: never made to
+  // listen, or stopped by a stop() or shutdown() that returned from outside its handlers (one
+  // called from a handler only begins the stop, and its threads still run).
   void check_not_listening() const {
-    if (engine_ && !stopped_)
+    if (engine_ && !stopped_.load())
       throw rpc_error(errc::invalid_argument,
-                      "rpc server: add services and interceptors, and listen, while not serving");
+                      "rpc server: add services and interceptors, and listen, while not serving (a stop "
+                      "begun by a handler ends with a stop() from outside)");
   }
 
   detail::dispatcher handlers_;
   detail::server_context context_;
   typename link::handle engine_;
-  bool stopped_ = false;  // engine_ has stopped: listen() may start another
+  std::atomic<bool> stopped_{false};  // engine_ has stopped, its threads joined: listen() may start another
   std::string address_;
 };
 

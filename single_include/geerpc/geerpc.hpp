@@ -3847,6 +3847,8 @@ struct server_link {
   // run until `drain_deadline`, aborts those left, then stops.
   static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
   static std::size_t connection_count(const engine& e);
+  // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
+  static bool on_own_thread(const engine& e);
   // The threads serving now, and how often the system refused to start one (0 where the
   // transport does not say).
   static std::size_t thread_count(const engine& e);
@@ -4756,10 +4758,10 @@ class basic_server {
   // A server that was stopped (stop() or shutdown() returned) may listen again, with its services.
   std::string listen(std::string_view address) {
     check_not_listening();
-    engine_.reset();  // a stopped engine: its threads are joined here if a handler began the stop
+    engine_.reset();  // a stopped engine, whose threads are joined
     std::string bound;
     engine_ = link::listen(context_, address, bound);
-    stopped_ = false;
+    stopped_.store(false);
     address_ = std::move(bound);
     return address_;
   }
@@ -4770,7 +4772,7 @@ class basic_server {
   void stop() {
     if (!engine_) return;
     link::stop(*engine_);
-    stopped_ = true;
+    if (!link::on_own_thread(*engine_)) stopped_.store(true);  // from a handler it has only begun
   }
 
   // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
@@ -4784,7 +4786,7 @@ class basic_server {
   void shutdown(std::chrono::duration<Rep, Period> drain) {
     if (!engine_) return;
     link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
-    stopped_ = true;
+    if (!link::on_own_thread(*engine_)) stopped_.store(true);
   }
 
   const std::string& address() const noexcept { return address_; }
@@ -4807,16 +4809,20 @@ class basic_server {
   std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
 
  private:
+  // Services, interceptors and listen() wait for a server that is not serving: never made to
+  // listen, or stopped by a stop() or shutdown() that returned from outside its handlers (one
+  // called from a handler only begins the stop, and its threads still run).
   void check_not_listening() const {
-    if (engine_ && !stopped_)
+    if (engine_ && !stopped_.load())
       throw rpc_error(errc::invalid_argument,
-                      "rpc server: add services and interceptors, and listen, while not serving");
+                      "rpc server: add services and interceptors, and listen, while not serving (a stop "
+                      "begun by a handler ends with a stop() from outside)");
   }
 
   detail::dispatcher handlers_;
   detail::server_context context_;
   typename link::handle engine_;
-  bool stopped_ = false;  // engine_ has stopped: listen() may start another
+  std::atomic<bool> stopped_{false};  // engine_ has stopped, its threads joined: listen() may start another
   std::string address_;
 };
 
@@ -6615,6 +6621,9 @@ using clock = std::chrono::steady_clock;
 
 class server_connection;
 struct server_frames_tag {};
+// The reply run() builds while the handler runs: a tag of its own, since the handler may meanwhile
+// answer a responder, shut down a server or cancel a call, which build frames with the other.
+struct server_reply_tag {};
 
 struct server_request {
   static constexpr std::uint8_t running = 0;
@@ -6744,7 +6753,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // after the hello reply if that has not gone out yet) and refuses those it sends anyway with
   // errc::going_away. Calls in flight go on. Safe from any thread, repeatable.
   void go_away() {
-    if ((shutdown_state_.fetch_or(draining) & (draining | hello_replied)) == hello_replied) send_goaway();
+    std::uint8_t before = 0;
+    {
+      // Under the lock that registers requests: one registered before it counts in flight (the
+      // drain waits for it), one after it is refused.
+      std::lock_guard lock(inflight_mutex_);
+      before = shutdown_state_.fetch_or(draining);
+    }
+    if ((before & (draining | hello_replied)) == hello_replied) send_goaway();
   }
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
 
@@ -6755,6 +6771,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> aborted;
     {
       std::lock_guard lock(inflight_mutex_);
+      aborted.reserve(inflight_.size());  // before any claim: a claimed request must be answered
       inflight_.for_each([&](std::uint64_t seq, server_request* request) {
         if (!claim(*request)) return;
         if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
@@ -6816,7 +6833,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     server_connection& self = *request->connection;
     self.release_queued(*request);  // it no longer waits
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
-      std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+      std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
@@ -7069,7 +7086,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   void on_request(const wire::frame_view& frame, std::vector<server_request*>& ready) {
     const std::uint64_t seq = frame.header.seq;
-    if (going_away()) return refuse(frame, false, errc::going_away, "rpc server: shutting down: the call was not run");
+    if (going_away()) return refuse(frame, false, errc::going_away, going_away_message);
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
@@ -7094,7 +7111,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       // exactly the body's size when that is more.
       const std::size_t bytes =
           std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
-      if (inflight_.find(seq) != nullptr) {
+      if (going_away()) {  // go_away() sets it under this lock
+        refused = errc::going_away;
+      } else if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
@@ -7121,6 +7140,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
     if (refused == errc::busy) return refuse(frame, true, errc::busy, busy_reason);
+    if (refused == errc::going_away) return refuse(frame, true, errc::going_away, going_away_message);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
   }
@@ -7222,6 +7242,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     answer_now(seq, errc::canceled, canceled_message);
   }
   static constexpr std::string_view canceled_message = "rpc server: request canceled by the client";
+  static constexpr const char* going_away_message = "rpc server: shutting down: the call was not run";
 
   // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
   void answer_error(server_request& request, errc code, const std::string& message) {
@@ -7247,7 +7268,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
   void send_goaway() {
-    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+    std::vector<std::byte> frame;  // not the scratch: this may run inside a handler, building its reply
     wire::finish_frame(frame,
                        wire::begin_frame(frame, {wire::frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down"));
     send(frame);
@@ -8497,6 +8518,8 @@ class blocking_client_engine {
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
     // sent yet): dropped. Junk there breaks the connection now, before this request goes out.
     if (!drop_held_frames()) return broken();
+    // A goaway that came behind an earlier reply: this request is not sent.
+    if (going_away_.load(std::memory_order_relaxed)) return going_away_outcome();
     std::optional<std::stop_callback<wake_on_stop>> on_stop;
     if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_on_stop{&wake_});
 
@@ -8575,25 +8598,24 @@ class blocking_client_engine {
   // the next receive()); or says that the frame there is not whole yet, or that the stream is
   // broken (a length out of bounds, a malformed frame, a frame that is not a response).
   held_frame take_frame(wire::frame_view& f) {
-    const std::span<const std::byte> held(buffer_.data() + begin_, end_ - begin_);
-    const wire::frame_scan scan = wire::scan_frame(held, max_frame_size_);
-    switch (scan.what) {
-      case wire::frame_scan::state::need_more:
-        return held_frame::partial;
-      case wire::frame_scan::state::too_large:
-      case wire::frame_scan::state::too_small:
-        return held_frame::broken;
-      case wire::frame_scan::state::complete:
-        break;
+    for (;;) {
+      const std::span<const std::byte> held(buffer_.data() + begin_, end_ - begin_);
+      const wire::frame_scan scan = wire::scan_frame(held, max_frame_size_);
+      switch (scan.what) {
+        case wire::frame_scan::state::need_more:
+          return held_frame::partial;
+        case wire::frame_scan::state::too_large:
+        case wire::frame_scan::state::too_small:
+          return held_frame::broken;
+        case wire::frame_scan::state::complete:
+          break;
+      }
+      if (wire::parse_frame(held.first(scan.size), f) != nullptr) return held_frame::broken;
+      begin_ += scan.size;
+      if (f.header.kind == wire::frame_kind::response) return held_frame::whole;
+      if (f.header.kind != wire::frame_kind::goaway) return held_frame::broken;
+      going_away_.store(true, std::memory_order_relaxed);  // noted, and the next frame is looked at
     }
-    if (wire::parse_frame(held.first(scan.size), f) != nullptr) return held_frame::broken;
-    begin_ += scan.size;
-    if (f.header.kind == wire::frame_kind::goaway) {  // noted, and the next frame is looked at
-      going_away_.store(true, std::memory_order_relaxed);
-      return take_frame(f);
-    }
-    if (f.header.kind != wire::frame_kind::response) return held_frame::broken;
-    return held_frame::whole;
   }
 
   // Drops the whole frames held; false if the stream is broken.
@@ -8738,13 +8760,15 @@ class blocking_server_engine {
 
   // Graceful shutdown's first step: no more connections (dials are refused from now on; the
   // acceptor leaves). stop() closes the socket.
-  void stop_accepting() {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_ || !accepting_) return;
-      accepting_ = false;
-    }
+  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
+  bool stop_accepting() {
+    // Under the lock that stop() sets stopping_ under before it ever closes the socket.
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    if (!accepting_) return true;
+    accepting_ = false;
     listen_.shutdown();  // wakes the acceptor, whose accept then fails: it sees accepting_ and leaves
+    return true;
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.
@@ -8757,6 +8781,13 @@ class blocking_server_engine {
         if (p.connection) open.push_back(p.connection);
     }
     for (auto& connection : open) f(*connection);
+  }
+
+  // Whether the calling thread is one of this server's: stop() from a handler must not join it.
+  bool on_own_thread() const {
+    const auto me = std::this_thread::get_id();
+    std::lock_guard lock(mutex_);  // handlers run on peer threads only
+    return std::any_of(peers_.begin(), peers_.end(), [&](const peer& p) { return p.id == me; });
   }
 
   std::size_t connection_count() const {
@@ -8773,13 +8804,6 @@ class blocking_server_engine {
     std::thread::id id;  // set once, when it starts; compared by stop() from a handler
     bool done = false;   // the thread has returned and can be joined without waiting
   };
-
-  // Whether the calling thread is one of this server's: stop() from a handler must not join it.
-  bool on_own_thread() const {
-    const auto me = std::this_thread::get_id();
-    std::lock_guard lock(mutex_);  // handlers run on peer threads only
-    return std::any_of(peers_.begin(), peers_.end(), [&](const peer& p) { return p.id == me; });
-  }
 
   void accept_loop() {
     for (;;) {
@@ -9553,7 +9577,7 @@ class threaded_server_engine {
   // threads are joined by the next stop() from outside, at the latest by the destructor.
   void stop() {
     begin_stop();
-    if (on_pool_thread()) return;
+    if (on_own_thread()) return;
     std::lock_guard joining(join_mutex_);
     // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
     // joined; a handler's stop() meanwhile still finds its own thread in them.
@@ -9592,15 +9616,17 @@ class threaded_server_engine {
 
   // Graceful shutdown's first step: no more connections. The listening socket leaves the poller
   // and is shut down (dials are refused from now on); stop() closes it.
-  void stop_accepting() {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_ || !accepting_) return;
-      accepting_ = false;
-    }
+  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
+  bool stop_accepting() {
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
+    // Under the lock that stop() sets stopping_ under before it ever closes the socket.
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    if (!accepting_) return true;
+    accepting_ = false;
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listen_.get(), nullptr);
     listen_.shutdown();
+    return true;
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.
@@ -9612,6 +9638,14 @@ class threaded_server_engine {
       for (auto& [raw, connection] : connections_) open.push_back(connection);
     }
     for (auto& connection : open) f(*connection);
+  }
+
+  // Whether the calling thread is one of this server's (a handler's).
+  bool on_own_thread() const {
+    std::lock_guard lock(mutex_);
+    const auto me = std::this_thread::get_id();
+    const auto mine = [&](const worker& w) { return w.id == me; };
+    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
   }
 
   std::size_t connection_count() const {
@@ -9666,13 +9700,6 @@ class threaded_server_engine {
       for (auto& [raw, connection] : connections_) open.push_back(connection);
     }
     for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
-  }
-
-  bool on_pool_thread() const {
-    std::lock_guard lock(mutex_);
-    const auto me = std::this_thread::get_id();
-    const auto mine = [&](const worker& w) { return w.id == me; };
-    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
   }
 
   // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
@@ -10184,13 +10211,22 @@ std::size_t server_link<Transport>::thread_count(const engine& e) {
 template <class Transport>
 void server_link<Transport>::shutdown(engine& e, server_context& context,
                                       std::chrono::steady_clock::time_point drain_deadline) {
-  e.stop_accepting();
-  context.draining.store(true);
-  e.for_each_connection([](server_connection& connection) { connection.go_away(); });
-  if (!context.wait_drained(drain_deadline))
-    e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
+  struct not_draining_at_end {
+    server_context& context;
+    ~not_draining_at_end() { context.draining.store(false); }
+  } guard{context};
+  if (e.stop_accepting()) {
+    context.draining.store(true);
+    e.for_each_connection([](server_connection& connection) { connection.go_away(); });
+    if (!context.wait_drained(drain_deadline))
+      e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
+  }
   e.stop();
-  context.draining.store(false);
+}
+
+template <class Transport>
+bool server_link<Transport>::on_own_thread(const engine& e) {
+  return e.on_own_thread();
 }
 
 template <class Transport>

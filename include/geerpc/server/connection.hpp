@@ -54,6 +54,9 @@ using clock = std::chrono::steady_clock;
 
 class server_connection;
 struct server_frames_tag {};
+// The reply run() builds while the handler runs: a tag of its own, since the handler may meanwhile
+// answer a responder, shut down a server or cancel a call, which build frames with the other.
+struct server_reply_tag {};
 
 struct server_request {
   static constexpr std::uint8_t running = 0;
@@ -183,7 +186,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // after the hello reply if that has not gone out yet) and refuses those it sends anyway with
   // errc::going_away. Calls in flight go on. Safe from any thread, repeatable.
   void go_away() {
-    if ((shutdown_state_.fetch_or(draining) & (draining | hello_replied)) == hello_replied) send_goaway();
+    std::uint8_t before = 0;
+    {
+      // Under the lock that registers requests: one registered before it counts in flight (the
+      // drain waits for it), one after it is refused.
+      std::lock_guard lock(inflight_mutex_);
+      before = shutdown_state_.fetch_or(draining);
+    }
+    if ((before & (draining | hello_replied)) == hello_replied) send_goaway();
   }
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
 
@@ -194,6 +204,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> aborted;
     {
       std::lock_guard lock(inflight_mutex_);
+      aborted.reserve(inflight_.size());  // before any claim: a claimed request must be answered
       inflight_.for_each([&](std::uint64_t seq, server_request* request) {
         if (!claim(*request)) return;
         if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
@@ -255,7 +266,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     server_connection& self = *request->connection;
     self.release_queued(*request);  // it no longer waits
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
-      std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+      std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
@@ -508,7 +519,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 
   void on_request(const wire::frame_view& frame, std::vector<server_request*>& ready) {
     const std::uint64_t seq = frame.header.seq;
-    if (going_away()) return refuse(frame, false, errc::going_away, "rpc server: shutting down: the call was not run");
+    if (going_away()) return refuse(frame, false, errc::going_away, going_away_message);
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
@@ -533,7 +544,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       // exactly the body's size when that is more.
       const std::size_t bytes =
           std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
-      if (inflight_.find(seq) != nullptr) {
+      if (going_away()) {  // go_away() sets it under this lock
+        refused = errc::going_away;
+      } else if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
       } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
         refused = errc::busy;
@@ -560,6 +573,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
     if (refused == errc::busy) return refuse(frame, true, errc::busy, busy_reason);
+    if (refused == errc::going_away) return refuse(frame, true, errc::going_away, going_away_message);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
   }
@@ -661,6 +675,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     answer_now(seq, errc::canceled, canceled_message);
   }
   static constexpr std::string_view canceled_message = "rpc server: request canceled by the client";
+  static constexpr const char* going_away_message = "rpc server: shutting down: the call was not run";
 
   // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
   void answer_error(server_request& request, errc code, const std::string& message) {
@@ -686,7 +701,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
   void send_goaway() {
-    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+    std::vector<std::byte> frame;  // not the scratch: this may run inside a handler, building its reply
     wire::finish_frame(frame,
                        wire::begin_frame(frame, {wire::frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down"));
     send(frame);

@@ -112,13 +112,22 @@ std::size_t server_link<Transport>::thread_count(const engine& e) {
 template <class Transport>
 void server_link<Transport>::shutdown(engine& e, server_context& context,
                                       std::chrono::steady_clock::time_point drain_deadline) {
-  e.stop_accepting();
-  context.draining.store(true);
-  e.for_each_connection([](server_connection& connection) { connection.go_away(); });
-  if (!context.wait_drained(drain_deadline))
-    e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
+  struct not_draining_at_end {
+    server_context& context;
+    ~not_draining_at_end() { context.draining.store(false); }
+  } guard{context};
+  if (e.stop_accepting()) {
+    context.draining.store(true);
+    e.for_each_connection([](server_connection& connection) { connection.go_away(); });
+    if (!context.wait_drained(drain_deadline))
+      e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
+  }
   e.stop();
-  context.draining.store(false);
+}
+
+template <class Transport>
+bool server_link<Transport>::on_own_thread(const engine& e) {
+  return e.on_own_thread();
 }
 
 template <class Transport>

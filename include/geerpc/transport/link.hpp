@@ -127,6 +127,8 @@ struct server_link {
   // run until `drain_deadline`, aborts those left, then stops.
   static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
   static std::size_t connection_count(const engine& e);
+  // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
+  static bool on_own_thread(const engine& e);
   // The threads serving now, and how often the system refused to start one (0 where the
   // transport does not say).
   static std::size_t thread_count(const engine& e);

@@ -231,6 +231,8 @@ class blocking_client_engine {
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
     // sent yet): dropped. Junk there breaks the connection now, before this request goes out.
     if (!drop_held_frames()) return broken();
+    // A goaway that came behind an earlier reply: this request is not sent.
+    if (going_away_.load(std::memory_order_relaxed)) return going_away_outcome();
     std::optional<std::stop_callback<wake_on_stop>> on_stop;
     if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_on_stop{&wake_});
 
@@ -309,25 +311,24 @@ class blocking_client_engine {
   // the next receive()); or says that the frame there is not whole yet, or that the stream is
   // broken (a length out of bounds, a malformed frame, a frame that is not a response).
   held_frame take_frame(wire::frame_view& f) {
-    const std::span<const std::byte> held(buffer_.data() + begin_, end_ - begin_);
-    const wire::frame_scan scan = wire::scan_frame(held, max_frame_size_);
-    switch (scan.what) {
-      case wire::frame_scan::state::need_more:
-        return held_frame::partial;
-      case wire::frame_scan::state::too_large:
-      case wire::frame_scan::state::too_small:
-        return held_frame::broken;
-      case wire::frame_scan::state::complete:
-        break;
+    for (;;) {
+      const std::span<const std::byte> held(buffer_.data() + begin_, end_ - begin_);
+      const wire::frame_scan scan = wire::scan_frame(held, max_frame_size_);
+      switch (scan.what) {
+        case wire::frame_scan::state::need_more:
+          return held_frame::partial;
+        case wire::frame_scan::state::too_large:
+        case wire::frame_scan::state::too_small:
+          return held_frame::broken;
+        case wire::frame_scan::state::complete:
+          break;
+      }
+      if (wire::parse_frame(held.first(scan.size), f) != nullptr) return held_frame::broken;
+      begin_ += scan.size;
+      if (f.header.kind == wire::frame_kind::response) return held_frame::whole;
+      if (f.header.kind != wire::frame_kind::goaway) return held_frame::broken;
+      going_away_.store(true, std::memory_order_relaxed);  // noted, and the next frame is looked at
     }
-    if (wire::parse_frame(held.first(scan.size), f) != nullptr) return held_frame::broken;
-    begin_ += scan.size;
-    if (f.header.kind == wire::frame_kind::goaway) {  // noted, and the next frame is looked at
-      going_away_.store(true, std::memory_order_relaxed);
-      return take_frame(f);
-    }
-    if (f.header.kind != wire::frame_kind::response) return held_frame::broken;
-    return held_frame::whole;
   }
 
   // Drops the whole frames held; false if the stream is broken.

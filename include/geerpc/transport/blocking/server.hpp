@@ -84,13 +84,15 @@ class blocking_server_engine {
 
   // Graceful shutdown's first step: no more connections (dials are refused from now on; the
   // acceptor leaves). stop() closes the socket.
-  void stop_accepting() {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_ || !accepting_) return;
-      accepting_ = false;
-    }
+  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
+  bool stop_accepting() {
+    // Under the lock that stop() sets stopping_ under before it ever closes the socket.
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    if (!accepting_) return true;
+    accepting_ = false;
     listen_.shutdown();  // wakes the acceptor, whose accept then fails: it sees accepting_ and leaves
+    return true;
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.
@@ -103,6 +105,13 @@ class blocking_server_engine {
         if (p.connection) open.push_back(p.connection);
     }
     for (auto& connection : open) f(*connection);
+  }
+
+  // Whether the calling thread is one of this server's: stop() from a handler must not join it.
+  bool on_own_thread() const {
+    const auto me = std::this_thread::get_id();
+    std::lock_guard lock(mutex_);  // handlers run on peer threads only
+    return std::any_of(peers_.begin(), peers_.end(), [&](const peer& p) { return p.id == me; });
   }
 
   std::size_t connection_count() const {
@@ -119,13 +128,6 @@ class blocking_server_engine {
     std::thread::id id;  // set once, when it starts; compared by stop() from a handler
     bool done = false;   // the thread has returned and can be joined without waiting
   };
-
-  // Whether the calling thread is one of this server's: stop() from a handler must not join it.
-  bool on_own_thread() const {
-    const auto me = std::this_thread::get_id();
-    std::lock_guard lock(mutex_);  // handlers run on peer threads only
-    return std::any_of(peers_.begin(), peers_.end(), [&](const peer& p) { return p.id == me; });
-  }
 
   void accept_loop() {
     for (;;) {

@@ -92,7 +92,7 @@ class threaded_server_engine {
   // threads are joined by the next stop() from outside, at the latest by the destructor.
   void stop() {
     begin_stop();
-    if (on_pool_thread()) return;
+    if (on_own_thread()) return;
     std::lock_guard joining(join_mutex_);
     // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
     // joined; a handler's stop() meanwhile still finds its own thread in them.
@@ -131,15 +131,17 @@ class threaded_server_engine {
 
   // Graceful shutdown's first step: no more connections. The listening socket leaves the poller
   // and is shut down (dials are refused from now on); stop() closes it.
-  void stop_accepting() {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_ || !accepting_) return;
-      accepting_ = false;
-    }
+  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
+  bool stop_accepting() {
     if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
+    // Under the lock that stop() sets stopping_ under before it ever closes the socket.
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    if (!accepting_) return true;
+    accepting_ = false;
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listen_.get(), nullptr);
     listen_.shutdown();
+    return true;
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.
@@ -151,6 +153,14 @@ class threaded_server_engine {
       for (auto& [raw, connection] : connections_) open.push_back(connection);
     }
     for (auto& connection : open) f(*connection);
+  }
+
+  // Whether the calling thread is one of this server's (a handler's).
+  bool on_own_thread() const {
+    std::lock_guard lock(mutex_);
+    const auto me = std::this_thread::get_id();
+    const auto mine = [&](const worker& w) { return w.id == me; };
+    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
   }
 
   std::size_t connection_count() const {
@@ -205,13 +215,6 @@ class threaded_server_engine {
       for (auto& [raw, connection] : connections_) open.push_back(connection);
     }
     for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
-  }
-
-  bool on_pool_thread() const {
-    std::lock_guard lock(mutex_);
-    const auto me = std::this_thread::get_id();
-    const auto mine = [&](const worker& w) { return w.id == me; };
-    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
   }
 
   // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
