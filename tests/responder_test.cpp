@@ -62,6 +62,42 @@ struct Front {
     kept_count.add();
   }
 };
+// Handlers that exercise a responder's edges, each found by a review.
+struct Edges {
+  std::mutex mutex;
+  std::string seen_after_answer;
+  std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> on_stop;
+  std::vector<std::unique_ptr<geerpc::responder<int>>> held;
+  test::counter dropped_on_stop;
+
+  // Answers with what converts to R: a string literal for a std::string, an int for an int64.
+  void name(geerpc::responder<std::string> reply) { reply("alice"); }
+  void wide(geerpc::responder<std::int64_t> reply) { reply(5); }
+  // Answers first, then reads its call context: still valid until the handler returns. The
+  // argument is large enough that a released request's buffer would be freed, not kept.
+  void answer_then_read(const std::string& big, const geerpc::call_context& ctx, geerpc::responder<std::size_t> reply) {
+    reply(big.size());
+    std::lock_guard lock(mutex);
+    seen_after_answer = std::string(ctx.metadata("user").value_or("(none)"));
+  }
+  // Drops its responder when its stop_token fires: inside the server's deadline callback.
+  void drop_on_stop(const std::string&, geerpc::responder<int> reply) {
+    std::lock_guard lock(mutex);
+    auto& kept = held.emplace_back(std::make_unique<geerpc::responder<int>>(std::move(reply)));
+    geerpc::responder<int>* raw = kept.get();
+    on_stop.push_back(std::make_unique<std::stop_callback<std::function<void()>>>(
+        raw->stop_token(), std::function<void()>([this, raw] {
+          geerpc::responder<int> gone = std::move(*raw);  // destroyed at the end of this callback
+          dropped_on_stop.add();
+        })));
+  }
+};
+using EdgesApi = geerpc::service<"Edges",                                                     //
+                                 geerpc::method<"Name", &Edges::name>,                        //
+                                 geerpc::method<"Wide", &Edges::wide>,                        //
+                                 geerpc::method<"AnswerThenRead", &Edges::answer_then_read>,  //
+                                 geerpc::method<"DropOnStop", &Edges::drop_on_stop>>;
+
 using FrontApi = geerpc::service<"Front",                                                       //
                                  geerpc::method<"Twice", &Front::twice>,                        //
                                  geerpc::method<"Ping", &Front::ping>,                          //
@@ -137,6 +173,8 @@ TEMPLATE_TEST_CASE(
   CHECK(server.inflight() == 1);  // answered, but held by its responder
   reply(5);                       // too late: dropped
   CHECK(reply.answered());
+  CHECK(server.inflight() == 1);  // released once the responder is gone
+  front.kept.clear();
   CHECK(server.inflight() == 0);
   CHECK(client.template try_call<void>("Front.Ping").has_value());  // the connection is fine
 }
@@ -166,4 +204,28 @@ TEST_CASE("stop() fires a held responder's stop_token and returns once the respo
   REQUIRE(stopped.wait());
   stopping.join();
   CHECK(pending.try_get().code() == geerpc::errc::connection_closed);
+}
+
+TEMPLATE_TEST_CASE(
+    "a responder's answer converts to R; the call context outlives an answer given inside the handler; "
+    "a responder dropped inside the deadline callback releases its call",
+    "[responder]", GEERPC_TRANSPORTS) {
+  Edges edges;
+  geerpc::basic_server<TestType> server;
+  server.template add<EdgesApi>(edges);
+  auto client = geerpc::dial<TestType>(server.listen("127.0.0.1:0"), {.handle_timeout = 50ms});
+  CHECK(client.template call<std::string>("Edges.Name") == "alice");
+  CHECK(client.template call<std::int64_t>("Edges.Wide") == 5);
+  const std::string big(70000, 'b');
+  CHECK(client.template call<std::size_t>(geerpc::with_metadata("user", "ada"), "Edges.AnswerThenRead", big) == 70000);
+  {
+    std::lock_guard lock(edges.mutex);
+    CHECK(edges.seen_after_answer == "ada");
+  }
+  const auto timed_out = client.template try_call<int>("Edges.DropOnStop", big);
+  CHECK(timed_out.code() == geerpc::errc::handle_timeout);
+  REQUIRE(edges.dropped_on_stop.wait_for_at_least(1));
+  CHECK(test::eventually([&] { return server.inflight() == 0; }));
+  std::lock_guard lock(edges.mutex);
+  edges.on_stop.clear();
 }

@@ -14,8 +14,17 @@
 // those but the answer fire the responder's stop_token(). A responder destroyed without answering
 // (the last one, if it was moved) answers errc::remote_error, "rpc server: the handler dropped its
 // responder without answering"; a handler that throws before answering answers remote_error with
-// the exception's what(). Until the responder answers or is destroyed, the call counts in flight
-// (server_options::max_inflight) and server.stop() waits for it, after firing its stop_token.
+// the exception's what().
+//
+// The call is released (its slot among server_options::max_inflight, its bytes) once the handler
+// has returned and the responder is destroyed; the call_context the handler got stays valid until
+// the handler returns, even if the responder answered meanwhile. server.stop() fires the stop_token
+// of every responder still held, and waits until each is destroyed.
+//
+// Do not answer or destroy a responder while holding a lock that a callback registered on its
+// stop_token takes: the server's timer may be running that callback, and waits for it first. On
+// the blocking transport, a deferred reply too large for the socket's buffer waits for the
+// connection's thread to send the rest, at its next request (or for write_timeout).
 #pragma once
 
 #include <atomic>
@@ -34,19 +43,22 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// Where a deferred reply goes: the server fills it in (server/connection.hpp). `complete` sends the
+// Where a deferred reply goes: the server fills it in (server/connection.hpp). `respond` sends the
 // response (status 0 with `value` encoded by `encode`, or an error) unless the call was answered
-// already, then releases the call; it is called exactly once.
+// already; it is called at most once. `release` lets the server finish the call (its slot, its
+// bytes, the context the handler saw); it is called exactly once, after `respond` if at all, when
+// both the responder and the handler are done with it.
 struct deferred_target {
   using encode_fn = void (*)(const void* value, std::vector<std::byte>& out);
   void* request = nullptr;
-  void (*complete)(void* request, std::uint8_t status, std::string_view message, const void* value,
-                   encode_fn encode) noexcept = nullptr;
+  void (*respond)(void* request, std::uint8_t status, std::string_view message, const void* value,
+                  encode_fn encode) noexcept = nullptr;
+  void (*release)(void* request) noexcept = nullptr;
   std::stop_token stop;
 };
 
 // Shared by the responder and the invoker that made it (which answers with a handler's exception):
-// the last of them to let go answers, if nobody has.
+// the last of them to let go answers, if nobody has, and releases the call.
 class deferred_state {
  public:
   deferred_state(deferred_target target, deferred_target::encode_fn encode) noexcept
@@ -57,15 +69,16 @@ class deferred_state {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     fail(static_cast<std::uint8_t>(errc::remote_error),
          "rpc server: the handler dropped its responder without answering");
+    target_.release(target_.request);
     delete this;
   }
   // The first answer wins; later ones do nothing.
   void answer(const void* value) noexcept {
-    if (!answered_.exchange(true, std::memory_order_acq_rel)) target_.complete(target_.request, 0, {}, value, encode_);
+    if (!answered_.exchange(true, std::memory_order_acq_rel)) target_.respond(target_.request, 0, {}, value, encode_);
   }
   void fail(std::uint8_t status, std::string_view message) noexcept {
     if (!answered_.exchange(true, std::memory_order_acq_rel))
-      target_.complete(target_.request, status, message, nullptr, nullptr);
+      target_.respond(target_.request, status, message, nullptr, nullptr);
   }
   bool answered() const noexcept { return answered_.load(std::memory_order_acquire); }
   const std::stop_token& stop_token() const noexcept { return target_.stop; }
@@ -100,8 +113,9 @@ class responder {
 
   // Answers with `value` (R not void) or with success (R void). Safe from any thread; only the
   // first answer of a call counts, and a call already answered (timed out, cancelled) drops it.
+  // (V is R: an argument of another type converts to R first, so that what is encoded is an R.)
   template <class V = R>
-  requires(!std::is_void_v<V>) void operator()(const V& value) {
+  requires(!std::is_void_v<V>) void operator()(const std::type_identity_t<V>& value) {
     if (state_ != nullptr) state_->answer(&value);
   }
   template <class V = R>
@@ -126,8 +140,9 @@ class responder {
   bool answered() const noexcept { return state_ == nullptr || state_->answered(); }
   explicit operator bool() const noexcept { return state_ != nullptr; }
 
-  // detail: made by the server, holding one reference to `state`.
-  explicit responder(detail::deferred_state* state) noexcept : state_(state) {}
+  // Made by the server (detail::invoker), holding one reference to `state`.
+  struct from_server {};
+  responder(from_server, detail::deferred_state* state) noexcept : state_(state) {}
 
  private:
   void reset() noexcept {

@@ -3145,27 +3145,39 @@ GEERPC_END_NAMESPACE
 // those but the answer fire the responder's stop_token(). A responder destroyed without answering
 // (the last one, if it was moved) answers errc::remote_error, "rpc server: the handler dropped its
 // responder without answering"; a handler that throws before answering answers remote_error with
-// the exception's what(). Until the responder answers or is destroyed, the call counts in flight
-// (server_options::max_inflight) and server.stop() waits for it, after firing its stop_token.
+// the exception's what().
+//
+// The call is released (its slot among server_options::max_inflight, its bytes) once the handler
+// has returned and the responder is destroyed; the call_context the handler got stays valid until
+// the handler returns, even if the responder answered meanwhile. server.stop() fires the stop_token
+// of every responder still held, and waits until each is destroyed.
+//
+// Do not answer or destroy a responder while holding a lock that a callback registered on its
+// stop_token takes: the server's timer may be running that callback, and waits for it first. On
+// the blocking transport, a deferred reply too large for the socket's buffer waits for the
+// connection's thread to send the rest, at its next request (or for write_timeout).
 
 
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// Where a deferred reply goes: the server fills it in (server/connection.hpp). `complete` sends the
+// Where a deferred reply goes: the server fills it in (server/connection.hpp). `respond` sends the
 // response (status 0 with `value` encoded by `encode`, or an error) unless the call was answered
-// already, then releases the call; it is called exactly once.
+// already; it is called at most once. `release` lets the server finish the call (its slot, its
+// bytes, the context the handler saw); it is called exactly once, after `respond` if at all, when
+// both the responder and the handler are done with it.
 struct deferred_target {
   using encode_fn = void (*)(const void* value, std::vector<std::byte>& out);
   void* request = nullptr;
-  void (*complete)(void* request, std::uint8_t status, std::string_view message, const void* value,
-                   encode_fn encode) noexcept = nullptr;
+  void (*respond)(void* request, std::uint8_t status, std::string_view message, const void* value,
+                  encode_fn encode) noexcept = nullptr;
+  void (*release)(void* request) noexcept = nullptr;
   std::stop_token stop;
 };
 
 // Shared by the responder and the invoker that made it (which answers with a handler's exception):
-// the last of them to let go answers, if nobody has.
+// the last of them to let go answers, if nobody has, and releases the call.
 class deferred_state {
  public:
   deferred_state(deferred_target target, deferred_target::encode_fn encode) noexcept
@@ -3176,15 +3188,16 @@ class deferred_state {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     fail(static_cast<std::uint8_t>(errc::remote_error),
          "rpc server: the handler dropped its responder without answering");
+    target_.release(target_.request);
     delete this;
   }
   // The first answer wins; later ones do nothing.
   void answer(const void* value) noexcept {
-    if (!answered_.exchange(true, std::memory_order_acq_rel)) target_.complete(target_.request, 0, {}, value, encode_);
+    if (!answered_.exchange(true, std::memory_order_acq_rel)) target_.respond(target_.request, 0, {}, value, encode_);
   }
   void fail(std::uint8_t status, std::string_view message) noexcept {
     if (!answered_.exchange(true, std::memory_order_acq_rel))
-      target_.complete(target_.request, status, message, nullptr, nullptr);
+      target_.respond(target_.request, status, message, nullptr, nullptr);
   }
   bool answered() const noexcept { return answered_.load(std::memory_order_acquire); }
   const std::stop_token& stop_token() const noexcept { return target_.stop; }
@@ -3219,8 +3232,9 @@ class responder {
 
   // Answers with `value` (R not void) or with success (R void). Safe from any thread; only the
   // first answer of a call counts, and a call already answered (timed out, cancelled) drops it.
+  // (V is R: an argument of another type converts to R first, so that what is encoded is an R.)
   template <class V = R>
-  requires(!std::is_void_v<V>) void operator()(const V& value) {
+  requires(!std::is_void_v<V>) void operator()(const std::type_identity_t<V>& value) {
     if (state_ != nullptr) state_->answer(&value);
   }
   template <class V = R>
@@ -3245,8 +3259,9 @@ class responder {
   bool answered() const noexcept { return state_ == nullptr || state_->answered(); }
   explicit operator bool() const noexcept { return state_ != nullptr; }
 
-  // detail: made by the server, holding one reference to `state`.
-  explicit responder(detail::deferred_state* state) noexcept : state_(state) {}
+  // Made by the server (detail::invoker), holding one reference to `state`.
+  struct from_server {};
+  responder(from_server, detail::deferred_state* state) noexcept : state_(state) {}
 
  private:
   void reset() noexcept {
@@ -4534,7 +4549,8 @@ struct invoker {
         target.stop = stop;  // the responder's stop_token()
         state = new deferred_state(std::move(target), &encode_erased<Codec, result_type>);
         state->retain();  // one for the responder, one kept here
-        call(impl, arguments, stop, context, typename Method::responder_type(state));
+        call(impl, arguments, stop, context,
+             typename Method::responder_type(typename Method::responder_type::from_server{}, state));
         state->release();
         return {0, true, {}};
       } else if constexpr (std::is_void_v<result_type>) {
@@ -6839,7 +6855,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       const call_context context = self.context_of(*request);
       invoke_outcome outcome;
       if (!self.intercepted() || !self.refused_before(context, outcome)) {
-        const deferred_target later{request, &complete_deferred, {}};
+        const deferred_target later{request, &respond_deferred, &release_deferred, {}};
         outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
         // A handler that took a responder: the responder answers and finishes the request, maybe
         // already (from inside the handler, which may have used this thread's frame too).
@@ -6852,32 +6868,34 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
   // A responder's answer (responder.hpp): the response, unless the request was answered already
-  // (its deadline, a cancel), then the request's release. Exactly once per deferred request.
-  static void complete_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
-                                deferred_target::encode_fn encode) noexcept {
+  // (its deadline, a cancel). At most once per deferred request; release_deferred() finishes it
+  // later, once the responder and the handler are both done with it.
+  static void respond_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
+                               deferred_target::encode_fn encode) noexcept {
     auto* request = static_cast<server_request*>(raw);
-    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request is completed once");
+    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request answered after its release");
     server_connection& self = *request->connection;
-    if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
-      try {
-        std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
-        wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
-        invoke_outcome outcome{status, false, std::string(message)};
-        if (status == 0 && encode != nullptr) {
-          try {
-            encode(value, frame);
-          } catch (const std::exception& e) {
-            outcome = invoke_outcome::failure(errc::remote_error,
-                                              std::string("rpc server: the reply did not encode: ") + e.what());
-          }
+    if (request->state.load(std::memory_order_acquire) != server_request::running || self.closed()) return;
+    try {
+      std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+      wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+      invoke_outcome outcome{status, false, std::string(message)};
+      if (status == 0 && encode != nullptr) {
+        try {
+          encode(value, frame);
+        } catch (const std::exception& e) {
+          outcome = invoke_outcome::failure(errc::remote_error,
+                                            std::string("rpc server: the reply did not encode: ") + e.what());
+        } catch (...) {
+          outcome = invoke_outcome::failure(errc::remote_error, "rpc server: the reply did not encode");
         }
-        self.answer(*request, std::move(outcome), frame, false);
-        trim_scratch(frame);
-      } catch (...) {  // no memory for the response: the request is released, its caller's deadline ends the call
       }
+      self.answer(*request, std::move(outcome), frame, false);
+      trim_scratch(frame);
+    } catch (...) {  // no memory for the response: the caller's deadline, or the connection's end, ends the call
     }
-    finish(request);
   }
+  static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   static void finish(server_request* request) {
@@ -6889,22 +6907,30 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Then the interceptors' `after`, which reads what the answer's claimer recorded: a timer's
     // record is ours once cancel() returned, a cancel frame's is written under inflight_mutex_.
     if (request->connection->intercepted()) request->connection->report(*request);
-    // Held to the end: this may be the connection's last reference, and the request may go back
-    // into the connection's pool.
-    const std::shared_ptr<server_connection> connection = std::move(request->connection);
-    server_connection& self = *connection;
-    self.release_queued(*request);  // if it never ran
+    // This may be the connection's last reference, and the request may go back into the
+    // connection's pool.
+    std::shared_ptr<server_connection> connection = std::move(request->connection);
+    server_context& context = connection->context_;
     {
+      server_connection& self = *connection;
+      self.release_queued(*request);  // if it never ran
       std::lock_guard lock(self.inflight_mutex_);
       server_request* const registered = self.inflight_.erase(request->seq);
       GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
       self.recycle(request);
     }
-    const std::size_t before = self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
-    GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    if (before == 1 && self.context_.draining.load(std::memory_order_relaxed)) [[unlikely]] {
-      std::lock_guard lock(self.context_.drain_mutex);
-      self.context_.drained.notify_all();
+    connection.reset();  // before the count below: a stopping server waits for it, then goes
+    // Last: a stop() waiting for the count (a responder's request finishes on any thread) may free
+    // the context as soon as it reads 0. While draining, the count drops under the lock its waiter
+    // reads it under, and the waiter is woken; otherwise it looks again within a few milliseconds.
+    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
+      std::lock_guard lock(context.drain_mutex);
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+      context.drained.notify_all();
+    } else {
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
     }
   }
 
@@ -7245,11 +7271,16 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static constexpr const char* going_away_message = "rpc server: shutting down: the call was not run";
 
   // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
+  // From a deadline callback. The stop callbacks request_stop() runs may release the request (a
+  // responder dropped there finishes it): everything needed after them is copied first, and the
+  // answer goes out before them.
   void answer_error(server_request& request, errc code, const std::string& message) {
     if (!claim(request)) return;
     if (intercepted()) record(request, static_cast<std::uint8_t>(code), message);
-    if (request.stop) request.stop->request_stop();
+    const std::shared_ptr<server_connection> keep = shared_from_this();
+    std::optional<std::stop_source> stop = request.stop;
     answer_now(request.seq, code, message);
+    if (stop) stop->request_stop();
   }
 
   // An error text cut to what the client reads, so that an error response (a long exception message,

@@ -272,7 +272,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       const call_context context = self.context_of(*request);
       invoke_outcome outcome;
       if (!self.intercepted() || !self.refused_before(context, outcome)) {
-        const deferred_target later{request, &complete_deferred, {}};
+        const deferred_target later{request, &respond_deferred, &release_deferred, {}};
         outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
         // A handler that took a responder: the responder answers and finishes the request, maybe
         // already (from inside the handler, which may have used this thread's frame too).
@@ -285,32 +285,34 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
   // A responder's answer (responder.hpp): the response, unless the request was answered already
-  // (its deadline, a cancel), then the request's release. Exactly once per deferred request.
-  static void complete_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
-                                deferred_target::encode_fn encode) noexcept {
+  // (its deadline, a cancel). At most once per deferred request; release_deferred() finishes it
+  // later, once the responder and the handler are both done with it.
+  static void respond_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
+                               deferred_target::encode_fn encode) noexcept {
     auto* request = static_cast<server_request*>(raw);
-    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request is completed once");
+    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request answered after its release");
     server_connection& self = *request->connection;
-    if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
-      try {
-        std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
-        wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
-        invoke_outcome outcome{status, false, std::string(message)};
-        if (status == 0 && encode != nullptr) {
-          try {
-            encode(value, frame);
-          } catch (const std::exception& e) {
-            outcome = invoke_outcome::failure(errc::remote_error,
-                                              std::string("rpc server: the reply did not encode: ") + e.what());
-          }
+    if (request->state.load(std::memory_order_acquire) != server_request::running || self.closed()) return;
+    try {
+      std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+      wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+      invoke_outcome outcome{status, false, std::string(message)};
+      if (status == 0 && encode != nullptr) {
+        try {
+          encode(value, frame);
+        } catch (const std::exception& e) {
+          outcome = invoke_outcome::failure(errc::remote_error,
+                                            std::string("rpc server: the reply did not encode: ") + e.what());
+        } catch (...) {
+          outcome = invoke_outcome::failure(errc::remote_error, "rpc server: the reply did not encode");
         }
-        self.answer(*request, std::move(outcome), frame, false);
-        trim_scratch(frame);
-      } catch (...) {  // no memory for the response: the request is released, its caller's deadline ends the call
       }
+      self.answer(*request, std::move(outcome), frame, false);
+      trim_scratch(frame);
+    } catch (...) {  // no memory for the response: the caller's deadline, or the connection's end, ends the call
     }
-    finish(request);
   }
+  static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   static void finish(server_request* request) {
@@ -322,22 +324,30 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Then the interceptors' `after`, which reads what the answer's claimer recorded: a timer's
     // record is ours once cancel() returned, a cancel frame's is written under inflight_mutex_.
     if (request->connection->intercepted()) request->connection->report(*request);
-    // Held to the end: this may be the connection's last reference, and the request may go back
-    // into the connection's pool.
-    const std::shared_ptr<server_connection> connection = std::move(request->connection);
-    server_connection& self = *connection;
-    self.release_queued(*request);  // if it never ran
+    // This may be the connection's last reference, and the request may go back into the
+    // connection's pool.
+    std::shared_ptr<server_connection> connection = std::move(request->connection);
+    server_context& context = connection->context_;
     {
+      server_connection& self = *connection;
+      self.release_queued(*request);  // if it never ran
       std::lock_guard lock(self.inflight_mutex_);
       server_request* const registered = self.inflight_.erase(request->seq);
       GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
       self.recycle(request);
     }
-    const std::size_t before = self.context_.inflight.fetch_sub(1, std::memory_order_relaxed);
-    GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    if (before == 1 && self.context_.draining.load(std::memory_order_relaxed)) [[unlikely]] {
-      std::lock_guard lock(self.context_.drain_mutex);
-      self.context_.drained.notify_all();
+    connection.reset();  // before the count below: a stopping server waits for it, then goes
+    // Last: a stop() waiting for the count (a responder's request finishes on any thread) may free
+    // the context as soon as it reads 0. While draining, the count drops under the lock its waiter
+    // reads it under, and the waiter is woken; otherwise it looks again within a few milliseconds.
+    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
+      std::lock_guard lock(context.drain_mutex);
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+      context.drained.notify_all();
+    } else {
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
     }
   }
 
@@ -678,11 +688,16 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   static constexpr const char* going_away_message = "rpc server: shutting down: the call was not run";
 
   // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
+  // From a deadline callback. The stop callbacks request_stop() runs may release the request (a
+  // responder dropped there finishes it): everything needed after them is copied first, and the
+  // answer goes out before them.
   void answer_error(server_request& request, errc code, const std::string& message) {
     if (!claim(request)) return;
     if (intercepted()) record(request, static_cast<std::uint8_t>(code), message);
-    if (request.stop) request.stop->request_stop();
+    const std::shared_ptr<server_connection> keep = shared_from_this();
+    std::optional<std::stop_source> stop = request.stop;
     answer_now(request.seq, code, message);
+    if (stop) stop->request_stop();
   }
 
   // An error text cut to what the client reads, so that an error response (a long exception message,

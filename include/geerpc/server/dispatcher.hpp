@@ -73,7 +73,8 @@ struct invoker {
         target.stop = stop;  // the responder's stop_token()
         state = new deferred_state(std::move(target), &encode_erased<Codec, result_type>);
         state->retain();  // one for the responder, one kept here
-        call(impl, arguments, stop, context, typename Method::responder_type(state));
+        call(impl, arguments, stop, context,
+             typename Method::responder_type(typename Method::responder_type::from_server{}, state));
         state->release();
         return {0, true, {}};
       } else if constexpr (std::is_void_v<result_type>) {
