@@ -99,6 +99,15 @@ inline const std::error_category& category() noexcept {
 
 inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
 
+namespace detail {
+// The errc a code a user chose travels as: itself when it is one of geerpc's, remote_error otherwise.
+inline errc wire_errc(const std::error_code& code) noexcept {
+  const bool ours =
+      code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
+  return ours ? static_cast<errc>(code.value()) : errc::remote_error;
+}
+}  // namespace detail
+
 // What a failed call carries: the code to branch on and the message to show (GeeRPC's wording, or the
 // text a remote handler threw).
 struct error {

@@ -127,11 +127,7 @@ class responder {
   void fail(errc code, std::string_view message) {
     if (state_ != nullptr) state_->fail(static_cast<std::uint8_t>(code), message);
   }
-  void fail(const error& e) {
-    const bool ours = e.code && e.code.category() == category() && e.code.value() > 0 &&
-                      e.code.value() <= static_cast<int>(last_errc);
-    fail(ours ? static_cast<errc>(e.code.value()) : errc::remote_error, e.message);
-  }
+  void fail(const error& e) { fail(detail::wire_errc(e.code), e.message); }
 
   // Fires when the call no longer wants an answer: its handle timeout or deadline passed, it was
   // cancelled, its connection closed, or the server is stopping.

@@ -533,6 +533,15 @@ inline const std::error_category& category() noexcept {
 
 inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
 
+namespace detail {
+// The errc a code a user chose travels as: itself when it is one of geerpc's, remote_error otherwise.
+inline errc wire_errc(const std::error_code& code) noexcept {
+  const bool ours =
+      code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
+  return ours ? static_cast<errc>(code.value()) : errc::remote_error;
+}
+}  // namespace detail
+
 // What a failed call carries: the code to branch on and the message to show (GeeRPC's wording, or the
 // text a remote handler threw).
 struct error {
@@ -3246,11 +3255,7 @@ class responder {
   void fail(errc code, std::string_view message) {
     if (state_ != nullptr) state_->fail(static_cast<std::uint8_t>(code), message);
   }
-  void fail(const error& e) {
-    const bool ours = e.code && e.code.category() == category() && e.code.value() > 0 &&
-                      e.code.value() <= static_cast<int>(last_errc);
-    fail(ours ? static_cast<errc>(e.code.value()) : errc::remote_error, e.message);
-  }
+  void fail(const error& e) { fail(detail::wire_errc(e.code), e.message); }
 
   // Fires when the call no longer wants an answer: its handle timeout or deadline passed, it was
   // cancelled, its connection closed, or the server is stopping.
@@ -6998,12 +7003,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       }
       if (!refusal) continue;
       const std::error_code& code = refusal->code;
-      const bool ours =
-          code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
-      outcome = invoke_outcome::failure(ours ? static_cast<errc>(code.value()) : errc::remote_error,
-                                        !refusal->message.empty() ? std::move(refusal->message)
-                                        : code                    ? code.message()
-                                                                  : "rpc server: the call was refused");
+      outcome = invoke_outcome::failure(wire_errc(code), !refusal->message.empty() ? std::move(refusal->message)
+                                                         : code                    ? code.message()
+                                                                : "rpc server: the call was refused");
       return true;
     }
     return false;

@@ -415,12 +415,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       }
       if (!refusal) continue;
       const std::error_code& code = refusal->code;
-      const bool ours =
-          code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
-      outcome = invoke_outcome::failure(ours ? static_cast<errc>(code.value()) : errc::remote_error,
-                                        !refusal->message.empty() ? std::move(refusal->message)
-                                        : code                    ? code.message()
-                                                                  : "rpc server: the call was refused");
+      outcome = invoke_outcome::failure(wire_errc(code), !refusal->message.empty() ? std::move(refusal->message)
+                                                         : code                    ? code.message()
+                                                                : "rpc server: the call was refused");
       return true;
     }
     return false;
