@@ -66,6 +66,7 @@ struct Front {
 struct Edges {
   std::mutex mutex;
   std::string seen_after_answer;
+  test::counter read_after_answer;  // the reply may reach the caller before the handler reads
   std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> on_stop;
   std::vector<std::unique_ptr<geerpc::responder<int>>> held;
   test::counter dropped_on_stop;
@@ -79,6 +80,7 @@ struct Edges {
     reply(big.size());
     std::lock_guard lock(mutex);
     seen_after_answer = std::string(ctx.metadata("user").value_or("(none)"));
+    read_after_answer.add();
   }
   // Drops its responder when its stop_token fires: inside the server's deadline callback.
   void drop_on_stop(const std::string&, geerpc::responder<int> reply) {
@@ -218,6 +220,7 @@ TEMPLATE_TEST_CASE(
   CHECK(client.template call<std::int64_t>("Edges.Wide") == 5);
   const std::string big(70000, 'b');
   CHECK(client.template call<std::size_t>(geerpc::with_metadata("user", "ada"), "Edges.AnswerThenRead", big) == 70000);
+  REQUIRE(edges.read_after_answer.wait_for_at_least(1));
   {
     std::lock_guard lock(edges.mutex);
     CHECK(edges.seen_after_answer == "ada");
