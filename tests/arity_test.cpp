@@ -1,5 +1,6 @@
 // Handlers of any arity: none, one, several, each optionally followed by a std::stop_token; called
 // by name and through typed stubs, synchronously and asynchronously, over every transport.
+#include <atomic>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -13,7 +14,7 @@ using namespace std::chrono_literals;
 namespace {
 
 struct Math {
-  int pings = 0;
+  std::atomic<int> pings{0};  // async calls run their handlers at once
   int ping() { return ++pings; }
   int add(int a, int b) const { return a + b; }
   std::string join(const std::vector<std::string>& words, const std::string& separator) const {
