@@ -1,16 +1,20 @@
 // Fuzzes what a server does with the bytes a client sends: the hello, then frames, through a real
 // server_connection over a socketpair, with requests dispatched to real handlers. Also the client's
-// parser of the hello reply. Nothing may crash, hang or leak.
+// parser of the hello reply, and the HTTP head parser of the RPC port. Nothing may crash, hang or
+// leak.
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <geerpc/geerpc.hpp>
 #include <memory>
 #include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -65,6 +69,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (geerpc::wire::parse_hello_reply_header(input.first<geerpc::wire::hello_reply_header_size>(), reply,
                                                reason_size) == nullptr &&
         reason_size > geerpc::wire::max_reject_reason)
+      std::abort();
+  }
+
+  // The HTTP head parser: a head fed in pieces gets the verdict it gets whole, at the same size.
+  {
+    namespace http = geerpc::wire::http;
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    http::request_head whole;
+    http::request_head pieces;
+    const char* why = nullptr;
+    const http::head_status once = http::parse_request_head(text, whole, why);
+    http::head_parser parser;
+    http::head_status fed = http::head_status::incomplete;
+    const std::size_t step = size == 0 ? 1 : 1 + data[size - 1] % 61;
+    for (std::size_t at = 0; at < size && fed == http::head_status::incomplete;) {
+      at = std::min(size, at + step);
+      fed = parser.feed(text.substr(0, at), pieces, why);
+    }
+    if (once != fed) std::abort();
+    if (once == http::head_status::complete && (whole.size != pieces.size || whole.size > http::max_head ||
+                                                whole.method != pieces.method || whole.target != pieces.target))
       std::abort();
   }
 

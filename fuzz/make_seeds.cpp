@@ -130,6 +130,14 @@ int main(int argc, char** argv) {
   write(root / "handshake", "hello_then_calls",
         hello_bytes + sum + echo + request(3, "Arith.Stop", Args{5, 6}, 1) + cancel + request(4, "Nope.X", Args{}));
   write(root / "handshake", "hello_only", hello_bytes);
+  const auto text = [](std::string_view t) {
+    const auto bytes = std::as_bytes(std::span(t.data(), t.size()));
+    return std::vector<std::byte>(bytes.begin(), bytes.end());
+  };
+  write(root / "handshake", "http_connect_then_calls",
+        text("CONNECT /_geerpc_ HTTP/1.0\r\n\r\n") + hello_bytes + sum + echo);
+  write(root / "handshake", "http_get_debug_page", text("GET /debug/geerpc?x=1 HTTP/1.1\r\nHost: a\r\nX-Y: z\r\n\r\n"));
+  write(root / "handshake", "http_bad_header", text("GET /debug/geerpc/stats.json HTTP/1.1\nHost x\n\n"));
   std::vector<std::byte> reject;
   geerpc::wire::encode_hello_reply({false, 0, "rpc server: unsupported codec 9"}, reject);
   write(root / "handshake", "reply_reject", reject);

@@ -12,6 +12,7 @@ using family = address::family;
 namespace {
 
 address tcp(std::string host, std::uint16_t port) { return {family::tcp, std::move(host), port, {}}; }
+address http(std::string host, std::uint16_t port) { return {family::tcp, std::move(host), port, {}, true}; }
 address unix_path(std::string path) { return {family::unix_path, {}, 0, std::move(path)}; }
 address unix_abstract(std::string name) { return {family::unix_abstract, {}, 0, std::move(name)}; }
 
@@ -22,7 +23,7 @@ std::string message_for(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("address: host:port and tcp@host:port, for names, IPv4 and bracketed IPv6", "[address]") {
+TEST_CASE("address: host:port, tcp@host:port and http@host:port, for names, IPv4 and bracketed IPv6", "[address]") {
   struct row {
     const char* text;
     address expected;
@@ -37,6 +38,9 @@ TEST_CASE("address: host:port and tcp@host:port, for names, IPv4 and bracketed I
       {"tcp@[::1]:8080", tcp("::1", 8080), "[::1]:8080"},
       {"[fe80::1%lo]:1", tcp("fe80::1%lo", 1), "[fe80::1%lo]:1"},
       {"127.0.0.1:0080", tcp("127.0.0.1", 80), "127.0.0.1:80"},
+      {"http@127.0.0.1:80", http("127.0.0.1", 80), "http@127.0.0.1:80"},
+      {"http@[::1]:80", http("::1", 80), "http@[::1]:80"},
+      {"http@localhost:0", http("localhost", 0), "http@localhost:0"},
   };
   for (const auto& r : rows) {
     INFO(r.text);
@@ -68,7 +72,7 @@ TEST_CASE("address: unix@path (absolute or relative) and unix@@name (Linux abstr
 }
 
 TEST_CASE("address: a malformed address gets its reason and the accepted forms", "[address]") {
-  const std::string forms = "use host:port, tcp@host:port, [v6]:port or unix@/path";
+  const std::string forms = "use host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
   struct row {
     const char* text;
     const char* reason;
@@ -109,7 +113,7 @@ TEST_CASE("address: a malformed address gets its reason and the accepted forms",
 }
 
 TEST_CASE("address: common mistakes name the form they probably meant", "[address]") {
-  const std::string forms = "use host:port, tcp@host:port, [v6]:port or unix@/path";
+  const std::string forms = "use host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
   struct row {
     const char* text;
     const char* meant;
@@ -123,9 +127,12 @@ TEST_CASE("address: common mistakes name the form they probably meant", "[addres
       {"tcp://127.0.0.1:80", "tcp@127.0.0.1:80"},
       {"tcp:127.0.0.1:80", "tcp@127.0.0.1:80"},
       {"TCP@localhost:1", "tcp@localhost:1"},
+      {"HTTP@localhost:1", "http@localhost:1"},
+      {"http://localhost:1/_geerpc_", "http@localhost:1"},
       {"tcp://[::1]:80", "tcp@[::1]:80"},
-      {"http://127.0.0.1:80/", "127.0.0.1:80"},  // a URL of another scheme
-      {"/tmp/x.sock", "unix@/tmp/x.sock"},       // a bare path
+      {"http://127.0.0.1:80/", "http@127.0.0.1:80"},  // HTTP: through a CONNECT
+      {"https://127.0.0.1:80/", "127.0.0.1:80"},      // a URL of another scheme
+      {"/tmp/x.sock", "unix@/tmp/x.sock"},            // a bare path
       {"./x.sock", "unix@./x.sock"},
   };
   for (const auto& r : rows) {
@@ -144,12 +151,18 @@ TEST_CASE("address: an unbracketed IPv6 literal is told to use brackets, and how
   CHECK(parsed.error.reason == "an IPv6 host must be in brackets");
   CHECK(parsed.error.suggestion == "[::1]:80");
   CHECK(message_for("tcp@fe80::1:443") ==
-        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, [v6]:port or unix@/path "
+        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, [v6]:port or "
+        "unix@/path "
         "(did you mean [fe80::1]:443?)");
   // A mistake whose meant form is malformed too gets that form's reason instead of a suggestion.
   CHECK(message_for("tcp://::1:80") ==
-        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, [v6]:port or unix@/path "
+        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, [v6]:port or "
+        "unix@/path "
         "(did you mean [::1]:80?)");
+  CHECK(message_for("http@::1:80") ==
+        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, [v6]:port or "
+        "unix@/path (did you mean http@[::1]:80?)");
+  CHECK(parse_address("http@/x.sock").error.reason == "missing port");
   CHECK(parse_address("unix:").error.reason == "missing the socket path after unix@");
   CHECK(parse_address("tcp://127.0.0.1:99999").error.reason == "the port must be a number from 0 to 65535");
   CHECK(parse_address("::1").error.suggestion.empty());  // "::1" is host ":" and port "1": no valid guess

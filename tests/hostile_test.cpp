@@ -104,19 +104,6 @@ TEMPLATE_TEST_CASE("hostile: a bad hello is refused with its reason, then closed
   CHECK(f.others_served());
 }
 
-TEMPLATE_TEST_CASE("hostile: an HTTP request instead of a hello is refused", "[hostile][handshake]",
-                   GEERPC_TRANSPORTS) {
-  hostile_fixture<TestType> f;
-  test::raw_peer peer(f.s.address);
-  const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-  peer.send(std::as_bytes(std::span(http.data(), http.size())));
-  auto reply = peer.read_hello_reply();
-  REQUIRE(reply);
-  CHECK_FALSE(reply->accepted);
-  CHECK(peer.closed_by_peer());
-  CHECK(f.others_served());
-}
-
 TEMPLATE_TEST_CASE("hostile: a truncated hello followed by a close is cleaned up", "[hostile][handshake]",
                    GEERPC_TRANSPORTS) {
   hostile_fixture<TestType> f;

@@ -355,6 +355,25 @@ class raw_peer {
     return out;
   }
 
+  // Everything the server sends until it closes the connection; nullopt if it has not closed
+  // within `limit` (or resets it).
+  std::optional<std::string> read_all(std::chrono::milliseconds limit = 5s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::string out;
+    char buffer[4096];
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
+      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n == 0) return out;
+      if (n < 0) return std::nullopt;
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  void send(std::string_view text) { send(std::as_bytes(std::span(text.data(), text.size()))); }
+
   // True when the server closed the connection (EOF or reset) within `limit`.
   bool closed_by_peer(std::chrono::milliseconds limit = 5s) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -415,14 +434,19 @@ class raw_peer {
 
 // The server's end of the next connection to `l`, once its hello has been read and accepted with
 // `max_frame_size`; null if no client connects within `limit` or the hello does not come.
-inline std::unique_ptr<raw_peer> accept_greeted(listener& l, std::chrono::milliseconds limit = 5s,
-                                                std::uint32_t max_frame_size = geerpc::wire::default_max_frame_size) {
+// The server's end of the next connection to `l`; null if no client connects within `limit`.
+inline std::unique_ptr<raw_peer> accept_raw(listener& l, std::chrono::milliseconds limit = 5s) {
   pollfd p{l.fd(), POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return nullptr;
   const int fd = ::accept4(l.fd(), nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return nullptr;
-  auto peer = std::make_unique<raw_peer>(raw_peer::accepted, fd);
-  if (!peer->read(geerpc::wire::hello_size, limit)) return nullptr;
+  return std::make_unique<raw_peer>(raw_peer::accepted, fd);
+}
+
+inline std::unique_ptr<raw_peer> accept_greeted(listener& l, std::chrono::milliseconds limit = 5s,
+                                                std::uint32_t max_frame_size = geerpc::wire::default_max_frame_size) {
+  auto peer = accept_raw(l, limit);
+  if (!peer || !peer->read(geerpc::wire::hello_size, limit)) return nullptr;
   std::vector<std::byte> reply;
   geerpc::wire::encode_hello_reply({true, max_frame_size, {}}, reply);
   try {

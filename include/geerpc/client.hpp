@@ -625,7 +625,10 @@ class basic_client {
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
-// Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
+// Connects to `address` and completes the handshake within opts.connect_timeout. The address is
+// "host:port", "tcp@host:port", "unix@/path" or "http@host:port" (net/address.hpp): the last asks
+// for the RPC protocol with an HTTP CONNECT first, as GeeRPC's XDial does, and that counts in the
+// connect timeout too.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
@@ -636,6 +639,28 @@ result<basic_client<Transport, Codec>> try_dial(std::string_view address, const 
 template <class Transport = threaded, class Codec = binary_codec>
 basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
   return try_dial<Transport, Codec>(address, opts).value();
+}
+
+// GeeRPC's XDial, by its name: dial() takes the same "transport@address" forms.
+template <class Transport = threaded, class Codec = binary_codec>
+basic_client<Transport, Codec> xdial(std::string_view address, const options& opts = {}) {
+  return dial<Transport, Codec>(address, opts);
+}
+
+// GeeRPC's DialHTTP: dials a TCP address ("host:port" or "tcp@host:port") through an HTTP CONNECT.
+template <class Transport = threaded, class Codec = binary_codec>
+result<basic_client<Transport, Codec>> try_dial_http(std::string_view address, const options& opts = {}) {
+  if (address.starts_with("unix@"))
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial_http \"" + std::string(address) + "\": HTTP CONNECT is for TCP addresses"};
+  if (address.starts_with("tcp@")) address.remove_prefix(4);
+  const std::string via_http = address.starts_with("http@") ? std::string(address) : "http@" + std::string(address);
+  return try_dial<Transport, Codec>(via_http, opts);
+}
+
+template <class Transport = threaded, class Codec = binary_codec>
+basic_client<Transport, Codec> dial_http(std::string_view address, const options& opts = {}) {
+  return try_dial_http<Transport, Codec>(address, opts).value();
 }
 
 using client = basic_client<threaded>;

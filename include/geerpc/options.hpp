@@ -89,6 +89,9 @@ struct server_options {
   // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
   // bytes count among the request's waiting bytes, as its arguments' do.
   std::size_t max_metadata_bytes = 8u << 10;
+  // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
+  // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
+  bool debug_page = true;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted

@@ -3078,6 +3078,9 @@ struct server_options {
   // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
   // bytes count among the request's waiting bytes, as its arguments' do.
   std::size_t max_metadata_bytes = 8u << 10;
+  // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
+  // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
+  bool debug_page = true;
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted
@@ -4467,7 +4470,10 @@ class basic_client {
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
-// Connects to `address` ("host:port") and completes the handshake within opts.connect_timeout.
+// Connects to `address` and completes the handshake within opts.connect_timeout. The address is
+// "host:port", "tcp@host:port", "unix@/path" or "http@host:port" (net/address.hpp): the last asks
+// for the RPC protocol with an HTTP CONNECT first, as GeeRPC's XDial does, and that counts in the
+// connect timeout too.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
@@ -4478,6 +4484,28 @@ result<basic_client<Transport, Codec>> try_dial(std::string_view address, const 
 template <class Transport = threaded, class Codec = binary_codec>
 basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
   return try_dial<Transport, Codec>(address, opts).value();
+}
+
+// GeeRPC's XDial, by its name: dial() takes the same "transport@address" forms.
+template <class Transport = threaded, class Codec = binary_codec>
+basic_client<Transport, Codec> xdial(std::string_view address, const options& opts = {}) {
+  return dial<Transport, Codec>(address, opts);
+}
+
+// GeeRPC's DialHTTP: dials a TCP address ("host:port" or "tcp@host:port") through an HTTP CONNECT.
+template <class Transport = threaded, class Codec = binary_codec>
+result<basic_client<Transport, Codec>> try_dial_http(std::string_view address, const options& opts = {}) {
+  if (address.starts_with("unix@"))
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial_http \"" + std::string(address) + "\": HTTP CONNECT is for TCP addresses"};
+  if (address.starts_with("tcp@")) address.remove_prefix(4);
+  const std::string via_http = address.starts_with("http@") ? std::string(address) : "http@" + std::string(address);
+  return try_dial<Transport, Codec>(via_http, opts);
+}
+
+template <class Transport = threaded, class Codec = binary_codec>
+basic_client<Transport, Codec> dial_http(std::string_view address, const options& opts = {}) {
+  return try_dial_http<Transport, Codec>(address, opts).value();
 }
 
 using client = basic_client<threaded>;
@@ -4641,6 +4669,9 @@ class dispatcher {
   }
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
+  // Every method, sorted by name (by length, then bytes): what the debug page lists.
+  const std::vector<handler_entry>& methods() const noexcept { return methods_; }
+
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
     if (const handler_entry* method = lookup(methods_, name)) return method;
     const std::size_t dot = name.rfind('.');
@@ -5024,6 +5055,9 @@ GEERPC_END_NAMESPACE
 //
 //   host:port  tcp@host:port          a TCP host: an IPv4 literal or a name
 //   [v6]:port  tcp@[v6]:port          an IPv6 literal, in brackets
+//   http@host:port  http@[v6]:port    TCP, where a client first asks for the RPC protocol with an
+//                                     HTTP CONNECT (docs/protocol.md, "HTTP on the RPC port"); a
+//                                     server serves both on any port, so it listens on it as TCP
 //   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
 //   unix@@name                        a Linux abstract Unix socket: a name, no file
 //
@@ -5048,6 +5082,7 @@ struct address {
   std::string host;  // tcp: without brackets
   std::uint16_t port = 0;
   std::string path;
+  bool http_connect = false;  // tcp: "http@", a client sends an HTTP CONNECT before the hello
 
   bool is_unix() const noexcept { return kind != family::tcp; }
   friend bool operator==(const address&, const address&) = default;
@@ -5058,7 +5093,8 @@ struct address {
 inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
 static_assert(max_unix_path == 107, "the messages below say 107");
 
-inline constexpr std::string_view accepted_address_forms = "host:port, tcp@host:port, [v6]:port or unix@/path";
+inline constexpr std::string_view accepted_address_forms =
+    "host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
 
 // Why a text is not an address.
 struct address_error {
@@ -5083,7 +5119,7 @@ struct parsed_address {
   explicit operator bool() const noexcept { return value.has_value(); }
 };
 
-// The canonical text of an address: host:port, [v6]:port, unix@path or unix@@name.
+// The canonical text of an address: host:port, [v6]:port, http@host:port, unix@path or unix@@name.
 inline std::string to_string(const address& a) {
   switch (a.kind) {
     case address::family::unix_path:
@@ -5094,7 +5130,7 @@ inline std::string to_string(const address& a) {
       break;
   }
   const bool v6 = a.host.find(':') != std::string::npos;
-  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+  return (a.http_connect ? "http@" : "") + (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
 }
 
 namespace detail {
@@ -5170,6 +5206,12 @@ inline const char* parse_exact(std::string_view text, address& out, std::string&
   if (text.find('\0') != std::string_view::npos) return "it contains a NUL byte";
   if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
   if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
+  if (text.starts_with("http@")) {
+    const char* bad = parse_host_port(text.substr(5), out, suggestion);
+    if (bad == nullptr) out.http_connect = true;
+    if (!suggestion.empty()) suggestion.insert(0, "http@");
+    return bad;
+  }
   return parse_host_port(text, out, suggestion);
 }
 
@@ -5182,7 +5224,8 @@ inline std::string likely_meant(std::string_view text) {
     std::string_view path = text.substr(5);
     if (path.starts_with("///")) path.remove_prefix(2);
     meant = "unix@" + std::string(path);
-  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@")) {
+  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@") ||
+             starts_with_nocase(text, "http@")) {
     meant = std::string(text);  // a capital letter in the transport
     for (std::size_t i = 0; meant[i] != '@'; ++i)
       if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
@@ -5190,6 +5233,11 @@ inline std::string likely_meant(std::string_view text) {
     std::string_view rest = text.substr(4);
     if (rest.starts_with("//")) rest.remove_prefix(2);
     meant = "tcp@" + std::string(rest);
+  } else if (starts_with_nocase(text, "http://")) {
+    // An HTTP URL: the RPC port through an HTTP CONNECT (any path is dropped: the server's is fixed).
+    std::string_view rest = text.substr(7);
+    rest = rest.substr(0, rest.find('/'));
+    meant = "http@" + std::string(rest);
   } else if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos && scheme > 0) {
     // Another URL (http://host:port/): the host and port it names.
     std::string_view rest = text.substr(scheme + 3);
@@ -5215,7 +5263,7 @@ inline parsed_address parse_address(std::string_view text) {
     result.value = std::move(a);
     return result;
   }
-  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@");
+  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@");
   if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
     // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
     // "/x.sock"): suggest what it meant, or say what is wrong with that.
@@ -5740,6 +5788,12 @@ class stream {
     if (session_ != nullptr) session_->shutdown();
     ::shutdown(fd_.get(), SHUT_RDWR);
   }
+  // Ends the writing side only (after a session's last word): the peer reads what was sent, then
+  // EOF, while what it still sends can be read. Repeatable.
+  void shutdown_write() noexcept {
+    if (session_ != nullptr) session_->shutdown();
+    ::shutdown(fd_.get(), SHUT_WR);
+  }
 
  private:
   // Out of line and cold, so that the inlined plain path stays as small as it was.
@@ -5768,6 +5822,178 @@ inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/stream.hpp
+// ---- begin geerpc/wire/http.hpp
+// geerpc: the HTTP/1.x a server speaks on its RPC port (docs/protocol.md, "HTTP on the RPC port"):
+// a request's head parsed, and a response written. Pure functions over text: no I/O, so they can
+// be fuzzed. Only what the port serves is understood: a request line and header lines, each
+// ending in LF or CRLF, then an empty line; no body is read.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire::http {
+
+inline constexpr std::size_t max_head = 8u << 10;  // request line and headers, line ends included
+
+// A geerpc hello begins with 0x5c; an HTTP request with its method's first letter.
+inline constexpr bool starts_request(char first) noexcept { return first >= 'A' && first <= 'Z'; }
+
+struct request_head {
+  std::string_view method;  // "GET", "CONNECT", ...: views into the parsed text
+  std::string_view target;  // "/debug/geerpc?x=1"
+  std::size_t size = 0;     // bytes of the head, its empty line included
+};
+
+enum class head_status { incomplete, complete, bad, too_large };
+
+namespace detail {
+
+// RFC 9110's tchar: what a method and a header name are made of.
+constexpr bool is_token_char(char c) noexcept {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+constexpr bool is_token(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (const char c : s)
+    if (!is_token_char(c)) return false;
+  return true;
+}
+// A field value: visible ASCII, spaces and tabs, and bytes of UTF-8 (obs-text); no control bytes.
+constexpr bool is_field_value(std::string_view s) noexcept {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) return false;
+  }
+  return true;
+}
+
+// One line without its end (LF, or CRLF); false if a CR stands anywhere but before the LF.
+constexpr bool strip_line_end(std::string_view& line) noexcept {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line.find('\r') == std::string_view::npos;
+}
+
+constexpr bool parse_request_line(std::string_view line, request_head& out, const char*& why) noexcept {
+  const std::size_t first_space = line.find(' ');
+  const std::size_t second_space =
+      first_space == std::string_view::npos ? first_space : line.find(' ', first_space + 1);
+  if (second_space == std::string_view::npos) {
+    why = "the request line is not \"METHOD target HTTP/1.x\"";
+    return false;
+  }
+  const std::string_view method = line.substr(0, first_space);
+  const std::string_view target = line.substr(first_space + 1, second_space - first_space - 1);
+  const std::string_view version = line.substr(second_space + 1);
+  if (!is_token(method)) {
+    why = "the method is not a token";
+    return false;
+  }
+  if (target.empty()) {
+    why = "the request target is empty";
+    return false;
+  }
+  for (const char c : target)
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+      why = "the request target holds a byte that is not visible ASCII";
+      return false;
+    }
+  if (version != "HTTP/1.0" && version != "HTTP/1.1") {
+    why = "the version is not HTTP/1.0 or HTTP/1.1";
+    return false;
+  }
+  out.method = method;
+  out.target = target;
+  return true;
+}
+
+}  // namespace detail
+
+// Parses a request head as its bytes arrive: `text` is every byte received so far (the head at its
+// start), and each call looks only at the lines completed since the last one. complete: `out` is
+// set (views into `text`) and `out.size` bytes were the head; what follows is not looked at.
+// incomplete: the head has not ended yet. bad and too_large: `why` says what is wrong. A bad
+// request line is found as soon as it ends.
+class head_parser {
+ public:
+  constexpr head_status feed(std::string_view text, request_head& out, const char*& why) noexcept {
+    for (;;) {
+      const std::size_t end = text.find('\n', at_);
+      if (end == std::string_view::npos || end + 1 > max_head) {
+        if (end == std::string_view::npos && text.size() < max_head) return head_status::incomplete;
+        why = "the request head is larger than 8 KiB";
+        return head_status::too_large;
+      }
+      std::string_view line = text.substr(at_, end - at_);
+      at_ = end + 1;
+      if (!detail::strip_line_end(line)) {
+        why = "a CR that does not end a line";
+        return head_status::bad;
+      }
+      if (request_line_end_ == 0) {
+        if (!detail::parse_request_line(line, out, why)) return head_status::bad;
+        request_line_end_ = at_;
+        continue;
+      }
+      if (line.empty()) {
+        std::string_view request_line = text.substr(0, request_line_end_ - 1);
+        detail::strip_line_end(request_line);
+        detail::parse_request_line(request_line, out, why);  // checked when it arrived
+        out.size = at_;
+        return head_status::complete;
+      }
+      const std::size_t colon = line.find(':');
+      if (colon == std::string_view::npos || !detail::is_token(line.substr(0, colon))) {
+        why = "a header line is not \"name: value\"";  // a folded line (leading space) is one
+        return head_status::bad;
+      }
+      if (!detail::is_field_value(line.substr(colon + 1))) {
+        why = "a header value holds a control byte";
+        return head_status::bad;
+      }
+    }
+  }
+
+ private:
+  std::size_t at_ = 0;                // where the next line starts
+  std::size_t request_line_end_ = 0;  // just past the request line's LF; 0: not seen yet
+};
+
+// Parses a whole request head at the start of `text` at once (head_parser::feed, once).
+constexpr head_status parse_request_head(std::string_view text, request_head& out, const char*& why) noexcept {
+  head_parser parser;
+  return parser.feed(text, out, why);
+}
+
+// The path of a request target: what comes before its query or fragment.
+constexpr std::string_view target_path(std::string_view target) noexcept {
+  return target.substr(0, target.find_first_of("?#"));
+}
+
+// An HTTP/1.0 response that closes the connection after its body. `extra_headers` are whole lines,
+// each ending in CRLF. With `head_only` (a HEAD request) the body is left out and its length kept.
+inline std::string response(int status, std::string_view reason, std::string_view content_type, std::string_view body,
+                            std::string_view extra_headers = {}, bool head_only = false) {
+  std::string out;
+  out.reserve(128 + extra_headers.size() + (head_only ? 0 : body.size()));
+  out += "HTTP/1.0 ";
+  out += std::to_string(status);
+  out += ' ';
+  out += reason;
+  out += "\r\nContent-Type: ";
+  out += content_type;
+  out += "\r\nContent-Length: ";
+  out += std::to_string(body.size());
+  out += "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n";
+  out += extra_headers;
+  out += "\r\n";
+  if (!head_only) out += body;
+  return out;
+}
+
+}  // namespace wire::http
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/http.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -5825,6 +6051,43 @@ inline std::optional<errc> write_all(net::stream& stream, std::span<const std::b
   return std::nullopt;
 }
 
+// An "http@" address: asks for the RPC protocol with an HTTP CONNECT, as GeeRPC's DialHTTP does,
+// and reads the answer's head exactly (nothing after it is taken from the stream). Any 2xx status
+// is accepted, so Go's net/rpc "200 Connected to Go RPC" is too. Returns nothing on success.
+inline std::optional<error> http_connect(net::stream& stream, const std::optional<net::clock::time_point>& deadline,
+                                         const options& opts, const std::string& where) {
+  static constexpr std::string_view request = "CONNECT /_geerpc_ HTTP/1.0\r\n\r\n";
+  auto failed = write_all(stream, std::as_bytes(std::span(request)), deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the HTTP CONNECT"};
+  // A byte at a time: the head is a few dozen bytes, read once per connection.
+  std::string head;
+  for (;;) {
+    std::byte byte{};
+    failed = read_exactly(stream, std::span(&byte, 1), deadline);
+    if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+    if (failed)
+      return error{make_error_code(errc::connect_failed),
+                   where + "connection closed before the answer to HTTP CONNECT"};
+    head += static_cast<char>(byte);
+    if (head.size() <= 5 && !std::string_view("HTTP/").starts_with(head))
+      return error{make_error_code(errc::protocol_error), where + "the answer to HTTP CONNECT is not HTTP"};
+    if (head.ends_with("\n\n") || head.ends_with("\n\r\n")) break;
+    if (head.size() >= wire::http::max_head)
+      return error{make_error_code(errc::protocol_error), where + "the answer to HTTP CONNECT is larger than 8 KiB"};
+  }
+  std::string_view status_line = std::string_view(head).substr(0, head.find('\n'));
+  if (status_line.ends_with('\r')) status_line.remove_suffix(1);
+  // "HTTP/1.x 2xx reason"
+  const bool two_hundred = status_line.size() >= 12 && status_line[8] == ' ' && status_line[9] == '2' &&
+                           status_line[10] >= '0' && status_line[10] <= '9' && status_line[11] >= '0' &&
+                           status_line[11] <= '9' && (status_line.size() == 12 || status_line[12] == ' ');
+  if (!two_hundred)
+    return error{make_error_code(errc::handshake_rejected),
+                 where + "the server answered HTTP CONNECT with \"" + std::string(status_line.substr(0, 200)) + "\""};
+  return std::nullopt;
+}
+
 // As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
 // nanoseconds::max() fits: it is about 9.2e15 microseconds.
 inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
@@ -5871,6 +6134,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   } catch (const std::exception& e) {
     return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
   }
+
+  if (parsed.value->http_connect)
+    if (auto failed_connect = http_connect(info.stream, deadline, opts, where)) return std::move(*failed_connect);
 
   std::array<std::byte, wire::hello_size> hello{};
   wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
@@ -6634,6 +6900,298 @@ class frame_writer {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_writer.hpp
+// ---- begin geerpc/server/http_door.hpp
+// geerpc: what a server does with a connection whose first byte begins an HTTP request instead of
+// the geerpc hello (docs/protocol.md, "HTTP on the RPC port"):
+//
+//   CONNECT /_geerpc_ HTTP/1.x     "HTTP/1.0 200 Connected to Gee RPC", then the geerpc protocol,
+//                                  hello first, as GeeRPC's DialHTTP expects (its /_geeprc_ too)
+//   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
+//   GET /debug/geerpc/stats.json   the same as JSON
+//   another path                   404; another method on one of these paths: 405
+//
+// Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
+// connection. The head (at most 8 KiB) must arrive within server_options::handshake_timeout,
+// which, after a CONNECT, also covers the hello that follows.
+
+
+// ---- begin geerpc/server/debug_page.hpp
+// geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
+// JSON (GET /debug/geerpc/stats.json): its services and methods, what it holds now, and the limits
+// in force. Plain HTML with no scripts and no external assets, so that it reads anywhere.
+//
+// The JSON is written here rather than by a JSON library: the core depends on Boost alone, and
+// what is written is a fixed shape of numbers and escaped strings.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+inline void append_html_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+inline void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(u));
+      out += escaped;
+    } else {
+      out += c;  // UTF-8 passes as it is (method names are the program's own text)
+    }
+  }
+  out += '"';
+}
+
+inline std::string fingerprint_text(std::uint32_t fingerprint) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", fingerprint);
+  return text;
+}
+
+// What the page shows, gathered once so that the HTML and the JSON say the same.
+struct debug_snapshot {
+  struct method_row {
+    std::string name;
+    std::string fingerprint;  // 8 hex digits; "none" for a method without one
+    bool takes_stop_token = false;
+  };
+  struct number {
+    const char* key;    // the JSON name
+    const char* label;  // the page's words
+    std::string text;   // as the page shows it
+    std::uint64_t value = 0;
+  };
+  std::vector<method_row> methods;
+  std::vector<number> now;     // what the server holds at this moment
+  std::vector<number> limits;  // server_options in force
+
+  static number count(const char* key, const char* label, std::uint64_t value) {
+    return {key, label, std::to_string(value), value};
+  }
+  static number bytes(const char* key, const char* label, std::uint64_t value) {
+    return {key, label, std::to_string(value) + " B", value};
+  }
+  // A timeout: its value in nanoseconds in the JSON (0: none), and Go's text on the page.
+  static number timeout(const char* key, const char* label, std::chrono::nanoseconds value) {
+    const bool none = value <= std::chrono::nanoseconds::zero();
+    return {key, label, none ? "none" : duration_text(value), none ? 0 : static_cast<std::uint64_t>(value.count())};
+  }
+
+  explicit debug_snapshot(const server_context& context) {
+    if (context.handlers != nullptr)
+      for (const handler_entry& entry : context.handlers->methods())
+        methods.push_back({entry.name, entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint),
+                           entry.takes_stop_token});
+    now = {
+        count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
+        bytes("queued_request_bytes", "request bytes waiting for a handler",
+              context.queued_request_bytes.load(std::memory_order_relaxed)),
+        bytes("pending_output_bytes", "reply bytes waiting to be sent",
+              context.output.now.load(std::memory_order_relaxed)),
+        bytes("pending_output_peak_bytes", "most reply bytes ever waiting",
+              context.output.peak.load(std::memory_order_relaxed)),
+        count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
+    };
+    const server_options& o = context.options;
+    limits = {
+        count("handler_threads", "handler threads kept", o.handler_threads),
+        count("max_handler_threads", "handler threads at most", o.max_handler_threads),
+        count("max_connections", "connections", o.max_connections),
+        count("max_inflight", "calls in flight", o.max_inflight),
+        count("max_inflight_per_connection", "calls in flight per connection", o.max_inflight_per_connection),
+        bytes("max_frame_size", "request frame", o.max_frame_size),
+        bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes),
+        bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
+        bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes),
+        bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
+              o.max_queued_request_bytes_per_connection),
+        timeout("handshake_timeout_ns", "handshake", o.handshake_timeout),
+        timeout("frame_timeout_ns", "frame", o.frame_timeout),
+        timeout("write_timeout_ns", "write", o.write_timeout),
+    };
+  }
+};
+
+inline std::string debug_page_json(const server_context& context) {
+  const debug_snapshot s(context);
+  std::string out = "{\"methods\":[";
+  for (std::size_t i = 0; i < s.methods.size(); ++i) {
+    if (i != 0) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, s.methods[i].name);
+    out += ",\"fingerprint\":";
+    append_json_string(out, s.methods[i].fingerprint);
+    out += ",\"takes_stop_token\":";
+    out += s.methods[i].takes_stop_token ? "true" : "false";
+    out += '}';
+  }
+  out += ']';
+  for (const auto& [name, numbers] : {std::pair{"now", &s.now}, std::pair{"limits", &s.limits}}) {
+    out += ",\"";
+    out += name;
+    out += "\":{";
+    for (std::size_t i = 0; i < numbers->size(); ++i) {
+      if (i != 0) out += ',';
+      append_json_string(out, (*numbers)[i].key);
+      out += ':';
+      out += std::to_string((*numbers)[i].value);
+    }
+    out += '}';
+  }
+  out += "}\n";
+  return out;
+}
+
+inline std::string debug_page_html(const server_context& context) {
+  const debug_snapshot s(context);
+  std::string out =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
+      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
+      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}</style>\n"
+      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
+  out +=
+      "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>type fingerprint</th>"
+      "<th>takes a stop_token</th></tr>\n";
+  for (const auto& m : s.methods) {
+    out += "<tr><td>";
+    append_html_escaped(out, m.name);
+    out += "</td><td>" + m.fingerprint + "</td><td>" + (m.takes_stop_token ? "yes" : "no") + "</td></tr>\n";
+  }
+  out += "</table>\n";
+  for (const auto& [title, id, numbers] :
+       {std::tuple{"Now", "now", &s.now}, std::tuple{"Limits in force", "limits", &s.limits}}) {
+    out += "<h2>";
+    out += title;
+    out += "</h2>\n<table id=\"";
+    out += id;
+    out += "\">\n";
+    for (const auto& n : *numbers) {
+      out += "<tr><th>";
+      out += n.label;
+      out += "</th><td class=\"n\" id=\"";
+      out += n.key;
+      out += "\">" + n.text + "</td></tr>\n";
+    }
+    out += "</table>\n";
+  }
+  out += "</body></html>\n";
+  return out;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/debug_page.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class http_door {
+ public:
+  enum class verdict {
+    pending,    // the head has not ended: more bytes, please
+    connected,  // a CONNECT: send `reply`, then the hello follows
+    answered,   // send `reply`, then close
+  };
+
+  inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
+
+  // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
+  // are the hello's). Once it has returned anything but pending, it is not fed again.
+  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context) {
+    const std::size_t before = head_.size();
+    const std::size_t take = std::min(data.size(), wire::http::max_head - before);
+    head_.append(reinterpret_cast<const char*>(data.data()), take);
+    used = take;
+    wire::http::request_head head;
+    const char* why = nullptr;
+    switch (parser_.feed(head_, head, why)) {
+      case wire::http::head_status::incomplete:
+        return verdict::pending;
+      case wire::http::head_status::bad:
+        reply = plain(400, "Bad Request", "geerpc: bad request: " + std::string(why) + "\n");
+        return verdict::answered;
+      case wire::http::head_status::too_large:
+        reply = plain(431, "Request Header Fields Too Large", "geerpc: " + std::string(why) + "\n");
+        return verdict::answered;
+      case wire::http::head_status::complete:
+        break;
+    }
+    used = head.size - before;
+    const verdict answer = route(head, reply, context);
+    std::string().swap(head_);  // the head is done with: its memory goes
+    return answer;
+  }
+
+ private:
+  static std::string plain(int status, std::string_view reason, const std::string& body,
+                           std::string_view extra_headers = {}, bool head_only = false) {
+    return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
+  }
+
+  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context) {
+    const std::string_view path = wire::http::target_path(head.target);
+    const bool get = head.method == "GET" || head.method == "HEAD";
+    const bool head_only = head.method == "HEAD";
+    if (path == "/_geerpc_" || path == "/_geeprc_") {  // GeeRPC's defaultRPCPath has the typo
+      if (head.method == "CONNECT") {
+        reply = connected_reply;
+        return verdict::connected;
+      }
+      reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes CONNECT only\n",
+                    "Allow: CONNECT\r\n", head_only);
+      return verdict::answered;
+    }
+    const bool page = path == "/debug/geerpc";
+    if (context.options.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+      if (!get) {
+        reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
+                      "Allow: GET, HEAD\r\n");
+        return verdict::answered;
+      }
+      reply = page
+                  ? wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only)
+                  : wire::http::response(200, "OK", "application/json", debug_page_json(context), {}, head_only);
+      return verdict::answered;
+    }
+    reply = plain(404, "Not Found", "geerpc: nothing at " + std::string(path) + "\n", {}, head_only);
+    return verdict::answered;
+  }
+
+  std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
+  wire::http::head_parser parser_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/http_door.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -6721,7 +7279,17 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // appended to `ready`. Returns false when the connection must be closed.
   bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
     if (closed()) return false;
+    if (closing_after_output_.load(std::memory_order_relaxed)) {
+      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
+      // its EOF (closing before would reset the connection and could lose the answer), up to a
+      // bound; the handshake timer, still armed, bounds the wait.
+      discarded_ += data.size();
+      if (discarded_ <= max_discarded) return true;
+      close();
+      return false;
+    }
     if (!handshake_done()) {
+      if (!past_http_door(data)) return !closed();
       const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
       std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
       hello_size_ += take;
@@ -6749,6 +7317,29 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
     }
     return keep && broken == nullptr;
+  }
+
+  // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
+  // dropped for not reading them: write_timeout, or the handshake timer still armed). What the peer
+  // sends meanwhile is ignored.
+  void send_and_close(std::span<const std::byte> bytes) {
+    closing_after_output_.store(true, std::memory_order_relaxed);
+    const auto status = writer_.write(bytes);
+    if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+    else if (status == net::frame_writer::status::broken)
+      close();
+    else
+      answer_sent();
+  }
+  // The HTTP answer is all out: the writing side ends, and the transport closes the connection at
+  // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
+  // wait, it closes now.
+  void answer_sent() {
+    if (context_.options.handshake_timeout <= std::chrono::nanoseconds::zero())
+      close();
+    else
+      stream_.shutdown_write();
   }
 
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
@@ -6809,6 +7400,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // again. Returns false when the connection is closed.
   bool flush_output() {
     after_write(writer_.flush());
+    // The connection's one writer is send_and_close(), on the thread that reads it (or leads
+    // its I/O), as this is: nothing is mid-send here when has_pending() says none wait.
+    if (closing_after_output_.load(std::memory_order_relaxed) && !writer_.has_pending()) answer_sent();
     return !closed();
   }
 
@@ -7064,6 +7658,31 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     const call_context context(
         {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
     notify_after(context, static_cast<std::uint8_t>(code), message, clock::duration::zero());
+  }
+
+  // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
+  // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
+  // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
+  // incomplete, or when the door answered and the connection is closing.
+  bool past_http_door(std::span<const std::byte>& data) {
+    if (!door_checked_ && !data.empty()) {
+      door_checked_ = true;
+      if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
+    }
+    if (!http_) return true;
+    std::size_t used = 0;
+    std::string reply;
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
+    data = data.subspan(used);
+    if (verdict == http_door::verdict::pending) return false;
+    http_.reset();
+    const auto bytes = std::as_bytes(std::span(reply));
+    if (verdict == http_door::verdict::connected) {
+      send(bytes);
+      return !closed();
+    }
+    send_and_close(bytes);
+    return false;
   }
 
   bool accept_hello() {
@@ -7432,6 +8051,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   net::frame_reader reader_;
   std::array<std::byte, wire::hello_size> hello_{};
   std::size_t hello_size_ = 0;
+  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
+  std::size_t discarded_ = 0;
+  bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
+  std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
+  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
   std::chrono::nanoseconds handle_timeout_{0};
   std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
   std::atomic<bool> closed_{false};

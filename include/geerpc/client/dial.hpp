@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "../net/stream.hpp"
 #include "../options.hpp"
 #include "../wire/handshake.hpp"
+#include "../wire/http.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -78,6 +80,43 @@ inline std::optional<errc> write_all(net::stream& stream, std::span<const std::b
   return std::nullopt;
 }
 
+// An "http@" address: asks for the RPC protocol with an HTTP CONNECT, as GeeRPC's DialHTTP does,
+// and reads the answer's head exactly (nothing after it is taken from the stream). Any 2xx status
+// is accepted, so Go's net/rpc "200 Connected to Go RPC" is too. Returns nothing on success.
+inline std::optional<error> http_connect(net::stream& stream, const std::optional<net::clock::time_point>& deadline,
+                                         const options& opts, const std::string& where) {
+  static constexpr std::string_view request = "CONNECT /_geerpc_ HTTP/1.0\r\n\r\n";
+  auto failed = write_all(stream, std::as_bytes(std::span(request)), deadline);
+  if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the HTTP CONNECT"};
+  // A byte at a time: the head is a few dozen bytes, read once per connection.
+  std::string head;
+  for (;;) {
+    std::byte byte{};
+    failed = read_exactly(stream, std::span(&byte, 1), deadline);
+    if (failed == errc::connect_timeout) return connect_timeout_error(opts);
+    if (failed)
+      return error{make_error_code(errc::connect_failed),
+                   where + "connection closed before the answer to HTTP CONNECT"};
+    head += static_cast<char>(byte);
+    if (head.size() <= 5 && !std::string_view("HTTP/").starts_with(head))
+      return error{make_error_code(errc::protocol_error), where + "the answer to HTTP CONNECT is not HTTP"};
+    if (head.ends_with("\n\n") || head.ends_with("\n\r\n")) break;
+    if (head.size() >= wire::http::max_head)
+      return error{make_error_code(errc::protocol_error), where + "the answer to HTTP CONNECT is larger than 8 KiB"};
+  }
+  std::string_view status_line = std::string_view(head).substr(0, head.find('\n'));
+  if (status_line.ends_with('\r')) status_line.remove_suffix(1);
+  // "HTTP/1.x 2xx reason"
+  const bool two_hundred = status_line.size() >= 12 && status_line[8] == ' ' && status_line[9] == '2' &&
+                           status_line[10] >= '0' && status_line[10] <= '9' && status_line[11] >= '0' &&
+                           status_line[11] <= '9' && (status_line.size() == 12 || status_line[12] == ' ');
+  if (!two_hundred)
+    return error{make_error_code(errc::handshake_rejected),
+                 where + "the server answered HTTP CONNECT with \"" + std::string(status_line.substr(0, 200)) + "\""};
+  return std::nullopt;
+}
+
 // As the hello carries it: whole microseconds rounded up; zero or negative means no limit.
 // nanoseconds::max() fits: it is about 9.2e15 microseconds.
 inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
@@ -124,6 +163,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   } catch (const std::exception& e) {
     return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
   }
+
+  if (parsed.value->http_connect)
+    if (auto failed_connect = http_connect(info.stream, deadline, opts, where)) return std::move(*failed_connect);
 
   std::array<std::byte, wire::hello_size> hello{};
   wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},

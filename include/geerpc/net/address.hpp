@@ -2,6 +2,9 @@
 //
 //   host:port  tcp@host:port          a TCP host: an IPv4 literal or a name
 //   [v6]:port  tcp@[v6]:port          an IPv6 literal, in brackets
+//   http@host:port  http@[v6]:port    TCP, where a client first asks for the RPC protocol with an
+//                                     HTTP CONNECT (docs/protocol.md, "HTTP on the RPC port"); a
+//                                     server serves both on any port, so it listens on it as TCP
 //   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
 //   unix@@name                        a Linux abstract Unix socket: a name, no file
 //
@@ -34,6 +37,7 @@ struct address {
   std::string host;  // tcp: without brackets
   std::uint16_t port = 0;
   std::string path;
+  bool http_connect = false;  // tcp: "http@", a client sends an HTTP CONNECT before the hello
 
   bool is_unix() const noexcept { return kind != family::tcp; }
   friend bool operator==(const address&, const address&) = default;
@@ -44,7 +48,8 @@ struct address {
 inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
 static_assert(max_unix_path == 107, "the messages below say 107");
 
-inline constexpr std::string_view accepted_address_forms = "host:port, tcp@host:port, [v6]:port or unix@/path";
+inline constexpr std::string_view accepted_address_forms =
+    "host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
 
 // Why a text is not an address.
 struct address_error {
@@ -69,7 +74,7 @@ struct parsed_address {
   explicit operator bool() const noexcept { return value.has_value(); }
 };
 
-// The canonical text of an address: host:port, [v6]:port, unix@path or unix@@name.
+// The canonical text of an address: host:port, [v6]:port, http@host:port, unix@path or unix@@name.
 inline std::string to_string(const address& a) {
   switch (a.kind) {
     case address::family::unix_path:
@@ -80,7 +85,7 @@ inline std::string to_string(const address& a) {
       break;
   }
   const bool v6 = a.host.find(':') != std::string::npos;
-  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+  return (a.http_connect ? "http@" : "") + (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
 }
 
 namespace detail {
@@ -156,6 +161,12 @@ inline const char* parse_exact(std::string_view text, address& out, std::string&
   if (text.find('\0') != std::string_view::npos) return "it contains a NUL byte";
   if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
   if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
+  if (text.starts_with("http@")) {
+    const char* bad = parse_host_port(text.substr(5), out, suggestion);
+    if (bad == nullptr) out.http_connect = true;
+    if (!suggestion.empty()) suggestion.insert(0, "http@");
+    return bad;
+  }
   return parse_host_port(text, out, suggestion);
 }
 
@@ -168,7 +179,8 @@ inline std::string likely_meant(std::string_view text) {
     std::string_view path = text.substr(5);
     if (path.starts_with("///")) path.remove_prefix(2);
     meant = "unix@" + std::string(path);
-  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@")) {
+  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@") ||
+             starts_with_nocase(text, "http@")) {
     meant = std::string(text);  // a capital letter in the transport
     for (std::size_t i = 0; meant[i] != '@'; ++i)
       if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
@@ -176,6 +188,11 @@ inline std::string likely_meant(std::string_view text) {
     std::string_view rest = text.substr(4);
     if (rest.starts_with("//")) rest.remove_prefix(2);
     meant = "tcp@" + std::string(rest);
+  } else if (starts_with_nocase(text, "http://")) {
+    // An HTTP URL: the RPC port through an HTTP CONNECT (any path is dropped: the server's is fixed).
+    std::string_view rest = text.substr(7);
+    rest = rest.substr(0, rest.find('/'));
+    meant = "http@" + std::string(rest);
   } else if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos && scheme > 0) {
     // Another URL (http://host:port/): the host and port it names.
     std::string_view rest = text.substr(scheme + 3);
@@ -201,7 +218,7 @@ inline parsed_address parse_address(std::string_view text) {
     result.value = std::move(a);
     return result;
   }
-  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@");
+  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@");
   if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
     // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
     // "/x.sock"): suggest what it meant, or say what is wrong with that.

@@ -73,6 +73,12 @@ class stream {
     if (session_ != nullptr) session_->shutdown();
     ::shutdown(fd_.get(), SHUT_RDWR);
   }
+  // Ends the writing side only (after a session's last word): the peer reads what was sent, then
+  // EOF, while what it still sends can be read. Repeatable.
+  void shutdown_write() noexcept {
+    if (session_ != nullptr) session_->shutdown();
+    ::shutdown(fd_.get(), SHUT_WR);
+  }
 
  private:
   // Out of line and cold, so that the inlined plain path stays as small as it was.

@@ -46,6 +46,7 @@
 #include "../wire/metadata.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
+#include "http_door.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -133,7 +134,17 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // appended to `ready`. Returns false when the connection must be closed.
   bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
     if (closed()) return false;
+    if (closing_after_output_.load(std::memory_order_relaxed)) {
+      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
+      // its EOF (closing before would reset the connection and could lose the answer), up to a
+      // bound; the handshake timer, still armed, bounds the wait.
+      discarded_ += data.size();
+      if (discarded_ <= max_discarded) return true;
+      close();
+      return false;
+    }
     if (!handshake_done()) {
+      if (!past_http_door(data)) return !closed();
       const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
       std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
       hello_size_ += take;
@@ -161,6 +172,29 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
     }
     return keep && broken == nullptr;
+  }
+
+  // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
+  // dropped for not reading them: write_timeout, or the handshake timer still armed). What the peer
+  // sends meanwhile is ignored.
+  void send_and_close(std::span<const std::byte> bytes) {
+    closing_after_output_.store(true, std::memory_order_relaxed);
+    const auto status = writer_.write(bytes);
+    if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+    else if (status == net::frame_writer::status::broken)
+      close();
+    else
+      answer_sent();
+  }
+  // The HTTP answer is all out: the writing side ends, and the transport closes the connection at
+  // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
+  // wait, it closes now.
+  void answer_sent() {
+    if (context_.options.handshake_timeout <= std::chrono::nanoseconds::zero())
+      close();
+    else
+      stream_.shutdown_write();
   }
 
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
@@ -221,6 +255,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // again. Returns false when the connection is closed.
   bool flush_output() {
     after_write(writer_.flush());
+    // The connection's one writer is send_and_close(), on the thread that reads it (or leads
+    // its I/O), as this is: nothing is mid-send here when has_pending() says none wait.
+    if (closing_after_output_.load(std::memory_order_relaxed) && !writer_.has_pending()) answer_sent();
     return !closed();
   }
 
@@ -476,6 +513,31 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     const call_context context(
         {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
     notify_after(context, static_cast<std::uint8_t>(code), message, clock::duration::zero());
+  }
+
+  // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
+  // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
+  // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
+  // incomplete, or when the door answered and the connection is closing.
+  bool past_http_door(std::span<const std::byte>& data) {
+    if (!door_checked_ && !data.empty()) {
+      door_checked_ = true;
+      if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
+    }
+    if (!http_) return true;
+    std::size_t used = 0;
+    std::string reply;
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
+    data = data.subspan(used);
+    if (verdict == http_door::verdict::pending) return false;
+    http_.reset();
+    const auto bytes = std::as_bytes(std::span(reply));
+    if (verdict == http_door::verdict::connected) {
+      send(bytes);
+      return !closed();
+    }
+    send_and_close(bytes);
+    return false;
   }
 
   bool accept_hello() {
@@ -844,6 +906,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   net::frame_reader reader_;
   std::array<std::byte, wire::hello_size> hello_{};
   std::size_t hello_size_ = 0;
+  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
+  std::size_t discarded_ = 0;
+  bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
+  std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
+  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
   std::chrono::nanoseconds handle_timeout_{0};
   std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
   std::atomic<bool> closed_{false};

@@ -160,6 +160,9 @@ class dispatcher {
   }
 
   // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
+  // Every method, sorted by name (by length, then bytes): what the debug page lists.
+  const std::vector<handler_entry>& methods() const noexcept { return methods_; }
+
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
     if (const handler_entry* method = lookup(methods_, name)) return method;
     const std::size_t dot = name.rfind('.');

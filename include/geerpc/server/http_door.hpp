@@ -1,0 +1,106 @@
+// geerpc: what a server does with a connection whose first byte begins an HTTP request instead of
+// the geerpc hello (docs/protocol.md, "HTTP on the RPC port"):
+//
+//   CONNECT /_geerpc_ HTTP/1.x     "HTTP/1.0 200 Connected to Gee RPC", then the geerpc protocol,
+//                                  hello first, as GeeRPC's DialHTTP expects (its /_geeprc_ too)
+//   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
+//   GET /debug/geerpc/stats.json   the same as JSON
+//   another path                   404; another method on one of these paths: 405
+//
+// Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
+// connection. The head (at most 8 KiB) must arrive within server_options::handshake_timeout,
+// which, after a CONNECT, also covers the hello that follows.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "../config.hpp"
+#include "../wire/http.hpp"
+#include "context.hpp"
+#include "debug_page.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class http_door {
+ public:
+  enum class verdict {
+    pending,    // the head has not ended: more bytes, please
+    connected,  // a CONNECT: send `reply`, then the hello follows
+    answered,   // send `reply`, then close
+  };
+
+  inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
+
+  // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
+  // are the hello's). Once it has returned anything but pending, it is not fed again.
+  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context) {
+    const std::size_t before = head_.size();
+    const std::size_t take = std::min(data.size(), wire::http::max_head - before);
+    head_.append(reinterpret_cast<const char*>(data.data()), take);
+    used = take;
+    wire::http::request_head head;
+    const char* why = nullptr;
+    switch (parser_.feed(head_, head, why)) {
+      case wire::http::head_status::incomplete:
+        return verdict::pending;
+      case wire::http::head_status::bad:
+        reply = plain(400, "Bad Request", "geerpc: bad request: " + std::string(why) + "\n");
+        return verdict::answered;
+      case wire::http::head_status::too_large:
+        reply = plain(431, "Request Header Fields Too Large", "geerpc: " + std::string(why) + "\n");
+        return verdict::answered;
+      case wire::http::head_status::complete:
+        break;
+    }
+    used = head.size - before;
+    const verdict answer = route(head, reply, context);
+    std::string().swap(head_);  // the head is done with: its memory goes
+    return answer;
+  }
+
+ private:
+  static std::string plain(int status, std::string_view reason, const std::string& body,
+                           std::string_view extra_headers = {}, bool head_only = false) {
+    return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
+  }
+
+  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context) {
+    const std::string_view path = wire::http::target_path(head.target);
+    const bool get = head.method == "GET" || head.method == "HEAD";
+    const bool head_only = head.method == "HEAD";
+    if (path == "/_geerpc_" || path == "/_geeprc_") {  // GeeRPC's defaultRPCPath has the typo
+      if (head.method == "CONNECT") {
+        reply = connected_reply;
+        return verdict::connected;
+      }
+      reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes CONNECT only\n",
+                    "Allow: CONNECT\r\n", head_only);
+      return verdict::answered;
+    }
+    const bool page = path == "/debug/geerpc";
+    if (context.options.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+      if (!get) {
+        reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
+                      "Allow: GET, HEAD\r\n");
+        return verdict::answered;
+      }
+      reply = page
+                  ? wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only)
+                  : wire::http::response(200, "OK", "application/json", debug_page_json(context), {}, head_only);
+      return verdict::answered;
+    }
+    reply = plain(404, "Not Found", "geerpc: nothing at " + std::string(path) + "\n", {}, head_only);
+    return verdict::answered;
+  }
+
+  std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
+  wire::http::head_parser parser_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
