@@ -188,6 +188,9 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
 // The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
 // co_await it. Destroying a future whose call is still pending cancels the call (the server's
 // handler sees its stop_token fire).
+template <class Transport, class Codec>
+class basic_balanced_client;  // balanced_client.hpp
+
 template <class R, class Codec = binary_codec, class Transport = threaded>
 class call_future {
   template <bool AsResult, class Future>
@@ -321,6 +324,8 @@ class call_future {
 
   template <class, class>
   friend class basic_client;
+  template <class, class>
+  friend class basic_balanced_client;
   explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
 
   void release() {
@@ -515,6 +520,9 @@ class basic_client {
   // Whether new calls may go out: connected, not closed, and the server has not sent goaway (a
   // graceful shutdown, docs/protocol.md 4.9; calls already made still get their replies).
   bool is_open() const { return engine_ && link::is_open(*engine_); }
+  // Whether the calling thread is this client's receiving thread, where its completions (then()
+  // callbacks, resumed coroutines) run: the one thread that may not close or destroy it.
+  bool on_receiving_thread() const { return engine_ && link::on_own_thread(*engine_); }
 
  private:
   // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without

@@ -37,8 +37,9 @@ enum class errc : std::uint8_t {
   permission_denied = 18,   // server: an interceptor refused the caller this call
   going_away = 19,          // the server is shutting down: the call was not run (safe to retry elsewhere)
   aborted = 20,             // server: shutdown's drain deadline passed while the handler ran
+  no_servers = 21,          // balanced client: its discovery gave no server to call
 };
-inline constexpr errc last_errc = errc::aborted;
+inline constexpr errc last_errc = errc::no_servers;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -86,6 +87,8 @@ class error_category final : public std::error_category {
         return "server going away";
       case errc::aborted:
         return "aborted by server shutdown";
+      case errc::no_servers:
+        return "no servers";
     }
     return "unknown geerpc error " + std::to_string(value);
   }

@@ -2,12 +2,14 @@
 // https://github.com/geerpc/geerpc — MIT licence. Include this one header.
 #pragma once
 
+#include "balanced_client.hpp"
 #include "call_context.hpp"
 #include "client.hpp"
 #include "codec/binary.hpp"
 #include "codec/type_kind.hpp"
 #include "config.hpp"
 #include "context.hpp"
+#include "discovery.hpp"
 #include "error.hpp"
 #include "fixed_string.hpp"
 #include "interceptor.hpp"

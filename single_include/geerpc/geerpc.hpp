@@ -5,25 +5,80 @@
 // geerpc: a header-only C++20 RPC library with deadlines that hold.
 // https://github.com/geerpc/geerpc — MIT licence. Include this one header.
 
-// ---- begin geerpc/call_context.hpp
-// geerpc: what a handler (or a server interceptor) may learn about the call it serves.
+// ---- begin geerpc/balanced_client.hpp
+// geerpc: a client over many servers, GeeRPC's XClient. Each call goes to one server its
+// discovery lists (discovery.hpp), chosen by a select_mode; broadcast() goes to all of them.
 //
-//   int get(const std::string& key, const geerpc::call_context& ctx) {
-//     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
-//     log(ctx.peer(), ctx.method(), ctx.connection_id());
-//   }
+//   auto servers = std::make_shared<geerpc::static_discovery>(std::vector<std::string>{"10.0.0.1:9999", ...});
+//   geerpc::balanced_client fleet(servers, {.mode = geerpc::select_mode::least_inflight,
+//                                           .idempotent = {"Kv.Get"}});
+//   int sum = fleet.call<int>(geerpc::with_timeout(1s), "Math.Add", 1, 2);
+//   auto all = fleet.broadcast<void>(geerpc::with_timeout(1s), "Cache.Flush");
 //
-// A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
-// it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
-// outlive that.
+// Connections: one per server, dialled when a call first needs it, outside any lock the other
+// servers' calls need (a server that does not answer holds up only the calls that chose it, for
+// its connect timeout or their deadline, whichever comes first). A server that leaves the list has
+// its connection closed once the calls made on it have ended (looked at on the next call).
+//
+// Failures: a failed dial or a broken connection leaves the server out for a back-off (growing,
+// capped; balanced_options), and the call moves to another server within its deadline: always
+// when the request was never sent (the dial failed, the server answered busy or going_away), and
+// after a broken connection only for a method marked idempotent, which might have run. Other
+// errors (the handler's own, a deadline) are the call's outcome. When every server is left out,
+// the one whose back-off ends first is tried anyway.
+//
+// Every member is safe to call from several threads at once. Do not destroy a balanced client
+// from a completion (then() callback, resumed coroutine) of one of its own calls.
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
 #include <optional>
-#include <span>
+#include <random>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
+#include <vector>
+
+// ---- begin geerpc/client.hpp
+// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then
+//
+//   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
+//   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
+//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
+//   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
+//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
+//   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
+//   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
+//   client.async_call<int>("Foo.Sum", Args{1, 2}).then([](geerpc::result<int> r) { ... });
+//   int sum = co_await client.async_call<int>("Foo.Sum", Args{1, 2});           // in any coroutine
+//   client.call<int>(geerpc::with_metadata("authorization", token), "Kv.Size");  // with metadata
+//
+// Many threads may call through one client at once. When the connection breaks, every pending
+// call fails with errc::connection_closed, and so does every later one.
+
+#include <concepts>
+#include <coroutine>
+#include <span>
+#include <system_error>
+#include <tuple>
+#include <type_traits>
+
+// ---- begin geerpc/client/call.hpp
+// geerpc: what both client transports share about one call: the request frame's patchable
+// fields, the outcome, and GeeRPC's wording for client-side failures.
+
+#include <array>
+#include <functional>
 
 // ---- begin geerpc/config.hpp
 // geerpc: version and the ABI namespace every other header opens.
@@ -50,272 +105,6 @@ GEERPC_BEGIN_NAMESPACE
 inline constexpr const char* version = "0.1.0";
 GEERPC_END_NAMESPACE
 // ---- end geerpc/config.hpp
-// ---- begin geerpc/wire/metadata.hpp
-// geerpc: a request's metadata block (docs/protocol.md 4.1): string keys and values a caller
-// attaches to one call (an auth token, a trace id), versioned so that a later format can be told
-// apart. Pure functions over bytes: no I/O, so they can be fuzzed.
-//
-//   u32 size        bytes that follow, the version byte included
-//   u8  version     1
-//   then, until `size` is used up, entries:  u8 key size (1..255), key, u16 value size, value
-
-#include <string>
-#include <vector>
-
-// ---- begin geerpc/detail/byte_order.hpp
-// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
-// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
-
-#include <bit>
-#include <cstring>
-#include <type_traits>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T>
-constexpr T byteswap_if_big_endian(T value) noexcept {
-  static_assert(std::is_unsigned_v<T>);
-  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
-    T swapped = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
-      value = static_cast<T>(value >> 8);
-    }
-    return swapped;
-  } else {
-    return value;
-  }
-}
-
-template <class T>
-inline void store_le(std::byte* out, T value) noexcept {
-  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
-  value = byteswap_if_big_endian(value);
-  std::memcpy(out, &value, sizeof value);
-}
-
-template <class T>
-inline T load_le(const std::byte* in) noexcept {
-  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
-  T value;
-  std::memcpy(&value, in, sizeof value);
-  return byteswap_if_big_endian(value);
-}
-
-// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
-template <std::size_t Size>
-struct unsigned_of_size;
-template <>
-struct unsigned_of_size<1> {
-  using type = std::uint8_t;
-};
-template <>
-struct unsigned_of_size<2> {
-  using type = std::uint16_t;
-};
-template <>
-struct unsigned_of_size<4> {
-  using type = std::uint32_t;
-};
-template <>
-struct unsigned_of_size<8> {
-  using type = std::uint64_t;
-};
-template <class T>
-using bits_of = typename unsigned_of_size<sizeof(T)>::type;
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/byte_order.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace wire {
-
-inline constexpr std::uint8_t metadata_version = 1;
-inline constexpr std::size_t metadata_size_field = 4;
-inline constexpr std::size_t max_metadata_key_size = 0xff;
-inline constexpr std::size_t max_metadata_value_size = 0xffff;
-
-// A key is 1 to 255 bytes of printable ASCII other than space (0x21..0x7e), compared exactly.
-constexpr bool valid_metadata_key(std::string_view key) noexcept {
-  if (key.empty() || key.size() > max_metadata_key_size) return false;
-  for (char c : key)
-    if (c < 0x21 || c > 0x7e) return false;
-  return true;
-}
-
-// The bytes a block of these entries takes on the wire, its size field included.
-template <class Entries>
-std::size_t metadata_wire_size(const Entries& entries) noexcept {
-  std::size_t size = metadata_size_field + 1;
-  for (const auto& [key, value] : entries) size += 1 + key.size() + 2 + value.size();
-  return size;
-}
-
-// Appends the block of `entries` (pairs of strings, each key valid and each value at most
-// max_metadata_value_size bytes: the caller checks).
-template <class Entries>
-void append_metadata(std::vector<std::byte>& out, const Entries& entries) {
-  using geerpc::detail::store_le;
-  const std::size_t whole = metadata_wire_size(entries);
-  std::size_t at = out.size();
-  out.resize(at + whole);
-  std::byte* p = out.data() + at;
-  store_le<std::uint32_t>(p, static_cast<std::uint32_t>(whole - metadata_size_field));
-  p += metadata_size_field;
-  *p++ = std::byte{metadata_version};
-  for (const auto& [key, value] : entries) {
-    *p++ = std::byte{static_cast<std::uint8_t>(key.size())};
-    for (char c : key) *p++ = static_cast<std::byte>(c);
-    store_le<std::uint16_t>(p, static_cast<std::uint16_t>(value.size()));
-    p += 2;
-    for (char c : value) *p++ = static_cast<std::byte>(c);
-  }
-}
-
-// Calls f(key, value) for each entry of a block that check_metadata() accepted, in the order sent;
-// stops early when f returns false.
-template <class F>
-void for_each_metadata(std::span<const std::byte> block, F&& f) {
-  using geerpc::detail::load_le;
-  std::size_t at = 1;  // past the version
-  while (at < block.size()) {
-    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
-    const auto* key = reinterpret_cast<const char*>(block.data() + at + 1);
-    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
-    const auto* value = reinterpret_cast<const char*>(block.data() + at + 3 + key_size);
-    at += 3 + key_size + value_size;
-    if (!f(std::string_view(key, key_size), std::string_view(value, value_size))) return;
-  }
-}
-
-// Checks a block (what follows its size field): its version, and that its entries fill it
-// exactly with valid keys. Returns nullptr, or why it is malformed.
-inline const char* check_metadata(std::span<const std::byte> block) noexcept {
-  using geerpc::detail::load_le;
-  if (block.empty()) return "request metadata without a version";
-  if (static_cast<std::uint8_t>(block[0]) != metadata_version) return "request metadata of an unknown version";
-  std::size_t at = 1;
-  while (at < block.size()) {
-    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
-    if (block.size() - at < 1 + key_size + 2) return "request metadata entry exceeds its block";
-    const std::string_view key(reinterpret_cast<const char*>(block.data() + at + 1), key_size);
-    if (!valid_metadata_key(key)) return "request metadata key empty or not printable ASCII";
-    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
-    if (block.size() - at - 3 - key_size < value_size) return "request metadata value exceeds its block";
-    at += 3 + key_size + value_size;
-  }
-  return nullptr;
-}
-
-// The value of the first entry named `key` in a checked block.
-inline std::optional<std::string_view> find_metadata(std::span<const std::byte> block, std::string_view key) {
-  std::optional<std::string_view> found;
-  for_each_metadata(block, [&](std::string_view k, std::string_view v) {
-    if (k != key) return true;
-    found = v;
-    return false;
-  });
-  return found;
-}
-
-}  // namespace wire
-GEERPC_END_NAMESPACE
-// ---- end geerpc/wire/metadata.hpp
-
-GEERPC_BEGIN_NAMESPACE
-
-class call_context {
- public:
-  using clock = std::chrono::steady_clock;
-
-  // An empty context (no peer, no method, no metadata): for calling a handler directly in a test.
-  call_context() = default;
-
-  // The peer's address: "127.0.0.1:40312", "[::1]:40312", or "unix@" for a Unix socket's (unnamed)
-  // peer. Worked out the first time a call of the connection asks for it.
-  std::string_view peer() const { return peer_of_ != nullptr ? peer_of_(peer_owner_) : std::string_view{}; }
-  // "Service.Method", as the caller named it.
-  std::string_view method() const noexcept { return method_; }
-  // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
-  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
-  // Unique among the connections this server has accepted: calls sharing it share a connection.
-  std::uint64_t connection_id() const noexcept { return connection_id_; }
-  // The value the caller attached under `key` (context::with_metadata), if any.
-  std::optional<std::string_view> metadata(std::string_view key) const {
-    return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
-  }
-  // Calls f(key, value) for every metadata entry, in the order the caller sent them.
-  template <class F>
-  void for_each_metadata(F&& f) const {
-    if (!metadata_.empty())
-      wire::for_each_metadata(metadata_, [&](std::string_view key, std::string_view value) {
-        f(key, value);
-        return true;
-      });
-  }
-
-  // What the server fills in (detail): the peer comes from `peer_of(peer_owner)`; `metadata` is a
-  // block wire::check_metadata accepted, or empty.
-  struct parts {
-    std::string_view method;
-    std::optional<clock::time_point> deadline;
-    std::uint64_t connection_id = 0;
-    std::span<const std::byte> metadata;
-    const void* peer_owner = nullptr;
-    std::string_view (*peer_of)(const void*) = nullptr;
-  };
-  explicit call_context(const parts& p) noexcept
-      : method_(p.method),
-        deadline_(p.deadline),
-        connection_id_(p.connection_id),
-        metadata_(p.metadata),
-        peer_owner_(p.peer_owner),
-        peer_of_(p.peer_of) {}
-
- private:
-  std::string_view method_;
-  std::optional<clock::time_point> deadline_;
-  std::uint64_t connection_id_ = 0;
-  std::span<const std::byte> metadata_;
-  const void* peer_owner_ = nullptr;
-  std::string_view (*peer_of_)(const void*) = nullptr;
-};
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/call_context.hpp
-// ---- begin geerpc/client.hpp
-// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then
-//
-//   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
-//   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
-//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
-//   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
-//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
-//   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
-//   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
-//   client.async_call<int>("Foo.Sum", Args{1, 2}).then([](geerpc::result<int> r) { ... });
-//   int sum = co_await client.async_call<int>("Foo.Sum", Args{1, 2});           // in any coroutine
-//   client.call<int>(geerpc::with_metadata("authorization", token), "Kv.Size");  // with metadata
-//
-// Many threads may call through one client at once. When the connection breaks, every pending
-// call fails with errc::connection_closed, and so does every later one.
-
-#include <concepts>
-#include <coroutine>
-#include <memory>
-#include <system_error>
-#include <tuple>
-
-// ---- begin geerpc/client/call.hpp
-// geerpc: what both client transports share about one call: the request frame's patchable
-// fields, the outcome, and GeeRPC's wording for client-side failures.
-
-#include <array>
-#include <functional>
-
 // ---- begin geerpc/context.hpp
 // geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
 // deadline on steady_clock, an optional std::stop_token, and metadata (string keys and values the
@@ -325,7 +114,6 @@ GEERPC_END_NAMESPACE
 //   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
 //   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
 
-#include <stop_token>
 
 // ---- begin geerpc/detail/deadline.hpp
 // geerpc: turning a duration a user gave into a deadline without overflow. `now + timeout` is
@@ -438,12 +226,77 @@ inline context with_metadata(std::string key, std::string value) {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/context.hpp
+// ---- begin geerpc/detail/byte_order.hpp
+// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
+// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
+
+#include <bit>
+#include <cstring>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+constexpr T byteswap_if_big_endian(T value) noexcept {
+  static_assert(std::is_unsigned_v<T>);
+  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+    T swapped = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
+      value = static_cast<T>(value >> 8);
+    }
+    return swapped;
+  } else {
+    return value;
+  }
+}
+
+template <class T>
+inline void store_le(std::byte* out, T value) noexcept {
+  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
+  value = byteswap_if_big_endian(value);
+  std::memcpy(out, &value, sizeof value);
+}
+
+template <class T>
+inline T load_le(const std::byte* in) noexcept {
+  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
+  T value;
+  std::memcpy(&value, in, sizeof value);
+  return byteswap_if_big_endian(value);
+}
+
+// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
+template <std::size_t Size>
+struct unsigned_of_size;
+template <>
+struct unsigned_of_size<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct unsigned_of_size<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct unsigned_of_size<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct unsigned_of_size<8> {
+  using type = std::uint64_t;
+};
+template <class T>
+using bits_of = typename unsigned_of_size<sizeof(T)>::type;
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/byte_order.hpp
 // ---- begin geerpc/error.hpp
 // geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
 // and result<T>, what the non-throwing calls return.
 
 #include <new>
-#include <stdexcept>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -471,8 +324,9 @@ enum class errc : std::uint8_t {
   permission_denied = 18,   // server: an interceptor refused the caller this call
   going_away = 19,          // the server is shutting down: the call was not run (safe to retry elsewhere)
   aborted = 20,             // server: shutdown's drain deadline passed while the handler ran
+  no_servers = 21,          // balanced client: its discovery gave no server to call
 };
-inline constexpr errc last_errc = errc::aborted;
+inline constexpr errc last_errc = errc::no_servers;
 
 namespace detail {
 class error_category final : public std::error_category {
@@ -520,6 +374,8 @@ class error_category final : public std::error_category {
         return "server going away";
       case errc::aborted:
         return "aborted by server shutdown";
+      case errc::no_servers:
+        return "no servers";
     }
     return "unknown geerpc error " + std::to_string(value);
   }
@@ -934,7 +790,6 @@ GEERPC_END_NAMESPACE
 
 #include <boost/pfr/core.hpp>
 #include <climits>
-#include <exception>
 #include <limits>
 #include <variant>
 
@@ -2419,6 +2274,186 @@ GEERPC_END_NAMESPACE
 // With none installed (the default), calls pay nothing for them: one empty-check.
 
 
+// ---- begin geerpc/call_context.hpp
+// geerpc: what a handler (or a server interceptor) may learn about the call it serves.
+//
+//   int get(const std::string& key, const geerpc::call_context& ctx) {
+//     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
+//     log(ctx.peer(), ctx.method(), ctx.connection_id());
+//   }
+//
+// A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
+// it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
+// outlive that.
+
+
+// ---- begin geerpc/wire/metadata.hpp
+// geerpc: a request's metadata block (docs/protocol.md 4.1): string keys and values a caller
+// attaches to one call (an auth token, a trace id), versioned so that a later format can be told
+// apart. Pure functions over bytes: no I/O, so they can be fuzzed.
+//
+//   u32 size        bytes that follow, the version byte included
+//   u8  version     1
+//   then, until `size` is used up, entries:  u8 key size (1..255), key, u16 value size, value
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+inline constexpr std::uint8_t metadata_version = 1;
+inline constexpr std::size_t metadata_size_field = 4;
+inline constexpr std::size_t max_metadata_key_size = 0xff;
+inline constexpr std::size_t max_metadata_value_size = 0xffff;
+
+// A key is 1 to 255 bytes of printable ASCII other than space (0x21..0x7e), compared exactly.
+constexpr bool valid_metadata_key(std::string_view key) noexcept {
+  if (key.empty() || key.size() > max_metadata_key_size) return false;
+  for (char c : key)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
+// The bytes a block of these entries takes on the wire, its size field included.
+template <class Entries>
+std::size_t metadata_wire_size(const Entries& entries) noexcept {
+  std::size_t size = metadata_size_field + 1;
+  for (const auto& [key, value] : entries) size += 1 + key.size() + 2 + value.size();
+  return size;
+}
+
+// Appends the block of `entries` (pairs of strings, each key valid and each value at most
+// max_metadata_value_size bytes: the caller checks).
+template <class Entries>
+void append_metadata(std::vector<std::byte>& out, const Entries& entries) {
+  using geerpc::detail::store_le;
+  const std::size_t whole = metadata_wire_size(entries);
+  std::size_t at = out.size();
+  out.resize(at + whole);
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p, static_cast<std::uint32_t>(whole - metadata_size_field));
+  p += metadata_size_field;
+  *p++ = std::byte{metadata_version};
+  for (const auto& [key, value] : entries) {
+    *p++ = std::byte{static_cast<std::uint8_t>(key.size())};
+    for (char c : key) *p++ = static_cast<std::byte>(c);
+    store_le<std::uint16_t>(p, static_cast<std::uint16_t>(value.size()));
+    p += 2;
+    for (char c : value) *p++ = static_cast<std::byte>(c);
+  }
+}
+
+// Calls f(key, value) for each entry of a block that check_metadata() accepted, in the order sent;
+// stops early when f returns false.
+template <class F>
+void for_each_metadata(std::span<const std::byte> block, F&& f) {
+  using geerpc::detail::load_le;
+  std::size_t at = 1;  // past the version
+  while (at < block.size()) {
+    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
+    const auto* key = reinterpret_cast<const char*>(block.data() + at + 1);
+    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
+    const auto* value = reinterpret_cast<const char*>(block.data() + at + 3 + key_size);
+    at += 3 + key_size + value_size;
+    if (!f(std::string_view(key, key_size), std::string_view(value, value_size))) return;
+  }
+}
+
+// Checks a block (what follows its size field): its version, and that its entries fill it
+// exactly with valid keys. Returns nullptr, or why it is malformed.
+inline const char* check_metadata(std::span<const std::byte> block) noexcept {
+  using geerpc::detail::load_le;
+  if (block.empty()) return "request metadata without a version";
+  if (static_cast<std::uint8_t>(block[0]) != metadata_version) return "request metadata of an unknown version";
+  std::size_t at = 1;
+  while (at < block.size()) {
+    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
+    if (block.size() - at < 1 + key_size + 2) return "request metadata entry exceeds its block";
+    const std::string_view key(reinterpret_cast<const char*>(block.data() + at + 1), key_size);
+    if (!valid_metadata_key(key)) return "request metadata key empty or not printable ASCII";
+    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
+    if (block.size() - at - 3 - key_size < value_size) return "request metadata value exceeds its block";
+    at += 3 + key_size + value_size;
+  }
+  return nullptr;
+}
+
+// The value of the first entry named `key` in a checked block.
+inline std::optional<std::string_view> find_metadata(std::span<const std::byte> block, std::string_view key) {
+  std::optional<std::string_view> found;
+  for_each_metadata(block, [&](std::string_view k, std::string_view v) {
+    if (k != key) return true;
+    found = v;
+    return false;
+  });
+  return found;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/metadata.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // An empty context (no peer, no method, no metadata): for calling a handler directly in a test.
+  call_context() = default;
+
+  // The peer's address: "127.0.0.1:40312", "[::1]:40312", or "unix@" for a Unix socket's (unnamed)
+  // peer. Worked out the first time a call of the connection asks for it.
+  std::string_view peer() const { return peer_of_ != nullptr ? peer_of_(peer_owner_) : std::string_view{}; }
+  // "Service.Method", as the caller named it.
+  std::string_view method() const noexcept { return method_; }
+  // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
+  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  // Unique among the connections this server has accepted: calls sharing it share a connection.
+  std::uint64_t connection_id() const noexcept { return connection_id_; }
+  // The value the caller attached under `key` (context::with_metadata), if any.
+  std::optional<std::string_view> metadata(std::string_view key) const {
+    return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
+  }
+  // Calls f(key, value) for every metadata entry, in the order the caller sent them.
+  template <class F>
+  void for_each_metadata(F&& f) const {
+    if (!metadata_.empty())
+      wire::for_each_metadata(metadata_, [&](std::string_view key, std::string_view value) {
+        f(key, value);
+        return true;
+      });
+  }
+
+  // What the server fills in (detail): the peer comes from `peer_of(peer_owner)`; `metadata` is a
+  // block wire::check_metadata accepted, or empty.
+  struct parts {
+    std::string_view method;
+    std::optional<clock::time_point> deadline;
+    std::uint64_t connection_id = 0;
+    std::span<const std::byte> metadata;
+    const void* peer_owner = nullptr;
+    std::string_view (*peer_of)(const void*) = nullptr;
+  };
+  explicit call_context(const parts& p) noexcept
+      : method_(p.method),
+        deadline_(p.deadline),
+        connection_id_(p.connection_id),
+        metadata_(p.metadata),
+        peer_owner_(p.peer_owner),
+        peer_of_(p.peer_of) {}
+
+ private:
+  std::string_view method_;
+  std::optional<clock::time_point> deadline_;
+  std::uint64_t connection_id_ = 0;
+  std::span<const std::byte> metadata_;
+  const void* peer_owner_ = nullptr;
+  std::string_view (*peer_of_)(const void*) = nullptr;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/call_context.hpp
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -2569,7 +2604,6 @@ GEERPC_END_NAMESPACE
 // count per client would let each of a hundred clients' lone callers spin at once. It decides only
 // whether a caller spins, never what any call returns.
 
-#include <atomic>
 
 // ---- begin geerpc/tuning/cpu_budget.hpp
 // geerpc: how many CPUs this process may really use. Affinity says which CPUs its threads may run
@@ -3106,7 +3140,6 @@ GEERPC_END_NAMESPACE
 // geerpc: a string usable as a template argument, so that service and method names are part of the
 // type and checked by the compiler.
 
-#include <algorithm>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -3678,8 +3711,6 @@ GEERPC_END_NAMESPACE
 // its deadlines, and the counters its limits are checked against. A server owns one; its engine and
 // connections refer to it.
 
-#include <condition_variable>
-#include <mutex>
 
 // ---- begin geerpc/net/memory_gauge.hpp
 // geerpc: the memory several writers hold together, as one server counts its peers' queued replies.
@@ -3850,6 +3881,8 @@ struct client_link {
   static std::uint32_t server_max_frame_size(const engine& e) noexcept;
   static void close(engine& e);
   static bool is_open(const engine& e);
+  // Whether the calling thread is the engine's own (its receiving thread, where completions run).
+  static bool on_own_thread(const engine& e);
 };
 
 // A server's engine, as basic_server uses it.
@@ -4033,6 +4066,9 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
 // The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
 // co_await it. Destroying a future whose call is still pending cancels the call (the server's
 // handler sees its stop_token fire).
+template <class Transport, class Codec>
+class basic_balanced_client;  // balanced_client.hpp
+
 template <class R, class Codec = binary_codec, class Transport = threaded>
 class call_future {
   template <bool AsResult, class Future>
@@ -4166,6 +4202,8 @@ class call_future {
 
   template <class, class>
   friend class basic_client;
+  template <class, class>
+  friend class basic_balanced_client;
   explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
 
   void release() {
@@ -4360,6 +4398,9 @@ class basic_client {
   // Whether new calls may go out: connected, not closed, and the server has not sent goaway (a
   // graceful shutdown, docs/protocol.md 4.9; calls already made still get their replies).
   bool is_open() const { return engine_ && link::is_open(*engine_); }
+  // Whether the calling thread is this client's receiving thread, where its completions (then()
+  // callbacks, resumed coroutines) run: the one thread that may not close or destroy it.
+  bool on_receiving_thread() const { return engine_ && link::on_own_thread(*engine_); }
 
  private:
   // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without
@@ -4514,6 +4555,616 @@ GEERPC_END_NAMESPACE
 
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp).
 // ---- end geerpc/client.hpp
+// ---- begin geerpc/discovery.hpp
+// geerpc: where a balanced client (balanced_client.hpp) learns which servers to call. A static list
+// is here; <geerpc/etcd.hpp> watches etcd; implement geerpc::discovery for any other registry.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+
+// The servers to call, as addresses dial() takes ("host:port", "unix@/path", "http@host:port"): a
+// snapshot that does not change once made.
+using server_list = std::shared_ptr<const std::vector<std::string>>;
+
+class discovery {
+ public:
+  virtual ~discovery() = default;
+  // The servers to call now. Called before every call, from any thread at once: it must be cheap
+  // and thread-safe, and return the same snapshot while the list has not changed (a balanced
+  // client compares snapshots by pointer, and looks at a new one's addresses only). An error when
+  // no list can be had, which the caller gets; an empty list fails calls with errc::no_servers.
+  virtual result<server_list> servers() = 0;
+};
+
+// A list the program gives, and may replace at any time.
+class static_discovery final : public discovery {
+ public:
+  explicit static_discovery(std::vector<std::string> addresses)
+      : list_(std::make_shared<const std::vector<std::string>>(std::move(addresses))) {}
+
+  void update(std::vector<std::string> addresses) {
+    auto next = std::make_shared<const std::vector<std::string>>(std::move(addresses));
+    std::lock_guard lock(mutex_);
+    list_.swap(next);
+  }  // the old snapshot goes here, outside the lock
+
+  result<server_list> servers() override {
+    std::lock_guard lock(mutex_);
+    return list_;
+  }
+
+ private:
+  std::mutex mutex_;
+  server_list list_;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/discovery.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+enum class select_mode : std::uint8_t {
+  random,          // any server, uniformly
+  round_robin,     // each server in turn
+  least_inflight,  // of two servers picked at random, the one with fewer calls in flight
+};
+
+struct balanced_options {
+  select_mode mode = select_mode::round_robin;
+  // For every connection; its connect_timeout bounds each dial (and so does a call's deadline).
+  options client{};
+  // A server whose dial fails or whose connection breaks is left out for `backoff`, doubled at each
+  // failure in a row up to `max_backoff`; a call that succeeds on it starts it over.
+  std::chrono::nanoseconds backoff = std::chrono::milliseconds(100);
+  std::chrono::nanoseconds max_backoff = std::chrono::seconds(10);
+  // Methods ("Service.Method") that may safely run twice: a call of one whose connection broke
+  // after it was sent moves to another server.
+  std::vector<std::string> idempotent{};
+};
+
+// What broadcast() got: success only if every server succeeded, else the first error; and each
+// server's own outcome, in the discovery's order.
+template <class R>
+struct broadcast_result {
+  struct reply {
+    std::string address;
+    result<R> value;
+  };
+  result<void> outcome;
+  std::vector<reply> replies;
+  explicit operator bool() const noexcept { return outcome.has_value(); }
+};
+
+template <class Transport = threaded, class Codec = binary_codec>
+class basic_balanced_client {
+ public:
+  using client_type = basic_client<Transport, Codec>;
+  template <class R>
+  using future = call_future<R, Codec, Transport>;
+
+  explicit basic_balanced_client(std::shared_ptr<discovery> source, balanced_options opts = {})
+      : source_(std::move(source)), opts_(std::move(opts)), random_(std::random_device{}()) {
+    if (!source_) throw std::invalid_argument("geerpc::balanced_client: no discovery");
+  }
+  basic_balanced_client(const basic_balanced_client&) = delete;
+  basic_balanced_client& operator=(const basic_balanced_client&) = delete;
+
+  // ---- calls by name, as basic_client's
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
+    return try_call<R>(context{}, method, arguments...).value();
+  }
+  template <class R, class... A>
+  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A&... arguments) {
+    return try_call<R>(ctx, method, arguments...).value();
+  }
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> && detail::not_context<A...>) result<R> try_call(std::string_view method,
+                                                                                const A&... arguments) {
+    return try_call<R>(context{}, method, arguments...);
+  }
+  template <class R, class... A>
+  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
+    return with_failover(ctx, method,
+                         [&](client_type& c) { return c.template try_call<R>(ctx, method, arguments...); });
+  }
+
+  // ---- typed stubs, as basic_client's
+  template <class Fn>
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
+      call(const typename Fn::argument_type& argument) {
+    return try_call<Fn>(context{}, argument).value();
+  }
+  template <class Fn>
+  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
+      call(const context& ctx, const typename Fn::argument_type& argument) {
+    return try_call<Fn>(ctx, argument).value();
+  }
+  template <class Fn>
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
+    return try_call<Fn>(context{}, argument);
+  }
+  template <class Fn>
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) result<typename Fn::result_type> try_call(const context& ctx,
+                                                        const typename Fn::argument_type& argument) {
+    return with_failover(ctx, Fn::name.view(), [&](client_type& c) { return c.template try_call<Fn>(ctx, argument); });
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>) typename Fn::result_type
+      call(const A&... arguments) {
+    return try_call<Fn>(context{}, arguments...).value();
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) typename Fn::result_type
+      call(const context& ctx, const A&... arguments) {
+    return try_call<Fn>(ctx, arguments...).value();
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
+      result<typename Fn::result_type> try_call(const A&... arguments) {
+    return try_call<Fn>(context{}, arguments...);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) result<typename Fn::result_type> try_call(
+      const context& ctx, const A&... arguments) {
+    return with_failover(ctx, Fn::name.view(),
+                         [&](client_type& c) { return c.template try_call<Fn>(ctx, arguments...); });
+  }
+
+  // ---- asynchronous calls (threaded transport). The server is chosen (and dialled, moving past
+  // a failed dial) before this returns; once the call is on the wire, its outcome is that server's.
+  template <class R, class... A>
+  requires(!is_method_ref_v<R>) future<R> async_call(const context& ctx, std::string_view method,
+                                                     const A&... arguments) {
+    return async_on<R>(ctx, [&](client_type& c) { return c.template async_call<R>(ctx, method, arguments...); });
+  }
+  template <class R, class... A>
+  requires(!is_method_ref_v<R> && detail::not_context<A...>) future<R> async_call(std::string_view method,
+                                                                                  const A&... arguments) {
+    return async_call<R>(context{}, method, arguments...);
+  }
+  template <class Fn>
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) future<typename Fn::result_type> async_call(const context& ctx,
+                                                          const typename Fn::argument_type& argument) {
+    return async_on<typename Fn::result_type>(ctx,
+                                              [&](client_type& c) { return c.template async_call<Fn>(ctx, argument); });
+  }
+  template <class Fn>
+  requires(is_method_ref_v<Fn>&& Fn::arity ==
+           1) future<typename Fn::result_type> async_call(const typename Fn::argument_type& argument) {
+    return async_call<Fn>(context{}, argument);
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) future<typename Fn::result_type> async_call(
+      const context& ctx, const A&... arguments) {
+    return async_on<typename Fn::result_type>(
+        ctx, [&](client_type& c) { return c.template async_call<Fn>(ctx, arguments...); });
+  }
+  template <class Fn, class... A>
+  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
+      future<typename Fn::result_type> async_call(const A&... arguments) {
+    return async_call<Fn>(context{}, arguments...);
+  }
+
+  // ---- broadcast: the call goes to every server listed, at once. It succeeds only if every
+  // server's does; the first failure cancels the others (their handlers see their stop_token
+  // fire, through the cancel frame). No server listed: errc::no_servers.
+  template <class R, class... A>
+  broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
+    auto listed = current_entries();
+    if (!listed) return {listed.error(), {}};
+    const std::vector<std::shared_ptr<entry>>& targets = listed.value();
+    if (targets.empty()) return {no_servers_error("broadcast " + std::string(method)), {}};
+
+    std::stop_source cancel_all;
+    std::optional<std::stop_callback<stop_forwarder>> forward;
+    if (ctx.stop_token().stop_possible()) forward.emplace(ctx.stop_token(), stop_forwarder{&cancel_all});
+    const context each = ctx.with_stop_token(cancel_all.get_token());
+    std::vector<std::optional<result<R>>> outcomes(targets.size());
+    std::vector<std::exception_ptr> thrown(targets.size());
+    std::mutex first_mutex;
+    std::optional<error> first_error;
+    const auto failed = [&](const error& e) {
+      {
+        std::lock_guard lock(first_mutex);
+        if (first_error) return;
+        first_error = e;
+      }
+      cancel_all.request_stop();  // outside the lock: the stop callbacks run here
+    };
+    {
+      std::vector<std::jthread> workers;
+      workers.reserve(targets.size());
+      for (std::size_t i = 0; i < targets.size(); ++i) {
+        workers.emplace_back([&, i] {
+          try {  // an interceptor's refusal, a codec's throw: the caller gets it, as from a call
+            auto connected = connect(*targets[i], each);
+            result<R> r =
+                connected ? counted(connected.value(),
+                                    [&](client_type& c) { return c.template try_call<R>(each, method, arguments...); })
+                          : result<R>(connected.error());
+            if (!r) failed(r.error());
+            outcomes[i].emplace(std::move(r));
+          } catch (...) {
+            thrown[i] = std::current_exception();
+            failed(error{make_error_code(errc::canceled), "rpc client: broadcast: a call threw"});
+          }
+        });
+      }
+    }  // joined
+    for (const auto& e : thrown)
+      if (e) std::rethrow_exception(e);
+    broadcast_result<R> out{first_error ? result<void>(*first_error) : result<void>{}, {}};
+    out.replies.reserve(targets.size());
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      out.replies.push_back({targets[i]->address, std::move(*outcomes[i])});
+    return out;
+  }
+  template <class R, class... A>
+  requires detail::not_context<A...> broadcast_result<R> broadcast(std::string_view method, const A&... arguments) {
+    return broadcast<R>(context{}, method, arguments...);
+  }
+
+  // The servers of the discovery's list last looked at, and whether each has a connection open.
+  std::size_t connection_count() const {
+    std::lock_guard lock(mutex_);
+    std::size_t open = 0;
+    for (const auto& e : entries_)
+      if (e->current.client && e->current.client->is_open()) ++open;
+    return open;
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  // One connection, with the count of calls in flight on it (kept by an interceptor of its own).
+  // and with the count of callers holding it (leases).
+  struct connection {
+    std::shared_ptr<client_type> client;
+    std::shared_ptr<std::atomic<std::size_t>> inflight;
+    std::shared_ptr<std::atomic<std::size_t>> leases = std::make_shared<std::atomic<std::size_t>>(0);
+  };
+  // A caller's hold on a connection, taken under mutex_ from an entry's current connection (never
+  // from a retired one). It lets go of its client before it counts itself out, so that a reaper
+  // that sees no lease left holds the client's last reference, and (release, then reap's acquire)
+  // sees any call count the caller raised.
+  class lease {
+   public:
+    lease(std::shared_ptr<client_type> c, std::shared_ptr<std::atomic<std::size_t>> count)
+        : client_(std::move(c)), count_(std::move(count)) {
+      count_->fetch_add(1, std::memory_order_relaxed);
+    }
+    lease(lease&& other) noexcept = default;
+    lease& operator=(lease&&) = delete;
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    ~lease() {
+      if (!count_) return;  // moved from
+      client_.reset();
+      count_->fetch_sub(1, std::memory_order_release);
+    }
+    client_type& operator*() const noexcept { return *client_; }
+    client_type* operator->() const noexcept { return client_.get(); }
+
+   private:
+    std::shared_ptr<client_type> client_;
+    std::shared_ptr<std::atomic<std::size_t>> count_;
+  };
+  struct entry {
+    explicit entry(std::string a) : address(std::move(a)) {}
+    const std::string address;
+    // Under mutex_:
+    bool dialing = false;  // one dial at a time for this server; others wait on dialled_
+    connection current;
+    bool listed = true;  // false once a new list dropped it: it is dialled no more
+    clock::time_point left_out_until{};
+    std::chrono::nanoseconds backoff{0};  // 0: not failing
+    std::uint64_t failures = 0;           // dials that failed, so that a caller that waited for one learns it
+    std::optional<error> last_failure;
+  };
+  struct stop_forwarder {
+    std::stop_source* target;
+    void operator()() const noexcept { target->request_stop(); }
+  };
+  using tried_list = std::vector<std::shared_ptr<entry>>;
+
+  // The counter the current call's `before` raised on this thread, if its `after` has not run
+  // here yet: a call that throws past its `before` (a codec, an allocation) is taken back by
+  // counted(), so that no count is left raised.
+  static inline thread_local std::atomic<std::size_t>* raised_ = nullptr;
+
+  static error no_servers_error(const std::string& what) {
+    return {make_error_code(errc::no_servers), "rpc client: " + what + ": the discovery lists no servers"};
+  }
+  static error deadline_error(const std::string& address) {
+    return {make_error_code(errc::deadline_exceeded), "rpc client: call to " + address + ": deadline exceeded"};
+  }
+
+  bool idempotent(std::string_view method) const {
+    return std::find(opts_.idempotent.begin(), opts_.idempotent.end(), method) != opts_.idempotent.end();
+  }
+
+  // Runs `attempt` on the chosen connection; a throw leaves no count raised.
+  template <class F>
+  static auto counted(const lease& chosen, F&& attempt) {
+    raised_ = nullptr;
+    try {
+      auto out = attempt(*chosen);
+      raised_ = nullptr;  // an async call's `after` runs on another thread: its count stays
+      return out;
+    } catch (...) {
+      if (raised_ != nullptr) raised_->fetch_sub(1, std::memory_order_acq_rel);
+      raised_ = nullptr;
+      throw;
+    }
+  }
+
+  template <class F>
+  auto with_failover(const context& ctx, std::string_view method, F&& attempt) {
+    using out_type = decltype(attempt(std::declval<client_type&>()));
+    tried_list tried;
+    std::optional<error> last;
+    for (;;) {
+      auto picked = pick_connected(ctx, tried, last);
+      if (!picked) return out_type(picked.error());
+      auto& [chosen, connected] = picked.value();
+      out_type r = counted(connected, attempt);
+      if (r) {
+        succeeded(*chosen);
+        return r;
+      }
+      const bool never_ran = r.code() == errc::going_away || r.code() == errc::busy;
+      const bool broken = r.code() == errc::connection_closed;
+      if (broken || r.code() == errc::going_away) eject(*chosen, r.error());
+      if (!(never_ran || (broken && idempotent(method)))) return r;
+      tried.push_back(chosen);
+      last = r.error();
+    }
+  }
+
+  template <class R, class F>
+  future<R> async_on(const context& ctx, F&& start) {
+    tried_list tried;
+    std::optional<error> last;
+    auto picked = pick_connected(ctx, tried, last);
+    if (!picked) {
+      const error& e = picked.error();
+      const errc code = e.code.category() == category() ? static_cast<errc>(e.code.value()) : errc::connect_failed;
+      return future<R>(std::make_unique<detail::finished_call>(detail::call_outcome::failure(code, e.message)));
+    }
+    return counted(picked.value().second, start);
+  }
+
+  // A server to call and its open connection: chosen among those not tried and not left out,
+  // dialled if need be; a failed dial (which left that server out) moves on.
+  result<std::pair<std::shared_ptr<entry>, lease>> pick_connected(const context& ctx, tried_list& tried,
+                                                                  std::optional<error>& last) {
+    for (;;) {
+      auto chosen = choose(tried, last);
+      if (!chosen) return chosen.error();
+      auto connected = connect(*chosen.value(), ctx);
+      if (connected) return std::pair{std::move(chosen).value(), std::move(connected).value()};
+      if (connected.code() == errc::deadline_exceeded) return connected.error();
+      tried.push_back(std::move(chosen).value());
+      last = connected.error();
+    }
+  }
+
+  // The discovery's list as entries, rebuilt when its snapshot changed.
+  result<std::vector<std::shared_ptr<entry>>> current_entries() {
+    auto listed = source_->servers();  // the user's code: outside the lock
+    if (!listed) return listed.error();
+    std::vector<connection> reaped;  // destroyed after the lock is released
+    std::lock_guard lock(mutex_);
+    refresh(listed.value());
+    reap(reaped);
+    return entries_;
+  }
+
+  result<std::shared_ptr<entry>> choose(const tried_list& tried, const std::optional<error>& last) {
+    auto listed = source_->servers();  // the user's code: outside the lock
+    if (!listed) return listed.error();
+    std::vector<connection> reaped;  // destroyed after the lock is released
+    std::lock_guard lock(mutex_);
+    refresh(listed.value());
+    reap(reaped);
+    if (entries_.empty()) return no_servers_error("call");
+    const auto now = clock::now();
+    std::vector<entry*> open;
+    entry* soonest = nullptr;  // of those left out and not tried
+    for (const auto& e : entries_) {
+      if (std::any_of(tried.begin(), tried.end(), [&](const auto& t) { return t == e; })) continue;
+      if (e->left_out_until <= now)
+        open.push_back(e.get());
+      else if (soonest == nullptr || e->left_out_until < soonest->left_out_until)
+        soonest = e.get();
+    }
+    entry* pick = nullptr;
+    if (open.empty()) {
+      pick = soonest;  // every server is left out: try the one back soonest
+    } else if (opts_.mode == select_mode::round_robin) {
+      pick = open[next_++ % open.size()];
+    } else {
+      const std::size_t first = std::uniform_int_distribution<std::size_t>(0, open.size() - 1)(random_);
+      pick = open[first];
+      if (opts_.mode == select_mode::least_inflight && open.size() > 1) {
+        std::size_t second = std::uniform_int_distribution<std::size_t>(0, open.size() - 2)(random_);
+        if (second >= first) ++second;  // another one than the first
+        if (load(*open[second]) < load(*pick)) pick = open[second];
+      }
+    }
+    if (pick == nullptr) {
+      if (last) return *last;
+      return no_servers_error("call");
+    }
+    for (const auto& e : entries_)
+      if (e.get() == pick) return e;
+    return no_servers_error("call");  // not reached: pick is one of entries_
+  }
+
+  static std::size_t load(const entry& e) {
+    return e.current.inflight ? e.current.inflight->load(std::memory_order_relaxed) : 0;
+  }
+
+  // Under mutex_: takes a new snapshot's addresses, keeping the entries of those still listed.
+  // The connections of servers no longer listed wait in retiring_ until their calls have ended.
+  void refresh(const server_list& listed) {
+    if (listed == seen_) return;
+    std::vector<std::shared_ptr<entry>> next;
+    const std::vector<std::string> empty;
+    const std::vector<std::string>& addresses = listed ? *listed : empty;
+    next.reserve(addresses.size());
+    for (const std::string& address : addresses) {
+      if (std::any_of(next.begin(), next.end(), [&](const auto& e) { return e->address == address; }))
+        continue;  // listed twice: one entry
+      auto kept =
+          std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e && e->address == address; });
+      if (kept != entries_.end())
+        next.push_back(std::move(*kept));
+      else
+        next.push_back(std::make_shared<entry>(address));
+    }
+    for (auto& e : entries_) {
+      if (!e) continue;  // kept, moved into next
+      e->listed = false;
+      if (e->current.client) retiring_.push_back(std::move(e->current));
+    }
+    entries_ = std::move(next);
+    seen_ = listed;
+  }
+
+  // Under mutex_: hands out the retired connections nobody else holds and whose calls have all
+  // ended, to be destroyed (closed) once the lock is released. Not from a thread on which one of
+  // this client's connections completes calls: a connection cannot end itself, and ending another
+  // there could wait on a thread that waits on this one.
+  void reap(std::vector<connection>& out) {
+    if (retiring_.empty()) return;
+    const auto on_ours = [](const connection& c) { return c.client && c.client->on_receiving_thread(); };
+    if (std::any_of(retiring_.begin(), retiring_.end(), on_ours) ||
+        std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return on_ours(e->current); }))
+      return;
+    for (auto it = retiring_.begin(); it != retiring_.end();) {
+      // No lease is taken on a retired connection: a count of 0 stays 0.
+      if (it->leases->load(std::memory_order_acquire) == 0 && it->inflight->load(std::memory_order_acquire) == 0) {
+        out.push_back(std::move(*it));
+        it = retiring_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // The server's open connection, dialled if it has none, within the connect timeout and the
+  // caller's deadline. A failed dial leaves the server out (before the next caller waiting to dial
+  // it gets the lock: that one returns the same failure instead of dialling again).
+  result<lease> connect(entry& e, const context& ctx) {
+    const auto& deadline = ctx.deadline();
+    std::unique_lock lock(mutex_);
+    const std::uint64_t failures_before = e.failures;
+    for (;;) {
+      if (!e.listed) return no_servers_error("call to " + e.address + ": the server left the list");
+      if (e.current.client && e.current.client->is_open()) return lease(e.current.client, e.current.leases);
+      if (e.failures != failures_before && e.last_failure) return *e.last_failure;  // dialled and failed meanwhile
+      if (!e.dialing) break;
+      if (!deadline)
+        dialled_.wait(lock);
+      else if (dialled_.wait_until(lock, *deadline) == std::cv_status::timeout && e.dialing)
+        return deadline_error(e.address);
+    }
+    e.dialing = true;
+    lock.unlock();
+    struct dial_done {  // whatever way the dial ends, the next caller may dial
+      basic_balanced_client& self;
+      entry& e;
+      bool pending = true;
+      void locked() noexcept {  // under mutex_
+        pending = false;
+        e.dialing = false;
+        self.dialled_.notify_all();
+      }
+      ~dial_done() {
+        if (!pending) return;
+        std::lock_guard relock(self.mutex_);
+        locked();
+      }
+    } done{*this, e};
+    options dial_options = opts_.client;
+    bool cut_by_deadline = false;
+    if (deadline) {
+      const auto left = *deadline - clock::now();
+      if (left <= clock::duration::zero()) return deadline_error(e.address);
+      if (dial_options.connect_timeout == std::chrono::nanoseconds::zero() || left < dial_options.connect_timeout) {
+        dial_options.connect_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+        cut_by_deadline = true;
+      }
+    }
+    // Last, so that an interceptor of the user's that refuses the call (by throwing) runs first.
+    auto inflight = std::make_shared<std::atomic<std::size_t>>(0);
+    dial_options.interceptors.push_back(client_interceptor{.before =
+                                                               [inflight](client_call&) {
+                                                                 inflight->fetch_add(1, std::memory_order_relaxed);
+                                                                 raised_ = inflight.get();
+                                                               },
+                                                           .after =
+                                                               [inflight](const client_call&, const call_result&) {
+                                                                 if (raised_ == inflight.get()) raised_ = nullptr;
+                                                                 inflight->fetch_sub(1, std::memory_order_acq_rel);
+                                                               }});
+    auto dialled = try_dial<Transport, Codec>(e.address, dial_options);
+    if (!dialled) {
+      if (cut_by_deadline && dialled.code() == errc::connect_timeout) return deadline_error(e.address);
+      eject(e, dialled.error());
+      return dialled.error();
+    }
+    auto fresh = std::make_shared<client_type>(std::move(dialled).value());
+    lock.lock();
+    done.locked();
+    connection made{std::move(fresh), std::move(inflight)};
+    lease held(made.client, made.leases);
+    if (!e.listed) {  // dropped from the list while it was dialled: it ends with its calls
+      retiring_.push_back(std::move(made));
+      return held;
+    }
+    if (e.current.client) retiring_.push_back(std::move(e.current));  // closed or going away: it ends with its calls
+    e.current = std::move(made);
+    return held;
+  }
+
+  // A failure on `e`: left out for its back-off, which grows; its connection, if broken, retires.
+  void eject(entry& e, const error& why) {
+    std::lock_guard lock(mutex_);
+    e.backoff =
+        e.backoff == std::chrono::nanoseconds::zero() ? opts_.backoff : std::min(e.backoff * 2, opts_.max_backoff);
+    e.left_out_until = detail::saturating_deadline(clock::now(), e.backoff);
+    ++e.failures;
+    e.last_failure = why;
+    if (e.current.client && !e.current.client->is_open()) retiring_.push_back(std::move(e.current));
+  }
+  void succeeded(entry& e) {
+    std::lock_guard lock(mutex_);
+    e.backoff = std::chrono::nanoseconds::zero();
+    e.left_out_until = {};
+  }
+
+  std::shared_ptr<discovery> source_;
+  const balanced_options opts_;
+  mutable std::mutex mutex_;         // guards everything below, and each entry's fields but its address
+  std::condition_variable dialled_;  // a dial ended
+  server_list seen_;                 // the snapshot entries_ was built from
+  std::vector<std::shared_ptr<entry>> entries_;
+  std::vector<connection> retiring_;  // of servers no longer listed, or replaced by a new dial
+  std::size_t next_ = 0;              // round_robin's turn
+  std::minstd_rand random_;
+};
+
+using balanced_client = basic_balanced_client<threaded>;
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/balanced_client.hpp
 // ---- begin geerpc/server.hpp
 // geerpc: the server.
 //
@@ -6184,7 +6835,6 @@ GEERPC_END_NAMESPACE
 // they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
 // so once it returns the callback's context may be destroyed.
 
-#include <thread>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -8998,6 +9648,7 @@ class blocking_client_engine {
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
   // Whether new calls may be made: not closed, and the server has not said it is going away.
   bool is_open() const noexcept { return connected() && !going_away_.load(std::memory_order_relaxed); }
+  bool on_own_thread() const noexcept { return false; }  // it has no thread of its own
 
   call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply) {
     if (going_away_.load(std::memory_order_relaxed)) return going_away_outcome();
@@ -9707,6 +10358,9 @@ class threaded_client_engine {
     std::lock_guard lock(mutex_);
     return !closed_ && !going_away_;
   }
+
+  // Whether the calling thread is the receiving thread (where completions run).
+  bool on_own_thread() const noexcept { return std::this_thread::get_id() == receiver_.get_id(); }
 
   // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
   call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
@@ -10831,6 +11485,11 @@ void client_link<Transport>::close(engine& e) {
 template <class Transport>
 bool client_link<Transport>::is_open(const engine& e) {
   return e.is_open();
+}
+
+template <class Transport>
+bool client_link<Transport>::on_own_thread(const engine& e) {
+  return e.on_own_thread();
 }
 
 template <class Transport>

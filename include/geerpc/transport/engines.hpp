@@ -78,6 +78,11 @@ bool client_link<Transport>::is_open(const engine& e) {
 }
 
 template <class Transport>
+bool client_link<Transport>::on_own_thread(const engine& e) {
+  return e.on_own_thread();
+}
+
+template <class Transport>
 void server_link<Transport>::destroy(engine* e) noexcept {
   delete e;
 }

@@ -107,6 +107,8 @@ struct client_link {
   static std::uint32_t server_max_frame_size(const engine& e) noexcept;
   static void close(engine& e);
   static bool is_open(const engine& e);
+  // Whether the calling thread is the engine's own (its receiving thread, where completions run).
+  static bool on_own_thread(const engine& e);
 };
 
 // A server's engine, as basic_server uses it.

@@ -54,6 +54,7 @@ class blocking_client_engine {
   std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
   // Whether new calls may be made: not closed, and the server has not said it is going away.
   bool is_open() const noexcept { return connected() && !going_away_.load(std::memory_order_relaxed); }
+  bool on_own_thread() const noexcept { return false; }  // it has no thread of its own
 
   call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply) {
     if (going_away_.load(std::memory_order_relaxed)) return going_away_outcome();

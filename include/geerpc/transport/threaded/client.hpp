@@ -122,6 +122,9 @@ class threaded_client_engine {
     return !closed_ && !going_away_;
   }
 
+  // Whether the calling thread is the receiving thread (where completions run).
+  bool on_own_thread() const noexcept { return std::this_thread::get_id() == receiver_.get_id(); }
+
   // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
   call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
 

@@ -1,0 +1,52 @@
+// geerpc: where a balanced client (balanced_client.hpp) learns which servers to call. A static list
+// is here; <geerpc/etcd.hpp> watches etcd; implement geerpc::discovery for any other registry.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config.hpp"
+#include "error.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+
+// The servers to call, as addresses dial() takes ("host:port", "unix@/path", "http@host:port"): a
+// snapshot that does not change once made.
+using server_list = std::shared_ptr<const std::vector<std::string>>;
+
+class discovery {
+ public:
+  virtual ~discovery() = default;
+  // The servers to call now. Called before every call, from any thread at once: it must be cheap
+  // and thread-safe, and return the same snapshot while the list has not changed (a balanced
+  // client compares snapshots by pointer, and looks at a new one's addresses only). An error when
+  // no list can be had, which the caller gets; an empty list fails calls with errc::no_servers.
+  virtual result<server_list> servers() = 0;
+};
+
+// A list the program gives, and may replace at any time.
+class static_discovery final : public discovery {
+ public:
+  explicit static_discovery(std::vector<std::string> addresses)
+      : list_(std::make_shared<const std::vector<std::string>>(std::move(addresses))) {}
+
+  void update(std::vector<std::string> addresses) {
+    auto next = std::make_shared<const std::vector<std::string>>(std::move(addresses));
+    std::lock_guard lock(mutex_);
+    list_.swap(next);
+  }  // the old snapshot goes here, outside the lock
+
+  result<server_list> servers() override {
+    std::lock_guard lock(mutex_);
+    return list_;
+  }
+
+ private:
+  std::mutex mutex_;
+  server_list list_;
+};
+
+GEERPC_END_NAMESPACE
