@@ -4157,7 +4157,7 @@ class call_future {
     auto owned = std::make_unique<holder>(holder{std::move(*this), callback_type(std::forward<F>(on_done))});
     holder* const raw = owned.get();
     const bool later = raw->future.state_->then({&holder::run, raw});
-    owned.release();  // run() owns it now, or is about to
+    static_cast<void>(owned.release());  // run() owns it now, or is about to
     if (!later) holder::run(raw);
   }
 
