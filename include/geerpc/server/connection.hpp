@@ -134,16 +134,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // appended to `ready`. Returns false when the connection must be closed.
   bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
     if (closed()) return false;
-    if (closing_after_output_.load(std::memory_order_relaxed)) {
-      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
-      // its EOF (closing before would reset the connection and could lose the answer), up to a
-      // bound; the handshake timer, still armed, bounds the wait.
-      discarded_ += data.size();
-      if (discarded_ <= max_discarded) return true;
-      close();
-      return false;
-    }
-    if (!handshake_done()) {
+    if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
       if (!past_http_door(data)) return !closed();
       const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
       std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
@@ -520,6 +511,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
   // incomplete, or when the door answered and the connection is closing.
   bool past_http_door(std::span<const std::byte>& data) {
+    if (closing_after_output_.load(std::memory_order_relaxed)) {
+      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
+      // its EOF (closing before would reset the connection and could lose the answer), up to a
+      // bound; the handshake timer, still armed, bounds the wait.
+      discarded_ += data.size();
+      if (discarded_ > max_discarded) close();
+      return false;
+    }
     if (!door_checked_ && !data.empty()) {
       door_checked_ = true;
       if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
