@@ -12,6 +12,8 @@ build=${1:?usage: tools/check_tidy.sh BUILD_DIR}
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy)
 sources=(examples/*.cpp src/geerpc.cpp tests/lifecycle_test.cpp)
+# geerpc::etcd's headers, through the cluster example, where that target is built (libcurl, nlohmann-json).
+[ -f "$build/examples/CMakeFiles/cluster_node.dir/flags.make" ] && sources+=(examples/cluster/*.cpp)
 log=$(mktemp)
 # -Wno-unknown-warning-option: the database may come from a GCC build with GCC-only flags.
 printf '%s\n' "${sources[@]}" |
