@@ -2,8 +2,10 @@
 // prints the "bench ..." line; W1 and W2 add a "# ... allocs_per_call" line (client and server).
 //   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|plain|blocking]
 //                       [--tuning NAME] [--peer NAME] [--deadline-ms N] [--handle-timeout-ms N]
-//                       [--scale F] [--server-pid N]
+//                       [--scale F] [--server-pid N] [--balanced]
 //   --transport and --tuning: variants.hpp.
+//   --balanced: the calls go through a geerpc::balanced_client over a static list of this one
+//   server (round-robin), to measure what the balanced client costs over a plain one.
 //   --workload storm: the timeout storm of storm.hpp instead of W1..W5.
 #include <chrono>
 #include <cstdio>
@@ -52,16 +54,28 @@ int run(int argc, char** argv, const std::string& peer) {
   clients.reserve(static_cast<std::size_t>(w.connections));
   for (int i = 0; i < w.connections; ++i) clients.push_back(geerpc::dial<Transport>(address, opts));
   const std::string payload(static_cast<std::size_t>(w.payload), 'x');
+  std::unique_ptr<geerpc::basic_balanced_client<Transport>> balanced;
+  if (bench::has_flag(argc, argv, "--balanced")) {
+    if (w.connections != 1) {
+      std::fprintf(stderr, "--balanced: workloads of one connection only\n");
+      return 2;
+    }
+    auto servers = std::make_shared<geerpc::static_discovery>(std::vector<std::string>{address});
+    balanced = std::make_unique<geerpc::basic_balanced_client<Transport>>(
+        servers, geerpc::balanced_options{.mode = geerpc::select_mode::round_robin, .client = opts});
+  }
 
   auto call = [&](int connection, int caller, long i) {
     auto& client = clients[static_cast<std::size_t>(connection)];
     const geerpc::context ctx = deadline.count() > 0 ? geerpc::with_timeout(deadline) : geerpc::context{};
     if (w.echo) {
-      auto r = client.template try_call<std::string>(ctx, "Arith.Echo", payload);
+      auto r = balanced ? balanced->template try_call<std::string>(ctx, "Arith.Echo", payload)
+                        : client.template try_call<std::string>(ctx, "Arith.Echo", payload);
       return r && *r == payload;
     }
     const bench::SumArgs args{static_cast<std::int32_t>(i), static_cast<std::int32_t>(caller)};
-    auto r = client.template try_call<std::int32_t>(ctx, "Arith.Sum", args);
+    auto r = balanced ? balanced->template try_call<std::int32_t>(ctx, "Arith.Sum", args)
+                      : client.template try_call<std::int32_t>(ctx, "Arith.Sum", args);
     return r && *r == args.a + args.b;
   };
 

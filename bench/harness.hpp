@@ -57,6 +57,13 @@ inline const char* flag(int argc, char** argv, std::string_view name, const char
   return fallback;
 }
 
+// Whether a flag without a value (--balanced) was given.
+inline bool has_flag(int argc, char** argv, std::string_view name) {
+  for (int i = 1; i < argc; ++i)
+    if (name == argv[i]) return true;
+  return false;
+}
+
 // --workload Wn [--calls N] [--warmup N] [--scale F] [--server-pid N]; --scale shrinks calls and
 // warm-up for smoke runs, except W5's warm-up of 2 calls per connection.
 inline workload parse(int argc, char** argv) {

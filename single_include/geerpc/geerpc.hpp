@@ -4865,6 +4865,9 @@ class basic_balanced_client {
     std::chrono::nanoseconds backoff{0};  // 0: not failing
     std::uint64_t failures = 0;           // dials that failed, so that a caller that waited for one learns it
     std::optional<error> last_failure;
+    // Whether backoff is running, written under mutex_ but read without it by succeeded(): a
+    // success that reads a stale false leaves a back-off that a concurrent failure has just begun.
+    std::atomic<bool> failing{false};
   };
   struct stop_forwarder {
     std::stop_source* target;
@@ -4946,10 +4949,12 @@ class basic_balanced_client {
     for (;;) {
       auto chosen = choose(tried, last);
       if (!chosen) return chosen.error();
-      auto connected = connect(*chosen.value(), ctx);
-      if (connected) return std::pair{std::move(chosen).value(), std::move(connected).value()};
+      auto& [e, held] = chosen.value();
+      if (held) return std::pair{std::move(e), std::move(*held)};
+      auto connected = connect(*e, ctx);
+      if (connected) return std::pair{std::move(e), std::move(connected).value()};
       if (connected.code() == errc::deadline_exceeded) return connected.error();
-      tried.push_back(std::move(chosen).value());
+      tried.push_back(std::move(e));
       last = connected.error();
     }
   }
@@ -4965,7 +4970,14 @@ class basic_balanced_client {
     return entries_;
   }
 
-  result<std::shared_ptr<entry>> choose(const tried_list& tried, const std::optional<error>& last) {
+  // A server to call, and a lease on its connection when it has one open (taken under the same
+  // lock, so that the common call locks mutex_ once).
+  struct choice {
+    std::shared_ptr<entry> chosen;
+    std::optional<lease> held;
+  };
+
+  result<choice> choose(const tried_list& tried, const std::optional<error>& last) {
     auto listed = source_->servers();  // the user's code: outside the lock
     if (!listed) return listed.error();
     std::vector<connection> reaped;  // destroyed after the lock is released
@@ -4974,36 +4986,50 @@ class basic_balanced_client {
     reap(reaped);
     if (entries_.empty()) return no_servers_error("call");
     const auto now = clock::now();
-    std::vector<entry*> open;
-    entry* soonest = nullptr;  // of those left out and not tried
+    // The candidates are the servers not tried and not left out; counted first, then the k-th
+    // taken, so that no list of them is allocated per call.
+    const auto candidate = [&](const std::shared_ptr<entry>& e) {
+      return e->left_out_until <= now &&
+             std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t == e; });
+    };
+    std::size_t open = 0;
+    const std::shared_ptr<entry>* soonest = nullptr;  // of those left out and not tried
     for (const auto& e : entries_) {
-      if (std::any_of(tried.begin(), tried.end(), [&](const auto& t) { return t == e; })) continue;
-      if (e->left_out_until <= now)
-        open.push_back(e.get());
-      else if (soonest == nullptr || e->left_out_until < soonest->left_out_until)
-        soonest = e.get();
+      if (candidate(e)) {
+        ++open;
+      } else if (std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t == e; }) &&
+                 (soonest == nullptr || e->left_out_until < (*soonest)->left_out_until)) {
+        soonest = &e;
+      }
     }
-    entry* pick = nullptr;
-    if (open.empty()) {
+    const auto nth_open = [&](std::size_t k) -> const std::shared_ptr<entry>& {
+      for (const auto& e : entries_)
+        if (candidate(e) && k-- == 0) return e;
+      return entries_.front();  // not reached: k < open
+    };
+    const std::shared_ptr<entry>* pick = nullptr;
+    if (open == 0) {
       pick = soonest;  // every server is left out: try the one back soonest
     } else if (opts_.mode == select_mode::round_robin) {
-      pick = open[next_++ % open.size()];
+      pick = &nth_open(next_++ % open);
     } else {
-      const std::size_t first = std::uniform_int_distribution<std::size_t>(0, open.size() - 1)(random_);
-      pick = open[first];
-      if (opts_.mode == select_mode::least_inflight && open.size() > 1) {
-        std::size_t second = std::uniform_int_distribution<std::size_t>(0, open.size() - 2)(random_);
+      const std::size_t first = std::uniform_int_distribution<std::size_t>(0, open - 1)(random_);
+      pick = &nth_open(first);
+      if (opts_.mode == select_mode::least_inflight && open > 1) {
+        std::size_t second = std::uniform_int_distribution<std::size_t>(0, open - 2)(random_);
         if (second >= first) ++second;  // another one than the first
-        if (load(*open[second]) < load(*pick)) pick = open[second];
+        const auto& other = nth_open(second);
+        if (load(*other) < load(**pick)) pick = &other;
       }
     }
     if (pick == nullptr) {
       if (last) return *last;
       return no_servers_error("call");
     }
-    for (const auto& e : entries_)
-      if (e.get() == pick) return e;
-    return no_servers_error("call");  // not reached: pick is one of entries_
+    const auto& e = *pick;
+    choice out{e, std::nullopt};
+    if (e->current.client && e->current.client->is_open()) out.held.emplace(e->current.client, e->current.leases);
+    return out;
   }
 
   static std::size_t load(const entry& e) {
@@ -5140,14 +5166,18 @@ class basic_balanced_client {
     e.backoff =
         e.backoff == std::chrono::nanoseconds::zero() ? opts_.backoff : std::min(e.backoff * 2, opts_.max_backoff);
     e.left_out_until = detail::saturating_deadline(clock::now(), e.backoff);
+    e.failing.store(true, std::memory_order_relaxed);
     ++e.failures;
     e.last_failure = why;
     if (e.current.client && !e.current.client->is_open()) retiring_.push_back(std::move(e.current));
   }
   void succeeded(entry& e) {
+    // Most calls succeed on a server that was not failing: they take no lock here.
+    if (!e.failing.load(std::memory_order_relaxed)) return;
     std::lock_guard lock(mutex_);
     e.backoff = std::chrono::nanoseconds::zero();
     e.left_out_until = {};
+    e.failing.store(false, std::memory_order_relaxed);
   }
 
   std::shared_ptr<discovery> source_;

@@ -2,9 +2,12 @@
 // (etcd_process.hpp): the gateway's calls, registration and discovery, and a balanced client over
 // servers that come, go, die and outlive an etcd restart. Waits are on events (a list changed, a
 // registration made); the bounds are generous for a loaded two-core machine.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +142,71 @@ bool progress(F done, std::chrono::milliseconds timeout = 5000ms) {
     std::this_thread::yield();
   }
   return true;
+}
+
+// A fake etcd on a loopback port: answers each request (one per connection) with the next of
+// `answers`, whole HTTP responses, and closes. For answers etcd would never give.
+class fake_etcd {
+ public:
+  explicit fake_etcd(std::vector<std::string> answers) : answers_(std::move(answers)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) == 0);
+    REQUIRE(::listen(fd_, 8) == 0);
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::jthread([this] { serve(); });
+  }
+  fake_etcd(const fake_etcd&) = delete;
+  fake_etcd& operator=(const fake_etcd&) = delete;
+  ~fake_etcd() {
+    ::shutdown(fd_, SHUT_RDWR);  // ends a pending accept
+    thread_.join();
+    ::close(fd_);
+  }
+  geerpc::etcd::options options() const {
+    return {.endpoints = {"http://127.0.0.1:" + std::to_string(port_)}, .request_timeout = 2000ms};
+  }
+
+ private:
+  void serve() {
+    for (const auto& answer : answers_) {
+      const int peer = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (peer < 0) return;
+      // The request: its head, then as many body bytes as Content-Length says.
+      std::string request;
+      char buffer[4096];
+      std::size_t wanted = std::string::npos;
+      while (request.size() < wanted) {
+        const auto got = ::recv(peer, buffer, sizeof buffer, 0);
+        if (got <= 0) break;
+        request.append(buffer, static_cast<std::size_t>(got));
+        const auto head_end = request.find("\r\n\r\n");
+        const auto length = request.find("Content-Length: ");
+        if (head_end != std::string::npos && length != std::string::npos)
+          wanted = head_end + 4 + std::stoul(request.substr(length + 16));
+      }
+      for (std::size_t sent = 0; sent < answer.size();) {
+        const auto n = ::send(peer, answer.data() + sent, answer.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        sent += static_cast<std::size_t>(n);
+      }
+      ::close(peer);
+    }
+  }
+
+  std::vector<std::string> answers_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::jthread thread_;
+};
+
+std::string http_200(const std::string& body) {
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 }  // namespace
@@ -386,4 +454,32 @@ TEST_CASE("discovery without any etcd: a clear error, soon, and no hang", "[etcd
   REQUIRE_FALSE(reply);
   CHECK(reply.code() == geerpc::errc::no_servers);
   CHECK_THROWS_AS(geerpc::etcd::discovery("a/b"), std::invalid_argument);
+}
+
+TEST_CASE("answers etcd would never give are errors and never crash the caller", "[etcd]") {
+  const std::string huge_ttl = R"({"result":{"TTL":"99999999999999999999999"}})";
+  fake_etcd fake({http_200("not json"), http_200("[1,2]"), http_200(R"({"result":{"TTL":"abc"}})"), http_200(huge_ttl),
+                  http_200(R"({"result":{"TTL":{"x":1}}})"), http_200(R"({"kvs":[{"key":"!!!!","value":"eA=="}]})"),
+                  http_200(R"({"kvs":"nope"})"), http_200(R"({"ID":"0"})"),
+                  "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                  http_200(std::string(17u << 20, ' ')),
+                  // Watches: a line that is not JSON, an error object, a compaction.
+                  http_200("{\"result\":{\"created\":true}}\nnot json\n"), http_200("{\"error\":\"boom\"}\n"),
+                  http_200(R"({"result":{"compact_revision":"5"}})"
+                           "\n")});
+  geerpc::etcd::gateway gw(fake.options());
+  CHECK_THROWS_WITH(gw.range("/"), Catch::Contains("no JSON object"));
+  CHECK_THROWS_WITH(gw.range("/"), Catch::Contains("no JSON object"));
+  CHECK_THROWS_WITH(gw.keep_alive(1), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(gw.keep_alive(1), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(gw.keep_alive(1), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(gw.range("/"), Catch::Contains("not base64"));
+  CHECK(gw.range("/").kvs.empty());  // kvs of the wrong type: nothing listed
+  CHECK_THROWS_WITH(gw.grant(5s), Catch::Contains("no ID"));
+  CHECK_THROWS_WITH(gw.range("/"), Catch::Contains("HTTP 500"));
+  CHECK_THROWS_WITH(gw.range("/"), Catch::Contains("more than 16 MiB"));
+  const auto nothing = [](const std::vector<geerpc::etcd::watch_event>&) { FAIL("no event was sent"); };
+  CHECK_THROWS_WITH(gw.watch("/", 1, nothing, {}), Catch::Contains("not JSON"));
+  CHECK_THROWS_WITH(gw.watch("/", 1, nothing, {}), Catch::Contains("boom"));
+  CHECK_THROWS_WITH(gw.watch("/", 1, nothing, {}), Catch::Contains("compacted"));
 }

@@ -238,6 +238,7 @@ class gateway {
       curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &append_to_string);
       curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
       const CURLcode done = curl_easy_perform(h);
+      if (done == CURLE_WRITE_ERROR) throw error("etcd: " + url + " answered more than 16 MiB");
       if (done != CURLE_OK) {
         last_failure = url + ": " + curl_easy_strerror(done);
         continue;
