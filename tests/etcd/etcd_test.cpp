@@ -226,7 +226,7 @@ TEST_CASE("base64 round-trips every byte and length, and refuses what is not bas
     CHECK_FALSE(geerpc::etcd::base64_decode(bad).has_value());
 }
 
-TEST_CASE("the gateway puts, lists by prefix, keeps a lease alive, revokes it, and watches", "[etcd]") {
+TEST_CASE("the gateway puts and lists by prefix and keeps a lease alive and revokes it and watches", "[etcd]") {
   test::etcd_process etcd;
   geerpc::etcd::gateway gw(etcd.options());
   gw.put("/t/a", "1");
@@ -266,7 +266,7 @@ TEST_CASE("the gateway puts, lists by prefix, keeps a lease alive, revokes it, a
   CHECK((seen[2].key == "/t/a" && seen[2].deleted));
 }
 
-TEST_CASE("etcd answers errors as errors: a bad request, an unreachable endpoint", "[etcd]") {
+TEST_CASE("etcd answers errors as errors: a bad request and an unreachable endpoint", "[etcd]") {
   test::etcd_process etcd;
   geerpc::etcd::gateway gw(etcd.options());
   CHECK_THROWS_WITH(gw.put("", "x"), Catch::Contains("HTTP") && Catch::Contains("key is not provided"));
@@ -279,7 +279,7 @@ TEST_CASE("etcd answers errors as errors: a bad request, an unreachable endpoint
   CHECK_NOTHROW(second.range("/"));
 }
 
-TEST_CASE("servers registered in etcd are discovered, spread round-robin, and leave when withdrawn", "[etcd]") {
+TEST_CASE("servers registered in etcd are discovered and spread round-robin and leave when withdrawn", "[etcd]") {
   test::etcd_process etcd;
   std::vector<std::unique_ptr<node>> nodes;
   for (int i = 0; i < 3; ++i) nodes.push_back(std::make_unique<node>(etcd.options(), 10s));
@@ -300,7 +300,7 @@ TEST_CASE("servers registered in etcd are discovered, spread round-robin, and le
   CHECK(nodes[1]->who.calls == before);
 }
 
-TEST_CASE("a server killed with SIGKILL leaves the list within its TTL and a second; idempotent calls all succeed",
+TEST_CASE("a server killed with SIGKILL leaves the list within its TTL and a second and idempotent calls all succeed",
           "[etcd]") {
   test::etcd_process etcd;
   std::vector<std::unique_ptr<child_server>> servers;
@@ -407,7 +407,7 @@ TEST_CASE("a graceful shutdown takes a server out with no failed call", "[etcd]"
   CHECK(as_set(source->servers().value()) == std::set<std::string>{nodes[0]->who.address, nodes[2]->who.address});
 }
 
-TEST_CASE("etcd restarted: clients route on their last list meanwhile, and servers register again", "[etcd]") {
+TEST_CASE("etcd restarted: clients route on their last list meanwhile and servers register again", "[etcd]") {
   test::etcd_process etcd;
   std::vector<std::unique_ptr<node>> nodes;
   std::set<std::string> all;
@@ -441,7 +441,7 @@ TEST_CASE("etcd restarted: clients route on their last list meanwhile, and serve
   CHECK(answered == all);
 }
 
-TEST_CASE("discovery without any etcd: a clear error, soon, and no hang", "[etcd]") {
+TEST_CASE("discovery without any etcd: a clear error soon and no hang", "[etcd]") {
   const auto closed = "http://127.0.0.1:" + std::to_string(test::free_loopback_port());
   auto source = std::make_shared<geerpc::etcd::discovery>(
       "Who", geerpc::etcd::discovery_options{.etcd = {.endpoints = {closed}, .request_timeout = 300ms}});
