@@ -1,7 +1,8 @@
 // geerpc's benchmark server: serves Arith on 127.0.0.1, prints "PORT <n> address=<host:port>
 // pid=<pid>" on stdout once it listens, and runs until SIGTERM or SIGINT.
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
-//                       [--handler-threads N] [--max-handler-threads N]   (--transport, --tuning: variants.hpp)
+//                       [--handler-threads N] [--max-handler-threads N] [--no-statistics]
+//   (--transport, --tuning: variants.hpp; --no-statistics: server_options::statistics = false)
 #include <unistd.h>
 
 #include <csignal>
@@ -16,7 +17,8 @@
 
 namespace {
 template <class Transport>
-int serve(int port, std::size_t handler_threads, std::size_t max_handler_threads, std::string_view tuning) {
+int serve(int port, std::size_t handler_threads, std::size_t max_handler_threads, std::string_view tuning,
+          bool statistics) {
   // Block the stop signals in every thread the server starts, so that sigwait below receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -27,6 +29,7 @@ int serve(int port, std::size_t handler_threads, std::size_t max_handler_threads
   bench::Arith arith;
   geerpc::server_options options{.handler_threads = handler_threads, .tuning = bench::server_knobs(tuning)};
   if (max_handler_threads != 0) options.max_handler_threads = max_handler_threads;
+  options.statistics = statistics;
   geerpc::basic_server<Transport> server(options);
   server.template add<bench::ArithApi>(arith);
   const std::string address = server.listen("127.0.0.1:" + std::to_string(port));
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   // 0: the default (server_options::max_handler_threads).
   const auto most = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")));
   const std::string_view tuning = bench::flag(argc, argv, "--tuning", "automatic");
-  return bench::with_transport(transport, tuning,
-                               [&]<class Transport>() { return serve<Transport>(port, threads, most, tuning); });
+  const bool statistics = !bench::has_flag(argc, argv, "--no-statistics");
+  return bench::with_transport(
+      transport, tuning, [&]<class Transport>() { return serve<Transport>(port, threads, most, tuning, statistics); });
 }

@@ -179,7 +179,7 @@ TEMPLATE_TEST_CASE("http: the debug page and its JSON are served on the RPC port
     CHECK(body.find("<td>Arith.Sum</td>") != std::string::npos);
     CHECK(body.find("<td>Arith.WaitForStop</td>") != std::string::npos);
     CHECK(body.find("<script") == std::string::npos);
-    CHECK(body.find("id=\"handshake_timeout_ns\">300ms</td>") != std::string::npos);
+    CHECK(body.find("id=\"limits/handshake_timeout_ns\">300ms</td>") != std::string::npos);
   }
   {
     test::raw_peer peer(s.address);
@@ -188,8 +188,9 @@ TEMPLATE_TEST_CASE("http: the debug page and its JSON are served on the RPC port
     REQUIRE(response);
     CHECK(status_line(*response) == "HTTP/1.0 200 OK");
     const std::string body = body_of(*response);
-    CHECK(body.starts_with("{\"methods\":[{\"name\":\"Arith.Sum\",\"fingerprint\":\""));
-    CHECK(body.find("{\"name\":\"Arith.WaitForStop\",\"fingerprint\":\"") != std::string::npos);
+    CHECK(body.starts_with("{\"statistics\":true,\"methods\":[{\"name\":\"Arith.Sum\",\"signature\":\""));
+    CHECK(body.find("{\"name\":\"Arith.WaitForStop\",\"signature\":\"(test::Args) -> int\",\"fingerprint\":\"") !=
+          std::string::npos);
     CHECK(body.find("\"takes_stop_token\":true") != std::string::npos);
     CHECK(body.find("\"handshake_timeout_ns\":300000000") != std::string::npos);
     CHECK(body.ends_with("}\n"));

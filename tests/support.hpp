@@ -432,6 +432,18 @@ class raw_peer {
   int fd_ = -1;
 };
 
+// The body of `GET <path>` on a server's RPC port (the debug page, its JSON); throws on anything
+// but a 200 answer within `limit`.
+inline std::string http_get(const std::string& address, const std::string& path, std::chrono::milliseconds limit = 5s) {
+  raw_peer peer(address);
+  peer.send("GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  const auto response = peer.read_all(limit);
+  if (!response) throw std::runtime_error("GET " + path + ": no whole answer");
+  if (!response->starts_with("HTTP/1.0 200 ")) throw std::runtime_error("GET " + path + ": " + response->substr(0, 80));
+  const auto at = response->find("\r\n\r\n");
+  return at == std::string::npos ? std::string() : response->substr(at + 4);
+}
+
 // The server's end of the next connection to `l`, once its hello has been read and accepted with
 // `max_frame_size`; null if no client connects within `limit` or the hello does not come.
 // The server's end of the next connection to `l`; null if no client connects within `limit`.

@@ -92,6 +92,15 @@ struct server_options {
   // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
   // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
   bool debug_page = true;
+  // Whether the server keeps statistics of its calls for the debug page: per method, outcomes by
+  // error code and latency over the last minute; how long requests wait for a handler thread; the
+  // last 100 slow or failed calls; how often each limit turned something away. Cheap (three relaxed
+  // atomic adds and four clock reads per call; bench/HISTORY.md has the figure); off, the page
+  // shows the methods, what the server holds now and its limits.
+  bool statistics = true;
+  // A call answered this long or more after it arrived is kept among the last slow calls (0: only
+  // failed calls are kept).
+  std::chrono::nanoseconds slow_call = std::chrono::milliseconds(100);
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted

@@ -82,6 +82,10 @@ class basic_server {
   std::string listen(std::string_view address) {
     check_not_listening();
     engine_.reset();  // a stopped engine, whose threads are joined
+    // Statistics for the services registered now; kept, and added to, when it listens again.
+    const std::size_t methods = handlers_.methods().size();
+    if (context_.options.statistics && (!context_.stats || context_.stats->method_count() != methods))
+      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.slow_call);
     std::string bound;
     engine_ = link::listen(context_, address, bound);
     stopped_.store(false);

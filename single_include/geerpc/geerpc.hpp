@@ -3115,6 +3115,15 @@ struct server_options {
   // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
   // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
   bool debug_page = true;
+  // Whether the server keeps statistics of its calls for the debug page: per method, outcomes by
+  // error code and latency over the last minute; how long requests wait for a handler thread; the
+  // last 100 slow or failed calls; how often each limit turned something away. Cheap (three relaxed
+  // atomic adds and four clock reads per call; bench/HISTORY.md has the figure); off, the page
+  // shows the methods, what the server holds now and its limits.
+  bool statistics = true;
+  // A call answered this long or more after it arrived is kept among the last slow calls (0: only
+  // failed calls are kept).
+  std::chrono::nanoseconds slow_call = std::chrono::milliseconds(100);
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted
@@ -3741,12 +3750,253 @@ struct memory_gauge {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/memory_gauge.hpp
+// ---- begin geerpc/server/statistics.hpp
+// geerpc: what a server counts of its calls for the debug page (server/debug_page.hpp): per method,
+// its outcomes by error code and its latency over the last minute; the time requests waited for a
+// handler thread; the last slow or failed calls; and how often each limit turned something away.
+//
+// Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
+// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was slow or
+// failed. What is in flight now is not counted here: the page reads it from the connections.
+// Off (server_options::statistics = false), the server keeps none of it.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// errc's own names, as the page and the JSON show them ("deadline_exceeded"); "other" past them.
+inline std::string_view errc_name(std::uint8_t status) noexcept {
+  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {
+      "ok",           "connect_timeout",  "deadline_exceeded", "canceled",        "handle_timeout",
+      "unknown_service", "unknown_method", "bad_request",     "remote_error",    "connection_closed",
+      "busy",         "protocol_error",   "connect_failed",    "handshake_rejected", "bad_response",
+      "invalid_argument", "type_mismatch", "unauthenticated",  "permission_denied", "going_away",
+      "aborted",      "no_servers"};
+  return status < names.size() ? names[status] : "other";
+}
+
+// Latencies in log-linear buckets of nanoseconds: eight per doubling, so a percentile read from
+// them is within 12.5% (the bucket's upper bound is reported). Up to 2^40 ns (about 18 minutes);
+// longer ones land in the last bucket (the exact maximum is kept beside).
+struct latency_buckets {
+  static constexpr unsigned sub_bits = 3;
+  static constexpr unsigned top_bit = 40;
+  static constexpr std::size_t count = (top_bit - sub_bits + 2) * (1u << sub_bits);
+
+  static std::size_t index(std::uint64_t ns) noexcept {
+    constexpr std::uint64_t subs = 1u << sub_bits;
+    if (ns < subs) return ns;
+    const auto e = static_cast<unsigned>(std::bit_width(ns)) - 1;
+    if (e > top_bit) return count - 1;
+    const std::uint64_t sub = (ns >> (e - sub_bits)) & (subs - 1);
+    return (e - sub_bits + 1) * subs + sub;
+  }
+  // The largest value bucket `i` holds.
+  static std::uint64_t upper(std::size_t i) noexcept {
+    constexpr std::uint64_t subs = 1u << sub_bits;
+    if (i < subs) return i;
+    const std::uint64_t e = i / subs + sub_bits - 1;
+    const std::uint64_t sub = i % subs;
+    return ((subs + sub + 1) << (e - sub_bits)) - 1;
+  }
+};
+
+// A latency summary: how many, and the 50th and 99th percentiles and the maximum, in nanoseconds.
+struct latency_summary {
+  std::uint64_t count = 0;
+  std::uint64_t p50_ns = 0;
+  std::uint64_t p99_ns = 0;
+  std::uint64_t max_ns = 0;
+};
+
+// Latencies over the last minute: six slots of ten seconds, the one for now and the five before
+// (so 50 to 60 s). A slot is cleared when its ten seconds come round again, under a lock taken
+// once per slot per ten seconds; a latency added while it is being cleared may be lost, which a
+// statistic can afford.
+class latency_window {
+ public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t slots = 6;
+  static constexpr std::chrono::seconds slot_span{10};
+
+  void add(clock::time_point now, clock::duration took) noexcept {
+    const std::int64_t epoch = epoch_of(now);
+    slot& s = slots_[static_cast<std::size_t>(epoch) % slots];
+    if (s.epoch.load(std::memory_order_acquire) != epoch) turn(s, epoch);
+    const auto ns = static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+    s.counts[latency_buckets::index(ns)].fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t max = s.max_ns.load(std::memory_order_relaxed);
+    while (ns > max && !s.max_ns.compare_exchange_weak(max, ns, std::memory_order_relaxed)) {
+    }
+  }
+
+  latency_summary read(clock::time_point now) const {
+    const std::int64_t epoch = epoch_of(now);
+    std::array<std::uint64_t, latency_buckets::count> sum{};
+    latency_summary out;
+    for (const slot& s : slots_) {
+      const std::int64_t e = s.epoch.load(std::memory_order_acquire);
+      if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
+      out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
+    }
+    for (const std::uint64_t n : sum) out.count += n;
+    if (out.count == 0) return out;
+    out.p50_ns = std::min(percentile(sum, out.count, 50), out.max_ns);
+    out.p99_ns = std::min(percentile(sum, out.count, 99), out.max_ns);
+    return out;
+  }
+
+ private:
+  struct slot {
+    std::atomic<std::int64_t> epoch{-1};
+    std::atomic<std::uint64_t> max_ns{0};
+    std::array<std::atomic<std::uint32_t>, latency_buckets::count> counts{};
+  };
+
+  static std::int64_t epoch_of(clock::time_point now) noexcept {
+    return now.time_since_epoch() / slot_span;
+  }
+  // The upper bound of the bucket holding the pct-th percentile.
+  static std::uint64_t percentile(const std::array<std::uint64_t, latency_buckets::count>& sum, std::uint64_t count,
+                                  unsigned pct) noexcept {
+    const std::uint64_t rank = (count * pct + 99) / 100;  // the rank-th smallest, 1-based
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      seen += sum[i];
+      if (seen >= rank) return latency_buckets::upper(i);
+    }
+    return latency_buckets::upper(sum.size() - 1);
+  }
+  void turn(slot& s, std::int64_t epoch) noexcept {
+    std::lock_guard lock(turn_mutex_);
+    if (s.epoch.load(std::memory_order_relaxed) == epoch) return;  // another caller turned it
+    for (auto& c : s.counts) c.store(0, std::memory_order_relaxed);
+    s.max_ns.store(0, std::memory_order_relaxed);
+    s.epoch.store(epoch, std::memory_order_release);
+  }
+
+  std::array<slot, slots> slots_{};
+  std::mutex turn_mutex_;
+};
+
+// What one method's finished calls came to. Aligned to its own cache lines: the handler threads
+// of different methods do not share them.
+struct alignas(64) method_statistics {
+  static constexpr std::size_t codes = 32;  // statuses past errc's land in the last ("other")
+  std::atomic<std::uint64_t> successes{0};
+  std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
+  latency_window latency;                                  // from arrival to answer, every finished call
+
+  void add_error(std::uint8_t status) noexcept {
+    errors[std::min<std::size_t>(status, codes - 1)].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+// The limits that can turn something away, in the order the page lists them.
+enum class limit_kind : std::uint8_t {
+  connections,                  // max_connections: a connection refused
+  inflight,                     // max_inflight: a request answered busy
+  inflight_per_connection,      // max_inflight_per_connection: a request answered busy
+  frame_size,                   // max_frame_size: a connection dropped for a frame too large
+  metadata_bytes,               // max_metadata_bytes: a request answered bad_request
+  pending_output,               // max_pending_output: a connection dropped for not reading
+  queued_bytes,                 // max_queued_request_bytes: a request answered busy
+  queued_bytes_per_connection,  // max_queued_request_bytes_per_connection: a request answered busy
+  handshake_timeout,            // a connection dropped before its hello
+  frame_timeout,                // a connection dropped mid-frame
+  write_timeout,                // a connection dropped for not reading its replies
+  threads,                      // blocking transport: a connection refused for want of a thread
+  count
+};
+
+// One call among the last slow or failed ones.
+struct call_record {
+  std::chrono::system_clock::time_point finished;
+  std::string method;
+  std::string peer;
+  std::chrono::nanoseconds queued{0};    // from arrival until a handler thread took it
+  std::chrono::nanoseconds handling{0};  // from then until its handler returned (0: it never ran)
+  std::chrono::nanoseconds latency{0};   // from arrival until its answer went out
+  std::uint8_t status = 0;
+  std::string message;
+};
+
+class server_statistics {
+ public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t kept_calls = 100;
+
+  server_statistics(std::size_t methods, std::chrono::nanoseconds slow)
+      : methods_(std::make_unique<method_statistics[]>(methods)), method_count_(methods), slow_(slow) {}
+
+  std::size_t method_count() const noexcept { return method_count_; }
+  method_statistics& method(std::size_t index) noexcept { return methods_[index]; }
+  const method_statistics& method(std::size_t index) const noexcept { return methods_[index]; }
+  // Calls for names the server does not serve: their errors only.
+  method_statistics& unrouted() noexcept { return unrouted_; }
+  const method_statistics& unrouted() const noexcept { return unrouted_; }
+  // How long requests waited for a handler thread.
+  latency_window& queue_wait() noexcept { return queue_wait_; }
+  const latency_window& queue_wait() const noexcept { return queue_wait_; }
+
+  void turned_away(limit_kind kind) noexcept {
+    turned_away_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  }
+  std::uint64_t turned_away_count(limit_kind kind) const noexcept {
+    return turned_away_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
+  }
+
+  bool slow(std::chrono::nanoseconds latency) const noexcept {
+    return slow_ > std::chrono::nanoseconds::zero() && latency >= slow_;
+  }
+  std::chrono::nanoseconds slow_threshold() const noexcept { return slow_; }
+
+  // Keeps a slow or failed call among the last kept_calls. noexcept: no memory for the record
+  // loses it, never the call.
+  void keep(call_record record) noexcept {
+    try {
+      std::lock_guard lock(calls_mutex_);
+      if (calls_.size() == kept_calls) calls_.pop_front();
+      calls_.push_back(std::move(record));
+    } catch (...) {
+    }
+  }
+  std::vector<call_record> recent_calls() const {
+    std::lock_guard lock(calls_mutex_);
+    return {calls_.rbegin(), calls_.rend()};  // the newest first
+  }
+
+ private:
+  std::unique_ptr<method_statistics[]> methods_;
+  const std::size_t method_count_;
+  const std::chrono::nanoseconds slow_;
+  method_statistics unrouted_;
+  latency_window queue_wait_;
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
+  mutable std::mutex calls_mutex_;
+  std::deque<call_record> calls_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/statistics.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 class dispatcher;          // server/dispatcher.hpp
 class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
+class server_connection;   // server/connection.hpp
+
+// The handler pool as its engine sees it, for the debug page.
+struct pool_view {
+  std::size_t threads = 0;         // threads that serve (threaded: the pool; blocking: one per connection)
+  std::size_t busy = 0;            // of them, inside a handler now
+  std::size_t start_failures = 0;  // threads the system would not start
+};
 
 // What every connection of one server shares.
 struct server_context {
@@ -3767,6 +4017,17 @@ struct server_context {
   std::atomic<bool> draining{false};
   std::mutex drain_mutex;
   std::condition_variable drained;
+  // What the debug page shows of calls (statistics.hpp): made by listen() when
+  // server_options::statistics is on; null when it is off.
+  std::unique_ptr<server_statistics> stats;
+  // The engine's view of its handler pool, while one serves (set and cleared by the engine).
+  pool_view (*pool_probe)(const void* engine) = nullptr;
+  const void* pool_engine = nullptr;
+  // Every connection alive, for the debug page: each adds itself when made and takes itself out
+  // when destroyed, under connections_mutex. Lock order: connections_mutex before a connection's
+  // own locks; nothing holding a connection's lock takes it.
+  mutable std::mutex connections_mutex;
+  std::vector<server_connection*> connections;
 
   // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
@@ -5212,6 +5473,52 @@ GEERPC_END_NAMESPACE
 // read-only while serving, so lookups need no lock.
 
 
+// ---- begin geerpc/detail/type_name.hpp
+// geerpc: a type's name as the compiler spells it, tidied for people ("std::string", not
+// "std::__cxx11::basic_string<char>"): what the debug page shows of a method's argument and reply.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// GCC: "... [with T = Args; std::string_view = ...]"; Clang: "... [T = Args]".
+template <class T>
+std::string_view raw_type_name() noexcept {
+  const std::string_view text = __PRETTY_FUNCTION__;
+  const std::size_t from = text.find("T = ");
+  if (from == std::string_view::npos) return "?";
+  const std::size_t begin = from + 4;
+  int depth = 0;
+  std::size_t end = begin;
+  for (; end < text.size(); ++end) {
+    const char c = text[end];
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if ((c == '>' || c == ')') && depth > 0) --depth;
+    if (c == ']' && depth-- == 0) break;
+    if (c == ';' && depth == 0) break;
+  }
+  return text.substr(begin, end - begin);
+}
+
+inline void replace_all(std::string& text, std::string_view what, std::string_view with) {
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + with.size()))
+    text.replace(at, what.size(), with);
+}
+
+template <class T>
+std::string type_name() {
+  std::string name(raw_type_name<T>());
+  replace_all(name, "std::__cxx11::", "std::");
+  replace_all(name, "std::basic_string<char>", "std::string");
+  replace_all(name, "std::basic_string_view<char>", "std::string_view");
+  replace_all(name, " >", ">");
+  return name;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/type_name.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -5238,7 +5545,19 @@ struct handler_entry {
   void* impl = nullptr;
   bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
   std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  std::string signature;          // "(Args) -> int", as the debug page shows it
 };
+
+// "(A, B) -> R" of a method's argument types (a std::tuple) and result.
+template <class Arguments, class Result>
+std::string signature_of() {
+  std::string out = "(";
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((out += (I == 0 ? "" : ", "), out += type_name<std::tuple_element_t<I, Arguments>>()), ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Arguments>>{});
+  return out + ") -> " + type_name<Result>();
+}
 
 template <class Codec, class R>
 void encode_erased(const void* value, std::vector<std::byte>& out) {
@@ -5381,6 +5700,7 @@ class dispatcher {
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
+    method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }
@@ -5492,6 +5812,10 @@ class basic_server {
   std::string listen(std::string_view address) {
     check_not_listening();
     engine_.reset();  // a stopped engine, whose threads are joined
+    // Statistics for the services registered now; kept, and added to, when it listens again.
+    const std::size_t methods = handlers_.methods().size();
+    if (context_.options.statistics && (!context_.stats || context_.stats->method_count() != methods))
+      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.slow_call);
     std::string bound;
     engine_ = link::listen(context_, address, bound);
     stopped_.store(false);
@@ -7287,6 +7611,9 @@ class frame_reader {
     return nullptr;
   }
 
+  // What feed() returns for a frame whose length prefix is past the limit.
+  static constexpr const char* too_large = "frame larger than the limit";
+
   // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
   std::size_t buffered() const noexcept { return partial_.size(); }
 
@@ -7294,7 +7621,7 @@ class frame_reader {
   static const char* judge(const wire::frame_scan& scan) noexcept {
     switch (scan.what) {
       case wire::frame_scan::state::too_large:
-        return "frame larger than the limit";
+        return too_large;
       case wire::frame_scan::state::too_small:
         return "frame shorter than its header";
       default:
@@ -7354,11 +7681,11 @@ class frame_writer {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
     if (sending_ || want_write_now_) {
-      if (!append_locked(frame)) return break_locked();
+      if (!append_locked(frame)) return overflow_locked();
       return sending_ ? status::done : status::pending;
     }
     if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
-      if (!append_locked(frame)) return break_locked();
+      if (!append_locked(frame)) return overflow_locked();
       sending_ = true;
       return drain_locked(lock, false);
     }
@@ -7375,7 +7702,7 @@ class frame_writer {
       // The rest goes ahead of anything queued meanwhile.
       if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
         sending_ = false;
-        return break_locked();
+        return overflow_locked();
       }
     } else if (queued_.empty()) {
       sending_ = false;
@@ -7421,6 +7748,11 @@ class frame_writer {
   bool broken() const {
     std::lock_guard lock(mutex_);
     return broken_;
+  }
+  // Broken because replies waiting for the peer to read them would have passed max_pending.
+  bool overflowed() const {
+    std::lock_guard lock(mutex_);
+    return overflowed_;
   }
   // The memory this writer holds for bytes the socket has not taken: what max_pending bounds.
   std::size_t held() const {
@@ -7516,6 +7848,11 @@ class frame_writer {
     return other.capacity() < max_pending_ ? max_pending_ - other.capacity() : 0;
   }
 
+  // Broken because what waits for the socket would pass max_pending.
+  status overflow_locked() {
+    overflowed_ = true;
+    return break_locked();
+  }
   status break_locked() {
     broken_ = true;
     release(queued_);
@@ -7575,6 +7912,7 @@ class frame_writer {
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;
+  bool overflowed_ = false;  // broken_ by overflow_locked()
 };
 
 }  // namespace net
@@ -7595,203 +7933,14 @@ GEERPC_END_NAMESPACE
 // which, after a CONNECT, also covers the hello that follows.
 
 
-// ---- begin geerpc/server/debug_page.hpp
-// geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
-// JSON (GET /debug/geerpc/stats.json): its services and methods, what it holds now, and the limits
-// in force. Plain HTML with no scripts and no external assets, so that it reads anywhere.
-//
-// The JSON is written here rather than by a JSON library: the core depends on Boost alone, and
-// what is written is a fixed shape of numbers and escaped strings.
-
-
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-inline void append_html_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
-inline void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(u));
-      out += escaped;
-    } else {
-      out += c;  // UTF-8 passes as it is (method names are the program's own text)
-    }
-  }
-  out += '"';
-}
-
-inline std::string fingerprint_text(std::uint32_t fingerprint) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%08x", fingerprint);
-  return text;
-}
-
-// What the page shows, gathered once so that the HTML and the JSON say the same.
-struct debug_snapshot {
-  struct method_row {
-    std::string name;
-    std::string fingerprint;  // 8 hex digits; "none" for a method without one
-    bool takes_stop_token = false;
-  };
-  struct number {
-    const char* key;    // the JSON name
-    const char* label;  // the page's words
-    std::string text;   // as the page shows it
-    std::uint64_t value = 0;
-  };
-  std::vector<method_row> methods;
-  std::vector<number> now;     // what the server holds at this moment
-  std::vector<number> limits;  // server_options in force
-
-  static number count(const char* key, const char* label, std::uint64_t value) {
-    return {key, label, std::to_string(value), value};
-  }
-  static number bytes(const char* key, const char* label, std::uint64_t value) {
-    return {key, label, std::to_string(value) + " B", value};
-  }
-  // A timeout: its value in nanoseconds in the JSON (0: none), and Go's text on the page.
-  static number timeout(const char* key, const char* label, std::chrono::nanoseconds value) {
-    const bool none = value <= std::chrono::nanoseconds::zero();
-    return {key, label, none ? "none" : duration_text(value), none ? 0 : static_cast<std::uint64_t>(value.count())};
-  }
-
-  explicit debug_snapshot(const server_context& context) {
-    if (context.handlers != nullptr)
-      for (const handler_entry& entry : context.handlers->methods())
-        methods.push_back({entry.name, entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint),
-                           entry.takes_stop_token});
-    now = {
-        count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
-        bytes("queued_request_bytes", "request bytes waiting for a handler",
-              context.queued_request_bytes.load(std::memory_order_relaxed)),
-        bytes("pending_output_bytes", "reply bytes waiting to be sent",
-              context.output.now.load(std::memory_order_relaxed)),
-        bytes("pending_output_peak_bytes", "most reply bytes ever waiting",
-              context.output.peak.load(std::memory_order_relaxed)),
-        count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
-    };
-    const server_options& o = context.options;
-    limits = {
-        count("handler_threads", "handler threads kept", o.handler_threads),
-        count("max_handler_threads", "handler threads at most", o.max_handler_threads),
-        count("max_connections", "connections", o.max_connections),
-        count("max_inflight", "calls in flight", o.max_inflight),
-        count("max_inflight_per_connection", "calls in flight per connection", o.max_inflight_per_connection),
-        bytes("max_frame_size", "request frame", o.max_frame_size),
-        bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes),
-        bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
-        bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes),
-        bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
-              o.max_queued_request_bytes_per_connection),
-        timeout("handshake_timeout_ns", "handshake", o.handshake_timeout),
-        timeout("frame_timeout_ns", "frame", o.frame_timeout),
-        timeout("write_timeout_ns", "write", o.write_timeout),
-    };
-  }
-};
-
-inline std::string debug_page_json(const server_context& context) {
-  const debug_snapshot s(context);
-  std::string out = "{\"methods\":[";
-  for (std::size_t i = 0; i < s.methods.size(); ++i) {
-    if (i != 0) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, s.methods[i].name);
-    out += ",\"fingerprint\":";
-    append_json_string(out, s.methods[i].fingerprint);
-    out += ",\"takes_stop_token\":";
-    out += s.methods[i].takes_stop_token ? "true" : "false";
-    out += '}';
-  }
-  out += ']';
-  for (const auto& [name, numbers] : {std::pair{"now", &s.now}, std::pair{"limits", &s.limits}}) {
-    out += ",\"";
-    out += name;
-    out += "\":{";
-    for (std::size_t i = 0; i < numbers->size(); ++i) {
-      if (i != 0) out += ',';
-      append_json_string(out, (*numbers)[i].key);
-      out += ':';
-      out += std::to_string((*numbers)[i].value);
-    }
-    out += '}';
-  }
-  out += "}\n";
-  return out;
-}
-
-inline std::string debug_page_html(const server_context& context) {
-  const debug_snapshot s(context);
-  std::string out =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
-      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
-      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}</style>\n"
-      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
-  out +=
-      "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>type fingerprint</th>"
-      "<th>takes a stop_token</th></tr>\n";
-  for (const auto& m : s.methods) {
-    out += "<tr><td>";
-    append_html_escaped(out, m.name);
-    out += "</td><td>" + m.fingerprint + "</td><td>" + (m.takes_stop_token ? "yes" : "no") + "</td></tr>\n";
-  }
-  out += "</table>\n";
-  for (const auto& [title, id, numbers] :
-       {std::tuple{"Now", "now", &s.now}, std::tuple{"Limits in force", "limits", &s.limits}}) {
-    out += "<h2>";
-    out += title;
-    out += "</h2>\n<table id=\"";
-    out += id;
-    out += "\">\n";
-    for (const auto& n : *numbers) {
-      out += "<tr><th>";
-      out += n.label;
-      out += "</th><td class=\"n\" id=\"";
-      out += n.key;
-      out += "\">" + n.text + "</td></tr>\n";
-    }
-    out += "</table>\n";
-  }
-  out += "</body></html>\n";
-  return out;
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/server/debug_page.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
+// The debug page (as HTML, or as JSON): server/debug_page.hpp, which server/connection.hpp
+// includes once the connections it describes are a complete type.
+inline std::string debug_page_html(const server_context& context);
+inline std::string debug_page_json(const server_context& context);
 
 class http_door {
  public:
@@ -7900,9 +8049,11 @@ struct server_request {
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
-  // Kept only while the server has interceptors: when the request arrived, and the response it got
-  // (written by whoever claimed it; read by finish()).
+  // Kept only while the server has interceptors or statistics: when the request arrived, and the
+  // response it got (written by whoever claimed it; read by finish()).
   clock::time_point arrived{};
+  // With statistics: when a handler thread took it (0: not yet). Atomic: the debug page reads it.
+  std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
   std::uint8_t answered_status = 0;
   std::string answered_message;
@@ -7926,7 +8077,45 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size),
         id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
-        peer_(peer_text(stream_.fd())) {}
+        peer_(peer_text(stream_.fd())) {
+    std::lock_guard lock(context_.connections_mutex);
+    registry_index_ = context_.connections.size();
+    context_.connections.push_back(this);
+  }
+  ~server_connection() {
+    std::lock_guard lock(context_.connections_mutex);
+    auto& all = context_.connections;
+    GEERPC_ASSERT(registry_index_ < all.size() && all[registry_index_] == this,
+                  "server: a connection is listed where it says it is");
+    all[registry_index_] = all.back();
+    all[registry_index_]->registry_index_ = registry_index_;
+    all.pop_back();
+  }
+
+  // What the debug page shows of a connection. Called with context().connections_mutex held.
+  struct view {
+    std::string peer;
+    clock::time_point opened;
+    clock::time_point last_activity;  // the last bytes read, or reply sent
+    std::size_t inflight = 0;
+    std::size_t pending_output = 0;  // memory held for replies not sent yet
+  };
+  view describe() const {
+    view v{peer_, opened_, clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed))), 0,
+           writer_.held()};
+    v.inflight = inflight();
+    return v;
+  }
+  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
+  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
+  template <class F>
+  void for_each_request(F&& f) const {
+    std::lock_guard lock(inflight_mutex_);
+    inflight_.for_each([&](std::uint64_t, server_request* request) {
+      f(*request->handler, request->arrived,
+        clock::time_point(clock::duration(request->started_ns.load(std::memory_order_relaxed))));
+    });
+  }
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
@@ -7959,6 +8148,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // appended to `ready`. Returns false when the connection must be closed.
   bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
     if (closed()) return false;
+    if (context_.stats) touch(clock::now());
     if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
       if (!past_http_door(data)) return !closed();
       const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
@@ -7979,6 +8169,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
     // once and re-arms itself while the frame it finds pending is younger than the limit, so this
     // path costs a clock read, not a timer per read.
+    if (broken != nullptr && context_.stats && std::string_view(broken) == net::frame_reader::too_large)
+      context_.stats->turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
         partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
@@ -8057,7 +8249,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       aborted.reserve(inflight_.size());  // before any claim: a claimed request must be answered
       inflight_.for_each([&](std::uint64_t seq, server_request* request) {
         if (!claim(*request)) return;
-        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
+        if (recording()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
         aborted.emplace_back(seq, request->stop);
       });
     }
@@ -8118,6 +8310,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
     self.release_queued(*request);  // it no longer waits
+    if (self.context_.stats) self.started(*request);
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
@@ -8174,9 +8367,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // request->connection.
     if (request->timer_limit != server_request::limit::none)
       request->connection->context_.scheduler->cancel(request->timer);
-    // Then the interceptors' `after`, which reads what the answer's claimer recorded: a timer's
-    // record is ours once cancel() returned, a cancel frame's is written under inflight_mutex_.
-    if (request->connection->intercepted()) request->connection->report(*request);
+    // Then the statistics and the interceptors' `after`, which read what the answer's claimer
+    // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
+    // inflight_mutex_.
+    if (request->connection->recording()) request->connection->report(*request);
     // This may be the connection's last reference, and the request may go back into the
     // connection's pool.
     std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -8229,13 +8423,26 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     wire::finish_frame(frame, 0);
     if (claim(request)) {
-      if (intercepted()) record(request, outcome.status, outcome.message);
+      if (recording()) record(request, outcome.status, outcome.message);
       // With interceptors, finish() runs their `after` next: a held reply would wait for it.
       send(frame, hold && !intercepted());
     }
   }
 
   bool intercepted() const noexcept { return !context_.interceptors.empty(); }
+  // Whether requests keep their times and outcome: for the interceptors, or the statistics.
+  bool recording() const noexcept { return intercepted() || context_.stats != nullptr; }
+
+  void touch(clock::time_point now) noexcept {
+    last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+  }
+
+  // A handler thread took the request: how long it waited goes to the statistics.
+  void started(server_request& request) noexcept {
+    const auto now = clock::now();
+    request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+    context_.stats->queue_wait().add(now, now - request.arrived);
+  }
 
   // What a handler and the interceptors see of a registered request.
   call_context context_of(const server_request& request) const noexcept {
@@ -8282,7 +8489,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request.answered_at = clock::now();
     request.answered_status = status;
     try {
-      request.answered_message.assign(message);
+      request.answered_message.assign(message);  // a success has none
     } catch (...) {  // no memory for the text: the interceptors see the status alone
       request.answered_message.clear();
     }
@@ -8298,8 +8505,58 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         record(request, static_cast<std::uint8_t>(errc::connection_closed),
                "rpc server: the connection closed before the call was answered");
     }
+    if (context_.stats) count(request);
+    if (!intercepted()) return;
     const call_context context = context_of(request);
     notify_after(context, request.answered_status, request.answered_message, request.answered_at - request.arrived);
+  }
+
+  std::size_t method_index(const handler_entry& handler) const noexcept {
+    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
+  }
+
+  // Adds a finished request to its method's statistics, and keeps it among the last slow or
+  // failed calls if it is one.
+  void count(const server_request& request) noexcept {
+    server_statistics& stats = *context_.stats;
+    const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
+    method_statistics& method = stats.method(method_index(*request.handler));
+    const std::uint8_t status = request.answered_status;
+    const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
+    if (status == 0)
+      method.successes.fetch_add(1, std::memory_order_relaxed);
+    else
+      method.add_error(status);
+    method.latency.add(now, latency);
+    touch(now);
+    if (status == 0 && !stats.slow(latency)) return;
+    const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
+    const bool ran = started != clock::time_point{};
+    try {
+      stats.keep({std::chrono::system_clock::now(), request.handler->name, peer_,
+                  std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -
+                                                                       request.arrived),
+                  ran ? std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - started)
+                      : std::chrono::nanoseconds{},
+                  latency, status, request.answered_message});
+    } catch (...) {  // no memory for the record: the call is counted all the same
+    }
+  }
+
+  // Counts a request answered without being registered (refuse()).
+  void count_refused(const wire::frame_view& frame, errc code, const std::string& message) noexcept {
+    server_statistics& stats = *context_.stats;
+    const auto status = static_cast<std::uint8_t>(code);
+    try {
+      errc unknown{};
+      std::string why;
+      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
+      (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
+      // A name the server does not serve is the peer's: a bounded part of it is kept.
+      const std::string_view name = frame.text.substr(0, 128);
+      stats.keep({std::chrono::system_clock::now(), std::string(name), peer_, {}, {}, {}, status, message});
+    } catch (...) {
+    }
   }
 
   void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
@@ -8321,6 +8578,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // busy), and lets the interceptors see it.
   void refuse(const wire::frame_view& frame, bool metadata_valid, errc code, const std::string& message) {
     answer_now(frame.header.seq, code, message);
+    if (context_.stats) count_refused(frame, code, message);
     if (!intercepted()) return;
     std::optional<clock::time_point> deadline;
     if (frame.header.budget_us > 0)
@@ -8423,7 +8681,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
       return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
-    if (!metadata_valid) return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
+    if (!metadata_valid) {
+      if (context_.stats && wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
+        context_.stats->turned_away(limit_kind::metadata_bytes);
+      return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
+    }
     // The metadata block and the arguments follow each other in the frame: they are kept together.
     const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
                                           frame.metadata.size() + frame.body.size());
@@ -8431,6 +8693,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     server_request* request = nullptr;
     std::optional<errc> refused;
     const char* busy_reason = nullptr;
+    limit_kind limit = limit_kind::count;  // which limit answered busy
     {
       std::lock_guard lock(inflight_mutex_);
       // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
@@ -8441,10 +8704,15 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         refused = errc::going_away;
       } else if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
-      } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
+      } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
         refused = errc::busy;
         busy_reason = "rpc server: too many requests in flight";
-      } else if (!try_queue_bytes(bytes)) {  // refused before the body is copied
+        limit = limit_kind::inflight_per_connection;
+      } else if (!context_.try_acquire_inflight()) {
+        refused = errc::busy;
+        busy_reason = "rpc server: too many requests in flight";
+        limit = limit_kind::inflight;
+      } else if (!try_queue_bytes(bytes, limit)) {  // refused before the body is copied
         context_.inflight.fetch_sub(1, std::memory_order_relaxed);
         refused = errc::busy;
         busy_reason = "rpc server: too many request bytes waiting";
@@ -8456,7 +8724,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->argument.assign(kept.begin(), kept.end());
         request->metadata_size = frame.metadata.size();
         request->queued_bytes = bytes;
-        if (intercepted()) request->arrived = clock::now();
+        if (recording()) request->arrived = clock::now();
         if (handler->takes_stop_token) request->stop.emplace();
         const bool inserted = inflight_.insert(seq, request);
         GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
@@ -8465,7 +8733,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Two requests with one seq could never get one response each that the client can tell apart:
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) return refuse(frame, true, errc::busy, busy_reason);
+    if (refused == errc::busy) {
+      if (context_.stats) context_.stats->turned_away(limit);
+      return refuse(frame, true, errc::busy, busy_reason);
+    }
     if (refused == errc::going_away) return refuse(frame, true, errc::going_away, going_away_message);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
@@ -8474,12 +8745,18 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Counts the bytes of a request about to wait for a handler, if this connection and the server
   // have room for them. Called with inflight_mutex_ held, which makes this the only place that
   // adds to queued_bytes_; run() and finish() take them off without it.
-  bool try_queue_bytes(std::size_t bytes) noexcept {
+  // On a refusal, `limit` says which limit refused.
+  bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
     if (bytes == 0) return true;
     const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection) ||
-        !context_.try_queue_bytes(bytes))
+    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
+      limit = limit_kind::queued_bytes_per_connection;
       return false;
+    }
+    if (!context_.try_queue_bytes(bytes)) {
+      limit = limit_kind::queued_bytes;
+      return false;
+    }
     queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     return true;
   }
@@ -8518,6 +8795,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
+    request->started_ns.store(0, std::memory_order_relaxed);
     spare_.push_back(std::move(owned));
   }
 
@@ -8559,7 +8837,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
         won = true;
         stop = request->stop;
-        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
+        if (recording()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
       }
     }
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
@@ -8576,7 +8854,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // answer goes out before them.
   void answer_error(server_request& request, errc code, const std::string& message) {
     if (!claim(request)) return;
-    if (intercepted()) record(request, static_cast<std::uint8_t>(code), message);
+    if (recording()) record(request, static_cast<std::uint8_t>(code), message);
     const std::shared_ptr<server_connection> keep = shared_from_this();
     std::optional<std::stop_source> stop = request.stop;
     answer_now(request.seq, code, message);
@@ -8666,7 +8944,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       guard.swap(self.stall_guard_);
       self.stall_armed_.store(false, std::memory_order_relaxed);
     }
-    if (guard) self.close();
+    if (!guard) return;
+    if (self.context_.stats && !self.closed())
+      self.context_.stats->turned_away(self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout
+                                                                                      : limit_kind::handshake_timeout);
+    self.close();
   }
 
   // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
@@ -8676,8 +8958,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
   // disarmed the same way, by close().
   void after_write(net::frame_writer::status status) {
-    if (status == net::frame_writer::status::broken)
+    if (status == net::frame_writer::status::broken) {
+      if (context_.stats && !closed() && writer_.overflowed()) context_.stats->turned_away(limit_kind::pending_output);
       close();
+    }
     else if (status == net::frame_writer::status::pending)
       arm_write_timer();
   }
@@ -8719,7 +9003,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       }
       guard.swap(self.write_guard_);
     }
-    if (expired) self.close();
+    if (!expired) return;
+    if (self.context_.stats) self.context_.stats->turned_away(limit_kind::write_timeout);
+    self.close();
   }  // `guard` goes here: it may be the connection's last reference
 
   server_context& context_;
@@ -8755,11 +9041,16 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
   const std::uint64_t id_;                              // call_context::connection_id()
   const std::string peer_;                              // call_context::peer()
+  const clock::time_point opened_ = clock::now();
+  std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
+  std::size_t registry_index_ = 0;  // where context_.connections lists it (its connections_mutex)
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
+
+#include "debug_page.hpp"  // defines what http_door.hpp declares of it
 // ---- end geerpc/server/connection.hpp
 // ---- begin geerpc/transport/policies.hpp
 // geerpc: the transport policies (transport/fwd.hpp) with every engine they stand for: both
@@ -10044,8 +10335,15 @@ namespace detail {
 
 class blocking_server_engine {
  public:
-  explicit blocking_server_engine(server_context& context) : context_(context) {}
-  ~blocking_server_engine() { stop(); }
+  explicit blocking_server_engine(server_context& context) : context_(context) {
+    context.pool_probe = &probe;
+    context.pool_engine = this;
+  }
+  ~blocking_server_engine() {
+    stop();
+    context_.pool_probe = nullptr;
+    context_.pool_engine = nullptr;
+  }
 
   blocking_server_engine(const blocking_server_engine&) = delete;
   blocking_server_engine& operator=(const blocking_server_engine&) = delete;
@@ -10135,6 +10433,13 @@ class blocking_server_engine {
   }
 
  private:
+  // The debug page's view (server_context::pool_probe): a thread per connection, busy while it runs
+  // the requests it read.
+  static pool_view probe(const void* engine) {
+    const auto& self = *static_cast<const blocking_server_engine*>(engine);
+    std::lock_guard lock(self.mutex_);
+    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0};
+  }
   struct peer {
     std::shared_ptr<server_connection> connection;
     std::thread thread;
@@ -10180,6 +10485,7 @@ class blocking_server_engine {
     reap_finished();
     if (stopping_) return false;
     if (peers_.size() >= context_.options.max_connections) {
+      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
                          ")");
       return true;
@@ -10197,6 +10503,7 @@ class blocking_server_engine {
       // told why and closed; the server keeps serving the others, and may find a thread for the
       // next one once some connection has ended.
       peers_.erase(self);
+      if (context_.stats) context_.stats->turned_away(limit_kind::threads);
       connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
     } catch (...) {
       peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
@@ -10243,7 +10550,11 @@ class blocking_server_engine {
       if (r.status == net::io_status::closed) break;
       if (r.status == net::io_status::would_block) continue;
       const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, r.bytes), ready);
-      for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
+      if (!ready.empty()) {
+        running_.fetch_add(1, std::memory_order_relaxed);
+        for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
+        running_.fetch_sub(1, std::memory_order_relaxed);
+      }
       ready.clear();
       if (!alive || connection.closed()) break;
     }
@@ -10258,6 +10569,7 @@ class blocking_server_engine {
   net::listener listen_;
   net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
   mutable std::mutex mutex_;   // guards peers_, stopping_ and accepting_
+  std::atomic<std::size_t> running_{0};  // connection threads running requests now
   std::list<peer> peers_;
   bool stopping_ = false;
   bool accepting_ = true;  // until stop_accepting()
@@ -10891,8 +11203,15 @@ class threaded_server_engine {
         idle_limit_(idle_limit(context.options.idle_thread_timeout)),
         slot_used_(max_running_ + 1, false),
         tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
-                                     this}) {}
-  ~threaded_server_engine() { stop(); }
+                                     this}) {
+    context.pool_probe = &probe;
+    context.pool_engine = this;
+  }
+  ~threaded_server_engine() {
+    stop();
+    context_.pool_probe = nullptr;
+    context_.pool_engine = nullptr;
+  }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
   threaded_server_engine& operator=(const threaded_server_engine&) = delete;
@@ -11003,6 +11322,13 @@ class threaded_server_engine {
   }
 
  private:
+  // The debug page's view of the pool (server_context::pool_probe).
+  static pool_view probe(const void* engine) {
+    const auto& self = *static_cast<const threaded_server_engine*>(engine);
+    std::lock_guard lock(self.mutex_);
+    return {self.threads_, self.running_, self.start_failures_};
+  }
+
   struct worker {
     std::thread thread;
     std::thread::id id;  // set once, when it starts; compared by stop() from a handler
@@ -11359,6 +11685,7 @@ class threaded_server_engine {
       return;
     }
     if (connections_.size() >= context_.options.max_connections) {
+      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
                          ")");
       return;

@@ -55,6 +55,9 @@ class frame_reader {
     return nullptr;
   }
 
+  // What feed() returns for a frame whose length prefix is past the limit.
+  static constexpr const char* too_large = "frame larger than the limit";
+
   // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
   std::size_t buffered() const noexcept { return partial_.size(); }
 
@@ -62,7 +65,7 @@ class frame_reader {
   static const char* judge(const wire::frame_scan& scan) noexcept {
     switch (scan.what) {
       case wire::frame_scan::state::too_large:
-        return "frame larger than the limit";
+        return too_large;
       case wire::frame_scan::state::too_small:
         return "frame shorter than its header";
       default:

@@ -55,11 +55,11 @@ class frame_writer {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
     if (sending_ || want_write_now_) {
-      if (!append_locked(frame)) return break_locked();
+      if (!append_locked(frame)) return overflow_locked();
       return sending_ ? status::done : status::pending;
     }
     if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
-      if (!append_locked(frame)) return break_locked();
+      if (!append_locked(frame)) return overflow_locked();
       sending_ = true;
       return drain_locked(lock, false);
     }
@@ -76,7 +76,7 @@ class frame_writer {
       // The rest goes ahead of anything queued meanwhile.
       if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
         sending_ = false;
-        return break_locked();
+        return overflow_locked();
       }
     } else if (queued_.empty()) {
       sending_ = false;
@@ -122,6 +122,11 @@ class frame_writer {
   bool broken() const {
     std::lock_guard lock(mutex_);
     return broken_;
+  }
+  // Broken because replies waiting for the peer to read them would have passed max_pending.
+  bool overflowed() const {
+    std::lock_guard lock(mutex_);
+    return overflowed_;
   }
   // The memory this writer holds for bytes the socket has not taken: what max_pending bounds.
   std::size_t held() const {
@@ -217,6 +222,11 @@ class frame_writer {
     return other.capacity() < max_pending_ ? max_pending_ - other.capacity() : 0;
   }
 
+  // Broken because what waits for the socket would pass max_pending.
+  status overflow_locked() {
+    overflowed_ = true;
+    return break_locked();
+  }
   status break_locked() {
     broken_ = true;
     release(queued_);
@@ -276,6 +286,7 @@ class frame_writer {
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;
+  bool overflowed_ = false;  // broken_ by overflow_locked()
 };
 
 }  // namespace net

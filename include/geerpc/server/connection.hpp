@@ -75,9 +75,11 @@ struct server_request {
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
-  // Kept only while the server has interceptors: when the request arrived, and the response it got
-  // (written by whoever claimed it; read by finish()).
+  // Kept only while the server has interceptors or statistics: when the request arrived, and the
+  // response it got (written by whoever claimed it; read by finish()).
   clock::time_point arrived{};
+  // With statistics: when a handler thread took it (0: not yet). Atomic: the debug page reads it.
+  std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
   std::uint8_t answered_status = 0;
   std::string answered_message;
@@ -101,7 +103,45 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size),
         id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
-        peer_(peer_text(stream_.fd())) {}
+        peer_(peer_text(stream_.fd())) {
+    std::lock_guard lock(context_.connections_mutex);
+    registry_index_ = context_.connections.size();
+    context_.connections.push_back(this);
+  }
+  ~server_connection() {
+    std::lock_guard lock(context_.connections_mutex);
+    auto& all = context_.connections;
+    GEERPC_ASSERT(registry_index_ < all.size() && all[registry_index_] == this,
+                  "server: a connection is listed where it says it is");
+    all[registry_index_] = all.back();
+    all[registry_index_]->registry_index_ = registry_index_;
+    all.pop_back();
+  }
+
+  // What the debug page shows of a connection. Called with context().connections_mutex held.
+  struct view {
+    std::string peer;
+    clock::time_point opened;
+    clock::time_point last_activity;  // the last bytes read, or reply sent
+    std::size_t inflight = 0;
+    std::size_t pending_output = 0;  // memory held for replies not sent yet
+  };
+  view describe() const {
+    view v{peer_, opened_, clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed))), 0,
+           writer_.held()};
+    v.inflight = inflight();
+    return v;
+  }
+  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
+  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
+  template <class F>
+  void for_each_request(F&& f) const {
+    std::lock_guard lock(inflight_mutex_);
+    inflight_.for_each([&](std::uint64_t, server_request* request) {
+      f(*request->handler, request->arrived,
+        clock::time_point(clock::duration(request->started_ns.load(std::memory_order_relaxed))));
+    });
+  }
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
@@ -134,6 +174,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // appended to `ready`. Returns false when the connection must be closed.
   bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
     if (closed()) return false;
+    if (context_.stats) touch(clock::now());
     if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
       if (!past_http_door(data)) return !closed();
       const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
@@ -154,6 +195,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
     // once and re-arms itself while the frame it finds pending is younger than the limit, so this
     // path costs a clock read, not a timer per read.
+    if (broken != nullptr && context_.stats && std::string_view(broken) == net::frame_reader::too_large)
+      context_.stats->turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
         partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
@@ -232,7 +275,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       aborted.reserve(inflight_.size());  // before any claim: a claimed request must be answered
       inflight_.for_each([&](std::uint64_t seq, server_request* request) {
         if (!claim(*request)) return;
-        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
+        if (recording()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
         aborted.emplace_back(seq, request->stop);
       });
     }
@@ -293,6 +336,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
     self.release_queued(*request);  // it no longer waits
+    if (self.context_.stats) self.started(*request);
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
@@ -349,9 +393,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // request->connection.
     if (request->timer_limit != server_request::limit::none)
       request->connection->context_.scheduler->cancel(request->timer);
-    // Then the interceptors' `after`, which reads what the answer's claimer recorded: a timer's
-    // record is ours once cancel() returned, a cancel frame's is written under inflight_mutex_.
-    if (request->connection->intercepted()) request->connection->report(*request);
+    // Then the statistics and the interceptors' `after`, which read what the answer's claimer
+    // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
+    // inflight_mutex_.
+    if (request->connection->recording()) request->connection->report(*request);
     // This may be the connection's last reference, and the request may go back into the
     // connection's pool.
     std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -404,13 +449,26 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     }
     wire::finish_frame(frame, 0);
     if (claim(request)) {
-      if (intercepted()) record(request, outcome.status, outcome.message);
+      if (recording()) record(request, outcome.status, outcome.message);
       // With interceptors, finish() runs their `after` next: a held reply would wait for it.
       send(frame, hold && !intercepted());
     }
   }
 
   bool intercepted() const noexcept { return !context_.interceptors.empty(); }
+  // Whether requests keep their times and outcome: for the interceptors, or the statistics.
+  bool recording() const noexcept { return intercepted() || context_.stats != nullptr; }
+
+  void touch(clock::time_point now) noexcept {
+    last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+  }
+
+  // A handler thread took the request: how long it waited goes to the statistics.
+  void started(server_request& request) noexcept {
+    const auto now = clock::now();
+    request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+    context_.stats->queue_wait().add(now, now - request.arrived);
+  }
 
   // What a handler and the interceptors see of a registered request.
   call_context context_of(const server_request& request) const noexcept {
@@ -457,7 +515,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request.answered_at = clock::now();
     request.answered_status = status;
     try {
-      request.answered_message.assign(message);
+      request.answered_message.assign(message);  // a success has none
     } catch (...) {  // no memory for the text: the interceptors see the status alone
       request.answered_message.clear();
     }
@@ -473,8 +531,58 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         record(request, static_cast<std::uint8_t>(errc::connection_closed),
                "rpc server: the connection closed before the call was answered");
     }
+    if (context_.stats) count(request);
+    if (!intercepted()) return;
     const call_context context = context_of(request);
     notify_after(context, request.answered_status, request.answered_message, request.answered_at - request.arrived);
+  }
+
+  std::size_t method_index(const handler_entry& handler) const noexcept {
+    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
+  }
+
+  // Adds a finished request to its method's statistics, and keeps it among the last slow or
+  // failed calls if it is one.
+  void count(const server_request& request) noexcept {
+    server_statistics& stats = *context_.stats;
+    const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
+    method_statistics& method = stats.method(method_index(*request.handler));
+    const std::uint8_t status = request.answered_status;
+    const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
+    if (status == 0)
+      method.successes.fetch_add(1, std::memory_order_relaxed);
+    else
+      method.add_error(status);
+    method.latency.add(now, latency);
+    touch(now);
+    if (status == 0 && !stats.slow(latency)) return;
+    const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
+    const bool ran = started != clock::time_point{};
+    try {
+      stats.keep({std::chrono::system_clock::now(), request.handler->name, peer_,
+                  std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -
+                                                                       request.arrived),
+                  ran ? std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - started)
+                      : std::chrono::nanoseconds{},
+                  latency, status, request.answered_message});
+    } catch (...) {  // no memory for the record: the call is counted all the same
+    }
+  }
+
+  // Counts a request answered without being registered (refuse()).
+  void count_refused(const wire::frame_view& frame, errc code, const std::string& message) noexcept {
+    server_statistics& stats = *context_.stats;
+    const auto status = static_cast<std::uint8_t>(code);
+    try {
+      errc unknown{};
+      std::string why;
+      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
+      (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
+      // A name the server does not serve is the peer's: a bounded part of it is kept.
+      const std::string_view name = frame.text.substr(0, 128);
+      stats.keep({std::chrono::system_clock::now(), std::string(name), peer_, {}, {}, {}, status, message});
+    } catch (...) {
+    }
   }
 
   void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
@@ -496,6 +604,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // busy), and lets the interceptors see it.
   void refuse(const wire::frame_view& frame, bool metadata_valid, errc code, const std::string& message) {
     answer_now(frame.header.seq, code, message);
+    if (context_.stats) count_refused(frame, code, message);
     if (!intercepted()) return;
     std::optional<clock::time_point> deadline;
     if (frame.header.budget_us > 0)
@@ -598,7 +707,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
       return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
-    if (!metadata_valid) return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
+    if (!metadata_valid) {
+      if (context_.stats && wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
+        context_.stats->turned_away(limit_kind::metadata_bytes);
+      return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
+    }
     // The metadata block and the arguments follow each other in the frame: they are kept together.
     const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
                                           frame.metadata.size() + frame.body.size());
@@ -606,6 +719,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     server_request* request = nullptr;
     std::optional<errc> refused;
     const char* busy_reason = nullptr;
+    limit_kind limit = limit_kind::count;  // which limit answered busy
     {
       std::lock_guard lock(inflight_mutex_);
       // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
@@ -616,10 +730,15 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         refused = errc::going_away;
       } else if (inflight_.find(seq) != nullptr) {
         refused = errc::protocol_error;
-      } else if (inflight_.size() >= context_.options.max_inflight_per_connection || !context_.try_acquire_inflight()) {
+      } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
         refused = errc::busy;
         busy_reason = "rpc server: too many requests in flight";
-      } else if (!try_queue_bytes(bytes)) {  // refused before the body is copied
+        limit = limit_kind::inflight_per_connection;
+      } else if (!context_.try_acquire_inflight()) {
+        refused = errc::busy;
+        busy_reason = "rpc server: too many requests in flight";
+        limit = limit_kind::inflight;
+      } else if (!try_queue_bytes(bytes, limit)) {  // refused before the body is copied
         context_.inflight.fetch_sub(1, std::memory_order_relaxed);
         refused = errc::busy;
         busy_reason = "rpc server: too many request bytes waiting";
@@ -631,7 +750,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         request->argument.assign(kept.begin(), kept.end());
         request->metadata_size = frame.metadata.size();
         request->queued_bytes = bytes;
-        if (intercepted()) request->arrived = clock::now();
+        if (recording()) request->arrived = clock::now();
         if (handler->takes_stop_token) request->stop.emplace();
         const bool inserted = inflight_.insert(seq, request);
         GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
@@ -640,7 +759,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     // Two requests with one seq could never get one response each that the client can tell apart:
     // the client is broken, and so is the stream.
     if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) return refuse(frame, true, errc::busy, busy_reason);
+    if (refused == errc::busy) {
+      if (context_.stats) context_.stats->turned_away(limit);
+      return refuse(frame, true, errc::busy, busy_reason);
+    }
     if (refused == errc::going_away) return refuse(frame, true, errc::going_away, going_away_message);
     schedule_deadline(*request, frame.header.budget_us);
     ready.push_back(request);
@@ -649,12 +771,18 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // Counts the bytes of a request about to wait for a handler, if this connection and the server
   // have room for them. Called with inflight_mutex_ held, which makes this the only place that
   // adds to queued_bytes_; run() and finish() take them off without it.
-  bool try_queue_bytes(std::size_t bytes) noexcept {
+  // On a refusal, `limit` says which limit refused.
+  bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
     if (bytes == 0) return true;
     const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection) ||
-        !context_.try_queue_bytes(bytes))
+    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
+      limit = limit_kind::queued_bytes_per_connection;
       return false;
+    }
+    if (!context_.try_queue_bytes(bytes)) {
+      limit = limit_kind::queued_bytes;
+      return false;
+    }
     queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     return true;
   }
@@ -693,6 +821,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
+    request->started_ns.store(0, std::memory_order_relaxed);
     spare_.push_back(std::move(owned));
   }
 
@@ -734,7 +863,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
         won = true;
         stop = request->stop;
-        if (intercepted()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
+        if (recording()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
       }
     }
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
@@ -751,7 +880,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // answer goes out before them.
   void answer_error(server_request& request, errc code, const std::string& message) {
     if (!claim(request)) return;
-    if (intercepted()) record(request, static_cast<std::uint8_t>(code), message);
+    if (recording()) record(request, static_cast<std::uint8_t>(code), message);
     const std::shared_ptr<server_connection> keep = shared_from_this();
     std::optional<std::stop_source> stop = request.stop;
     answer_now(request.seq, code, message);
@@ -841,7 +970,11 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       guard.swap(self.stall_guard_);
       self.stall_armed_.store(false, std::memory_order_relaxed);
     }
-    if (guard) self.close();
+    if (!guard) return;
+    if (self.context_.stats && !self.closed())
+      self.context_.stats->turned_away(self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout
+                                                                                      : limit_kind::handshake_timeout);
+    self.close();
   }
 
   // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
@@ -851,8 +984,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
   // disarmed the same way, by close().
   void after_write(net::frame_writer::status status) {
-    if (status == net::frame_writer::status::broken)
+    if (status == net::frame_writer::status::broken) {
+      if (context_.stats && !closed() && writer_.overflowed()) context_.stats->turned_away(limit_kind::pending_output);
       close();
+    }
     else if (status == net::frame_writer::status::pending)
       arm_write_timer();
   }
@@ -894,7 +1029,9 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       }
       guard.swap(self.write_guard_);
     }
-    if (expired) self.close();
+    if (!expired) return;
+    if (self.context_.stats) self.context_.stats->turned_away(limit_kind::write_timeout);
+    self.close();
   }  // `guard` goes here: it may be the connection's last reference
 
   server_context& context_;
@@ -930,8 +1067,13 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
   const std::uint64_t id_;                              // call_context::connection_id()
   const std::string peer_;                              // call_context::peer()
+  const clock::time_point opened_ = clock::now();
+  std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
+  std::size_t registry_index_ = 0;  // where context_.connections lists it (its connections_mutex)
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
+
+#include "debug_page.hpp"  // defines what http_door.hpp declares of it

@@ -17,12 +17,21 @@
 #include "../interceptor.hpp"
 #include "../net/memory_gauge.hpp"
 #include "../options.hpp"
+#include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 class dispatcher;          // server/dispatcher.hpp
 class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
+class server_connection;   // server/connection.hpp
+
+// The handler pool as its engine sees it, for the debug page.
+struct pool_view {
+  std::size_t threads = 0;         // threads that serve (threaded: the pool; blocking: one per connection)
+  std::size_t busy = 0;            // of them, inside a handler now
+  std::size_t start_failures = 0;  // threads the system would not start
+};
 
 // What every connection of one server shares.
 struct server_context {
@@ -43,6 +52,17 @@ struct server_context {
   std::atomic<bool> draining{false};
   std::mutex drain_mutex;
   std::condition_variable drained;
+  // What the debug page shows of calls (statistics.hpp): made by listen() when
+  // server_options::statistics is on; null when it is off.
+  std::unique_ptr<server_statistics> stats;
+  // The engine's view of its handler pool, while one serves (set and cleared by the engine).
+  pool_view (*pool_probe)(const void* engine) = nullptr;
+  const void* pool_engine = nullptr;
+  // Every connection alive, for the debug page: each adds itself when made and takes itself out
+  // when destroyed, under connections_mutex. Lock order: connections_mutex before a connection's
+  // own locks; nothing holding a connection's lock takes it.
+  mutable std::mutex connections_mutex;
+  std::vector<server_connection*> connections;
 
   // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {

@@ -19,6 +19,7 @@
 #include "../call_context.hpp"
 #include "../codec/fingerprint.hpp"
 #include "../config.hpp"
+#include "../detail/type_name.hpp"
 #include "../error.hpp"
 #include "../responder.hpp"
 #include "../service.hpp"
@@ -48,7 +49,19 @@ struct handler_entry {
   void* impl = nullptr;
   bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
   std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  std::string signature;          // "(Args) -> int", as the debug page shows it
 };
+
+// "(A, B) -> R" of a method's argument types (a std::tuple) and result.
+template <class Arguments, class Result>
+std::string signature_of() {
+  std::string out = "(";
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((out += (I == 0 ? "" : ", "), out += type_name<std::tuple_element_t<I, Arguments>>()), ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Arguments>>{});
+  return out + ") -> " + type_name<Result>();
+}
 
 template <class Codec, class R>
 void encode_erased(const void* value, std::vector<std::byte>& out) {
@@ -191,6 +204,7 @@ class dispatcher {
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
+    method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <list>
@@ -31,8 +32,15 @@ namespace detail {
 
 class blocking_server_engine {
  public:
-  explicit blocking_server_engine(server_context& context) : context_(context) {}
-  ~blocking_server_engine() { stop(); }
+  explicit blocking_server_engine(server_context& context) : context_(context) {
+    context.pool_probe = &probe;
+    context.pool_engine = this;
+  }
+  ~blocking_server_engine() {
+    stop();
+    context_.pool_probe = nullptr;
+    context_.pool_engine = nullptr;
+  }
 
   blocking_server_engine(const blocking_server_engine&) = delete;
   blocking_server_engine& operator=(const blocking_server_engine&) = delete;
@@ -122,6 +130,13 @@ class blocking_server_engine {
   }
 
  private:
+  // The debug page's view (server_context::pool_probe): a thread per connection, busy while it runs
+  // the requests it read.
+  static pool_view probe(const void* engine) {
+    const auto& self = *static_cast<const blocking_server_engine*>(engine);
+    std::lock_guard lock(self.mutex_);
+    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0};
+  }
   struct peer {
     std::shared_ptr<server_connection> connection;
     std::thread thread;
@@ -167,6 +182,7 @@ class blocking_server_engine {
     reap_finished();
     if (stopping_) return false;
     if (peers_.size() >= context_.options.max_connections) {
+      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
                          ")");
       return true;
@@ -184,6 +200,7 @@ class blocking_server_engine {
       // told why and closed; the server keeps serving the others, and may find a thread for the
       // next one once some connection has ended.
       peers_.erase(self);
+      if (context_.stats) context_.stats->turned_away(limit_kind::threads);
       connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
     } catch (...) {
       peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
@@ -230,7 +247,11 @@ class blocking_server_engine {
       if (r.status == net::io_status::closed) break;
       if (r.status == net::io_status::would_block) continue;
       const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, r.bytes), ready);
-      for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
+      if (!ready.empty()) {
+        running_.fetch_add(1, std::memory_order_relaxed);
+        for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
+        running_.fetch_sub(1, std::memory_order_relaxed);
+      }
       ready.clear();
       if (!alive || connection.closed()) break;
     }
@@ -245,6 +266,7 @@ class blocking_server_engine {
   net::listener listen_;
   net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
   mutable std::mutex mutex_;   // guards peers_, stopping_ and accepting_
+  std::atomic<std::size_t> running_{0};  // connection threads running requests now
   std::list<peer> peers_;
   bool stopping_ = false;
   bool accepting_ = true;  // until stop_accepting()

@@ -66,8 +66,15 @@ class threaded_server_engine {
         idle_limit_(idle_limit(context.options.idle_thread_timeout)),
         slot_used_(max_running_ + 1, false),
         tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
-                                     this}) {}
-  ~threaded_server_engine() { stop(); }
+                                     this}) {
+    context.pool_probe = &probe;
+    context.pool_engine = this;
+  }
+  ~threaded_server_engine() {
+    stop();
+    context_.pool_probe = nullptr;
+    context_.pool_engine = nullptr;
+  }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
   threaded_server_engine& operator=(const threaded_server_engine&) = delete;
@@ -178,6 +185,13 @@ class threaded_server_engine {
   }
 
  private:
+  // The debug page's view of the pool (server_context::pool_probe).
+  static pool_view probe(const void* engine) {
+    const auto& self = *static_cast<const threaded_server_engine*>(engine);
+    std::lock_guard lock(self.mutex_);
+    return {self.threads_, self.running_, self.start_failures_};
+  }
+
   struct worker {
     std::thread thread;
     std::thread::id id;  // set once, when it starts; compared by stop() from a handler
@@ -534,6 +548,7 @@ class threaded_server_engine {
       return;
     }
     if (connections_.size() >= context_.options.max_connections) {
+      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
                          ")");
       return;

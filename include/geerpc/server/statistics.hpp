@@ -1,0 +1,247 @@
+// geerpc: what a server counts of its calls for the debug page (server/debug_page.hpp): per method,
+// its outcomes by error code and its latency over the last minute; the time requests waited for a
+// handler thread; the last slow or failed calls; and how often each limit turned something away.
+//
+// Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
+// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was slow or
+// failed. What is in flight now is not counted here: the page reads it from the connections.
+// Off (server_options::statistics = false), the server keeps none of it.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../config.hpp"
+#include "../error.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// errc's own names, as the page and the JSON show them ("deadline_exceeded"); "other" past them.
+inline std::string_view errc_name(std::uint8_t status) noexcept {
+  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {
+      "ok",           "connect_timeout",  "deadline_exceeded", "canceled",        "handle_timeout",
+      "unknown_service", "unknown_method", "bad_request",     "remote_error",    "connection_closed",
+      "busy",         "protocol_error",   "connect_failed",    "handshake_rejected", "bad_response",
+      "invalid_argument", "type_mismatch", "unauthenticated",  "permission_denied", "going_away",
+      "aborted",      "no_servers"};
+  return status < names.size() ? names[status] : "other";
+}
+
+// Latencies in log-linear buckets of nanoseconds: eight per doubling, so a percentile read from
+// them is within 12.5% (the bucket's upper bound is reported). Up to 2^40 ns (about 18 minutes);
+// longer ones land in the last bucket (the exact maximum is kept beside).
+struct latency_buckets {
+  static constexpr unsigned sub_bits = 3;
+  static constexpr unsigned top_bit = 40;
+  static constexpr std::size_t count = (top_bit - sub_bits + 2) * (1u << sub_bits);
+
+  static std::size_t index(std::uint64_t ns) noexcept {
+    constexpr std::uint64_t subs = 1u << sub_bits;
+    if (ns < subs) return ns;
+    const auto e = static_cast<unsigned>(std::bit_width(ns)) - 1;
+    if (e > top_bit) return count - 1;
+    const std::uint64_t sub = (ns >> (e - sub_bits)) & (subs - 1);
+    return (e - sub_bits + 1) * subs + sub;
+  }
+  // The largest value bucket `i` holds.
+  static std::uint64_t upper(std::size_t i) noexcept {
+    constexpr std::uint64_t subs = 1u << sub_bits;
+    if (i < subs) return i;
+    const std::uint64_t e = i / subs + sub_bits - 1;
+    const std::uint64_t sub = i % subs;
+    return ((subs + sub + 1) << (e - sub_bits)) - 1;
+  }
+};
+
+// A latency summary: how many, and the 50th and 99th percentiles and the maximum, in nanoseconds.
+struct latency_summary {
+  std::uint64_t count = 0;
+  std::uint64_t p50_ns = 0;
+  std::uint64_t p99_ns = 0;
+  std::uint64_t max_ns = 0;
+};
+
+// Latencies over the last minute: six slots of ten seconds, the one for now and the five before
+// (so 50 to 60 s). A slot is cleared when its ten seconds come round again, under a lock taken
+// once per slot per ten seconds; a latency added while it is being cleared may be lost, which a
+// statistic can afford.
+class latency_window {
+ public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t slots = 6;
+  static constexpr std::chrono::seconds slot_span{10};
+
+  void add(clock::time_point now, clock::duration took) noexcept {
+    const std::int64_t epoch = epoch_of(now);
+    slot& s = slots_[static_cast<std::size_t>(epoch) % slots];
+    if (s.epoch.load(std::memory_order_acquire) != epoch) turn(s, epoch);
+    const auto ns = static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+    s.counts[latency_buckets::index(ns)].fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t max = s.max_ns.load(std::memory_order_relaxed);
+    while (ns > max && !s.max_ns.compare_exchange_weak(max, ns, std::memory_order_relaxed)) {
+    }
+  }
+
+  latency_summary read(clock::time_point now) const {
+    const std::int64_t epoch = epoch_of(now);
+    std::array<std::uint64_t, latency_buckets::count> sum{};
+    latency_summary out;
+    for (const slot& s : slots_) {
+      const std::int64_t e = s.epoch.load(std::memory_order_acquire);
+      if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
+      out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
+    }
+    for (const std::uint64_t n : sum) out.count += n;
+    if (out.count == 0) return out;
+    out.p50_ns = std::min(percentile(sum, out.count, 50), out.max_ns);
+    out.p99_ns = std::min(percentile(sum, out.count, 99), out.max_ns);
+    return out;
+  }
+
+ private:
+  struct slot {
+    std::atomic<std::int64_t> epoch{-1};
+    std::atomic<std::uint64_t> max_ns{0};
+    std::array<std::atomic<std::uint32_t>, latency_buckets::count> counts{};
+  };
+
+  static std::int64_t epoch_of(clock::time_point now) noexcept {
+    return now.time_since_epoch() / slot_span;
+  }
+  // The upper bound of the bucket holding the pct-th percentile.
+  static std::uint64_t percentile(const std::array<std::uint64_t, latency_buckets::count>& sum, std::uint64_t count,
+                                  unsigned pct) noexcept {
+    const std::uint64_t rank = (count * pct + 99) / 100;  // the rank-th smallest, 1-based
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      seen += sum[i];
+      if (seen >= rank) return latency_buckets::upper(i);
+    }
+    return latency_buckets::upper(sum.size() - 1);
+  }
+  void turn(slot& s, std::int64_t epoch) noexcept {
+    std::lock_guard lock(turn_mutex_);
+    if (s.epoch.load(std::memory_order_relaxed) == epoch) return;  // another caller turned it
+    for (auto& c : s.counts) c.store(0, std::memory_order_relaxed);
+    s.max_ns.store(0, std::memory_order_relaxed);
+    s.epoch.store(epoch, std::memory_order_release);
+  }
+
+  std::array<slot, slots> slots_{};
+  std::mutex turn_mutex_;
+};
+
+// What one method's finished calls came to. Aligned to its own cache lines: the handler threads
+// of different methods do not share them.
+struct alignas(64) method_statistics {
+  static constexpr std::size_t codes = 32;  // statuses past errc's land in the last ("other")
+  std::atomic<std::uint64_t> successes{0};
+  std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
+  latency_window latency;                                  // from arrival to answer, every finished call
+
+  void add_error(std::uint8_t status) noexcept {
+    errors[std::min<std::size_t>(status, codes - 1)].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+// The limits that can turn something away, in the order the page lists them.
+enum class limit_kind : std::uint8_t {
+  connections,                  // max_connections: a connection refused
+  inflight,                     // max_inflight: a request answered busy
+  inflight_per_connection,      // max_inflight_per_connection: a request answered busy
+  frame_size,                   // max_frame_size: a connection dropped for a frame too large
+  metadata_bytes,               // max_metadata_bytes: a request answered bad_request
+  pending_output,               // max_pending_output: a connection dropped for not reading
+  queued_bytes,                 // max_queued_request_bytes: a request answered busy
+  queued_bytes_per_connection,  // max_queued_request_bytes_per_connection: a request answered busy
+  handshake_timeout,            // a connection dropped before its hello
+  frame_timeout,                // a connection dropped mid-frame
+  write_timeout,                // a connection dropped for not reading its replies
+  threads,                      // blocking transport: a connection refused for want of a thread
+  count
+};
+
+// One call among the last slow or failed ones.
+struct call_record {
+  std::chrono::system_clock::time_point finished;
+  std::string method;
+  std::string peer;
+  std::chrono::nanoseconds queued{0};    // from arrival until a handler thread took it
+  std::chrono::nanoseconds handling{0};  // from then until its handler returned (0: it never ran)
+  std::chrono::nanoseconds latency{0};   // from arrival until its answer went out
+  std::uint8_t status = 0;
+  std::string message;
+};
+
+class server_statistics {
+ public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t kept_calls = 100;
+
+  server_statistics(std::size_t methods, std::chrono::nanoseconds slow)
+      : methods_(std::make_unique<method_statistics[]>(methods)), method_count_(methods), slow_(slow) {}
+
+  std::size_t method_count() const noexcept { return method_count_; }
+  method_statistics& method(std::size_t index) noexcept { return methods_[index]; }
+  const method_statistics& method(std::size_t index) const noexcept { return methods_[index]; }
+  // Calls for names the server does not serve: their errors only.
+  method_statistics& unrouted() noexcept { return unrouted_; }
+  const method_statistics& unrouted() const noexcept { return unrouted_; }
+  // How long requests waited for a handler thread.
+  latency_window& queue_wait() noexcept { return queue_wait_; }
+  const latency_window& queue_wait() const noexcept { return queue_wait_; }
+
+  void turned_away(limit_kind kind) noexcept {
+    turned_away_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  }
+  std::uint64_t turned_away_count(limit_kind kind) const noexcept {
+    return turned_away_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
+  }
+
+  bool slow(std::chrono::nanoseconds latency) const noexcept {
+    return slow_ > std::chrono::nanoseconds::zero() && latency >= slow_;
+  }
+  std::chrono::nanoseconds slow_threshold() const noexcept { return slow_; }
+
+  // Keeps a slow or failed call among the last kept_calls. noexcept: no memory for the record
+  // loses it, never the call.
+  void keep(call_record record) noexcept {
+    try {
+      std::lock_guard lock(calls_mutex_);
+      if (calls_.size() == kept_calls) calls_.pop_front();
+      calls_.push_back(std::move(record));
+    } catch (...) {
+    }
+  }
+  std::vector<call_record> recent_calls() const {
+    std::lock_guard lock(calls_mutex_);
+    return {calls_.rbegin(), calls_.rend()};  // the newest first
+  }
+
+ private:
+  std::unique_ptr<method_statistics[]> methods_;
+  const std::size_t method_count_;
+  const std::chrono::nanoseconds slow_;
+  method_statistics unrouted_;
+  latency_window queue_wait_;
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
+  mutable std::mutex calls_mutex_;
+  std::deque<call_record> calls_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
