@@ -1076,4 +1076,5 @@ class server_connection : public std::enable_shared_from_this<server_connection>
 }  // namespace detail
 GEERPC_END_NAMESPACE
 
-#include "debug_page.hpp"  // defines what http_door.hpp declares of it
+// The debug page: it defines what http_door.hpp declares of it, once server_connection is complete.
+#include "debug_page.hpp"

@@ -108,3 +108,7 @@ class http_door {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
+
+// The connection it serves, and with it the debug page's definition (for a reader that includes
+// this header first).
+#include "connection.hpp"
