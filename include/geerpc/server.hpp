@@ -99,7 +99,9 @@ class basic_server {
   void stop() {
     if (!engine_) return;
     link::stop(*engine_);
-    if (!link::on_own_thread(*engine_)) stopped_.store(true);  // from a handler it has only begun
+    if (link::on_own_thread(*engine_)) return;  // from a handler it has only begun
+    context_.wait_connections_gone();
+    stopped_.store(true);
   }
 
   // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
@@ -113,7 +115,9 @@ class basic_server {
   void shutdown(std::chrono::duration<Rep, Period> drain) {
     if (!engine_) return;
     link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
-    if (!link::on_own_thread(*engine_)) stopped_.store(true);
+    if (link::on_own_thread(*engine_)) return;
+    context_.wait_connections_gone();
+    stopped_.store(true);
   }
 
   const std::string& address() const noexcept { return address_; }

@@ -4028,6 +4028,14 @@ struct server_context {
   // own locks; nothing holding a connection's lock takes it.
   mutable std::mutex connections_mutex;
   std::vector<server_connection*> connections;
+  std::condition_variable connections_gone;  // notified when the last connection is destroyed
+
+  // Waits until every connection has been destroyed: the last reference to one may be dropped by
+  // a thread that is not the engine's (a timer callback that closed it), after the engine stopped.
+  void wait_connections_gone() {
+    std::unique_lock lock(connections_mutex);
+    connections_gone.wait(lock, [&] { return connections.empty(); });
+  }
 
   // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
@@ -5829,7 +5837,9 @@ class basic_server {
   void stop() {
     if (!engine_) return;
     link::stop(*engine_);
-    if (!link::on_own_thread(*engine_)) stopped_.store(true);  // from a handler it has only begun
+    if (link::on_own_thread(*engine_)) return;  // from a handler it has only begun
+    context_.wait_connections_gone();
+    stopped_.store(true);
   }
 
   // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
@@ -5843,7 +5853,9 @@ class basic_server {
   void shutdown(std::chrono::duration<Rep, Period> drain) {
     if (!engine_) return;
     link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
-    if (!link::on_own_thread(*engine_)) stopped_.store(true);
+    if (link::on_own_thread(*engine_)) return;
+    context_.wait_connections_gone();
+    stopped_.store(true);
   }
 
   const std::string& address() const noexcept { return address_; }
@@ -7671,8 +7683,13 @@ class frame_writer {
   frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
                memory_gauge* gauge = nullptr) noexcept
       : stream_(out), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
-  ~frame_writer() {
+  ~frame_writer() { detach_gauge(); }
+  // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
+  // done with the gauge before the writer itself goes.
+  void detach_gauge() noexcept {
+    std::lock_guard lock(mutex_);
     if (gauge_ != nullptr) gauge_->sub(held_);
+    gauge_ = nullptr;
   }
   frame_writer(const frame_writer&) = delete;
   frame_writer& operator=(const frame_writer&) = delete;
@@ -7902,7 +7919,7 @@ class frame_writer {
   const std::size_t max_pending_;
   const want_write_fn want_write_;
   void* const context_;
-  memory_gauge* const gauge_;
+  memory_gauge* gauge_;  // null once detached (detach_gauge)
   mutable std::mutex mutex_;
   std::vector<std::byte> queued_;      // waiting to be sent, in order, after in_flight_
   std::vector<std::byte> in_flight_;   // being sent by the current sender, outside the lock, from head_
@@ -8085,7 +8102,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     registry_index_ = context_.connections.size();
     context_.connections.push_back(this);
   }
+  // The last thing it does with the server's context is to leave its list: once that list is
+  // empty, a stopping server may go (server_context::wait_connections_gone).
   ~server_connection() {
+    writer_.detach_gauge();
     std::lock_guard lock(context_.connections_mutex);
     auto& all = context_.connections;
     GEERPC_ASSERT(registry_index_ < all.size() && all[registry_index_] == this,
@@ -8093,6 +8113,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     all[registry_index_] = all.back();
     all[registry_index_]->registry_index_ = registry_index_;
     all.pop_back();
+    if (all.empty()) context_.connections_gone.notify_all();  // under the lock: the server may go next
   }
 
   // What the debug page shows of a connection. Called with context().connections_mutex held.

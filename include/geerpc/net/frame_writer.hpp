@@ -45,8 +45,13 @@ class frame_writer {
   frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
                memory_gauge* gauge = nullptr) noexcept
       : stream_(out), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
-  ~frame_writer() {
+  ~frame_writer() { detach_gauge(); }
+  // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
+  // done with the gauge before the writer itself goes.
+  void detach_gauge() noexcept {
+    std::lock_guard lock(mutex_);
     if (gauge_ != nullptr) gauge_->sub(held_);
+    gauge_ = nullptr;
   }
   frame_writer(const frame_writer&) = delete;
   frame_writer& operator=(const frame_writer&) = delete;
@@ -276,7 +281,7 @@ class frame_writer {
   const std::size_t max_pending_;
   const want_write_fn want_write_;
   void* const context_;
-  memory_gauge* const gauge_;
+  memory_gauge* gauge_;  // null once detached (detach_gauge)
   mutable std::mutex mutex_;
   std::vector<std::byte> queued_;      // waiting to be sent, in order, after in_flight_
   std::vector<std::byte> in_flight_;   // being sent by the current sender, outside the lock, from head_

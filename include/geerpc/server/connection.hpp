@@ -108,7 +108,10 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     registry_index_ = context_.connections.size();
     context_.connections.push_back(this);
   }
+  // The last thing it does with the server's context is to leave its list: once that list is
+  // empty, a stopping server may go (server_context::wait_connections_gone).
   ~server_connection() {
+    writer_.detach_gauge();
     std::lock_guard lock(context_.connections_mutex);
     auto& all = context_.connections;
     GEERPC_ASSERT(registry_index_ < all.size() && all[registry_index_] == this,
@@ -116,6 +119,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     all[registry_index_] = all.back();
     all[registry_index_]->registry_index_ = registry_index_;
     all.pop_back();
+    if (all.empty()) context_.connections_gone.notify_all();  // under the lock: the server may go next
   }
 
   // What the debug page shows of a connection. Called with context().connections_mutex held.

@@ -63,6 +63,14 @@ struct server_context {
   // own locks; nothing holding a connection's lock takes it.
   mutable std::mutex connections_mutex;
   std::vector<server_connection*> connections;
+  std::condition_variable connections_gone;  // notified when the last connection is destroyed
+
+  // Waits until every connection has been destroyed: the last reference to one may be dropped by
+  // a thread that is not the engine's (a timer callback that closed it), after the engine stopped.
+  void wait_connections_gone() {
+    std::unique_lock lock(connections_mutex);
+    connections_gone.wait(lock, [&] { return connections.empty(); });
+  }
 
   // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
