@@ -87,7 +87,8 @@ TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with la
   test::arith_server<TestType> s(opts);
   auto client = geerpc::dial<TestType>(s.address);
   for (int i = 0; i < 5; ++i) CHECK(client.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
-  for (int i = 0; i < 2; ++i) CHECK(client.template try_call<int>("Arith.Fail", Args{}).code() == geerpc::errc::remote_error);
+  for (int i = 0; i < 2; ++i)
+    CHECK(client.template try_call<int>("Arith.Fail", Args{}).code() == geerpc::errc::remote_error);
   CHECK(client.template try_call<int>("Arith.ThrowInt", Args{}).code() == geerpc::errc::remote_error);
   CHECK(client.template try_call<int>("Arith.Nope", Args{}).code() == geerpc::errc::unknown_method);
   CHECK(client.template try_call<int>("Nope.Nope", Args{}).code() == geerpc::errc::unknown_service);
@@ -164,7 +165,7 @@ TEMPLATE_TEST_CASE("statistics: calls in flight, the oldest's age and the busy t
   CHECK(number_of(late, "calls") == 2);
   CHECK(number_of(late, "oldest_in_flight_ns") > 0);
   CHECK(number_of(body.substr(body.find("\"pool\":")), "busy") == 2);
-  CHECK(number_of(body, "connection_count") == 3);  // two clients and this request
+  CHECK(number_of(body, "connection_count") == 3);                                    // two clients and this request
   CHECK(body.find("\"in_flight\":1,\"pending_output_bytes\"") != std::string::npos);  // a client's connection
   s.arith.release.set();
   CHECK(a.get() == 1000);

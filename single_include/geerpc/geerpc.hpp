@@ -3756,9 +3756,9 @@ GEERPC_END_NAMESPACE
 // handler thread; the last slow or failed calls; and how often each limit turned something away.
 //
 // Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
-// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was slow or
-// failed. What is in flight now is not counted here: the page reads it from the connections.
-// Off (server_options::statistics = false), the server keeps none of it.
+// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
+// slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
+// (server_options::statistics = false), the server keeps none of it.
 
 
 
@@ -3767,12 +3767,28 @@ namespace detail {
 
 // errc's own names, as the page and the JSON show them ("deadline_exceeded"); "other" past them.
 inline std::string_view errc_name(std::uint8_t status) noexcept {
-  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {
-      "ok",           "connect_timeout",  "deadline_exceeded", "canceled",        "handle_timeout",
-      "unknown_service", "unknown_method", "bad_request",     "remote_error",    "connection_closed",
-      "busy",         "protocol_error",   "connect_failed",    "handshake_rejected", "bad_response",
-      "invalid_argument", "type_mismatch", "unauthenticated",  "permission_denied", "going_away",
-      "aborted",      "no_servers"};
+  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {"ok",
+                                                                                                  "connect_timeout",
+                                                                                                  "deadline_exceeded",
+                                                                                                  "canceled",
+                                                                                                  "handle_timeout",
+                                                                                                  "unknown_service",
+                                                                                                  "unknown_method",
+                                                                                                  "bad_request",
+                                                                                                  "remote_error",
+                                                                                                  "connection_closed",
+                                                                                                  "busy",
+                                                                                                  "protocol_error",
+                                                                                                  "connect_failed",
+                                                                                                  "handshake_rejected",
+                                                                                                  "bad_response",
+                                                                                                  "invalid_argument",
+                                                                                                  "type_mismatch",
+                                                                                                  "unauthenticated",
+                                                                                                  "permission_denied",
+                                                                                                  "going_away",
+                                                                                                  "aborted",
+                                                                                                  "no_servers"};
   return status < names.size() ? names[status] : "other";
 }
 
@@ -3856,9 +3872,7 @@ class latency_window {
     std::array<std::atomic<std::uint32_t>, latency_buckets::count> counts{};
   };
 
-  static std::int64_t epoch_of(clock::time_point now) noexcept {
-    return now.time_since_epoch() / slot_span;
-  }
+  static std::int64_t epoch_of(clock::time_point now) noexcept { return now.time_since_epoch() / slot_span; }
   // The upper bound of the bucket holding the pct-th percentile.
   static std::uint64_t percentile(const std::array<std::uint64_t, latency_buckets::count>& sum, std::uint64_t count,
                                   unsigned pct) noexcept {
@@ -8514,7 +8528,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request.answered_status = status;
     try {
       request.answered_message.assign(message);  // a success has none
-    } catch (...) {  // no memory for the text: the interceptors see the status alone
+    } catch (...) {                              // no memory for the text: the interceptors see the status alone
       request.answered_message.clear();
     }
   }
@@ -8971,7 +8985,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (!guard) return;
     if (self.context_.stats && !self.closed())
       self.context_.stats->turned_away(self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout
-                                                                                      : limit_kind::handshake_timeout);
+                                                                                     : limit_kind::handshake_timeout);
     self.close();
   }
 
@@ -8985,8 +8999,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (status == net::frame_writer::status::broken) {
       if (context_.stats && !closed() && writer_.overflowed()) context_.stats->turned_away(limit_kind::pending_output);
       close();
-    }
-    else if (status == net::frame_writer::status::pending)
+    } else if (status == net::frame_writer::status::pending)
       arm_write_timer();
   }
   void arm_write_timer() {
@@ -9062,12 +9075,12 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
-  std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
-  const std::uint64_t id_;                              // call_context::connection_id()
-  const std::string peer_;                              // call_context::peer()
+  std::atomic<std::size_t> queued_bytes_{0};  // of this connection's requests waiting for a handler
+  const std::uint64_t id_;                    // call_context::connection_id()
+  const std::string peer_;                    // call_context::peer()
   const clock::time_point opened_ = clock::now();
   std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
-  std::size_t registry_index_ = 0;  // where context_.connections lists it (its connections_mutex)
+  std::size_t registry_index_ = 0;                      // where context_.connections lists it (its connections_mutex)
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
@@ -9270,17 +9283,18 @@ struct debug_snapshot {
           connections.push_back(std::move(row));
         }
         if (!statistics || entries == nullptr) continue;
-        connection->for_each_request([&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-          const auto i = static_cast<std::size_t>(&handler - entries->data());
-          if (i < methods.size()) {
-            ++methods[i].in_flight;
-            oldest[i] = std::min(oldest[i], arrived);
-          }
-          if (started == clock::time_point{}) {
-            ++waiting;
-            oldest_waiting = std::min(oldest_waiting, arrived);
-          }
-        });
+        connection->for_each_request(
+            [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+              const auto i = static_cast<std::size_t>(&handler - entries->data());
+              if (i < methods.size()) {
+                ++methods[i].in_flight;
+                oldest[i] = std::min(oldest[i], arrived);
+              }
+              if (started == clock::time_point{}) {
+                ++waiting;
+                oldest_waiting = std::min(oldest_waiting, arrived);
+              }
+            });
       }
     }
     if (stats != nullptr) {
@@ -9308,7 +9322,8 @@ struct debug_snapshot {
       pool.push_back(count("waiting", "requests waiting for a thread", waiting));
       pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
                           waiting != 0 ? at - oldest_waiting : std::chrono::nanoseconds::zero()));
-      pool.push_back(span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
+      pool.push_back(
+          span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
@@ -9340,7 +9355,8 @@ struct debug_snapshot {
              k::inflight_per_connection),
         with(bytes("max_frame_size", "request frame", o.max_frame_size), k::frame_size),
         with(bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes), k::metadata_bytes),
-        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output), k::pending_output),
+        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
+             k::pending_output),
         with(bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes), k::queued_bytes),
         with(bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
                    o.max_queued_request_bytes_per_connection),
@@ -9384,7 +9400,9 @@ inline std::string debug_page_json(const server_context& context) {
     out += "\":";
     out += std::to_string(value);
   };
-  const auto ns = [](std::chrono::nanoseconds d) { return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count())); };
+  const auto ns = [](std::chrono::nanoseconds d) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
+  };
   std::string out = "{\"statistics\":";
   out += s.statistics ? "true" : "false";
   out += ",\"methods\":[";
@@ -9442,8 +9460,8 @@ inline std::string debug_page_json(const server_context& context) {
       const call_record& r = s.recent[i];
       if (i != 0) out += ',';
       out += "{\"finished_unix_ms\":";
-      out += std::to_string(
-          std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
+      out +=
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
       out += ",\"method\":";
       append_json_string(out, r.method);
       out += ",\"peer\":";
@@ -9510,11 +9528,13 @@ inline std::string debug_page_html(const server_context& context) {
       "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
   if (!s.statistics) out += "<p id=\"statistics-off\">Statistics are off (server_options::statistics).</p>\n";
 
-  out += "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
-         "<th>stop_token</th>";
+  out +=
+      "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
+      "<th>stop_token</th>";
   if (s.statistics)
-    out += "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
-           "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
+    out +=
+        "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
+        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
   out += "</tr>\n";
   for (const auto& m : s.methods) {
     out += "<tr><td>";
@@ -9539,8 +9559,9 @@ inline std::string debug_page_html(const server_context& context) {
   }
   out += "</table>\n";
   if (s.statistics) {
-    out += "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-           "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+    out +=
+        "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
+        "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
     out += "<span id=\"unrouted\">";
     out += errors_text(s.unrouted);
     out += "</span></p>\n";
@@ -9559,19 +9580,21 @@ inline std::string debug_page_html(const server_context& context) {
       out += n.label;
       out += "</th>";
       cell(out, id, n.key, n.text);
-      if (turned_away) cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
+      if (turned_away)
+        cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
       out += "</tr>\n";
     }
     out += "</table>\n";
   };
   number_table("Handler pool", "pool", s.pool, false);
 
-  out += "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) +
-         "</span> open";
+  out +=
+      "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
   if (s.connection_count > s.connections.size())
     out += ", the first " + std::to_string(s.connections.size()) + " listed";
-  out += ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
-         "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
+  out +=
+      ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
+      "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
   for (const auto& c : s.connections) {
     out += "<tr><td>";
     append_html_escaped(out, c.peer.empty() ? std::string_view("?") : std::string_view(c.peer));
@@ -9584,7 +9607,8 @@ inline std::string debug_page_html(const server_context& context) {
   if (s.statistics) {
     out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
            " calls that failed" +
-           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more" : std::string()) +
+           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
+                                                           : std::string()) +
            ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
            "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
            "<th>message</th></tr>\n";
@@ -11127,8 +11151,8 @@ class blocking_server_engine {
 
   server_context& context_;
   net::listener listen_;
-  net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
-  mutable std::mutex mutex_;   // guards peers_, stopping_ and accepting_
+  net::event_fd stop_signal_;            // readable once stop() is called, for every waiting thread
+  mutable std::mutex mutex_;             // guards peers_, stopping_ and accepting_
   std::atomic<std::size_t> running_{0};  // connection threads running requests now
   std::list<peer> peers_;
   bool stopping_ = false;

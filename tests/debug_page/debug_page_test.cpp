@@ -48,9 +48,9 @@ struct Shop {
   }
 };
 
-using ShopApi = geerpc::service<"Shop", geerpc::method<"Quote", &Shop::quote>, geerpc::method<"SlowQuote", &Shop::slow_quote>,
-                                geerpc::method<"Broken", &Shop::broken>, geerpc::method<"Stuck", &Shop::stuck>,
-                                geerpc::method<"Hold", &Shop::hold>>;
+using ShopApi = geerpc::service<"Shop", geerpc::method<"Quote", &Shop::quote>,
+                                geerpc::method<"SlowQuote", &Shop::slow_quote>, geerpc::method<"Broken", &Shop::broken>,
+                                geerpc::method<"Stuck", &Shop::stuck>, geerpc::method<"Hold", &Shop::hold>>;
 
 // What `command` printed on its standard output; throws if it failed.
 std::string run(const std::string& command) {

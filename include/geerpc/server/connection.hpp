@@ -520,7 +520,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     request.answered_status = status;
     try {
       request.answered_message.assign(message);  // a success has none
-    } catch (...) {  // no memory for the text: the interceptors see the status alone
+    } catch (...) {                              // no memory for the text: the interceptors see the status alone
       request.answered_message.clear();
     }
   }
@@ -977,7 +977,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (!guard) return;
     if (self.context_.stats && !self.closed())
       self.context_.stats->turned_away(self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout
-                                                                                      : limit_kind::handshake_timeout);
+                                                                                     : limit_kind::handshake_timeout);
     self.close();
   }
 
@@ -991,8 +991,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     if (status == net::frame_writer::status::broken) {
       if (context_.stats && !closed() && writer_.overflowed()) context_.stats->turned_away(limit_kind::pending_output);
       close();
-    }
-    else if (status == net::frame_writer::status::pending)
+    } else if (status == net::frame_writer::status::pending)
       arm_write_timer();
   }
   void arm_write_timer() {
@@ -1068,12 +1067,12 @@ class server_connection : public std::enable_shared_from_this<server_connection>
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
   mutable std::mutex inflight_mutex_;
   seq_map<server_request> inflight_;
-  std::atomic<std::size_t> queued_bytes_{0};            // of this connection's requests waiting for a handler
-  const std::uint64_t id_;                              // call_context::connection_id()
-  const std::string peer_;                              // call_context::peer()
+  std::atomic<std::size_t> queued_bytes_{0};  // of this connection's requests waiting for a handler
+  const std::uint64_t id_;                    // call_context::connection_id()
+  const std::string peer_;                    // call_context::peer()
   const clock::time_point opened_ = clock::now();
   std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
-  std::size_t registry_index_ = 0;  // where context_.connections lists it (its connections_mutex)
+  std::size_t registry_index_ = 0;                      // where context_.connections lists it (its connections_mutex)
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 

@@ -212,17 +212,18 @@ struct debug_snapshot {
           connections.push_back(std::move(row));
         }
         if (!statistics || entries == nullptr) continue;
-        connection->for_each_request([&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-          const auto i = static_cast<std::size_t>(&handler - entries->data());
-          if (i < methods.size()) {
-            ++methods[i].in_flight;
-            oldest[i] = std::min(oldest[i], arrived);
-          }
-          if (started == clock::time_point{}) {
-            ++waiting;
-            oldest_waiting = std::min(oldest_waiting, arrived);
-          }
-        });
+        connection->for_each_request(
+            [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+              const auto i = static_cast<std::size_t>(&handler - entries->data());
+              if (i < methods.size()) {
+                ++methods[i].in_flight;
+                oldest[i] = std::min(oldest[i], arrived);
+              }
+              if (started == clock::time_point{}) {
+                ++waiting;
+                oldest_waiting = std::min(oldest_waiting, arrived);
+              }
+            });
       }
     }
     if (stats != nullptr) {
@@ -250,7 +251,8 @@ struct debug_snapshot {
       pool.push_back(count("waiting", "requests waiting for a thread", waiting));
       pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
                           waiting != 0 ? at - oldest_waiting : std::chrono::nanoseconds::zero()));
-      pool.push_back(span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
+      pool.push_back(
+          span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
@@ -282,7 +284,8 @@ struct debug_snapshot {
              k::inflight_per_connection),
         with(bytes("max_frame_size", "request frame", o.max_frame_size), k::frame_size),
         with(bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes), k::metadata_bytes),
-        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output), k::pending_output),
+        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
+             k::pending_output),
         with(bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes), k::queued_bytes),
         with(bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
                    o.max_queued_request_bytes_per_connection),
@@ -326,7 +329,9 @@ inline std::string debug_page_json(const server_context& context) {
     out += "\":";
     out += std::to_string(value);
   };
-  const auto ns = [](std::chrono::nanoseconds d) { return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count())); };
+  const auto ns = [](std::chrono::nanoseconds d) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
+  };
   std::string out = "{\"statistics\":";
   out += s.statistics ? "true" : "false";
   out += ",\"methods\":[";
@@ -384,8 +389,8 @@ inline std::string debug_page_json(const server_context& context) {
       const call_record& r = s.recent[i];
       if (i != 0) out += ',';
       out += "{\"finished_unix_ms\":";
-      out += std::to_string(
-          std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
+      out +=
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
       out += ",\"method\":";
       append_json_string(out, r.method);
       out += ",\"peer\":";
@@ -452,11 +457,13 @@ inline std::string debug_page_html(const server_context& context) {
       "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
   if (!s.statistics) out += "<p id=\"statistics-off\">Statistics are off (server_options::statistics).</p>\n";
 
-  out += "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
-         "<th>stop_token</th>";
+  out +=
+      "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
+      "<th>stop_token</th>";
   if (s.statistics)
-    out += "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
-           "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
+    out +=
+        "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
+        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
   out += "</tr>\n";
   for (const auto& m : s.methods) {
     out += "<tr><td>";
@@ -481,8 +488,9 @@ inline std::string debug_page_html(const server_context& context) {
   }
   out += "</table>\n";
   if (s.statistics) {
-    out += "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-           "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+    out +=
+        "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
+        "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
     out += "<span id=\"unrouted\">";
     out += errors_text(s.unrouted);
     out += "</span></p>\n";
@@ -501,19 +509,21 @@ inline std::string debug_page_html(const server_context& context) {
       out += n.label;
       out += "</th>";
       cell(out, id, n.key, n.text);
-      if (turned_away) cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
+      if (turned_away)
+        cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
       out += "</tr>\n";
     }
     out += "</table>\n";
   };
   number_table("Handler pool", "pool", s.pool, false);
 
-  out += "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) +
-         "</span> open";
+  out +=
+      "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
   if (s.connection_count > s.connections.size())
     out += ", the first " + std::to_string(s.connections.size()) + " listed";
-  out += ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
-         "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
+  out +=
+      ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
+      "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
   for (const auto& c : s.connections) {
     out += "<tr><td>";
     append_html_escaped(out, c.peer.empty() ? std::string_view("?") : std::string_view(c.peer));
@@ -526,7 +536,8 @@ inline std::string debug_page_html(const server_context& context) {
   if (s.statistics) {
     out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
            " calls that failed" +
-           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more" : std::string()) +
+           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
+                                                           : std::string()) +
            ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
            "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
            "<th>message</th></tr>\n";

@@ -3,9 +3,9 @@
 // handler thread; the last slow or failed calls; and how often each limit turned something away.
 //
 // Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
-// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was slow or
-// failed. What is in flight now is not counted here: the page reads it from the connections.
-// Off (server_options::statistics = false), the server keeps none of it.
+// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
+// slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
+// (server_options::statistics = false), the server keeps none of it.
 #pragma once
 
 #include <algorithm>
@@ -30,12 +30,28 @@ namespace detail {
 
 // errc's own names, as the page and the JSON show them ("deadline_exceeded"); "other" past them.
 inline std::string_view errc_name(std::uint8_t status) noexcept {
-  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {
-      "ok",           "connect_timeout",  "deadline_exceeded", "canceled",        "handle_timeout",
-      "unknown_service", "unknown_method", "bad_request",     "remote_error",    "connection_closed",
-      "busy",         "protocol_error",   "connect_failed",    "handshake_rejected", "bad_response",
-      "invalid_argument", "type_mismatch", "unauthenticated",  "permission_denied", "going_away",
-      "aborted",      "no_servers"};
+  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {"ok",
+                                                                                                  "connect_timeout",
+                                                                                                  "deadline_exceeded",
+                                                                                                  "canceled",
+                                                                                                  "handle_timeout",
+                                                                                                  "unknown_service",
+                                                                                                  "unknown_method",
+                                                                                                  "bad_request",
+                                                                                                  "remote_error",
+                                                                                                  "connection_closed",
+                                                                                                  "busy",
+                                                                                                  "protocol_error",
+                                                                                                  "connect_failed",
+                                                                                                  "handshake_rejected",
+                                                                                                  "bad_response",
+                                                                                                  "invalid_argument",
+                                                                                                  "type_mismatch",
+                                                                                                  "unauthenticated",
+                                                                                                  "permission_denied",
+                                                                                                  "going_away",
+                                                                                                  "aborted",
+                                                                                                  "no_servers"};
   return status < names.size() ? names[status] : "other";
 }
 
@@ -119,9 +135,7 @@ class latency_window {
     std::array<std::atomic<std::uint32_t>, latency_buckets::count> counts{};
   };
 
-  static std::int64_t epoch_of(clock::time_point now) noexcept {
-    return now.time_since_epoch() / slot_span;
-  }
+  static std::int64_t epoch_of(clock::time_point now) noexcept { return now.time_since_epoch() / slot_span; }
   // The upper bound of the bucket holding the pct-th percentile.
   static std::uint64_t percentile(const std::array<std::uint64_t, latency_buckets::count>& sum, std::uint64_t count,
                                   unsigned pct) noexcept {

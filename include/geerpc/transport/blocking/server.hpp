@@ -264,8 +264,8 @@ class blocking_server_engine {
 
   server_context& context_;
   net::listener listen_;
-  net::event_fd stop_signal_;  // readable once stop() is called, for every waiting thread
-  mutable std::mutex mutex_;   // guards peers_, stopping_ and accepting_
+  net::event_fd stop_signal_;            // readable once stop() is called, for every waiting thread
+  mutable std::mutex mutex_;             // guards peers_, stopping_ and accepting_
   std::atomic<std::size_t> running_{0};  // connection threads running requests now
   std::list<peer> peers_;
   bool stopping_ = false;
