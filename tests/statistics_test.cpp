@@ -241,6 +241,9 @@ TEMPLATE_TEST_CASE("statistics: each limit counts what it turned away", "[statis
     CHECK(silent.closed_by_peer());
     REQUIRE(test::eventually([&] { return turned_away("handshake_timeout_ns") == 1; }));
   }
+  // The raw peers' and the page reads' connections count against the limit until the server has
+  // seen them close.
+  REQUIRE(test::eventually([&] { return s.server.connection_count() == 0; }));
   {
     auto one = geerpc::dial<TestType>(s.address);
     auto two = geerpc::dial<TestType>(s.address);
