@@ -3,8 +3,10 @@
 // connections closed when a server leaves the list, broadcast, and the errors of an empty list.
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -319,4 +321,44 @@ TEST_CASE("balanced: a completion callback may call the balanced client again, w
   CHECK(chained >= 25);  // the calls made before the list changed may end with their server's connection
   listed->update({f.addresses[0], f.addresses[1]});
   CHECK(lb.call<std::string>(geerpc::with_timeout(2s), "Node.Who").starts_with("n"));
+}
+
+TEST_CASE(
+    "balanced: while the discovery's version stays the same its list is not asked for; a new version is "
+    "taken at the next call; version 0 asks at every call",
+    "[balanced]") {
+  fleet f(2);
+  struct versioned final : geerpc::discovery {
+    std::mutex mutex;
+    geerpc::server_list list;
+    std::atomic<std::uint64_t> number{1};
+    std::atomic<int> asked{0};
+    geerpc::result<geerpc::server_list> servers() override {
+      ++asked;
+      std::lock_guard lock(mutex);
+      return list;
+    }
+    std::uint64_t version() const noexcept override { return number.load(); }
+    void set(std::vector<std::string> addresses) {
+      std::lock_guard lock(mutex);
+      list = std::make_shared<const std::vector<std::string>>(std::move(addresses));
+    }
+  };
+  auto source = std::make_shared<versioned>();
+  source->set({f.addresses[0]});
+  geerpc::balanced_client lb(source);
+  for (int i = 0; i < 5; ++i) CHECK(lb.call<std::string>("Node.Who") == "n0");
+  CHECK(source->asked == 1);
+  source->set({f.addresses[1]});  // the version says nothing changed: not looked at
+  CHECK(lb.call<std::string>("Node.Who") == "n0");
+  CHECK(source->asked == 1);
+  source->number = 2;
+  CHECK(lb.call<std::string>("Node.Who") == "n1");
+  CHECK(lb.call<std::string>("Node.Who") == "n1");
+  CHECK(source->asked == 2);
+  CHECK(lb.broadcast<std::string>("Node.Who").replies.at(0).value.value() == "n1");  // broadcast always asks
+  CHECK(source->asked == 3);
+  source->number = 0;
+  for (int i = 0; i < 3; ++i) CHECK(lb.call<std::string>("Node.Who") == "n1");
+  CHECK(source->asked == 6);
 }

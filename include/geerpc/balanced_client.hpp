@@ -94,6 +94,15 @@ class basic_balanced_client {
       : source_(std::move(source)), opts_(std::move(opts)), random_(std::random_device{}()) {
     if (!source_) throw std::invalid_argument("geerpc::balanced_client: no discovery");
   }
+  // Closes every connection; calls on them still pending complete with connection_closed.
+  ~basic_balanced_client() {
+    std::vector<link_ptr> current;  // a server's current connection and the server hold each other
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& e : entries_)
+        if (e->current) current.push_back(std::move(e->current));
+    }
+  }  // closed here, then retiring_'s
   basic_balanced_client(const basic_balanced_client&) = delete;
   basic_balanced_client& operator=(const basic_balanced_client&) = delete;
 
@@ -166,7 +175,9 @@ class basic_balanced_client {
   template <class R, class... A>
   requires(!is_method_ref_v<R>) future<R> async_call(const context& ctx, std::string_view method,
                                                      const A&... arguments) {
-    return async_on<R>(ctx, [&](client_type& c) { return c.template async_call<R>(ctx, method, arguments...); });
+    return async_on<R>(ctx, [&](client_type& c, detail::completion_hook done) {
+      return c.template start_async<R>(std::move(done), ctx, method, arguments...);
+    });
   }
   template <class R, class... A>
   requires(!is_method_ref_v<R> && detail::not_context<A...>) future<R> async_call(std::string_view method,
@@ -177,8 +188,7 @@ class basic_balanced_client {
   requires(is_method_ref_v<Fn>&& Fn::arity ==
            1) future<typename Fn::result_type> async_call(const context& ctx,
                                                           const typename Fn::argument_type& argument) {
-    return async_on<typename Fn::result_type>(ctx,
-                                              [&](client_type& c) { return c.template async_call<Fn>(ctx, argument); });
+    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
   }
   template <class Fn>
   requires(is_method_ref_v<Fn>&& Fn::arity ==
@@ -188,8 +198,12 @@ class basic_balanced_client {
   template <class Fn, class... A>
   requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) future<typename Fn::result_type> async_call(
       const context& ctx, const A&... arguments) {
-    return async_on<typename Fn::result_type>(
-        ctx, [&](client_type& c) { return c.template async_call<Fn>(ctx, arguments...); });
+    detail::check_stub_arguments<Fn, A...>();
+    return client_type::template convert_arguments<typename Fn::argument_types>(
+        [&](const auto&... converted) {
+          return async_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
+        },
+        arguments...);
   }
   template <class Fn, class... A>
   requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
@@ -229,11 +243,12 @@ class basic_balanced_client {
       for (std::size_t i = 0; i < targets.size(); ++i) {
         workers.emplace_back([&, i] {
           try {  // an interceptor's refusal, a codec's throw: the caller gets it, as from a call
-            auto connected = connect(*targets[i], each);
-            result<R> r =
-                connected ? counted(connected.value(),
-                                    [&](client_type& c) { return c.template try_call<R>(each, method, arguments...); })
-                          : result<R>(connected.error());
+            auto connected = connect(targets[i], each);
+            result<R> r = [&]() -> result<R> {
+              if (!connected) return connected.error();
+              const call_hold hold(connected.value());
+              return hold.link->client.template try_call<R>(each, method, arguments...);
+            }();
             if (!r) failed(r.error());
             outcomes[i].emplace(std::move(r));
           } catch (...) {
@@ -261,53 +276,52 @@ class basic_balanced_client {
     std::lock_guard lock(mutex_);
     std::size_t open = 0;
     for (const auto& e : entries_)
-      if (e->current.client && e->current.client->is_open()) ++open;
+      if (e->current && e->current->client.is_open()) ++open;
     return open;
   }
 
  private:
   using clock = std::chrono::steady_clock;
+  struct entry;
 
-  // One connection, with the count of calls in flight on it (kept by an interceptor of its own).
-  // and with the count of callers holding it (leases).
-  struct connection {
-    std::shared_ptr<client_type> client;
-    std::shared_ptr<std::atomic<std::size_t>> inflight;
-    std::shared_ptr<std::atomic<std::size_t>> leases = std::make_shared<std::atomic<std::size_t>>(0);
+  // One connection to a server, and the calls made on it that have not ended (sync calls until
+  // they return, async ones until they complete): raised only under mutex_ and only while the
+  // connection is its server's current one, so that a retired connection whose count a reaper
+  // (under mutex_) sees at 0 stays at 0, and may be closed. The count is the calls' hold on the
+  // connection and, for least_inflight, its load. Declared first, so that it outlives the client,
+  // whose destruction completes the calls still pending (their completions lower it).
+  struct link_state {
+    link_state(client_type c, std::shared_ptr<entry> s) : server(std::move(s)), client(std::move(c)) {}
+    std::atomic<std::size_t> calls{0};
+    // Its server, kept while the connection is: a caller holding the connection reaches its server
+    // through it. (While it is the server's current connection the two hold each other; retiring
+    // it, or the balanced client's destructor, breaks that.)
+    std::shared_ptr<entry> server;
+    client_type client;
   };
-  // A caller's hold on a connection, taken under mutex_ from an entry's current connection (never
-  // from a retired one). It lets go of its client before it counts itself out, so that a reaper
-  // that sees no lease left holds the client's last reference, and (release, then reap's acquire)
-  // sees any call count the caller raised.
-  class lease {
-   public:
-    lease(std::shared_ptr<client_type> c, std::shared_ptr<std::atomic<std::size_t>> count)
-        : client_(std::move(c)), count_(std::move(count)) {
-      count_->fetch_add(1, std::memory_order_relaxed);
-    }
-    lease(lease&& other) noexcept = default;
-    lease& operator=(lease&&) = delete;
-    lease(const lease&) = delete;
-    lease& operator=(const lease&) = delete;
-    ~lease() {
-      if (!count_) return;  // moved from
-      client_.reset();
-      count_->fetch_sub(1, std::memory_order_release);
-    }
-    client_type& operator*() const noexcept { return *client_; }
-    client_type* operator->() const noexcept { return client_.get(); }
+  using link_ptr = std::shared_ptr<link_state>;
 
-   private:
-    std::shared_ptr<client_type> client_;
-    std::shared_ptr<std::atomic<std::size_t>> count_;
+  // One call's count on a connection, lowered once: when dropped, or by release().
+  struct call_hold {
+    explicit call_hold(link_state* l) noexcept : link(l) {}
+    call_hold(call_hold&& other) noexcept : link(std::exchange(other.link, nullptr)) {}
+    call_hold& operator=(call_hold&&) = delete;
+    call_hold(const call_hold&) = delete;
+    call_hold& operator=(const call_hold&) = delete;
+    ~call_hold() { release(); }
+    void release() noexcept {
+      if (link != nullptr) std::exchange(link, nullptr)->calls.fetch_sub(1, std::memory_order_release);
+    }
+    link_state* link;
   };
+
   struct entry {
     explicit entry(std::string a) : address(std::move(a)) {}
     const std::string address;
     // Under mutex_:
     bool dialing = false;  // one dial at a time for this server; others wait on dialled_
-    connection current;
-    bool listed = true;  // false once a new list dropped it: it is dialled no more
+    link_ptr current;      // its connection, if it has one
+    bool listed = true;    // false once a new list dropped it: it is dialled no more
     clock::time_point left_out_until{};
     std::chrono::nanoseconds backoff{0};  // 0: not failing
     std::uint64_t failures = 0;           // dials that failed, so that a caller that waited for one learns it
@@ -322,11 +336,6 @@ class basic_balanced_client {
   };
   using tried_list = std::vector<std::shared_ptr<entry>>;
 
-  // The counter the current call's `before` raised on this thread, if its `after` has not run
-  // here yet: a call that throws past its `before` (a codec, an allocation) is taken back by
-  // counted(), so that no count is left raised.
-  static inline thread_local std::atomic<std::size_t>* raised_ = nullptr;
-
   static error no_servers_error(const std::string& what) {
     return {make_error_code(errc::no_servers), "rpc client: " + what + ": the discovery lists no servers"};
   }
@@ -338,21 +347,6 @@ class basic_balanced_client {
     return std::find(opts_.idempotent.begin(), opts_.idempotent.end(), method) != opts_.idempotent.end();
   }
 
-  // Runs `attempt` on the chosen connection; a throw leaves no count raised.
-  template <class F>
-  static auto counted(const lease& chosen, F&& attempt) {
-    raised_ = nullptr;
-    try {
-      auto out = attempt(*chosen);
-      raised_ = nullptr;  // an async call's `after` runs on another thread: its count stays
-      return out;
-    } catch (...) {
-      if (raised_ != nullptr) raised_->fetch_sub(1, std::memory_order_acq_rel);
-      raised_ = nullptr;
-      throw;
-    }
-  }
-
   template <class F>
   auto with_failover(const context& ctx, std::string_view method, F&& attempt) {
     using out_type = decltype(attempt(std::declval<client_type&>()));
@@ -361,17 +355,18 @@ class basic_balanced_client {
     for (;;) {
       auto picked = pick_connected(ctx, tried, last);
       if (!picked) return out_type(picked.error());
-      auto& [chosen, connected] = picked.value();
-      out_type r = counted(connected, attempt);
+      const call_hold hold(picked.value());  // keeps the connection, and through it its server
+      entry& server = *hold.link->server;
+      out_type r = attempt(hold.link->client);
       if (r) {
-        succeeded(*chosen);
+        succeeded(server);
         return r;
       }
       const bool never_ran = r.code() == errc::going_away || r.code() == errc::busy;
       const bool broken = r.code() == errc::connection_closed;
-      if (broken || r.code() == errc::going_away) eject(*chosen, r.error());
+      if (broken || r.code() == errc::going_away) eject(server, r.error());
       if (!(never_ran || (broken && idempotent(method)))) return r;
-      tried.push_back(chosen);
+      tried.push_back(hold.link->server);
       last = r.error();
     }
   }
@@ -386,20 +381,24 @@ class basic_balanced_client {
       const errc code = e.code.category() == category() ? static_cast<errc>(e.code.value()) : errc::connect_failed;
       return future<R>(std::make_unique<detail::finished_call>(detail::call_outcome::failure(code, e.message)));
     }
-    return counted(picked.value().second, start);
+    call_hold hold(picked.value());
+    client_type& c = hold.link->client;
+    // The call's count is lowered when it completes (its completion runs the hook), or when the
+    // hook is dropped without having run (the call could not start).
+    auto shared = std::make_shared<call_hold>(std::move(hold));
+    return start(c, [shared](const detail::call_outcome&) { shared->release(); });
   }
 
-  // A server to call and its open connection: chosen among those not tried and not left out,
-  // dialled if need be; a failed dial (which left that server out) moves on.
-  result<std::pair<std::shared_ptr<entry>, lease>> pick_connected(const context& ctx, tried_list& tried,
-                                                                  std::optional<error>& last) {
+  // A server to call and its open connection, with this call counted on it: chosen among those not
+  // tried and not left out, dialled if need be; a failed dial (which left that server out) moves on.
+  result<link_state*> pick_connected(const context& ctx, tried_list& tried, std::optional<error>& last) {
     for (;;) {
       auto chosen = choose(tried, last);
       if (!chosen) return chosen.error();
-      auto& [e, held] = chosen.value();
-      if (held) return std::pair{std::move(e), std::move(*held)};
-      auto connected = connect(*e, ctx);
-      if (connected) return std::pair{std::move(e), std::move(connected).value()};
+      if (chosen.value().held != nullptr) return chosen.value().held;
+      std::shared_ptr<entry> e = std::move(chosen.value().to_dial);
+      auto connected = connect(e, ctx);
+      if (connected) return connected.value();
       if (connected.code() == errc::deadline_exceeded) return connected.error();
       tried.push_back(std::move(e));
       last = connected.error();
@@ -408,84 +407,105 @@ class basic_balanced_client {
 
   // The discovery's list as entries, rebuilt when its snapshot changed.
   result<std::vector<std::shared_ptr<entry>>> current_entries() {
+    const std::uint64_t version = source_->version();
     auto listed = source_->servers();  // the user's code: outside the lock
     if (!listed) return listed.error();
-    std::vector<connection> reaped;  // destroyed after the lock is released
+    std::vector<link_ptr> reaped;  // destroyed after the lock is released
     std::lock_guard lock(mutex_);
-    refresh(listed.value());
+    refresh(listed.value(), version);
     reap(reaped);
     return entries_;
   }
 
-  // A server to call, and a lease on its connection when it has one open (taken under the same
-  // lock, so that the common call locks mutex_ once).
+  // The server chosen: its connection with this call counted on it when it has one open (taken
+  // under the same lock, so that the common call locks mutex_ once), else the server to dial.
   struct choice {
-    std::shared_ptr<entry> chosen;
-    std::optional<lease> held;
+    link_state* held = nullptr;
+    std::shared_ptr<entry> to_dial;
   };
 
   result<choice> choose(const tried_list& tried, const std::optional<error>& last) {
-    auto listed = source_->servers();  // the user's code: outside the lock
-    if (!listed) return listed.error();
-    std::vector<connection> reaped;  // destroyed after the lock is released
-    std::lock_guard lock(mutex_);
-    refresh(listed.value());
+    // While the discovery's version stays what the entries were built from, its list is not asked
+    // for (nor copied).
+    const std::uint64_t version = source_->version();
+    std::vector<link_ptr> reaped;  // destroyed after the lock is released
+    std::unique_lock lock(mutex_);
+    if (version == 0 || version != seen_version_) {
+      lock.unlock();
+      auto listed = source_->servers();  // the user's code: outside the lock
+      if (!listed) return listed.error();
+      lock.lock();
+      refresh(listed.value(), version);
+    }
     reap(reaped);
     if (entries_.empty()) return no_servers_error("call");
-    const auto now = clock::now();
-    // The candidates are the servers not tried and not left out; counted first, then the k-th
-    // taken, so that no list of them is allocated per call.
-    const auto candidate = [&](const std::shared_ptr<entry>& e) {
-      return e->left_out_until <= now &&
-             std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t == e; });
+    entry* pick = nullptr;
+    const auto is_tried = [&](const entry& e) {
+      return std::any_of(tried.begin(), tried.end(), [&](const auto& t) { return t.get() == &e; });
     };
-    std::size_t open = 0;
-    const std::shared_ptr<entry>* soonest = nullptr;  // of those left out and not tried
-    for (const auto& e : entries_) {
-      if (candidate(e)) {
-        ++open;
-      } else if (std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t == e; }) &&
-                 (soonest == nullptr || e->left_out_until < (*soonest)->left_out_until)) {
-        soonest = &e;
-      }
-    }
-    const auto nth_open = [&](std::size_t k) -> const std::shared_ptr<entry>& {
-      for (const auto& e : entries_)
-        if (candidate(e) && k-- == 0) return e;
-      return entries_.front();  // not reached: k < open
-    };
-    const std::shared_ptr<entry>* pick = nullptr;
-    if (open == 0) {
-      pick = soonest;  // every server is left out: try the one back soonest
-    } else if (opts_.mode == select_mode::round_robin) {
-      pick = &nth_open(next_++ % open);
+    if (tried.empty() && std::none_of(entries_.begin(), entries_.end(),
+                                      [](const auto& e) { return e->failing.load(std::memory_order_relaxed); })) {
+      // The common case: every server is a candidate.
+      pick = select(entries_.size(), [&](std::size_t k) { return entries_[k].get(); });
     } else {
-      const std::size_t first = std::uniform_int_distribution<std::size_t>(0, open - 1)(random_);
-      pick = &nth_open(first);
-      if (opts_.mode == select_mode::least_inflight && open > 1) {
-        std::size_t second = std::uniform_int_distribution<std::size_t>(0, open - 2)(random_);
-        if (second >= first) ++second;  // another one than the first
-        const auto& other = nth_open(second);
-        if (load(*other) < load(**pick)) pick = &other;
+      // The candidates are the servers not tried and not left out; counted first, then the k-th
+      // taken, so that no list of them is allocated per call.
+      const auto now = clock::now();
+      const auto candidate = [&](const entry& e) { return e.left_out_until <= now && !is_tried(e); };
+      std::size_t open = 0;
+      entry* soonest = nullptr;  // of those left out and not tried
+      for (const auto& e : entries_) {
+        if (candidate(*e))
+          ++open;
+        else if (!is_tried(*e) && (soonest == nullptr || e->left_out_until < soonest->left_out_until))
+          soonest = e.get();
+      }
+      if (open == 0) {
+        pick = soonest;  // every server is left out: try the one back soonest
+      } else {
+        pick = select(open, [&](std::size_t k) {
+          for (const auto& e : entries_)
+            if (candidate(*e) && k-- == 0) return e.get();
+          return entries_.front().get();  // not reached: k < open
+        });
       }
     }
     if (pick == nullptr) {
       if (last) return *last;
       return no_servers_error("call");
     }
-    const auto& e = *pick;
-    choice out{e, std::nullopt};
-    if (e->current.client && e->current.client->is_open()) out.held.emplace(e->current.client, e->current.leases);
-    return out;
+    if (pick->current && pick->current->client.is_open()) {
+      pick->current->calls.fetch_add(1, std::memory_order_relaxed);
+      return choice{pick->current.get(), nullptr};
+    }
+    const auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.get() == pick; });
+    return choice{nullptr, *it};
   }
 
-  static std::size_t load(const entry& e) {
-    return e.current.inflight ? e.current.inflight->load(std::memory_order_relaxed) : 0;
+  // Under mutex_: one of `count` candidates, `nth(k)` being the k-th, by the select mode.
+  template <class Nth>
+  entry* select(std::size_t count, Nth&& nth) {
+    if (opts_.mode == select_mode::round_robin) return nth(next_++ % count);
+    const std::size_t first = std::uniform_int_distribution<std::size_t>(0, count - 1)(random_);
+    entry* pick = nth(first);
+    if (opts_.mode == select_mode::least_inflight && count > 1) {
+      std::size_t second = std::uniform_int_distribution<std::size_t>(0, count - 2)(random_);
+      if (second >= first) ++second;  // another one than the first
+      entry* other = nth(second);
+      if (load(*other) < load(*pick)) pick = other;
+    }
+    return pick;
   }
+
+  static std::size_t load(const entry& e) { return e.current ? e.current->calls.load(std::memory_order_relaxed) : 0; }
 
   // Under mutex_: takes a new snapshot's addresses, keeping the entries of those still listed.
   // The connections of servers no longer listed wait in retiring_ until their calls have ended.
-  void refresh(const server_list& listed) {
+  // `version` is the discovery's, read before the snapshot was: an older one than the entries'
+  // (a caller that read the list before another caller's newer one was taken) is not taken.
+  void refresh(const server_list& listed, std::uint64_t version) {
+    if (version != 0 && version < seen_version_) return;
+    seen_version_ = version;
     if (listed == seen_) return;
     std::vector<std::shared_ptr<entry>> next;
     const std::vector<std::string> empty;
@@ -504,25 +524,24 @@ class basic_balanced_client {
     for (auto& e : entries_) {
       if (!e) continue;  // kept, moved into next
       e->listed = false;
-      if (e->current.client) retiring_.push_back(std::move(e->current));
+      if (e->current) retiring_.push_back(std::move(e->current));
     }
     entries_ = std::move(next);
     seen_ = listed;
   }
 
-  // Under mutex_: hands out the retired connections nobody else holds and whose calls have all
-  // ended, to be destroyed (closed) once the lock is released. Not from a thread on which one of
-  // this client's connections completes calls: a connection cannot end itself, and ending another
-  // there could wait on a thread that waits on this one.
-  void reap(std::vector<connection>& out) {
+  // Under mutex_: hands out the retired connections whose calls have all ended, to be destroyed
+  // (closed) once the lock is released. Not from a thread on which one of this client's
+  // connections completes calls: a connection cannot end itself, and ending another there could
+  // wait on a thread that waits on this one.
+  void reap(std::vector<link_ptr>& out) {
     if (retiring_.empty()) return;
-    const auto on_ours = [](const connection& c) { return c.client && c.client->on_receiving_thread(); };
+    const auto on_ours = [](const link_ptr& c) { return c && c->client.on_receiving_thread(); };
     if (std::any_of(retiring_.begin(), retiring_.end(), on_ours) ||
         std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return on_ours(e->current); }))
       return;
     for (auto it = retiring_.begin(); it != retiring_.end();) {
-      // No lease is taken on a retired connection: a count of 0 stays 0.
-      if (it->leases->load(std::memory_order_acquire) == 0 && it->inflight->load(std::memory_order_acquire) == 0) {
+      if ((*it)->calls.load(std::memory_order_acquire) == 0) {
         out.push_back(std::move(*it));
         it = retiring_.erase(it);
       } else {
@@ -531,16 +550,21 @@ class basic_balanced_client {
     }
   }
 
-  // The server's open connection, dialled if it has none, within the connect timeout and the
-  // caller's deadline. A failed dial leaves the server out (before the next caller waiting to dial
-  // it gets the lock: that one returns the same failure instead of dialling again).
-  result<lease> connect(entry& e, const context& ctx) {
+  // The server's open connection with this call counted on it, dialled if it has none, within the
+  // connect timeout and the caller's deadline. A failed dial leaves the server out (before the
+  // next caller waiting to dial it gets the lock: that one returns the same failure instead of
+  // dialling again).
+  result<link_state*> connect(const std::shared_ptr<entry>& server, const context& ctx) {
+    entry& e = *server;
     const auto& deadline = ctx.deadline();
     std::unique_lock lock(mutex_);
     const std::uint64_t failures_before = e.failures;
     for (;;) {
       if (!e.listed) return no_servers_error("call to " + e.address + ": the server left the list");
-      if (e.current.client && e.current.client->is_open()) return lease(e.current.client, e.current.leases);
+      if (e.current && e.current->client.is_open()) {
+        e.current->calls.fetch_add(1, std::memory_order_relaxed);
+        return e.current.get();
+      }
       if (e.failures != failures_before && e.last_failure) return *e.last_failure;  // dialled and failed meanwhile
       if (!e.dialing) break;
       if (!deadline)
@@ -575,34 +599,22 @@ class basic_balanced_client {
         cut_by_deadline = true;
       }
     }
-    // Last, so that an interceptor of the user's that refuses the call (by throwing) runs first.
-    auto inflight = std::make_shared<std::atomic<std::size_t>>(0);
-    dial_options.interceptors.push_back(client_interceptor{.before =
-                                                               [inflight](client_call&) {
-                                                                 inflight->fetch_add(1, std::memory_order_relaxed);
-                                                                 raised_ = inflight.get();
-                                                               },
-                                                           .after =
-                                                               [inflight](const client_call&, const call_result&) {
-                                                                 if (raised_ == inflight.get()) raised_ = nullptr;
-                                                                 inflight->fetch_sub(1, std::memory_order_acq_rel);
-                                                               }});
     auto dialled = try_dial<Transport, Codec>(e.address, dial_options);
     if (!dialled) {
       if (cut_by_deadline && dialled.code() == errc::connect_timeout) return deadline_error(e.address);
       eject(e, dialled.error());
       return dialled.error();
     }
-    auto fresh = std::make_shared<client_type>(std::move(dialled).value());
+    auto made = std::make_shared<link_state>(std::move(dialled).value(), server);
+    made->calls.fetch_add(1, std::memory_order_relaxed);  // before anyone else can see it
+    link_state* held = made.get();
     lock.lock();
     done.locked();
-    connection made{std::move(fresh), std::move(inflight)};
-    lease held(made.client, made.leases);
-    if (!e.listed) {  // dropped from the list while it was dialled: it ends with its calls
+    if (!e.listed) {  // dropped from the list while it was dialled: it ends with its call
       retiring_.push_back(std::move(made));
       return held;
     }
-    if (e.current.client) retiring_.push_back(std::move(e.current));  // closed or going away: it ends with its calls
+    if (e.current) retiring_.push_back(std::move(e.current));  // closed or going away: it ends with its calls
     e.current = std::move(made);
     return held;
   }
@@ -616,7 +628,7 @@ class basic_balanced_client {
     e.failing.store(true, std::memory_order_relaxed);
     ++e.failures;
     e.last_failure = why;
-    if (e.current.client && !e.current.client->is_open()) retiring_.push_back(std::move(e.current));
+    if (e.current && !e.current->client.is_open()) retiring_.push_back(std::move(e.current));
   }
   void succeeded(entry& e) {
     // Most calls succeed on a server that was not failing: they take no lock here.
@@ -632,9 +644,10 @@ class basic_balanced_client {
   mutable std::mutex mutex_;         // guards everything below, and each entry's fields but its address
   std::condition_variable dialled_;  // a dial ended
   server_list seen_;                 // the snapshot entries_ was built from
+  std::uint64_t seen_version_ = 0;   // and the discovery's version then (0: none, or it keeps none)
   std::vector<std::shared_ptr<entry>> entries_;
-  std::vector<connection> retiring_;  // of servers no longer listed, or replaced by a new dial
-  std::size_t next_ = 0;              // round_robin's turn
+  std::vector<link_ptr> retiring_;  // of servers no longer listed, or replaced by a new dial
+  std::size_t next_ = 0;            // round_robin's turn
   std::minstd_rand random_;
 };
 

@@ -185,11 +185,12 @@ result<R> decode_reply(std::span<const std::byte> bytes) {
 }
 }  // namespace detail
 
+template <class Transport, class Codec>
+class basic_balanced_client;  // balanced_client.hpp
+
 // The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
 // co_await it. Destroying a future whose call is still pending cancels the call (the server's
 // handler sees its stop_token fire).
-template <class Transport, class Codec>
-class basic_balanced_client;  // balanced_client.hpp
 
 template <class R, class Codec = binary_codec, class Transport = threaded>
 class call_future {
@@ -451,34 +452,7 @@ class basic_client {
   template <class R, class... A>
   requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
                                                                             const A&... arguments) {
-    static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
-    std::optional<client_call> intercepted;
-    detail::completion_hook hook;
-    if (interceptors_) [[unlikely]] {
-      intercepted.emplace(client_call{method, ctx});
-      for (const client_interceptor& interceptor : *interceptors_)
-        if (interceptor.before) interceptor.before(*intercepted);
-      hook = [interceptors = interceptors_, name = std::string(method), sent = intercepted->ctx,
-              started = std::chrono::steady_clock::now()](const detail::call_outcome& outcome) {
-        const client_call call{name, sent};
-        const error e = outcome.ok() ? error{} : outcome.to_error();
-        detail::report_after(*interceptors, call, e.code, e.message, std::chrono::steady_clock::now() - started);
-      };
-    }
-    const context& sent = intercepted ? intercepted->ctx : ctx;
-    auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    std::unique_ptr<detail::async_state> state;
-    std::optional<detail::call_outcome> ended =
-        build_request(frame, sent, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
-    if (!ended && !engine_) ended = detail::connection_closed_outcome();
-    if (ended) {
-      if (hook) hook(*ended);
-      state = std::make_unique<detail::finished_call>(std::move(*ended));
-    } else {
-      state = link::start(engine_, sent, frame, std::move(hook));
-    }
-    detail::trim_scratch(frame);
-    return call_future<R, Codec, Transport>(std::move(state));
+    return start_async<R>({}, ctx, method, arguments...);
   }
   template <class R, class... A>
   requires(!is_method_ref_v<R> &&
@@ -525,6 +499,52 @@ class basic_client {
   bool on_receiving_thread() const { return engine_ && link::on_own_thread(*engine_); }
 
  private:
+  template <class, class>
+  friend class basic_balanced_client;  // its async calls pass a completion of their own
+
+  // An async_call by name; `done`, when given, runs once when the call completes, before the
+  // interceptors' `after`, on whichever thread completes it (or never, if this throws first).
+  template <class R, class... A>
+  call_future<R, Codec, Transport> start_async(detail::completion_hook done, const context& ctx,
+                                               std::string_view method, const A&... arguments) {
+    static_assert(Transport::supports_async, "geerpc: async_call needs the threaded transport");
+    std::optional<client_call> intercepted;
+    detail::completion_hook hook;
+    if (interceptors_) [[unlikely]] {
+      intercepted.emplace(client_call{method, ctx});
+      for (const client_interceptor& interceptor : *interceptors_)
+        if (interceptor.before) interceptor.before(*intercepted);
+      hook = [interceptors = interceptors_, name = std::string(method), sent = intercepted->ctx,
+              started = std::chrono::steady_clock::now()](const detail::call_outcome& outcome) {
+        const client_call call{name, sent};
+        const error e = outcome.ok() ? error{} : outcome.to_error();
+        detail::report_after(*interceptors, call, e.code, e.message, std::chrono::steady_clock::now() - started);
+      };
+    }
+    if (done) {
+      hook = hook ? detail::completion_hook(
+                        [report = std::move(hook), done = std::move(done)](const detail::call_outcome& outcome) {
+                          done(outcome);  // first: what the interceptors' report throws must not skip it
+                          report(outcome);
+                        })
+                  : std::move(done);
+    }
+    const context& sent = intercepted ? intercepted->ctx : ctx;
+    auto& frame = detail::frame_scratch<detail::client_request_tag>();
+    std::unique_ptr<detail::async_state> state;
+    std::optional<detail::call_outcome> ended =
+        build_request(frame, sent, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+    if (!ended && !engine_) ended = detail::connection_closed_outcome();
+    if (ended) {
+      if (hook) hook(*ended);
+      state = std::make_unique<detail::finished_call>(std::move(*ended));
+    } else {
+      state = link::start(engine_, sent, frame, std::move(hook));
+    }
+    detail::trim_scratch(frame);
+    return call_future<R, Codec, Transport>(std::move(state));
+  }
+
   // Whether a reply of type R is decoded by its receiver (Codec::cheap_to_decode; a codec without
   // that trait has its replies copied out).
   template <class R>

@@ -2,6 +2,8 @@
 // is here; <geerpc/etcd.hpp> watches etcd; implement geerpc::discovery for any other registry.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +27,11 @@ class discovery {
   // client compares snapshots by pointer, and looks at a new one's addresses only). An error when
   // no list can be had, which the caller gets; an empty list fails calls with errc::no_servers.
   virtual result<server_list> servers() = 0;
+  // A number that changes (and is never 0) whenever servers() will give a new snapshot, read by a
+  // balanced client before every call: while it stays the same, servers() is not called. Raise it
+  // after the new snapshot is in place. 0, the default, says nothing: servers() is then called
+  // before every call.
+  virtual std::uint64_t version() const noexcept { return 0; }
 };
 
 // A list the program gives, and may replace at any time.
@@ -35,18 +42,23 @@ class static_discovery final : public discovery {
 
   void update(std::vector<std::string> addresses) {
     auto next = std::make_shared<const std::vector<std::string>>(std::move(addresses));
-    std::lock_guard lock(mutex_);
-    list_.swap(next);
+    {
+      std::lock_guard lock(mutex_);
+      list_.swap(next);
+    }
+    version_.fetch_add(1, std::memory_order_release);
   }  // the old snapshot goes here, outside the lock
 
   result<server_list> servers() override {
     std::lock_guard lock(mutex_);
     return list_;
   }
+  std::uint64_t version() const noexcept override { return version_.load(std::memory_order_acquire); }
 
  private:
   std::mutex mutex_;
   server_list list_;
+  std::atomic<std::uint64_t> version_{1};
 };
 
 GEERPC_END_NAMESPACE

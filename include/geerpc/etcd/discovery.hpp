@@ -9,8 +9,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,6 +64,8 @@ class discovery final : public geerpc::discovery {
                          "rpc client: etcd discovery of " + service_ + " has no list yet: " +
                              (last_error_.empty() ? std::string("etcd has not answered") : last_error_)};
   }
+
+  std::uint64_t version() const noexcept override { return version_.load(std::memory_order_acquire); }
 
   // Waits until the list is a different snapshot than `seen` (or timeout passes); the list now,
   // null while there has never been one.
@@ -142,6 +146,7 @@ class discovery final : public geerpc::discovery {
       if (!list_ || *list_ != addresses) {
         next = std::make_shared<const std::vector<std::string>>(std::move(addresses));
         list_.swap(next);
+        version_.fetch_add(1, std::memory_order_release);
       }
     }  // the old snapshot goes here, outside the lock
     changed_.notify_all();
@@ -152,9 +157,10 @@ class discovery final : public geerpc::discovery {
   gateway gateway_;
   const std::string prefix_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;   // list_ or attempts_ changed
-  std::condition_variable_any wake_;  // only the stop wakes it early
-  server_list list_;                  // null until etcd first answered
+  std::condition_variable changed_;        // list_ or attempts_ changed
+  std::condition_variable_any wake_;       // only the stop wakes it early
+  server_list list_;                       // null until etcd first answered
+  std::atomic<std::uint64_t> version_{0};  // 0 until then: servers() is asked at every call
   bool watching_ = false;
   std::uint64_t attempts_ = 0;
   std::string last_error_;
