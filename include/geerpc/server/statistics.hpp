@@ -102,7 +102,12 @@ class latency_window {
   void add(clock::time_point now, clock::duration took) noexcept {
     const std::int64_t epoch = epoch_of(now);
     slot& s = slots_[static_cast<std::size_t>(epoch) % slots];
-    if (s.epoch.load(std::memory_order_acquire) != epoch) turn(s, epoch);
+    if (s.epoch.load(std::memory_order_acquire) != epoch) {
+      turn(s, epoch);
+      // A latency older than its slot's ten seconds (a call answered by its handle timeout whose
+      // handler ran on for a minute) is dropped, not allowed to turn the slot back.
+      if (s.epoch.load(std::memory_order_acquire) != epoch) return;
+    }
     const auto ns = static_cast<std::uint64_t>(
         std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
     s.counts[latency_buckets::index(ns)].fetch_add(1, std::memory_order_relaxed);
@@ -149,7 +154,7 @@ class latency_window {
   }
   void turn(slot& s, std::int64_t epoch) noexcept {
     std::lock_guard lock(turn_mutex_);
-    if (s.epoch.load(std::memory_order_relaxed) == epoch) return;  // another caller turned it
+    if (s.epoch.load(std::memory_order_relaxed) >= epoch) return;  // another caller turned it, or it is newer
     for (auto& c : s.counts) c.store(0, std::memory_order_relaxed);
     s.max_ns.store(0, std::memory_order_relaxed);
     s.epoch.store(epoch, std::memory_order_release);
