@@ -2573,7 +2573,9 @@ class stream_session {
 // server. Called once per connection, on the thread that connected or accepted, with the connected
 // non-blocking socket (the session uses it; the stream owns it). Throws to refuse the connection
 // (dial() fails with connect_failed; a server closes that connection and goes on); it never returns
-// nullptr.
+// nullptr. A session may outlive its factory (a server's last connections are destroyed as its
+// stop() returns, and a client's with the client): what it needs of the factory's (a TLS
+// context), it holds by shared_ptr.
 class stream_session_factory {
  public:
   enum class role { client, server };
@@ -3839,7 +3841,12 @@ class latency_window {
   void add(clock::time_point now, clock::duration took) noexcept {
     const std::int64_t epoch = epoch_of(now);
     slot& s = slots_[static_cast<std::size_t>(epoch) % slots];
-    if (s.epoch.load(std::memory_order_acquire) != epoch) turn(s, epoch);
+    if (s.epoch.load(std::memory_order_acquire) != epoch) {
+      turn(s, epoch);
+      // A latency older than its slot's ten seconds (a call answered by its handle timeout whose
+      // handler ran on for a minute) is dropped, not allowed to turn the slot back.
+      if (s.epoch.load(std::memory_order_acquire) != epoch) return;
+    }
     const auto ns = static_cast<std::uint64_t>(
         std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
     s.counts[latency_buckets::index(ns)].fetch_add(1, std::memory_order_relaxed);
@@ -3886,7 +3893,7 @@ class latency_window {
   }
   void turn(slot& s, std::int64_t epoch) noexcept {
     std::lock_guard lock(turn_mutex_);
-    if (s.epoch.load(std::memory_order_relaxed) == epoch) return;  // another caller turned it
+    if (s.epoch.load(std::memory_order_relaxed) >= epoch) return;  // another caller turned it, or it is newer
     for (auto& c : s.counts) c.store(0, std::memory_order_relaxed);
     s.max_ns.store(0, std::memory_order_relaxed);
     s.epoch.store(epoch, std::memory_order_release);
@@ -5154,11 +5161,12 @@ class basic_balanced_client {
   // they return, async ones until they complete): raised only under mutex_ and only while the
   // connection is its server's current one, so that a retired connection whose count a reaper
   // (under mutex_) sees at 0 stays at 0, and may be closed. The count is the calls' hold on the
-  // connection and, for least_inflight, its load. Declared first, so that it outlives the client,
-  // whose destruction completes the calls still pending (their completions lower it).
+  // connection and, for least_inflight, its load. It has a life of its own: an async call's
+  // completion may run on a timer's thread after the connection is gone (the balanced client
+  // destroyed meanwhile), and lowers it then.
   struct link_state {
     link_state(client_type c, std::shared_ptr<entry> s) : server(std::move(s)), client(std::move(c)) {}
-    std::atomic<std::size_t> calls{0};
+    std::shared_ptr<std::atomic<std::size_t>> calls = std::make_shared<std::atomic<std::size_t>>(0);
     // Its server, kept while the connection is: a caller holding the connection reaches its server
     // through it. (While it is the server's current connection the two hold each other; retiring
     // it, or the balanced client's destructor, breaks that.)
@@ -5167,18 +5175,27 @@ class basic_balanced_client {
   };
   using link_ptr = std::shared_ptr<link_state>;
 
-  // One call's count on a connection, lowered once: when dropped, or by release().
+  // A synchronous call's count on a connection, lowered when dropped (the call has returned).
   struct call_hold {
     explicit call_hold(link_state* l) noexcept : link(l) {}
-    call_hold(call_hold&& other) noexcept : link(std::exchange(other.link, nullptr)) {}
-    call_hold& operator=(call_hold&&) = delete;
     call_hold(const call_hold&) = delete;
     call_hold& operator=(const call_hold&) = delete;
-    ~call_hold() { release(); }
-    void release() noexcept {
-      if (link != nullptr) std::exchange(link, nullptr)->calls.fetch_sub(1, std::memory_order_release);
+    ~call_hold() {
+      if (link != nullptr) link->calls->fetch_sub(1, std::memory_order_release);
     }
     link_state* link;
+  };
+  // An asynchronous call's count, lowered once: by its completion, or when dropped unrun (the call
+  // could not start).
+  struct async_hold {
+    explicit async_hold(std::shared_ptr<std::atomic<std::size_t>> c) noexcept : count(std::move(c)) {}
+    async_hold(const async_hold&) = delete;
+    async_hold& operator=(const async_hold&) = delete;
+    ~async_hold() { release(); }
+    void release() noexcept {
+      if (count) std::exchange(count, nullptr)->fetch_sub(1, std::memory_order_release);
+    }
+    std::shared_ptr<std::atomic<std::size_t>> count;
   };
 
   struct entry {
@@ -5247,12 +5264,17 @@ class basic_balanced_client {
       const errc code = e.code.category() == category() ? static_cast<errc>(e.code.value()) : errc::connect_failed;
       return future<R>(std::make_unique<detail::finished_call>(detail::call_outcome::failure(code, e.message)));
     }
-    call_hold hold(picked.value());
-    client_type& c = hold.link->client;
-    // The call's count is lowered when it completes (its completion runs the hook), or when the
-    // hook is dropped without having run (the call could not start).
-    auto shared = std::make_shared<call_hold>(std::move(hold));
-    return start(c, [shared](const detail::call_outcome&) { shared->release(); });
+    link_state& link = *picked.value();
+    std::shared_ptr<async_hold> held;
+    try {
+      held = std::make_shared<async_hold>(link.calls);
+    } catch (...) {
+      link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
+      throw;
+    }
+    // The hook lowers the count when the call completes; if the call cannot start, the hook is
+    // dropped unrun, and with it the hold.
+    return start(link.client, [held](const detail::call_outcome&) { held->release(); });
   }
 
   // A server to call and its open connection, with this call counted on it: chosen among those not
@@ -5341,7 +5363,7 @@ class basic_balanced_client {
       return no_servers_error("call");
     }
     if (pick->current && pick->current->client.is_open()) {
-      pick->current->calls.fetch_add(1, std::memory_order_relaxed);
+      pick->current->calls->fetch_add(1, std::memory_order_relaxed);
       return choice{pick->current.get(), nullptr};
     }
     const auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.get() == pick; });
@@ -5363,14 +5385,17 @@ class basic_balanced_client {
     return pick;
   }
 
-  static std::size_t load(const entry& e) { return e.current ? e.current->calls.load(std::memory_order_relaxed) : 0; }
+  static std::size_t load(const entry& e) { return e.current ? e.current->calls->load(std::memory_order_relaxed) : 0; }
 
   // Under mutex_: takes a new snapshot's addresses, keeping the entries of those still listed.
   // The connections of servers no longer listed wait in retiring_ until their calls have ended.
-  // `version` is the discovery's, read before the snapshot was: an older one than the entries'
-  // (a caller that read the list before another caller's newer one was taken) is not taken.
+  // `version` is the discovery's, read before the snapshot was: a snapshot read under an older
+  // version than the entries' (a caller that read the list before another caller's newer one was
+  // taken), or under none once there was one (etcd's before its first list), is not taken. Two
+  // snapshots read under the same version may still be taken out of order; the version raised
+  // right after the newer one has the next call take it again.
   void refresh(const server_list& listed, std::uint64_t version) {
-    if (version != 0 && version < seen_version_) return;
+    if (version < seen_version_) return;  // (0 after a number, too)
     seen_version_ = version;
     if (listed == seen_) return;
     std::vector<std::shared_ptr<entry>> next;
@@ -5407,7 +5432,7 @@ class basic_balanced_client {
         std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return on_ours(e->current); }))
       return;
     for (auto it = retiring_.begin(); it != retiring_.end();) {
-      if ((*it)->calls.load(std::memory_order_acquire) == 0) {
+      if ((*it)->calls->load(std::memory_order_acquire) == 0) {
         out.push_back(std::move(*it));
         it = retiring_.erase(it);
       } else {
@@ -5428,7 +5453,7 @@ class basic_balanced_client {
     for (;;) {
       if (!e.listed) return no_servers_error("call to " + e.address + ": the server left the list");
       if (e.current && e.current->client.is_open()) {
-        e.current->calls.fetch_add(1, std::memory_order_relaxed);
+        e.current->calls->fetch_add(1, std::memory_order_relaxed);
         return e.current.get();
       }
       if (e.failures != failures_before && e.last_failure) return *e.last_failure;  // dialled and failed meanwhile
@@ -5472,7 +5497,7 @@ class basic_balanced_client {
       return dialled.error();
     }
     auto made = std::make_shared<link_state>(std::move(dialled).value(), server);
-    made->calls.fetch_add(1, std::memory_order_relaxed);  // before anyone else can see it
+    made->calls->fetch_add(1, std::memory_order_relaxed);  // before anyone else can see it
     link_state* held = made.get();
     lock.lock();
     done.locked();

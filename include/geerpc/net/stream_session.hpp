@@ -57,7 +57,9 @@ class stream_session {
 // server. Called once per connection, on the thread that connected or accepted, with the connected
 // non-blocking socket (the session uses it; the stream owns it). Throws to refuse the connection
 // (dial() fails with connect_failed; a server closes that connection and goes on); it never returns
-// nullptr.
+// nullptr. A session may outlive its factory (a server's last connections are destroyed as its
+// stop() returns, and a client's with the client): what it needs of the factory's (a TLS
+// context), it holds by shared_ptr.
 class stream_session_factory {
  public:
   enum class role { client, server };
