@@ -5295,12 +5295,12 @@ class basic_balanced_client {
 
   // The discovery's list as entries, rebuilt when its snapshot changed.
   result<std::vector<std::shared_ptr<entry>>> current_entries() {
-    const std::uint64_t version = source_->version();
+    const std::uint64_t listed_version = source_->version();
     auto listed = source_->servers();  // the user's code: outside the lock
     if (!listed) return listed.error();
     std::vector<link_ptr> reaped;  // destroyed after the lock is released
     std::lock_guard lock(mutex_);
-    refresh(listed.value(), version);
+    refresh(listed.value(), listed_version);
     reap(reaped);
     return entries_;
   }
@@ -5315,15 +5315,15 @@ class basic_balanced_client {
   result<choice> choose(const tried_list& tried, const std::optional<error>& last) {
     // While the discovery's version stays what the entries were built from, its list is not asked
     // for (nor copied).
-    const std::uint64_t version = source_->version();
+    const std::uint64_t listed_version = source_->version();
     std::vector<link_ptr> reaped;  // destroyed after the lock is released
     std::unique_lock lock(mutex_);
-    if (version == 0 || version != seen_version_) {
+    if (listed_version == 0 || listed_version != seen_version_) {
       lock.unlock();
       auto listed = source_->servers();  // the user's code: outside the lock
       if (!listed) return listed.error();
       lock.lock();
-      refresh(listed.value(), version);
+      refresh(listed.value(), listed_version);
     }
     reap(reaped);
     if (entries_.empty()) return no_servers_error("call");
@@ -5389,14 +5389,14 @@ class basic_balanced_client {
 
   // Under mutex_: takes a new snapshot's addresses, keeping the entries of those still listed.
   // The connections of servers no longer listed wait in retiring_ until their calls have ended.
-  // `version` is the discovery's, read before the snapshot was: a snapshot read under an older
+  // `listed_version` is the discovery's, read before the snapshot was: a snapshot read under an older
   // version than the entries' (a caller that read the list before another caller's newer one was
   // taken), or under none once there was one (etcd's before its first list), is not taken. Two
   // snapshots read under the same version may still be taken out of order; the version raised
   // right after the newer one has the next call take it again.
-  void refresh(const server_list& listed, std::uint64_t version) {
-    if (version < seen_version_) return;  // (0 after a number, too)
-    seen_version_ = version;
+  void refresh(const server_list& listed, std::uint64_t listed_version) {
+    if (listed_version < seen_version_) return;  // (0 after a number, too)
+    seen_version_ = listed_version;
     if (listed == seen_) return;
     std::vector<std::shared_ptr<entry>> next;
     const std::vector<std::string> empty;
