@@ -95,6 +95,14 @@ TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with la
   for (int i = 0; i < 2; ++i)
     CHECK(client.template try_call<int>("Arith.Fail", Args{}).code() == geerpc::errc::remote_error);
   CHECK(client.template try_call<int>("Arith.ThrowInt", Args{}).code() == geerpc::errc::remote_error);
+  // A call is recorded when its handler thread lets go of it, which can come after the reply has
+  // reached the caller and the next (unrouted) calls were recorded: the order below is the one
+  // the server saw them finish in, so wait for the failures to be counted first.
+  REQUIRE(test::eventually([&] {
+    const std::string now = stats_json(s.address);
+    return number_of(method_json(now, "Arith.Fail"), "calls") == 2 &&
+           number_of(method_json(now, "Arith.ThrowInt"), "calls") == 1;
+  }));
   CHECK(client.template try_call<int>("Arith.Nope", Args{}).code() == geerpc::errc::unknown_method);
   CHECK(client.template try_call<int>("Nope.Nope", Args{}).code() == geerpc::errc::unknown_service);
   CHECK(client.template call<std::string>("Arith.Echo", std::string("hi")) == "hi");
