@@ -61,7 +61,7 @@ inline std::string_view errc_name(std::uint8_t status) noexcept {
 struct latency_buckets {
   static constexpr unsigned sub_bits = 3;
   static constexpr unsigned top_bit = 40;
-  static constexpr std::size_t count = (top_bit - sub_bits + 2) * (1u << sub_bits);
+  static constexpr std::size_t count = std::size_t{top_bit - sub_bits + 2} * (std::size_t{1} << sub_bits);
 
   static std::size_t index(std::uint64_t ns) noexcept {
     constexpr std::uint64_t subs = 1u << sub_bits;
@@ -252,14 +252,15 @@ class server_statistics {
   }
 
  private:
+  // (In the order clang-tidy's padding check finds tightest.)
+  method_statistics unrouted_;
   std::unique_ptr<method_statistics[]> methods_;
   const std::size_t method_count_;
   const std::chrono::nanoseconds slow_;
-  method_statistics unrouted_;
-  latency_window queue_wait_;
-  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
   mutable std::mutex calls_mutex_;
   std::deque<call_record> calls_;
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
+  latency_window queue_wait_;
 };
 
 }  // namespace detail
