@@ -1,6 +1,7 @@
-// The threaded server's elastic handler pool: it grows while requests wait and every thread is
-// busy, so handlers that wait on something slow never starve a quick call; it shrinks back once
-// the burst is over; and a thread the system refuses to start never ends the process.
+// The threaded server's elastic handler pool: it grows while requests wait, every thread is busy
+// and its handlers have stopped finishing, so handlers that wait on something slow never starve a
+// quick call while a burst of quick ones keeps the threads it has; it shrinks back once the burst
+// is over; and a thread the system refuses to start never ends the process.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,45 @@ TEMPLATE_TEST_CASE("after a burst the pool returns to its core size", "[pool][re
   auto quick = geerpc::dial<TestType>(s.address);
   CHECK(quick.template call<int>(geerpc::with_timeout(500ms), "Arith.Sum", Args{1, 1}) == 2);
   again.cancel();
+}
+
+TEMPLATE_TEST_CASE("a burst of quick calls does not grow the pool while its handlers keep finishing",
+                   "[pool][resources]", GEERPC_ASYNC_TRANSPORTS) {
+  // Threads above the core stay long enough to be seen; the pool may grow only once no handler
+  // has finished for 10 s, which quick handlers never let happen.
+  test::arith_server<TestType> s({.handler_threads = 2, .pool_growth_delay = 10s, .idle_thread_timeout = 1h});
+  REQUIRE(s.server.thread_count() == 3);
+  std::vector<geerpc::basic_client<TestType>> clients;
+  for (int c = 0; c < 8; ++c) clients.push_back(geerpc::dial<TestType>(s.address));
+  for (int round = 0; round < 20; ++round) {
+    std::vector<test::future<int, TestType>> burst;
+    for (int i = 0; i < 256; ++i)
+      burst.push_back(clients[static_cast<std::size_t>(i % 8)].template async_call<int>("Arith.Sum", Args{i, round}));
+    for (int i = 0; i < 256; ++i) REQUIRE(burst[static_cast<std::size_t>(i)].get() == i + round);
+  }
+  // Growing whenever requests waited and every thread was busy, the pool took more threads here.
+  CHECK(s.server.thread_count() == 3);
+}
+
+TEMPLATE_TEST_CASE("handlers stuck for pool_growth_delay make the pool grow by as many threads", "[pool]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s({.handler_threads = 2, .pool_growth_delay = 500ms});
+  struct release_at_end {  // Late ignores its stop token: a failed REQUIRE must not leave it blocked
+    test::event& release;
+    ~release_at_end() { release.set(); }
+  } guard{s.arith.release};
+  auto client = geerpc::dial<TestType>(s.address);
+  std::vector<test::future<int, TestType>> calls;
+  for (int i = 0; i < 4; ++i) calls.push_back(client.template async_call<int>("Arith.Late", Args{i, 0}));
+  REQUIRE(s.arith.started.wait_for_at_least(2, 5s));
+  // Both handler threads blocked: nothing else starts before they have been stuck for the delay...
+  CHECK_FALSE(s.arith.started.wait_for_at_least(3, 100ms));
+  // ...and then the pool grows by two threads at once, not one per delay.
+  REQUIRE(s.arith.started.wait_for_at_least(3, 5s));
+  CHECK(s.arith.started.wait_for_at_least(4, 250ms));
+  CHECK(s.server.thread_count() == 5);
+  s.arith.release.set();
+  for (int i = 0; i < 4; ++i) CHECK(calls[static_cast<std::size_t>(i)].get() == i * 1000);
 }
 
 TEMPLATE_TEST_CASE("max_handler_threads bounds the pool: requests beyond it wait for a thread", "[pool][limits]",
