@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# A/B of one flag, W1 and W2, in interleaved rounds (A B, B A, ...), with client and server on one
-# CPU and then unpinned; prints every run, then per placement and workload the median calls/s of
-# each side and B/A.
+# A/B of one flag, W1 and W2 (or WORKLOADS), in interleaved rounds (A B, B A, ...), with client and
+# server on one CPU and then unpinned; prints every run, then per placement and workload the median
+# calls/s of each side and B/A.
 #   bench/ab_flag.sh server --no-statistics   two servers, the second with the flag; one client
 #   bench/ab_flag.sh client --balanced        one server; the client without, then with the flag
-# BENCH_DIR (build/bench), ROUNDS (4), OUT (ab_<flag>.txt).
+#   bench/ab_flag.sh server "--pool-growth-delay-us 0"   a flag with a value: one quoted word
+# BENCH_DIR (build/bench), ROUNDS (4), WORKLOADS ("W1 W2"; W5 runs against a server started for
+# that run alone, since it reads the server's peak RSS), OUT (ab_<flag>.txt).
 set -euo pipefail
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4096 ]; then ulimit -n 4096; fi  # W5's connections
 side=$1 flag=$2
+read -r -a flags <<<"$flag"
 b=${BENCH_DIR:-build/bench}
 rounds=${ROUNDS:-4}
-out=${OUT:-ab_${flag#--}.txt}
+workloads=${WORKLOADS:-"W1 W2"}
+out=${OUT:-ab_${flags[0]#--}.txt}
 work=$(mktemp -d)
 servers=()
 cleanup() {
@@ -39,12 +44,12 @@ for placement in one_cpu unpinned; do
   start_server a
   port_a=$port
   if [ "$side" = server ]; then
-    start_server b "$flag"
+    start_server b "${flags[@]}"
     port_b=$port
     client_b=()
   else
     port_b=$port_a
-    client_b=("$flag")
+    client_b=("${flags[@]}")
   fi
   for round in $(seq "$rounds"); do
     order=(A B)
@@ -52,8 +57,22 @@ for placement in one_cpu unpinned; do
     for v in "${order[@]}"; do
       port=$port_a extra=()
       [ $v = B ] && port=$port_b extra=("${client_b[@]}")
-      for w in W1 W2; do
-        line=$("${pin[@]}" "$b/geerpc_bench_client" --port "$port" --workload $w --peer "$v" "${extra[@]}" 2>/dev/null)
+      for w in $workloads; do
+        if [ $w = W5 ]; then  # a fresh server, whose peak RSS is part of the result
+          server_flags=()
+          [ $v = B ] && [ "$side" = server ] && server_flags=("${flags[@]}")
+          start_server w5 "${server_flags[@]}"
+          w5_pid=${servers[-1]}
+          line=$("${pin[@]}" "$b/geerpc_bench_client" --port "$port" --workload W5 --server-pid "$w5_pid" --peer "$v" \
+            "${extra[@]}" 2>/dev/null)
+          kill "$w5_pid"
+          wait "$w5_pid" 2>/dev/null || true
+          unset 'servers[-1]'
+          port=$port_a
+          [ $v = B ] && port=$port_b
+        else
+          line=$("${pin[@]}" "$b/geerpc_bench_client" --port "$port" --workload $w --peer "$v" "${extra[@]}" 2>/dev/null)
+        fi
         echo "$placement $round $line" | tee -a "$out"
       done
     done

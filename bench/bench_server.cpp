@@ -1,8 +1,10 @@
 // geerpc's benchmark server: serves Arith on 127.0.0.1, prints "PORT <n> address=<host:port>
 // pid=<pid>" on stdout once it listens, and runs until SIGTERM or SIGINT.
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
-//                       [--handler-threads N] [--max-handler-threads N] [--no-statistics]
-//   (--transport, --tuning: variants.hpp; --no-statistics: server_options::statistics = false)
+//                       [--handler-threads N] [--max-handler-threads N] [--pool-growth-delay-us N]
+//                       [--no-statistics]
+//   (--transport, --tuning: variants.hpp; --no-statistics: server_options::statistics = false;
+//   the others set the server_options of the same names)
 #include <unistd.h>
 
 #include <csignal>
@@ -17,8 +19,7 @@
 
 namespace {
 template <class Transport>
-int serve(int port, std::size_t handler_threads, std::size_t max_handler_threads, std::string_view tuning,
-          bool statistics) {
+int serve(int port, const geerpc::server_options& options) {
   // Block the stop signals in every thread the server starts, so that sigwait below receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -27,9 +28,6 @@ int serve(int port, std::size_t handler_threads, std::size_t max_handler_threads
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   bench::Arith arith;
-  geerpc::server_options options{.handler_threads = handler_threads, .tuning = bench::server_knobs(tuning)};
-  if (max_handler_threads != 0) options.max_handler_threads = max_handler_threads;
-  options.statistics = statistics;
   geerpc::basic_server<Transport> server(options);
   server.template add<bench::ArithApi>(arith);
   const std::string address = server.listen("127.0.0.1:" + std::to_string(port));
@@ -47,11 +45,15 @@ int serve(int port, std::size_t handler_threads, std::size_t max_handler_threads
 int main(int argc, char** argv) {
   const int port = std::atoi(bench::flag(argc, argv, "--port", "0"));
   const std::string_view transport = bench::flag(argc, argv, "--transport", "threaded");
-  const auto threads = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--handler-threads", "8")));
-  // 0: the default (server_options::max_handler_threads).
-  const auto most = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")));
   const std::string_view tuning = bench::flag(argc, argv, "--tuning", "automatic");
-  const bool statistics = !bench::has_flag(argc, argv, "--no-statistics");
-  return bench::with_transport(
-      transport, tuning, [&]<class Transport>() { return serve<Transport>(port, threads, most, tuning, statistics); });
+  geerpc::server_options options{
+      .handler_threads = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--handler-threads", "8"))),
+      .tuning = bench::server_knobs(tuning)};
+  // 0 or absent: the default (server_options::max_handler_threads).
+  if (const auto most = std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")); most > 0)
+    options.max_handler_threads = static_cast<std::size_t>(most);
+  if (const char* delay = bench::flag(argc, argv, "--pool-growth-delay-us", nullptr); delay != nullptr)
+    options.pool_growth_delay = std::chrono::microseconds(std::atol(delay));
+  options.statistics = !bench::has_flag(argc, argv, "--no-statistics");
+  return bench::with_transport(transport, tuning, [&]<class Transport>() { return serve<Transport>(port, options); });
 }
