@@ -3079,6 +3079,12 @@ struct server_options {
   // to this many threads running handlers (threaded transport): handlers that wait on something
   // slow do not starve a quick call. Values below handler_threads mean handler_threads.
   std::size_t max_handler_threads = 1024;
+  // A handler running one request for this long counts as stuck, blocked or not, and the pool
+  // grows above handler_threads only to keep handler_threads threads free of stuck handlers
+  // (threaded transport): a burst of quick requests, which is CPU work, keeps the threads it has,
+  // while handlers that wait on something are replaced. Handlers that compute for longer than
+  // this grow the pool too. 0: grow as soon as requests wait and every thread is busy.
+  std::chrono::nanoseconds pool_growth_delay = std::chrono::milliseconds(1);
   // A thread above handler_threads that has had nothing to do for this long ends.
   std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
   // The largest request frame accepted; it is checked on the length prefix, before allocating.
@@ -11827,11 +11833,14 @@ GEERPC_END_NAMESPACE
 //   3. server_connection::run() runs the handler and answers unless the request was answered
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
-// The pool starts with handler_threads + 1 threads and grows, one thread at a time, while requests
-// wait and every thread is busy, up to max_handler_threads running handlers plus one to lead:
-// handlers that wait on something slow do not starve a quick call, as in Go's net/rpc. Threads
-// above the core size retire after idle_thread_timeout without work. A thread that cannot be
-// started is counted (thread_start_failures()); the requests wait for a thread that exists.
+// The pool starts with handler_threads + 1 threads. It grows, one thread at a time, while requests
+// wait, every thread is busy and fewer than handler_threads threads are free of stuck handlers
+// (running one request for pool_growth_delay or more), up to max_handler_threads running handlers
+// plus one to lead: handlers that wait on something slow do not starve a quick call, as in Go's
+// net/rpc, while a burst of quick ones, which only needs the CPUs, is not spread over more threads
+// than it needs. Threads above the core size retire after idle_thread_timeout without work. A
+// thread that cannot be started is counted (thread_start_failures()); the requests wait for a
+// thread that exists.
 //
 // The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
 // them together (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure
@@ -11854,6 +11863,8 @@ class threaded_server_engine {
         core_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
         max_running_(std::max(core_threads_, context.options.max_handler_threads)),
         idle_limit_(idle_limit(context.options.idle_thread_timeout)),
+        growth_delay_(std::max(context.options.pool_growth_delay, std::chrono::nanoseconds::zero())),
+        handler_slots_(max_running_ + 1),
         slot_used_(max_running_ + 1, false),
         tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
                                      this}) {
@@ -11910,7 +11921,10 @@ class threaded_server_engine {
       workers_.clear();
       retired_.clear();
     }
-    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    if (context_.scheduler) {
+      context_.scheduler->cancel(accept_retry_);
+      context_.scheduler->cancel(growth_timer_);  // stopping_ is set: nothing arms it again
+    }
     listen_.close();  // no leader or accept retry can touch it now: frees the address at once
     tuning_.stop();
     std::deque<server_request*> never_ran;
@@ -12048,9 +12062,8 @@ class threaded_server_engine {
 
   // Makes sure a thread is on its way for what this one leaves undone while it runs a handler:
   // leading the I/O if nobody leads, the queued requests if any. Wakes the most recently idle
-  // follower, unless one is on its way already (woken, or just started), or starts a new one: so
-  // the pool grows one thread at a time while requests wait and every thread is busy. Called with
-  // mutex_ held.
+  // follower, unless one is on its way already (woken, or just started), or starts a new one when
+  // may_grow_locked() allows: so the pool grows one thread at a time. Called with mutex_ held.
   void hand_on_locked() {
     if (woken_ > 0 || starting_ > 0 || stopping_ || (leading_ && queue_.empty())) return;
     if (!idle_.empty()) {
@@ -12061,9 +12074,57 @@ class threaded_server_engine {
       f->woken = true;
       ++woken_;
       f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
-    } else if (threads_ < max_running_ + 1 && clock::now() >= no_start_before_) {
-      start_thread_locked();
+    } else if (threads_ < max_running_ + 1) {
+      const auto now = clock::now();
+      if (now < no_start_before_)  // after a refused start: try again then, in a look a whole delay long
+        arm_look_locked(std::max(no_start_before_, saturating_deadline(now, growth_delay_)));
+      else if (may_grow_locked(now))
+        start_thread_locked();
     }
+  }
+
+  // Whether the pool may start a thread now. Up to its core size at once (after a refused start);
+  // above it only while fewer than core_threads_ threads are free of stuck handlers: those a look
+  // found running the same request as when it was armed, growth_delay_ before, blocked or not.
+  // Handlers that keep finishing are CPU work, which more threads would only spread over the same
+  // CPUs; handlers that stop finishing most often wait on something, and the pool grows by as many
+  // threads as are stuck, one right after another. When it may not grow, a look is armed. Called
+  // with mutex_ held.
+  bool may_grow_locked(clock::time_point now) noexcept {
+    if (threads_ < core_threads_ + 1 || growth_delay_ == std::chrono::nanoseconds::zero() ||
+        context_.scheduler == nullptr)
+      return true;
+    if (threads_ < core_threads_ + 1 + stuck_) return true;
+    return !arm_look_locked(saturating_deadline(now, growth_delay_));
+  }
+
+  // Arms the growth timer, unless it is armed, and notes which request each thread runs, for the
+  // look to compare. Returns false if it could not (no memory for the timer). Called with mutex_ held.
+  bool arm_look_locked(clock::time_point when) noexcept {
+    if (growth_armed_) return true;
+    if (context_.scheduler == nullptr) return false;
+    try {
+      context_.scheduler->schedule(growth_timer_, when, &on_growth_look, this);
+    } catch (...) {
+      return false;
+    }
+    growth_armed_ = true;
+    for (handler_slot& h : handler_slots_) h.runs_at_look = h.runs;
+    return true;
+  }
+
+  // The growth timer: a handler still running the request it ran when the look was armed is stuck
+  // (it has run at least growth_delay_); then the pool is asked again whether it needs a thread.
+  static void on_growth_look(void* context) {
+    auto& self = *static_cast<threaded_server_engine*>(context);
+    std::lock_guard lock(self.mutex_);
+    self.growth_armed_ = false;
+    for (handler_slot& h : self.handler_slots_)
+      if (h.running && !h.stuck && h.runs == h.runs_at_look) {
+        h.stuck = true;
+        ++self.stuck_;
+      }
+    self.hand_on_locked();  // a thread may have finished, or taken the work, meanwhile
   }
 
   // Whether this thread may take a request to run now: below the bound, and leaving one thread
@@ -12133,6 +12194,8 @@ class threaded_server_engine {
       }
       if (mine == nullptr) continue;
       ++running_;
+      ++handler_slots_[self->slot].runs;
+      handler_slots_[self->slot].running = true;
       // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
       // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
       // while another leads, so the count of threads never falls under that either.
@@ -12156,6 +12219,12 @@ class threaded_server_engine {
       }
       GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
       --running_;
+      if (handler_slot& h = handler_slots_[self->slot]; h.stuck) {
+        GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
+        h.stuck = false;
+        --stuck_;
+      }
+      handler_slots_[self->slot].running = false;
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
         tuning_.release(mine_state);
@@ -12405,6 +12474,7 @@ class threaded_server_engine {
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once
   const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
+  const std::chrono::nanoseconds growth_delay_;               // pool_growth_delay, at least 0
   net::listener listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
@@ -12420,6 +12490,17 @@ class threaded_server_engine {
   std::size_t threads_ = 0;              // threads started and not retired
   std::size_t start_failures_ = 0;       // threads the system would not start
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
+  // What the growth look compares, per thread slot: requests begun, and their count when the look
+  // was armed; whether a handler runs, and whether the look found it stuck (counted in stuck_).
+  struct handler_slot {
+    std::uint64_t runs = 0;
+    std::uint64_t runs_at_look = 0;
+    bool running = false;
+    bool stuck = false;
+  };
+  std::vector<handler_slot> handler_slots_;
+  std::size_t stuck_ = 0;      // handlers running that a look found stuck
+  bool growth_armed_ = false;  // growth_timer_ is queued, or its callback runs
   bool leading_ = false;
   bool stopping_ = false;
   bool accepting_ = true;        // until stop_accepting()
@@ -12434,6 +12515,7 @@ class threaded_server_engine {
   mutable std::mutex connections_mutex_;
   std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
   deadline_scheduler::timer accept_retry_;
+  deadline_scheduler::timer growth_timer_;  // asks again whether the pool may grow (may_grow_locked)
 
   hooks tuning_;  // after what its hooks use
 
