@@ -5,7 +5,7 @@
 # waiting caller sleeps instead of spinning (spin.hpp): a spin's polls would count as work.
 #   bench/callgrind.sh [BUILD_DIR]     (default build/bench; bench/run.sh builds it)
 # CLIENT_ARGS adds client flags, e.g. CLIENT_ARGS="--deadline-ms 1000 --handle-timeout-ms 1000"
-# to count what deadlines cost; LABEL names that variant in the output line. RUNS (3) pairs of
+# to count what deadlines cost, SERVER_ARGS server flags (e.g. --no-statistics); LABEL names that variant in the output line. RUNS (3) pairs of
 # runs, and the median of each side: which thread wakes which, and when the pool's and the
 # heuristics' timers fire under valgrind's slowdown, move a run's server count by up to about 15%.
 set -euo pipefail
@@ -26,7 +26,8 @@ for run in $(seq 1 "$RUNS"); do
     # the previous run's output can never hand the client a dead server's port.
     : >"$work/server.$calls.out"
     taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$work/server.$calls" \
-      "$bin/geerpc_bench_server" --transport "$transport" >"$work/server.$calls.out" 2>"$work/server.$calls.err" &
+      "$bin/geerpc_bench_server" --transport "$transport" ${SERVER_ARGS:-} >"$work/server.$calls.out" \
+      2>"$work/server.$calls.err" &
     server=$!
     port=""
     for _ in $(seq 1 600); do
