@@ -54,11 +54,12 @@ struct server_options {
   // to this many threads running handlers (threaded transport): handlers that wait on something
   // slow do not starve a quick call. Values below handler_threads mean handler_threads.
   std::size_t max_handler_threads = 1024;
-  // A handler running one request for this long counts as stuck, blocked or not, and the pool
-  // grows above handler_threads only to keep handler_threads threads free of stuck handlers
-  // (threaded transport): a burst of quick requests, which is CPU work, keeps the threads it has,
-  // while handlers that wait on something are replaced. Handlers that compute for longer than
-  // this grow the pool too. 0: grow as soon as requests wait and every thread is busy.
+  // A handler running one request for this long counts as stuck, blocked or not. The pool grows
+  // above handler_threads only to keep handler_threads threads free of stuck handlers, and, once
+  // handlers are found stuck, for every request waiting until a handler finishes (threaded
+  // transport): a burst of quick requests, which is CPU work, keeps the threads it has, while
+  // requests behind handlers that wait on something get threads. Handlers that compute for longer
+  // than this grow the pool too. 0: grow as soon as requests wait and every thread is busy.
   std::chrono::nanoseconds pool_growth_delay = std::chrono::milliseconds(1);
   // A thread above handler_threads that has had nothing to do for this long ends.
   std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);

@@ -3079,11 +3079,12 @@ struct server_options {
   // to this many threads running handlers (threaded transport): handlers that wait on something
   // slow do not starve a quick call. Values below handler_threads mean handler_threads.
   std::size_t max_handler_threads = 1024;
-  // A handler running one request for this long counts as stuck, blocked or not, and the pool
-  // grows above handler_threads only to keep handler_threads threads free of stuck handlers
-  // (threaded transport): a burst of quick requests, which is CPU work, keeps the threads it has,
-  // while handlers that wait on something are replaced. Handlers that compute for longer than
-  // this grow the pool too. 0: grow as soon as requests wait and every thread is busy.
+  // A handler running one request for this long counts as stuck, blocked or not. The pool grows
+  // above handler_threads only to keep handler_threads threads free of stuck handlers, and, once
+  // handlers are found stuck, for every request waiting until a handler finishes (threaded
+  // transport): a burst of quick requests, which is CPU work, keeps the threads it has, while
+  // requests behind handlers that wait on something get threads. Handlers that compute for longer
+  // than this grow the pool too. 0: grow as soon as requests wait and every thread is busy.
   std::chrono::nanoseconds pool_growth_delay = std::chrono::milliseconds(1);
   // A thread above handler_threads that has had nothing to do for this long ends.
   std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
@@ -11834,13 +11835,13 @@ GEERPC_END_NAMESPACE
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
 // The pool starts with handler_threads + 1 threads. It grows, one thread at a time, while requests
-// wait, every thread is busy and fewer than handler_threads threads are free of stuck handlers
-// (running one request for pool_growth_delay or more), up to max_handler_threads running handlers
-// plus one to lead: handlers that wait on something slow do not starve a quick call, as in Go's
-// net/rpc, while a burst of quick ones, which only needs the CPUs, is not spread over more threads
-// than it needs. Threads above the core size retire after idle_thread_timeout without work. A
-// thread that cannot be started is counted (thread_start_failures()); the requests wait for a
-// thread that exists.
+// wait, every thread is busy and either fewer than handler_threads threads are free of stuck
+// handlers (running one request for pool_growth_delay or more) or handlers were found stuck and
+// none has finished since, up to max_handler_threads running handlers plus one to lead: handlers
+// that wait on something slow do not starve a quick call, as in Go's net/rpc, while a burst of
+// quick ones, which only needs the CPUs, is not spread over more threads than it needs. Threads
+// above the core size retire after idle_thread_timeout without work. A thread that cannot be
+// started is counted (thread_start_failures()); the requests wait for a thread that exists.
 //
 // The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
 // them together (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure
@@ -12084,17 +12085,18 @@ class threaded_server_engine {
   }
 
   // Whether the pool may start a thread now. Up to its core size at once (after a refused start);
-  // above it only while fewer than core_threads_ threads are free of stuck handlers: those a look
-  // found running the same request as when it was armed, growth_delay_ before, blocked or not.
-  // Handlers that keep finishing are CPU work, which more threads would only spread over the same
-  // CPUs; handlers that stop finishing most often wait on something, and the pool grows by as many
-  // threads as are stuck, one right after another. When it may not grow, a look is armed. Called
-  // with mutex_ held.
+  // above it only while fewer than core_threads_ threads are free of stuck handlers (those a look
+  // found running the same request as when it was armed, growth_delay_ before, blocked or not), or
+  // while stalled: from a look that found handlers newly stuck until a handler finishes. Handlers
+  // that keep finishing are CPU work, which more threads would only spread over the same CPUs;
+  // handlers that stop finishing most often wait on something, and so will the requests waiting
+  // behind them: those get a thread each, one right after another, at the speed threads start.
+  // When the pool may not grow, a look is armed. Called with mutex_ held.
   bool may_grow_locked(clock::time_point now) noexcept {
     if (threads_ < core_threads_ + 1 || growth_delay_ == std::chrono::nanoseconds::zero() ||
         context_.scheduler == nullptr)
       return true;
-    if (threads_ < core_threads_ + 1 + stuck_) return true;
+    if (stalled_ || threads_ < core_threads_ + 1 + stuck_) return true;
     return !arm_look_locked(saturating_deadline(now, growth_delay_));
   }
 
@@ -12123,6 +12125,7 @@ class threaded_server_engine {
       if (h.running && !h.stuck && h.runs == h.runs_at_look) {
         h.stuck = true;
         ++self.stuck_;
+        self.stalled_ = true;
       }
     self.hand_on_locked();  // a thread may have finished, or taken the work, meanwhile
   }
@@ -12225,6 +12228,7 @@ class threaded_server_engine {
         --stuck_;
       }
       handler_slots_[self->slot].running = false;
+      stalled_ = false;  // handlers finish again
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
         tuning_.release(mine_state);
@@ -12500,6 +12504,7 @@ class threaded_server_engine {
   };
   std::vector<handler_slot> handler_slots_;
   std::size_t stuck_ = 0;      // handlers running that a look found stuck
+  bool stalled_ = false;       // a look found handlers newly stuck, and none has finished since
   bool growth_armed_ = false;  // growth_timer_ is queued, or its callback runs
   bool leading_ = false;
   bool stopping_ = false;
