@@ -334,6 +334,23 @@ class threaded_server_engine {
     self.hand_on_locked();  // a thread may have finished, or taken the work, meanwhile
   }
 
+  // What the growth look reads of one thread's handler (may_grow_locked). Called with mutex_ held.
+  void handler_began_locked(std::size_t slot) noexcept {
+    handler_slot& h = handler_slots_[slot];
+    ++h.runs;
+    h.running = true;
+  }
+  void handler_ended_locked(std::size_t slot) noexcept {
+    handler_slot& h = handler_slots_[slot];
+    if (h.stuck) {
+      GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
+      h.stuck = false;
+      --stuck_;
+    }
+    h.running = false;
+    stalled_ = false;  // handlers finish again
+  }
+
   // Whether this thread may take a request to run now: below the bound, and leaving one thread
   // out of handlers to lead (a lone thread, all the system allowed, runs them itself). Called with
   // mutex_ held.
@@ -401,8 +418,7 @@ class threaded_server_engine {
       }
       if (mine == nullptr) continue;
       ++running_;
-      ++handler_slots_[self->slot].runs;
-      handler_slots_[self->slot].running = true;
+      handler_began_locked(self->slot);
       // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
       // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
       // while another leads, so the count of threads never falls under that either.
@@ -426,13 +442,7 @@ class threaded_server_engine {
       }
       GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
       --running_;
-      if (handler_slot& h = handler_slots_[self->slot]; h.stuck) {
-        GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
-        h.stuck = false;
-        --stuck_;
-      }
-      handler_slots_[self->slot].running = false;
-      stalled_ = false;  // handlers finish again
+      handler_ended_locked(self->slot);
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
         lock.unlock();
         tuning_.release(mine_state);
