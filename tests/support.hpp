@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <functional>
 #include <geerpc/geerpc.hpp>
+#include <geerpc/transport/engines.hpp>  // the tests reach into engines; with GEERPC_SEPARATE_COMPILATION too
 #include <memory>
 #include <mutex>
 #include <optional>

@@ -4,6 +4,10 @@
 // blocking client, call, try_call and async_call, by name and through typed stubs. It is compiled,
 // not run: what it checks is that a user's build stays quiet.
 #include <geerpc/geerpc.hpp>
+// Users never see the library's internal macros.
+#if defined(GEERPC_ASSERT) || defined(GEERPC_BEGIN_NAMESPACE)
+#error "geerpc/geerpc.hpp must #undef its internal macros"
+#endif
 
 #include <array>
 #include <bitset>
