@@ -211,7 +211,7 @@ TEST_CASE("callers woken by one batch of replies send their next requests togeth
   // caller was kept off the CPU between its return and its next call in every later round: which
   // TSan's slowdown can do on one CPU (seen once in CI's pinned TSan pass), so there it is only
   // reported. This is the heuristic's effect; the bench's W5 measures what it buys.
-#if defined(__SANITIZE_THREAD__)
+#if defined(GEERPC_TEST_TSAN)
   if (*std::min_element(segments.begin() + streak_rounds, segments.end()) != 1)
     WARN("under TSan no later round went out in one segment");
 #else

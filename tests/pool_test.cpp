@@ -164,7 +164,7 @@ TEMPLATE_TEST_CASE("a handler that calls stop() while stop() runs outside does n
 // so a forked child takes an unused uid with a limit just above what it runs before the burst.
 TEMPLATE_TEST_CASE("a thread the system refuses to start never ends the process: the pool keeps queueing",
                    "[pool][limits]", GEERPC_ASYNC_TRANSPORTS) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(GEERPC_TEST_TSAN)
   WARN("not run under TSan: its runtime starts threads of its own, which the limit counts");
   return;
 #endif

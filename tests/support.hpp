@@ -25,6 +25,16 @@
 #include <thread>
 #include <vector>
 
+// GEERPC_TEST_TSAN: this build runs under ThreadSanitizer, as GCC (__SANITIZE_THREAD__) or Clang
+// (__has_feature) tells it.
+#if defined(__SANITIZE_THREAD__)
+#define GEERPC_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GEERPC_TEST_TSAN 1
+#endif
+#endif
+
 namespace test {
 
 using namespace std::chrono_literals;

@@ -22,14 +22,6 @@
 using namespace std::chrono_literals;
 using test::Args;
 
-#if defined(__SANITIZE_THREAD__)
-#define GEERPC_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define GEERPC_TEST_TSAN 1
-#endif
-#endif
-
 namespace {
 
 constexpr int cannot_limit = 77;  // the child could not set up the limit: nothing was tested
