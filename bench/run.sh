@@ -15,6 +15,7 @@
 #   INSTALL_DEPS=0       1: apt-get install the peers' toolchains (golang-go, libgrpc++-dev,
 #                        protobuf-compiler-grpc) and gnuplot when missing
 #   STORM_RUNS=10        timeout storms (storm.hpp) per placement, each against a fresh server; 0: none
+#   CALLGRIND=1          0: no instruction counts (they run only where valgrind is installed)
 #   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,6 +25,7 @@ PLACEMENTS=${PLACEMENTS:-"same none"}
 WORKLOADS=${WORKLOADS:-"W1 W2 W3 W4 W5"}
 SCALE=${SCALE:-1}
 STORM_RUNS=${STORM_RUNS:-10}
+CALLGRIND=${CALLGRIND:-1}
 PEERS=${PEERS:-"geerpc raw-tcp go-netrpc grpc"}
 PEERS_DIR=${PEERS_DIR:-"$root/../shared/peers"}
 INSTALL_DEPS=${INSTALL_DEPS:-0}
@@ -183,7 +185,7 @@ if [[ " $PEERS " == *" geerpc "* ]]; then
 fi
 
 # Instructions per W1 call: repeatable where the timings are not, so regressions show.
-if [[ " $PEERS " == *" geerpc "* ]] && wants W1 && command -v valgrind >/dev/null; then
+if [[ " $PEERS " == *" geerpc "* ]] && wants W1 && [ "$CALLGRIND" != 0 ] && command -v valgrind >/dev/null; then
   for transport in threaded plain blocking; do
     TRANSPORT=$transport bash "$here/callgrind.sh" "$root/build/bench" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
   done
