@@ -38,6 +38,13 @@ void* allocate(std::size_t size, std::size_t alignment) {
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
+void* allocate_or_null(std::size_t size, std::size_t alignment) noexcept {
+  try {
+    return allocate(size, alignment);
+  } catch (...) {
+    return nullptr;
+  }
+}
 
 // The size of std::make_shared<server_connection>'s one allocation: the object and its control
 // block (two counts and a vtable pointer), rounded up to the object's alignment.
@@ -58,41 +65,7 @@ void* operator new(std::size_t size, std::align_val_t alignment) {
 void* operator new[](std::size_t size, std::align_val_t alignment) {
   return allocate(size, static_cast<std::size_t>(alignment));
 }
-// The nothrow forms too (Catch2 uses them): left to the runtime, a sanitizer's own would pair its
-// allocation with the delete above.
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return allocate(size, alignof(std::max_align_t));
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return allocate(size, alignof(std::max_align_t));
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  try {
-    return allocate(size, static_cast<std::size_t>(alignment));
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  try {
-    return allocate(size, static_cast<std::size_t>(alignment));
-  } catch (...) {
-    return nullptr;
-  }
-}
 void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
@@ -100,6 +73,24 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+// The nothrow forms too (Catch2 uses them): left to the runtime, a sanitizer's own would pair its
+// allocation with our delete.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return allocate_or_null(size, alignof(std::max_align_t));
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return allocate_or_null(size, alignof(std::max_align_t));
+}
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return allocate_or_null(size, static_cast<std::size_t>(alignment));
+}
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return allocate_or_null(size, static_cast<std::size_t>(alignment));
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 TEMPLATE_TEST_CASE("no memory for an accepted connection: it is closed and counted, and the server serves on",
                    "[alloc_failure][limits]", GEERPC_TRANSPORTS) {
