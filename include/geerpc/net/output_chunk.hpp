@@ -111,13 +111,13 @@ class chunk_pool {
     return p;
 #endif
   }
-  static void release(output_chunk* c, std::size_t size) noexcept {
+  static void release(output_chunk* c, [[maybe_unused]] std::size_t size) noexcept {
     c->~output_chunk();
 #if defined(GEERPC_CHUNKS_FROM_NEW)
-    ::operator delete(static_cast<void*>(c), size);
+    ::operator delete(static_cast<void*>(c));
 #else
     if (size < standard)
-      ::operator delete(static_cast<void*>(c), size);
+      ::operator delete(static_cast<void*>(c));
     else
       ::munmap(c, size);
 #endif
