@@ -1,20 +1,18 @@
-// geerpc: the blocks a writer's queue is made of (net/chunk_queue.hpp), and where they come from.
-// A block of the standard size comes from the system's pages, not from malloc, and goes back to
-// them, through a small free list the whole process shares.
+// geerpc: the blocks a writer's queue is made of (net/chunk_queue.hpp), and where they come from:
+// the allocator, through a small free list the whole process shares.
 //
-// Why not malloc: a queue that grows on handler threads and shrinks on whichever thread drains it
-// leaves freed blocks in the allocating thread's arena, resident until that thread allocates again,
-// so a server's memory would follow the sum of every arena's peak rather than what it holds now.
-// Pages mapped per block go back to the system as soon as they are unmapped: memory held is memory
-// counted. What that costs is a system call and the page faults of a fresh block, only on the slow
-// path (a peer not reading as fast as it is answered); the free list, bounded in size, spares the
-// common case of a queue that grows and drains over and over, at the price of that much memory kept
-// (`kept_most` blocks) for the life of the process once it has been used.
-//
-// Under AddressSanitizer blocks come from operator new instead, so that an overrun meets a redzone.
+// What fixed-size blocks trade. A queue grown by doubling left each outgrown buffer in the malloc
+// arena of the thread that grew it, where nothing of the next, larger size could reuse it: the
+// server's memory followed the sum of all those buffers, not what it held. A block freed is the size
+// of every other block, so the next block taken reuses it. Blocks are taken on handler threads and
+// given back on whichever thread sends them, though, and a block given back to malloc stays in the
+// arena of the thread that took it until that thread takes another. The free list, shared by every
+// thread and bounded (`kept_most` blocks), makes most blocks go round through it instead, from
+// whoever sent them to whoever queues next; it keeps that much memory for the life of the process
+// once used, and beyond it the arenas keep what their threads freed, in blocks their next queue
+// reuses. Pages mapped per block would leave nothing behind, but unmapping a page shared by threads
+// costs a TLB shootdown, hundreds of microseconds on these VMs, on every block sent.
 #pragma once
-
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <bit>
@@ -25,14 +23,6 @@
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define GEERPC_CHUNKS_FROM_NEW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GEERPC_CHUNKS_FROM_NEW 1
-#endif
-#endif
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -95,32 +85,16 @@ class chunk_pool {
         return;
       }
     }
-    release(c, size);
+    release(c);
   }
 
  private:
   chunk_pool() = default;
 
-  static void* allocate(std::size_t size) {
-#if defined(GEERPC_CHUNKS_FROM_NEW)
-    return ::operator new(size);
-#else
-    if (size < standard) return ::operator new(size);  // a small limit's block: malloc keeps little
-    void* const p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    return p;
-#endif
-  }
-  static void release(output_chunk* c, [[maybe_unused]] std::size_t size) noexcept {
+  static void* allocate(std::size_t size) { return ::operator new(size); }
+  static void release(output_chunk* c) noexcept {
     c->~output_chunk();
-#if defined(GEERPC_CHUNKS_FROM_NEW)
     ::operator delete(static_cast<void*>(c));
-#else
-    if (size < standard)
-      ::operator delete(static_cast<void*>(c));
-    else
-      ::munmap(c, size);
-#endif
   }
 
   std::mutex mutex_;
@@ -130,5 +104,3 @@ class chunk_pool {
 
 }  // namespace net
 GEERPC_END_NAMESPACE
-
-#undef GEERPC_CHUNKS_FROM_NEW
