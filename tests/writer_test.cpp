@@ -1,6 +1,7 @@
 // The write side of a connection: held frames wait for a flush or the next write, and go out in
 // order with it; holding never grows past its bound; the memory it keeps for a peer that does not
 // read is bounded by capacity, not by the bytes in it.
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
@@ -197,4 +199,83 @@ TEST_CASE("the stall clock starts when the socket fills, moves when bytes go out
     REQUIRE(writer.flush() != frame_writer::status::broken);
   }
   CHECK_FALSE(writer.stalled_since());
+}
+
+TEST_CASE("memory held falls a block at a time as the socket drains, down to one block kept", "[writer]") {
+  socket_pair pair;
+  frame_writer writer(pair.writer_end, 16u << 20);
+  auto status = frame_writer::status::done;
+  for (std::size_t i = 0; status != frame_writer::status::pending; ++i) {
+    REQUIRE(i < 10000);
+    status = writer.write(numbered(i, 16u << 10));
+  }
+  for (std::size_t i = 0; i < 200; ++i) REQUIRE(writer.write(numbered(i, 10000)) == frame_writer::status::pending);
+  const std::size_t full = writer.held();
+  CHECK(full >= 2000000);  // 200 frames of 10000 bytes wait, in blocks
+  CHECK(full <= 2000000 + 2 * geerpc::net::chunk_pool::standard);
+  std::size_t last = full;
+  bool fell = false;
+  while (writer.has_pending()) {
+    pair.drain(256u << 10);
+    REQUIRE(writer.flush() != frame_writer::status::broken);
+    CHECK(writer.held() <= last);  // never grows while nothing is written
+    fell = fell || writer.held() < last;
+    last = writer.held();
+  }
+  CHECK(fell);
+  CHECK(writer.held() == geerpc::net::chunk_pool::standard);  // one empty block, for the next frames
+}
+
+TEST_CASE("frames written by several threads at once arrive whole, each thread's in order", "[writer]") {
+  socket_pair pair;
+  frame_writer writer(pair.writer_end, 64u << 20);
+  constexpr std::size_t threads = 4, frames = 300;
+  // A frame: its size (4 bytes), its thread, its index (2 bytes each), then bytes that say both.
+  const auto frame = [](std::size_t thread, std::size_t index) {
+    const std::size_t size = 8 + (index * 7919 + thread * 104729) % 30000;
+    std::vector<std::byte> f(size);
+    for (std::size_t j = 0; j < 4; ++j) f[j] = static_cast<std::byte>(size >> (8 * j));
+    f[4] = static_cast<std::byte>(thread);
+    f[5] = static_cast<std::byte>(thread >> 8);
+    f[6] = static_cast<std::byte>(index);
+    f[7] = static_cast<std::byte>(index >> 8);
+    for (std::size_t j = 8; j < size; ++j) f[j] = static_cast<std::byte>((thread * 31 + index * 7 + j) % 251);
+    return f;
+  };
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> writers;
+  for (std::size_t t = 0; t < threads; ++t)
+    writers.emplace_back([&, t] {
+      for (std::size_t i = 0; i < frames; ++i)
+        if (writer.write(frame(t, i)) == frame_writer::status::broken) failed = true;
+    });
+  // The reader is the owner too: it flushes whatever the socket did not take, until all is in.
+  std::vector<std::byte> got;
+  std::size_t expected = 0;
+  for (std::size_t t = 0; t < threads; ++t)
+    for (std::size_t i = 0; i < frames; ++i) expected += frame(t, i).size();
+  while (got.size() < expected && !failed) {
+    if (writer.flush() == frame_writer::status::broken) failed = true;
+    pollfd p{pair.reader_end.get(), POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const auto part = pair.drain(1u << 20);
+    got.insert(got.end(), part.begin(), part.end());
+  }
+  for (auto& w : writers) w.join();
+  REQUIRE_FALSE(failed);
+  REQUIRE(got.size() == expected);
+  std::vector<std::size_t> next(threads, 0);
+  for (std::size_t at = 0; at < got.size();) {
+    std::size_t size = 0;
+    for (std::size_t j = 0; j < 4; ++j) size |= std::to_integer<std::size_t>(got[at + j]) << (8 * j);
+    const std::size_t t = std::to_integer<std::size_t>(got[at + 4]) | std::to_integer<std::size_t>(got[at + 5]) << 8;
+    const std::size_t i = std::to_integer<std::size_t>(got[at + 6]) | std::to_integer<std::size_t>(got[at + 7]) << 8;
+    REQUIRE(t < threads);
+    REQUIRE(i == next[t]);  // whole, and in this thread's order
+    const auto want = frame(t, i);
+    REQUIRE(std::equal(want.begin(), want.end(), got.begin() + static_cast<std::ptrdiff_t>(at)));
+    ++next[t];
+    at += size;
+  }
+  CHECK(next == std::vector<std::size_t>(threads, frames));
 }

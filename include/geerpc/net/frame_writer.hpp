@@ -4,10 +4,14 @@
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
 //
-// The bound is on memory held, not on bytes queued: the capacity of both buffers counts, and a
-// buffer grows only within what the limit leaves, so a peer that reads nothing costs at most the
-// limit (or one frame larger than it, which may wait alone). The unsent rest of a buffer stays
-// where it is, sent from an offset, so a slow reader costs no copying per partial send.
+// The bound is on memory held, not on bytes queued: the queue is a list of fixed-size blocks
+// (net/chunk_queue.hpp), each counted whole, and a block is added only within the limit, so a peer
+// that reads nothing costs at most the limit (or one frame larger than it, which may wait alone),
+// in resident memory as in the books: the queue never outgrows a buffer and leaves it behind, and
+// a block goes back as soon as its bytes are sent. Queued bytes are copied once, into the blocks,
+// and sent from there in one gather write; the fast path (nothing queued) sends from the caller's
+// buffer, and an idle writer keeps one empty block, so holding frames allocates nothing in steady
+// state.
 #pragma once
 
 #include <algorithm>
@@ -17,11 +21,12 @@
 #include <mutex>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "chunk_queue.hpp"
 #include "memory_gauge.hpp"
+#include "output_chunk.hpp"
 #include "stream.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -44,7 +49,12 @@ class frame_writer {
   // their sum. Only changes of capacity touch it: none on the fast path.
   frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
                memory_gauge* gauge = nullptr) noexcept
-      : stream_(out), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
+      : stream_(out),
+        max_pending_(max_pending),
+        want_write_(want_write),
+        context_(context),
+        gauge_(gauge),
+        queue_(chunk_pool::block_size(max_pending)) {}
   ~frame_writer() { detach_gauge(); }
   // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
   // done with the gauge before the writer itself goes.
@@ -63,7 +73,7 @@ class frame_writer {
       if (!append_locked(frame)) return overflow_locked();
       return sending_ ? status::done : status::pending;
     }
-    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
+    if (!queue_.empty()) {  // held frames: they go out first, with this one, in one send
       if (!append_locked(frame)) return overflow_locked();
       sending_ = true;
       return drain_locked(lock, false);
@@ -83,7 +93,7 @@ class frame_writer {
         sending_ = false;
         return overflow_locked();
       }
-    } else if (queued_.empty()) {
+    } else if (queue_.empty()) {
       sending_ = false;
       return status::done;
     }
@@ -96,7 +106,7 @@ class frame_writer {
   static constexpr std::size_t batch_limit = 64u << 10;
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
-    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit ||
+    if (broken_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
         !append_locked(frame)) {
       lock.unlock();
       return write(frame);
@@ -116,13 +126,13 @@ class frame_writer {
   // Whether bytes wait that no send in progress has taken.
   bool has_pending() const {
     std::lock_guard lock(mutex_);
-    return !queued_.empty() || (!sending_ && head_ < in_flight_.size());
+    return queue_.bytes() > taken_;
   }
   // Whether held frames wait with nobody on the way to send them: no send in progress, and the
   // socket not full (then the owner flushes when it drains).
   bool holds_unsent() const {
     std::lock_guard lock(mutex_);
-    return !queued_.empty() && !sending_ && !want_write_now_;
+    return !queue_.empty() && !sending_ && !want_write_now_;
   }
   bool broken() const {
     std::lock_guard lock(mutex_);
@@ -147,36 +157,33 @@ class frame_writer {
   }
 
  private:
-  // The unsent bytes are in_flight_[head_..] and then queued_. in_flight_ belongs to the sender
-  // while sending_; queued_ takes what other threads write meanwhile. Bytes are left in
-  // in_flight_ only while the socket is full (want_write_now_).
+  // The unsent bytes are queue_'s. While sending_, its first taken_ bytes are the sender's: it sends
+  // them outside the lock, and nobody else moves or frees them; other threads append after them.
+  // Bytes wait in the queue with nobody sending them only while held (hold()) or while the socket
+  // is full (want_write_now_).
   //
   // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
   // already on this call.
+  static constexpr std::size_t max_parts = 64;  // blocks per send: 4 MiB of standard ones
   status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
     GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
-    for (;;) {
-      if (head_ == in_flight_.size()) {  // all of it sent: take the queue along
-        in_flight_.clear();
-        head_ = 0;
-        if (queued_.empty()) break;
-        release_if_large(in_flight_);  // an emptied buffer a burst grew is not kept while the next one is sent
-        in_flight_.swap(queued_);
-        account_locked();
-      }
+    while (!queue_.empty()) {
+      ::iovec parts[max_parts];
+      std::size_t offered = 0;
+      const std::size_t count = queue_.gather(parts, offered);
+      taken_ = offered;
       lock.unlock();
-      const long sent = send_some(std::span<const std::byte>(in_flight_).subspan(head_));
+      const long sent = send_some(std::span<const ::iovec>(parts, count));
       lock.lock();
+      taken_ = 0;
       if (sent < 0 || broken_) {
         sending_ = false;
-        std::vector<std::byte>().swap(in_flight_);
-        head_ = 0;
         return break_locked();
       }
-      head_ += static_cast<std::size_t>(sent);
-      GEERPC_ASSERT(head_ <= in_flight_.size(), "frame_writer: the socket took more than it was given");
+      queue_.consume(static_cast<std::size_t>(sent));  // blocks sent go back at once
+      account_locked();
       if (sent > 0) progressed = true;
-      if (head_ < in_flight_.size()) {  // the socket is full: the owner flushes once it drains
+      if (static_cast<std::size_t>(sent) < offered) {  // the socket is full: the owner flushes once it drains
         sending_ = false;
         if (progressed || !want_write_now_) stalled_since_ = clock::now();
         set_want_write(true);
@@ -185,46 +192,27 @@ class frame_writer {
     }
     sending_ = false;
     set_want_write(false);
-    // A burst of big replies should not pin its memory for the life of an idle connection.
-    release_if_large(queued_);
-    release_if_large(in_flight_);
-    account_locked();
     return status::done;
   }
 
-  // Appends to the queue if the memory that takes stays within the limit. The queue grows by
-  // doubling, but never past what the limit leaves beside the other buffer.
+  // Appends to the queue if the blocks that takes stay within the limit.
   bool append_locked(std::span<const std::byte> frame) {
-    const std::size_t need = queued_.size() + frame.size();
-    if (need > queued_.capacity()) {
-      // An idle in_flight_ holds nothing worth keeping when room is short.
-      if (!sending_ && in_flight_.empty() && need > room_beside(in_flight_)) release(in_flight_);
-      const std::size_t room = room_beside(in_flight_);
-      if (need > room) return false;
-      queued_.reserve(std::max(need, std::min(2 * queued_.capacity(), room)));
-    }
-    queued_.insert(queued_.end(), frame.begin(), frame.end());
+    if (queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_) return false;
+    queue_.append(frame);
     account_locked();
     return true;
   }
 
-  // Keeps the unsent rest of a frame whose first bytes went out (in_flight_ is idle and empty).
-  // Alone, it may exceed the limit: one frame always can wait; beside queued frames it must fit.
+  // Keeps the unsent rest of a frame whose first bytes went out, ahead of anything queued
+  // meanwhile. Alone, it may exceed the limit: one frame always can wait; beside queued frames it
+  // must fit.
   bool keep_rest_locked(std::span<const std::byte> rest) {
-    GEERPC_ASSERT(in_flight_.empty() && head_ == 0, "frame_writer: a rest goes ahead only of queued frames");
-    if (in_flight_.capacity() < rest.size() || in_flight_.capacity() > room_beside(queued_)) release(in_flight_);
-    if (std::max(in_flight_.capacity(), rest.size()) > room_beside(queued_)) {
-      if (!queued_.empty()) return false;
-      release(queued_);  // only what an empty queue kept from before
-    }
-    in_flight_.assign(rest.begin(), rest.end());
-    head_ = 0;
+    GEERPC_ASSERT(taken_ == 0, "frame_writer: a rest goes ahead only of queued frames");
+    if (!queue_.empty() && queue_.held() + queue_.blocks_for(rest.size()) * queue_.block_size() > max_pending_)
+      return false;
+    queue_.prepend(rest);
     account_locked();
     return true;
-  }
-
-  std::size_t room_beside(const std::vector<std::byte>& other) const noexcept {
-    return other.capacity() < max_pending_ ? max_pending_ - other.capacity() : 0;
   }
 
   // Broken because what waits for the socket would pass max_pending.
@@ -234,11 +222,7 @@ class frame_writer {
   }
   status break_locked() {
     broken_ = true;
-    release(queued_);
-    if (!sending_) {  // a sender still owns in_flight_: it lets go of it when it sees broken_
-      release(in_flight_);
-      head_ = 0;
-    }
+    if (!sending_) queue_.clear();  // a sender still owns its bytes: it lets go once it sees broken_
     account_locked();
     set_want_write(false);
     return status::broken;
@@ -250,11 +234,9 @@ class frame_writer {
     if (want_write_ != nullptr) want_write_(context_, want);
   }
 
-  // Brings held_ (and the owner's total) up to date after the buffers' capacity may have changed.
+  // Brings held_ (and the owner's total) up to date after the queue may have gained or lost blocks.
   void account_locked() noexcept {
-    const std::size_t now = queued_.capacity() + in_flight_.capacity();
-    // Within the limit, but for one frame that waits alone (keep_rest_locked()).
-    GEERPC_ASSERT(now <= max_pending_ || queued_.empty() || in_flight_.empty(), "frame_writer: held past the limit");
+    const std::size_t now = queue_.held();
     if (now == held_) return;
     if (gauge_ != nullptr) {
       if (now > held_)
@@ -267,14 +249,10 @@ class frame_writer {
 
   // Bytes the stream took, 0 when it has no room now (the owner then waits for POLLOUT | wants()
   // and flushes), -1 when the connection is broken. Outside the lock: any thread may write.
-  long send_some(std::span<const std::byte> bytes) noexcept {
+  template <class Bytes>
+  long send_some(Bytes bytes) noexcept {
     const io_result r = stream_.write_some(bytes);
     return r.status == io_status::closed ? -1 : static_cast<long>(r.bytes);
-  }
-
-  static void release(std::vector<std::byte>& buffer) noexcept { std::vector<std::byte>().swap(buffer); }
-  static void release_if_large(std::vector<std::byte>& buffer) noexcept {
-    if (buffer.empty() && buffer.capacity() > (64u << 10)) release(buffer);
   }
 
   stream& stream_;
@@ -283,10 +261,9 @@ class frame_writer {
   void* const context_;
   memory_gauge* gauge_;  // null once detached (detach_gauge)
   mutable std::mutex mutex_;
-  std::vector<std::byte> queued_;      // waiting to be sent, in order, after in_flight_
-  std::vector<std::byte> in_flight_;   // being sent by the current sender, outside the lock, from head_
-  std::size_t head_ = 0;               // in_flight_'s bytes before this have been sent
-  std::size_t held_ = 0;               // queued_.capacity() + in_flight_.capacity()
+  chunk_queue queue_;                  // waiting to be sent, in order
+  std::size_t taken_ = 0;              // queue_'s first bytes, which the sender is sending outside the lock
+  std::size_t held_ = 0;               // queue_.held(), as counted on the gauge
   clock::time_point stalled_since_{};  // meaningful while want_write_now_
   bool sending_ = false;
   bool want_write_now_ = false;

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <ctime>
@@ -416,6 +417,20 @@ inline unique_fd connect_before(const endpoint& e, const std::optional<clock::ti
 inline long send_some(int fd, const void* data, std::size_t size) noexcept {
   for (;;) {
     const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return static_cast<long>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return -1;
+  }
+}
+
+// The same, for several buffers sent as one (sendmsg): bytes sent from their concatenation.
+inline long send_some(int fd, const ::iovec* parts, std::size_t count) noexcept {
+  ::msghdr message{};
+  message.msg_iov = const_cast<::iovec*>(parts);
+  message.msg_iovlen = count;
+  for (;;) {
+    const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n >= 0) return static_cast<long>(n);
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;

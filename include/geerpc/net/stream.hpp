@@ -62,6 +62,19 @@ class stream {
     return {io_status::data, static_cast<std::size_t>(sent)};
   }
 
+  // Several buffers, written as their concatenation would be: one system call on a plain socket;
+  // through a session, one write each until one takes less than all of its bytes.
+  io_result write_some(std::span<const ::iovec> parts) noexcept {
+    if (session_ != nullptr) [[unlikely]]
+      return session_write(parts);
+    std::size_t total = 0;
+    for (const ::iovec& part : parts) total += part.iov_len;
+    const long sent = send_some(fd_.get(), parts.data(), parts.size());
+    if (sent < 0) return {io_status::closed, 0};
+    if (sent == 0 && total != 0) return {io_status::would_block, 0};
+    return {io_status::data, static_cast<std::size_t>(sent)};
+  }
+
   bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
   short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
@@ -88,6 +101,17 @@ class stream {
   }
   [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const std::byte> data) noexcept {
     return session_->write(data);
+  }
+
+  [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const ::iovec> parts) noexcept {
+    io_result all{io_status::data, 0};
+    for (const ::iovec& part : parts) {
+      const io_result r = session_->write(std::span(static_cast<const std::byte*>(part.iov_base), part.iov_len));
+      all.bytes += r.bytes;
+      if (r.status != io_status::data) return all.bytes != 0 ? all : r;
+      if (r.bytes < part.iov_len) break;
+    }
+    return all;
   }
 
   unique_fd fd_;

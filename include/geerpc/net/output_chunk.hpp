@@ -1,0 +1,106 @@
+// geerpc: the blocks a writer's queue is made of (net/chunk_queue.hpp), and where they come from:
+// the allocator, through a small free list the whole process shares.
+//
+// What fixed-size blocks trade. A queue grown by doubling left each outgrown buffer in the malloc
+// arena of the thread that grew it, where nothing of the next, larger size could reuse it: the
+// server's memory followed the sum of all those buffers, not what it held. A block freed is the size
+// of every other block, so the next block taken reuses it. Blocks are taken on handler threads and
+// given back on whichever thread sends them, though, and a block given back to malloc stays in the
+// arena of the thread that took it until that thread takes another. The free list, shared by every
+// thread and bounded (`kept_most` blocks), makes most blocks go round through it instead, from
+// whoever sent them to whoever queues next; it keeps that much memory for the life of the process
+// once used, and beyond it the arenas keep what their threads freed, in blocks their next queue
+// reuses. Pages mapped per block would leave nothing behind, but unmapping a page shared by threads
+// costs a TLB shootdown, hundreds of microseconds on these VMs, on every block sent.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+
+#include "../config.hpp"
+#include "../detail/assert.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// One block: this header, then its bytes. Bytes [begin, end) of data() wait to be sent.
+struct output_chunk {
+  static constexpr std::size_t header = 64;  // keeps data() on a cache line of its own
+  output_chunk* next = nullptr;
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+
+  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this) + header; }
+};
+static_assert(sizeof(output_chunk) <= output_chunk::header);
+
+class chunk_pool {
+ public:
+  // The standard block: what a writer whose limit allows it uses, and what the free list keeps.
+  static constexpr std::size_t standard = 64u << 10;
+  // The smallest block: a writer's limit below it still lets it queue one.
+  static constexpr std::size_t smallest = 1u << 10;
+  // Blocks kept for reuse, for the whole process: 2 MiB.
+  static constexpr std::size_t kept_most = 32;
+
+  // The block size for a writer that may hold `limit` bytes: the standard one, or the largest power
+  // of two within a smaller limit.
+  static constexpr std::size_t block_size(std::size_t limit) noexcept {
+    return std::clamp(std::bit_floor(std::max<std::size_t>(limit, 1)), smallest, standard);
+  }
+
+  // The one free list of the process. Never destroyed: a writer may give a block back during static
+  // destruction.
+  static chunk_pool& shared() noexcept {
+    alignas(chunk_pool) static std::byte storage[sizeof(chunk_pool)];
+    static chunk_pool* const pool = ::new (storage) chunk_pool();
+    return *pool;
+  }
+
+  // An empty block of `size` bytes (header included). Throws std::bad_alloc.
+  output_chunk* take(std::size_t size) {
+    if (size == standard) {
+      std::lock_guard lock(mutex_);
+      if (output_chunk* const c = free_) {
+        free_ = c->next;
+        --kept_;
+        return ::new (c) output_chunk();  // as new: no bytes, no next
+      }
+    }
+    return ::new (allocate(size)) output_chunk();
+  }
+  // Takes back a block take(size) gave.
+  void give(output_chunk* c, std::size_t size) noexcept {
+    GEERPC_ASSERT(c != nullptr, "chunk_pool: a block to give back");
+    if (size == standard) {
+      std::lock_guard lock(mutex_);
+      if (kept_ < kept_most) {
+        c->next = free_;
+        free_ = c;
+        ++kept_;
+        return;
+      }
+    }
+    release(c);
+  }
+
+ private:
+  chunk_pool() = default;
+
+  static void* allocate(std::size_t size) { return ::operator new(size); }
+  static void release(output_chunk* c) noexcept {
+    c->~output_chunk();
+    ::operator delete(static_cast<void*>(c));
+  }
+
+  std::mutex mutex_;
+  output_chunk* free_ = nullptr;  // a stack of blocks of the standard size, linked through next
+  std::size_t kept_ = 0;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
