@@ -44,6 +44,7 @@
 #include "../wire/frame.hpp"
 #include "../wire/handshake.hpp"
 #include "../wire/metadata.hpp"
+#include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
 #include "http_door.hpp"
@@ -88,7 +89,7 @@ struct server_request {
   std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
 };
 
-class server_connection : public std::enable_shared_from_this<server_connection> {
+class server_connection final : public std::enable_shared_from_this<server_connection>, public listed_connection {
  public:
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()); `poller_fd` is the transport's epoll set,
@@ -105,7 +106,7 @@ class server_connection : public std::enable_shared_from_this<server_connection>
         id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
         peer_(peer_text(stream_.fd())) {
     std::lock_guard lock(context_.connections_mutex);
-    registry_index_ = context_.connections.size();
+    registry_index = context_.connections.size();
     context_.connections.push_back(this);
   }
   // The last thing it does with the server's context is to leave its list: once that list is
@@ -114,37 +115,21 @@ class server_connection : public std::enable_shared_from_this<server_connection>
     writer_.detach_gauge();
     std::lock_guard lock(context_.connections_mutex);
     auto& all = context_.connections;
-    GEERPC_ASSERT(registry_index_ < all.size() && all[registry_index_] == this,
+    GEERPC_ASSERT(registry_index < all.size() && all[registry_index] == this,
                   "server: a connection is listed where it says it is");
-    all[registry_index_] = all.back();
-    all[registry_index_]->registry_index_ = registry_index_;
+    all[registry_index] = all.back();
+    all[registry_index]->registry_index = registry_index;
     all.pop_back();
     if (all.empty()) context_.connections_gone.notify_all();  // under the lock: the server may go next
   }
 
-  // What the debug page shows of a connection. Called with context().connections_mutex held.
-  struct view {
-    std::string peer;
-    clock::time_point opened;
-    clock::time_point last_activity;  // the last bytes read, or reply sent
-    std::size_t inflight = 0;
-    std::size_t pending_output = 0;  // memory held for replies not sent yet
-  };
-  view describe() const {
-    view v{peer_, opened_, clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed))), 0,
-           writer_.held()};
+  // What the debug page shows of it (listed_connection). Called with context().connections_mutex held.
+  connection_view describe() const override {
+    connection_view v{peer_, opened_,
+                      clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed))), 0,
+                      writer_.held()};
     v.inflight = inflight();
     return v;
-  }
-  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
-  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
-  template <class F>
-  void for_each_request(F&& f) const {
-    std::lock_guard lock(inflight_mutex_);
-    inflight_.for_each([&](std::uint64_t, server_request* request) {
-      f(*request->handler, request->arrived,
-        clock::time_point(clock::duration(request->started_ns.load(std::memory_order_relaxed))));
-    });
   }
 
   server_connection(const server_connection&) = delete;
@@ -429,6 +414,14 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   }
 
  private:
+  void visit_requests(request_visitor visit, void* visitor) const override {
+    std::lock_guard lock(inflight_mutex_);
+    inflight_.for_each([&](std::uint64_t, server_request* request) {
+      visit(visitor, *request->handler, request->arrived,
+            clock::time_point(clock::duration(request->started_ns.load(std::memory_order_relaxed))));
+    });
+  }
+
   // Whoever moves the request from running to answered writes its one response; everyone else
   // must find it answered.
   static bool claim(server_request& request) noexcept {
@@ -1072,12 +1065,8 @@ class server_connection : public std::enable_shared_from_this<server_connection>
   const std::string peer_;                    // call_context::peer()
   const clock::time_point opened_ = clock::now();
   std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
-  std::size_t registry_index_ = 0;                      // where context_.connections lists it (its connections_mutex)
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-
-// The debug page: it defines what http_door.hpp declares of it, once server_connection is complete.
-#include "debug_page.hpp"
