@@ -1,11 +1,14 @@
-// geerpc: one accepted connection and the requests in flight on it: the part of the server both
-// transport policies share. A transport decides which thread reads and which runs a request; this
-// file decides what reading means (handshake, then frames), how a request is answered exactly once,
-// and how its deadline, a cancel frame or a stopping server reach its handler.
+// geerpc: one accepted connection, the part of the server both transport policies share. A
+// transport decides which thread reads and which runs a request; this file is the wire session:
+// what reading means (the first bytes: the hello, or the HTTP door; then frames), how replies are
+// written, and the stall and write timers. The requests in flight are the request ledger's
+// (request_ledger.hpp: exactly one response, deadlines, cancel, limits, the request pool); this
+// file runs them and sends what the ledger lets it send.
 //
 // Exactly one response: every request has one atomic state. Its handler finishing, its deadline
 // (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
-// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
+// `answered` (request_ledger::claim); only the winner writes a response. A loser's work is dropped
+// without blocking anyone.
 #pragma once
 
 #include <sys/socket.h>
@@ -33,7 +36,6 @@
 #include "../detail/deadline.hpp"
 #include "../detail/duration_text.hpp"
 #include "../detail/scratch.hpp"
-#include "../detail/seq_map.hpp"
 #include "../error.hpp"
 #include "../net/frame_reader.hpp"
 #include "../net/frame_writer.hpp"
@@ -48,46 +50,15 @@
 #include "context.hpp"
 #include "dispatcher.hpp"
 #include "http_door.hpp"
+#include "request_ledger.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-using clock = std::chrono::steady_clock;
-
-class server_connection;
 struct server_frames_tag {};
 // The reply run() builds while the handler runs: a tag of its own, since the handler may meanwhile
 // answer a responder, shut down a server or cancel a call, which build frames with the other.
 struct server_reply_tag {};
-
-struct server_request {
-  static constexpr std::uint8_t running = 0;
-  static constexpr std::uint8_t answered = 1;
-
-  std::shared_ptr<server_connection> connection;
-  const handler_entry* handler = nullptr;
-  std::uint64_t seq = 0;
-  std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
-  std::size_t metadata_size = 0;
-  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
-  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
-  std::atomic<std::uint8_t> state{running};
-  enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
-  deadline_scheduler::timer timer;
-  limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
-  std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
-  // Kept only while the server has interceptors or statistics: when the request arrived, and the
-  // response it got (written by whoever claimed it; read by finish()).
-  clock::time_point arrived{};
-  // With statistics: when a handler thread took it (0: not yet). Atomic: the debug page reads it.
-  std::atomic<clock::rep> started_ns{0};
-  clock::time_point answered_at{};
-  std::uint8_t answered_status = 0;
-  std::string answered_message;
-
-  std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
-  std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
-};
 
 class server_connection final : public std::enable_shared_from_this<server_connection>, public listed_connection {
  public:
@@ -103,6 +74,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
         poller_fd_(poller_fd),
         writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size),
+        ledger_(context),
         id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
         peer_(peer_text(stream_.fd())) {
     std::lock_guard lock(context_.connections_mutex);
@@ -231,7 +203,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   }
 
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
-  // call it holding inflight_mutex_: closing takes that lock.
+  // call it inside the ledger's lock: closing takes that lock.
   void send(std::span<const std::byte> frame, bool hold = false) {
     after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
@@ -244,12 +216,9 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   // errc::going_away. Calls in flight go on. Safe from any thread, repeatable.
   void go_away() {
     std::uint8_t before = 0;
-    {
-      // Under the lock that registers requests: one registered before it counts in flight (the
-      // drain waits for it), one after it is refused.
-      std::lock_guard lock(inflight_mutex_);
-      before = shutdown_state_.fetch_or(draining);
-    }
+    // Under the lock that registers requests: one registered before it counts in flight (the
+    // drain waits for it), one after it is refused.
+    ledger_.exclusive([&] { before = shutdown_state_.fetch_or(draining); });
     if ((before & (draining | hello_replied)) == hello_replied) send_goaway();
   }
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
@@ -258,16 +227,9 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   // errc::aborted and fires its handler's stop_token.
   void abort_inflight() {
     static constexpr std::string_view message = "rpc server: shut down before the call finished";
-    std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> aborted;
-    {
-      std::lock_guard lock(inflight_mutex_);
-      aborted.reserve(inflight_.size());  // before any claim: a claimed request must be answered
-      inflight_.for_each([&](std::uint64_t seq, server_request* request) {
-        if (!claim(*request)) return;
-        if (recording()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
-        aborted.emplace_back(seq, request->stop);
-      });
-    }
+    auto aborted = ledger_.claim_all([&](server_request& request) {
+      if (recording()) record(request, static_cast<std::uint8_t>(errc::aborted), message);
+    });
     for (auto& [seq, stop] : aborted) {
       if (stop) stop->request_stop();
       answer_now(seq, errc::aborted, message);
@@ -301,20 +263,10 @@ class server_connection final : public std::enable_shared_from_this<server_conne
 
   // Stop callbacks run inline in request_stop(): they are called with no lock of ours held.
   void stop_handlers() {
-    std::vector<std::stop_source> sources;
-    {
-      std::lock_guard lock(inflight_mutex_);
-      inflight_.for_each([&](std::uint64_t, server_request* request) {
-        if (request->stop) sources.push_back(*request->stop);
-      });
-    }
-    for (auto& source : sources) source.request_stop();
+    for (auto& source : ledger_.stop_sources()) source.request_stop();
   }
 
-  std::size_t inflight() const {
-    std::lock_guard lock(inflight_mutex_);
-    return inflight_.size();
-  }
+  std::size_t inflight() const { return ledger_.size(); }
 
   // Runs a request's handler unless the request was already answered (timed out or canceled while
   // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
@@ -324,7 +276,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   static void run(server_request* request, bool hold = false) {
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
-    self.release_queued(*request);  // it no longer waits
+    self.ledger_.release_queued(*request);  // it no longer waits
     if (self.context_.stats) self.started(*request);
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
@@ -380,57 +332,28 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     GEERPC_ASSERT(request->connection != nullptr, "server: a request is finished exactly once");
     // First the timer: once cancel() returns no deadline callback runs, and those read
     // request->connection.
-    if (request->timer_limit != server_request::limit::none)
-      request->connection->context_.scheduler->cancel(request->timer);
+    request->connection->ledger_.cancel_deadline(*request);
     // Then the statistics and the interceptors' `after`, which read what the answer's claimer
     // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
-    // inflight_mutex_.
+    // the ledger's lock.
     if (request->connection->recording()) request->connection->report(*request);
     // This may be the connection's last reference, and the request may go back into the
     // connection's pool.
     std::shared_ptr<server_connection> connection = std::move(request->connection);
     server_context& context = connection->context_;
-    {
-      server_connection& self = *connection;
-      self.release_queued(*request);  // if it never ran
-      std::lock_guard lock(self.inflight_mutex_);
-      server_request* const registered = self.inflight_.erase(request->seq);
-      GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
-      self.recycle(request);
-    }
-    connection.reset();  // before the count below: a stopping server waits for it, then goes
-    // Last: a stop() waiting for the count (a responder's request finishes on any thread) may free
-    // the context as soon as it reads 0. While draining, the count drops under the lock its waiter
-    // reads it under, and the waiter is woken; otherwise it looks again within a few milliseconds.
-    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
-      std::lock_guard lock(context.drain_mutex);
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-      context.drained.notify_all();
-    } else {
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    }
+    connection->ledger_.retire(request);
+    connection.reset();              // before the count below: a stopping server waits for it, then goes
+    request_ledger::leave(context);  // last: the context may go once it is counted out
   }
 
  private:
   void visit_requests(request_visitor visit, void* visitor) const override {
-    std::lock_guard lock(inflight_mutex_);
-    inflight_.for_each([&](std::uint64_t, server_request* request) {
-      visit(visitor, *request->handler, request->arrived,
-            clock::time_point(clock::duration(request->started_ns.load(std::memory_order_relaxed))));
+    ledger_.for_each([&](const server_request& request) {
+      visit(visitor, *request.handler, request.arrived,
+            clock::time_point(clock::duration(request.started_ns.load(std::memory_order_relaxed))));
     });
   }
-
-  // Whoever moves the request from running to answered writes its one response; everyone else
-  // must find it answered.
-  static bool claim(server_request& request) noexcept {
-    std::uint8_t expected = server_request::running;
-    if (request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel))
-      return true;
-    GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
-    return false;
-  }
+  static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
 
   // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
   // outcome's error instead, if this request is still unanswered.
@@ -522,12 +445,10 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   // claimed here first (its connection closed, or the server stopped): no cancel frame can answer
   // it afterwards.
   void report(server_request& request) {
-    {
-      std::lock_guard lock(inflight_mutex_);
-      if (claim(request))
-        record(request, static_cast<std::uint8_t>(errc::connection_closed),
-               "rpc server: the connection closed before the call was answered");
-    }
+    ledger_.claim_for_end(request, [](server_request& claimed) {
+      record(claimed, static_cast<std::uint8_t>(errc::connection_closed),
+             "rpc server: the connection closed before the call was answered");
+    });
     if (context_.stats) count(request);
     if (!intercepted()) return;
     const call_context context = context_of(request);
@@ -605,8 +526,8 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     if (!intercepted()) return;
     std::optional<clock::time_point> deadline;
     if (frame.header.budget_us > 0)
-      deadline =
-          saturating_deadline(clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, max_budget_us)));
+      deadline = saturating_deadline(
+          clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
     const call_context context(
         {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
     notify_after(context, static_cast<std::uint8_t>(code), message, clock::duration::zero());
@@ -713,131 +634,26 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
                                           frame.metadata.size() + frame.body.size());
 
-    server_request* request = nullptr;
-    std::optional<errc> refused;
-    const char* busy_reason = nullptr;
-    limit_kind limit = limit_kind::count;  // which limit answered busy
-    {
-      std::lock_guard lock(inflight_mutex_);
-      // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
-      // exactly the body's size when that is more.
-      const std::size_t bytes =
-          std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
-      if (going_away()) {  // go_away() sets it under this lock
-        refused = errc::going_away;
-      } else if (inflight_.find(seq) != nullptr) {
-        refused = errc::protocol_error;
-      } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
-        refused = errc::busy;
-        busy_reason = "rpc server: too many requests in flight";
-        limit = limit_kind::inflight_per_connection;
-      } else if (!context_.try_acquire_inflight()) {
-        refused = errc::busy;
-        busy_reason = "rpc server: too many requests in flight";
-        limit = limit_kind::inflight;
-      } else if (!try_queue_bytes(bytes, limit)) {  // refused before the body is copied
-        context_.inflight.fetch_sub(1, std::memory_order_relaxed);
-        refused = errc::busy;
-        busy_reason = "rpc server: too many request bytes waiting";
-      } else {
-        request = fresh_request();
-        request->connection = shared_from_this();
-        request->handler = handler;
-        request->seq = seq;
-        request->argument.assign(kept.begin(), kept.end());
-        request->metadata_size = frame.metadata.size();
-        request->queued_bytes = bytes;
-        if (recording()) request->arrived = clock::now();
-        if (handler->takes_stop_token) request->stop.emplace();
-        const bool inserted = inflight_.insert(seq, request);
-        GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
-      }
+    using verdict = request_ledger::admission::verdict;
+    const request_ledger::admission admitted = ledger_.admit(
+        seq, *handler, kept, frame.metadata.size(), recording(), [this] { return going_away(); },
+        [this] { return shared_from_this(); });
+    switch (admitted.outcome) {
+      case verdict::registered:
+        break;
+      case verdict::duplicate_seq:
+        // Two requests with one seq could never get one response each that the client can tell
+        // apart: the client is broken, and so is the stream.
+        return close();
+      case verdict::busy:
+        if (context_.stats) context_.stats->turned_away(admitted.limit);
+        return refuse(frame, true, errc::busy, admitted.busy_reason);
+      case verdict::going_away:  // go_away() sets it under the ledger's lock
+        return refuse(frame, true, errc::going_away, going_away_message);
     }
-    // Two requests with one seq could never get one response each that the client can tell apart:
-    // the client is broken, and so is the stream.
-    if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) {
-      if (context_.stats) context_.stats->turned_away(limit);
-      return refuse(frame, true, errc::busy, busy_reason);
-    }
-    if (refused == errc::going_away) return refuse(frame, true, errc::going_away, going_away_message);
-    schedule_deadline(*request, frame.header.budget_us);
-    ready.push_back(request);
+    ledger_.schedule_deadline(*admitted.request, frame.header.budget_us, handle_timeout_, &on_request_deadline);
+    ready.push_back(admitted.request);
   }
-
-  // Counts the bytes of a request about to wait for a handler, if this connection and the server
-  // have room for them. Called with inflight_mutex_ held, which makes this the only place that
-  // adds to queued_bytes_; run() and finish() take them off without it.
-  // On a refusal, `limit` says which limit refused.
-  bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
-    if (bytes == 0) return true;
-    const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
-      limit = limit_kind::queued_bytes_per_connection;
-      return false;
-    }
-    if (!context_.try_queue_bytes(bytes)) {
-      limit = limit_kind::queued_bytes;
-      return false;
-    }
-    queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-    return true;
-  }
-  void release_queued(server_request& request) noexcept {
-    if (request.queued_bytes == 0) return;
-    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
-                  "server: more request bytes released than were counted");
-    request.queued_bytes = 0;
-  }
-
-  // Requests are recycled per connection: once warm, a call allocates no request, and its argument
-  // buffer keeps its capacity. Both called with inflight_mutex_ held.
-  server_request* fresh_request() {
-    if (spare_.empty()) return new server_request;
-    server_request* request = spare_.back().release();
-    spare_.pop_back();
-    GEERPC_ASSERT(
-        request->connection == nullptr && request->state.load(std::memory_order_relaxed) == server_request::running,
-        "server: a recycled request was reset");
-    return request;
-  }
-  void recycle(server_request* request) {
-    std::unique_ptr<server_request> owned(request);
-    // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
-    // buffers kept only by the first few.
-    const std::size_t keep_capacity = spare_.size() < 16 ? (64u << 10) : (4u << 10);
-    if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
-    request->handler = nullptr;
-    request->argument.clear();
-    request->metadata_size = 0;
-    request->answered_status = 0;
-    request->answered_message.clear();
-    request->stop.reset();
-    request->state.store(server_request::running, std::memory_order_relaxed);
-    request->timer_limit = server_request::limit::none;
-    request->caller_deadline.reset();
-    request->started_ns.store(0, std::memory_order_relaxed);
-    spare_.push_back(std::move(owned));
-  }
-
-  // One timer per request, at the earlier of the handle timeout and the caller's deadline.
-  void schedule_deadline(server_request& request, std::uint64_t budget_us) {
-    const auto now = clock::now();
-    std::optional<clock::time_point> handle_deadline, caller_deadline;
-    if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout_);
-    if (budget_us > 0)
-      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
-    request.caller_deadline = caller_deadline;
-    if (!handle_deadline && !caller_deadline) return;
-    const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
-    request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
-                                 &on_request_deadline, &request);
-  }
-
-  static constexpr std::uint64_t max_budget_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
 
   static void on_request_deadline(void* context) {
     auto& request = *static_cast<server_request*>(context);
@@ -855,14 +671,11 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   void on_cancel(std::uint64_t seq) {
     bool won = false;
     std::optional<std::stop_source> stop;  // a copy: the request may finish once the lock is released
-    {
-      std::lock_guard lock(inflight_mutex_);  // keeps the request alive while we claim it
-      if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
-        won = true;
-        stop = request->stop;
-        if (recording()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
-      }
-    }
+    // Under the ledger's lock, which keeps the request alive while we claim it.
+    won = ledger_.claim_seq(seq, [&](server_request& request) {
+      stop = request.stop;
+      if (recording()) record(request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
+    });
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
     if (!won) return;
     if (stop) stop->request_stop();
@@ -1058,14 +871,11 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   std::atomic<std::uint8_t> shutdown_state_{0};
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
-  mutable std::mutex inflight_mutex_;
-  seq_map<server_request> inflight_;
-  std::atomic<std::size_t> queued_bytes_{0};  // of this connection's requests waiting for a handler
-  const std::uint64_t id_;                    // call_context::connection_id()
-  const std::string peer_;                    // call_context::peer()
+  request_ledger ledger_;   // the requests in flight
+  const std::uint64_t id_;  // call_context::connection_id()
+  const std::string peer_;  // call_context::peer()
   const clock::time_point opened_ = clock::now();
   std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
-  std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
 };
 
 }  // namespace detail
