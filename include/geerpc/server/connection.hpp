@@ -3,7 +3,9 @@
 // what reading means (the first bytes: the hello, or the HTTP door; then frames), how replies are
 // written, and the stall and write timers. The requests in flight are the request ledger's
 // (request_ledger.hpp: exactly one response, deadlines, cancel, limits, the request pool); this
-// file runs them and sends what the ledger lets it send.
+// file runs them and sends what the ledger lets it send. What the server watches of its calls
+// (statistics, interceptors, the debug page) it learns through one hook, request_observer
+// (observer.hpp), which costs a branch where none is installed.
 //
 // Exactly one response: every request has one atomic state. Its handler finishing, its deadline
 // (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
@@ -50,6 +52,7 @@
 #include "context.hpp"
 #include "dispatcher.hpp"
 #include "http_door.hpp"
+#include "observer.hpp"
 #include "request_ledger.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -75,6 +78,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
         writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
         reader_(context.options.max_frame_size),
         ledger_(context),
+        observer_(context),
         id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
         peer_(peer_text(stream_.fd())) {
     std::lock_guard lock(context_.connections_mutex);
@@ -135,7 +139,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   // appended to `ready`. Returns false when the connection must be closed.
   bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
     if (closed()) return false;
-    if (context_.stats) touch(clock::now());
+    if (observer_.counting()) touch(clock::now());
     if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
       if (!past_http_door(data)) return !closed();
       const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
@@ -156,8 +160,8 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
     // once and re-arms itself while the frame it finds pending is younger than the limit, so this
     // path costs a clock read, not a timer per read.
-    if (broken != nullptr && context_.stats && std::string_view(broken) == net::frame_reader::too_large)
-      context_.stats->turned_away(limit_kind::frame_size);
+    if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
+      observer_.turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
         partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
@@ -228,7 +232,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   void abort_inflight() {
     static constexpr std::string_view message = "rpc server: shut down before the call finished";
     auto aborted = ledger_.claim_all([&](server_request& request) {
-      if (recording()) record(request, static_cast<std::uint8_t>(errc::aborted), message);
+      observer_.answered(request, static_cast<std::uint8_t>(errc::aborted), message);
     });
     for (auto& [seq, stop] : aborted) {
       if (stop) stop->request_stop();
@@ -277,14 +281,14 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
     self.ledger_.release_queued(*request);  // it no longer waits
-    if (self.context_.stats) self.started(*request);
+    self.observer_.started(*request);
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
       invoke_outcome outcome;
-      if (!self.intercepted() || !self.refused_before(context, outcome)) {
+      if (!self.observer_.refused_before(context, outcome)) {
         const deferred_target later{request, &respond_deferred, &release_deferred, {}};
         outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
         // A handler that took a responder: the responder answers and finishes the request, maybe
@@ -336,7 +340,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     // Then the statistics and the interceptors' `after`, which read what the answer's claimer
     // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
     // the ledger's lock.
-    if (request->connection->recording()) request->connection->report(*request);
+    if (request->connection->observer_.installed()) request->connection->report(*request);
     // This may be the connection's last reference, and the request may go back into the
     // connection's pool.
     std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -369,25 +373,14 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     }
     wire::finish_frame(frame, 0);
     if (claim(request)) {
-      if (recording()) record(request, outcome.status, outcome.message);
+      observer_.answered(request, outcome.status, outcome.message);
       // With interceptors, finish() runs their `after` next: a held reply would wait for it.
-      send(frame, hold && !intercepted());
+      send(frame, hold && !observer_.intercepted());
     }
   }
 
-  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
-  // Whether requests keep their times and outcome: for the interceptors, or the statistics.
-  bool recording() const noexcept { return intercepted() || context_.stats != nullptr; }
-
   void touch(clock::time_point now) noexcept {
     last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-  }
-
-  // A handler thread took the request: how long it waited goes to the statistics.
-  void started(server_request& request) noexcept {
-    const auto now = clock::now();
-    request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-    context_.stats->queue_wait().add(now, now - request.arrived);
   }
 
   // What a handler and the interceptors see of a registered request.
@@ -406,131 +399,29 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     return net::endpoint_text(address, size);
   }
 
-  // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
-  bool refused_before(const call_context& context, invoke_outcome& outcome) const {
-    for (const server_interceptor& interceptor : context_.interceptors) {
-      if (!interceptor.before) continue;
-      std::optional<error> refusal;
-      try {
-        refusal = interceptor.before(context);
-      } catch (const std::exception& e) {
-        refusal = error{make_error_code(errc::remote_error), e.what()};
-      } catch (...) {
-        refusal =
-            error{make_error_code(errc::remote_error), "rpc server: an interceptor threw a non-standard exception"};
-      }
-      if (!refusal) continue;
-      const std::error_code& code = refusal->code;
-      outcome = invoke_outcome::failure(wire_errc(code), !refusal->message.empty() ? std::move(refusal->message)
-                                                         : code                    ? code.message()
-                                                                : "rpc server: the call was refused");
-      return true;
-    }
-    return false;
-  }
-
-  // Keeps the response a request got, for the interceptors' `after` (only while there are any).
-  // noexcept: it runs after a claim, which must always lead to its response and to finish().
-  static void record(server_request& request, std::uint8_t status, std::string_view message) noexcept {
-    request.answered_at = clock::now();
-    request.answered_status = status;
-    try {
-      request.answered_message.assign(message);  // a success has none
-    } catch (...) {                              // no memory for the text: the interceptors see the status alone
-      request.answered_message.clear();
-    }
-  }
-
-  // Calls every interceptor's `after` with the request's outcome. A request nobody answered is
-  // claimed here first (its connection closed, or the server stopped): no cancel frame can answer
-  // it afterwards.
+  // Tells the observer the request is finished. A request nobody answered is claimed here first
+  // (its connection closed, or the server stopped): no cancel frame can answer it afterwards.
   void report(server_request& request) {
-    ledger_.claim_for_end(request, [](server_request& claimed) {
-      record(claimed, static_cast<std::uint8_t>(errc::connection_closed),
-             "rpc server: the connection closed before the call was answered");
+    ledger_.claim_for_end(request, [&](server_request& claimed) {
+      observer_.answered(claimed, static_cast<std::uint8_t>(errc::connection_closed),
+                         "rpc server: the connection closed before the call was answered");
     });
-    if (context_.stats) count(request);
-    if (!intercepted()) return;
-    const call_context context = context_of(request);
-    notify_after(context, request.answered_status, request.answered_message, request.answered_at - request.arrived);
-  }
-
-  std::size_t method_index(const handler_entry& handler) const noexcept {
-    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
-  }
-
-  // Adds a finished request to its method's statistics, and keeps it among the last slow or
-  // failed calls if it is one.
-  void count(const server_request& request) noexcept {
-    server_statistics& stats = *context_.stats;
-    const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
-    method_statistics& method = stats.method(method_index(*request.handler));
-    const std::uint8_t status = request.answered_status;
-    const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
-    if (status == 0)
-      method.successes.fetch_add(1, std::memory_order_relaxed);
-    else
-      method.add_error(status);
-    method.latency.add(now, latency);
-    touch(now);
-    if (status == 0 && !stats.slow(latency)) return;
-    const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
-    const bool ran = started != clock::time_point{};
-    try {
-      stats.keep({std::chrono::system_clock::now(), request.handler->name, peer_,
-                  std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -
-                                                                       request.arrived),
-                  ran ? std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - started)
-                      : std::chrono::nanoseconds{},
-                  latency, status, request.answered_message});
-    } catch (...) {  // no memory for the record: the call is counted all the same
-    }
-  }
-
-  // Counts a request answered without being registered (refuse()).
-  void count_refused(const wire::frame_view& frame, errc code, const std::string& message) noexcept {
-    server_statistics& stats = *context_.stats;
-    const auto status = static_cast<std::uint8_t>(code);
-    try {
-      errc unknown{};
-      std::string why;
-      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
-      (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
-      // A name the server does not serve is the peer's: a bounded part of it is kept.
-      const std::string_view name = frame.text.substr(0, 128);
-      stats.keep({std::chrono::system_clock::now(), std::string(name), peer_, {}, {}, {}, status, message});
-    } catch (...) {
-    }
-  }
-
-  void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
-                    clock::duration took) const noexcept {
-    call_result result;
-    if (status != 0) result.error = make_error_code(static_cast<errc>(status));
-    result.message = message;
-    result.duration = took;
-    for (const server_interceptor& interceptor : context_.interceptors) {
-      if (!interceptor.after) continue;
-      try {
-        interceptor.after(context, result);
-      } catch (...) {  // documented: dropped
-      }
-    }
+    if (observer_.counting()) touch(request.answered_at);
+    observer_.finished(request, peer_, [&] { return context_of(request); });
   }
 
   // Answers a request that is never registered (an unknown method, a type mismatch, bad metadata,
-  // busy), and lets the interceptors see it.
+  // busy), and lets the observer see it.
   void refuse(const wire::frame_view& frame, bool metadata_valid, errc code, const std::string& message) {
     answer_now(frame.header.seq, code, message);
-    if (context_.stats) count_refused(frame, code, message);
-    if (!intercepted()) return;
-    std::optional<clock::time_point> deadline;
-    if (frame.header.budget_us > 0)
-      deadline = saturating_deadline(
-          clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
-    const call_context context(
-        {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
-    notify_after(context, static_cast<std::uint8_t>(code), message, clock::duration::zero());
+    observer_.refused(frame, code, message, peer_, [&] {
+      std::optional<clock::time_point> deadline;
+      if (frame.header.budget_us > 0)
+        deadline = saturating_deadline(
+            clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
+      return call_context(
+          {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
+    });
   }
 
   // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
@@ -626,8 +517,8 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
       return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
     if (!metadata_valid) {
-      if (context_.stats && wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
-        context_.stats->turned_away(limit_kind::metadata_bytes);
+      if (wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
+        observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
     // The metadata block and the arguments follow each other in the frame: they are kept together.
@@ -636,7 +527,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
 
     using verdict = request_ledger::admission::verdict;
     const request_ledger::admission admitted = ledger_.admit(
-        seq, *handler, kept, frame.metadata.size(), recording(), [this] { return going_away(); },
+        seq, *handler, kept, frame.metadata.size(), observer_.installed(), [this] { return going_away(); },
         [this] { return shared_from_this(); });
     switch (admitted.outcome) {
       case verdict::registered:
@@ -646,7 +537,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
         // apart: the client is broken, and so is the stream.
         return close();
       case verdict::busy:
-        if (context_.stats) context_.stats->turned_away(admitted.limit);
+        observer_.turned_away(admitted.limit);
         return refuse(frame, true, errc::busy, admitted.busy_reason);
       case verdict::going_away:  // go_away() sets it under the ledger's lock
         return refuse(frame, true, errc::going_away, going_away_message);
@@ -674,7 +565,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
     // Under the ledger's lock, which keeps the request alive while we claim it.
     won = ledger_.claim_seq(seq, [&](server_request& request) {
       stop = request.stop;
-      if (recording()) record(request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
+      observer_.answered(request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
     });
     // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
     if (!won) return;
@@ -690,7 +581,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   // answer goes out before them.
   void answer_error(server_request& request, errc code, const std::string& message) {
     if (!claim(request)) return;
-    if (recording()) record(request, static_cast<std::uint8_t>(code), message);
+    observer_.answered(request, static_cast<std::uint8_t>(code), message);
     const std::shared_ptr<server_connection> keep = shared_from_this();
     std::optional<std::stop_source> stop = request.stop;
     answer_now(request.seq, code, message);
@@ -781,9 +672,9 @@ class server_connection final : public std::enable_shared_from_this<server_conne
       self.stall_armed_.store(false, std::memory_order_relaxed);
     }
     if (!guard) return;
-    if (self.context_.stats && !self.closed())
-      self.context_.stats->turned_away(self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout
-                                                                                     : limit_kind::handshake_timeout);
+    if (!self.closed())
+      self.observer_.turned_away(self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout
+                                                                               : limit_kind::handshake_timeout);
     self.close();
   }
 
@@ -795,7 +686,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   // disarmed the same way, by close().
   void after_write(net::frame_writer::status status) {
     if (status == net::frame_writer::status::broken) {
-      if (context_.stats && !closed() && writer_.overflowed()) context_.stats->turned_away(limit_kind::pending_output);
+      if (!closed() && writer_.overflowed()) observer_.turned_away(limit_kind::pending_output);
       close();
     } else if (status == net::frame_writer::status::pending)
       arm_write_timer();
@@ -839,7 +730,7 @@ class server_connection final : public std::enable_shared_from_this<server_conne
       guard.swap(self.write_guard_);
     }
     if (!expired) return;
-    if (self.context_.stats) self.context_.stats->turned_away(limit_kind::write_timeout);
+    self.observer_.turned_away(limit_kind::write_timeout);
     self.close();
   }  // `guard` goes here: it may be the connection's last reference
 
@@ -871,9 +762,10 @@ class server_connection final : public std::enable_shared_from_this<server_conne
   std::atomic<std::uint8_t> shutdown_state_{0};
   std::atomic<clock::rep> partial_since_ns_{
       0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
-  request_ledger ledger_;   // the requests in flight
-  const std::uint64_t id_;  // call_context::connection_id()
-  const std::string peer_;  // call_context::peer()
+  request_ledger ledger_;            // the requests in flight
+  const request_observer observer_;  // statistics, interceptors
+  const std::uint64_t id_;           // call_context::connection_id()
+  const std::string peer_;           // call_context::peer()
   const clock::time_point opened_ = clock::now();
   std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
 };
