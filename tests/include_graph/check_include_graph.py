@@ -142,7 +142,7 @@ def main():
     for failure in failures:
         print("FAIL: " + failure)
     if not failures:
-        print(f"include graph: {len(graph)} headers, no cycle; {', '.join(CLIENT_HEADERS)} reach no server part")
+        print(f"include graph: {len(graph)} headers, no cycle; client-only headers ({', '.join(CLIENT_HEADERS)}) reach no server part")
     return 1 if failures else 0
 
 
