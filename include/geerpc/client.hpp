@@ -697,5 +697,5 @@ GEERPC_END_NAMESPACE
 
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp).
 #if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
-#include "transport/engines.hpp"
+#include "transport/client_engines.hpp"
 #endif

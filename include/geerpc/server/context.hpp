@@ -17,6 +17,7 @@
 #include "../interceptor.hpp"
 #include "../net/memory_gauge.hpp"
 #include "../options.hpp"
+#include "connection_view.hpp"
 #include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -24,7 +25,6 @@ namespace detail {
 
 class dispatcher;          // server/dispatcher.hpp
 class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
-class server_connection;   // server/connection.hpp
 
 // The handler pool as its engine sees it, for the debug page.
 struct pool_view {
@@ -62,7 +62,7 @@ struct server_context {
   // when destroyed, under connections_mutex. Lock order: connections_mutex before a connection's
   // own locks; nothing holding a connection's lock takes it.
   mutable std::mutex connections_mutex;
-  std::vector<server_connection*> connections;
+  std::vector<listed_connection*> connections;
   std::condition_variable connections_gone;  // notified when the last connection is destroyed
 
   // Waits until every connection has been destroyed: the last reference to one may be dropped by

@@ -25,7 +25,7 @@
 
 #include "../config.hpp"
 #include "../detail/duration_text.hpp"
-#include "connection.hpp"
+#include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
 #include "statistics.hpp"
@@ -204,8 +204,8 @@ struct debug_snapshot {
     {
       std::lock_guard lock(context.connections_mutex);
       connection_count = context.connections.size();
-      for (const server_connection* connection : context.connections) {
-        const server_connection::view v = connection->describe();
+      for (const listed_connection* connection : context.connections) {
+        const connection_view v = connection->describe();
         if (connections.size() < max_connection_rows) {
           connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
           if (statistics) row.idle = at - v.last_activity;

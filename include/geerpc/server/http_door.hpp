@@ -21,14 +21,10 @@
 #include "../config.hpp"
 #include "../wire/http.hpp"
 #include "context.hpp"
+#include "debug_page.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-
-// The debug page (as HTML, or as JSON): server/debug_page.hpp, which server/connection.hpp
-// includes once the connections it describes are a complete type.
-inline std::string debug_page_html(const server_context& context);
-inline std::string debug_page_json(const server_context& context);
 
 class http_door {
  public:
@@ -108,7 +104,3 @@ class http_door {
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-
-// The connection it serves, and with it the debug page's definition (for a reader that includes
-// this header first).
-#include "connection.hpp"

@@ -28,11 +28,12 @@
 #include "../context.hpp"
 #include "../error.hpp"
 #include "../options.hpp"
-#include "../server/context.hpp"
 #include "fwd.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
+
+struct server_context;  // server/context.hpp: basic_server's, which a program that only calls never sees
 
 // What runs once an asynchronous call is complete (a callback's holder, a suspended coroutine):
 // on the thread that completed it, after the call is done, with no lock held. It may destroy the

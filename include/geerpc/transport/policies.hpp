@@ -4,6 +4,7 @@
 
 #include "../config.hpp"
 #include "../tuning/automatic.hpp"
+#include "../tuning/automatic_server.hpp"
 #include "../tuning/none.hpp"
 #include "blocking/client.hpp"
 #include "blocking/server.hpp"

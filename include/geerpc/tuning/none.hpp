@@ -14,10 +14,14 @@
 #include "../config.hpp"
 #include "../net/frame_writer.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
-#include "../server/connection.hpp"
 #include "settings.hpp"
 
 GEERPC_BEGIN_NAMESPACE
+namespace detail {
+struct server_request;    // server/connection.hpp
+class server_connection;  // server/connection.hpp
+}  // namespace detail
+
 namespace tuning {
 
 // What a client engine hands its hooks: its writer, the scheduler, the user's knobs, and how to

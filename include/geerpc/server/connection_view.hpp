@@ -1,0 +1,65 @@
+// geerpc: a connection as the debug page sees it, without its type: what it says of itself and of
+// the requests in flight on it. server_context lists every connection alive by this face, so that
+// the page (debug_page.hpp) reads them without including the connection (connection.hpp), which
+// serves the page through its HTTP door.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "../config.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct handler_entry;  // server/dispatcher.hpp
+
+// What the debug page shows of a connection.
+struct connection_view {
+  using clock = std::chrono::steady_clock;
+  std::string peer;
+  clock::time_point opened;
+  clock::time_point last_activity;  // the last bytes read, or reply sent
+  std::size_t inflight = 0;
+  std::size_t pending_output = 0;  // memory held for replies not sent yet
+};
+
+// A connection listed in server_context::connections. Its two calls are the debug page's, made
+// with the context's connections_mutex held; they are virtual because the page is their only
+// caller: no request pays for them.
+class listed_connection {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  virtual connection_view describe() const = 0;
+
+  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
+  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
+  template <class F>
+  void for_each_request(F&& f) const {
+    visit_requests(
+        [](void* visitor, const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+          (*static_cast<std::remove_reference_t<F>*>(visitor))(handler, arrived, started);
+        },
+        &f);
+  }
+
+  // Where server_context::connections lists it (under its connections_mutex).
+  std::size_t registry_index = 0;
+
+ protected:
+  using request_visitor = void (*)(void* visitor, const handler_entry& handler, clock::time_point arrived,
+                                   clock::time_point started);
+  virtual void visit_requests(request_visitor visit, void* visitor) const = 0;
+
+  listed_connection() = default;
+  listed_connection(const listed_connection&) = default;
+  listed_connection& operator=(const listed_connection&) = default;
+  ~listed_connection() = default;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

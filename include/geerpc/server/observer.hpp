@@ -1,0 +1,187 @@
+// geerpc: what a server watches of its calls besides answering them. The connection (connection.hpp)
+// calls one hook, request_observer, at each point of a request's life: when it is registered
+// (arrival), when a handler thread takes it (start), before its handler (the interceptors' say),
+// when it is answered, when it is finished (end), and when a call or a connection is refused or
+// turned away by a limit. Behind it plug the statistics (statistics.hpp), the interceptors
+// (interceptor.hpp), and through both the debug page (debug_page.hpp), which reads the statistics
+// and the times kept here.
+//
+// With neither statistics nor interceptors (the default), each hook is one branch on the server's
+// context and nothing else: no clock read, no allocation, no virtual call.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "../call_context.hpp"
+#include "../config.hpp"
+#include "../error.hpp"
+#include "../interceptor.hpp"
+#include "../wire/frame.hpp"
+#include "context.hpp"
+#include "dispatcher.hpp"
+#include "request_ledger.hpp"
+#include "statistics.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class request_observer {
+ public:
+  explicit request_observer(const server_context& context) noexcept : context_(context) {}
+
+  // Whether requests keep their times and outcome: for the interceptors, or the statistics.
+  bool installed() const noexcept { return intercepted() || counting(); }
+  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
+  bool counting() const noexcept { return context_.stats != nullptr; }
+
+  // A limit turned something away (statistics.hpp's limit_kind).
+  void turned_away(limit_kind kind) const noexcept {
+    if (counting()) context_.stats->turned_away(kind);
+  }
+
+  // Registered: when it arrived (only with an observer: no clock read otherwise).
+  void arrived(server_request& request) const noexcept {
+    if (installed()) request.arrived = clock::now();
+  }
+
+  // A handler thread took the request: how long it waited goes to the statistics.
+  void started(server_request& request) const noexcept {
+    if (!counting()) return;
+    const auto now = clock::now();
+    request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+    context_.stats->queue_wait().add(now, now - request.arrived);
+  }
+
+  // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
+  bool refused_before(const call_context& context, invoke_outcome& outcome) const {
+    if (!intercepted()) return false;
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.before) continue;
+      std::optional<error> refusal;
+      try {
+        refusal = interceptor.before(context);
+      } catch (const std::exception& e) {
+        refusal = error{make_error_code(errc::remote_error), e.what()};
+      } catch (...) {
+        refusal =
+            error{make_error_code(errc::remote_error), "rpc server: an interceptor threw a non-standard exception"};
+      }
+      if (!refusal) continue;
+      const std::error_code& code = refusal->code;
+      outcome = invoke_outcome::failure(wire_errc(code), !refusal->message.empty() ? std::move(refusal->message)
+                                                         : code                    ? code.message()
+                                                                : "rpc server: the call was refused");
+      return true;
+    }
+    return false;
+  }
+
+  // Whoever claimed the request (request_ledger::claim) keeps the response it got, for finished().
+  // noexcept: it runs after a claim, which must always lead to its response and to finish().
+  void answered(server_request& request, std::uint8_t status, std::string_view message) const noexcept {
+    if (!installed()) return;
+    request.answered_at = clock::now();
+    request.answered_status = status;
+    try {
+      request.answered_message.assign(message);  // a success has none
+    } catch (...) {                              // no memory for the text: the interceptors see the status alone
+      request.answered_message.clear();
+    }
+  }
+
+  // The request is finished, answered by whoever claimed it: its method's statistics, then every
+  // interceptor's `after` with the call_context `context_of()` makes. `peer`: its connection's.
+  template <class ContextOf>
+  void finished(const server_request& request, std::string_view peer, ContextOf&& context_of) const {
+    if (counting()) count(request, peer);
+    if (!intercepted()) return;
+    notify_after(context_of(), request.answered_status, request.answered_message,
+                 request.answered_at - request.arrived);
+  }
+
+  // A request answered without being registered (an unknown method, a type mismatch, bad
+  // metadata, busy, going away): counted, and seen by the interceptors' `after` through the
+  // call_context `context_of()` makes.
+  template <class ContextOf>
+  void refused(const wire::frame_view& frame, errc code, const std::string& message, std::string_view peer,
+               ContextOf&& context_of) const {
+    if (counting()) count_refused(frame, code, message, peer);
+    if (!intercepted()) return;
+    notify_after(context_of(), static_cast<std::uint8_t>(code), message, clock::duration::zero());
+  }
+
+ private:
+  std::size_t method_index(const handler_entry& handler) const noexcept {
+    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
+  }
+
+  // Adds a finished request to its method's statistics, and keeps it among the last slow or
+  // failed calls if it is one.
+  void count(const server_request& request, std::string_view peer) const noexcept {
+    server_statistics& stats = *context_.stats;
+    const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
+    method_statistics& method = stats.method(method_index(*request.handler));
+    const std::uint8_t status = request.answered_status;
+    const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
+    if (status == 0)
+      method.successes.fetch_add(1, std::memory_order_relaxed);
+    else
+      method.add_error(status);
+    method.latency.add(now, latency);
+    if (status == 0 && !stats.slow(latency)) return;
+    const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
+    const bool ran = started != clock::time_point{};
+    try {
+      stats.keep({std::chrono::system_clock::now(), request.handler->name, std::string(peer),
+                  std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -
+                                                                       request.arrived),
+                  ran ? std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - started)
+                      : std::chrono::nanoseconds{},
+                  latency, status, request.answered_message});
+    } catch (...) {  // no memory for the record: the call is counted all the same
+    }
+  }
+
+  // Counts a request answered without being registered (refused()).
+  void count_refused(const wire::frame_view& frame, errc code, const std::string& message,
+                     std::string_view peer) const noexcept {
+    server_statistics& stats = *context_.stats;
+    const auto status = static_cast<std::uint8_t>(code);
+    try {
+      errc unknown{};
+      std::string why;
+      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
+      (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
+      // A name the server does not serve is the peer's: a bounded part of it is kept.
+      const std::string_view name = frame.text.substr(0, 128);
+      stats.keep({std::chrono::system_clock::now(), std::string(name), std::string(peer), {}, {}, {}, status, message});
+    } catch (...) {
+    }
+  }
+
+  void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
+                    clock::duration took) const noexcept {
+    call_result result;
+    if (status != 0) result.error = make_error_code(static_cast<errc>(status));
+    result.message = message;
+    result.duration = took;
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.after) continue;
+      try {
+        interceptor.after(context, result);
+      } catch (...) {  // documented: dropped
+      }
+    }
+  }
+
+  const server_context& context_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

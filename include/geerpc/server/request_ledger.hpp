@@ -1,0 +1,330 @@
+// geerpc: the requests in flight on one server connection, and the rule that each gets exactly one
+// response. The connection's wire session (connection.hpp) reads frames and writes replies; this
+// ledger decides which request may be registered (the in-flight and queued-bytes limits, a seq
+// not in use, no shutdown begun), who may answer it (claim), when its deadline fires, and gives it
+// back to a small pool once it is finished. It does no I/O.
+//
+// A request's life: admit() registers it (running); the handler's answer, its deadline, a cancel
+// frame, a shutdown's abort or its connection's end race to claim() it (running -> answered), and
+// only the winner writes its response; finish() (connection.hpp) then cancels its deadline and
+// retire()s it here, once, whoever won.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../detail/assert.hpp"
+#include "../detail/deadline.hpp"
+#include "../detail/seq_map.hpp"
+#include "../scheduler/deadline_scheduler.hpp"
+#include "context.hpp"
+#include "dispatcher.hpp"
+#include "statistics.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+using clock = std::chrono::steady_clock;
+
+class server_connection;
+
+struct server_request {
+  static constexpr std::uint8_t running = 0;
+  static constexpr std::uint8_t answered = 1;
+
+  std::shared_ptr<server_connection> connection;  // set while registered: finish() takes it
+  const handler_entry* handler = nullptr;
+  std::uint64_t seq = 0;
+  std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
+  std::size_t metadata_size = 0;
+  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
+  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
+  // The exactly-once rule: claim() moves it from running to answered with acq_rel, so that the
+  // winner sees the request as it was registered and a loser's acquire load sees the claim.
+  std::atomic<std::uint8_t> state{running};
+  enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
+  deadline_scheduler::timer timer;
+  limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // Kept only while the server has an observer (observer.hpp): when the request arrived, and the
+  // response it got (written by whoever claimed it; read by finish()).
+  clock::time_point arrived{};
+  // With statistics: when a handler thread took it (0: not yet). Atomic (relaxed: a gauge) because
+  // the debug page reads it while the handler thread writes it.
+  std::atomic<clock::rep> started_ns{0};
+  clock::time_point answered_at{};
+  std::uint8_t answered_status = 0;
+  std::string answered_message;
+
+  std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
+  std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
+};
+
+class request_ledger {
+ public:
+  static constexpr std::uint64_t max_budget_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
+
+  explicit request_ledger(server_context& context) noexcept : context_(context) {}
+  request_ledger(const request_ledger&) = delete;
+  request_ledger& operator=(const request_ledger&) = delete;
+
+  // Whoever moves the request from running to answered writes its one response; everyone else
+  // must find it answered.
+  static bool claim(server_request& request) noexcept {
+    std::uint8_t expected = server_request::running;
+    if (request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel))
+      return true;
+    GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
+    return false;
+  }
+
+  // What admit() decided.
+  struct admission {
+    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy };
+    verdict outcome = verdict::registered;
+    server_request* request = nullptr;     // registered: the request, running
+    const char* busy_reason = nullptr;     // busy: the caller's error text
+    limit_kind limit = limit_kind::count;  // busy: which limit answered
+  };
+
+  // Registers a request for `handler` whose metadata block and arguments are `kept` (the block
+  // first, `metadata_size` bytes), unless a shutdown has begun (`going_away()`, asked under the
+  // lock that go_away's exclusive() takes), its seq is in use, or a limit is reached. `owner()`
+  // gives the connection's reference the request holds until it is finished. With `keep_times`
+  // (an observer is installed), its arrival is noted.
+  template <class GoingAway, class Owner>
+  admission admit(std::uint64_t seq, const handler_entry& handler, std::span<const std::byte> kept,
+                  std::size_t metadata_size, bool keep_times, GoingAway&& going_away, Owner&& owner) {
+    admission out;
+    std::lock_guard lock(mutex_);
+    // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
+    // exactly the body's size when that is more.
+    const std::size_t bytes =
+        std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
+    if (going_away()) {
+      out.outcome = admission::verdict::going_away;
+    } else if (inflight_.find(seq) != nullptr) {
+      out.outcome = admission::verdict::duplicate_seq;
+    } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
+      out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
+    } else if (!context_.try_acquire_inflight()) {
+      out = busy("rpc server: too many requests in flight", limit_kind::inflight);
+    } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
+      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      out = busy("rpc server: too many request bytes waiting", limit);
+    } else {
+      server_request* request = fresh_request();
+      request->connection = owner();
+      request->handler = &handler;
+      request->seq = seq;
+      request->argument.assign(kept.begin(), kept.end());
+      request->metadata_size = metadata_size;
+      request->queued_bytes = bytes;
+      if (keep_times) request->arrived = clock::now();
+      if (handler.takes_stop_token) request->stop.emplace();
+      const bool inserted = inflight_.insert(seq, request);
+      GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
+      out.request = request;
+    }
+    return out;
+  }
+
+  // One timer per request, at the earlier of the handle timeout and the caller's deadline
+  // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
+  void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
+                         void (*on_deadline)(void*)) {
+    const auto now = clock::now();
+    std::optional<clock::time_point> handle_deadline, caller_deadline;
+    if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
+    if (budget_us > 0)
+      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
+    request.caller_deadline = caller_deadline;
+    if (!handle_deadline && !caller_deadline) return;
+    const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
+    request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
+    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline, on_deadline,
+                                 &request);
+  }
+  // Once this returns, no deadline callback of the request runs (finish() calls it first).
+  void cancel_deadline(server_request& request) {
+    if (request.timer_limit != server_request::limit::none) context_.scheduler->cancel(request.timer);
+  }
+
+  // Claims the request registered under `seq`, if any and still unanswered, and calls
+  // won(request) under the lock, which keeps it registered meanwhile. Returns whether it won.
+  template <class Won>
+  bool claim_seq(std::uint64_t seq, Won&& won) {
+    std::lock_guard lock(mutex_);
+    server_request* request = inflight_.find(seq);
+    if (request == nullptr || !claim(*request)) return false;
+    won(*request);
+    return true;
+  }
+
+  // Claims every request still unanswered, calling won(request) for each under the lock; returns
+  // their seqs and stop sources, for answering and stopping them once the lock is released.
+  template <class Won>
+  std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> claim_all(Won&& won) {
+    std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> claimed;
+    std::lock_guard lock(mutex_);
+    claimed.reserve(inflight_.size());  // before any claim: a claimed request must be answered
+    inflight_.for_each([&](std::uint64_t seq, server_request* request) {
+      if (!claim(*request)) return;
+      won(*request);
+      claimed.emplace_back(seq, request->stop);
+    });
+    return claimed;
+  }
+
+  // Claims `request` for the connection's end if nobody answered it, calling won(request) under
+  // the lock, so that no cancel frame answers it afterwards.
+  template <class Won>
+  void claim_for_end(server_request& request, Won&& won) {
+    std::lock_guard lock(mutex_);
+    if (claim(request)) won(request);
+  }
+
+  // The stop sources of every request registered now, for asking their handlers to stop with no
+  // lock held (stop callbacks run inline in request_stop()).
+  std::vector<std::stop_source> stop_sources() const {
+    std::vector<std::stop_source> sources;
+    std::lock_guard lock(mutex_);
+    inflight_.for_each([&](std::uint64_t, server_request* request) {
+      if (request->stop) sources.push_back(*request->stop);
+    });
+    return sources;
+  }
+
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return inflight_.size();
+  }
+
+  // Calls f(request) for each request registered now, under the lock (the debug page).
+  template <class F>
+  void for_each(F&& f) const {
+    std::lock_guard lock(mutex_);
+    inflight_.for_each([&](std::uint64_t, server_request* request) { f(*request); });
+  }
+
+  // Runs f() under the lock admit() holds: a request registered before it is seen by what f()
+  // changes, one after it is not (go_away()).
+  template <class F>
+  void exclusive(F&& f) {
+    std::lock_guard lock(mutex_);
+    f();
+  }
+
+  // Its bytes no longer wait for a handler (it runs, or is finished without running).
+  void release_queued(server_request& request) noexcept {
+    if (request.queued_bytes == 0) return;
+    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
+                  "server: more request bytes released than were counted");
+    request.queued_bytes = 0;
+  }
+
+  // Takes a finished request out of the ledger (its deadline cancelled, its connection reference
+  // taken) and keeps it for reuse.
+  void retire(server_request* request) {
+    release_queued(*request);  // if it never ran
+    std::lock_guard lock(mutex_);
+    server_request* const registered = inflight_.erase(request->seq);
+    GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
+    recycle(request);
+  }
+
+  // The server-wide count admit() took, given back last: a stop() waiting for it (a responder's
+  // request finishes on any thread) may free the context as soon as it reads 0. While draining,
+  // the count drops under the lock its waiter reads it under, and the waiter is woken; otherwise
+  // it looks again within a few milliseconds.
+  static void leave(server_context& context) {
+    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
+      std::lock_guard lock(context.drain_mutex);
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+      context.drained.notify_all();
+    } else {
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+    }
+  }
+
+ private:
+  static admission busy(const char* reason, limit_kind limit) noexcept {
+    return {admission::verdict::busy, nullptr, reason, limit};
+  }
+
+  // Counts the bytes of a request about to wait for a handler, if this connection and the server
+  // have room for them. Called with mutex_ held, which makes this the only place that adds to
+  // queued_bytes_; release_queued() takes them off without it. On a refusal, `limit` says which
+  // limit refused.
+  bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
+    if (bytes == 0) return true;
+    const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
+    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
+      limit = limit_kind::queued_bytes_per_connection;
+      return false;
+    }
+    if (!context_.try_queue_bytes(bytes)) {
+      limit = limit_kind::queued_bytes;
+      return false;
+    }
+    queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Requests are recycled per connection: once warm, a call allocates no request, and its argument
+  // buffer keeps its capacity. Both called with mutex_ held.
+  server_request* fresh_request() {
+    if (spare_.empty()) return new server_request;
+    server_request* request = spare_.back().release();
+    spare_.pop_back();
+    GEERPC_ASSERT(
+        request->connection == nullptr && request->state.load(std::memory_order_relaxed) == server_request::running,
+        "server: a recycled request was reset");
+    return request;
+  }
+  void recycle(server_request* request) {
+    std::unique_ptr<server_request> owned(request);
+    // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
+    // buffers kept only by the first few.
+    const std::size_t keep_capacity = spare_.size() < 16 ? (64u << 10) : (4u << 10);
+    if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
+    request->handler = nullptr;
+    request->argument.clear();
+    request->metadata_size = 0;
+    request->answered_status = 0;
+    request->answered_message.clear();
+    request->stop.reset();
+    request->state.store(server_request::running, std::memory_order_relaxed);
+    request->timer_limit = server_request::limit::none;
+    request->caller_deadline.reset();
+    request->started_ns.store(0, std::memory_order_relaxed);
+    spare_.push_back(std::move(owned));
+  }
+
+  server_context& context_;
+  mutable std::mutex mutex_;  // guards inflight_ and spare_, and orders registrations with go_away()
+  seq_map<server_request> inflight_;
+  // This connection's bytes waiting for a handler: added under mutex_ (try_queue_bytes), taken off
+  // without it (release_queued); relaxed, as a counter checked against a limit.
+  std::atomic<std::size_t> queued_bytes_{0};
+  std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

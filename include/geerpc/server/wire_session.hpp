@@ -1,0 +1,483 @@
+// geerpc: the wire session of a server connection (connection.hpp): the first bytes (the geerpc
+// hello, or an HTTP request for the HTTP door, http_door.hpp), then framing; writing replies; and
+// the two timers that drop a peer which stalls: the stall timer (a hello or a frame begun and not
+// finished in time) and the write timer (replies the peer does not read). What a frame asks for is
+// the connection's: it hands each whole request or cancel frame to Connection::on_request() or
+// on_cancel() (a template parameter, so that no call is virtual), and asks it to stop its
+// handlers when it closes.
+//
+// `Connection` derives from wire_session<Connection> and from
+// std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
+// on_cancel(seq), stop_handlers(), and observer() (observer.hpp), for the limits that turn a peer
+// away.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../detail/deadline.hpp"
+#include "../detail/scratch.hpp"
+#include "../error.hpp"
+#include "../net/frame_reader.hpp"
+#include "../net/frame_writer.hpp"
+#include "../net/socket.hpp"
+#include "../net/stream.hpp"
+#include "../options.hpp"
+#include "../scheduler/deadline_scheduler.hpp"
+#include "../wire/frame.hpp"
+#include "../wire/handshake.hpp"
+#include "context.hpp"
+#include "http_door.hpp"
+#include "statistics.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct server_frames_tag {};
+// The reply a handler's thread builds while the handler runs: a tag of its own, since the handler
+// may meanwhile answer a responder, shut down a server or cancel a call, which build frames with
+// the other.
+struct server_reply_tag {};
+
+template <class Connection>
+class wire_session {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  wire_session(const wire_session&) = delete;
+  wire_session& operator=(const wire_session&) = delete;
+
+  int fd() const noexcept { return stream_.fd(); }
+  // All of the connection's reads go through it (the transport's), and its writes through writer().
+  net::stream& stream() noexcept { return stream_; }
+  int poller_fd() const noexcept { return poller_fd_; }
+
+  // What a transport with one poller for many connections (the threaded server) asked it to watch
+  // this connection for beyond reading: writability, for the writer (replies wait for the socket)
+  // or for the stream's session (a read that must write first). Both change it, from different
+  // threads, under this lock, so that the poller is never left with a stale set. Plain sockets'
+  // reads never want writability: only the writer's hook touches it then.
+  struct poller_wishes {
+    std::mutex mutex;
+    bool writer = false;
+    bool reader = false;
+  };
+  poller_wishes& wishes() noexcept { return wishes_; }
+  net::frame_writer& writer() noexcept { return writer_; }
+  std::size_t output_held() const noexcept { return writer_.held(); }  // memory held for replies not sent yet
+  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
+  // Whether a graceful shutdown has begun (the connection's go_away()).
+  bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
+
+  // Disconnects a peer that has not completed the handshake in time. Called when the connection is
+  // accepted; frame_timeout then guards every frame the peer starts in the same way.
+  void arm_handshake_timer() { arm_stall_timer(context_.options.handshake_timeout); }
+
+  // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
+  // appended to `ready` (the connection's on_request()). Returns false when the connection must be closed.
+  template <class Ready>
+  bool on_bytes(std::span<const std::byte> data, Ready& ready) {
+    if (closed()) return false;
+    if (owner().observer().counting()) touch(clock::now());
+    if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
+      if (!past_http_door(data)) return !closed();
+      const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
+      std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
+      hello_size_ += take;
+      data = data.subspan(take);
+      if (!handshake_done()) return true;
+      if (!accept_hello()) return false;
+    }
+    bool keep = true;
+    bool completed = false;
+    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
+      completed = true;
+      keep = on_frame(frame, ready);
+      return keep;
+    });
+    // A frame begun and not finished starts its clock, which later bytes of the same frame do not
+    // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
+    // once and re-arms itself while the frame it finds pending is younger than the limit, so this
+    // path costs a clock read, not a timer per read.
+    if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
+      owner().observer().turned_away(limit_kind::frame_size);
+    if (reader_.buffered() != 0) {
+      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
+        partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+      arm_stall_timer(context_.options.frame_timeout);
+    } else {
+      partial_since_ns_.store(0, std::memory_order_relaxed);
+      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
+    }
+    return keep && broken == nullptr;
+  }
+
+  // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
+  // dropped for not reading them: write_timeout, or the handshake timer still armed). What the peer
+  // sends meanwhile is ignored.
+  void send_and_close(std::span<const std::byte> bytes) {
+    closing_after_output_.store(true, std::memory_order_relaxed);
+    const auto status = writer_.write(bytes);
+    if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+    else if (status == net::frame_writer::status::broken)
+      close();
+    else
+      answer_sent();
+  }
+  // The HTTP answer is all out: the writing side ends, and the transport closes the connection at
+  // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
+  // wait, it closes now.
+  void answer_sent() {
+    if (context_.options.handshake_timeout <= std::chrono::nanoseconds::zero())
+      close();
+    else
+      stream_.shutdown_write();
+  }
+
+  // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
+  // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
+  void reject(const std::string& reason) {
+    context_.refused.fetch_add(1, std::memory_order_relaxed);
+    std::vector<std::byte> reply;
+    wire::encode_hello_reply({false, 0, reason}, reply);
+    writer_.write(reply);
+    close();
+  }
+
+  // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
+  // call it inside the request ledger's lock: closing takes that lock.
+  void send(std::span<const std::byte> frame, bool hold = false) {
+    after_write(hold ? writer_.hold(frame) : writer_.write(frame));
+  }
+
+  // Sends the replies run() held.
+  void flush_replies() { after_write(writer_.flush()); }
+
+  // Sends what the socket did not take before; the transport calls it when the socket is writable
+  // again. Returns false when the connection is closed.
+  bool flush_output() {
+    after_write(writer_.flush());
+    // The connection's one writer is send_and_close(), on the thread that reads it (or leads
+    // its I/O), as this is: nothing is mid-send here when has_pending() says none wait.
+    if (closing_after_output_.load(std::memory_order_relaxed) && !writer_.has_pending()) answer_sent();
+    return !closed();
+  }
+
+  // Stops reading and writing and asks every handler still running for this peer to stop. The
+  // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
+  void close() {
+    const bool already = closed_.exchange(true, std::memory_order_acq_rel);
+    // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
+    // timers' hold on the connection (a callback running now keeps its own).
+    disarm_stall_timer();
+    disarm_write_timer();
+    if (already) return;
+    // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
+    writer_.flush();
+    stream_.shutdown();
+    owner().stop_handlers();
+  }
+
+ protected:
+  // `want_write` is how the transport learns that replies wait for the socket to drain (it then
+  // watches for writability and calls writer().flush()), with `writer_context` (the connection);
+  // `poller_fd` is the transport's epoll set, or -1 for a transport that polls per connection. The
+  // stream gets its session, if the server has a stream layer (server_options::session), here: a
+  // factory's refusal throws.
+  wire_session(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
+               void* writer_context, int poller_fd)
+      : context_(context),
+        stream_(
+            net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
+        poller_fd_(poller_fd),
+        writer_(stream_, context.options.max_pending_output, want_write, writer_context, &context.output),
+        reader_(context.options.max_frame_size) {}
+  ~wire_session() = default;
+
+  // Graceful shutdown begins (the connection calls it under its ledger's lock): true when the
+  // goaway frame is to go out now, the hello reply being out already; otherwise accept_hello()
+  // sends it after that reply.
+  bool begin_going_away() noexcept {
+    const std::uint8_t before = shutdown_state_.fetch_or(draining);
+    return (before & (draining | hello_replied)) == hello_replied;
+  }
+
+  void send_goaway() {
+    std::vector<std::byte> frame;  // not the scratch: this may run inside a handler, building its reply
+    wire::finish_frame(frame,
+                       wire::begin_frame(frame, {wire::frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down"));
+    send(frame);
+  }
+
+  void answer_now(std::uint64_t seq, errc code, std::string_view message) {
+    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+    wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, fitting(message));
+    wire::finish_frame(frame, 0);
+    send(frame);
+  }
+
+  // An error text cut to what the client reads, so that an error response (a long exception message,
+  // a long unknown method name echoed back) never costs the client its connection.
+  std::string_view fitting(std::string_view message) const noexcept {
+    const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
+    return message.substr(0, std::min(room, wire::max_text_size));
+  }
+
+  // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
+  std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
+  std::uint32_t max_response_size() const noexcept { return max_response_size_; }
+
+  // The last bytes read, or reply sent (with statistics), and when the connection was made.
+  void touch(clock::time_point now) noexcept {
+    last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+  }
+  clock::time_point last_activity() const noexcept {
+    return clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed)));
+  }
+  clock::time_point opened() const noexcept { return opened_; }
+
+  server_context& context_;
+
+ private:
+  Connection& owner() noexcept { return static_cast<Connection&>(*this); }
+
+  // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
+  // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
+  // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
+  // incomplete, or when the door answered and the connection is closing.
+  bool past_http_door(std::span<const std::byte>& data) {
+    if (closing_after_output_.load(std::memory_order_relaxed)) {
+      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
+      // its EOF (closing before would reset the connection and could lose the answer), up to a
+      // bound; the handshake timer, still armed, bounds the wait.
+      discarded_ += data.size();
+      if (discarded_ > max_discarded) close();
+      return false;
+    }
+    if (!door_checked_ && !data.empty()) {
+      door_checked_ = true;
+      if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
+    }
+    if (!http_) return true;
+    std::size_t used = 0;
+    std::string reply;
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
+    data = data.subspan(used);
+    if (verdict == http_door::verdict::pending) return false;
+    http_.reset();
+    const auto bytes = std::as_bytes(std::span(reply));
+    if (verdict == http_door::verdict::connected) {
+      send(bytes);
+      return !closed();
+    }
+    send_and_close(bytes);
+    return false;
+  }
+
+  bool accept_hello() {
+    wire::hello hello;
+    std::string refusal;
+    if (const char* bad = wire::parse_hello(hello_, hello))
+      refusal = std::string("rpc server: ") + bad;
+    else if (hello.version != wire::protocol_version)
+      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
+    else if (hello.codec_id != context_.codec_id)
+      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
+    disarm_stall_timer();
+    if (!refusal.empty()) {
+      reject(refusal);
+      return false;
+    }
+    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
+    handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
+    greeted_.store(true, std::memory_order_relaxed);
+    // The smaller of what the client reads (0: it set no limit) and what this server sends.
+    max_response_size_ = hello.max_response_size == 0
+                             ? context_.options.max_frame_size
+                             : std::min(hello.max_response_size, context_.options.max_frame_size);
+    std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
+    wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
+    send(reply);
+    // A shutdown that began before the reply went out sends its goaway now, after it.
+    if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
+    return !closed();
+  }
+
+  // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
+  template <class Ready>
+  bool on_frame(std::span<const std::byte> bytes, Ready& ready) {
+    wire::frame_view frame;
+    if (wire::parse_frame(bytes, frame) != nullptr) return false;  // broken framing: drop the peer
+    switch (frame.header.kind) {
+      case wire::frame_kind::request:
+        owner().on_request(frame, ready);
+        return !closed();
+      case wire::frame_kind::cancel:
+        owner().on_cancel(frame.header.seq);
+        return !closed();
+      case wire::frame_kind::response:
+      case wire::frame_kind::goaway:
+        return false;  // clients send neither
+    }
+    return false;
+  }
+
+  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. While armed it
+  // holds a reference to the connection (stall_guard_), so that its callback never outlives the
+  // connection whichever thread drops the last other reference. Whoever takes the guard decides:
+  // the callback closes the connection; a disarm (the frame completed, or a close) keeps the
+  // guard, and so the connection, until cancel() has waited out a callback already running.
+  // cancel() is never called with stall_mutex_ held: the callback needs that lock.
+  void arm_stall_timer(std::chrono::nanoseconds limit) {
+    if (limit <= std::chrono::nanoseconds::zero()) return;  // 0 or negative: no limit (options.hpp)
+    std::lock_guard lock(stall_mutex_);
+    if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
+    // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
+    // callback cannot run before the guard is set: it needs stall_mutex_.
+    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
+    stall_guard_ = owner().shared_from_this();
+    stall_armed_.store(true, std::memory_order_relaxed);
+  }
+  void disarm_stall_timer() {
+    std::shared_ptr<Connection> guard;
+    {
+      std::lock_guard lock(stall_mutex_);
+      guard.swap(stall_guard_);
+      stall_armed_.store(false, std::memory_order_relaxed);
+    }
+    // Whoever took the guard cancels: that also takes off a deadline that a running callback set
+    // again before it saw the guard gone. Cancelling after the lock is released is safe because
+    // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
+    // nobody arms it again in between.
+    if (guard) context_.scheduler->cancel(stall_timer_);
+  }  // `guard` goes here, after any running callback has returned
+  static void on_stall(void* context) {
+    auto& self = *static_cast<wire_session*>(context);
+    std::shared_ptr<Connection> guard;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
+      // Past the handshake the timer watches frames: if the frame pending now began after this
+      // timer was armed, it has time left; wait for it instead of closing.
+      const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
+      if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
+        const auto due =
+            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
+        if (due > clock::now()) {
+          self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
+          return;  // the guard stays with the new timer
+        }
+      }
+      guard.swap(self.stall_guard_);
+      self.stall_armed_.store(false, std::memory_order_relaxed);
+    }
+    if (!guard) return;
+    if (!self.closed())
+      self.owner().observer().turned_away(
+          self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout : limit_kind::handshake_timeout);
+    self.close();
+  }
+
+  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
+  // last learns it from the writer: status::pending), it closes a connection whose socket took
+  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
+  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
+  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
+  // disarmed the same way, by close().
+  void after_write(net::frame_writer::status status) {
+    if (status == net::frame_writer::status::broken) {
+      if (!closed() && writer_.overflowed()) owner().observer().turned_away(limit_kind::pending_output);
+      close();
+    } else if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+  }
+  void arm_write_timer() {
+    const std::chrono::nanoseconds limit = context_.options.write_timeout;
+    if (limit <= std::chrono::nanoseconds::zero()) return;
+    std::lock_guard lock(stall_mutex_);
+    if (write_guard_ || closed()) return;
+    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
+    write_guard_ = owner().shared_from_this();
+  }
+  void disarm_write_timer() {
+    std::shared_ptr<Connection> guard;
+    {
+      std::lock_guard lock(stall_mutex_);
+      guard.swap(write_guard_);
+    }
+    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
+    if (guard) context_.scheduler->cancel(write_timer_);
+  }
+  static void on_write_stall(void* context) {
+    auto& self = *static_cast<wire_session*>(context);
+    std::shared_ptr<Connection> guard;
+    bool expired = false;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
+      if (!self.closed()) {
+        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
+        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
+        if (const auto since = self.writer_.stalled_since()) {
+          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
+          if (due > clock::now()) {
+            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
+            return;  // the guard stays with the new timer
+          }
+          expired = true;
+        }
+      }
+      guard.swap(self.write_guard_);
+    }
+    if (!expired) return;
+    self.owner().observer().turned_away(limit_kind::write_timeout);
+    self.close();
+  }  // `guard` goes here: it may be the connection's last reference
+
+  net::stream stream_;
+  const int poller_fd_;
+  poller_wishes wishes_;
+  net::frame_writer writer_;
+  net::frame_reader reader_;
+  std::array<std::byte, wire::hello_size> hello_{};
+  std::size_t hello_size_ = 0;
+  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
+  std::size_t discarded_ = 0;
+  bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
+  std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
+  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
+  std::chrono::nanoseconds handle_timeout_{0};
+  std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
+  // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
+  std::atomic<bool> closed_{false};
+  std::mutex stall_mutex_;
+  deadline_scheduler::timer stall_timer_;
+  std::shared_ptr<Connection> stall_guard_;  // set while the stall timer is armed
+  deadline_scheduler::timer write_timer_;
+  std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
+  std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
+  std::atomic<bool> greeted_{false};         // the hello was accepted
+  // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
+  static constexpr std::uint8_t draining = 1, hello_replied = 2;
+  std::atomic<std::uint8_t> shutdown_state_{0};
+  std::atomic<clock::rep> partial_since_ns_{0};  // when the pending frame began; 0: none
+  const clock::time_point opened_ = clock::now();
+  std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
