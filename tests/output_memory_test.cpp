@@ -81,7 +81,10 @@ TEMPLATE_TEST_CASE("memory: peers that read nothing cost the server at most the 
   constexpr std::size_t reply = 300u << 10;  // not a divisor of the limit, nor a power of two
   geerpc::server_options opts;               // max_pending_output: the default, 16 MiB
   opts.write_timeout = 0s;                   // only the limit could drop a peer here
+  // Under a sanitizer, which copies slowly and where the bound is not checked: a smaller limit.
+  if (!resident_set_is_ours) opts.max_pending_output = 2u << 20;
   const std::size_t limit = opts.max_pending_output;
+  const std::size_t margin = std::min<std::size_t>(2u << 20, limit / 2);  // kernel buffers, a reply
   test::temp_dir dir;
   echo_server<TestType> s(opts, dir.socket());
   const auto request = [&](std::size_t seq) { return test::request_frame(seq, "Mem.Echo", std::string(reply, 'x')); };
@@ -122,7 +125,7 @@ TEMPLATE_TEST_CASE("memory: peers that read nothing cost the server at most the 
                           << " KiB per peer, " << static_cast<double>(grown) / static_cast<double>(peers * limit)
                           << "x the limit; the writers account " << (accounted >> 10) << " KiB");
   CHECK(s.server.connection_count() == peers);                      // nobody was dropped
-  CHECK(accounted >= peers * (limit - (2u << 20)));                 // the replies did pile up in the server
+  CHECK(accounted >= peers * (limit - margin));                     // the replies did pile up in the server
   CHECK(accounted <= peers * limit);                                // within the limit by the books
   if (resident_set_is_ours) CHECK(grown * 5 <= peers * limit * 6);  // and in memory, within 1.2x, both times
 }
