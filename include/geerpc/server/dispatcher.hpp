@@ -70,11 +70,35 @@ void encode_erased(const void* value, std::vector<std::byte>& out) {
   if constexpr (!std::is_void_v<R>) Codec::encode(*static_cast<const R*>(value), out);
 }
 
+// Fails the build: a handler's arguments are made, then decoded into.
+template <class T>
+void argument_must_be_default_constructible() {
+  static_assert(codec::always_false<T>, "geerpc: a handler's argument must be default-constructible");
+}
+
 template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
                                const call_context& context, const deferred_target& later,
                                std::vector<std::byte>& reply) {
+    if constexpr (std::is_default_constructible_v<typename Method::argument_type>) {
+      return run(impl, bytes, std::move(stop), context, later, reply);
+    } else {
+      // Nothing to decode into. Where the reason is one the codec names (a struct with a reference
+      // member: which one), its message is the one shown.
+      using argument_type = typename Method::argument_type;
+      if constexpr (!codec::is_serializable_v<argument_type>)
+        codec::require_serializable<argument_type>();
+      else
+        argument_must_be_default_constructible<argument_type>();
+      (void)impl, (void)bytes, (void)stop, (void)context, (void)later, (void)reply;
+      return {};
+    }
+  }
+
+ private:
+  static invoke_outcome run(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
+                            const call_context& context, const deferred_target& later, std::vector<std::byte>& reply) {
     using result_type = typename Method::result_type;
     deferred_state* state = nullptr;  // a responder's, shared with it while the handler runs
     try {
@@ -105,7 +129,6 @@ struct invoker {
     }
   }
 
- private:
   // A handler threw. One that took a responder answers through it, unless it did already.
   static invoke_outcome failed(deferred_state* state, const char* what) {
     if (state == nullptr) return invoke_outcome::failure(errc::remote_error, what);
