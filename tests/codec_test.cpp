@@ -707,8 +707,15 @@ TEST_CASE("the serializable concept accepts exactly the supported types", "[code
 
 TEST_CASE("first_unsupported names the innermost culprit, for the compile error", "[codec]") {
   STATIC_REQUIRE(std::is_void_v<first_unsupported<drawing>::type>);
-  STATIC_REQUIRE(std::is_same_v<first_unsupported<with_pointer>::type, int*>);
-  STATIC_REQUIRE(std::is_same_v<first_unsupported<deep_culprit>::type, int*>);
+  // A raw pointer member is named with its struct and position (from 1), for a message of its own.
+  STATIC_REQUIRE(
+      std::is_same_v<first_unsupported<with_pointer>::type, geerpc::codec::member_of<with_pointer, 1, int*>>);
+  STATIC_REQUIRE(
+      std::is_same_v<first_unsupported<deep_culprit>::type, geerpc::codec::member_of<with_pointer, 1, int*>>);
+  // A reference member keeps its struct from being reflected at all; the compile error finds it.
+  STATIC_REQUIRE(std::is_same_v<first_unsupported<with_reference>::type, with_reference>);
+  STATIC_REQUIRE(std::is_same_v<geerpc::codec::reference_member_of<with_reference>::type,
+                                geerpc::codec::member_of<with_reference, 1, int&>>);
   STATIC_REQUIRE(
       std::is_same_v<first_unsupported<std::map<std::string, std::optional<long double>>>::type, long double>);
   STATIC_REQUIRE(std::is_same_v<first_unsupported<std::pair<int, with_union>>::type, int_or_float>);

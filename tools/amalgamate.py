@@ -2,7 +2,8 @@
 """Builds single_include/geerpc/geerpc.hpp from include/geerpc/geerpc.hpp.
 
 Every `#include "..."` of a geerpc header is replaced by that header's text, once, in the order the
-umbrella header reaches it; system and Boost includes are kept (deduplicated). The result is used
+umbrella header reaches it (detail/macro_unscope.hpp, which ends the internal macros' scope, at every
+include); system and Boost includes are kept (deduplicated). The result is used
 with the same include line as the multi-header tree: #include <geerpc/geerpc.hpp>.
 
 The engines, which client.hpp and server.hpp include under a guard (transport/link.hpp:
@@ -26,6 +27,8 @@ TARGET = ROOT / "single_include" / "geerpc" / "geerpc.hpp"
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>\s*$")
 PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$")
+# Inlined wherever it is included: each entry header ends with it, under its own condition.
+UNSCOPE = ROOT / "include" / "geerpc" / "detail" / "macro_unscope.hpp"
 ENGINES_GUARD = "#if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)\n"
 
 
@@ -37,7 +40,7 @@ def amalgamate() -> str:
 
     def inline(path: pathlib.Path) -> None:
         path = path.resolve()
-        if path in seen_files:
+        if path in seen_files and path != UNSCOPE:
             return
         seen_files.add(path)
         out.append(f"// ---- begin {path.relative_to(ROOT / 'include').as_posix()}\n")

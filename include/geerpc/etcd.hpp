@@ -3,7 +3,15 @@
 // clients find them with etcd::discovery. Not part of <geerpc/geerpc.hpp> or the single header.
 #pragma once
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 3  // this header ends the internal macros' scope
+#endif
+
 #include "etcd/base64.hpp"
 #include "etcd/discovery.hpp"
 #include "etcd/gateway.hpp"
 #include "etcd/registration.hpp"
+
+#if GEERPC_OUTERMOST_ENTRY == 3
+#include "detail/macro_unscope.hpp"
+#endif

@@ -2,6 +2,10 @@
 // https://github.com/geerpc/geerpc — MIT licence. Include this one header.
 #pragma once
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 1  // this header ends the internal macros' scope
+#endif
+
 #include "balanced_client.hpp"
 #include "call_context.hpp"
 #include "client.hpp"
@@ -25,10 +29,12 @@
 // and server.hpp include them too; the single header has them here, after everything else.
 #if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
 #include "transport/engines.hpp"
+#endif
 
-// Internal macros are not part of the API. (With the engines compiled elsewhere they stay: a
-// translation unit may still include transport/engines.hpp for a transport of its own.)
-#undef GEERPC_BEGIN_NAMESPACE
-#undef GEERPC_END_NAMESPACE
-#undef GEERPC_ASSERT
+// The internal macros are not part of the API (detail/macro_unscope.hpp). A header first included
+// after this one defines them again, and an entry header (transport/engines.hpp for a transport of
+// one's own, etcd.hpp) ends their scope again.
+
+#if GEERPC_OUTERMOST_ENTRY == 1
+#include "detail/macro_unscope.hpp"
 #endif

@@ -13,6 +13,10 @@
 //   #include <geerpc/geerpc.hpp>
 #pragma once
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 2  // this header ends the internal macros' scope
+#endif
+
 #if !defined(GEERPC_SEPARATE_COMPILATION)
 #define GEERPC_SEPARATE_COMPILATION
 #endif
@@ -20,3 +24,7 @@
 
 #include "geerpc.hpp"
 #include "transport/engines.hpp"  // also when geerpc.hpp came earlier, without the engines
+
+#if GEERPC_OUTERMOST_ENTRY == 2
+#include "detail/macro_unscope.hpp"
+#endif

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "culprit_member.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
@@ -323,9 +324,13 @@ struct first_non_void<Head, Tail...> {
 
 template <class T, class Indices>
 struct first_unsupported_field;
+// A raw pointer member is named as member_of<T, position, type>, for the message of its own.
+template <class T, std::size_t I, class Field = boost::pfr::tuple_element_t<I, T>>
+using field_problem =
+    std::conditional_t<std::is_pointer_v<Field>, member_of<T, I + 1, Field>, typename first_unsupported<Field>::type>;
 template <class T, std::size_t... I>
 struct first_unsupported_field<T, std::index_sequence<I...>> {
-  using type = typename first_non_void<typename first_unsupported<boost::pfr::tuple_element_t<I, T>>::type...>::type;
+  using type = typename first_non_void<field_problem<T, I>...>::type;
 };
 
 template <class T>
@@ -429,6 +434,14 @@ inline constexpr bool is_aggregate_with_c_array = [] {
   else
     return false;
 }();
+// An aggregate that only a reference member keeps from being reflected (it has no default).
+template <class T>
+constexpr bool may_have_reference_member() {
+  if constexpr (!std::is_class_v<T> || !std::is_aggregate_v<T> || std::is_polymorphic_v<T> || has_serializer<T>)
+    return false;
+  else
+    return !std::is_default_constructible_v<T> && !requires { T{any_base_of<T>{}}; };
+}
 }  // namespace detail
 
 // Instantiated only to fail: the compiler prints `Culprit` in its "required from" lines.
@@ -460,13 +473,16 @@ struct time_point_of_another_clock_cannot_be_serialized {
   static constexpr bool value = false;
 };
 
-template <class Culprit, class Whole>
-struct c_array_member_cannot_be_serialized {
-  static_assert(always_false<Culprit>,
-                "geerpc: a struct with a C array member cannot be serialized: use std::array<T, N> "
-                "instead of T[N]. The line 'In instantiation of c_array_member_cannot_be_serialized"
-                "<Culprit, Whole>' names the struct.");
-  static constexpr bool value = false;
+// member_of<T, position, type> of T's first reference member; void when T has none that is found.
+template <class T>
+struct reference_member_of {
+  static auto pick() {
+    if constexpr (detail::may_have_reference_member<T>())
+      return detail::reference_member<T>();
+    else
+      return std::type_identity<void>{};
+  }
+  using type = typename decltype(pick())::type;
 };
 
 // Fails the build with the message above when T cannot be carried; call it where T enters geerpc.
@@ -474,10 +490,15 @@ template <class T>
 constexpr void require_serializable() {
   if constexpr (!is_serializable_v<T>) {
     using culprit = typename first_unsupported<T>::type;
-    if constexpr (detail::is_other_clock_time_point<culprit>)
+    if constexpr (is_member_of<culprit>::value)
+      (void)culprit::is_a_raw_pointer::value;
+    else if constexpr (detail::is_other_clock_time_point<culprit>)
       (void)time_point_of_another_clock_cannot_be_serialized<culprit, T>::value;
     else if constexpr (detail::is_aggregate_with_c_array<culprit>)
-      (void)c_array_member_cannot_be_serialized<culprit, T>::value;
+      (void)member_of<culprit, detail::first_c_array_member<culprit, boost::pfr::tuple_size_v<culprit>>(),
+                      c_array>::is_a_c_array::value;
+    else if constexpr (!std::is_void_v<typename reference_member_of<culprit>::type>)
+      (void)reference_member_of<culprit>::type::is_a_reference::value;
     else
       (void)type_cannot_be_serialized<culprit, T>::value;
   }

@@ -10,13 +10,15 @@
 // evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
 // draws no "unused" warning and a check never rots.
 //
-// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
-#pragma once
+// GEERPC_ASSERT is internal: the outermost entry header #undefs it at its end. Like config.hpp, this
+// file has no #pragma once, so that a header first reached after that gets it again.
+#include "../config.hpp"
+
+#ifndef GEERPC_DETAIL_ASSERT_HPP
+#define GEERPC_DETAIL_ASSERT_HPP
 
 #include <cstdio>
 #include <cstdlib>
-
-#include "../config.hpp"
 
 #ifndef GEERPC_ENABLE_ASSERTS
 #ifdef NDEBUG
@@ -40,9 +42,13 @@ namespace detail {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 
+#endif  // GEERPC_DETAIL_ASSERT_HPP
+
+#ifndef GEERPC_ASSERT
 #if GEERPC_ENABLE_ASSERTS
 #define GEERPC_ASSERT(condition, message) \
   ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
 #else
 #define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
+#endif
 #endif

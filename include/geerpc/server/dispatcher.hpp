@@ -3,6 +3,7 @@
 // read-only while serving, so lookups need no lock.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "../error.hpp"
 #include "../responder.hpp"
 #include "../service.hpp"
+#include "unknown_name.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -68,11 +70,35 @@ void encode_erased(const void* value, std::vector<std::byte>& out) {
   if constexpr (!std::is_void_v<R>) Codec::encode(*static_cast<const R*>(value), out);
 }
 
+// Fails the build: a handler's arguments are made, then decoded into.
+template <class T>
+void argument_must_be_default_constructible() {
+  static_assert(codec::always_false<T>, "geerpc: a handler's argument must be default-constructible");
+}
+
 template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
                                const call_context& context, const deferred_target& later,
                                std::vector<std::byte>& reply) {
+    if constexpr (std::is_default_constructible_v<typename Method::argument_type>) {
+      return run(impl, bytes, std::move(stop), context, later, reply);
+    } else {
+      // Nothing to decode into. Where the reason is one the codec names (a struct with a reference
+      // member: which one), its message is the one shown.
+      using argument_type = typename Method::argument_type;
+      if constexpr (!codec::is_serializable_v<argument_type>)
+        codec::require_serializable<argument_type>();
+      else
+        argument_must_be_default_constructible<argument_type>();
+      (void)impl, (void)bytes, (void)stop, (void)context, (void)later, (void)reply;
+      return {};
+    }
+  }
+
+ private:
+  static invoke_outcome run(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
+                            const call_context& context, const deferred_target& later, std::vector<std::byte>& reply) {
     using result_type = typename Method::result_type;
     deferred_state* state = nullptr;  // a responder's, shared with it while the handler runs
     try {
@@ -103,7 +129,6 @@ struct invoker {
     }
   }
 
- private:
   // A handler threw. One that took a responder answers through it, unless it did already.
   static invoke_outcome failed(deferred_state* state, const char* what) {
     if (state == nullptr) return invoke_outcome::failure(errc::remote_error, what);
@@ -181,13 +206,15 @@ class dispatcher {
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
-      message = "rpc server: service/method request ill-formed: " + std::string(name);
+      message = ill_formed_name_message(name);
     } else if (lookup(services_, name.substr(0, dot)) == nullptr) {
       code = errc::unknown_service;
-      message = "rpc server: can't find service " + std::string(name.substr(0, dot));
+      std::vector<std::string_view> registered;
+      for (const handler_entry& entry : methods_) registered.push_back(entry.name);
+      message = unknown_service_message(name, name.substr(0, dot), registered);
     } else {
       code = errc::unknown_method;
-      message = "rpc server: can't find method " + std::string(name.substr(dot + 1));
+      message = unknown_method_message(name.substr(0, dot), name.substr(dot + 1), methods_of(name.substr(0, dot + 1)));
     }
     return nullptr;
   }
@@ -207,6 +234,16 @@ class dispatcher {
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
+  }
+
+  // The names of the methods whose full names begin with `prefix` ("Service."), without it, sorted.
+  std::vector<std::string_view> methods_of(std::string_view prefix) const {
+    std::vector<std::string_view> names;
+    for (const handler_entry& entry : methods_)
+      if (std::string_view(entry.name).starts_with(prefix))
+        names.push_back(std::string_view(entry.name).substr(prefix.size()));
+    std::sort(names.begin(), names.end());
+    return names;
   }
 
   static std::string_view name_of(const handler_entry& entry) noexcept { return entry.name; }

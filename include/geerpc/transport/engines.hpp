@@ -5,6 +5,10 @@
 // and compiles the standard transports' engines there, once.
 #pragma once
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 4  // this header ends the internal macros' scope
+#endif
+
 #include "../config.hpp"
 #include "client_engines.hpp"
 #include "link.hpp"
@@ -27,3 +31,7 @@ template struct server_link<blocking>;
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
+
+#if GEERPC_OUTERMOST_ENTRY == 4
+#include "../detail/macro_unscope.hpp"
+#endif
