@@ -1,5 +1,6 @@
-// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then the
-// calls, from the call surface it shares with balanced_client (client/call_surface.hpp):
+// geerpc: the client. dial() connects and handshakes within options.connect_timeout (the address's
+// prefix chooses the way in: "host:port", "unix@/path", "http@host:port"); then the calls, from
+// the call surface it shares with balanced_client (client/call_surface.hpp):
 //
 //   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
 //   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
@@ -302,10 +303,14 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
-// Connects to `address` and completes the handshake within opts.connect_timeout. The address is
-// "host:port", "tcp@host:port", "unix@/path" or "http@host:port" (net/address.hpp): the last asks
-// for the RPC protocol with an HTTP CONNECT first, as GeeRPC's XDial does, and that counts in the
-// connect timeout too.
+// The one way to connect: to `address`, with the handshake done within opts.connect_timeout. The
+// address's form chooses the way in (net/address.hpp):
+//   "host:port", "tcp@host:port", "[v6]:port"   TCP
+//   "unix@/path", "unix@@name"                  a Unix domain socket (a file, or Linux's abstract one)
+//   "http@host:port"                            TCP, asking for the RPC protocol with an HTTP CONNECT
+//                                               first (GeeRPC's DialHTTP; it counts in the timeout)
+// A malformed address fails with errc::connect_failed, its message naming what is wrong and the
+// forms accepted. try_dial returns the failure; dial throws it as rpc_error.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
@@ -316,28 +321,6 @@ result<basic_client<Transport, Codec>> try_dial(std::string_view address, const 
 template <class Transport = threaded, class Codec = binary_codec>
 basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
   return try_dial<Transport, Codec>(address, opts).value();
-}
-
-// GeeRPC's XDial, by its name: dial() takes the same "transport@address" forms.
-template <class Transport = threaded, class Codec = binary_codec>
-basic_client<Transport, Codec> xdial(std::string_view address, const options& opts = {}) {
-  return dial<Transport, Codec>(address, opts);
-}
-
-// GeeRPC's DialHTTP: dials a TCP address ("host:port" or "tcp@host:port") through an HTTP CONNECT.
-template <class Transport = threaded, class Codec = binary_codec>
-result<basic_client<Transport, Codec>> try_dial_http(std::string_view address, const options& opts = {}) {
-  if (address.starts_with("unix@"))
-    return error{make_error_code(errc::connect_failed),
-                 "rpc client: dial_http \"" + std::string(address) + "\": HTTP CONNECT is for TCP addresses"};
-  if (address.starts_with("tcp@")) address.remove_prefix(4);
-  const std::string via_http = address.starts_with("http@") ? std::string(address) : "http@" + std::string(address);
-  return try_dial<Transport, Codec>(via_http, opts);
-}
-
-template <class Transport = threaded, class Codec = binary_codec>
-basic_client<Transport, Codec> dial_http(std::string_view address, const options& opts = {}) {
-  return try_dial_http<Transport, Codec>(address, opts).value();
 }
 
 using client = basic_client<threaded>;
