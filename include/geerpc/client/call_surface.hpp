@@ -181,7 +181,7 @@ inline constexpr bool names_a_method<First, Rest...> = std::is_convertible_v<con
 template <class Derived, class Transport, class Codec>
 class call_surface {
   template <class T, bool Async>
-  using outcome =
+  using returns =
       std::conditional_t<Async, call_future<detail::reply_t<T>, Codec, Transport>, result<detail::reply_t<T>>>;
 
  public:
@@ -200,7 +200,7 @@ class call_surface {
   }
   // Threaded transport: the call is on the wire when this returns.
   template <class T, class... A>
-  requires(!detail::takes_as_declared<T, A...>) outcome<T, true> async_call(const A&... arguments) {
+  requires(!detail::takes_as_declared<T, A...>) returns<T, true> async_call(const A&... arguments) {
     return route<T, true>(arguments...);
   }
 
@@ -214,26 +214,26 @@ class call_surface {
     return by_name<typename Fn::result_type, false>(ctx, Fn::name.view(), argument).value();
   }
   template <detail::one_argument_stub Fn>
-  outcome<Fn, false> try_call(const typename Fn::argument_type& argument) {
+  returns<Fn, false> try_call(const typename Fn::argument_type& argument) {
     return by_name<typename Fn::result_type, false>(context{}, Fn::name.view(), argument);
   }
   template <detail::one_argument_stub Fn>
-  outcome<Fn, false> try_call(const context& ctx, const typename Fn::argument_type& argument) {
+  returns<Fn, false> try_call(const context& ctx, const typename Fn::argument_type& argument) {
     return by_name<typename Fn::result_type, false>(ctx, Fn::name.view(), argument);
   }
   template <detail::one_argument_stub Fn>
-  outcome<Fn, true> async_call(const typename Fn::argument_type& argument) {
+  returns<Fn, true> async_call(const typename Fn::argument_type& argument) {
     return by_name<typename Fn::result_type, true>(context{}, Fn::name.view(), argument);
   }
   template <detail::one_argument_stub Fn>
-  outcome<Fn, true> async_call(const context& ctx, const typename Fn::argument_type& argument) {
+  returns<Fn, true> async_call(const context& ctx, const typename Fn::argument_type& argument) {
     return by_name<typename Fn::result_type, true>(ctx, Fn::name.view(), argument);
   }
 
  private:
   // The optional leading context split off.
   template <class T, bool Async, class... A>
-  outcome<T, Async> route(const A&... arguments) {
+  returns<T, Async> route(const A&... arguments) {
     if constexpr (detail::leads_with_context<A...>)
       return with_context<T, Async>(arguments...);
     else
@@ -241,7 +241,7 @@ class call_surface {
   }
 
   template <class T, bool Async, class... A>
-  outcome<T, Async> with_context(const context& ctx, const A&... arguments) {
+  returns<T, Async> with_context(const context& ctx, const A&... arguments) {
     if constexpr (is_method_ref_v<T>) {
       if constexpr (detail::check_typed_call<T, A...>()) {
         return detail::with_declared<typename T::argument_types>(
@@ -264,7 +264,7 @@ class call_surface {
   }
 
   template <class R, bool Async, class... A>
-  outcome<R, Async> by_name(const context& ctx, std::string_view method, const A&... arguments) {
+  returns<R, Async> by_name(const context& ctx, std::string_view method, const A&... arguments) {
     static_assert(detail::not_context<A...>,
                   "geerpc: a call's context comes first, before the method's name and the arguments");
     if constexpr (Async)
