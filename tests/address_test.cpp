@@ -98,6 +98,7 @@ TEST_CASE("address: a malformed address gets its reason and the accepted forms",
       {"tcp@", "missing port"},
       {"tcp@unix@/x", "missing port"},
       {"udp@127.0.0.1:80", "unknown transport \"udp@\""},
+      {"http@unix@/x.sock", "http@ takes a TCP host:port (HTTP CONNECT is for TCP), not unix@"},
   };
   for (const auto& r : rows) {
     INFO(r.text);

@@ -1,6 +1,6 @@
 // HTTP on the RPC port (docs/protocol.md, "HTTP on the RPC port"): the head parser alone, then a
 // server's answers to raw HTTP peers (CONNECT, the debug page, 404/405/400/431, hostile heads),
-// then the client's dial_http / xdial / "http@" address, against a real server and against fake
+// then the client's dial("http@..."), against a real server and against fake
 // servers that answer CONNECT wrongly.
 #include <sys/socket.h>
 
@@ -303,20 +303,18 @@ TEMPLATE_TEST_CASE("http: a CONNECT followed by garbage is refused as a bad hell
 
 // ------------------------------------------------------------------------------ the client's side
 
-TEMPLATE_TEST_CASE("http: dial_http, xdial(\"http@...\") and dial(\"http@...\") reach the server through CONNECT",
-                   "[http]", GEERPC_TRANSPORTS) {
+TEMPLATE_TEST_CASE("http: dial(\"http@...\") reaches the server through CONNECT, dial(\"tcp@...\") without", "[http]",
+                   GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s(quick_limits());
-  auto by_dial_http = geerpc::dial_http<TestType>(s.address, {.connect_timeout = 2s});
-  CHECK(by_dial_http.template call<int>("Arith.Sum", Args{1, 2}) == 3);
-  auto by_tcp_prefix = geerpc::dial_http<TestType>("tcp@" + s.address);
-  CHECK(by_tcp_prefix.template call<int>("Arith.Sum", Args{2, 2}) == 4);
-  auto by_xdial = geerpc::xdial<TestType>("http@" + s.address);
-  CHECK(by_xdial.template call<int>("Arith.Sum", Args{3, 2}) == 5);
-  auto plain = geerpc::xdial<TestType>("tcp@" + s.address);
+  auto through_http = geerpc::dial<TestType>("http@" + s.address, {.connect_timeout = 2s});
+  CHECK(through_http.template call<int>("Arith.Sum", Args{1, 2}) == 3);
+  auto plain = geerpc::dial<TestType>("tcp@" + s.address);
   CHECK(plain.template call<int>("Arith.Sum", Args{4, 2}) == 6);
-  const auto on_unix = geerpc::try_dial_http<TestType>("unix@/tmp/nothing.sock");
+  const auto on_unix = geerpc::try_dial<TestType>("http@unix@/tmp/nothing.sock");
   CHECK(on_unix.code() == geerpc::errc::connect_failed);
-  CHECK(on_unix.message() == "rpc client: dial_http \"unix@/tmp/nothing.sock\": HTTP CONNECT is for TCP addresses");
+  CHECK(on_unix.message() ==
+        "rpc client: dial \"http@unix@/tmp/nothing.sock\": bad address: http@ takes a TCP host:port (HTTP CONNECT is "
+        "for TCP), not unix@; use host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path");
 }
 
 TEST_CASE("http: a server that answers CONNECT with anything but 2xx, or not HTTP, or nothing, fails the dial",

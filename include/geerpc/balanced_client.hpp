@@ -84,7 +84,7 @@ struct broadcast_result {
 };
 
 template <class Transport = threaded, class Codec = binary_codec>
-class basic_balanced_client {
+class basic_balanced_client : public call_surface<basic_balanced_client<Transport, Codec>, Transport, Codec> {
  public:
   using client_type = basic_client<Transport, Codec>;
   template <class R>
@@ -106,110 +106,9 @@ class basic_balanced_client {
   basic_balanced_client(const basic_balanced_client&) = delete;
   basic_balanced_client& operator=(const basic_balanced_client&) = delete;
 
-  // ---- calls by name, as basic_client's
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A&... arguments) {
-    return try_call<R>(ctx, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) result<R> try_call(std::string_view method,
-                                                                                const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...);
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
-    return with_failover(ctx, method,
-                         [&](client_type& c) { return c.template try_call<R>(ctx, method, arguments...); });
-  }
-
-  // ---- typed stubs, as basic_client's
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const context& ctx, const typename Fn::argument_type& argument) {
-    return try_call<Fn>(ctx, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const context& ctx,
-                                                        const typename Fn::argument_type& argument) {
-    return with_failover(ctx, Fn::name.view(), [&](client_type& c) { return c.template try_call<Fn>(ctx, argument); });
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>) typename Fn::result_type
-      call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) typename Fn::result_type
-      call(const context& ctx, const A&... arguments) {
-    return try_call<Fn>(ctx, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      result<typename Fn::result_type> try_call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) result<typename Fn::result_type> try_call(
-      const context& ctx, const A&... arguments) {
-    return with_failover(ctx, Fn::name.view(),
-                         [&](client_type& c) { return c.template try_call<Fn>(ctx, arguments...); });
-  }
-
-  // ---- asynchronous calls (threaded transport). The server is chosen (and dialled, moving past
-  // a failed dial) before this returns; once the call is on the wire, its outcome is that server's.
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) future<R> async_call(const context& ctx, std::string_view method,
-                                                     const A&... arguments) {
-    return async_on<R>(ctx, [&](client_type& c, detail::completion_hook done) {
-      return c.template start_async<R>(std::move(done), ctx, method, arguments...);
-    });
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) future<R> async_call(std::string_view method,
-                                                                                  const A&... arguments) {
-    return async_call<R>(context{}, method, arguments...);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) future<typename Fn::result_type> async_call(const context& ctx,
-                                                          const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) future<typename Fn::result_type> async_call(const typename Fn::argument_type& argument) {
-    return async_call<Fn>(context{}, argument);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) future<typename Fn::result_type> async_call(
-      const context& ctx, const A&... arguments) {
-    detail::check_stub_arguments<Fn, A...>();
-    return client_type::template convert_arguments<typename Fn::argument_types>(
-        [&](const auto&... converted) {
-          return async_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
-        },
-        arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      future<typename Fn::result_type> async_call(const A&... arguments) {
-    return async_call<Fn>(context{}, arguments...);
-  }
+  // The calls (call, try_call, async_call: client/call_surface.hpp) come from call_surface, as
+  // basic_client's. An asynchronous call's server is chosen (and dialled, moving past a failed
+  // dial) before async_call returns; once the call is on the wire, its outcome is that server's.
 
   // ---- broadcast: the call goes to every server listed, at once. It succeeds only if every
   // server's does; the first failure cancels the others (their handlers see their stop_token
@@ -283,6 +182,20 @@ class basic_balanced_client {
  private:
   using clock = std::chrono::steady_clock;
   struct entry;
+
+  friend class call_surface<basic_balanced_client, Transport, Codec>;
+
+  // The call surface's primitives: a call by name on a server chosen, with its context.
+  template <class R, class... A>
+  result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
+    return with_failover(ctx, method, [&](client_type& c) { return c.template invoke<R>(ctx, method, arguments...); });
+  }
+  template <class R, class... A>
+  future<R> start(const context& ctx, std::string_view method, const A&... arguments) {
+    return async_on<R>(ctx, [&](client_type& c, detail::completion_hook done) {
+      return c.template start_async<R>(std::move(done), ctx, method, arguments...);
+    });
+  }
 
   // One connection to a server, and the calls made on it that have not ended (sync calls until
   // they return, async ones until they complete): raised only under mutex_ and only while the

@@ -1,4 +1,6 @@
-// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then
+// geerpc: the client. dial() connects and handshakes within options.connect_timeout (the address's
+// prefix chooses the way in: "host:port", "unix@/path", "http@host:port"); then the calls, from
+// the call surface it shares with balanced_client (client/call_surface.hpp):
 //
 //   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
 //   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
@@ -16,8 +18,6 @@
 #pragma once
 
 #include <chrono>
-#include <concepts>
-#include <coroutine>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -31,12 +31,13 @@
 #include <vector>
 
 #include "client/call.hpp"
+#include "client/call_future.hpp"
+#include "client/call_surface.hpp"
 #include "codec/binary.hpp"
 #include "codec/fingerprint.hpp"
 #include "config.hpp"
 #include "context.hpp"
 #include "detail/assert.hpp"
-#include "detail/deadline.hpp"
 #include "detail/scratch.hpp"
 #include "error.hpp"
 #include "interceptor.hpp"
@@ -52,22 +53,6 @@ namespace detail {
 struct client_request_tag {};
 struct client_reply_tag {};
 
-// Decodes a reply body into `value`; returns why it could not, or nothing.
-template <class Codec, class R>
-std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& value) {
-  try {
-    if (auto status = Codec::decode(bytes, value); !status)
-      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
-    return std::nullopt;
-  } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
-    return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
-  }
-}
-
-// True when no argument is a context: a call whose first argument is one takes it as its context.
-template <class... A>
-inline constexpr bool not_context = (!std::is_same_v<std::remove_cvref_t<A>, context> && ...);
-
 // A string literal or C string given to a call by name travels as a std::string (viewed, not copied).
 template <class A>
 decltype(auto) wire_argument(const A& argument) {
@@ -82,66 +67,6 @@ decltype(auto) wire_argument(const A& argument) {
 
 template <class A>
 using wire_argument_t = std::remove_cvref_t<decltype(wire_argument(std::declval<const A&>()))>;
-
-// Whether a typed stub of a method taking other than one argument is what these arguments call:
-// the checks that say what is wrong are in check_stub_arguments.
-template <class Fn, class... A>
-inline constexpr bool stub_takes = Fn::arity != 1 || sizeof...(A) != 1;
-
-// What an argument declared as D may be given as, besides a D: a std::string as anything that
-// views as a std::string_view, a std::vector<T> as anything that views as a std::span<const T>.
-// Those are encoded as the view, exactly as the D would be, without a copy.
-template <class D>
-struct argument_view {
-  using type = void;
-};
-template <class Traits, class Alloc>
-struct argument_view<std::basic_string<char, Traits, Alloc>> {
-  using type = std::string_view;
-};
-template <class T, class Alloc>
-struct argument_view<std::vector<T, Alloc>> {
-  using type = std::conditional_t<std::is_same_v<T, bool>, void, std::span<const T>>;
-};
-
-template <class D, class A>
-inline constexpr bool argument_fits = [] {
-  using view = typename argument_view<D>::type;
-  if constexpr (std::is_void_v<view>)
-    return std::is_convertible_v<const A&, D>;
-  else
-    return std::is_convertible_v<const A&, D> || std::is_convertible_v<const A&, view>;
-}();
-
-template <class Declared, class... A>
-struct arguments_convert : std::false_type {};
-template <class... D, class... A>
-requires(sizeof...(D) == sizeof...(A)) struct arguments_convert<std::tuple<D...>, A...>
-    : std::bool_constant<(argument_fits<D, A> && ...)> {
-};
-
-template <class Fn, class... A>
-constexpr void check_stub_arguments() {
-  static_assert(sizeof...(A) == Fn::arity,
-                "geerpc: a typed stub was called with the wrong number of arguments for its method");
-  if constexpr (sizeof...(A) == Fn::arity)
-    static_assert(arguments_convert<typename Fn::argument_types, A...>::value,
-                  "geerpc: a typed stub was called with an argument that does not convert to the type its "
-                  "method declares");
-}
-
-// An argument as what encodes as its declared type D: itself when it is a D, a view of it when it
-// views as D's view, otherwise a D converted from it (a temporary that lives for the call).
-template <class D, class A>
-decltype(auto) as_declared(const A& argument) {
-  using view = typename argument_view<D>::type;
-  if constexpr (std::is_same_v<A, D>)
-    return (argument);
-  else if constexpr (!std::is_void_v<view> && std::is_convertible_v<const A&, view>)
-    return view(argument);
-  else
-    return D(argument);
-}
 
 // Why a call's metadata cannot be sent, or nothing.
 inline std::optional<call_outcome> check_metadata(const context& ctx) {
@@ -170,179 +95,10 @@ inline void report_after(const std::vector<client_interceptor>& interceptors, co
   }
 }
 
-template <class R, class Codec>
-result<R> decode_reply(std::span<const std::byte> bytes) {
-  if constexpr (std::is_void_v<R>) {
-    if (!bytes.empty())
-      return error{make_error_code(errc::bad_response),
-                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
-    return {};
-  } else {
-    R value{};
-    if (auto failed = decode_reply_into<Codec>(bytes, value)) return std::move(*failed);
-    return value;
-  }
-}
 }  // namespace detail
 
-template <class Transport, class Codec>
-class basic_balanced_client;  // balanced_client.hpp
-
-// The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
-// co_await it. Destroying a future whose call is still pending cancels the call (the server's
-// handler sees its stop_token fire).
-
-template <class R, class Codec = binary_codec, class Transport = threaded>
-class call_future {
-  template <bool AsResult, class Future>
-  class awaiter;
-
- public:
-  call_future() = default;
-  call_future(call_future&&) noexcept = default;
-  call_future& operator=(call_future&& other) noexcept {
-    if (this != &other) {
-      release();
-      state_ = std::move(other.state_);
-    }
-    return *this;
-  }
-  ~call_future() { release(); }
-
-  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
-  // and cannot be cancelled; try_get() on it fails with invalid_argument.
-  bool valid() const noexcept { return state_ != nullptr; }
-  bool ready() const { return state_ && state_->done(); }
-  void wait() const {
-    if (state_) state_->wait();
-  }
-  template <class Clock, class Duration>
-  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    if (!state_) return false;
-    using seconds = std::chrono::duration<double>;  // where no time point's difference overflows
-    if constexpr (std::is_same_v<std::chrono::time_point<Clock, Duration>, std::chrono::steady_clock::time_point>)
-      return state_->wait_until(tp);
-    else  // the same moment on the steady clock, saturated
-      return wait_for(seconds(tp.time_since_epoch()) - seconds(Clock::now().time_since_epoch()));
-  }
-  template <class Rep, class Period>
-  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return state_ && state_->wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
-  }
-
-  // Completes the call with errc::canceled, if it has not completed, and tells the server.
-  void cancel() {
-    if (state_) state_->cancel();
-  }
-
-  // Waits, then yields the result (once: the future is empty afterwards).
-  result<R> try_get() {
-    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
-    state_->wait();
-    state_->settle();
-    auto state = std::move(state_);
-    if (!state->final_outcome().ok()) return state->final_outcome().to_error();
-    result<R> out = detail::decode_reply<R, Codec>(state->body());
-    return out;
-  }
-  R get() { return try_get().value(); }
-
-  // Hands the call's result to `on_done(geerpc::result<R>)`, once, when the call completes, and
-  // empties the future: the call then belongs to the callback (destroying the future no longer
-  // cancels it; the context's stop_token still does, and tells the server). `on_done` runs on the
-  // thread that completes the call: the client's receiving thread for a reply (or a caller
-  // reading replies), the process's timer thread for a deadline, the thread that cancels, closes
-  // or breaks the connection; or here, before then() returns, when the call is complete already.
-  // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
-  // no synchronous call of the same client and wait for no future of it (the thread that would
-  // complete it may be this one), and keep it short on the timer thread, which every deadline of
-  // the process shares. Nor may it close or destroy the client (the last handle to it): the
-  // receiving thread cannot end itself. An exception leaving `on_done` ends the program
-  // (std::terminate), as does a failure to allocate its holder; then() on a call that is complete
-  // already runs `on_done` here, so a callback that retries on a closed client recurses.
-  template <class F>
-  requires std::invocable < std::decay_t<F>
-  &, result < R >> void then(F&& on_done) && {
-    using callback_type = std::decay_t<F>;
-    struct holder {
-      call_future future;
-      callback_type callback;
-      static void run(void* self) noexcept {
-        const std::unique_ptr<holder> owned(static_cast<holder*>(self));
-        owned->callback(owned->future.try_get());
-      }
-    };
-    if (!state_) {
-      callback_type callback(std::forward<F>(on_done));
-      callback(try_get());
-      return;
-    }
-    auto owned = std::make_unique<holder>(holder{std::move(*this), callback_type(std::forward<F>(on_done))});
-    holder* const raw = owned.get();
-    const bool later = raw->future.state_->then({&holder::run, raw});
-    static_cast<void>(owned.release());  // run() owns it now, or is about to
-    if (!later) holder::run(raw);
-  }
-
-  // co_await: `R r = co_await client.async_call<R>(...)` (failure throws rpc_error, as get() does),
-  // or `geerpc::result<R> r = co_await client.async_call<R>(...).as_result()`. Works in any
-  // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
-  // that completes the call (as then()'s callback runs: the same rules hold until its next
-  // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
-  // until the result is taken, which empties it. A coroutine destroyed while suspended on a call
-  // cancels it and is not resumed; destroy it only from a thread that cannot be completing that
-  // call at the same moment (or cancel through the context's stop_token and let it resume).
-  auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
-  auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
-  auto as_result() && noexcept {
-    struct as_result_t {
-      call_future future;
-      auto operator co_await() && noexcept { return awaiter<true, call_future>(std::move(future)); }
-    };
-    return as_result_t{std::move(*this)};
-  }
-
- private:
-  template <bool AsResult, class Future>
-  class awaiter {
-   public:
-    explicit awaiter(Future&& future) noexcept : future_(std::forward<Future>(future)) {}
-    bool await_ready() const { return !future_.valid() || future_.ready(); }
-    bool await_suspend(std::coroutine_handle<> coroutine) {
-      return future_.state_->then({&resume, coroutine.address()});
-    }
-    auto await_resume() {
-      if constexpr (AsResult)
-        return future_.try_get();
-      else
-        return future_.get();
-    }
-
-   private:
-    static void resume(void* address) noexcept { std::coroutine_handle<>::from_address(address).resume(); }
-    Future future_;
-  };
-
-  template <class, class>
-  friend class basic_client;
-  template <class, class>
-  friend class basic_balanced_client;
-  explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
-
-  void release() {
-    if (!state_) return;
-    state_->forget();  // a coroutine destroyed while suspended here must not be resumed by the cancel
-    state_->cancel();
-    state_->wait();
-    state_->settle();
-    state_.reset();
-  }
-
-  std::unique_ptr<detail::async_state> state_;
-};
-
 template <class Transport, class Codec = binary_codec>
-class basic_client {
+class basic_client : public call_surface<basic_client<Transport, Codec>, Transport, Codec> {
   using link = detail::client_link<Transport>;
   using engine_type = typename link::engine;
 
@@ -368,123 +124,7 @@ class basic_client {
   // Destroying a client while other threads still call through it is a bug, as for any object.
   ~basic_client() { close(); }
 
-  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", arguments...)
-  // The arguments are encoded as they are given: they must be the handler's types (a string
-  // literal, C string or std::string_view travels as a std::string, a std::span as a std::vector).
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A&... arguments) {
-    return try_call<R>(ctx, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) result<R> try_call(std::string_view method,
-                                                                                const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...);
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
-    if (interceptors_) [[unlikely]] {
-      client_call call{method, ctx};
-      for (const client_interceptor& interceptor : *interceptors_)
-        if (interceptor.before) interceptor.before(call);
-      const auto started = std::chrono::steady_clock::now();
-      result<R> out = plain_call<R>(call.ctx, method, arguments...);
-      detail::report_after(*interceptors_, call, out.code(), out.message(), std::chrono::steady_clock::now() - started);
-      return out;
-    }
-    return plain_call<R>(ctx, method, arguments...);
-  }
-
-  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] arguments...); types checked at compile
-  // time. A one-argument method takes its argument as declared, so `{1, 2}` builds an aggregate.
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const context& ctx, const typename Fn::argument_type& argument) {
-    return try_call<Fn>(ctx, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const context& ctx,
-                                                        const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-  // Any other number of arguments, each converted to its declared type.
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>) typename Fn::result_type
-      call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) typename Fn::result_type
-      call(const context& ctx, const A&... arguments) {
-    return try_call<Fn>(ctx, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      result<typename Fn::result_type> try_call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) result<typename Fn::result_type> try_call(
-      const context& ctx, const A&... arguments) {
-    detail::check_stub_arguments<Fn, A...>();
-    return convert_arguments<typename Fn::argument_types>(
-        [&](const auto&... converted) {
-          return try_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
-        },
-        arguments...);
-  }
-
-  // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
-                                                                            const A&... arguments) {
-    return start_async<R>({}, ctx, method, arguments...);
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> &&
-           detail::not_context<A...>) call_future<R, Codec, Transport> async_call(std::string_view method,
-                                                                                  const A&... arguments) {
-    return async_call<R>(context{}, method, arguments...);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) call_future<typename Fn::result_type, Codec, Transport> async_call(
-      const context& ctx, const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1)
-      call_future<typename Fn::result_type, Codec, Transport> async_call(const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>)
-      call_future<typename Fn::result_type, Codec, Transport> async_call(const context& ctx, const A&... arguments) {
-    detail::check_stub_arguments<Fn, A...>();
-    return convert_arguments<typename Fn::argument_types>(
-        [&](const auto&... converted) {
-          return async_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
-        },
-        arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      call_future<typename Fn::result_type, Codec, Transport> async_call(const A&... arguments) {
-    return async_call<Fn>(context{}, arguments...);
-  }
+  // The calls (call, try_call, async_call: client/call_surface.hpp) come from call_surface.
 
   // Fails every pending call with connection_closed; later calls fail fast. Safe while other
   // threads are calling: the connection's memory is released only by the destructor.
@@ -499,8 +139,28 @@ class basic_client {
   bool on_receiving_thread() const { return engine_ && link::on_own_thread(*engine_); }
 
  private:
+  friend class call_surface<basic_client, Transport, Codec>;
   template <class, class>
-  friend class basic_balanced_client;  // its async calls pass a completion of their own
+  friend class basic_balanced_client;  // calls invoke and start; its async calls pass a completion
+
+  // The call surface's primitives: a call by name, with its context.
+  template <class R, class... A>
+  result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
+    if (interceptors_) [[unlikely]] {
+      client_call call{method, ctx};
+      for (const client_interceptor& interceptor : *interceptors_)
+        if (interceptor.before) interceptor.before(call);
+      const auto started = std::chrono::steady_clock::now();
+      result<R> out = plain_call<R>(call.ctx, method, arguments...);
+      detail::report_after(*interceptors_, call, out.code(), out.message(), std::chrono::steady_clock::now() - started);
+      return out;
+    }
+    return plain_call<R>(ctx, method, arguments...);
+  }
+  template <class R, class... A>
+  call_future<R, Codec, Transport> start(const context& ctx, std::string_view method, const A&... arguments) {
+    return start_async<R>({}, ctx, method, arguments...);
+  }
 
   // An async_call by name; `done`, when given, runs once when the call completes, before the
   // interceptors' `after`, on whichever thread completes it (or never, if this throws first).
@@ -639,24 +299,18 @@ class basic_client {
     return engine_ ? link::call(*engine_, ctx, frame, reply) : detail::connection_closed_outcome();
   }
 
-  // Calls `f` with each argument as its declared type: as itself when it is that type, otherwise
-  // converted (a temporary that lives until `f` returns).
-  template <class Declared, class F, class... A>
-  static decltype(auto) convert_arguments(F&& f, const A&... arguments) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-      return f(detail::as_declared<std::tuple_element_t<I, Declared>>(arguments)...);
-    }
-    (std::index_sequence_for<A...>{});
-  }
-
   std::shared_ptr<engine_type> engine_;
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
-// Connects to `address` and completes the handshake within opts.connect_timeout. The address is
-// "host:port", "tcp@host:port", "unix@/path" or "http@host:port" (net/address.hpp): the last asks
-// for the RPC protocol with an HTTP CONNECT first, as GeeRPC's XDial does, and that counts in the
-// connect timeout too.
+// The one way to connect: to `address`, with the handshake done within opts.connect_timeout. The
+// address's form chooses the way in (net/address.hpp):
+//   "host:port", "tcp@host:port", "[v6]:port"   TCP
+//   "unix@/path", "unix@@name"                  a Unix domain socket (a file, or Linux's abstract one)
+//   "http@host:port"                            TCP, asking for the RPC protocol with an HTTP CONNECT
+//                                               first (GeeRPC's DialHTTP; it counts in the timeout)
+// A malformed address fails with errc::connect_failed, its message naming what is wrong and the
+// forms accepted. try_dial returns the failure; dial throws it as rpc_error.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
@@ -667,28 +321,6 @@ result<basic_client<Transport, Codec>> try_dial(std::string_view address, const 
 template <class Transport = threaded, class Codec = binary_codec>
 basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
   return try_dial<Transport, Codec>(address, opts).value();
-}
-
-// GeeRPC's XDial, by its name: dial() takes the same "transport@address" forms.
-template <class Transport = threaded, class Codec = binary_codec>
-basic_client<Transport, Codec> xdial(std::string_view address, const options& opts = {}) {
-  return dial<Transport, Codec>(address, opts);
-}
-
-// GeeRPC's DialHTTP: dials a TCP address ("host:port" or "tcp@host:port") through an HTTP CONNECT.
-template <class Transport = threaded, class Codec = binary_codec>
-result<basic_client<Transport, Codec>> try_dial_http(std::string_view address, const options& opts = {}) {
-  if (address.starts_with("unix@"))
-    return error{make_error_code(errc::connect_failed),
-                 "rpc client: dial_http \"" + std::string(address) + "\": HTTP CONNECT is for TCP addresses"};
-  if (address.starts_with("tcp@")) address.remove_prefix(4);
-  const std::string via_http = address.starts_with("http@") ? std::string(address) : "http@" + std::string(address);
-  return try_dial<Transport, Codec>(via_http, opts);
-}
-
-template <class Transport = threaded, class Codec = binary_codec>
-basic_client<Transport, Codec> dial_http(std::string_view address, const options& opts = {}) {
-  return try_dial_http<Transport, Codec>(address, opts).value();
 }
 
 using client = basic_client<threaded>;

@@ -3,6 +3,10 @@
 #   // expect-error: REGEX   (one or more lines) compiling must fail, and the compiler's output must
 #                            match every REGEX, so a case that breaks for another reason (a typo, a
 #                            renamed header) fails the test instead of passing it vacuously
+#   // expect-error-early: REGEX
+#                            (with expect-error) the output's first 3 lines, not counting the
+#                            "In file included from" chain, must match REGEX: a diagnostic that
+#                            names the problem only after a page of notes does not pass
 #   // expect: compiles      compiling must succeed
 #
 # With -DCONTROL=ON the case is compiled with GEERPC_CONTROL defined, which swaps its offending line
@@ -25,6 +29,13 @@ endif()
 
 file(STRINGS "${SOURCE}" error_lines REGEX "^// expect-error: ")
 file(STRINGS "${SOURCE}" compiles_lines REGEX "^// expect: compiles[ \t]*$")
+file(STRINGS "${SOURCE}" early_lines REGEX "^// expect-error-early: ")
+set(early_regexes "")
+foreach(line IN LISTS early_lines)
+  string(REGEX REPLACE "^// expect-error-early: " "" regex "${line}")
+  list(APPEND early_regexes "${regex}")
+endforeach()
+set(first_lines 3)
 set(regexes "")
 foreach(line IN LISTS error_lines)
   string(REGEX REPLACE "^// expect-error: " "" regex "${line}")
@@ -83,10 +94,38 @@ endif()
 if(result EQUAL 0)
   message(FATAL_ERROR "expected a compile error, but it compiled:\n${command_line}")
 endif()
+if(early_regexes)
+  # The first lines that are not the include chain ("In file included from a.hpp:1," and its
+  # "                 from b.cpp:2:" continuation lines). Cut at each newline by hand: as a CMake
+  # list, a ';' or an unmatched '[' in the compiler's text would split or join lines.
+  set(rest "${output}")
+  set(searched "")
+  set(kept 0)
+  while(kept LESS first_lines AND NOT rest STREQUAL "")
+    string(FIND "${rest}" "\n" end)
+    if(end EQUAL -1)
+      set(line "${rest}")
+      set(rest "")
+    else()
+      string(SUBSTRING "${rest}" 0 ${end} line)
+      math(EXPR end "${end} + 1")
+      string(SUBSTRING "${rest}" ${end} -1 rest)
+    endif()
+    if(NOT line MATCHES "^In file included from " AND NOT line MATCHES "^ +from [^ ]+[:,]$")
+      string(APPEND searched "${line}\n")
+      math(EXPR kept "${kept} + 1")
+    endif()
+  endwhile()
+endif()
 set(missing "")
 foreach(regex IN LISTS regexes)
   if(NOT output MATCHES "${regex}")
     string(APPEND missing "\n  ${regex}")
+  endif()
+endforeach()
+foreach(regex IN LISTS early_regexes)
+  if(NOT searched MATCHES "${regex}")
+    string(APPEND missing "\n  ${regex} (in the first ${first_lines} lines, not counting the include chain)")
   endif()
 endforeach()
 if(missing)

@@ -1,5 +1,9 @@
-// A typed stub knows its method's argument type: passing another type must not compile.
-// expect-error: no matching|cannot convert|could not convert
+// A typed stub knows its method's argument type: passing another type must not compile, and the
+// compiler's first lines say which argument (its position, from 1), the type its method declares
+// and the type given (GCC: "[with ... Position = 1; Declared = args; Given = other_args]", Clang:
+// "requirement 'typed_call_argument<1, args, other_args>::converts'").
+// expect-error: does not convert to the type its method declares
+// expect-error-early: Position = 1. Declared = args. Given = other_args|typed_call_argument<1, args, other_args>
 // With GEERPC_CONTROL defined the offending line is corrected, and the file must compile.
 #include <geerpc/client.hpp>
 #include <string>

@@ -1,6 +1,7 @@
 // A typed stub knows how many arguments its method takes: calling it with another number must not
 // compile, and the error says so.
 // expect-error: wrong number of arguments
+// expect-error-early: Declared = 2. long unsigned int Given = 3|typed_call_arity<2, 3>
 // With GEERPC_CONTROL defined the offending line is corrected, and the file must compile.
 #include <geerpc/client.hpp>
 

@@ -162,6 +162,8 @@ inline const char* parse_exact(std::string_view text, address& out, std::string&
   if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
   if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
   if (text.starts_with("http@")) {
+    // The CONNECT is an HTTP request, and HTTP runs over TCP.
+    if (text.substr(5).starts_with("unix@")) return "http@ takes a TCP host:port (HTTP CONNECT is for TCP), not unix@";
     const char* bad = parse_host_port(text.substr(5), out, suggestion);
     if (bad == nullptr) out.http_connect = true;
     if (!suggestion.empty()) suggestion.insert(0, "http@");
