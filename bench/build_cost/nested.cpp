@@ -52,6 +52,10 @@ struct walk<std::vector<E>> {
     return n;
   }
 };
+template <>
+struct walk<level<0>> {
+  static std::size_t go(level<0>&) { return 1; }
+};
 template <int Depth>
 struct walk<level<Depth>> {
   static std::size_t go(level<Depth>& l) { return walk<decltype(l.items)>::go(l.items); }
