@@ -2,18 +2,20 @@
 #
 #   // expect-error: REGEX   (one or more lines) compiling must fail, and the compiler's output must
 #                            match every REGEX, so a case that breaks for another reason (a typo, a
-#                            renamed header) fails the test instead of passing it vacuously
+#                            renamed header) fails the test instead of passing it vacuously; then,
+#                            compiled with GEERPC_CONTROL defined (which swaps its offending line for
+#                            a correct one), it must compile, proving the failure comes from that
+#                            line alone
 #   // expect-error-early: REGEX
 #                            (with expect-error) the output's first 3 lines, not counting the
 #                            "In file included from" chain, must match REGEX: a diagnostic that
 #                            names the problem only after a page of notes does not pass
 #   // expect: compiles      compiling must succeed
 #
-# With -DCONTROL=ON the case is compiled with GEERPC_CONTROL defined, which swaps its offending line
-# for a correct one: then it must compile, proving the failure comes from that line alone.
+# Both compiles of a case run in one test: one ctest and one CMake start per case, not two.
 #
 # Run as: cmake -DCOMPILER=... -DSOURCE=... [-DINCLUDE_DIRS=a|b] [-DSYSTEM_INCLUDE_DIRS=a|b]
-#               [-DIMPLICIT_INCLUDE_DIRS=a|b] [-DFLAGS="..."] [-DCONTROL=ON] -P expect_failure.cmake
+#               [-DIMPLICIT_INCLUDE_DIRS=a|b] [-DFLAGS="..."] -P expect_failure.cmake
 # Lists are '|'-separated because a ';' would split the argument on the way through add_test().
 # Regexes are CMake regexes and must not contain ';'.
 cmake_minimum_required(VERSION 3.21)
@@ -47,11 +49,6 @@ elseif(NOT regexes AND NOT compiles_lines)
   message(FATAL_ERROR "${SOURCE}: declares no '// expect-error: REGEX' nor '// expect: compiles' line")
 endif()
 
-set(must_compile FALSE)
-if(compiles_lines OR CONTROL)
-  set(must_compile TRUE)
-endif()
-
 # System directories given as -I or -isystem can break the compiler's own #include_next chains.
 string(REPLACE "|" ";" implicit_dirs "${IMPLICIT_INCLUDE_DIRS}")
 set(include_args "")
@@ -70,35 +67,40 @@ foreach(kind IN ITEMS INCLUDE_DIRS SYSTEM_INCLUDE_DIRS)
 endforeach()
 
 separate_arguments(extra_flags UNIX_COMMAND "${FLAGS}")
-set(define_args "")
-if(CONTROL)
-  set(define_args "-DGEERPC_CONTROL")
-endif()
 
-# LC_ALL=C: the regexes are written against the compilers' English diagnostics.
-set(command "${COMPILER}" ${extra_flags} -std=c++20 -fsyntax-only ${define_args} ${include_args} "${SOURCE}")
-execute_process(COMMAND "${CMAKE_COMMAND}" -E env LC_ALL=C ${command}
-                RESULT_VARIABLE result
-                OUTPUT_VARIABLE output
-                ERROR_VARIABLE output)
-list(JOIN command " " command_line)
+# Compiles the case (with -D<define> if given), leaving the exit status, the compiler's output and
+# the command line in the caller's variables <prefix>_result, _output and _command.
+function(compile_case prefix define)
+  set(command "${COMPILER}" ${extra_flags} -std=c++20 -fsyntax-only ${define} ${include_args} "${SOURCE}")
+  # LC_ALL=C: the regexes are written against the compilers' English diagnostics.
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env LC_ALL=C ${command}
+                  RESULT_VARIABLE result
+                  OUTPUT_VARIABLE output
+                  ERROR_VARIABLE output)
+  list(JOIN command " " command_line)
+  set(${prefix}_result "${result}" PARENT_SCOPE)
+  set(${prefix}_output "${output}" PARENT_SCOPE)
+  set(${prefix}_command "${command_line}" PARENT_SCOPE)
+endfunction()
 
-if(must_compile)
-  if(NOT result EQUAL 0)
-    message(FATAL_ERROR "expected to compile, but it did not (${result}):\n${command_line}\n\n${output}")
+if(compiles_lines)
+  compile_case(plain "")
+  if(NOT plain_result EQUAL 0)
+    message(FATAL_ERROR "expected to compile, but it did not (${plain_result}):\n${plain_command}\n\n${plain_output}")
   endif()
   message(STATUS "compiled, as expected: ${SOURCE}")
   return()
 endif()
 
-if(result EQUAL 0)
-  message(FATAL_ERROR "expected a compile error, but it compiled:\n${command_line}")
+compile_case(failing "")
+if(failing_result EQUAL 0)
+  message(FATAL_ERROR "expected a compile error, but it compiled:\n${failing_command}")
 endif()
 if(early_regexes)
   # The first lines that are not the include chain ("In file included from a.hpp:1," and its
   # "                 from b.cpp:2:" continuation lines). Cut at each newline by hand: as a CMake
   # list, a ';' or an unmatched '[' in the compiler's text would split or join lines.
-  set(rest "${output}")
+  set(rest "${failing_output}")
   set(searched "")
   set(kept 0)
   while(kept LESS first_lines AND NOT rest STREQUAL "")
@@ -119,7 +121,7 @@ if(early_regexes)
 endif()
 set(missing "")
 foreach(regex IN LISTS regexes)
-  if(NOT output MATCHES "${regex}")
+  if(NOT failing_output MATCHES "${regex}")
     string(APPEND missing "\n  ${regex}")
   endif()
 endforeach()
@@ -130,6 +132,13 @@ foreach(regex IN LISTS early_regexes)
 endforeach()
 if(missing)
   message(FATAL_ERROR "the compile failed, but its output does not match:${missing}\n"
-                      "${command_line}\n\n${output}")
+                      "${failing_command}\n\n${failing_output}")
 endif()
 message(STATUS "failed to compile, as expected, matching every expected regex: ${SOURCE}")
+
+compile_case(control -DGEERPC_CONTROL)
+if(NOT control_result EQUAL 0)
+  message(FATAL_ERROR "the control (GEERPC_CONTROL defined) was expected to compile, but it did not "
+                      "(${control_result}):\n${control_command}\n\n${control_output}")
+endif()
+message(STATUS "the control compiled, as expected: ${SOURCE}")
