@@ -279,3 +279,53 @@ TEST_CASE("frames written by several threads at once arrive whole, each thread's
   }
   CHECK(next == std::vector<std::size_t>(threads, frames));
 }
+
+namespace {
+
+// A session whose first write waits until the test lets it go: the thread that calls it stays the
+// writer's sender, with the lock let go, while another thread writes.
+struct held_first_write : geerpc::net::stream_session {
+  int fd;
+  std::atomic<bool> in_write{false};
+  std::atomic<bool> go{false};
+  explicit held_first_write(int socket) : fd(socket) {}
+  geerpc::net::io_result read(std::span<std::byte>) noexcept override {
+    return {geerpc::net::io_status::would_block, 0};
+  }
+  geerpc::net::io_result write(std::span<const std::byte> data) noexcept override {
+    in_write.store(true);
+    in_write.notify_all();
+    go.wait(false);
+    const long n = ::send(fd, data.data(), data.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) return {geerpc::net::io_status::would_block, 0};
+    return {geerpc::net::io_status::data, static_cast<std::size_t>(n)};
+  }
+  bool buffered() const noexcept override { return false; }
+  short wants() const noexcept override { return 0; }
+  void shutdown() noexcept override {}
+};
+
+}  // namespace
+
+// Found in review: blocks counted whole against a small limit (or one of 64-128 KiB) left no room
+// for a second frame while the first thread sent, and the connection was closed as over its limit.
+TEST_CASE("a frame written while another thread sends waits behind it, whatever the limit", "[writer]") {
+  const auto [limit, size] = GENERATE(table<std::size_t, std::size_t>(
+      {{512, 100}, {1000, 200}, {64u << 10, 65500}, {96u << 10, 70000}, {16u << 20, (16u << 20) - 10000}}));
+  CAPTURE(limit, size);
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+  auto session = std::make_unique<held_first_write>(fds[0]);
+  held_first_write& held = *session;
+  geerpc::net::stream out(geerpc::net::unique_fd(fds[0]), std::move(session));
+  const geerpc::net::unique_fd in(fds[1]);
+  frame_writer writer(out, limit);
+  const auto first = bytes(100, 1);
+  const auto second = bytes(size, 2);
+  std::thread sender([&] { writer.write(first); });
+  held.in_write.wait(false);
+  CHECK(writer.write(second) != frame_writer::status::broken);
+  held.go.store(true);
+  held.go.notify_all();
+  sender.join();
+}

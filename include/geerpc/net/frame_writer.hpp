@@ -171,6 +171,7 @@ class frame_writer {
       ::iovec parts[max_parts];
       std::size_t offered = 0;
       const std::size_t count = queue_.gather(parts, offered);
+      GEERPC_ASSERT(count > 0 && offered > 0, "frame_writer: a queue that is not empty has bytes at its head");
       taken_ = offered;
       lock.unlock();
       const long sent = send_some(std::span<const ::iovec>(parts, count));
@@ -197,7 +198,10 @@ class frame_writer {
 
   // Appends to the queue if the blocks that takes stay within the limit.
   bool append_locked(std::span<const std::byte> frame) {
-    if (queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_) return false;
+    // Alone (nothing queued), a frame may always wait, as keep_rest_locked() lets a rest: the
+    // limit bounds what waits beside it.
+    if (!queue_.empty() && queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_)
+      return false;
     queue_.append(frame);
     account_locked();
     return true;

@@ -38,19 +38,32 @@ struct output_chunk {
 };
 static_assert(sizeof(output_chunk) <= output_chunk::header);
 
+// Whether this is an AddressSanitizer build (GCC's macro, or Clang's feature test).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool under_address_sanitizer = true;
+#elif defined(__has_feature)
+inline constexpr bool under_address_sanitizer = __has_feature(address_sanitizer);
+#else
+inline constexpr bool under_address_sanitizer = false;
+#endif
+
 class chunk_pool {
  public:
   // The standard block: what a writer whose limit allows it uses, and what the free list keeps.
   static constexpr std::size_t standard = 64u << 10;
-  // The smallest block: a writer's limit below it still lets it queue one.
+  // The smallest block. A writer whose limit is below it still queues one frame at a time: a frame
+  // may always wait alone (frame_writer::append_locked).
   static constexpr std::size_t smallest = 1u << 10;
-  // Blocks kept for reuse, for the whole process: 2 MiB.
-  static constexpr std::size_t kept_most = 32;
+  // Blocks kept for reuse, for the whole process: 2 MiB. None under AddressSanitizer, so that a
+  // block used after it was given back is a use after free it reports, not another connection's
+  // bytes.
+  static constexpr std::size_t kept_most = under_address_sanitizer ? 0 : 32;
 
   // The block size for a writer that may hold `limit` bytes: the standard one, or the largest power
-  // of two within a smaller limit.
+  // of two within an eighth of a smaller limit, so that about eight blocks fit: a frame that waits
+  // behind another thread's send must not find the limit taken by one or two part-filled blocks.
   static constexpr std::size_t block_size(std::size_t limit) noexcept {
-    return std::clamp(std::bit_floor(std::max<std::size_t>(limit, 1)), smallest, standard);
+    return std::clamp(std::bit_floor(std::max<std::size_t>(limit / 8, 1)), smallest, standard);
   }
 
   // The one free list of the process. Never destroyed: a writer may give a block back during static
