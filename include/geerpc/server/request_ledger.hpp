@@ -254,11 +254,11 @@ class request_ledger {
   static void leave(server_context& context) {
     if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
       std::lock_guard lock(context.drain_mutex);
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
       GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
       context.drained.notify_all();
     } else {
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
       GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
     }
   }
