@@ -2,8 +2,8 @@
 // must not compile (it would otherwise be taken for an argument), and the error says where it goes.
 // expect-error: a call's context comes first
 // With GEERPC_CONTROL defined the offending line is corrected, and the file must compile.
-#include <geerpc/client.hpp>
 #include <chrono>
+#include <geerpc/client.hpp>
 
 #ifdef GEERPC_CONTROL
 int call_sum(geerpc::client& client) {
