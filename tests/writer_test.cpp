@@ -317,8 +317,8 @@ TEST_CASE("a frame written while another thread sends waits behind it, whatever 
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
   auto session = std::make_unique<held_first_write>(fds[0]);
   held_first_write& held = *session;
-  geerpc::net::stream out(geerpc::net::unique_fd(fds[0]), std::move(session));
-  const geerpc::net::unique_fd in(fds[1]);
+  geerpc::net::stream out{geerpc::net::unique_fd(fds[0]), std::move(session)};
+  const geerpc::net::unique_fd in{fds[1]};
   frame_writer writer(out, limit);
   const auto first = bytes(100, 1);
   const auto second = bytes(size, 2);
