@@ -5,6 +5,10 @@
 // geerpc: a header-only C++20 RPC library with deadlines that hold.
 // https://github.com/geerpc/geerpc — MIT licence. Include this one header.
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 1  // this header ends the internal macros' scope
+#endif
+
 // ---- begin geerpc/balanced_client.hpp
 // geerpc: a client over many servers, GeeRPC's XClient. Each call goes to one server its
 // discovery lists (discovery.hpp), chosen by a select_mode; broadcast() goes to all of them.
@@ -50,7 +54,9 @@
 #include <vector>
 
 // ---- begin geerpc/client.hpp
-// geerpc: the client. dial() connects and handshakes within options.connect_timeout; then
+// geerpc: the client. dial() connects and handshakes within options.connect_timeout (the address's
+// prefix chooses the way in: "host:port", "unix@/path", "http@host:port"); then the calls, from
+// the call surface it shares with balanced_client (client/call_surface.hpp):
 //
 //   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
 //   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
@@ -66,8 +72,6 @@
 // Many threads may call through one client at once. When the connection breaks, every pending
 // call fails with errc::connection_closed, and so does every later one.
 
-#include <concepts>
-#include <coroutine>
 #include <span>
 #include <system_error>
 #include <tuple>
@@ -81,21 +85,35 @@
 #include <functional>
 
 // ---- begin geerpc/config.hpp
-// geerpc: version and the ABI namespace every other header opens.
+// geerpc: version, the ABI namespace, and the scope of the internal macros.
+//
+// Every header that uses GEERPC_BEGIN_NAMESPACE or GEERPC_END_NAMESPACE includes this one, and every
+// header that uses GEERPC_ASSERT includes detail/assert.hpp. The entry headers (geerpc.hpp,
+// implementation.hpp, etcd.hpp, transport/engines.hpp) #undef these internal macros at their end
+// (detail/macro_unscope.hpp), so a user's code never sees them. So that a header first reached
+// after that (<geerpc/etcd.hpp> after <geerpc/geerpc.hpp>) still finds them, this file has no
+// #pragma once: its once-only part is guarded, and its macros are defined again whenever they are
+// missing. (nlohmann/json's macro_scope.hpp and macro_unscope.hpp pair works the same way.)
+// An inline namespace lets two incompatible geerpc versions link into one program without ODR
+// clashes, while users keep writing plain `geerpc::`.
+#ifndef GEERPC_BEGIN_NAMESPACE
+#define GEERPC_BEGIN_NAMESPACE \
+  namespace geerpc {           \
+  inline namespace v0 {
+#endif
+#ifndef GEERPC_END_NAMESPACE
+#define GEERPC_END_NAMESPACE \
+  }                          \
+  }
+#endif
+
+#ifndef GEERPC_CONFIG_HPP
+#define GEERPC_CONFIG_HPP
 
 #define GEERPC_VERSION_MAJOR 0
 #define GEERPC_VERSION_MINOR 1
 #define GEERPC_VERSION_PATCH 0
 #define GEERPC_VERSION (GEERPC_VERSION_MAJOR * 10000 + GEERPC_VERSION_MINOR * 100 + GEERPC_VERSION_PATCH)
-
-// An inline namespace lets two incompatible geerpc versions link into one program without ODR
-// clashes, while users keep writing plain `geerpc::`.
-#define GEERPC_BEGIN_NAMESPACE \
-  namespace geerpc {           \
-  inline namespace v0 {
-#define GEERPC_END_NAMESPACE \
-  }                          \
-  }
 
 #if !defined(__linux__)
 #error "geerpc needs Linux: its transports use epoll, eventfd and poll"
@@ -104,6 +122,8 @@
 GEERPC_BEGIN_NAMESPACE
 inline constexpr const char* version = "0.1.0";
 GEERPC_END_NAMESPACE
+
+#endif  // GEERPC_CONFIG_HPP
 // ---- end geerpc/config.hpp
 // ---- begin geerpc/context.hpp
 // geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
@@ -780,6 +800,13 @@ inline std::array<std::byte, wire::frame_overhead> cancel_frame(std::uint64_t se
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/call.hpp
+// ---- begin geerpc/client/call_future.hpp
+// geerpc: the outcome of an asynchronous call (client.async_call): wait for it, get it, cancel it,
+// hand it a callback, or co_await it; and the decoding of a reply body, which every call shares.
+
+#include <concepts>
+#include <coroutine>
+
 // ---- begin geerpc/codec/binary.hpp
 // geerpc: the binary codec. Fields in declaration order, no names or tags: fixed-size little-endian
 // scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
@@ -839,6 +866,242 @@ GEERPC_END_NAMESPACE
 #include <unordered_map>
 #include <unordered_set>
 
+// ---- begin geerpc/codec/culprit_member.hpp
+// geerpc: which member of a struct keeps the codec from carrying it, named in the compile error by
+// its position (from 1) and its declared type: "member_of<Args, 2, int&>::is_a_reference" reads
+// "member #2 (int&) of Args is a reference". Boost 1.81's PFR has no field names (get_name came in
+// 1.84), so the position it is. Only the failing path instantiates anything here.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+template <class>
+inline constexpr bool member_is_fine = false;
+
+// What a C array member's type shows as: the probes below find its position, not its type.
+struct c_array;
+
+// Member number `Number` (from 1) of `Struct`, declared as `Type`. Each nested class fails the
+// build with the fix when it is instantiated, and the compiler's "In instantiation of" line names
+// it in full.
+template <class Struct, std::size_t Number, class Type>
+struct member_of {
+  struct is_a_reference {
+    static_assert(member_is_fine<Type>,
+                  "geerpc: a struct with a reference member cannot be serialized: hold the value "
+                  "instead (std::string, not const std::string&); a handler's parameters may be "
+                  "references, a struct's members may not. The line 'In instantiation of "
+                  "member_of<Struct, Number, Type>::is_a_reference' names the struct, the member's "
+                  "position (from 1) and its type.");
+    static constexpr bool value = false;
+  };
+  struct is_a_raw_pointer {
+    static_assert(member_is_fine<Type>,
+                  "geerpc: a struct with a raw pointer member cannot be serialized: hold the value "
+                  "itself, or a std::unique_ptr<T> or std::optional<T> when it may be absent. The line "
+                  "'In instantiation of member_of<Struct, Number, Type>::is_a_raw_pointer' names the "
+                  "struct, the member's position (from 1) and its type.");
+    static constexpr bool value = false;
+  };
+  struct is_a_c_array {
+    static_assert(member_is_fine<Type>,
+                  "geerpc: a struct with a C array member cannot be serialized: use std::array<T, N> "
+                  "instead of T[N]. The line 'In instantiation of member_of<Struct, Number, "
+                  "c_array>::is_a_c_array' names the struct and the member's position (from 1).");
+    static constexpr bool value = false;
+  };
+};
+
+template <class T>
+struct is_member_of : std::false_type {};
+template <class Struct, std::size_t Number, class Type>
+struct is_member_of<member_of<Struct, Number, Type>> : std::true_type {};
+
+namespace detail {
+
+// Converts to an lvalue of any type: copied into a value member, or bound to a reference member.
+struct any_lvalue {
+  template <class U>
+  operator U&() const;  // NOLINT: never defined, only used in unevaluated context
+};
+// Converts to a prvalue of any type: initialises a value member, and no C array.
+struct any_prvalue {
+  template <class U>
+  operator U() const;  // NOLINT: never defined, only used in unevaluated context
+};
+
+template <class S, std::size_t... I>
+constexpr bool braces_take(std::index_sequence<I...>) {
+  return requires { S{(void(I), any_lvalue{})...}; };
+}
+
+// How many members aggregate S has, counted as the most values S{...} takes (a reference member
+// has no default, so fewer values may not do); 0 when that is past `limit`, or none.
+template <class S, std::size_t limit = 16, std::size_t count = limit + 1>
+constexpr std::size_t braced_member_count() {
+  if constexpr (count == 0)
+    return 0;
+  else if constexpr (braces_take<S>(std::make_index_sequence<count>{}))
+    return count > limit ? 0 : count;
+  else
+    return braced_member_count<S, limit, count - 1>();
+}
+
+// The declared types of S's members, as a std::tuple of them (a reference member's is a
+// reference), for S of 1 to 16 members: structured bindings name each member's declared type.
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 1>) {
+  auto& [a] = s;
+  return std::type_identity<std::tuple<decltype(a)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 2>) {
+  auto& [a, b] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 3>) {
+  auto& [a, b, c] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 4>) {
+  auto& [a, b, c, d] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 5>) {
+  auto& [a, b, c, d, e] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 6>) {
+  auto& [a, b, c, d, e, f] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 7>) {
+  auto& [a, b, c, d, e, f, g] = s;
+  return std::type_identity<
+      std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f), decltype(g)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 8>) {
+  auto& [a, b, c, d, e, f, g, h] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f),
+                                       decltype(g), decltype(h)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 9>) {
+  auto& [a, b, c, d, e, f, g, h, i] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f),
+                                       decltype(g), decltype(h), decltype(i)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 10>) {
+  auto& [a, b, c, d, e, f, g, h, i, j] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f),
+                                       decltype(g), decltype(h), decltype(i), decltype(j)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 11>) {
+  auto& [a, b, c, d, e, f, g, h, i, j, k] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f),
+                                       decltype(g), decltype(h), decltype(i), decltype(j), decltype(k)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 12>) {
+  auto& [a, b, c, d, e, f, g, h, i, j, k, l] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f),
+                                       decltype(g), decltype(h), decltype(i), decltype(j), decltype(k), decltype(l)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 13>) {
+  auto& [a, b, c, d, e, f, g, h, i, j, k, l, m] = s;
+  return std::type_identity<
+      std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f), decltype(g), decltype(h),
+                 decltype(i), decltype(j), decltype(k), decltype(l), decltype(m)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 14>) {
+  auto& [a, b, c, d, e, f, g, h, i, j, k, l, m, n] = s;
+  return std::type_identity<
+      std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f), decltype(g), decltype(h),
+                 decltype(i), decltype(j), decltype(k), decltype(l), decltype(m), decltype(n)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 15>) {
+  auto& [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o] = s;
+  return std::type_identity<
+      std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f), decltype(g), decltype(h),
+                 decltype(i), decltype(j), decltype(k), decltype(l), decltype(m), decltype(n), decltype(o)>>{};
+}
+template <class S>
+auto declared_members(S& s, std::integral_constant<std::size_t, 16>) {
+  auto& [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p] = s;
+  return std::type_identity<std::tuple<decltype(a), decltype(b), decltype(c), decltype(d), decltype(e), decltype(f),
+                                       decltype(g), decltype(h), decltype(i), decltype(j), decltype(k), decltype(l),
+                                       decltype(m), decltype(n), decltype(o), decltype(p)>>{};
+}
+
+// Whether a member of type T keeps its struct from being made: a reference, or an aggregate that
+// cannot be made either (one holding a reference member).
+template <class T>
+inline constexpr bool blocks_making = std::is_reference_v<T> || (std::is_class_v<T> && std::is_aggregate_v<T> &&
+                                                                 !std::is_default_constructible_v<T>);
+
+// The position (from 1) of the first type of Types that blocks_making; 0 when none does.
+template <class Types, std::size_t... I>
+constexpr std::size_t first_blocking(std::index_sequence<I...>) {
+  std::size_t found = 0;
+  ((found = found == 0 && blocks_making<std::tuple_element_t<I, Types>> ? I + 1 : found), ...);
+  return found;
+}
+
+// The first reference member of aggregate S, or of the aggregate member that holds one, as
+// member_of<struct, position, type>; void when none is found (or S has more members than probed).
+template <class S>
+auto reference_member() {
+  constexpr std::size_t count = braced_member_count<S>();
+  if constexpr (count == 0) {
+    return std::type_identity<void>{};
+  } else {
+    using types =
+        typename decltype(declared_members(std::declval<S&>(), std::integral_constant<std::size_t, count>{}))::type;
+    constexpr std::size_t at = first_blocking<types>(std::make_index_sequence<count>{});
+    if constexpr (at == 0)
+      return std::type_identity<void>{};
+    else if constexpr (std::is_reference_v<std::tuple_element_t<at - 1, types>>)
+      return std::type_identity<member_of<S, at, std::tuple_element_t<at - 1, types>>>{};
+    else
+      return reference_member<std::tuple_element_t<at - 1, types>>();
+  }
+}
+
+template <class S, std::size_t... I>
+constexpr bool parentheses_take(std::index_sequence<I...>) {
+  return requires { S((void(I), any_prvalue{})...); };
+}
+
+// The position (from 1) of S's first C array member: S(v1, ..., vk) (C++20's parenthesised
+// aggregate initialisation, which elides no braces) refuses k values exactly when member k cannot
+// take one, a C array. 0 when none is found among the first `limit`.
+template <class S, std::size_t limit, std::size_t k = 1>
+constexpr std::size_t first_c_array_member() {
+  if constexpr (k > limit)
+    return 0;
+  else if constexpr (!parentheses_take<S>(std::make_index_sequence<k>{}))
+    return k;
+  else
+    return first_c_array_member<S, limit, k + 1>();
+}
+
+}  // namespace detail
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/culprit_member.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
@@ -1137,9 +1400,13 @@ struct first_non_void<Head, Tail...> {
 
 template <class T, class Indices>
 struct first_unsupported_field;
+// A raw pointer member is named as member_of<T, position, type>, for the message of its own.
+template <class T, std::size_t I, class Field = boost::pfr::tuple_element_t<I, T>>
+using field_problem =
+    std::conditional_t<std::is_pointer_v<Field>, member_of<T, I + 1, Field>, typename first_unsupported<Field>::type>;
 template <class T, std::size_t... I>
 struct first_unsupported_field<T, std::index_sequence<I...>> {
-  using type = typename first_non_void<typename first_unsupported<boost::pfr::tuple_element_t<I, T>>::type...>::type;
+  using type = typename first_non_void<field_problem<T, I>...>::type;
 };
 
 template <class T>
@@ -1243,6 +1510,14 @@ inline constexpr bool is_aggregate_with_c_array = [] {
   else
     return false;
 }();
+// An aggregate that only a reference member keeps from being reflected (it has no default).
+template <class T>
+constexpr bool may_have_reference_member() {
+  if constexpr (!std::is_class_v<T> || !std::is_aggregate_v<T> || std::is_polymorphic_v<T> || has_serializer<T>)
+    return false;
+  else
+    return !std::is_default_constructible_v<T> && !requires { T{any_base_of<T>{}}; };
+}
 }  // namespace detail
 
 // Instantiated only to fail: the compiler prints `Culprit` in its "required from" lines.
@@ -1274,13 +1549,16 @@ struct time_point_of_another_clock_cannot_be_serialized {
   static constexpr bool value = false;
 };
 
-template <class Culprit, class Whole>
-struct c_array_member_cannot_be_serialized {
-  static_assert(always_false<Culprit>,
-                "geerpc: a struct with a C array member cannot be serialized: use std::array<T, N> "
-                "instead of T[N]. The line 'In instantiation of c_array_member_cannot_be_serialized"
-                "<Culprit, Whole>' names the struct.");
-  static constexpr bool value = false;
+// member_of<T, position, type> of T's first reference member; void when T has none that is found.
+template <class T>
+struct reference_member_of {
+  static auto pick() {
+    if constexpr (detail::may_have_reference_member<T>())
+      return detail::reference_member<T>();
+    else
+      return std::type_identity<void>{};
+  }
+  using type = typename decltype(pick())::type;
 };
 
 // Fails the build with the message above when T cannot be carried; call it where T enters geerpc.
@@ -1288,10 +1566,15 @@ template <class T>
 constexpr void require_serializable() {
   if constexpr (!is_serializable_v<T>) {
     using culprit = typename first_unsupported<T>::type;
-    if constexpr (detail::is_other_clock_time_point<culprit>)
+    if constexpr (is_member_of<culprit>::value)
+      (void)culprit::is_a_raw_pointer::value;
+    else if constexpr (detail::is_other_clock_time_point<culprit>)
       (void)time_point_of_another_clock_cannot_be_serialized<culprit, T>::value;
     else if constexpr (detail::is_aggregate_with_c_array<culprit>)
-      (void)c_array_member_cannot_be_serialized<culprit, T>::value;
+      (void)member_of<culprit, detail::first_c_array_member<culprit, boost::pfr::tuple_size_v<culprit>>(),
+                      c_array>::is_a_c_array::value;
+    else if constexpr (!std::is_void_v<typename reference_member_of<culprit>::type>)
+      (void)reference_member_of<culprit>::type::is_a_reference::value;
     else
       (void)type_cannot_be_serialized<culprit, T>::value;
   }
@@ -2180,80 +2463,76 @@ struct binary_codec {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/binary.hpp
-// ---- begin geerpc/detail/assert.hpp
-// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
-// relies on (a request answered once, a timer queued at most once, a counter that never goes
-// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
-// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
-// core dump shows the state that broke it.
-//
-// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
-// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
-// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
-// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
-// draws no "unused" warning and a check never rots.
-//
-// GEERPC_ASSERT is internal: the umbrella header #undefs it once the library is compiled in.
-
-#include <cstdio>
-#include <cstdlib>
-
-
-#ifndef GEERPC_ENABLE_ASSERTS
-#ifdef NDEBUG
-#define GEERPC_ENABLE_ASSERTS 0
-#else
-#define GEERPC_ENABLE_ASSERTS 1
-#endif
-#endif
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// Out of line from the check, so that the passing path stays a compare and a branch.
-[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
-                                       const char* message) noexcept {
-  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
-  std::fflush(stderr);
-  std::abort();
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-
-#if GEERPC_ENABLE_ASSERTS
-#define GEERPC_ASSERT(condition, message) \
-  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
-#else
-#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
-#endif
-// ---- end geerpc/detail/assert.hpp
-// ---- begin geerpc/detail/scratch.hpp
-// geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
-// Each use gets its own Tag: a handler that makes a client call while its reply is being built must
-// not have the two share a buffer. A buffer holds only the frame being built: whatever client or
-// server used it last, nothing in it reaches the next use but its capacity.
-
+// ---- begin geerpc/transport/fwd.hpp
+// geerpc: the transport policies, chosen as the first template argument of basic_client and
+// basic_server, by name only: this header declares the engines they stand for without their
+// definitions, so that the front classes compile without them (transport/link.hpp). The engines
+// themselves are in transport/policies.hpp. docs/transports.md says when to pick which.
 
 
 GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+struct none;       // tuning/none.hpp
+struct automatic;  // tuning/automatic.hpp
+}  // namespace tuning
+
 namespace detail {
-
-template <class Tag>
-std::vector<std::byte>& frame_scratch() {
-  thread_local std::vector<std::byte> buffer;
-  buffer.clear();
-  return buffer;
-}
-
-// After an unusually large frame, give the memory back instead of keeping it for the thread's life.
-inline void trim_scratch(std::vector<std::byte>& buffer) {
-  if (buffer.capacity() > (1u << 20)) std::vector<std::byte>().swap(buffer);
-}
-
+template <class Tuning>
+class threaded_client_engine;  // transport/threaded/client.hpp
+template <class Tuning>
+class threaded_server_engine;  // transport/threaded/server.hpp
+class blocking_client_engine;  // transport/blocking/client.hpp
+class blocking_server_engine;  // transport/blocking/server.hpp
 }  // namespace detail
+
+// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
+// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
+// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
+// tuning::none for the plain core.
+template <class Tuning>
+struct basic_threaded {
+  using tuning_type = Tuning;
+  using client_engine = detail::threaded_client_engine<Tuning>;
+  using server_engine = detail::threaded_server_engine<Tuning>;
+  static constexpr bool supports_async = true;
+};
+
+// The default transport.
+using threaded = basic_threaded<tuning::automatic>;
+
+// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
+// thread per connection runs its requests in order.
+struct blocking {
+  using client_engine = detail::blocking_client_engine;
+  using server_engine = detail::blocking_server_engine;
+  static constexpr bool supports_async = false;
+};
+
 GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/scratch.hpp
+// ---- end geerpc/transport/fwd.hpp
+// ---- begin geerpc/transport/link.hpp
+// geerpc: what the front classes (basic_client, call_future, basic_server) ask of a transport's
+// engines: a handful of operations, declared here for every transport and defined with the engines
+// in transport/engines.hpp. The front classes know an engine only as an incomplete type, through
+// these, so a program can compile the engines once instead of in every translation unit that makes
+// a call or serves one:
+//
+//   - header-only (the default): every translation unit that uses a transport compiles its engines;
+//     nothing else to do.
+//   - GEERPC_SEPARATE_COMPILATION defined for the whole program (CMake: link geerpc::compiled):
+//     the headers stop here, and one source file includes <geerpc/implementation.hpp>, which
+//     compiles the engines of the three standard transports (threaded, basic_threaded<tuning::none>,
+//     blocking) once. A translation unit that uses another transport (its own tuning policy)
+//     includes <geerpc/transport/engines.hpp> too.
+//
+// README.md ("Build time") gives the figures.
+
+
+// ---- begin geerpc/options.hpp
+// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
+// defaults that suit most programs.
+
+
 // ---- begin geerpc/interceptor.hpp
 // geerpc: interceptors, code that sees every call on its way in and its outcome on its way out:
 // an auth check, logging, metrics, a trace id.
@@ -2513,11 +2792,6 @@ struct client_interceptor {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/interceptor.hpp
-// ---- begin geerpc/options.hpp
-// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
-// defaults that suit most programs.
-
-
 // ---- begin geerpc/net/stream_session.hpp
 // geerpc: the seam a stream layer plugs into (TLS, in a later issue): a session sits between a
 // connection's bytes and its socket, transforming both ways, and a factory in the options makes one
@@ -3142,6 +3416,338 @@ struct server_options {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/options.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct server_context;  // server/context.hpp: basic_server's, which a program that only calls never sees
+
+// What runs once an asynchronous call is complete (a callback's holder, a suspended coroutine):
+// on the thread that completed it, after the call is done, with no lock held. It may destroy the
+// call's state.
+struct continuation {
+  void (*run)(void* context) noexcept = nullptr;
+  void* context = nullptr;
+};
+
+// An asynchronous call as its future sees it (the threaded transport's is async_call, in
+// transport/threaded/client.hpp). Completed exactly once, by whoever completes the call.
+class async_state {
+ public:
+  virtual ~async_state() = default;
+  async_state(const async_state&) = delete;
+  async_state& operator=(const async_state&) = delete;
+
+  // Whether the call has completed; waiting for it, or for it until `deadline` (false: still pending).
+  virtual bool done() const = 0;
+  virtual void wait() const = 0;
+  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) const = 0;
+  // Completes the call with errc::canceled if nothing has completed it yet, and tells the server.
+  virtual void cancel() = 0;
+  // After completion: disarms the call's deadline and stop callback, so that its memory can go.
+  virtual void settle() = 0;
+  // After completion: how the call ended, and a successful reply's body.
+  virtual const call_outcome& final_outcome() const = 0;
+  virtual std::span<const std::byte> body() const = 0;
+  // Keeps `next` to run when the call completes (one at most); false when it has completed already,
+  // and the caller runs it.
+  virtual bool then(continuation next) = 0;
+  // Drops the continuation, if it has not run: its owner is going (a coroutine destroyed while
+  // suspended on the call), and the call is about to be cancelled.
+  virtual void forget() noexcept = 0;
+
+ protected:
+  async_state() = default;
+};
+
+// A call that ended before it was sent (the client refused it, or had no connection).
+class finished_call final : public async_state {
+ public:
+  explicit finished_call(call_outcome outcome) : outcome_(std::move(outcome)) {}
+  bool done() const override { return true; }
+  void wait() const override {}
+  bool wait_until(std::chrono::steady_clock::time_point) const override { return true; }
+  void cancel() override {}
+  void settle() override {}
+  const call_outcome& final_outcome() const override { return outcome_; }
+  std::span<const std::byte> body() const override { return {}; }
+  bool then(continuation) override { return false; }
+  void forget() noexcept override {}
+
+ private:
+  call_outcome outcome_;
+};
+
+// A client connection's engine, as basic_client and call_future use it.
+template <class Transport>
+struct client_link {
+  using engine = typename Transport::client_engine;
+
+  // Resolves, connects and handshakes within opts.connect_timeout; then the engine serves calls.
+  static result<std::shared_ptr<engine>> open(std::string_view address, const options& opts, std::uint8_t codec_id);
+  // A synchronous call: sends `frame` (a request frame whose seq and budget the engine fills in)
+  // and waits for the reply, whose body goes to `reply`, or for the failure.
+  static call_outcome call(engine& e, const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
+  // An asynchronous call (Transport::supports_async): on the wire when this returns.
+  // `hook`, if set, runs when the call completes.
+  static std::unique_ptr<async_state> start(const std::shared_ptr<engine>& e, const context& ctx,
+                                            std::span<std::byte> frame, completion_hook hook = {});
+  static std::uint32_t server_max_frame_size(const engine& e) noexcept;
+  static void close(engine& e);
+  static bool is_open(const engine& e);
+  // Whether the calling thread is the engine's own (its receiving thread, where completions run).
+  static bool on_own_thread(const engine& e);
+};
+
+// A server's engine, as basic_server uses it.
+template <class Transport>
+struct server_link {
+  using engine = typename Transport::server_engine;
+
+  static void destroy(engine* e) noexcept;
+  struct deleter {
+    void operator()(engine* e) const noexcept { server_link::destroy(e); }
+  };
+  using handle = std::unique_ptr<engine, deleter>;
+
+  // Binds `address`, starts serving and sets `bound` to the address to dial.
+  static handle listen(server_context& context, std::string_view address, std::string& bound);
+  static void stop(engine& e);
+  // Graceful: stops accepting, tells every client to send no more (goaway), lets calls in flight
+  // run until `drain_deadline`, aborts those left, then stops.
+  static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
+  static std::size_t connection_count(const engine& e);
+  // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
+  static bool on_own_thread(const engine& e);
+  // The threads serving now, and how often the system refused to start one (0 where the
+  // transport does not say).
+  static std::size_t thread_count(const engine& e);
+  static std::size_t thread_start_failures(const engine& e);
+};
+
+#if defined(GEERPC_SEPARATE_COMPILATION) && !defined(GEERPC_IMPLEMENTATION)
+// Compiled once, by the source file that includes <geerpc/implementation.hpp>.
+extern template struct client_link<threaded>;
+extern template struct client_link<basic_threaded<tuning::none>>;
+extern template struct client_link<blocking>;
+extern template struct server_link<threaded>;
+extern template struct server_link<basic_threaded<tuning::none>>;
+extern template struct server_link<blocking>;
+#endif
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/link.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Decodes a reply body into `value`; returns why it could not, or nothing.
+template <class Codec, class R>
+std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& value) {
+  try {
+    if (auto status = Codec::decode(bytes, value); !status)
+      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
+    return std::nullopt;
+  } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
+    return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
+  }
+}
+
+template <class R, class Codec>
+result<R> decode_reply(std::span<const std::byte> bytes) {
+  if constexpr (std::is_void_v<R>) {
+    if (!bytes.empty())
+      return error{make_error_code(errc::bad_response),
+                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
+    return {};
+  } else {
+    R value{};
+    if (auto failed = decode_reply_into<Codec>(bytes, value)) return std::move(*failed);
+    return value;
+  }
+}
+}  // namespace detail
+
+template <class Transport, class Codec>
+class basic_client;  // client.hpp
+template <class Transport, class Codec>
+class basic_balanced_client;  // balanced_client.hpp
+
+// The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
+// co_await it. Destroying a future whose call is still pending cancels the call (the server's
+// handler sees its stop_token fire).
+
+template <class R, class Codec = binary_codec, class Transport = threaded>
+class call_future {
+  template <bool AsResult, class Future>
+  class awaiter;
+
+ public:
+  call_future() = default;
+  call_future(call_future&&) noexcept = default;
+  call_future& operator=(call_future&& other) noexcept {
+    if (this != &other) {
+      release();
+      state_ = std::move(other.state_);
+    }
+    return *this;
+  }
+  ~call_future() { release(); }
+
+  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
+  // and cannot be cancelled; try_get() on it fails with invalid_argument.
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool ready() const { return state_ && state_->done(); }
+  void wait() const {
+    if (state_) state_->wait();
+  }
+  template <class Clock, class Duration>
+  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    if (!state_) return false;
+    using seconds = std::chrono::duration<double>;  // where no time point's difference overflows
+    if constexpr (std::is_same_v<std::chrono::time_point<Clock, Duration>, std::chrono::steady_clock::time_point>)
+      return state_->wait_until(tp);
+    else  // the same moment on the steady clock, saturated
+      return wait_for(seconds(tp.time_since_epoch()) - seconds(Clock::now().time_since_epoch()));
+  }
+  template <class Rep, class Period>
+  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return state_ && state_->wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
+  }
+
+  // Completes the call with errc::canceled, if it has not completed, and tells the server.
+  void cancel() {
+    if (state_) state_->cancel();
+  }
+
+  // Waits, then yields the result (once: the future is empty afterwards).
+  result<R> try_get() {
+    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
+    state_->wait();
+    state_->settle();
+    auto state = std::move(state_);
+    if (!state->final_outcome().ok()) return state->final_outcome().to_error();
+    result<R> out = detail::decode_reply<R, Codec>(state->body());
+    return out;
+  }
+  R get() { return try_get().value(); }
+
+  // Hands the call's result to `on_done(geerpc::result<R>)`, once, when the call completes, and
+  // empties the future: the call then belongs to the callback (destroying the future no longer
+  // cancels it; the context's stop_token still does, and tells the server). `on_done` runs on the
+  // thread that completes the call: the client's receiving thread for a reply (or a caller
+  // reading replies), the process's timer thread for a deadline, the thread that cancels, closes
+  // or breaks the connection; or here, before then() returns, when the call is complete already.
+  // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
+  // no synchronous call of the same client and wait for no future of it (the thread that would
+  // complete it may be this one), and keep it short on the timer thread, which every deadline of
+  // the process shares. Nor may it close or destroy the client (the last handle to it): the
+  // receiving thread cannot end itself. An exception leaving `on_done` ends the program
+  // (std::terminate), as does a failure to allocate its holder; then() on a call that is complete
+  // already runs `on_done` here, so a callback that retries on a closed client recurses.
+  template <class F>
+  requires std::invocable < std::decay_t<F>
+  &, result < R >> void then(F&& on_done) && {
+    using callback_type = std::decay_t<F>;
+    struct holder {
+      call_future future;
+      callback_type callback;
+      static void run(void* self) noexcept {
+        const std::unique_ptr<holder> owned(static_cast<holder*>(self));
+        owned->callback(owned->future.try_get());
+      }
+    };
+    if (!state_) {
+      callback_type callback(std::forward<F>(on_done));
+      callback(try_get());
+      return;
+    }
+    auto owned = std::make_unique<holder>(holder{std::move(*this), callback_type(std::forward<F>(on_done))});
+    holder* const raw = owned.get();
+    const bool later = raw->future.state_->then({&holder::run, raw});
+    static_cast<void>(owned.release());  // run() owns it now, or is about to
+    if (!later) holder::run(raw);
+  }
+
+  // co_await: `R r = co_await client.async_call<R>(...)` (failure throws rpc_error, as get() does),
+  // or `geerpc::result<R> r = co_await client.async_call<R>(...).as_result()`. Works in any
+  // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
+  // that completes the call (as then()'s callback runs: the same rules hold until its next
+  // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
+  // until the result is taken, which empties it. A coroutine destroyed while suspended on a call
+  // cancels it and is not resumed; destroy it only from a thread that cannot be completing that
+  // call at the same moment (or cancel through the context's stop_token and let it resume).
+  auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
+  auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
+  auto as_result() && noexcept {
+    struct as_result_t {
+      call_future future;
+      auto operator co_await() && noexcept { return awaiter<true, call_future>(std::move(future)); }
+    };
+    return as_result_t{std::move(*this)};
+  }
+
+ private:
+  template <bool AsResult, class Future>
+  class awaiter {
+   public:
+    explicit awaiter(Future&& future) noexcept : future_(std::forward<Future>(future)) {}
+    bool await_ready() const { return !future_.valid() || future_.ready(); }
+    bool await_suspend(std::coroutine_handle<> coroutine) {
+      return future_.state_->then({&resume, coroutine.address()});
+    }
+    auto await_resume() {
+      if constexpr (AsResult)
+        return future_.try_get();
+      else
+        return future_.get();
+    }
+
+   private:
+    static void resume(void* address) noexcept { std::coroutine_handle<>::from_address(address).resume(); }
+    Future future_;
+  };
+
+  template <class, class>
+  friend class basic_client;
+  template <class, class>
+  friend class basic_balanced_client;
+  explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
+
+  void release() {
+    if (!state_) return;
+    state_->forget();  // a coroutine destroyed while suspended here must not be resumed by the cancel
+    state_->cancel();
+    state_->wait();
+    state_->settle();
+    state_.reset();
+  }
+
+  std::unique_ptr<detail::async_state> state_;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/call_future.hpp
+// ---- begin geerpc/client/call_surface.hpp
+// geerpc: the one call surface that basic_client and basic_balanced_client share. Three verbs, each
+// by name or through a typed stub, each with an optional leading context:
+//
+//   R                  client.call<R>([ctx,] "Service.Method", arguments...)    by name
+//   result<R>          client.try_call<R>(...)                                  no exceptions
+//   call_future<R>     client.async_call<R>(...)                                threaded transport
+//   Fn::result_type    client.call<Api::fn<"Method">>([ctx,] arguments...)     typed stub, checked
+//
+// A client derives from call_surface<Itself, Transport, Codec> and gives it (a friend) two
+// primitives, both by name, with a context, the arguments encoded as they are given:
+//
+//   result<R> invoke<R>(const context&, std::string_view method, const A&... arguments);
+//   call_future<R, Codec, Transport> start<R>(const context&, std::string_view method, const A&...);
+//
+// Everything here is forwarding the compiler inlines: the context split off (a default one made
+// when none leads), a typed stub's arguments checked and each seen as its declared type.
+
+
 // ---- begin geerpc/service.hpp
 // geerpc: compile-time service declarations.
 //
@@ -3659,610 +4265,32 @@ struct service {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/service.hpp
-// ---- begin geerpc/transport/fwd.hpp
-// geerpc: the transport policies, chosen as the first template argument of basic_client and
-// basic_server, by name only: this header declares the engines they stand for without their
-// definitions, so that the front classes compile without them (transport/link.hpp). The engines
-// themselves are in transport/policies.hpp. docs/transports.md says when to pick which.
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace tuning {
-struct none;       // tuning/none.hpp
-struct automatic;  // tuning/automatic.hpp
-}  // namespace tuning
-
-namespace detail {
-template <class Tuning>
-class threaded_client_engine;  // transport/threaded/client.hpp
-template <class Tuning>
-class threaded_server_engine;  // transport/threaded/server.hpp
-class blocking_client_engine;  // transport/blocking/client.hpp
-class blocking_server_engine;  // transport/blocking/server.hpp
-}  // namespace detail
-
-// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
-// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
-// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
-// tuning::none for the plain core.
-template <class Tuning>
-struct basic_threaded {
-  using tuning_type = Tuning;
-  using client_engine = detail::threaded_client_engine<Tuning>;
-  using server_engine = detail::threaded_server_engine<Tuning>;
-  static constexpr bool supports_async = true;
-};
-
-// The default transport.
-using threaded = basic_threaded<tuning::automatic>;
-
-// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
-// thread per connection runs its requests in order.
-struct blocking {
-  using client_engine = detail::blocking_client_engine;
-  using server_engine = detail::blocking_server_engine;
-  static constexpr bool supports_async = false;
-};
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/fwd.hpp
-// ---- begin geerpc/transport/link.hpp
-// geerpc: what the front classes (basic_client, call_future, basic_server) ask of a transport's
-// engines: a handful of operations, declared here for every transport and defined with the engines
-// in transport/engines.hpp. The front classes know an engine only as an incomplete type, through
-// these, so a program can compile the engines once instead of in every translation unit that makes
-// a call or serves one:
-//
-//   - header-only (the default): every translation unit that uses a transport compiles its engines;
-//     nothing else to do.
-//   - GEERPC_SEPARATE_COMPILATION defined for the whole program (CMake: link geerpc::compiled):
-//     the headers stop here, and one source file includes <geerpc/implementation.hpp>, which
-//     compiles the engines of the three standard transports (threaded, basic_threaded<tuning::none>,
-//     blocking) once. A translation unit that uses another transport (its own tuning policy)
-//     includes <geerpc/transport/engines.hpp> too.
-//
-// README.md ("Build time") gives the figures.
-
-
-// ---- begin geerpc/server/context.hpp
-// geerpc: what every connection of one server shares: its handlers, its options, the scheduler of
-// its deadlines, and the counters its limits are checked against. A server owns one; its engine and
-// connections refer to it.
-
-
-// ---- begin geerpc/net/memory_gauge.hpp
-// geerpc: the memory several writers hold together, as one server counts its peers' queued replies.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-// The memory several writers hold together, and the most they have held at once: what an owner of
-// many writers (a server) reads to see what its peers cost.
-struct memory_gauge {
-  std::atomic<std::size_t> now{0};
-  std::atomic<std::size_t> peak{0};
-
-  void add(std::size_t bytes) noexcept {
-    const std::size_t after = now.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    std::size_t seen = peak.load(std::memory_order_relaxed);
-    while (after > seen && !peak.compare_exchange_weak(seen, after, std::memory_order_relaxed)) {
-    }
-  }
-  void sub(std::size_t bytes) noexcept {
-    const std::size_t before = now.fetch_sub(bytes, std::memory_order_relaxed);
-    GEERPC_ASSERT(before >= bytes, "memory_gauge: more taken back than was added");
-  }
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/memory_gauge.hpp
-// ---- begin geerpc/server/statistics.hpp
-// geerpc: what a server counts of its calls for the debug page (server/debug_page.hpp): per method,
-// its outcomes by error code and its latency over the last minute; the time requests waited for a
-// handler thread; the last slow or failed calls; and how often each limit turned something away.
-//
-// Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
-// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
-// slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
-// (server_options::statistics = false), the server keeps none of it.
-
-
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// errc's own names, as the page and the JSON show them ("deadline_exceeded"); "other" past them.
-inline std::string_view errc_name(std::uint8_t status) noexcept {
-  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {"ok",
-                                                                                                  "connect_timeout",
-                                                                                                  "deadline_exceeded",
-                                                                                                  "canceled",
-                                                                                                  "handle_timeout",
-                                                                                                  "unknown_service",
-                                                                                                  "unknown_method",
-                                                                                                  "bad_request",
-                                                                                                  "remote_error",
-                                                                                                  "connection_closed",
-                                                                                                  "busy",
-                                                                                                  "protocol_error",
-                                                                                                  "connect_failed",
-                                                                                                  "handshake_rejected",
-                                                                                                  "bad_response",
-                                                                                                  "invalid_argument",
-                                                                                                  "type_mismatch",
-                                                                                                  "unauthenticated",
-                                                                                                  "permission_denied",
-                                                                                                  "going_away",
-                                                                                                  "aborted",
-                                                                                                  "no_servers"};
-  return status < names.size() ? names[status] : "other";
-}
-
-// Latencies in log-linear buckets of nanoseconds: eight per doubling, so a percentile read from
-// them is within 12.5% (the bucket's upper bound is reported). Up to 2^40 ns (about 18 minutes);
-// longer ones land in the last bucket (the exact maximum is kept beside).
-struct latency_buckets {
-  static constexpr unsigned sub_bits = 3;
-  static constexpr unsigned top_bit = 40;
-  static constexpr std::size_t count = std::size_t{top_bit - sub_bits + 2} * (std::size_t{1} << sub_bits);
-
-  static std::size_t index(std::uint64_t ns) noexcept {
-    constexpr std::uint64_t subs = 1u << sub_bits;
-    if (ns < subs) return ns;
-    const auto e = static_cast<unsigned>(std::bit_width(ns)) - 1;
-    if (e > top_bit) return count - 1;
-    const std::uint64_t sub = (ns >> (e - sub_bits)) & (subs - 1);
-    return (e - sub_bits + 1) * subs + sub;
-  }
-  // The largest value bucket `i` holds.
-  static std::uint64_t upper(std::size_t i) noexcept {
-    constexpr std::uint64_t subs = 1u << sub_bits;
-    if (i < subs) return i;
-    const std::uint64_t e = i / subs + sub_bits - 1;
-    const std::uint64_t sub = i % subs;
-    return ((subs + sub + 1) << (e - sub_bits)) - 1;
-  }
-};
-
-// A latency summary: how many, and the 50th and 99th percentiles and the maximum, in nanoseconds.
-struct latency_summary {
-  std::uint64_t count = 0;
-  std::uint64_t p50_ns = 0;
-  std::uint64_t p99_ns = 0;
-  std::uint64_t max_ns = 0;
-};
-
-// Latencies over the last minute: six slots of ten seconds, the one for now and the five before
-// (so 50 to 60 s). A slot is cleared when its ten seconds come round again, under a lock taken
-// once per slot per ten seconds; a latency added while it is being cleared may be lost, which a
-// statistic can afford.
-class latency_window {
- public:
-  using clock = std::chrono::steady_clock;
-  static constexpr std::size_t slots = 6;
-  static constexpr std::chrono::seconds slot_span{10};
-
-  void add(clock::time_point now, clock::duration took) noexcept {
-    const std::int64_t epoch = epoch_of(now);
-    slot& s = slots_[static_cast<std::size_t>(epoch) % slots];
-    if (s.epoch.load(std::memory_order_acquire) != epoch) {
-      turn(s, epoch);
-      // A latency older than its slot's ten seconds (a call answered by its handle timeout whose
-      // handler ran on for a minute) is dropped, not allowed to turn the slot back.
-      if (s.epoch.load(std::memory_order_acquire) != epoch) return;
-    }
-    const auto ns = static_cast<std::uint64_t>(
-        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
-    s.counts[latency_buckets::index(ns)].fetch_add(1, std::memory_order_relaxed);
-    std::uint64_t max = s.max_ns.load(std::memory_order_relaxed);
-    while (ns > max && !s.max_ns.compare_exchange_weak(max, ns, std::memory_order_relaxed)) {
-    }
-  }
-
-  latency_summary read(clock::time_point now) const {
-    const std::int64_t epoch = epoch_of(now);
-    std::array<std::uint64_t, latency_buckets::count> sum{};
-    latency_summary out;
-    for (const slot& s : slots_) {
-      const std::int64_t e = s.epoch.load(std::memory_order_acquire);
-      if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
-      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
-      out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
-    }
-    for (const std::uint64_t n : sum) out.count += n;
-    if (out.count == 0) return out;
-    out.p50_ns = std::min(percentile(sum, out.count, 50), out.max_ns);
-    out.p99_ns = std::min(percentile(sum, out.count, 99), out.max_ns);
-    return out;
-  }
-
- private:
-  struct slot {
-    std::atomic<std::int64_t> epoch{-1};
-    std::atomic<std::uint64_t> max_ns{0};
-    std::array<std::atomic<std::uint32_t>, latency_buckets::count> counts{};
-  };
-
-  static std::int64_t epoch_of(clock::time_point now) noexcept { return now.time_since_epoch() / slot_span; }
-  // The upper bound of the bucket holding the pct-th percentile.
-  static std::uint64_t percentile(const std::array<std::uint64_t, latency_buckets::count>& sum, std::uint64_t count,
-                                  unsigned pct) noexcept {
-    const std::uint64_t rank = (count * pct + 99) / 100;  // the rank-th smallest, 1-based
-    std::uint64_t seen = 0;
-    for (std::size_t i = 0; i < sum.size(); ++i) {
-      seen += sum[i];
-      if (seen >= rank) return latency_buckets::upper(i);
-    }
-    return latency_buckets::upper(sum.size() - 1);
-  }
-  void turn(slot& s, std::int64_t epoch) noexcept {
-    std::lock_guard lock(turn_mutex_);
-    if (s.epoch.load(std::memory_order_relaxed) >= epoch) return;  // another caller turned it, or it is newer
-    for (auto& c : s.counts) c.store(0, std::memory_order_relaxed);
-    s.max_ns.store(0, std::memory_order_relaxed);
-    s.epoch.store(epoch, std::memory_order_release);
-  }
-
-  std::array<slot, slots> slots_{};
-  std::mutex turn_mutex_;
-};
-
-// What one method's finished calls came to. Aligned to its own cache lines: the handler threads
-// of different methods do not share them.
-struct alignas(64) method_statistics {
-  static constexpr std::size_t codes = 32;  // statuses past errc's land in the last ("other")
-  std::atomic<std::uint64_t> successes{0};
-  std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
-  latency_window latency;                                  // from arrival to answer, every finished call
-
-  void add_error(std::uint8_t status) noexcept {
-    errors[std::min<std::size_t>(status, codes - 1)].fetch_add(1, std::memory_order_relaxed);
-  }
-};
-
-// The limits that can turn something away, in the order the page lists them.
-enum class limit_kind : std::uint8_t {
-  connections,                  // max_connections: a connection refused
-  inflight,                     // max_inflight: a request answered busy
-  inflight_per_connection,      // max_inflight_per_connection: a request answered busy
-  frame_size,                   // max_frame_size: a connection dropped for a frame too large
-  metadata_bytes,               // max_metadata_bytes: a request answered bad_request
-  pending_output,               // max_pending_output: a connection dropped for not reading
-  queued_bytes,                 // max_queued_request_bytes: a request answered busy
-  queued_bytes_per_connection,  // max_queued_request_bytes_per_connection: a request answered busy
-  handshake_timeout,            // a connection dropped before its hello
-  frame_timeout,                // a connection dropped mid-frame
-  write_timeout,                // a connection dropped for not reading its replies
-  threads,                      // blocking transport: a connection refused for want of a thread
-  count
-};
-
-// One call among the last slow or failed ones.
-struct call_record {
-  std::chrono::system_clock::time_point finished;
-  std::string method;
-  std::string peer;
-  std::chrono::nanoseconds queued{0};    // from arrival until a handler thread took it
-  std::chrono::nanoseconds handling{0};  // from then until its handler returned (0: it never ran)
-  std::chrono::nanoseconds latency{0};   // from arrival until its answer went out
-  std::uint8_t status = 0;
-  std::string message;
-};
-
-class server_statistics {
- public:
-  using clock = std::chrono::steady_clock;
-  static constexpr std::size_t kept_calls = 100;
-
-  server_statistics(std::size_t methods, std::chrono::nanoseconds slow)
-      : methods_(std::make_unique<method_statistics[]>(methods)), method_count_(methods), slow_(slow) {}
-
-  std::size_t method_count() const noexcept { return method_count_; }
-  method_statistics& method(std::size_t index) noexcept { return methods_[index]; }
-  const method_statistics& method(std::size_t index) const noexcept { return methods_[index]; }
-  // Calls for names the server does not serve: their errors only.
-  method_statistics& unrouted() noexcept { return unrouted_; }
-  const method_statistics& unrouted() const noexcept { return unrouted_; }
-  // How long requests waited for a handler thread.
-  latency_window& queue_wait() noexcept { return queue_wait_; }
-  const latency_window& queue_wait() const noexcept { return queue_wait_; }
-
-  void turned_away(limit_kind kind) noexcept {
-    turned_away_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
-  }
-  std::uint64_t turned_away_count(limit_kind kind) const noexcept {
-    return turned_away_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
-  }
-
-  bool slow(std::chrono::nanoseconds latency) const noexcept {
-    return slow_ > std::chrono::nanoseconds::zero() && latency >= slow_;
-  }
-  std::chrono::nanoseconds slow_threshold() const noexcept { return slow_; }
-
-  // Keeps a slow or failed call among the last kept_calls. noexcept: no memory for the record
-  // loses it, never the call.
-  void keep(call_record record) noexcept {
-    try {
-      std::lock_guard lock(calls_mutex_);
-      if (calls_.size() == kept_calls) calls_.pop_front();
-      calls_.push_back(std::move(record));
-    } catch (...) {
-    }
-  }
-  std::vector<call_record> recent_calls() const {
-    std::lock_guard lock(calls_mutex_);
-    return {calls_.rbegin(), calls_.rend()};  // the newest first
-  }
-
- private:
-  // (In the order clang-tidy's padding check finds tightest.)
-  method_statistics unrouted_;
-  std::unique_ptr<method_statistics[]> methods_;
-  const std::size_t method_count_;
-  const std::chrono::nanoseconds slow_;
-  mutable std::mutex calls_mutex_;
-  std::deque<call_record> calls_;
-  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
-  latency_window queue_wait_;
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/server/statistics.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class dispatcher;          // server/dispatcher.hpp
-class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
-class server_connection;   // server/connection.hpp
-
-// The handler pool as its engine sees it, for the debug page.
-struct pool_view {
-  std::size_t threads = 0;         // threads that serve (threaded: the pool; blocking: one per connection)
-  std::size_t busy = 0;            // of them, inside a handler now
-  std::size_t start_failures = 0;  // threads the system would not start
-};
-
-// What every connection of one server shares.
-struct server_context {
-  const dispatcher* handlers = nullptr;
-  server_options options;
-  std::uint8_t codec_id = 0;
-  std::shared_ptr<deadline_scheduler> scheduler;
-  std::vector<server_interceptor> interceptors;      // set before serving; empty: calls skip them
-  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
-  std::atomic<std::size_t> inflight{0};              // requests registered on any connection and not finished
-  // Beside `inflight`, on its cache line: both change once per request.
-  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
-  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
-  net::memory_gauge output;                          // held by every connection's writer
-  // A graceful shutdown waits on `drained` for `inflight` to reach 0; the request that takes it
-  // there notifies while `draining` is set. The waiter also looks again every few milliseconds, so
-  // no per-request fence is spent closing the race between the two flags.
-  std::atomic<bool> draining{false};
-  std::mutex drain_mutex;
-  std::condition_variable drained;
-  // What the debug page shows of calls (statistics.hpp): made by listen() when
-  // server_options::statistics is on; null when it is off.
-  std::unique_ptr<server_statistics> stats;
-  // The engine's view of its handler pool, while one serves (set and cleared by the engine).
-  pool_view (*pool_probe)(const void* engine) = nullptr;
-  const void* pool_engine = nullptr;
-  // Every connection alive, for the debug page: each adds itself when made and takes itself out
-  // when destroyed, under connections_mutex. Lock order: connections_mutex before a connection's
-  // own locks; nothing holding a connection's lock takes it.
-  mutable std::mutex connections_mutex;
-  std::vector<server_connection*> connections;
-  std::condition_variable connections_gone;  // notified when the last connection is destroyed
-
-  // Waits until every connection has been destroyed: the last reference to one may be dropped by
-  // a thread that is not the engine's (a timer callback that closed it), after the engine stopped.
-  void wait_connections_gone() {
-    std::unique_lock lock(connections_mutex);
-    connections_gone.wait(lock, [&] { return connections.empty(); });
-  }
-
-  // Waits until no request is in flight, or `deadline`; true if none is.
-  bool wait_drained(std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock lock(drain_mutex);
-    for (;;) {
-      if (inflight.load() == 0) return true;
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return false;
-      drained.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(5)));
-    }
-  }
-
-  bool try_acquire_inflight() noexcept {
-    std::size_t now = inflight.load(std::memory_order_relaxed);
-    do {
-      if (now >= options.max_inflight) return false;
-    } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
-    return true;
-  }
-
-  bool try_queue_bytes(std::size_t bytes) noexcept {
-    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
-    do {
-      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
-    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
-    return true;
-  }
-
-  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
-  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
-    return now == 0 || (now <= limit && bytes <= limit - now);
-  }
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/server/context.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// What runs once an asynchronous call is complete (a callback's holder, a suspended coroutine):
-// on the thread that completed it, after the call is done, with no lock held. It may destroy the
-// call's state.
-struct continuation {
-  void (*run)(void* context) noexcept = nullptr;
-  void* context = nullptr;
-};
-
-// An asynchronous call as its future sees it (the threaded transport's is async_call, in
-// transport/threaded/client.hpp). Completed exactly once, by whoever completes the call.
-class async_state {
- public:
-  virtual ~async_state() = default;
-  async_state(const async_state&) = delete;
-  async_state& operator=(const async_state&) = delete;
-
-  // Whether the call has completed; waiting for it, or for it until `deadline` (false: still pending).
-  virtual bool done() const = 0;
-  virtual void wait() const = 0;
-  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) const = 0;
-  // Completes the call with errc::canceled if nothing has completed it yet, and tells the server.
-  virtual void cancel() = 0;
-  // After completion: disarms the call's deadline and stop callback, so that its memory can go.
-  virtual void settle() = 0;
-  // After completion: how the call ended, and a successful reply's body.
-  virtual const call_outcome& final_outcome() const = 0;
-  virtual std::span<const std::byte> body() const = 0;
-  // Keeps `next` to run when the call completes (one at most); false when it has completed already,
-  // and the caller runs it.
-  virtual bool then(continuation next) = 0;
-  // Drops the continuation, if it has not run: its owner is going (a coroutine destroyed while
-  // suspended on the call), and the call is about to be cancelled.
-  virtual void forget() noexcept = 0;
-
- protected:
-  async_state() = default;
-};
-
-// A call that ended before it was sent (the client refused it, or had no connection).
-class finished_call final : public async_state {
- public:
-  explicit finished_call(call_outcome outcome) : outcome_(std::move(outcome)) {}
-  bool done() const override { return true; }
-  void wait() const override {}
-  bool wait_until(std::chrono::steady_clock::time_point) const override { return true; }
-  void cancel() override {}
-  void settle() override {}
-  const call_outcome& final_outcome() const override { return outcome_; }
-  std::span<const std::byte> body() const override { return {}; }
-  bool then(continuation) override { return false; }
-  void forget() noexcept override {}
-
- private:
-  call_outcome outcome_;
-};
-
-// A client connection's engine, as basic_client and call_future use it.
-template <class Transport>
-struct client_link {
-  using engine = typename Transport::client_engine;
-
-  // Resolves, connects and handshakes within opts.connect_timeout; then the engine serves calls.
-  static result<std::shared_ptr<engine>> open(std::string_view address, const options& opts, std::uint8_t codec_id);
-  // A synchronous call: sends `frame` (a request frame whose seq and budget the engine fills in)
-  // and waits for the reply, whose body goes to `reply`, or for the failure.
-  static call_outcome call(engine& e, const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
-  // An asynchronous call (Transport::supports_async): on the wire when this returns.
-  // `hook`, if set, runs when the call completes.
-  static std::unique_ptr<async_state> start(const std::shared_ptr<engine>& e, const context& ctx,
-                                            std::span<std::byte> frame, completion_hook hook = {});
-  static std::uint32_t server_max_frame_size(const engine& e) noexcept;
-  static void close(engine& e);
-  static bool is_open(const engine& e);
-  // Whether the calling thread is the engine's own (its receiving thread, where completions run).
-  static bool on_own_thread(const engine& e);
-};
-
-// A server's engine, as basic_server uses it.
-template <class Transport>
-struct server_link {
-  using engine = typename Transport::server_engine;
-
-  static void destroy(engine* e) noexcept;
-  struct deleter {
-    void operator()(engine* e) const noexcept { server_link::destroy(e); }
-  };
-  using handle = std::unique_ptr<engine, deleter>;
-
-  // Binds `address`, starts serving and sets `bound` to the address to dial.
-  static handle listen(server_context& context, std::string_view address, std::string& bound);
-  static void stop(engine& e);
-  // Graceful: stops accepting, tells every client to send no more (goaway), lets calls in flight
-  // run until `drain_deadline`, aborts those left, then stops.
-  static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
-  static std::size_t connection_count(const engine& e);
-  // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
-  static bool on_own_thread(const engine& e);
-  // The threads serving now, and how often the system refused to start one (0 where the
-  // transport does not say).
-  static std::size_t thread_count(const engine& e);
-  static std::size_t thread_start_failures(const engine& e);
-};
-
-#if defined(GEERPC_SEPARATE_COMPILATION) && !defined(GEERPC_IMPLEMENTATION)
-// Compiled once, by the source file that includes <geerpc/implementation.hpp>.
-extern template struct client_link<threaded>;
-extern template struct client_link<basic_threaded<tuning::none>>;
-extern template struct client_link<blocking>;
-extern template struct server_link<threaded>;
-extern template struct server_link<basic_threaded<tuning::none>>;
-extern template struct server_link<blocking>;
-#endif
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/link.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-struct client_request_tag {};
-struct client_reply_tag {};
-
-// Decodes a reply body into `value`; returns why it could not, or nothing.
-template <class Codec, class R>
-std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& value) {
-  try {
-    if (auto status = Codec::decode(bytes, value); !status)
-      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
-    return std::nullopt;
-  } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
-    return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
-  }
-}
-
-// True when no argument is a context: a call whose first argument is one takes it as its context.
+// True when no argument is a context.
 template <class... A>
 inline constexpr bool not_context = (!std::is_same_v<std::remove_cvref_t<A>, context> && ...);
 
-// A string literal or C string given to a call by name travels as a std::string (viewed, not copied).
-template <class A>
-decltype(auto) wire_argument(const A& argument) {
-  if constexpr (std::is_array_v<A> || std::is_pointer_v<A>) {
-    static_assert(std::is_convertible_v<const A&, std::string_view>,
-                  "geerpc: a pointer cannot be a call's argument (a C string can: it travels as a std::string)");
-    return std::string_view(argument);
-  } else {
-    return (argument);
-  }
-}
+// Whether a call's first argument is its context.
+template <class... A>
+inline constexpr bool leads_with_context = false;
+template <class First, class... Rest>
+inline constexpr bool leads_with_context<First, Rest...> = std::is_same_v<std::remove_cvref_t<First>, context>;
 
-template <class A>
-using wire_argument_t = std::remove_cvref_t<decltype(wire_argument(std::declval<const A&>()))>;
-
-// Whether a typed stub of a method taking other than one argument is what these arguments call:
-// the checks that say what is wrong are in check_stub_arguments.
-template <class Fn, class... A>
-inline constexpr bool stub_takes = Fn::arity != 1 || sizeof...(A) != 1;
+// What a call of T yields: T for a call by name, the method's result for a typed stub.
+template <class T>
+struct reply_of {
+  using type = T;
+};
+template <class T>
+requires is_method_ref_v<T>
+struct reply_of<T> {
+  using type = typename T::result_type;
+};
+template <class T>
+using reply_t = typename reply_of<T>::type;
 
 // What an argument declared as D may be given as, besides a D: a std::string as anything that
 // views as a std::string_view, a std::vector<T> as anything that views as a std::span<const T>.
@@ -4289,21 +4317,69 @@ inline constexpr bool argument_fits = [] {
     return std::is_convertible_v<const A&, D> || std::is_convertible_v<const A&, view>;
 }();
 
-template <class Declared, class... A>
-struct arguments_convert : std::false_type {};
-template <class... D, class... A>
-requires(sizeof...(D) == sizeof...(A)) struct arguments_convert<std::tuple<D...>, A...>
-    : std::bool_constant<(argument_fits<D, A> && ...)> {
-};
+// A typed stub of a method of one argument.
+template <class Fn>
+concept one_argument_stub = is_method_ref_v<Fn> && Fn::arity == 1;
 
+// Whether a typed stub's overload that takes its one argument as declared (so that `{1, 2}` builds
+// an aggregate) is the one for these arguments: a method of one argument, given one (after the
+// optional context) that converts to it. Every other typed call goes through the checks below.
 template <class Fn, class... A>
-constexpr void check_stub_arguments() {
-  static_assert(sizeof...(A) == Fn::arity,
-                "geerpc: a typed stub was called with the wrong number of arguments for its method");
-  if constexpr (sizeof...(A) == Fn::arity)
-    static_assert(arguments_convert<typename Fn::argument_types, A...>::value,
-                  "geerpc: a typed stub was called with an argument that does not convert to the type its "
-                  "method declares");
+inline constexpr bool takes_as_declared = false;
+template <one_argument_stub Fn, class... A>
+inline constexpr bool takes_as_declared<Fn, A...> = [] {
+  using declared = typename Fn::argument_type;
+  if constexpr (sizeof...(A) == 2 && leads_with_context<A...>)
+    return std::is_convertible_v<const std::tuple_element_t<1, std::tuple<A...>>&, declared>;
+  else
+    return sizeof...(A) == 1 && (std::is_convertible_v<const A&, declared> && ...);
+}();
+
+// The checks of a typed stub's arguments. Each static_assert sits in a function whose template
+// arguments are what it is about, so that the compiler's first lines name them: GCC's "In
+// instantiation of ... [with ... Position = 2; Declared = int; Given = char [3]]", Clang's
+// "static_assert failed due to requirement 'typed_call_argument<2, int, char[3]>::converts'".
+template <std::size_t Declared, std::size_t Given>
+struct typed_call_arity {
+  static constexpr bool matches = Declared == Given;
+};
+template <std::size_t Declared, std::size_t Given>
+constexpr bool check_typed_call_arity() {
+  static_assert(typed_call_arity<Declared, Given>::matches,
+                "geerpc: a typed stub was called with the wrong number of arguments for its method "
+                "(Declared: how many it takes; Given: how many it got)");
+  return typed_call_arity<Declared, Given>::matches;
+}
+
+template <std::size_t Position, class Declared, class Given>
+struct typed_call_argument {
+  static constexpr bool converts = argument_fits<Declared, Given>;
+};
+template <std::size_t Position, class Declared, class Given>
+constexpr bool check_typed_call_argument() {
+  static_assert(typed_call_argument<Position, Declared, Given>::converts,
+                "geerpc: a typed stub was called with an argument that does not convert to the type its "
+                "method declares (Position: which argument, from 1; Declared: the method's type; Given: "
+                "the argument's)");
+  return typed_call_argument<Position, Declared, Given>::converts;
+}
+
+// Whether the arguments fit the stub's method: false after a static_assert that says why.
+template <class Fn, class... A>
+constexpr bool check_typed_call() {
+  if constexpr (!check_typed_call_arity<Fn::arity, sizeof...(A)>()) {
+    return false;
+  } else {
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      // Each one checked, not only up to the first that fails: every argument that does not fit is named.
+      const bool fits[] = {
+          true, check_typed_call_argument<I + 1, std::tuple_element_t<I, typename Fn::argument_types>, A>()...};
+      for (const bool fit : fits)
+        if (!fit) return false;
+      return true;
+    }
+    (std::index_sequence_for<A...>{});
+  }
 }
 
 // An argument as what encodes as its declared type D: itself when it is a D, a view of it when it
@@ -4318,6 +4394,223 @@ decltype(auto) as_declared(const A& argument) {
   else
     return D(argument);
 }
+
+// Calls `f` with each argument as its declared type (a std::tuple of them).
+template <class Declared, class F, class... A>
+decltype(auto) with_declared(F&& f, const A&... arguments) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+    return f(as_declared<std::tuple_element_t<I, Declared>>(arguments)...);
+  }
+  (std::index_sequence_for<A...>{});
+}
+
+// Whether a call by name's arguments (after the optional context) start with its method's name.
+template <class... A>
+inline constexpr bool names_a_method = false;
+template <class First, class... Rest>
+inline constexpr bool names_a_method<First, Rest...> = std::is_convertible_v<const First&, std::string_view>;
+
+}  // namespace detail
+
+template <class Derived, class Transport, class Codec>
+class call_surface {
+  template <class T, bool Async>
+  using returns =
+      std::conditional_t<Async, call_future<detail::reply_t<T>, Codec, Transport>, result<detail::reply_t<T>>>;
+
+ public:
+  // ---- client.call<R>([ctx,] "Service.Method", arguments...): the arguments are encoded as they
+  // are given, so they must be the handler's types (a string literal, C string or std::string_view
+  // travels as a std::string, a std::span as a std::vector).
+  // ---- client.call<Api::fn<"Method">>([ctx,] arguments...): each argument checked at compile
+  // time against the method's declaration and converted to its declared type.
+  template <class T, class... A>
+  requires(!detail::takes_as_declared<T, A...>) detail::reply_t<T> call(const A&... arguments) {
+    return route<T, false>(arguments...).value();
+  }
+  template <class T, class... A>
+  requires(!detail::takes_as_declared<T, A...>) result<detail::reply_t<T>> try_call(const A&... arguments) {
+    return route<T, false>(arguments...);
+  }
+  // Threaded transport: the call is on the wire when this returns.
+  template <class T, class... A>
+  requires(!detail::takes_as_declared<T, A...>) returns<T, true> async_call(const A&... arguments) {
+    return route<T, true>(arguments...);
+  }
+
+  // ---- a typed stub of a method of one argument takes it as declared: `call<Fn>({1, 2})`.
+  template <detail::one_argument_stub Fn>
+  typename Fn::result_type call(const typename Fn::argument_type& argument) {
+    return by_name<typename Fn::result_type, false>(context{}, Fn::name.view(), argument).value();
+  }
+  template <detail::one_argument_stub Fn>
+  typename Fn::result_type call(const context& ctx, const typename Fn::argument_type& argument) {
+    return by_name<typename Fn::result_type, false>(ctx, Fn::name.view(), argument).value();
+  }
+  template <detail::one_argument_stub Fn>
+  returns<Fn, false> try_call(const typename Fn::argument_type& argument) {
+    return by_name<typename Fn::result_type, false>(context{}, Fn::name.view(), argument);
+  }
+  template <detail::one_argument_stub Fn>
+  returns<Fn, false> try_call(const context& ctx, const typename Fn::argument_type& argument) {
+    return by_name<typename Fn::result_type, false>(ctx, Fn::name.view(), argument);
+  }
+  template <detail::one_argument_stub Fn>
+  returns<Fn, true> async_call(const typename Fn::argument_type& argument) {
+    return by_name<typename Fn::result_type, true>(context{}, Fn::name.view(), argument);
+  }
+  template <detail::one_argument_stub Fn>
+  returns<Fn, true> async_call(const context& ctx, const typename Fn::argument_type& argument) {
+    return by_name<typename Fn::result_type, true>(ctx, Fn::name.view(), argument);
+  }
+
+ private:
+  // The optional leading context split off.
+  template <class T, bool Async, class... A>
+  returns<T, Async> route(const A&... arguments) {
+    if constexpr (detail::leads_with_context<A...>)
+      return with_context<T, Async>(arguments...);
+    else
+      return with_context<T, Async>(context{}, arguments...);
+  }
+
+  template <class T, bool Async, class... A>
+  returns<T, Async> with_context(const context& ctx, const A&... arguments) {
+    if constexpr (is_method_ref_v<T>) {
+      if constexpr (detail::check_typed_call<T, A...>()) {
+        return detail::with_declared<typename T::argument_types>(
+            [&](const auto&... declared) {
+              return by_name<typename T::result_type, Async>(ctx, T::name.view(), declared...);
+            },
+            arguments...);
+      } else {
+        std::terminate();  // not compiled into a program: the check above stopped the compile
+      }
+    } else {
+      static_assert(detail::names_a_method<A...>,
+                    "geerpc: a call by name takes the method's name first, after an optional context: "
+                    "client.call<R>([ctx,] \"Service.Method\", arguments...)");
+      if constexpr (detail::names_a_method<A...>)
+        return by_name<T, Async>(ctx, arguments...);
+      else
+        std::terminate();  // as above
+    }
+  }
+
+  template <class R, bool Async, class... A>
+  returns<R, Async> by_name(const context& ctx, std::string_view method, const A&... arguments) {
+    static_assert(detail::not_context<A...>,
+                  "geerpc: a call's context comes first, before the method's name and the arguments");
+    if constexpr (Async)
+      return static_cast<Derived&>(*this).template start<R>(ctx, method, arguments...);
+    else
+      return static_cast<Derived&>(*this).template invoke<R>(ctx, method, arguments...);
+  }
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/call_surface.hpp
+// ---- begin geerpc/detail/assert.hpp
+// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
+// relies on (a request answered once, a timer queued at most once, a counter that never goes
+// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
+// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
+// core dump shows the state that broke it.
+//
+// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
+// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
+// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
+// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
+// draws no "unused" warning and a check never rots.
+//
+// GEERPC_ASSERT is internal: the outermost entry header #undefs it at its end. Like config.hpp, this
+// file has no #pragma once, so that a header first reached after that gets it again.
+
+#ifndef GEERPC_DETAIL_ASSERT_HPP
+#define GEERPC_DETAIL_ASSERT_HPP
+
+#include <cstdio>
+#include <cstdlib>
+
+#ifndef GEERPC_ENABLE_ASSERTS
+#ifdef NDEBUG
+#define GEERPC_ENABLE_ASSERTS 0
+#else
+#define GEERPC_ENABLE_ASSERTS 1
+#endif
+#endif
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Out of line from the check, so that the passing path stays a compare and a branch.
+[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
+                                       const char* message) noexcept {
+  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+
+#endif  // GEERPC_DETAIL_ASSERT_HPP
+
+#ifndef GEERPC_ASSERT
+#if GEERPC_ENABLE_ASSERTS
+#define GEERPC_ASSERT(condition, message) \
+  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
+#else
+#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
+#endif
+#endif
+// ---- end geerpc/detail/assert.hpp
+// ---- begin geerpc/detail/scratch.hpp
+// geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
+// Each use gets its own Tag: a handler that makes a client call while its reply is being built must
+// not have the two share a buffer. A buffer holds only the frame being built: whatever client or
+// server used it last, nothing in it reaches the next use but its capacity.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Tag>
+std::vector<std::byte>& frame_scratch() {
+  thread_local std::vector<std::byte> buffer;
+  buffer.clear();
+  return buffer;
+}
+
+// After an unusually large frame, give the memory back instead of keeping it for the thread's life.
+inline void trim_scratch(std::vector<std::byte>& buffer) {
+  if (buffer.capacity() > (1u << 20)) std::vector<std::byte>().swap(buffer);
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/scratch.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+struct client_request_tag {};
+struct client_reply_tag {};
+
+// A string literal or C string given to a call by name travels as a std::string (viewed, not copied).
+template <class A>
+decltype(auto) wire_argument(const A& argument) {
+  if constexpr (std::is_array_v<A> || std::is_pointer_v<A>) {
+    static_assert(std::is_convertible_v<const A&, std::string_view>,
+                  "geerpc: a pointer cannot be a call's argument (a C string can: it travels as a std::string)");
+    return std::string_view(argument);
+  } else {
+    return (argument);
+  }
+}
+
+template <class A>
+using wire_argument_t = std::remove_cvref_t<decltype(wire_argument(std::declval<const A&>()))>;
 
 // Why a call's metadata cannot be sent, or nothing.
 inline std::optional<call_outcome> check_metadata(const context& ctx) {
@@ -4346,179 +4639,10 @@ inline void report_after(const std::vector<client_interceptor>& interceptors, co
   }
 }
 
-template <class R, class Codec>
-result<R> decode_reply(std::span<const std::byte> bytes) {
-  if constexpr (std::is_void_v<R>) {
-    if (!bytes.empty())
-      return error{make_error_code(errc::bad_response),
-                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
-    return {};
-  } else {
-    R value{};
-    if (auto failed = decode_reply_into<Codec>(bytes, value)) return std::move(*failed);
-    return value;
-  }
-}
 }  // namespace detail
 
-template <class Transport, class Codec>
-class basic_balanced_client;  // balanced_client.hpp
-
-// The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
-// co_await it. Destroying a future whose call is still pending cancels the call (the server's
-// handler sees its stop_token fire).
-
-template <class R, class Codec = binary_codec, class Transport = threaded>
-class call_future {
-  template <bool AsResult, class Future>
-  class awaiter;
-
- public:
-  call_future() = default;
-  call_future(call_future&&) noexcept = default;
-  call_future& operator=(call_future&& other) noexcept {
-    if (this != &other) {
-      release();
-      state_ = std::move(other.state_);
-    }
-    return *this;
-  }
-  ~call_future() { release(); }
-
-  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
-  // and cannot be cancelled; try_get() on it fails with invalid_argument.
-  bool valid() const noexcept { return state_ != nullptr; }
-  bool ready() const { return state_ && state_->done(); }
-  void wait() const {
-    if (state_) state_->wait();
-  }
-  template <class Clock, class Duration>
-  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    if (!state_) return false;
-    using seconds = std::chrono::duration<double>;  // where no time point's difference overflows
-    if constexpr (std::is_same_v<std::chrono::time_point<Clock, Duration>, std::chrono::steady_clock::time_point>)
-      return state_->wait_until(tp);
-    else  // the same moment on the steady clock, saturated
-      return wait_for(seconds(tp.time_since_epoch()) - seconds(Clock::now().time_since_epoch()));
-  }
-  template <class Rep, class Period>
-  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return state_ && state_->wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
-  }
-
-  // Completes the call with errc::canceled, if it has not completed, and tells the server.
-  void cancel() {
-    if (state_) state_->cancel();
-  }
-
-  // Waits, then yields the result (once: the future is empty afterwards).
-  result<R> try_get() {
-    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
-    state_->wait();
-    state_->settle();
-    auto state = std::move(state_);
-    if (!state->final_outcome().ok()) return state->final_outcome().to_error();
-    result<R> out = detail::decode_reply<R, Codec>(state->body());
-    return out;
-  }
-  R get() { return try_get().value(); }
-
-  // Hands the call's result to `on_done(geerpc::result<R>)`, once, when the call completes, and
-  // empties the future: the call then belongs to the callback (destroying the future no longer
-  // cancels it; the context's stop_token still does, and tells the server). `on_done` runs on the
-  // thread that completes the call: the client's receiving thread for a reply (or a caller
-  // reading replies), the process's timer thread for a deadline, the thread that cancels, closes
-  // or breaks the connection; or here, before then() returns, when the call is complete already.
-  // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
-  // no synchronous call of the same client and wait for no future of it (the thread that would
-  // complete it may be this one), and keep it short on the timer thread, which every deadline of
-  // the process shares. Nor may it close or destroy the client (the last handle to it): the
-  // receiving thread cannot end itself. An exception leaving `on_done` ends the program
-  // (std::terminate), as does a failure to allocate its holder; then() on a call that is complete
-  // already runs `on_done` here, so a callback that retries on a closed client recurses.
-  template <class F>
-  requires std::invocable < std::decay_t<F>
-  &, result < R >> void then(F&& on_done) && {
-    using callback_type = std::decay_t<F>;
-    struct holder {
-      call_future future;
-      callback_type callback;
-      static void run(void* self) noexcept {
-        const std::unique_ptr<holder> owned(static_cast<holder*>(self));
-        owned->callback(owned->future.try_get());
-      }
-    };
-    if (!state_) {
-      callback_type callback(std::forward<F>(on_done));
-      callback(try_get());
-      return;
-    }
-    auto owned = std::make_unique<holder>(holder{std::move(*this), callback_type(std::forward<F>(on_done))});
-    holder* const raw = owned.get();
-    const bool later = raw->future.state_->then({&holder::run, raw});
-    static_cast<void>(owned.release());  // run() owns it now, or is about to
-    if (!later) holder::run(raw);
-  }
-
-  // co_await: `R r = co_await client.async_call<R>(...)` (failure throws rpc_error, as get() does),
-  // or `geerpc::result<R> r = co_await client.async_call<R>(...).as_result()`. Works in any
-  // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
-  // that completes the call (as then()'s callback runs: the same rules hold until its next
-  // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
-  // until the result is taken, which empties it. A coroutine destroyed while suspended on a call
-  // cancels it and is not resumed; destroy it only from a thread that cannot be completing that
-  // call at the same moment (or cancel through the context's stop_token and let it resume).
-  auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
-  auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
-  auto as_result() && noexcept {
-    struct as_result_t {
-      call_future future;
-      auto operator co_await() && noexcept { return awaiter<true, call_future>(std::move(future)); }
-    };
-    return as_result_t{std::move(*this)};
-  }
-
- private:
-  template <bool AsResult, class Future>
-  class awaiter {
-   public:
-    explicit awaiter(Future&& future) noexcept : future_(std::forward<Future>(future)) {}
-    bool await_ready() const { return !future_.valid() || future_.ready(); }
-    bool await_suspend(std::coroutine_handle<> coroutine) {
-      return future_.state_->then({&resume, coroutine.address()});
-    }
-    auto await_resume() {
-      if constexpr (AsResult)
-        return future_.try_get();
-      else
-        return future_.get();
-    }
-
-   private:
-    static void resume(void* address) noexcept { std::coroutine_handle<>::from_address(address).resume(); }
-    Future future_;
-  };
-
-  template <class, class>
-  friend class basic_client;
-  template <class, class>
-  friend class basic_balanced_client;
-  explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
-
-  void release() {
-    if (!state_) return;
-    state_->forget();  // a coroutine destroyed while suspended here must not be resumed by the cancel
-    state_->cancel();
-    state_->wait();
-    state_->settle();
-    state_.reset();
-  }
-
-  std::unique_ptr<detail::async_state> state_;
-};
-
 template <class Transport, class Codec = binary_codec>
-class basic_client {
+class basic_client : public call_surface<basic_client<Transport, Codec>, Transport, Codec> {
   using link = detail::client_link<Transport>;
   using engine_type = typename link::engine;
 
@@ -4544,123 +4668,7 @@ class basic_client {
   // Destroying a client while other threads still call through it is a bug, as for any object.
   ~basic_client() { close(); }
 
-  // ---- calls by name: client.call<Reply>([ctx,] "Service.Method", arguments...)
-  // The arguments are encoded as they are given: they must be the handler's types (a string
-  // literal, C string or std::string_view travels as a std::string, a std::span as a std::vector).
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A&... arguments) {
-    return try_call<R>(ctx, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) result<R> try_call(std::string_view method,
-                                                                                const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...);
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
-    if (interceptors_) [[unlikely]] {
-      client_call call{method, ctx};
-      for (const client_interceptor& interceptor : *interceptors_)
-        if (interceptor.before) interceptor.before(call);
-      const auto started = std::chrono::steady_clock::now();
-      result<R> out = plain_call<R>(call.ctx, method, arguments...);
-      detail::report_after(*interceptors_, call, out.code(), out.message(), std::chrono::steady_clock::now() - started);
-      return out;
-    }
-    return plain_call<R>(ctx, method, arguments...);
-  }
-
-  // ---- typed stubs: client.call<FooApi::fn<"Sum">>([ctx,] arguments...); types checked at compile
-  // time. A one-argument method takes its argument as declared, so `{1, 2}` builds an aggregate.
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const context& ctx, const typename Fn::argument_type& argument) {
-    return try_call<Fn>(ctx, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const context& ctx,
-                                                        const typename Fn::argument_type& argument) {
-    return try_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-  // Any other number of arguments, each converted to its declared type.
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>) typename Fn::result_type
-      call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) typename Fn::result_type
-      call(const context& ctx, const A&... arguments) {
-    return try_call<Fn>(ctx, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      result<typename Fn::result_type> try_call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) result<typename Fn::result_type> try_call(
-      const context& ctx, const A&... arguments) {
-    detail::check_stub_arguments<Fn, A...>();
-    return convert_arguments<typename Fn::argument_types>(
-        [&](const auto&... converted) {
-          return try_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
-        },
-        arguments...);
-  }
-
-  // ---- asynchronous calls (threaded transport): the call is on the wire when this returns
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) call_future<R, Codec, Transport> async_call(const context& ctx, std::string_view method,
-                                                                            const A&... arguments) {
-    return start_async<R>({}, ctx, method, arguments...);
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> &&
-           detail::not_context<A...>) call_future<R, Codec, Transport> async_call(std::string_view method,
-                                                                                  const A&... arguments) {
-    return async_call<R>(context{}, method, arguments...);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) call_future<typename Fn::result_type, Codec, Transport> async_call(
-      const context& ctx, const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1)
-      call_future<typename Fn::result_type, Codec, Transport> async_call(const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(context{}, Fn::name.view(), argument);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>)
-      call_future<typename Fn::result_type, Codec, Transport> async_call(const context& ctx, const A&... arguments) {
-    detail::check_stub_arguments<Fn, A...>();
-    return convert_arguments<typename Fn::argument_types>(
-        [&](const auto&... converted) {
-          return async_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
-        },
-        arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      call_future<typename Fn::result_type, Codec, Transport> async_call(const A&... arguments) {
-    return async_call<Fn>(context{}, arguments...);
-  }
+  // The calls (call, try_call, async_call: client/call_surface.hpp) come from call_surface.
 
   // Fails every pending call with connection_closed; later calls fail fast. Safe while other
   // threads are calling: the connection's memory is released only by the destructor.
@@ -4675,8 +4683,28 @@ class basic_client {
   bool on_receiving_thread() const { return engine_ && link::on_own_thread(*engine_); }
 
  private:
+  friend class call_surface<basic_client, Transport, Codec>;
   template <class, class>
-  friend class basic_balanced_client;  // its async calls pass a completion of their own
+  friend class basic_balanced_client;  // calls invoke and start; its async calls pass a completion
+
+  // The call surface's primitives: a call by name, with its context.
+  template <class R, class... A>
+  result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
+    if (interceptors_) [[unlikely]] {
+      client_call call{method, ctx};
+      for (const client_interceptor& interceptor : *interceptors_)
+        if (interceptor.before) interceptor.before(call);
+      const auto started = std::chrono::steady_clock::now();
+      result<R> out = plain_call<R>(call.ctx, method, arguments...);
+      detail::report_after(*interceptors_, call, out.code(), out.message(), std::chrono::steady_clock::now() - started);
+      return out;
+    }
+    return plain_call<R>(ctx, method, arguments...);
+  }
+  template <class R, class... A>
+  call_future<R, Codec, Transport> start(const context& ctx, std::string_view method, const A&... arguments) {
+    return start_async<R>({}, ctx, method, arguments...);
+  }
 
   // An async_call by name; `done`, when given, runs once when the call completes, before the
   // interceptors' `after`, on whichever thread completes it (or never, if this throws first).
@@ -4815,24 +4843,18 @@ class basic_client {
     return engine_ ? link::call(*engine_, ctx, frame, reply) : detail::connection_closed_outcome();
   }
 
-  // Calls `f` with each argument as its declared type: as itself when it is that type, otherwise
-  // converted (a temporary that lives until `f` returns).
-  template <class Declared, class F, class... A>
-  static decltype(auto) convert_arguments(F&& f, const A&... arguments) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-      return f(detail::as_declared<std::tuple_element_t<I, Declared>>(arguments)...);
-    }
-    (std::index_sequence_for<A...>{});
-  }
-
   std::shared_ptr<engine_type> engine_;
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
-// Connects to `address` and completes the handshake within opts.connect_timeout. The address is
-// "host:port", "tcp@host:port", "unix@/path" or "http@host:port" (net/address.hpp): the last asks
-// for the RPC protocol with an HTTP CONNECT first, as GeeRPC's XDial does, and that counts in the
-// connect timeout too.
+// The one way to connect: to `address`, with the handshake done within opts.connect_timeout. The
+// address's form chooses the way in (net/address.hpp):
+//   "host:port", "tcp@host:port", "[v6]:port"   TCP
+//   "unix@/path", "unix@@name"                  a Unix domain socket (a file, or Linux's abstract one)
+//   "http@host:port"                            TCP, asking for the RPC protocol with an HTTP CONNECT
+//                                               first (GeeRPC's DialHTTP; it counts in the timeout)
+// A malformed address fails with errc::connect_failed, its message naming what is wrong and the
+// forms accepted. try_dial returns the failure; dial throws it as rpc_error.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
@@ -4843,28 +4865,6 @@ result<basic_client<Transport, Codec>> try_dial(std::string_view address, const 
 template <class Transport = threaded, class Codec = binary_codec>
 basic_client<Transport, Codec> dial(std::string_view address, const options& opts = {}) {
   return try_dial<Transport, Codec>(address, opts).value();
-}
-
-// GeeRPC's XDial, by its name: dial() takes the same "transport@address" forms.
-template <class Transport = threaded, class Codec = binary_codec>
-basic_client<Transport, Codec> xdial(std::string_view address, const options& opts = {}) {
-  return dial<Transport, Codec>(address, opts);
-}
-
-// GeeRPC's DialHTTP: dials a TCP address ("host:port" or "tcp@host:port") through an HTTP CONNECT.
-template <class Transport = threaded, class Codec = binary_codec>
-result<basic_client<Transport, Codec>> try_dial_http(std::string_view address, const options& opts = {}) {
-  if (address.starts_with("unix@"))
-    return error{make_error_code(errc::connect_failed),
-                 "rpc client: dial_http \"" + std::string(address) + "\": HTTP CONNECT is for TCP addresses"};
-  if (address.starts_with("tcp@")) address.remove_prefix(4);
-  const std::string via_http = address.starts_with("http@") ? std::string(address) : "http@" + std::string(address);
-  return try_dial<Transport, Codec>(via_http, opts);
-}
-
-template <class Transport = threaded, class Codec = binary_codec>
-basic_client<Transport, Codec> dial_http(std::string_view address, const options& opts = {}) {
-  return try_dial_http<Transport, Codec>(address, opts).value();
 }
 
 using client = basic_client<threaded>;
@@ -4965,7 +4965,7 @@ struct broadcast_result {
 };
 
 template <class Transport = threaded, class Codec = binary_codec>
-class basic_balanced_client {
+class basic_balanced_client : public call_surface<basic_balanced_client<Transport, Codec>, Transport, Codec> {
  public:
   using client_type = basic_client<Transport, Codec>;
   template <class R>
@@ -4987,110 +4987,9 @@ class basic_balanced_client {
   basic_balanced_client(const basic_balanced_client&) = delete;
   basic_balanced_client& operator=(const basic_balanced_client&) = delete;
 
-  // ---- calls by name, as basic_client's
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) R call(std::string_view method, const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) R call(const context& ctx, std::string_view method, const A&... arguments) {
-    return try_call<R>(ctx, method, arguments...).value();
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) result<R> try_call(std::string_view method,
-                                                                                const A&... arguments) {
-    return try_call<R>(context{}, method, arguments...);
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) result<R> try_call(const context& ctx, std::string_view method, const A&... arguments) {
-    return with_failover(ctx, method,
-                         [&](client_type& c) { return c.template try_call<R>(ctx, method, arguments...); });
-  }
-
-  // ---- typed stubs, as basic_client's
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity == 1) typename Fn::result_type
-      call(const context& ctx, const typename Fn::argument_type& argument) {
-    return try_call<Fn>(ctx, argument).value();
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const typename Fn::argument_type& argument) {
-    return try_call<Fn>(context{}, argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) result<typename Fn::result_type> try_call(const context& ctx,
-                                                        const typename Fn::argument_type& argument) {
-    return with_failover(ctx, Fn::name.view(), [&](client_type& c) { return c.template try_call<Fn>(ctx, argument); });
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>) typename Fn::result_type
-      call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) typename Fn::result_type
-      call(const context& ctx, const A&... arguments) {
-    return try_call<Fn>(ctx, arguments...).value();
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      result<typename Fn::result_type> try_call(const A&... arguments) {
-    return try_call<Fn>(context{}, arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) result<typename Fn::result_type> try_call(
-      const context& ctx, const A&... arguments) {
-    return with_failover(ctx, Fn::name.view(),
-                         [&](client_type& c) { return c.template try_call<Fn>(ctx, arguments...); });
-  }
-
-  // ---- asynchronous calls (threaded transport). The server is chosen (and dialled, moving past
-  // a failed dial) before this returns; once the call is on the wire, its outcome is that server's.
-  template <class R, class... A>
-  requires(!is_method_ref_v<R>) future<R> async_call(const context& ctx, std::string_view method,
-                                                     const A&... arguments) {
-    return async_on<R>(ctx, [&](client_type& c, detail::completion_hook done) {
-      return c.template start_async<R>(std::move(done), ctx, method, arguments...);
-    });
-  }
-  template <class R, class... A>
-  requires(!is_method_ref_v<R> && detail::not_context<A...>) future<R> async_call(std::string_view method,
-                                                                                  const A&... arguments) {
-    return async_call<R>(context{}, method, arguments...);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) future<typename Fn::result_type> async_call(const context& ctx,
-                                                          const typename Fn::argument_type& argument) {
-    return async_call<typename Fn::result_type>(ctx, Fn::name.view(), argument);
-  }
-  template <class Fn>
-  requires(is_method_ref_v<Fn>&& Fn::arity ==
-           1) future<typename Fn::result_type> async_call(const typename Fn::argument_type& argument) {
-    return async_call<Fn>(context{}, argument);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>) future<typename Fn::result_type> async_call(
-      const context& ctx, const A&... arguments) {
-    detail::check_stub_arguments<Fn, A...>();
-    return client_type::template convert_arguments<typename Fn::argument_types>(
-        [&](const auto&... converted) {
-          return async_call<typename Fn::result_type>(ctx, Fn::name.view(), converted...);
-        },
-        arguments...);
-  }
-  template <class Fn, class... A>
-  requires(is_method_ref_v<Fn>&& detail::stub_takes<Fn, A...>&& detail::not_context<A...>)
-      future<typename Fn::result_type> async_call(const A&... arguments) {
-    return async_call<Fn>(context{}, arguments...);
-  }
+  // The calls (call, try_call, async_call: client/call_surface.hpp) come from call_surface, as
+  // basic_client's. An asynchronous call's server is chosen (and dialled, moving past a failed
+  // dial) before async_call returns; once the call is on the wire, its outcome is that server's.
 
   // ---- broadcast: the call goes to every server listed, at once. It succeeds only if every
   // server's does; the first failure cancels the others (their handlers see their stop_token
@@ -5164,6 +5063,20 @@ class basic_balanced_client {
  private:
   using clock = std::chrono::steady_clock;
   struct entry;
+
+  friend class call_surface<basic_balanced_client, Transport, Codec>;
+
+  // The call surface's primitives: a call by name on a server chosen, with its context.
+  template <class R, class... A>
+  result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
+    return with_failover(ctx, method, [&](client_type& c) { return c.template invoke<R>(ctx, method, arguments...); });
+  }
+  template <class R, class... A>
+  future<R> start(const context& ctx, std::string_view method, const A&... arguments) {
+    return async_on<R>(ctx, [&](client_type& c, detail::completion_hook done) {
+      return c.template start_async<R>(std::move(done), ctx, method, arguments...);
+    });
+  }
 
   // One connection to a server, and the calls made on it that have not ended (sync calls until
   // they return, async ones until they complete): raised only under mutex_ and only while the
@@ -5565,6 +5478,443 @@ GEERPC_END_NAMESPACE
 //   server.stop();                               // at once; also done by the destructor
 
 
+// ---- begin geerpc/server/context.hpp
+// geerpc: what every connection of one server shares: its handlers, its options, the scheduler of
+// its deadlines, and the counters its limits are checked against. A server owns one; its engine and
+// connections refer to it.
+
+
+// ---- begin geerpc/net/memory_gauge.hpp
+// geerpc: the memory several writers hold together, as one server counts its peers' queued replies.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// The memory several writers hold together, and the most they have held at once: what an owner of
+// many writers (a server) reads to see what its peers cost.
+struct memory_gauge {
+  std::atomic<std::size_t> now{0};
+  std::atomic<std::size_t> peak{0};
+
+  void add(std::size_t bytes) noexcept {
+    const std::size_t after = now.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::size_t seen = peak.load(std::memory_order_relaxed);
+    while (after > seen && !peak.compare_exchange_weak(seen, after, std::memory_order_relaxed)) {
+    }
+  }
+  void sub(std::size_t bytes) noexcept {
+    const std::size_t before = now.fetch_sub(bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(before >= bytes, "memory_gauge: more taken back than was added");
+  }
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/memory_gauge.hpp
+// ---- begin geerpc/server/connection_view.hpp
+// geerpc: a connection as the debug page sees it, without its type: what it says of itself and of
+// the requests in flight on it. server_context lists every connection alive by this face, so that
+// the page (debug_page.hpp) reads them without including the connection (connection.hpp), which
+// serves the page through its HTTP door.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct handler_entry;  // server/dispatcher.hpp
+
+// What the debug page shows of a connection.
+struct connection_view {
+  using clock = std::chrono::steady_clock;
+  std::string peer;
+  clock::time_point opened;
+  clock::time_point last_activity;  // the last bytes read, or reply sent
+  std::size_t inflight = 0;
+  std::size_t pending_output = 0;  // memory held for replies not sent yet
+};
+
+// A connection listed in server_context::connections. Its two calls are the debug page's, made
+// with the context's connections_mutex held; they are virtual because the page is their only
+// caller: no request pays for them.
+class listed_connection {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  virtual connection_view describe() const = 0;
+
+  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
+  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
+  template <class F>
+  void for_each_request(F&& f) const {
+    visit_requests(
+        [](void* visitor, const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+          (*static_cast<std::remove_reference_t<F>*>(visitor))(handler, arrived, started);
+        },
+        &f);
+  }
+
+  // Where server_context::connections lists it (under its connections_mutex).
+  std::size_t registry_index = 0;
+
+ protected:
+  using request_visitor = void (*)(void* visitor, const handler_entry& handler, clock::time_point arrived,
+                                   clock::time_point started);
+  virtual void visit_requests(request_visitor visit, void* visitor) const = 0;
+
+  listed_connection() = default;
+  listed_connection(const listed_connection&) = default;
+  listed_connection& operator=(const listed_connection&) = default;
+  ~listed_connection() = default;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/connection_view.hpp
+// ---- begin geerpc/server/statistics.hpp
+// geerpc: what a server counts of its calls for the debug page (server/debug_page.hpp): per method,
+// its outcomes by error code and its latency over the last minute; the time requests waited for a
+// handler thread; the last slow or failed calls; and how often each limit turned something away.
+//
+// Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
+// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
+// slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
+// (server_options::statistics = false), the server keeps none of it.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// errc's own names, as the page and the JSON show them ("deadline_exceeded"); "other" past them.
+inline std::string_view errc_name(std::uint8_t status) noexcept {
+  static constexpr std::array<std::string_view, static_cast<std::size_t>(last_errc) + 1> names = {"ok",
+                                                                                                  "connect_timeout",
+                                                                                                  "deadline_exceeded",
+                                                                                                  "canceled",
+                                                                                                  "handle_timeout",
+                                                                                                  "unknown_service",
+                                                                                                  "unknown_method",
+                                                                                                  "bad_request",
+                                                                                                  "remote_error",
+                                                                                                  "connection_closed",
+                                                                                                  "busy",
+                                                                                                  "protocol_error",
+                                                                                                  "connect_failed",
+                                                                                                  "handshake_rejected",
+                                                                                                  "bad_response",
+                                                                                                  "invalid_argument",
+                                                                                                  "type_mismatch",
+                                                                                                  "unauthenticated",
+                                                                                                  "permission_denied",
+                                                                                                  "going_away",
+                                                                                                  "aborted",
+                                                                                                  "no_servers"};
+  return status < names.size() ? names[status] : "other";
+}
+
+// Latencies in log-linear buckets of nanoseconds: eight per doubling, so a percentile read from
+// them is within 12.5% (the bucket's upper bound is reported). Up to 2^40 ns (about 18 minutes);
+// longer ones land in the last bucket (the exact maximum is kept beside).
+struct latency_buckets {
+  static constexpr unsigned sub_bits = 3;
+  static constexpr unsigned top_bit = 40;
+  static constexpr std::size_t count = std::size_t{top_bit - sub_bits + 2} * (std::size_t{1} << sub_bits);
+
+  static std::size_t index(std::uint64_t ns) noexcept {
+    constexpr std::uint64_t subs = 1u << sub_bits;
+    if (ns < subs) return ns;
+    const auto e = static_cast<unsigned>(std::bit_width(ns)) - 1;
+    if (e > top_bit) return count - 1;
+    const std::uint64_t sub = (ns >> (e - sub_bits)) & (subs - 1);
+    return (e - sub_bits + 1) * subs + sub;
+  }
+  // The largest value bucket `i` holds.
+  static std::uint64_t upper(std::size_t i) noexcept {
+    constexpr std::uint64_t subs = 1u << sub_bits;
+    if (i < subs) return i;
+    const std::uint64_t e = i / subs + sub_bits - 1;
+    const std::uint64_t sub = i % subs;
+    return ((subs + sub + 1) << (e - sub_bits)) - 1;
+  }
+};
+
+// A latency summary: how many, and the 50th and 99th percentiles and the maximum, in nanoseconds.
+struct latency_summary {
+  std::uint64_t count = 0;
+  std::uint64_t p50_ns = 0;
+  std::uint64_t p99_ns = 0;
+  std::uint64_t max_ns = 0;
+};
+
+// Latencies over the last minute: six slots of ten seconds, the one for now and the five before
+// (so 50 to 60 s). A slot is cleared when its ten seconds come round again, under a lock taken
+// once per slot per ten seconds; a latency added while it is being cleared may be lost, which a
+// statistic can afford.
+class latency_window {
+ public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t slots = 6;
+  static constexpr std::chrono::seconds slot_span{10};
+
+  void add(clock::time_point now, clock::duration took) noexcept {
+    const std::int64_t epoch = epoch_of(now);
+    slot& s = slots_[static_cast<std::size_t>(epoch) % slots];
+    if (s.epoch.load(std::memory_order_acquire) != epoch) {
+      turn(s, epoch);
+      // A latency older than its slot's ten seconds (a call answered by its handle timeout whose
+      // handler ran on for a minute) is dropped, not allowed to turn the slot back.
+      if (s.epoch.load(std::memory_order_acquire) != epoch) return;
+    }
+    const auto ns = static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+    s.counts[latency_buckets::index(ns)].fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t max = s.max_ns.load(std::memory_order_relaxed);
+    while (ns > max && !s.max_ns.compare_exchange_weak(max, ns, std::memory_order_relaxed)) {
+    }
+  }
+
+  latency_summary read(clock::time_point now) const {
+    const std::int64_t epoch = epoch_of(now);
+    std::array<std::uint64_t, latency_buckets::count> sum{};
+    latency_summary out;
+    for (const slot& s : slots_) {
+      const std::int64_t e = s.epoch.load(std::memory_order_acquire);
+      if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
+      out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
+    }
+    for (const std::uint64_t n : sum) out.count += n;
+    if (out.count == 0) return out;
+    out.p50_ns = std::min(percentile(sum, out.count, 50), out.max_ns);
+    out.p99_ns = std::min(percentile(sum, out.count, 99), out.max_ns);
+    return out;
+  }
+
+ private:
+  struct slot {
+    std::atomic<std::int64_t> epoch{-1};
+    std::atomic<std::uint64_t> max_ns{0};
+    std::array<std::atomic<std::uint32_t>, latency_buckets::count> counts{};
+  };
+
+  static std::int64_t epoch_of(clock::time_point now) noexcept { return now.time_since_epoch() / slot_span; }
+  // The upper bound of the bucket holding the pct-th percentile.
+  static std::uint64_t percentile(const std::array<std::uint64_t, latency_buckets::count>& sum, std::uint64_t count,
+                                  unsigned pct) noexcept {
+    const std::uint64_t rank = (count * pct + 99) / 100;  // the rank-th smallest, 1-based
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      seen += sum[i];
+      if (seen >= rank) return latency_buckets::upper(i);
+    }
+    return latency_buckets::upper(sum.size() - 1);
+  }
+  void turn(slot& s, std::int64_t epoch) noexcept {
+    std::lock_guard lock(turn_mutex_);
+    if (s.epoch.load(std::memory_order_relaxed) >= epoch) return;  // another caller turned it, or it is newer
+    for (auto& c : s.counts) c.store(0, std::memory_order_relaxed);
+    s.max_ns.store(0, std::memory_order_relaxed);
+    s.epoch.store(epoch, std::memory_order_release);
+  }
+
+  std::array<slot, slots> slots_{};
+  std::mutex turn_mutex_;
+};
+
+// What one method's finished calls came to. Aligned to its own cache lines: the handler threads
+// of different methods do not share them.
+struct alignas(64) method_statistics {
+  static constexpr std::size_t codes = 32;  // statuses past errc's land in the last ("other")
+  std::atomic<std::uint64_t> successes{0};
+  std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
+  latency_window latency;                                  // from arrival to answer, every finished call
+
+  void add_error(std::uint8_t status) noexcept {
+    errors[std::min<std::size_t>(status, codes - 1)].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+// The limits that can turn something away, in the order the page lists them.
+enum class limit_kind : std::uint8_t {
+  connections,                  // max_connections: a connection refused
+  inflight,                     // max_inflight: a request answered busy
+  inflight_per_connection,      // max_inflight_per_connection: a request answered busy
+  frame_size,                   // max_frame_size: a connection dropped for a frame too large
+  metadata_bytes,               // max_metadata_bytes: a request answered bad_request
+  pending_output,               // max_pending_output: a connection dropped for not reading
+  queued_bytes,                 // max_queued_request_bytes: a request answered busy
+  queued_bytes_per_connection,  // max_queued_request_bytes_per_connection: a request answered busy
+  handshake_timeout,            // a connection dropped before its hello
+  frame_timeout,                // a connection dropped mid-frame
+  write_timeout,                // a connection dropped for not reading its replies
+  threads,                      // blocking transport: a connection refused for want of a thread
+  count
+};
+
+// One call among the last slow or failed ones.
+struct call_record {
+  std::chrono::system_clock::time_point finished;
+  std::string method;
+  std::string peer;
+  std::chrono::nanoseconds queued{0};    // from arrival until a handler thread took it
+  std::chrono::nanoseconds handling{0};  // from then until its handler returned (0: it never ran)
+  std::chrono::nanoseconds latency{0};   // from arrival until its answer went out
+  std::uint8_t status = 0;
+  std::string message;
+};
+
+class server_statistics {
+ public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t kept_calls = 100;
+
+  server_statistics(std::size_t methods, std::chrono::nanoseconds slow)
+      : methods_(std::make_unique<method_statistics[]>(methods)), method_count_(methods), slow_(slow) {}
+
+  std::size_t method_count() const noexcept { return method_count_; }
+  method_statistics& method(std::size_t index) noexcept { return methods_[index]; }
+  const method_statistics& method(std::size_t index) const noexcept { return methods_[index]; }
+  // Calls for names the server does not serve: their errors only.
+  method_statistics& unrouted() noexcept { return unrouted_; }
+  const method_statistics& unrouted() const noexcept { return unrouted_; }
+  // How long requests waited for a handler thread.
+  latency_window& queue_wait() noexcept { return queue_wait_; }
+  const latency_window& queue_wait() const noexcept { return queue_wait_; }
+
+  void turned_away(limit_kind kind) noexcept {
+    turned_away_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  }
+  std::uint64_t turned_away_count(limit_kind kind) const noexcept {
+    return turned_away_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
+  }
+
+  bool slow(std::chrono::nanoseconds latency) const noexcept {
+    return slow_ > std::chrono::nanoseconds::zero() && latency >= slow_;
+  }
+  std::chrono::nanoseconds slow_threshold() const noexcept { return slow_; }
+
+  // Keeps a slow or failed call among the last kept_calls. noexcept: no memory for the record
+  // loses it, never the call.
+  void keep(call_record record) noexcept {
+    try {
+      std::lock_guard lock(calls_mutex_);
+      if (calls_.size() == kept_calls) calls_.pop_front();
+      calls_.push_back(std::move(record));
+    } catch (...) {
+    }
+  }
+  std::vector<call_record> recent_calls() const {
+    std::lock_guard lock(calls_mutex_);
+    return {calls_.rbegin(), calls_.rend()};  // the newest first
+  }
+
+ private:
+  // (In the order clang-tidy's padding check finds tightest.)
+  method_statistics unrouted_;
+  std::unique_ptr<method_statistics[]> methods_;
+  const std::size_t method_count_;
+  const std::chrono::nanoseconds slow_;
+  mutable std::mutex calls_mutex_;
+  std::deque<call_record> calls_;
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
+  latency_window queue_wait_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/statistics.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class dispatcher;          // server/dispatcher.hpp
+class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
+
+// The handler pool as its engine sees it, for the debug page.
+struct pool_view {
+  std::size_t threads = 0;         // threads that serve (threaded: the pool; blocking: one per connection)
+  std::size_t busy = 0;            // of them, inside a handler now
+  std::size_t start_failures = 0;  // threads the system would not start
+};
+
+// What every connection of one server shares.
+struct server_context {
+  const dispatcher* handlers = nullptr;
+  server_options options;
+  std::uint8_t codec_id = 0;
+  std::shared_ptr<deadline_scheduler> scheduler;
+  std::vector<server_interceptor> interceptors;      // set before serving; empty: calls skip them
+  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
+  std::atomic<std::size_t> inflight{0};              // requests registered on any connection and not finished
+  // Beside `inflight`, on its cache line: both change once per request.
+  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
+  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
+  net::memory_gauge output;                          // held by every connection's writer
+  // A graceful shutdown waits on `drained` for `inflight` to reach 0; the request that takes it
+  // there notifies while `draining` is set. The waiter also looks again every few milliseconds, so
+  // no per-request fence is spent closing the race between the two flags.
+  std::atomic<bool> draining{false};
+  std::mutex drain_mutex;
+  std::condition_variable drained;
+  // What the debug page shows of calls (statistics.hpp): made by listen() when
+  // server_options::statistics is on; null when it is off.
+  std::unique_ptr<server_statistics> stats;
+  // The engine's view of its handler pool, while one serves (set and cleared by the engine).
+  pool_view (*pool_probe)(const void* engine) = nullptr;
+  const void* pool_engine = nullptr;
+  // Every connection alive, for the debug page: each adds itself when made and takes itself out
+  // when destroyed, under connections_mutex. Lock order: connections_mutex before a connection's
+  // own locks; nothing holding a connection's lock takes it.
+  mutable std::mutex connections_mutex;
+  std::vector<listed_connection*> connections;
+  std::condition_variable connections_gone;  // notified when the last connection is destroyed
+
+  // Waits until every connection has been destroyed: the last reference to one may be dropped by
+  // a thread that is not the engine's (a timer callback that closed it), after the engine stopped.
+  void wait_connections_gone() {
+    std::unique_lock lock(connections_mutex);
+    connections_gone.wait(lock, [&] { return connections.empty(); });
+  }
+
+  // Waits until no request is in flight, or `deadline`; true if none is.
+  bool wait_drained(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(drain_mutex);
+    for (;;) {
+      if (inflight.load() == 0) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return false;
+      drained.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(5)));
+    }
+  }
+
+  bool try_acquire_inflight() noexcept {
+    std::size_t now = inflight.load(std::memory_order_relaxed);
+    do {
+      if (now >= options.max_inflight) return false;
+    } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
+    return true;
+  }
+
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
+    do {
+      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
+    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+    return true;
+  }
+
+  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
+  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
+    return now == 0 || (now <= limit && bytes <= limit - now);
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/context.hpp
 // ---- begin geerpc/server/dispatcher.hpp
 // geerpc: the server's table from "Service.Method" to the code that decodes the argument, calls
 // the handler and encodes its result. Built once by server::add<Service>() before serving starts;
@@ -5574,21 +5924,31 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/detail/type_name.hpp
 // geerpc: a type's name as the compiler spells it, tidied for people ("std::string", not
 // "std::__cxx11::basic_string<char>"): what the debug page shows of a method's argument and reply.
+//
+// A class template's name is put together from its template's name and its arguments' names, each
+// asked of the compiler on its own, leaving out the arguments that are the template's defaults. The
+// compiler's spelling of the whole type can name each default argument in full (GCC writes
+// std::vector<X, std::allocator<X>>), so its length doubles with each level of nesting: 2 MB for a
+// vector nested 16 deep. Put together, a name grows with the number of types written in it.
+//
+// The recursion goes through class templates (type_name_of<T>::get), not function templates: Clang
+// 14 spends time exponential in the nesting depth on each function template specialisation of a
+// nested type (a vector nested 24 deep: 0.5 s through classes, seconds through functions, 32 deep
+// did not finish), apparently walking the type's written form, whose default arguments repeat it.
 
 
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// GCC: "... [with T = Args; std::string_view = ...]"; Clang: "... [T = Args]".
-template <class T>
-std::string_view raw_type_name() noexcept {
-  const std::string_view text = __PRETTY_FUNCTION__;
-  const std::size_t from = text.find("T = ");
+// The text after "<Parameter> = " in a function's __PRETTY_FUNCTION__, to the end of that
+// parameter's value. GCC: "... [with T = Args; std::string_view = ...]"; Clang: "... [T = Args]".
+constexpr std::string_view pretty_parameter(std::string_view text, std::string_view parameter) noexcept {
+  std::size_t from = text.find(parameter);
   if (from == std::string_view::npos) return "?";
-  const std::size_t begin = from + 4;
+  from += parameter.size();
   int depth = 0;
-  std::size_t end = begin;
+  std::size_t end = from;
   for (; end < text.size(); ++end) {
     const char c = text[end];
     if (c == '<' || c == '(' || c == '[') ++depth;
@@ -5596,27 +5956,262 @@ std::string_view raw_type_name() noexcept {
     if (c == ']' && depth-- == 0) break;
     if (c == ';' && depth == 0) break;
   }
-  return text.substr(begin, end - begin);
-}
-
-inline void replace_all(std::string& text, std::string_view what, std::string_view with) {
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + with.size()))
-    text.replace(at, what.size(), with);
+  return text.substr(from, end - from);
 }
 
 template <class T>
-std::string type_name() {
-  std::string name(raw_type_name<T>());
-  replace_all(name, "std::__cxx11::", "std::");
-  replace_all(name, "std::basic_string<char>", "std::string");
-  replace_all(name, "std::basic_string_view<char>", "std::string_view");
-  replace_all(name, " >", ">");
-  return name;
+std::string_view raw_type_name() noexcept {
+  return pretty_parameter(__PRETTY_FUNCTION__, "T = ");
 }
+template <template <class...> class Template>
+std::string_view raw_template_name() noexcept {
+  return pretty_parameter(__PRETTY_FUNCTION__, "Template = ");
+}
+template <template <class, std::size_t> class Template>
+std::string_view raw_sized_template_name() noexcept {
+  return pretty_parameter(__PRETTY_FUNCTION__, "Template = ");
+}
+
+// One pass over `raw`: libstdc++'s inline namespace dropped, "> >" closed up, std::string and
+// std::string_view by those names.
+inline std::string tidy_type_name(std::string_view raw) {
+  constexpr std::string_view replaced[][2] = {{"std::__cxx11::basic_string<char>", "std::string"},
+                                              {"std::__cxx11::", "std::"},
+                                              {"std::basic_string<char>", "std::string"},
+                                              {"std::basic_string_view<char>", "std::string_view"},
+                                              {" >", ">"}};
+  std::string out;
+  out.reserve(raw.size());
+  for (std::size_t at = 0; at < raw.size();) {
+    bool matched = false;
+    for (const auto& [what, with] : replaced) {
+      if (raw.substr(at, what.size()) != what) continue;
+      out += with;
+      at += what.size();
+      matched = true;
+      break;
+    }
+    if (!matched) out += raw[at++];
+  }
+  return out;
+}
+
+template <class T>
+struct type_name_of;
+
+template <class T>
+std::string type_name() {
+  return type_name_of<T>::get();
+}
+
+// A leaf: the compiler's own spelling, tidied (short, as it names no nested defaults).
+template <class T>
+struct type_name_of {
+  static std::string get() { return tidy_type_name(raw_type_name<T>()); }
+};
+template <class T>
+struct type_name_of<const T> {
+  static std::string get() { return "const " + type_name_of<T>::get(); }
+};
+template <class T>
+struct type_name_of<T&> {
+  static std::string get() { return type_name_of<T>::get() + "&"; }
+};
+template <class T>
+struct type_name_of<T&&> {
+  static std::string get() { return type_name_of<T>::get() + "&&"; }
+};
+template <>
+struct type_name_of<std::string> {
+  static std::string get() { return "std::string"; }
+};
+template <>
+struct type_name_of<std::string_view> {
+  static std::string get() { return "std::string_view"; }
+};
+
+template <class... T>
+struct type_list {};
+
+// Whether Template<Arguments...> is a valid name of T.
+template <template <class...> class Template, class T, class Arguments, class = void>
+struct template_names : std::false_type {};
+template <template <class...> class Template, class T, class... Arguments>
+struct template_names<Template, T, type_list<Arguments...>, std::void_t<Template<Arguments...>>>
+    : std::is_same<Template<Arguments...>, T> {};
+
+// The arguments of T = Template<...> as written: Taken... and as few of the Rest as name T (the
+// others are the template's defaults), as a type_list.
+template <template <class...> class Template, class T, class Taken, class Rest>
+struct explicit_arguments {
+  using type = Taken;
+};
+template <template <class...> class Template, class T, class... Taken, class Next, class... Rest>
+struct explicit_arguments<Template, T, type_list<Taken...>, type_list<Next, Rest...>> {
+  static auto pick() {
+    if constexpr (template_names<Template, T, type_list<Taken...>>::value)
+      return type_list<Taken...>{};
+    else
+      return typename explicit_arguments<Template, T, type_list<Taken..., Next>, type_list<Rest...>>::type{};
+  }
+  using type = decltype(pick());
+};
+
+// "A, B, C" of a type_list.
+template <class List>
+struct type_names;
+template <class... T>
+struct type_names<type_list<T...>> {
+  static std::string get() {
+    std::string out;
+    ((out += out.empty() ? "" : ", ", out += type_name_of<T>::get()), ...);
+    return out;
+  }
+};
+
+template <template <class...> class Template, class... Arguments>
+struct type_name_of<Template<Arguments...>> {
+  static std::string get() {
+    using shown =
+        typename explicit_arguments<Template, Template<Arguments...>, type_list<>, type_list<Arguments...>>::type;
+    return tidy_type_name(raw_template_name<Template>()) + "<" + type_names<shown>::get() + ">";
+  }
+};
+
+// std::array<T, N>, std::span<T, N>; a span's default N, dynamic_extent (the largest size_t), is
+// left out as the compiler leaves it out.
+template <template <class, std::size_t> class Template, class Element, std::size_t N>
+struct type_name_of<Template<Element, N>> {
+  static std::string get() {
+    std::string out = tidy_type_name(raw_sized_template_name<Template>()) + "<" + type_name_of<Element>::get();
+    if (N != static_cast<std::size_t>(-1)) out += ", " + std::to_string(N);
+    return out + ">";
+  }
+};
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/type_name.hpp
+// ---- begin geerpc/server/unknown_name.hpp
+// geerpc: what the server answers when a request names a "Service.Method" it does not serve. The
+// name is the peer's, so untrusted: any bytes, as many as a frame holds. It is echoed printable
+// (\xHH for other bytes) and cut short; the registered name closest to it by edit distance is
+// suggested when one is close ("did you mean Arith.Sum?"); an unknown method's error also lists the
+// service's methods, as many as fit a bounded text. The work is bounded by the registered names'
+// lengths, whatever the peer sent.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+inline constexpr std::size_t echoed_name_limit = 64;      // bytes of a peer's name shown in an error
+inline constexpr std::size_t listed_methods_limit = 200;  // bytes of method names listed in one
+
+// `text`'s first `limit` bytes, printable ASCII kept and any other byte (and '\') as \xHH, then
+// "..." if it was longer.
+inline void append_printable(std::string& out, std::string_view text, std::size_t limit = echoed_name_limit) {
+  constexpr std::string_view hex = "0123456789abcdef";
+  for (const char c : text.substr(0, limit)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && c != '\\') {
+      out += c;
+    } else {
+      out += "\\x";
+      out += hex[byte >> 4];
+      out += hex[byte & 0xfU];
+    }
+  }
+  if (text.size() > limit) out += "...";
+}
+
+// The edit distance (Levenshtein; ASCII letters compared without case) between `a` and `b`, or
+// `limit + 1` when it is more than `limit`. Names whose lengths differ by more than `limit` are not
+// compared at all, so the cost is bounded by `b`'s length (`limit` is a fraction of it).
+inline std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
+  const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (gap > limit) return limit + 1;
+  const auto folded = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  std::vector<std::size_t> row(b.size() + 1);  // distances from a's first i bytes to each prefix of b
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    std::size_t smallest = row[0];
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t replace = diagonal + (folded(a[i - 1]) == folded(b[j - 1]) ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, replace});
+      diagonal = above;
+      smallest = std::min(smallest, row[j]);
+    }
+    if (smallest > limit) return limit + 1;  // no later row gets smaller
+  }
+  return std::min(row[b.size()], limit + 1);
+}
+
+// The index of the candidate closest to `name`, if one is close: within a third of the candidate's
+// length, so that "Sun" finds "Sum", "sum" finds "Sum" and "x" finds "X", but "Delete" finds no
+// "Slow" and "Z" no "X". The first of equally close ones; npos when none is close.
+inline std::size_t closest_name(std::string_view name, const std::vector<std::string_view>& candidates) {
+  std::size_t best = std::string_view::npos;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::size_t limit = candidates[i].size() / 3;
+    const std::size_t distance = edit_distance(name, candidates[i], limit);
+    if (distance <= limit && distance < best_distance) {
+      best = i;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+// "rpc server: service/method request ill-formed: <name>" (GeeRPC's words): no '.' in the name.
+inline std::string ill_formed_name_message(std::string_view name) {
+  std::string out = "rpc server: service/method request ill-formed: ";
+  append_printable(out, name);
+  return out;
+}
+
+// "rpc server: can't find service Arth; did you mean Arith.Sum?": `service` is the part of `name`
+// before its last '.', `registered` every "Service.Method" served.
+inline std::string unknown_service_message(std::string_view name, std::string_view service,
+                                           const std::vector<std::string_view>& registered) {
+  std::string out = "rpc server: can't find service ";
+  append_printable(out, service);
+  if (const std::size_t at = closest_name(name, registered); at != std::string_view::npos)
+    out.append("; did you mean ").append(registered[at]).append("?");
+  return out;
+}
+
+// "rpc server: can't find method Sun; did you mean Arith.Sum? (Arith has: Echo, Sum)": `methods`
+// are the service's method names (without "Service."), in the order to list them; those past
+// listed_methods_limit bytes are counted ("Echo, 3 more").
+inline std::string unknown_method_message(std::string_view service, std::string_view method,
+                                          const std::vector<std::string_view>& methods) {
+  std::string out = "rpc server: can't find method ";
+  append_printable(out, method);
+  if (const std::size_t at = closest_name(method, methods); at != std::string_view::npos)
+    out.append("; did you mean ").append(service).append(".").append(methods[at]).append("?");
+  if (methods.empty()) return out;
+  out.append(" (").append(service).append(" has: ");
+  std::size_t room = listed_methods_limit;
+  for (std::size_t i = 0; i < methods.size(); ++i) {
+    if (i > 0) out += ", ";
+    if (methods[i].size() + 2 > room) {
+      out.append(std::to_string(methods.size() - i)).append(" more");
+      break;
+    }
+    out.append(methods[i]);
+    room -= methods[i].size() + 2;
+  }
+  return out + ")";
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/unknown_name.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -5662,11 +6257,35 @@ void encode_erased(const void* value, std::vector<std::byte>& out) {
   if constexpr (!std::is_void_v<R>) Codec::encode(*static_cast<const R*>(value), out);
 }
 
+// Fails the build: a handler's arguments are made, then decoded into.
+template <class T>
+void argument_must_be_default_constructible() {
+  static_assert(codec::always_false<T>, "geerpc: a handler's argument must be default-constructible");
+}
+
 template <class Codec, class Method, class Impl>
 struct invoker {
   static invoke_outcome invoke(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
                                const call_context& context, const deferred_target& later,
                                std::vector<std::byte>& reply) {
+    if constexpr (std::is_default_constructible_v<typename Method::argument_type>) {
+      return run(impl, bytes, std::move(stop), context, later, reply);
+    } else {
+      // Nothing to decode into. Where the reason is one the codec names (a struct with a reference
+      // member: which one), its message is the one shown.
+      using argument_type = typename Method::argument_type;
+      if constexpr (!codec::is_serializable_v<argument_type>)
+        codec::require_serializable<argument_type>();
+      else
+        argument_must_be_default_constructible<argument_type>();
+      (void)impl, (void)bytes, (void)stop, (void)context, (void)later, (void)reply;
+      return {};
+    }
+  }
+
+ private:
+  static invoke_outcome run(void* impl, std::span<const std::byte> bytes, std::stop_token stop,
+                            const call_context& context, const deferred_target& later, std::vector<std::byte>& reply) {
     using result_type = typename Method::result_type;
     deferred_state* state = nullptr;  // a responder's, shared with it while the handler runs
     try {
@@ -5697,7 +6316,6 @@ struct invoker {
     }
   }
 
- private:
   // A handler threw. One that took a responder answers through it, unless it did already.
   static invoke_outcome failed(deferred_state* state, const char* what) {
     if (state == nullptr) return invoke_outcome::failure(errc::remote_error, what);
@@ -5775,13 +6393,15 @@ class dispatcher {
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
-      message = "rpc server: service/method request ill-formed: " + std::string(name);
+      message = ill_formed_name_message(name);
     } else if (lookup(services_, name.substr(0, dot)) == nullptr) {
       code = errc::unknown_service;
-      message = "rpc server: can't find service " + std::string(name.substr(0, dot));
+      std::vector<std::string_view> registered;
+      for (const handler_entry& entry : methods_) registered.push_back(entry.name);
+      message = unknown_service_message(name, name.substr(0, dot), registered);
     } else {
       code = errc::unknown_method;
-      message = "rpc server: can't find method " + std::string(name.substr(dot + 1));
+      message = unknown_method_message(name.substr(0, dot), name.substr(dot + 1), methods_of(name.substr(0, dot + 1)));
     }
     return nullptr;
   }
@@ -5801,6 +6421,16 @@ class dispatcher {
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
+  }
+
+  // The names of the methods whose full names begin with `prefix` ("Service."), without it, sorted.
+  std::vector<std::string_view> methods_of(std::string_view prefix) const {
+    std::vector<std::string_view> names;
+    for (const handler_entry& entry : methods_)
+      if (std::string_view(entry.name).starts_with(prefix))
+        names.push_back(std::string_view(entry.name).substr(prefix.size()));
+    std::sort(names.begin(), names.end());
+    return names;
   }
 
   static std::string_view name_of(const handler_entry& entry) noexcept { return entry.name; }
@@ -6083,11 +6713,11 @@ GEERPC_END_NAMESPACE
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp). client.hpp
 // and server.hpp include them too; the single header has them here, after everything else.
 #if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
-// ---- begin geerpc/transport/engines.hpp
-// geerpc: the engines of every transport, and the operations the front classes ask of them
-// (transport/link.hpp) defined over them. Header-only programs get this through client.hpp and
-// server.hpp; with GEERPC_SEPARATE_COMPILATION only the source file that includes
-// <geerpc/implementation.hpp> does, and compiles the standard transports' engines there, once.
+// ---- begin geerpc/transport/client_engines.hpp
+// geerpc: the client engines of every transport, and the operations basic_client and call_future
+// ask of them (transport/link.hpp's client_link) defined over them. Header-only programs get this
+// through client.hpp; with GEERPC_SEPARATE_COMPILATION only the source file that includes
+// <geerpc/implementation.hpp> does (transport/engines.hpp). No server part comes with it.
 
 
 // ---- begin geerpc/client/dial.hpp
@@ -6153,6 +6783,7 @@ GEERPC_END_NAMESPACE
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <ctime>
 
@@ -6314,6 +6945,8 @@ inline const char* parse_exact(std::string_view text, address& out, std::string&
   if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
   if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
   if (text.starts_with("http@")) {
+    // The CONNECT is an HTTP request, and HTTP runs over TCP.
+    if (text.substr(5).starts_with("unix@")) return "http@ takes a TCP host:port (HTTP CONNECT is for TCP), not unix@";
     const char* bad = parse_host_port(text.substr(5), out, suggestion);
     if (bad == nullptr) out.http_connect = true;
     if (!suggestion.empty()) suggestion.insert(0, "http@");
@@ -6785,6 +7418,20 @@ inline long send_some(int fd, const void* data, std::size_t size) noexcept {
   }
 }
 
+// The same, for several buffers sent as one (sendmsg): bytes sent from their concatenation.
+inline long send_some(int fd, const ::iovec* parts, std::size_t count) noexcept {
+  ::msghdr message{};
+  message.msg_iov = const_cast<::iovec*>(parts);
+  message.msg_iovlen = count;
+  for (;;) {
+    const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return static_cast<long>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return -1;
+  }
+}
+
 enum class recv_status { data, would_block, closed };
 
 // recv() that never blocks, unless asked to `wait` on a socket in blocking mode (set_blocking()).
@@ -6884,6 +7531,19 @@ class stream {
     return {io_status::data, static_cast<std::size_t>(sent)};
   }
 
+  // Several buffers, written as their concatenation would be: one system call on a plain socket;
+  // through a session, one write each until one takes less than all of its bytes.
+  io_result write_some(std::span<const ::iovec> parts) noexcept {
+    if (session_ != nullptr) [[unlikely]]
+      return session_write(parts);
+    std::size_t total = 0;
+    for (const ::iovec& part : parts) total += part.iov_len;
+    const long sent = send_some(fd_.get(), parts.data(), parts.size());
+    if (sent < 0) return {io_status::closed, 0};
+    if (sent == 0 && total != 0) return {io_status::would_block, 0};
+    return {io_status::data, static_cast<std::size_t>(sent)};
+  }
+
   bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
   short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
@@ -6910,6 +7570,17 @@ class stream {
   }
   [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const std::byte> data) noexcept {
     return session_->write(data);
+  }
+
+  [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const ::iovec> parts) noexcept {
+    io_result all{io_status::data, 0};
+    for (const ::iovec& part : parts) {
+      const io_result r = session_->write(std::span(static_cast<const std::byte*>(part.iov_base), part.iov_len));
+      all.bytes += r.bytes;
+      if (r.status != io_status::data) return all.bytes != 0 ? all : r;
+      if (r.bytes < part.iov_len) break;
+    }
+    return all;
   }
 
   unique_fd fd_;
@@ -7277,6 +7948,561 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/dial.hpp
+// ---- begin geerpc/tuning/automatic.hpp
+// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
+// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
+// tuning::settings. bench/README.md says what each one buys. The server's hooks are in
+// automatic_server.hpp.
+
+
+// ---- begin geerpc/net/frame_writer.hpp
+// geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
+// whole and never interleaved; a thread that finds another one sending queues its frame and
+// returns, and the sender takes the queue along (several frames, one send). It never blocks: what
+// the socket does not take waits in a bounded queue until the owner of the connection, told through
+// `want_write`, sees the socket writable and calls flush().
+//
+// The bound is on memory held, not on bytes queued: the queue is a list of fixed-size blocks
+// (net/chunk_queue.hpp), each counted whole, and a block is added only within the limit, so a peer
+// that reads nothing costs at most the limit (or one frame larger than it, which may wait alone),
+// in resident memory as in the books: the queue never outgrows a buffer and leaves it behind, and
+// a block goes back as soon as its bytes are sent. Queued bytes are copied once, into the blocks,
+// and sent from there in one gather write; the fast path (nothing queued) sends from the caller's
+// buffer, and an idle writer keeps one empty block, so holding frames allocates nothing in steady
+// state.
+
+
+// ---- begin geerpc/net/chunk_queue.hpp
+// geerpc: bytes waiting to be sent, in a list of blocks of one fixed size (net/output_chunk.hpp).
+// It grows a block at a time and shrinks as soon as a block is sent, so the memory it holds is the
+// bytes in it rounded up to a block or two, never an outgrown buffer, and none of it is copied
+// again once queued. A sender offers the blocks to the socket in one gather write.
+//
+// Not thread-safe by itself: its owner (net/frame_writer.hpp) calls it under a lock. One exception
+// is what makes a sender cheap: the bytes gather() pointed to stay where they are, unchanged, until
+// consume() or clear(), so a sender may send them outside the lock while others append after them.
+
+
+
+// ---- begin geerpc/net/output_chunk.hpp
+// geerpc: the blocks a writer's queue is made of (net/chunk_queue.hpp), and where they come from:
+// the allocator, through a small free list the whole process shares.
+//
+// What fixed-size blocks trade. A queue grown by doubling left each outgrown buffer in the malloc
+// arena of the thread that grew it, where nothing of the next, larger size could reuse it: the
+// server's memory followed the sum of all those buffers, not what it held. A block freed is the size
+// of every other block, so the next block taken reuses it. Blocks are taken on handler threads and
+// given back on whichever thread sends them, though, and a block given back to malloc stays in the
+// arena of the thread that took it until that thread takes another. The free list, shared by every
+// thread and bounded (`kept_most` blocks), makes most blocks go round through it instead, from
+// whoever sent them to whoever queues next; it keeps that much memory for the life of the process
+// once used, and beyond it the arenas keep what their threads freed, in blocks their next queue
+// reuses. Pages mapped per block would leave nothing behind, but unmapping a page shared by threads
+// costs a TLB shootdown, hundreds of microseconds on these VMs, on every block sent.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// One block: this header, then its bytes. Bytes [begin, end) of data() wait to be sent.
+struct output_chunk {
+  static constexpr std::size_t header = 64;  // keeps data() on a cache line of its own
+  output_chunk* next = nullptr;
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+
+  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this) + header; }
+};
+static_assert(sizeof(output_chunk) <= output_chunk::header);
+
+// Whether this is an AddressSanitizer build (GCC's macro, or Clang's feature test).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool under_address_sanitizer = true;
+#elif defined(__has_feature)
+inline constexpr bool under_address_sanitizer = __has_feature(address_sanitizer);
+#else
+inline constexpr bool under_address_sanitizer = false;
+#endif
+
+class chunk_pool {
+ public:
+  // The standard block: what a writer whose limit allows it uses, and what the free list keeps.
+  static constexpr std::size_t standard = 64u << 10;
+  // The smallest block. A writer whose limit is below it still queues one frame at a time: a frame
+  // may always wait alone (frame_writer::append_locked).
+  static constexpr std::size_t smallest = 1u << 10;
+  // Blocks kept for reuse, for the whole process: 2 MiB. None under AddressSanitizer, so that a
+  // block used after it was given back is a use after free it reports, not another connection's
+  // bytes.
+  static constexpr std::size_t kept_most = under_address_sanitizer ? 0 : 32;
+
+  // The block size for a writer that may hold `limit` bytes: the standard one, or the largest power
+  // of two within an eighth of a smaller limit, so that about eight blocks fit: a frame that waits
+  // behind another thread's send must not find the limit taken by one or two part-filled blocks.
+  static constexpr std::size_t block_size(std::size_t limit) noexcept {
+    return std::clamp(std::bit_floor(std::max<std::size_t>(limit / 8, 1)), smallest, standard);
+  }
+
+  // The one free list of the process. Never destroyed: a writer may give a block back during static
+  // destruction.
+  static chunk_pool& shared() noexcept {
+    alignas(chunk_pool) static std::byte storage[sizeof(chunk_pool)];
+    static chunk_pool* const pool = ::new (storage) chunk_pool();
+    return *pool;
+  }
+
+  // An empty block of `size` bytes (header included). Throws std::bad_alloc.
+  output_chunk* take(std::size_t size) {
+    if (size == standard) {
+      std::lock_guard lock(mutex_);
+      if (output_chunk* const c = free_) {
+        free_ = c->next;
+        --kept_;
+        return ::new (c) output_chunk();  // as new: no bytes, no next
+      }
+    }
+    return ::new (allocate(size)) output_chunk();
+  }
+  // Takes back a block take(size) gave.
+  void give(output_chunk* c, std::size_t size) noexcept {
+    GEERPC_ASSERT(c != nullptr, "chunk_pool: a block to give back");
+    if (size == standard) {
+      std::lock_guard lock(mutex_);
+      if (kept_ < kept_most) {
+        c->next = free_;
+        free_ = c;
+        ++kept_;
+        return;
+      }
+    }
+    release(c);
+  }
+
+ private:
+  chunk_pool() = default;
+
+  static void* allocate(std::size_t size) { return ::operator new(size); }
+  static void release(output_chunk* c) noexcept {
+    c->~output_chunk();
+    ::operator delete(static_cast<void*>(c));
+  }
+
+  std::mutex mutex_;
+  output_chunk* free_ = nullptr;  // a stack of blocks of the standard size, linked through next
+  std::size_t kept_ = 0;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/output_chunk.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+class chunk_queue {
+ public:
+  // Blocks of `block_size` bytes (chunk_pool::block_size()), header included.
+  explicit chunk_queue(std::size_t block_size) noexcept : block_(block_size) {}
+  ~chunk_queue() { clear(); }
+  chunk_queue(const chunk_queue&) = delete;
+  chunk_queue& operator=(const chunk_queue&) = delete;
+
+  std::size_t bytes() const noexcept { return bytes_; }
+  bool empty() const noexcept { return bytes_ == 0; }
+  // The memory held: every block, whole, the empty one kept for the next bytes included.
+  std::size_t held() const noexcept { return blocks_ * block_; }
+  std::size_t block_size() const noexcept { return block_; }
+  // How many more blocks appending `size` bytes takes.
+  std::size_t blocks_to_append(std::size_t size) const noexcept {
+    const std::size_t room = last_ != nullptr ? capacity() - last_->end : 0;
+    return size <= room ? 0 : (size - room + capacity() - 1) / capacity();
+  }
+  std::size_t blocks_for(std::size_t size) const noexcept { return (size + capacity() - 1) / capacity(); }
+
+  // Appends `bytes` after the last ones. Throws std::bad_alloc, having appended nothing.
+  void append(std::span<const std::byte> bytes) {
+    reserve_after(blocks_to_append(bytes.size()));
+    for (output_chunk* c = last_with_room(); !bytes.empty(); c = c->next) {
+      const std::size_t n = std::min(bytes.size(), capacity() - c->end);
+      std::memcpy(c->data() + c->end, bytes.data(), n);
+      c->end += static_cast<std::uint32_t>(n);
+      bytes_ += n;
+      bytes = bytes.subspan(n);
+      if (!bytes.empty()) last_ = c->next;
+    }
+  }
+
+  // Puts `bytes` ahead of everything queued, in blocks of their own. Throws std::bad_alloc, having
+  // put nothing.
+  void prepend(std::span<const std::byte> bytes) {
+    if (bytes.empty()) return;
+    if (empty()) return append(bytes);  // an empty block may be kept: it takes them
+    output_chunk* head = nullptr;
+    output_chunk** tail = &head;
+    std::size_t taken = 0;
+    try {
+      for (; taken < blocks_for(bytes.size()); ++taken, tail = &(*tail)->next)
+        *tail = chunk_pool::shared().take(block_);
+    } catch (...) {
+      give_all(head);
+      throw;
+    }
+    for (output_chunk* c = head; c != nullptr; c = c->next) {
+      const std::size_t n = std::min(bytes.size(), capacity());
+      std::memcpy(c->data(), bytes.data(), n);
+      c->end = static_cast<std::uint32_t>(n);
+      bytes_ += n;
+      bytes = bytes.subspan(n);
+    }
+    *tail = first_;
+    first_ = head;
+    blocks_ += taken;
+  }
+
+  // Points `out` at the first bytes, up to out.size() blocks of them; returns how many entries it
+  // filled, and their bytes in `total`.
+  std::size_t gather(std::span<::iovec> out, std::size_t& total) const noexcept {
+    std::size_t n = 0;
+    total = 0;
+    for (output_chunk* c = first_; c != nullptr && n < out.size() && c->end > c->begin; c = c->next, ++n) {
+      out[n] = {c->data() + c->begin, std::size_t{c->end} - c->begin};
+      total += out[n].iov_len;
+    }
+    return n;
+  }
+
+  // `count` bytes from the front went out: the blocks emptied go back, but for the last one,
+  // kept empty for the next bytes.
+  void consume(std::size_t count) noexcept {
+    GEERPC_ASSERT(count <= bytes_, "chunk_queue: more consumed than queued");
+    bytes_ -= count;
+    while (count > 0 || (first_ != last_ && first_->begin == first_->end)) {
+      output_chunk* const c = first_;
+      const std::size_t n = std::min<std::size_t>(count, c->end - c->begin);
+      c->begin += static_cast<std::uint32_t>(n);
+      count -= n;
+      if (c->begin < c->end) break;
+      if (c == last_) {
+        c->begin = c->end = 0;
+        break;
+      }
+      first_ = c->next;
+      --blocks_;
+      chunk_pool::shared().give(c, block_);
+    }
+  }
+
+  // Drops every byte and gives back every block.
+  void clear() noexcept {
+    give_all(first_);
+    first_ = last_ = nullptr;
+    blocks_ = 0;
+    bytes_ = 0;
+  }
+
+ private:
+  std::size_t capacity() const noexcept { return block_ - output_chunk::header; }
+
+  // Links `count` new blocks after the last one; all or none.
+  void reserve_after(std::size_t count) {
+    output_chunk* head = nullptr;
+    output_chunk** tail = &head;
+    try {
+      for (std::size_t i = 0; i < count; ++i, tail = &(*tail)->next) *tail = chunk_pool::shared().take(block_);
+    } catch (...) {
+      give_all(head);
+      throw;
+    }
+    if (head == nullptr) return;
+    if (last_ != nullptr)
+      last_->next = head;
+    else
+      first_ = last_ = head;
+    blocks_ += count;
+  }
+  // The first block with room: the last one, or the first new one after a full last one.
+  output_chunk* last_with_room() noexcept {
+    if (last_ != nullptr && last_->end == capacity() && last_->next != nullptr) last_ = last_->next;
+    return last_;
+  }
+  void give_all(output_chunk* c) noexcept {
+    while (c != nullptr) {
+      output_chunk* const next = c->next;
+      chunk_pool::shared().give(c, block_);
+      c = next;
+    }
+  }
+
+  const std::size_t block_;
+  output_chunk* first_ = nullptr;
+  output_chunk* last_ = nullptr;  // the block appends go to; new blocks are linked after it
+  std::size_t blocks_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/chunk_queue.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+class frame_writer {
+ public:
+  using clock = std::chrono::steady_clock;
+  // Called with the writer's lock held whenever "bytes wait for the socket to drain" changes.
+  using want_write_fn = void (*)(void* context, bool want);
+
+  enum class status {
+    done,     // sent, or queued behind a sender that will send it
+    pending,  // queued until the socket drains; the owner was told through want_write
+    broken,   // the connection failed or the queue overflowed: the owner must close it
+  };
+
+  // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
+  // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
+  // their sum. Only changes of capacity touch it: none on the fast path.
+  frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
+               memory_gauge* gauge = nullptr) noexcept
+      : stream_(out),
+        max_pending_(max_pending),
+        want_write_(want_write),
+        context_(context),
+        gauge_(gauge),
+        queue_(chunk_pool::block_size(max_pending)) {}
+  ~frame_writer() { detach_gauge(); }
+  // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
+  // done with the gauge before the writer itself goes.
+  void detach_gauge() noexcept {
+    std::lock_guard lock(mutex_);
+    if (gauge_ != nullptr) gauge_->sub(held_);
+    gauge_ = nullptr;
+  }
+  frame_writer(const frame_writer&) = delete;
+  frame_writer& operator=(const frame_writer&) = delete;
+
+  status write(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_) return status::broken;
+    if (sending_ || want_write_now_) {
+      if (!append_locked(frame)) return overflow_locked();
+      return sending_ ? status::done : status::pending;
+    }
+    if (!queue_.empty()) {  // held frames: they go out first, with this one, in one send
+      if (!append_locked(frame)) return overflow_locked();
+      sending_ = true;
+      return drain_locked(lock, false);
+    }
+    // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
+    sending_ = true;
+    lock.unlock();
+    const long sent = send_some(frame);
+    lock.lock();
+    if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
+      sending_ = false;
+      return break_locked();
+    }
+    if (static_cast<std::size_t>(sent) < frame.size()) {
+      // The rest goes ahead of anything queued meanwhile.
+      if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
+        sending_ = false;
+        return overflow_locked();
+      }
+    } else if (queue_.empty()) {
+      sending_ = false;
+      return status::done;
+    }
+    return drain_locked(lock, sent > 0);
+  }
+
+  // Queues a frame without sending it, so that frames written in a row go out in one send; the
+  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
+  // when another thread is sending or the socket is full, this is a plain write().
+  static constexpr std::size_t batch_limit = 64u << 10;
+  status hold(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    if (broken_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
+        !append_locked(frame)) {
+      lock.unlock();
+      return write(frame);
+    }
+    return status::done;
+  }
+
+  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
+  status flush() {
+    std::unique_lock lock(mutex_);
+    if (broken_) return status::broken;
+    if (sending_) return status::done;
+    sending_ = true;
+    return drain_locked(lock, false);
+  }
+
+  // Whether bytes wait that no send in progress has taken.
+  bool has_pending() const {
+    std::lock_guard lock(mutex_);
+    return queue_.bytes() > taken_;
+  }
+  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
+  // socket not full (then the owner flushes when it drains).
+  bool holds_unsent() const {
+    std::lock_guard lock(mutex_);
+    return !queue_.empty() && !sending_ && !want_write_now_;
+  }
+  bool broken() const {
+    std::lock_guard lock(mutex_);
+    return broken_;
+  }
+  // Broken because replies waiting for the peer to read them would have passed max_pending.
+  bool overflowed() const {
+    std::lock_guard lock(mutex_);
+    return overflowed_;
+  }
+  // The memory this writer holds for bytes the socket has not taken: what max_pending bounds.
+  std::size_t held() const {
+    std::lock_guard lock(mutex_);
+    return held_;
+  }
+  // While bytes wait for the socket to drain: since when the socket has taken none of them (the
+  // time it filled, or last took some). Empty when nothing waits for the socket.
+  std::optional<clock::time_point> stalled_since() const {
+    std::lock_guard lock(mutex_);
+    if (!want_write_now_) return std::nullopt;
+    return stalled_since_;
+  }
+
+ private:
+  // The unsent bytes are queue_'s. While sending_, its first taken_ bytes are the sender's: it sends
+  // them outside the lock, and nobody else moves or frees them; other threads append after them.
+  // Bytes wait in the queue with nobody sending them only while held (hold()) or while the socket
+  // is full (want_write_now_).
+  //
+  // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
+  // already on this call.
+  static constexpr std::size_t max_parts = 64;  // blocks per send: 4 MiB of standard ones
+  status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
+    GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
+    while (!queue_.empty()) {
+      ::iovec parts[max_parts];
+      std::size_t offered = 0;
+      const std::size_t count = queue_.gather(parts, offered);
+      GEERPC_ASSERT(count > 0 && offered > 0, "frame_writer: a queue that is not empty has bytes at its head");
+      taken_ = offered;
+      lock.unlock();
+      const long sent = send_some(std::span<const ::iovec>(parts, count));
+      lock.lock();
+      taken_ = 0;
+      if (sent < 0 || broken_) {
+        sending_ = false;
+        return break_locked();
+      }
+      queue_.consume(static_cast<std::size_t>(sent));  // blocks sent go back at once
+      account_locked();
+      if (sent > 0) progressed = true;
+      if (static_cast<std::size_t>(sent) < offered) {  // the socket is full: the owner flushes once it drains
+        sending_ = false;
+        if (progressed || !want_write_now_) stalled_since_ = clock::now();
+        set_want_write(true);
+        return status::pending;
+      }
+    }
+    sending_ = false;
+    set_want_write(false);
+    return status::done;
+  }
+
+  // Appends to the queue if the blocks that takes stay within the limit.
+  bool append_locked(std::span<const std::byte> frame) {
+    // Alone (nothing queued), a frame may always wait, as keep_rest_locked() lets a rest: the
+    // limit bounds what waits beside it.
+    if (!queue_.empty() && queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_)
+      return false;
+    queue_.append(frame);
+    account_locked();
+    return true;
+  }
+
+  // Keeps the unsent rest of a frame whose first bytes went out, ahead of anything queued
+  // meanwhile. Alone, it may exceed the limit: one frame always can wait; beside queued frames it
+  // must fit.
+  bool keep_rest_locked(std::span<const std::byte> rest) {
+    GEERPC_ASSERT(taken_ == 0, "frame_writer: a rest goes ahead only of queued frames");
+    if (!queue_.empty() && queue_.held() + queue_.blocks_for(rest.size()) * queue_.block_size() > max_pending_)
+      return false;
+    queue_.prepend(rest);
+    account_locked();
+    return true;
+  }
+
+  // Broken because what waits for the socket would pass max_pending.
+  status overflow_locked() {
+    overflowed_ = true;
+    return break_locked();
+  }
+  status break_locked() {
+    broken_ = true;
+    if (!sending_) queue_.clear();  // a sender still owns its bytes: it lets go once it sees broken_
+    account_locked();
+    set_want_write(false);
+    return status::broken;
+  }
+
+  void set_want_write(bool want) {
+    if (want == want_write_now_) return;
+    want_write_now_ = want;
+    if (want_write_ != nullptr) want_write_(context_, want);
+  }
+
+  // Brings held_ (and the owner's total) up to date after the queue may have gained or lost blocks.
+  void account_locked() noexcept {
+    const std::size_t now = queue_.held();
+    if (now == held_) return;
+    if (gauge_ != nullptr) {
+      if (now > held_)
+        gauge_->add(now - held_);
+      else
+        gauge_->sub(held_ - now);
+    }
+    held_ = now;
+  }
+
+  // Bytes the stream took, 0 when it has no room now (the owner then waits for POLLOUT | wants()
+  // and flushes), -1 when the connection is broken. Outside the lock: any thread may write.
+  template <class Bytes>
+  long send_some(Bytes bytes) noexcept {
+    const io_result r = stream_.write_some(bytes);
+    return r.status == io_status::closed ? -1 : static_cast<long>(r.bytes);
+  }
+
+  stream& stream_;
+  const std::size_t max_pending_;
+  const want_write_fn want_write_;
+  void* const context_;
+  memory_gauge* gauge_;  // null once detached (detach_gauge)
+  mutable std::mutex mutex_;
+  chunk_queue queue_;                  // waiting to be sent, in order
+  std::size_t taken_ = 0;              // queue_'s first bytes, which the sender is sending outside the lock
+  std::size_t held_ = 0;               // queue_.held(), as counted on the gauge
+  clock::time_point stalled_since_{};  // meaningful while want_write_now_
+  bool sending_ = false;
+  bool want_write_now_ = false;
+  bool broken_ = false;
+  bool overflowed_ = false;  // broken_ by overflow_locked()
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/frame_writer.hpp
+// ---- begin geerpc/tuning/none.hpp
+// geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
+// performance heuristic reaches them only through the hooks named here, which a tuning policy
+// provides: `geerpc::basic_threaded<Tuning>`. tuning::none is the reference: each hook does the
+// plain thing (or nothing) and compiles to nothing, so basic_threaded<tuning::none> is the core
+// alone. tuning::automatic (automatic.hpp), the default, fills the hooks with the heuristics of
+// this folder, one file each.
+
+
 // ---- begin geerpc/scheduler/deadline_scheduler.hpp
 // geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
 // client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
@@ -7489,2250 +8715,13 @@ class deadline_scheduler {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/scheduler/deadline_scheduler.hpp
-// ---- begin geerpc/server/connection.hpp
-// geerpc: one accepted connection and the requests in flight on it: the part of the server both
-// transport policies share. A transport decides which thread reads and which runs a request; this
-// file decides what reading means (handshake, then frames), how a request is answered exactly once,
-// and how its deadline, a cancel frame or a stopping server reach its handler.
-//
-// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
-// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
-// `answered`; only the winner writes a response. A loser's work is dropped without blocking anyone.
-
-
-
-// ---- begin geerpc/detail/seq_map.hpp
-// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
-// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
-// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
-// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
-// value marks a free slot. Not thread-safe: its owner locks.
-
-#include <sys/random.h>
-#include <sys/types.h>
-
-
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-
-// The table itself, over untyped pointers: one copy of its code serves every seq_map<T>, rather
-// than one per value type in each translation unit.
-class seq_map_base {
- public:
-  std::size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
-
-  // False (and nothing changed) when `key` is present already.
-  bool insert(std::uint64_t key, void* value) {
-    GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
-    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
-    for (std::size_t i = home(key);; i = next(i)) {
-      if (slots_[i].value == nullptr) {
-        slots_[i] = {key, value};
-        ++size_;
-        return true;
-      }
-      if (slots_[i].key == key) return false;
-    }
-  }
-
-  void* find(std::uint64_t key) const noexcept {
-    if (size_ == 0) return nullptr;
-    GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
-    for (std::size_t i = home(key);; i = next(i)) {
-      if (slots_[i].value == nullptr) return nullptr;
-      if (slots_[i].key == key) return slots_[i].value;
-    }
-  }
-
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  void* erase(std::uint64_t key) {
-    if (size_ == 0) return nullptr;
-    std::size_t hole = home(key);
-    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
-      if (slots_[hole].value == nullptr) return nullptr;
-      hole = next(hole);
-    }
-    void* removed = std::exchange(slots_[hole].value, nullptr);
-    --size_;
-    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
-    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
-      const std::size_t want = home(slots_[i].key);
-      // Movable when its home is not in the (cyclic) range (hole, i].
-      if (((i - want) & mask()) >= ((i - hole) & mask())) {
-        slots_[hole] = slots_[i];
-        slots_[i].value = nullptr;
-        hole = i;
-      }
-    }
-    GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
-    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
-    return removed;
-  }
-
-  template <class F>
-  void for_each(F&& f) const {
-    for (const auto& entry : slots_)
-      if (entry.value != nullptr) f(entry.key, entry.value);
-  }
-
-  void clear_and_release() noexcept {
-    std::vector<slot>().swap(slots_);
-    size_ = 0;
-  }
-
- private:
-  struct slot {
-    std::uint64_t key = 0;
-    void* value = nullptr;
-  };
-
-  std::size_t mask() const noexcept { return slots_.size() - 1; }
-  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
-  // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
-  // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
-  std::size_t home(std::uint64_t key) const noexcept {
-    return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
-  }
-  static std::uint64_t random_multiplier(const void* self) noexcept {
-    static const std::uint64_t process_seed = random_seed();
-    std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
-    x ^= x >> 31;  // splitmix64's finaliser
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 27;
-    return x | 1;
-  }
-
-  // From the kernel's random pool (getrandom(2), not <random>: std::random_device reads the same
-  // pool, and <random> would add thousands of lines to every user's translation unit). Should the
-  // call fail (a kernel before 3.17), ASLR's stack address still varies per process.
-  static std::uint64_t random_seed() noexcept {
-    std::uint64_t seed = 0;
-    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed)) return seed;
-    return reinterpret_cast<std::uintptr_t>(&seed) * 0x9E3779B97F4A7C15ull;
-  }
-
-  void rehash(std::size_t capacity) {
-    std::vector<slot> old(capacity);
-    old.swap(slots_);
-    size_ = 0;
-    for (const auto& s : old) {
-      if (s.value == nullptr) continue;
-      const bool fresh = insert(s.key, s.value);
-      GEERPC_ASSERT(fresh, "seq_map: a key held twice");
-    }
-  }
-  // Called mid-erase with the table consistent: halves it while it stays at most half full.
-  void shrink() {
-    std::size_t capacity = slots_.size();
-    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
-    rehash(capacity);
-  }
-
-  std::vector<slot> slots_;  // a power of two in size, at most half full
-  std::size_t size_ = 0;
-  std::uint64_t multiplier_ = random_multiplier(this);
-};
-
-// A seq_map_base whose values are T*.
-template <class T>
-class seq_map : private seq_map_base {
- public:
-  using seq_map_base::empty;
-  using seq_map_base::size;
-
-  // False (and nothing changed) when `key` is present already.
-  bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
-  T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
-
-  template <class F>
-  void for_each(F&& f) const {
-    seq_map_base::for_each([&](std::uint64_t key, void* value) { f(key, static_cast<T*>(value)); });
-  }
-
-  // Empties the map into `out` (appending the values) and releases its memory.
-  void drain_into(std::vector<T*>& out) {
-    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
-    clear_and_release();
-  }
-};
-
+struct server_request;    // server/connection.hpp
+class server_connection;  // server/connection.hpp
 }  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/seq_map.hpp
-// ---- begin geerpc/net/frame_reader.hpp
-// geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
-// Complete frames are handed out straight from the caller's receive buffer; only the unfinished
-// tail of a frame is copied and kept, so an idle connection holds no buffer at all. A frame's
-// claimed length is checked against the limit before a byte of it is stored.
 
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-class frame_reader {
- public:
-  explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
-
-  // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
-  // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
-  // stream is broken (the connection must then be closed: its framing can no longer be trusted).
-  template <class OnFrame>
-  const char* feed(std::span<const std::byte> data, OnFrame&& on_frame) {
-    // First finish the frame a previous read left incomplete, copying only the bytes it still needs.
-    while (!partial_.empty() && !data.empty()) {
-      const wire::frame_scan scan = wire::scan_frame(partial_, max_frame_size_);
-      if (const char* bad = judge(scan)) return bad;
-      const std::size_t take = std::min(scan.size - partial_.size(), data.size());
-      partial_.insert(partial_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
-      data = data.subspan(take);
-      const wire::frame_scan now = wire::scan_frame(partial_, max_frame_size_);
-      if (const char* bad = judge(now)) return bad;
-      if (now.what == wire::frame_scan::state::complete) {
-        const bool go_on = on_frame(std::span<const std::byte>(partial_));
-        partial_.clear();
-        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
-        if (!go_on) return nullptr;
-      }
-    }
-    while (!data.empty()) {
-      const wire::frame_scan scan = wire::scan_frame(data, max_frame_size_);
-      if (const char* bad = judge(scan)) return bad;
-      if (scan.what == wire::frame_scan::state::need_more) {
-        // Keep only what arrived: the claimed size is not reserved, a peer gets memory by sending bytes.
-        partial_.assign(data.begin(), data.end());
-        return nullptr;
-      }
-      if (!on_frame(data.first(scan.size))) return nullptr;
-      data = data.subspan(scan.size);
-    }
-    return nullptr;
-  }
-
-  // What feed() returns for a frame whose length prefix is past the limit.
-  static constexpr const char* too_large = "frame larger than the limit";
-
-  // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
-  std::size_t buffered() const noexcept { return partial_.size(); }
-
- private:
-  static const char* judge(const wire::frame_scan& scan) noexcept {
-    switch (scan.what) {
-      case wire::frame_scan::state::too_large:
-        return too_large;
-      case wire::frame_scan::state::too_small:
-        return "frame shorter than its header";
-      default:
-        return nullptr;
-    }
-  }
-
-  std::uint32_t max_frame_size_;
-  std::vector<std::byte> partial_;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/frame_reader.hpp
-// ---- begin geerpc/net/frame_writer.hpp
-// geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
-// whole and never interleaved; a thread that finds another one sending queues its frame and
-// returns, and the sender takes the queue along (several frames, one send). It never blocks: what
-// the socket does not take waits in a bounded queue until the owner of the connection, told through
-// `want_write`, sees the socket writable and calls flush().
-//
-// The bound is on memory held, not on bytes queued: the capacity of both buffers counts, and a
-// buffer grows only within what the limit leaves, so a peer that reads nothing costs at most the
-// limit (or one frame larger than it, which may wait alone). The unsent rest of a buffer stays
-// where it is, sent from an offset, so a slow reader costs no copying per partial send.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-class frame_writer {
- public:
-  using clock = std::chrono::steady_clock;
-  // Called with the writer's lock held whenever "bytes wait for the socket to drain" changes.
-  using want_write_fn = void (*)(void* context, bool want);
-
-  enum class status {
-    done,     // sent, or queued behind a sender that will send it
-    pending,  // queued until the socket drains; the owner was told through want_write
-    broken,   // the connection failed or the queue overflowed: the owner must close it
-  };
-
-  // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
-  // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
-  // their sum. Only changes of capacity touch it: none on the fast path.
-  frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
-               memory_gauge* gauge = nullptr) noexcept
-      : stream_(out), max_pending_(max_pending), want_write_(want_write), context_(context), gauge_(gauge) {}
-  ~frame_writer() { detach_gauge(); }
-  // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
-  // done with the gauge before the writer itself goes.
-  void detach_gauge() noexcept {
-    std::lock_guard lock(mutex_);
-    if (gauge_ != nullptr) gauge_->sub(held_);
-    gauge_ = nullptr;
-  }
-  frame_writer(const frame_writer&) = delete;
-  frame_writer& operator=(const frame_writer&) = delete;
-
-  status write(std::span<const std::byte> frame) {
-    std::unique_lock lock(mutex_);
-    if (broken_) return status::broken;
-    if (sending_ || want_write_now_) {
-      if (!append_locked(frame)) return overflow_locked();
-      return sending_ ? status::done : status::pending;
-    }
-    if (!queued_.empty()) {  // held frames: they go out first, with this one, in one send
-      if (!append_locked(frame)) return overflow_locked();
-      sending_ = true;
-      return drain_locked(lock, false);
-    }
-    // Fast path: nothing queued, nobody sending, so send straight from the caller's buffer.
-    sending_ = true;
-    lock.unlock();
-    const long sent = send_some(frame);
-    lock.lock();
-    if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
-      sending_ = false;
-      return break_locked();
-    }
-    if (static_cast<std::size_t>(sent) < frame.size()) {
-      // The rest goes ahead of anything queued meanwhile.
-      if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
-        sending_ = false;
-        return overflow_locked();
-      }
-    } else if (queued_.empty()) {
-      sending_ = false;
-      return status::done;
-    }
-    return drain_locked(lock, sent > 0);
-  }
-
-  // Queues a frame without sending it, so that frames written in a row go out in one send; the
-  // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
-  // when another thread is sending or the socket is full, this is a plain write().
-  static constexpr std::size_t batch_limit = 64u << 10;
-  status hold(std::span<const std::byte> frame) {
-    std::unique_lock lock(mutex_);
-    if (broken_ || sending_ || want_write_now_ || queued_.size() + frame.size() > batch_limit ||
-        !append_locked(frame)) {
-      lock.unlock();
-      return write(frame);
-    }
-    return status::done;
-  }
-
-  // Sends what is queued: held frames, or, when the owner sees the socket writable, what it did not take.
-  status flush() {
-    std::unique_lock lock(mutex_);
-    if (broken_) return status::broken;
-    if (sending_) return status::done;
-    sending_ = true;
-    return drain_locked(lock, false);
-  }
-
-  // Whether bytes wait that no send in progress has taken.
-  bool has_pending() const {
-    std::lock_guard lock(mutex_);
-    return !queued_.empty() || (!sending_ && head_ < in_flight_.size());
-  }
-  // Whether held frames wait with nobody on the way to send them: no send in progress, and the
-  // socket not full (then the owner flushes when it drains).
-  bool holds_unsent() const {
-    std::lock_guard lock(mutex_);
-    return !queued_.empty() && !sending_ && !want_write_now_;
-  }
-  bool broken() const {
-    std::lock_guard lock(mutex_);
-    return broken_;
-  }
-  // Broken because replies waiting for the peer to read them would have passed max_pending.
-  bool overflowed() const {
-    std::lock_guard lock(mutex_);
-    return overflowed_;
-  }
-  // The memory this writer holds for bytes the socket has not taken: what max_pending bounds.
-  std::size_t held() const {
-    std::lock_guard lock(mutex_);
-    return held_;
-  }
-  // While bytes wait for the socket to drain: since when the socket has taken none of them (the
-  // time it filled, or last took some). Empty when nothing waits for the socket.
-  std::optional<clock::time_point> stalled_since() const {
-    std::lock_guard lock(mutex_);
-    if (!want_write_now_) return std::nullopt;
-    return stalled_since_;
-  }
-
- private:
-  // The unsent bytes are in_flight_[head_..] and then queued_. in_flight_ belongs to the sender
-  // while sending_; queued_ takes what other threads write meanwhile. Bytes are left in
-  // in_flight_ only while the socket is full (want_write_now_).
-  //
-  // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
-  // already on this call.
-  status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
-    GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
-    for (;;) {
-      if (head_ == in_flight_.size()) {  // all of it sent: take the queue along
-        in_flight_.clear();
-        head_ = 0;
-        if (queued_.empty()) break;
-        release_if_large(in_flight_);  // an emptied buffer a burst grew is not kept while the next one is sent
-        in_flight_.swap(queued_);
-        account_locked();
-      }
-      lock.unlock();
-      const long sent = send_some(std::span<const std::byte>(in_flight_).subspan(head_));
-      lock.lock();
-      if (sent < 0 || broken_) {
-        sending_ = false;
-        std::vector<std::byte>().swap(in_flight_);
-        head_ = 0;
-        return break_locked();
-      }
-      head_ += static_cast<std::size_t>(sent);
-      GEERPC_ASSERT(head_ <= in_flight_.size(), "frame_writer: the socket took more than it was given");
-      if (sent > 0) progressed = true;
-      if (head_ < in_flight_.size()) {  // the socket is full: the owner flushes once it drains
-        sending_ = false;
-        if (progressed || !want_write_now_) stalled_since_ = clock::now();
-        set_want_write(true);
-        return status::pending;
-      }
-    }
-    sending_ = false;
-    set_want_write(false);
-    // A burst of big replies should not pin its memory for the life of an idle connection.
-    release_if_large(queued_);
-    release_if_large(in_flight_);
-    account_locked();
-    return status::done;
-  }
-
-  // Appends to the queue if the memory that takes stays within the limit. The queue grows by
-  // doubling, but never past what the limit leaves beside the other buffer.
-  bool append_locked(std::span<const std::byte> frame) {
-    const std::size_t need = queued_.size() + frame.size();
-    if (need > queued_.capacity()) {
-      // An idle in_flight_ holds nothing worth keeping when room is short.
-      if (!sending_ && in_flight_.empty() && need > room_beside(in_flight_)) release(in_flight_);
-      const std::size_t room = room_beside(in_flight_);
-      if (need > room) return false;
-      queued_.reserve(std::max(need, std::min(2 * queued_.capacity(), room)));
-    }
-    queued_.insert(queued_.end(), frame.begin(), frame.end());
-    account_locked();
-    return true;
-  }
-
-  // Keeps the unsent rest of a frame whose first bytes went out (in_flight_ is idle and empty).
-  // Alone, it may exceed the limit: one frame always can wait; beside queued frames it must fit.
-  bool keep_rest_locked(std::span<const std::byte> rest) {
-    GEERPC_ASSERT(in_flight_.empty() && head_ == 0, "frame_writer: a rest goes ahead only of queued frames");
-    if (in_flight_.capacity() < rest.size() || in_flight_.capacity() > room_beside(queued_)) release(in_flight_);
-    if (std::max(in_flight_.capacity(), rest.size()) > room_beside(queued_)) {
-      if (!queued_.empty()) return false;
-      release(queued_);  // only what an empty queue kept from before
-    }
-    in_flight_.assign(rest.begin(), rest.end());
-    head_ = 0;
-    account_locked();
-    return true;
-  }
-
-  std::size_t room_beside(const std::vector<std::byte>& other) const noexcept {
-    return other.capacity() < max_pending_ ? max_pending_ - other.capacity() : 0;
-  }
-
-  // Broken because what waits for the socket would pass max_pending.
-  status overflow_locked() {
-    overflowed_ = true;
-    return break_locked();
-  }
-  status break_locked() {
-    broken_ = true;
-    release(queued_);
-    if (!sending_) {  // a sender still owns in_flight_: it lets go of it when it sees broken_
-      release(in_flight_);
-      head_ = 0;
-    }
-    account_locked();
-    set_want_write(false);
-    return status::broken;
-  }
-
-  void set_want_write(bool want) {
-    if (want == want_write_now_) return;
-    want_write_now_ = want;
-    if (want_write_ != nullptr) want_write_(context_, want);
-  }
-
-  // Brings held_ (and the owner's total) up to date after the buffers' capacity may have changed.
-  void account_locked() noexcept {
-    const std::size_t now = queued_.capacity() + in_flight_.capacity();
-    // Within the limit, but for one frame that waits alone (keep_rest_locked()).
-    GEERPC_ASSERT(now <= max_pending_ || queued_.empty() || in_flight_.empty(), "frame_writer: held past the limit");
-    if (now == held_) return;
-    if (gauge_ != nullptr) {
-      if (now > held_)
-        gauge_->add(now - held_);
-      else
-        gauge_->sub(held_ - now);
-    }
-    held_ = now;
-  }
-
-  // Bytes the stream took, 0 when it has no room now (the owner then waits for POLLOUT | wants()
-  // and flushes), -1 when the connection is broken. Outside the lock: any thread may write.
-  long send_some(std::span<const std::byte> bytes) noexcept {
-    const io_result r = stream_.write_some(bytes);
-    return r.status == io_status::closed ? -1 : static_cast<long>(r.bytes);
-  }
-
-  static void release(std::vector<std::byte>& buffer) noexcept { std::vector<std::byte>().swap(buffer); }
-  static void release_if_large(std::vector<std::byte>& buffer) noexcept {
-    if (buffer.empty() && buffer.capacity() > (64u << 10)) release(buffer);
-  }
-
-  stream& stream_;
-  const std::size_t max_pending_;
-  const want_write_fn want_write_;
-  void* const context_;
-  memory_gauge* gauge_;  // null once detached (detach_gauge)
-  mutable std::mutex mutex_;
-  std::vector<std::byte> queued_;      // waiting to be sent, in order, after in_flight_
-  std::vector<std::byte> in_flight_;   // being sent by the current sender, outside the lock, from head_
-  std::size_t head_ = 0;               // in_flight_'s bytes before this have been sent
-  std::size_t held_ = 0;               // queued_.capacity() + in_flight_.capacity()
-  clock::time_point stalled_since_{};  // meaningful while want_write_now_
-  bool sending_ = false;
-  bool want_write_now_ = false;
-  bool broken_ = false;
-  bool overflowed_ = false;  // broken_ by overflow_locked()
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/frame_writer.hpp
-// ---- begin geerpc/server/http_door.hpp
-// geerpc: what a server does with a connection whose first byte begins an HTTP request instead of
-// the geerpc hello (docs/protocol.md, "HTTP on the RPC port"):
-//
-//   CONNECT /_geerpc_ HTTP/1.x     "HTTP/1.0 200 Connected to Gee RPC", then the geerpc protocol,
-//                                  hello first, as GeeRPC's DialHTTP expects (its /_geeprc_ too)
-//   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
-//   GET /debug/geerpc/stats.json   the same as JSON
-//   another path                   404; another method on one of these paths: 405
-//
-// Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
-// connection. The head (at most 8 KiB) must arrive within server_options::handshake_timeout,
-// which, after a CONNECT, also covers the hello that follows.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// The debug page (as HTML, or as JSON): server/debug_page.hpp, which server/connection.hpp
-// includes once the connections it describes are a complete type.
-inline std::string debug_page_html(const server_context& context);
-inline std::string debug_page_json(const server_context& context);
-
-class http_door {
- public:
-  enum class verdict {
-    pending,    // the head has not ended: more bytes, please
-    connected,  // a CONNECT: send `reply`, then the hello follows
-    answered,   // send `reply`, then close
-  };
-
-  inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
-
-  // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
-  // are the hello's). Once it has returned anything but pending, it is not fed again.
-  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context) {
-    const std::size_t before = head_.size();
-    const std::size_t take = std::min(data.size(), wire::http::max_head - before);
-    head_.append(reinterpret_cast<const char*>(data.data()), take);
-    used = take;
-    wire::http::request_head head;
-    const char* why = nullptr;
-    switch (parser_.feed(head_, head, why)) {
-      case wire::http::head_status::incomplete:
-        return verdict::pending;
-      case wire::http::head_status::bad:
-        reply = plain(400, "Bad Request", "geerpc: bad request: " + std::string(why) + "\n");
-        return verdict::answered;
-      case wire::http::head_status::too_large:
-        reply = plain(431, "Request Header Fields Too Large", "geerpc: " + std::string(why) + "\n");
-        return verdict::answered;
-      case wire::http::head_status::complete:
-        break;
-    }
-    used = head.size - before;
-    const verdict answer = route(head, reply, context);
-    std::string().swap(head_);  // the head is done with: its memory goes
-    return answer;
-  }
-
- private:
-  static std::string plain(int status, std::string_view reason, const std::string& body,
-                           std::string_view extra_headers = {}, bool head_only = false) {
-    return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
-  }
-
-  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context) {
-    const std::string_view path = wire::http::target_path(head.target);
-    const bool get = head.method == "GET" || head.method == "HEAD";
-    const bool head_only = head.method == "HEAD";
-    if (path == "/_geerpc_" || path == "/_geeprc_") {  // GeeRPC's defaultRPCPath has the typo
-      if (head.method == "CONNECT") {
-        reply = connected_reply;
-        return verdict::connected;
-      }
-      reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes CONNECT only\n",
-                    "Allow: CONNECT\r\n", head_only);
-      return verdict::answered;
-    }
-    const bool page = path == "/debug/geerpc";
-    if (context.options.debug_page && (page || path == "/debug/geerpc/stats.json")) {
-      if (!get) {
-        reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
-                      "Allow: GET, HEAD\r\n");
-        return verdict::answered;
-      }
-      reply = page
-                  ? wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only)
-                  : wire::http::response(200, "OK", "application/json", debug_page_json(context), {}, head_only);
-      return verdict::answered;
-    }
-    reply = plain(404, "Not Found", "geerpc: nothing at " + std::string(path) + "\n", {}, head_only);
-    return verdict::answered;
-  }
-
-  std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
-  wire::http::head_parser parser_;
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-
-// The connection it serves, and with it the debug page's definition (for a reader that includes
-// this header first).
-// ---- end geerpc/server/http_door.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-using clock = std::chrono::steady_clock;
-
-class server_connection;
-struct server_frames_tag {};
-// The reply run() builds while the handler runs: a tag of its own, since the handler may meanwhile
-// answer a responder, shut down a server or cancel a call, which build frames with the other.
-struct server_reply_tag {};
-
-struct server_request {
-  static constexpr std::uint8_t running = 0;
-  static constexpr std::uint8_t answered = 1;
-
-  std::shared_ptr<server_connection> connection;
-  const handler_entry* handler = nullptr;
-  std::uint64_t seq = 0;
-  std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
-  std::size_t metadata_size = 0;
-  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
-  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
-  std::atomic<std::uint8_t> state{running};
-  enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
-  deadline_scheduler::timer timer;
-  limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
-  std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
-  // Kept only while the server has interceptors or statistics: when the request arrived, and the
-  // response it got (written by whoever claimed it; read by finish()).
-  clock::time_point arrived{};
-  // With statistics: when a handler thread took it (0: not yet). Atomic: the debug page reads it.
-  std::atomic<clock::rep> started_ns{0};
-  clock::time_point answered_at{};
-  std::uint8_t answered_status = 0;
-  std::string answered_message;
-
-  std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
-  std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
-};
-
-class server_connection : public std::enable_shared_from_this<server_connection> {
- public:
-  // `want_write` is how the transport learns that replies wait for the socket to drain (it then
-  // watches for writability and calls writer().flush()); `poller_fd` is the transport's epoll set,
-  // or -1 for a transport that polls per connection. The stream gets its session, if the server
-  // has a stream layer (server_options::session), here: a factory's refusal throws.
-  server_connection(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
-                    int poller_fd = -1)
-      : context_(context),
-        stream_(
-            net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
-        poller_fd_(poller_fd),
-        writer_(stream_, context.options.max_pending_output, want_write, this, &context.output),
-        reader_(context.options.max_frame_size),
-        id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
-        peer_(peer_text(stream_.fd())) {
-    std::lock_guard lock(context_.connections_mutex);
-    registry_index_ = context_.connections.size();
-    context_.connections.push_back(this);
-  }
-  // The last thing it does with the server's context is to leave its list: once that list is
-  // empty, a stopping server may go (server_context::wait_connections_gone).
-  ~server_connection() {
-    writer_.detach_gauge();
-    std::lock_guard lock(context_.connections_mutex);
-    auto& all = context_.connections;
-    GEERPC_ASSERT(registry_index_ < all.size() && all[registry_index_] == this,
-                  "server: a connection is listed where it says it is");
-    all[registry_index_] = all.back();
-    all[registry_index_]->registry_index_ = registry_index_;
-    all.pop_back();
-    if (all.empty()) context_.connections_gone.notify_all();  // under the lock: the server may go next
-  }
-
-  // What the debug page shows of a connection. Called with context().connections_mutex held.
-  struct view {
-    std::string peer;
-    clock::time_point opened;
-    clock::time_point last_activity;  // the last bytes read, or reply sent
-    std::size_t inflight = 0;
-    std::size_t pending_output = 0;  // memory held for replies not sent yet
-  };
-  view describe() const {
-    view v{peer_, opened_, clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed))), 0,
-           writer_.held()};
-    v.inflight = inflight();
-    return v;
-  }
-  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
-  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
-  template <class F>
-  void for_each_request(F&& f) const {
-    std::lock_guard lock(inflight_mutex_);
-    inflight_.for_each([&](std::uint64_t, server_request* request) {
-      f(*request->handler, request->arrived,
-        clock::time_point(clock::duration(request->started_ns.load(std::memory_order_relaxed))));
-    });
-  }
-
-  server_connection(const server_connection&) = delete;
-  server_connection& operator=(const server_connection&) = delete;
-
-  int fd() const noexcept { return stream_.fd(); }
-  // All of the connection's reads go through it (the transport's), and its writes through writer().
-  net::stream& stream() noexcept { return stream_; }
-  int poller_fd() const noexcept { return poller_fd_; }
-
-  // What a transport with one poller for many connections (the threaded server) asked it to watch
-  // this connection for beyond reading: writability, for the writer (replies wait for the socket)
-  // or for the stream's session (a read that must write first). Both change it, from different
-  // threads, under this lock, so that the poller is never left with a stale set. Plain sockets'
-  // reads never want writability: only the writer's hook touches it then.
-  struct poller_wishes {
-    std::mutex mutex;
-    bool writer = false;
-    bool reader = false;
-  };
-  poller_wishes& wishes() noexcept { return wishes_; }
-  net::frame_writer& writer() noexcept { return writer_; }
-  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
-  bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
-
-  // Disconnects a peer that has not completed the handshake in time. Called when the connection is
-  // accepted; frame_timeout then guards every frame the peer starts in the same way.
-  void arm_handshake_timer() { arm_stall_timer(context_.options.handshake_timeout); }
-
-  // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
-  // appended to `ready`. Returns false when the connection must be closed.
-  bool on_bytes(std::span<const std::byte> data, std::vector<server_request*>& ready) {
-    if (closed()) return false;
-    if (context_.stats) touch(clock::now());
-    if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
-      if (!past_http_door(data)) return !closed();
-      const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
-      std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
-      hello_size_ += take;
-      data = data.subspan(take);
-      if (!handshake_done()) return true;
-      if (!accept_hello()) return false;
-    }
-    bool keep = true;
-    bool completed = false;
-    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
-      completed = true;
-      keep = on_frame(frame, ready);
-      return keep;
-    });
-    // A frame begun and not finished starts its clock, which later bytes of the same frame do not
-    // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
-    // once and re-arms itself while the frame it finds pending is younger than the limit, so this
-    // path costs a clock read, not a timer per read.
-    if (broken != nullptr && context_.stats && std::string_view(broken) == net::frame_reader::too_large)
-      context_.stats->turned_away(limit_kind::frame_size);
-    if (reader_.buffered() != 0) {
-      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-      arm_stall_timer(context_.options.frame_timeout);
-    } else {
-      partial_since_ns_.store(0, std::memory_order_relaxed);
-      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
-    }
-    return keep && broken == nullptr;
-  }
-
-  // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
-  // dropped for not reading them: write_timeout, or the handshake timer still armed). What the peer
-  // sends meanwhile is ignored.
-  void send_and_close(std::span<const std::byte> bytes) {
-    closing_after_output_.store(true, std::memory_order_relaxed);
-    const auto status = writer_.write(bytes);
-    if (status == net::frame_writer::status::pending)
-      arm_write_timer();
-    else if (status == net::frame_writer::status::broken)
-      close();
-    else
-      answer_sent();
-  }
-  // The HTTP answer is all out: the writing side ends, and the transport closes the connection at
-  // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
-  // wait, it closes now.
-  void answer_sent() {
-    if (context_.options.handshake_timeout <= std::chrono::nanoseconds::zero())
-      close();
-    else
-      stream_.shutdown_write();
-  }
-
-  // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
-  // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
-  void reject(const std::string& reason) {
-    context_.refused.fetch_add(1, std::memory_order_relaxed);
-    std::vector<std::byte> reply;
-    wire::encode_hello_reply({false, 0, reason}, reply);
-    writer_.write(reply);
-    close();
-  }
-
-  // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
-  // call it holding inflight_mutex_: closing takes that lock.
-  void send(std::span<const std::byte> frame, bool hold = false) {
-    after_write(hold ? writer_.hold(frame) : writer_.write(frame));
-  }
-
-  // Sends the replies run() held.
-  void flush_replies() { after_write(writer_.flush()); }
-
-  // Graceful shutdown, first step: tells the peer to send no more requests (a goaway frame, right
-  // after the hello reply if that has not gone out yet) and refuses those it sends anyway with
-  // errc::going_away. Calls in flight go on. Safe from any thread, repeatable.
-  void go_away() {
-    std::uint8_t before = 0;
-    {
-      // Under the lock that registers requests: one registered before it counts in flight (the
-      // drain waits for it), one after it is refused.
-      std::lock_guard lock(inflight_mutex_);
-      before = shutdown_state_.fetch_or(draining);
-    }
-    if ((before & (draining | hello_replied)) == hello_replied) send_goaway();
-  }
-  bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
-
-  // Graceful shutdown, when its drain deadline has passed: answers every call still in flight with
-  // errc::aborted and fires its handler's stop_token.
-  void abort_inflight() {
-    static constexpr std::string_view message = "rpc server: shut down before the call finished";
-    std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> aborted;
-    {
-      std::lock_guard lock(inflight_mutex_);
-      aborted.reserve(inflight_.size());  // before any claim: a claimed request must be answered
-      inflight_.for_each([&](std::uint64_t seq, server_request* request) {
-        if (!claim(*request)) return;
-        if (recording()) record(*request, static_cast<std::uint8_t>(errc::aborted), message);
-        aborted.emplace_back(seq, request->stop);
-      });
-    }
-    for (auto& [seq, stop] : aborted) {
-      if (stop) stop->request_stop();
-      answer_now(seq, errc::aborted, message);
-    }
-  }
-
-  // Sends what the socket did not take before; the transport calls it when the socket is writable
-  // again. Returns false when the connection is closed.
-  bool flush_output() {
-    after_write(writer_.flush());
-    // The connection's one writer is send_and_close(), on the thread that reads it (or leads
-    // its I/O), as this is: nothing is mid-send here when has_pending() says none wait.
-    if (closing_after_output_.load(std::memory_order_relaxed) && !writer_.has_pending()) answer_sent();
-    return !closed();
-  }
-
-  // Stops reading and writing and asks every handler still running for this peer to stop. The
-  // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
-  void close() {
-    const bool already = closed_.exchange(true, std::memory_order_acq_rel);
-    // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
-    // timers' hold on the connection (a callback running now keeps its own).
-    disarm_stall_timer();
-    disarm_write_timer();
-    if (already) return;
-    // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
-    writer_.flush();
-    stream_.shutdown();
-    stop_handlers();
-  }
-
-  // Stop callbacks run inline in request_stop(): they are called with no lock of ours held.
-  void stop_handlers() {
-    std::vector<std::stop_source> sources;
-    {
-      std::lock_guard lock(inflight_mutex_);
-      inflight_.for_each([&](std::uint64_t, server_request* request) {
-        if (request->stop) sources.push_back(*request->stop);
-      });
-    }
-    for (auto& source : sources) source.request_stop();
-  }
-
-  std::size_t inflight() const {
-    std::lock_guard lock(inflight_mutex_);
-    return inflight_.size();
-  }
-
-  // Runs a request's handler unless the request was already answered (timed out or canceled while
-  // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
-  // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
-  // frame_writer::hold): the transport's tuning knows another request of this connection runs
-  // next (tuning/reply_holds.hpp).
-  static void run(server_request* request, bool hold = false) {
-    GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
-    server_connection& self = *request->connection;
-    self.release_queued(*request);  // it no longer waits
-    if (self.context_.stats) self.started(*request);
-    if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
-      std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
-      wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
-      const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
-      const call_context context = self.context_of(*request);
-      invoke_outcome outcome;
-      if (!self.intercepted() || !self.refused_before(context, outcome)) {
-        const deferred_target later{request, &respond_deferred, &release_deferred, {}};
-        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
-        // A handler that took a responder: the responder answers and finishes the request, maybe
-        // already (from inside the handler, which may have used this thread's frame too).
-        if (outcome.deferred) return;
-      }
-      self.answer(*request, std::move(outcome), frame, hold);
-      trim_scratch(frame);
-    }
-    finish(request);
-  }
-
-  // A responder's answer (responder.hpp): the response, unless the request was answered already
-  // (its deadline, a cancel). At most once per deferred request; release_deferred() finishes it
-  // later, once the responder and the handler are both done with it.
-  static void respond_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
-                               deferred_target::encode_fn encode) noexcept {
-    auto* request = static_cast<server_request*>(raw);
-    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request answered after its release");
-    server_connection& self = *request->connection;
-    if (request->state.load(std::memory_order_acquire) != server_request::running || self.closed()) return;
-    try {
-      std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
-      wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
-      invoke_outcome outcome{status, false, std::string(message)};
-      if (status == 0 && encode != nullptr) {
-        try {
-          encode(value, frame);
-        } catch (const std::exception& e) {
-          outcome = invoke_outcome::failure(errc::remote_error,
-                                            std::string("rpc server: the reply did not encode: ") + e.what());
-        } catch (...) {
-          outcome = invoke_outcome::failure(errc::remote_error, "rpc server: the reply did not encode");
-        }
-      }
-      self.answer(*request, std::move(outcome), frame, false);
-      trim_scratch(frame);
-    } catch (...) {  // no memory for the response: the caller's deadline, or the connection's end, ends the call
-    }
-  }
-  static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
-
-  // Releases a request that has run, or will never run: its timer, its slot, its memory.
-  static void finish(server_request* request) {
-    GEERPC_ASSERT(request->connection != nullptr, "server: a request is finished exactly once");
-    // First the timer: once cancel() returns no deadline callback runs, and those read
-    // request->connection.
-    if (request->timer_limit != server_request::limit::none)
-      request->connection->context_.scheduler->cancel(request->timer);
-    // Then the statistics and the interceptors' `after`, which read what the answer's claimer
-    // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
-    // inflight_mutex_.
-    if (request->connection->recording()) request->connection->report(*request);
-    // This may be the connection's last reference, and the request may go back into the
-    // connection's pool.
-    std::shared_ptr<server_connection> connection = std::move(request->connection);
-    server_context& context = connection->context_;
-    {
-      server_connection& self = *connection;
-      self.release_queued(*request);  // if it never ran
-      std::lock_guard lock(self.inflight_mutex_);
-      server_request* const registered = self.inflight_.erase(request->seq);
-      GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
-      self.recycle(request);
-    }
-    connection.reset();  // before the count below: a stopping server waits for it, then goes
-    // Last: a stop() waiting for the count (a responder's request finishes on any thread) may free
-    // the context as soon as it reads 0. While draining, the count drops under the lock its waiter
-    // reads it under, and the waiter is woken; otherwise it looks again within a few milliseconds.
-    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
-      std::lock_guard lock(context.drain_mutex);
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-      context.drained.notify_all();
-    } else {
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_relaxed);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    }
-  }
-
- private:
-  // Whoever moves the request from running to answered writes its one response; everyone else
-  // must find it answered.
-  static bool claim(server_request& request) noexcept {
-    std::uint8_t expected = server_request::running;
-    if (request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel))
-      return true;
-    GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
-    return false;
-  }
-
-  // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
-  // outcome's error instead, if this request is still unanswered.
-  void answer(server_request& request, invoke_outcome outcome, std::vector<std::byte>& frame, bool hold) {
-    const std::size_t length = frame.size() - wire::length_prefix_size;
-    if (outcome.status == 0 && length > max_response_size_)
-      outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
-                                                                " bytes exceeds the frame size limit of " +
-                                                                std::to_string(max_response_size_));
-    if (outcome.status != 0) {
-      frame.clear();
-      wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request.seq, 0}, fitting(outcome.message));
-    }
-    wire::finish_frame(frame, 0);
-    if (claim(request)) {
-      if (recording()) record(request, outcome.status, outcome.message);
-      // With interceptors, finish() runs their `after` next: a held reply would wait for it.
-      send(frame, hold && !intercepted());
-    }
-  }
-
-  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
-  // Whether requests keep their times and outcome: for the interceptors, or the statistics.
-  bool recording() const noexcept { return intercepted() || context_.stats != nullptr; }
-
-  void touch(clock::time_point now) noexcept {
-    last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-  }
-
-  // A handler thread took the request: how long it waited goes to the statistics.
-  void started(server_request& request) noexcept {
-    const auto now = clock::now();
-    request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-    context_.stats->queue_wait().add(now, now - request.arrived);
-  }
-
-  // What a handler and the interceptors see of a registered request.
-  call_context context_of(const server_request& request) const noexcept {
-    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of});
-  }
-  static std::string_view peer_of(const void* self) noexcept {
-    return static_cast<const server_connection*>(self)->peer_;
-  }
-  // Worked out once, when the connection is made: once it is shut down, or reset by the peer, the
-  // socket no longer says.
-  static std::string peer_text(int fd) {
-    sockaddr_storage address{};
-    socklen_t size = sizeof address;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return {};
-    return net::endpoint_text(address, size);
-  }
-
-  // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
-  bool refused_before(const call_context& context, invoke_outcome& outcome) const {
-    for (const server_interceptor& interceptor : context_.interceptors) {
-      if (!interceptor.before) continue;
-      std::optional<error> refusal;
-      try {
-        refusal = interceptor.before(context);
-      } catch (const std::exception& e) {
-        refusal = error{make_error_code(errc::remote_error), e.what()};
-      } catch (...) {
-        refusal =
-            error{make_error_code(errc::remote_error), "rpc server: an interceptor threw a non-standard exception"};
-      }
-      if (!refusal) continue;
-      const std::error_code& code = refusal->code;
-      outcome = invoke_outcome::failure(wire_errc(code), !refusal->message.empty() ? std::move(refusal->message)
-                                                         : code                    ? code.message()
-                                                                : "rpc server: the call was refused");
-      return true;
-    }
-    return false;
-  }
-
-  // Keeps the response a request got, for the interceptors' `after` (only while there are any).
-  // noexcept: it runs after a claim, which must always lead to its response and to finish().
-  static void record(server_request& request, std::uint8_t status, std::string_view message) noexcept {
-    request.answered_at = clock::now();
-    request.answered_status = status;
-    try {
-      request.answered_message.assign(message);  // a success has none
-    } catch (...) {                              // no memory for the text: the interceptors see the status alone
-      request.answered_message.clear();
-    }
-  }
-
-  // Calls every interceptor's `after` with the request's outcome. A request nobody answered is
-  // claimed here first (its connection closed, or the server stopped): no cancel frame can answer
-  // it afterwards.
-  void report(server_request& request) {
-    {
-      std::lock_guard lock(inflight_mutex_);
-      if (claim(request))
-        record(request, static_cast<std::uint8_t>(errc::connection_closed),
-               "rpc server: the connection closed before the call was answered");
-    }
-    if (context_.stats) count(request);
-    if (!intercepted()) return;
-    const call_context context = context_of(request);
-    notify_after(context, request.answered_status, request.answered_message, request.answered_at - request.arrived);
-  }
-
-  std::size_t method_index(const handler_entry& handler) const noexcept {
-    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
-  }
-
-  // Adds a finished request to its method's statistics, and keeps it among the last slow or
-  // failed calls if it is one.
-  void count(const server_request& request) noexcept {
-    server_statistics& stats = *context_.stats;
-    const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
-    method_statistics& method = stats.method(method_index(*request.handler));
-    const std::uint8_t status = request.answered_status;
-    const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
-    if (status == 0)
-      method.successes.fetch_add(1, std::memory_order_relaxed);
-    else
-      method.add_error(status);
-    method.latency.add(now, latency);
-    touch(now);
-    if (status == 0 && !stats.slow(latency)) return;
-    const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
-    const bool ran = started != clock::time_point{};
-    try {
-      stats.keep({std::chrono::system_clock::now(), request.handler->name, peer_,
-                  std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -
-                                                                       request.arrived),
-                  ran ? std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - started)
-                      : std::chrono::nanoseconds{},
-                  latency, status, request.answered_message});
-    } catch (...) {  // no memory for the record: the call is counted all the same
-    }
-  }
-
-  // Counts a request answered without being registered (refuse()).
-  void count_refused(const wire::frame_view& frame, errc code, const std::string& message) noexcept {
-    server_statistics& stats = *context_.stats;
-    const auto status = static_cast<std::uint8_t>(code);
-    try {
-      errc unknown{};
-      std::string why;
-      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
-      (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
-      // A name the server does not serve is the peer's: a bounded part of it is kept.
-      const std::string_view name = frame.text.substr(0, 128);
-      stats.keep({std::chrono::system_clock::now(), std::string(name), peer_, {}, {}, {}, status, message});
-    } catch (...) {
-    }
-  }
-
-  void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
-                    clock::duration took) const noexcept {
-    call_result result;
-    if (status != 0) result.error = make_error_code(static_cast<errc>(status));
-    result.message = message;
-    result.duration = took;
-    for (const server_interceptor& interceptor : context_.interceptors) {
-      if (!interceptor.after) continue;
-      try {
-        interceptor.after(context, result);
-      } catch (...) {  // documented: dropped
-      }
-    }
-  }
-
-  // Answers a request that is never registered (an unknown method, a type mismatch, bad metadata,
-  // busy), and lets the interceptors see it.
-  void refuse(const wire::frame_view& frame, bool metadata_valid, errc code, const std::string& message) {
-    answer_now(frame.header.seq, code, message);
-    if (context_.stats) count_refused(frame, code, message);
-    if (!intercepted()) return;
-    std::optional<clock::time_point> deadline;
-    if (frame.header.budget_us > 0)
-      deadline =
-          saturating_deadline(clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, max_budget_us)));
-    const call_context context(
-        {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
-    notify_after(context, static_cast<std::uint8_t>(code), message, clock::duration::zero());
-  }
-
-  // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
-  // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
-  // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
-  // incomplete, or when the door answered and the connection is closing.
-  bool past_http_door(std::span<const std::byte>& data) {
-    if (closing_after_output_.load(std::memory_order_relaxed)) {
-      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
-      // its EOF (closing before would reset the connection and could lose the answer), up to a
-      // bound; the handshake timer, still armed, bounds the wait.
-      discarded_ += data.size();
-      if (discarded_ > max_discarded) close();
-      return false;
-    }
-    if (!door_checked_ && !data.empty()) {
-      door_checked_ = true;
-      if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
-    }
-    if (!http_) return true;
-    std::size_t used = 0;
-    std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
-    data = data.subspan(used);
-    if (verdict == http_door::verdict::pending) return false;
-    http_.reset();
-    const auto bytes = std::as_bytes(std::span(reply));
-    if (verdict == http_door::verdict::connected) {
-      send(bytes);
-      return !closed();
-    }
-    send_and_close(bytes);
-    return false;
-  }
-
-  bool accept_hello() {
-    wire::hello hello;
-    std::string refusal;
-    if (const char* bad = wire::parse_hello(hello_, hello))
-      refusal = std::string("rpc server: ") + bad;
-    else if (hello.version != wire::protocol_version)
-      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
-    else if (hello.codec_id != context_.codec_id)
-      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
-    disarm_stall_timer();
-    if (!refusal.empty()) {
-      reject(refusal);
-      return false;
-    }
-    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
-    handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
-    greeted_.store(true, std::memory_order_relaxed);
-    // The smaller of what the client reads (0: it set no limit) and what this server sends.
-    max_response_size_ = hello.max_response_size == 0
-                             ? context_.options.max_frame_size
-                             : std::min(hello.max_response_size, context_.options.max_frame_size);
-    std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
-    wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
-    send(reply);
-    // A shutdown that began before the reply went out sends its goaway now, after it.
-    if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
-    return !closed();
-  }
-
-  bool on_frame(std::span<const std::byte> bytes, std::vector<server_request*>& ready) {
-    wire::frame_view frame;
-    if (wire::parse_frame(bytes, frame) != nullptr) return false;  // broken framing: drop the peer
-    switch (frame.header.kind) {
-      case wire::frame_kind::request:
-        on_request(frame, ready);
-        return !closed();
-      case wire::frame_kind::cancel:
-        on_cancel(frame.header.seq);
-        return !closed();
-      case wire::frame_kind::response:
-      case wire::frame_kind::goaway:
-        return false;  // clients send neither
-    }
-    return false;
-  }
-
-  void on_request(const wire::frame_view& frame, std::vector<server_request*>& ready) {
-    const std::uint64_t seq = frame.header.seq;
-    if (going_away()) return refuse(frame, false, errc::going_away, going_away_message);
-    errc code{};
-    std::string message;
-    const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
-                                                            context_.options.max_metadata_bytes &&
-                                                        wire::check_metadata(frame.metadata) == nullptr);
-    const handler_entry* handler = context_.handlers->find(frame.text, code, message);
-    if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
-    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
-    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
-      return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
-    if (!metadata_valid) {
-      if (context_.stats && wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
-        context_.stats->turned_away(limit_kind::metadata_bytes);
-      return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
-    }
-    // The metadata block and the arguments follow each other in the frame: they are kept together.
-    const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
-                                          frame.metadata.size() + frame.body.size());
-
-    server_request* request = nullptr;
-    std::optional<errc> refused;
-    const char* busy_reason = nullptr;
-    limit_kind limit = limit_kind::count;  // which limit answered busy
-    {
-      std::lock_guard lock(inflight_mutex_);
-      // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
-      // exactly the body's size when that is more.
-      const std::size_t bytes =
-          std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
-      if (going_away()) {  // go_away() sets it under this lock
-        refused = errc::going_away;
-      } else if (inflight_.find(seq) != nullptr) {
-        refused = errc::protocol_error;
-      } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
-        refused = errc::busy;
-        busy_reason = "rpc server: too many requests in flight";
-        limit = limit_kind::inflight_per_connection;
-      } else if (!context_.try_acquire_inflight()) {
-        refused = errc::busy;
-        busy_reason = "rpc server: too many requests in flight";
-        limit = limit_kind::inflight;
-      } else if (!try_queue_bytes(bytes, limit)) {  // refused before the body is copied
-        context_.inflight.fetch_sub(1, std::memory_order_relaxed);
-        refused = errc::busy;
-        busy_reason = "rpc server: too many request bytes waiting";
-      } else {
-        request = fresh_request();
-        request->connection = shared_from_this();
-        request->handler = handler;
-        request->seq = seq;
-        request->argument.assign(kept.begin(), kept.end());
-        request->metadata_size = frame.metadata.size();
-        request->queued_bytes = bytes;
-        if (recording()) request->arrived = clock::now();
-        if (handler->takes_stop_token) request->stop.emplace();
-        const bool inserted = inflight_.insert(seq, request);
-        GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
-      }
-    }
-    // Two requests with one seq could never get one response each that the client can tell apart:
-    // the client is broken, and so is the stream.
-    if (refused == errc::protocol_error) return close();
-    if (refused == errc::busy) {
-      if (context_.stats) context_.stats->turned_away(limit);
-      return refuse(frame, true, errc::busy, busy_reason);
-    }
-    if (refused == errc::going_away) return refuse(frame, true, errc::going_away, going_away_message);
-    schedule_deadline(*request, frame.header.budget_us);
-    ready.push_back(request);
-  }
-
-  // Counts the bytes of a request about to wait for a handler, if this connection and the server
-  // have room for them. Called with inflight_mutex_ held, which makes this the only place that
-  // adds to queued_bytes_; run() and finish() take them off without it.
-  // On a refusal, `limit` says which limit refused.
-  bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
-    if (bytes == 0) return true;
-    const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
-      limit = limit_kind::queued_bytes_per_connection;
-      return false;
-    }
-    if (!context_.try_queue_bytes(bytes)) {
-      limit = limit_kind::queued_bytes;
-      return false;
-    }
-    queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-    return true;
-  }
-  void release_queued(server_request& request) noexcept {
-    if (request.queued_bytes == 0) return;
-    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
-                  "server: more request bytes released than were counted");
-    request.queued_bytes = 0;
-  }
-
-  // Requests are recycled per connection: once warm, a call allocates no request, and its argument
-  // buffer keeps its capacity. Both called with inflight_mutex_ held.
-  server_request* fresh_request() {
-    if (spare_.empty()) return new server_request;
-    server_request* request = spare_.back().release();
-    spare_.pop_back();
-    GEERPC_ASSERT(
-        request->connection == nullptr && request->state.load(std::memory_order_relaxed) == server_request::running,
-        "server: a recycled request was reset");
-    return request;
-  }
-  void recycle(server_request* request) {
-    std::unique_ptr<server_request> owned(request);
-    // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
-    // buffers kept only by the first few.
-    const std::size_t keep_capacity = spare_.size() < 16 ? (64u << 10) : (4u << 10);
-    if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
-    request->handler = nullptr;
-    request->argument.clear();
-    request->metadata_size = 0;
-    request->answered_status = 0;
-    request->answered_message.clear();
-    request->stop.reset();
-    request->state.store(server_request::running, std::memory_order_relaxed);
-    request->timer_limit = server_request::limit::none;
-    request->caller_deadline.reset();
-    request->started_ns.store(0, std::memory_order_relaxed);
-    spare_.push_back(std::move(owned));
-  }
-
-  // One timer per request, at the earlier of the handle timeout and the caller's deadline.
-  void schedule_deadline(server_request& request, std::uint64_t budget_us) {
-    const auto now = clock::now();
-    std::optional<clock::time_point> handle_deadline, caller_deadline;
-    if (handle_timeout_ > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout_);
-    if (budget_us > 0)
-      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
-    request.caller_deadline = caller_deadline;
-    if (!handle_deadline && !caller_deadline) return;
-    const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
-    request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
-                                 &on_request_deadline, &request);
-  }
-
-  static constexpr std::uint64_t max_budget_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
-
-  static void on_request_deadline(void* context) {
-    auto& request = *static_cast<server_request*>(context);
-    // finish() cancels the timer before it releases the request: a deadline never outlives it.
-    GEERPC_ASSERT(request.connection != nullptr && request.timer_limit != server_request::limit::none,
-                  "server: a deadline fired for a request already finished");
-    server_connection& self = *request.connection;
-    if (request.timer_limit == server_request::limit::handle_timeout)
-      self.answer_error(request, errc::handle_timeout,
-                        "rpc server: request handle timeout: expect within " + duration_text(self.handle_timeout_));
-    else
-      self.answer_error(request, errc::deadline_exceeded, "rpc server: the caller's deadline passed");
-  }
-
-  void on_cancel(std::uint64_t seq) {
-    bool won = false;
-    std::optional<std::stop_source> stop;  // a copy: the request may finish once the lock is released
-    {
-      std::lock_guard lock(inflight_mutex_);  // keeps the request alive while we claim it
-      if (server_request* request = inflight_.find(seq); request != nullptr && claim(*request)) {
-        won = true;
-        stop = request->stop;
-        if (recording()) record(*request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
-      }
-    }
-    // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
-    if (!won) return;
-    if (stop) stop->request_stop();
-    answer_now(seq, errc::canceled, canceled_message);
-  }
-  static constexpr std::string_view canceled_message = "rpc server: request canceled by the client";
-  static constexpr const char* going_away_message = "rpc server: shutting down: the call was not run";
-
-  // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
-  // From a deadline callback. The stop callbacks request_stop() runs may release the request (a
-  // responder dropped there finishes it): everything needed after them is copied first, and the
-  // answer goes out before them.
-  void answer_error(server_request& request, errc code, const std::string& message) {
-    if (!claim(request)) return;
-    if (recording()) record(request, static_cast<std::uint8_t>(code), message);
-    const std::shared_ptr<server_connection> keep = shared_from_this();
-    std::optional<std::stop_source> stop = request.stop;
-    answer_now(request.seq, code, message);
-    if (stop) stop->request_stop();
-  }
-
-  // An error text cut to what the client reads, so that an error response (a long exception message,
-  // a long unknown method name echoed back) never costs the client its connection.
-  std::string_view fitting(std::string_view message) const noexcept {
-    const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
-    return message.substr(0, std::min(room, wire::max_text_size));
-  }
-
-  std::string metadata_message(std::span<const std::byte> block) const {
-    const std::size_t size = wire::metadata_size_field + block.size();
-    if (size > context_.options.max_metadata_bytes)
-      return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
-             std::to_string(context_.options.max_metadata_bytes);
-    return std::string("rpc server: ") + wire::check_metadata(block);
-  }
-
-  void send_goaway() {
-    std::vector<std::byte> frame;  // not the scratch: this may run inside a handler, building its reply
-    wire::finish_frame(frame,
-                       wire::begin_frame(frame, {wire::frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down"));
-    send(frame);
-  }
-
-  static std::string type_mismatch_message(std::string_view method) {
-    return "rpc server: type mismatch calling " + std::string(method) +
-           ": the call's argument or result types are not the method's";
-  }
-
-  void answer_now(std::uint64_t seq, errc code, std::string_view message) {
-    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
-    wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, fitting(message));
-    wire::finish_frame(frame, 0);
-    send(frame);
-  }
-
-  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. While armed it
-  // holds a reference to the connection (stall_guard_), so that its callback never outlives the
-  // connection whichever thread drops the last other reference. Whoever takes the guard decides:
-  // the callback closes the connection; a disarm (the frame completed, or a close) keeps the
-  // guard, and so the connection, until cancel() has waited out a callback already running.
-  // cancel() is never called with stall_mutex_ held: the callback needs that lock.
-  void arm_stall_timer(std::chrono::nanoseconds limit) {
-    if (limit <= std::chrono::nanoseconds::zero()) return;  // 0 or negative: no limit (options.hpp)
-    std::lock_guard lock(stall_mutex_);
-    if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
-    // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
-    // callback cannot run before the guard is set: it needs stall_mutex_.
-    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
-    stall_guard_ = shared_from_this();
-    stall_armed_.store(true, std::memory_order_relaxed);
-  }
-  void disarm_stall_timer() {
-    std::shared_ptr<server_connection> guard;
-    {
-      std::lock_guard lock(stall_mutex_);
-      guard.swap(stall_guard_);
-      stall_armed_.store(false, std::memory_order_relaxed);
-    }
-    // Whoever took the guard cancels: that also takes off a deadline that a running callback set
-    // again before it saw the guard gone. Cancelling after the lock is released is safe because
-    // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
-    // nobody arms it again in between.
-    if (guard) context_.scheduler->cancel(stall_timer_);
-  }  // `guard` goes here, after any running callback has returned
-  static void on_stall(void* context) {
-    auto& self = *static_cast<server_connection*>(context);
-    std::shared_ptr<server_connection> guard;
-    {
-      std::lock_guard lock(self.stall_mutex_);
-      if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
-      // Past the handshake the timer watches frames: if the frame pending now began after this
-      // timer was armed, it has time left; wait for it instead of closing.
-      const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
-      if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
-        const auto due =
-            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
-        if (due > clock::now()) {
-          self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
-          return;  // the guard stays with the new timer
-        }
-      }
-      guard.swap(self.stall_guard_);
-      self.stall_armed_.store(false, std::memory_order_relaxed);
-    }
-    if (!guard) return;
-    if (self.context_.stats && !self.closed())
-      self.context_.stats->turned_away(self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout
-                                                                                     : limit_kind::handshake_timeout);
-    self.close();
-  }
-
-  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
-  // last learns it from the writer: status::pending), it closes a connection whose socket took
-  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
-  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
-  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
-  // disarmed the same way, by close().
-  void after_write(net::frame_writer::status status) {
-    if (status == net::frame_writer::status::broken) {
-      if (context_.stats && !closed() && writer_.overflowed()) context_.stats->turned_away(limit_kind::pending_output);
-      close();
-    } else if (status == net::frame_writer::status::pending)
-      arm_write_timer();
-  }
-  void arm_write_timer() {
-    const std::chrono::nanoseconds limit = context_.options.write_timeout;
-    if (limit <= std::chrono::nanoseconds::zero()) return;
-    std::lock_guard lock(stall_mutex_);
-    if (write_guard_ || closed()) return;
-    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
-    write_guard_ = shared_from_this();
-  }
-  void disarm_write_timer() {
-    std::shared_ptr<server_connection> guard;
-    {
-      std::lock_guard lock(stall_mutex_);
-      guard.swap(write_guard_);
-    }
-    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
-    if (guard) context_.scheduler->cancel(write_timer_);
-  }
-  static void on_write_stall(void* context) {
-    auto& self = *static_cast<server_connection*>(context);
-    std::shared_ptr<server_connection> guard;
-    bool expired = false;
-    {
-      std::lock_guard lock(self.stall_mutex_);
-      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
-      if (!self.closed()) {
-        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
-        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
-        if (const auto since = self.writer_.stalled_since()) {
-          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
-          if (due > clock::now()) {
-            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
-            return;  // the guard stays with the new timer
-          }
-          expired = true;
-        }
-      }
-      guard.swap(self.write_guard_);
-    }
-    if (!expired) return;
-    if (self.context_.stats) self.context_.stats->turned_away(limit_kind::write_timeout);
-    self.close();
-  }  // `guard` goes here: it may be the connection's last reference
-
-  server_context& context_;
-  net::stream stream_;
-  const int poller_fd_;
-  poller_wishes wishes_;
-  net::frame_writer writer_;
-  net::frame_reader reader_;
-  std::array<std::byte, wire::hello_size> hello_{};
-  std::size_t hello_size_ = 0;
-  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
-  std::size_t discarded_ = 0;
-  bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
-  std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
-  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
-  std::chrono::nanoseconds handle_timeout_{0};
-  std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
-  std::atomic<bool> closed_{false};
-  std::mutex stall_mutex_;
-  deadline_scheduler::timer stall_timer_;
-  std::shared_ptr<server_connection> stall_guard_;  // set while the stall timer is armed
-  deadline_scheduler::timer write_timer_;
-  std::shared_ptr<server_connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
-  std::atomic<bool> stall_armed_{false};
-  std::atomic<bool> greeted_{false};  // the hello was accepted
-  // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
-  static constexpr std::uint8_t draining = 1, hello_replied = 2;
-  std::atomic<std::uint8_t> shutdown_state_{0};
-  std::atomic<clock::rep> partial_since_ns_{
-      0};  // when the pending frame began; 0: none            // a hint that lets the common case skip the lock
-  mutable std::mutex inflight_mutex_;
-  seq_map<server_request> inflight_;
-  std::atomic<std::size_t> queued_bytes_{0};  // of this connection's requests waiting for a handler
-  const std::uint64_t id_;                    // call_context::connection_id()
-  const std::string peer_;                    // call_context::peer()
-  const clock::time_point opened_ = clock::now();
-  std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
-  std::size_t registry_index_ = 0;                      // where context_.connections lists it (its connections_mutex)
-  std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests (guarded by inflight_mutex_)
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-
-// The debug page: it defines what http_door.hpp declares of it, once server_connection is complete.
-// ---- begin geerpc/server/debug_page.hpp
-// geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
-// JSON (GET /debug/geerpc/stats.json), for someone chasing a timeout in production: its services
-// and methods with their types; per method, calls and their outcomes by error code, calls in flight
-// and the oldest's age, latency over the last minute; the handler pool; the connections; the last
-// slow or failed calls; what the server holds now, and its limits with how often each turned
-// something away. Plain HTML with no scripts and no external assets, so that it reads anywhere.
-//
-// The JSON is written here rather than by a JSON library: the core depends on Boost alone, and
-// what is written is a fixed shape of numbers and escaped strings.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-inline void append_html_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
-inline void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(u));
-      out += escaped;
-    } else {
-      out += c;  // UTF-8 passes as it is (method names are the program's own text)
-    }
-  }
-  out += '"';
-}
-
-inline std::string fingerprint_text(std::uint32_t fingerprint) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%08x", fingerprint);
-  return text;
-}
-
-// A duration to three significant digits, for people: "28.7us", "40.2ms", "2.05s"; from a minute
-// up, Go's "1m30s" to the second.
-inline std::string page_duration(std::chrono::nanoseconds d) {
-  const std::int64_t ns = std::max<std::int64_t>(0, d.count());
-  if (ns < 1'000) return std::to_string(ns) + "ns";
-  if (ns >= 60'000'000'000) return duration_text(std::chrono::seconds(ns / 1'000'000'000));
-  // Units change where three digits would round up to the next one (999.6us is "1ms").
-  const bool us = ns < 999'500, ms = !us && ns < 999'500'000;
-  const double unit = us ? 1e3 : ms ? 1e6 : 1e9;
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g%s", static_cast<double>(ns) / unit, us ? "us" : ms ? "ms" : "s");
-  return text;
-}
-
-// "2026-12-03 18:04:47.120 UTC"
-inline std::string utc_text(std::chrono::system_clock::time_point when) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
-  const std::time_t seconds = ms / 1000;
-  std::tm parts{};
-  ::gmtime_r(&seconds, &parts);
-  char text[48];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", parts.tm_year + 1900, parts.tm_mon + 1,
-                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<int>(ms % 1000));
-  return text;
-}
-
-// What the page shows, gathered once so that the HTML and the JSON say the same.
-struct debug_snapshot {
-  using clock = std::chrono::steady_clock;
-  static constexpr std::size_t max_connection_rows = 200;  // the page lists this many; all are counted
-
-  struct error_count {
-    std::string_view code;  // errc's name
-    std::uint64_t count = 0;
-  };
-  struct method_row {
-    std::string name;
-    std::string signature;
-    std::string fingerprint;  // 8 hex digits; "none" for a method without one
-    bool takes_stop_token = false;
-    // With statistics: calls received (finished or in flight), their outcomes, what runs now.
-    std::uint64_t calls = 0;
-    std::uint64_t successes = 0;
-    std::uint64_t in_flight = 0;
-    std::vector<error_count> errors;
-    std::chrono::nanoseconds oldest{0};  // age of the oldest call in flight
-    latency_summary latency;             // from arrival to answer, over the last minute
-  };
-  struct connection_row {
-    std::string peer;
-    std::chrono::nanoseconds age{0};
-    std::optional<std::chrono::nanoseconds> idle;  // since its last read or reply (with statistics)
-    std::size_t in_flight = 0;
-    std::size_t pending_output = 0;
-  };
-  struct number {
-    const char* key;    // the JSON name
-    const char* label;  // the page's words
-    std::string text;   // as the page shows it
-    std::uint64_t value = 0;
-    std::optional<std::uint64_t> turned_away{};  // for a limit: how often it turned something away
-  };
-
-  bool statistics = false;
-  std::vector<method_row> methods;
-  std::vector<error_count> unrouted;  // calls for names the server does not serve
-  std::vector<number> pool;
-  std::size_t connection_count = 0;
-  std::vector<connection_row> connections;
-  std::vector<call_record> recent;  // the last slow or failed calls, newest first
-  std::chrono::nanoseconds slow_call{0};
-  std::vector<number> now;     // what the server holds at this moment
-  std::vector<number> limits;  // server_options in force
-
-  static number count(const char* key, const char* label, std::uint64_t value) {
-    return {key, label, std::to_string(value), value};
-  }
-  static number bytes(const char* key, const char* label, std::uint64_t value) {
-    return {key, label, std::to_string(value) + " B", value};
-  }
-  // A duration: nanoseconds in the JSON, and Go's text on the page.
-  static number span(const char* key, const char* label, std::chrono::nanoseconds value) {
-    const auto ns = std::max(value, std::chrono::nanoseconds::zero());
-    return {key, label, page_duration(ns), static_cast<std::uint64_t>(ns.count())};
-  }
-  // A timeout: its value in nanoseconds in the JSON (0: none), and Go's text on the page.
-  static number timeout(const char* key, const char* label, std::chrono::nanoseconds value) {
-    const bool none = value <= std::chrono::nanoseconds::zero();
-    return {key, label, none ? "none" : duration_text(value), none ? 0 : static_cast<std::uint64_t>(value.count())};
-  }
-
-  static std::vector<error_count> errors_of(const method_statistics& m, std::uint64_t& total) {
-    std::vector<error_count> out;
-    for (std::size_t code = 1; code < method_statistics::codes; ++code)
-      if (const std::uint64_t n = m.errors[code].load(std::memory_order_relaxed); n != 0) {
-        out.push_back({errc_name(static_cast<std::uint8_t>(code)), n});
-        total += n;
-      }
-    return out;
-  }
-
-  explicit debug_snapshot(const server_context& context) {
-    const auto at = clock::now();
-    const server_statistics* const stats = context.stats.get();
-    statistics = stats != nullptr;
-    const std::vector<handler_entry>* entries = context.handlers != nullptr ? &context.handlers->methods() : nullptr;
-    if (entries != nullptr)
-      for (const handler_entry& entry : *entries) {
-        method_row row;
-        row.name = entry.name;
-        row.signature = entry.signature;
-        row.fingerprint = entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint);
-        row.takes_stop_token = entry.takes_stop_token;
-        methods.push_back(std::move(row));
-      }
-
-    // What is in flight now, read from the connections.
-    std::vector<clock::time_point> oldest(methods.size(), clock::time_point::max());
-    std::size_t waiting = 0;  // requests no handler thread has taken yet
-    clock::time_point oldest_waiting = clock::time_point::max();
-    {
-      std::lock_guard lock(context.connections_mutex);
-      connection_count = context.connections.size();
-      for (const server_connection* connection : context.connections) {
-        const server_connection::view v = connection->describe();
-        if (connections.size() < max_connection_rows) {
-          connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
-          if (statistics) row.idle = at - v.last_activity;
-          connections.push_back(std::move(row));
-        }
-        if (!statistics || entries == nullptr) continue;
-        connection->for_each_request(
-            [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-              const auto i = static_cast<std::size_t>(&handler - entries->data());
-              if (i < methods.size()) {
-                ++methods[i].in_flight;
-                oldest[i] = std::min(oldest[i], arrived);
-              }
-              if (started == clock::time_point{}) {
-                ++waiting;
-                oldest_waiting = std::min(oldest_waiting, arrived);
-              }
-            });
-      }
-    }
-    if (stats != nullptr) {
-      for (std::size_t i = 0; i < methods.size() && i < stats->method_count(); ++i) {
-        method_row& row = methods[i];
-        const method_statistics& m = stats->method(i);
-        std::uint64_t failed = 0;
-        row.errors = errors_of(m, failed);
-        row.successes = m.successes.load(std::memory_order_relaxed);
-        row.calls = row.successes + failed + row.in_flight;
-        if (row.in_flight != 0) row.oldest = at - oldest[i];
-        row.latency = m.latency.read(at);
-      }
-      std::uint64_t ignored = 0;
-      unrouted = errors_of(stats->unrouted(), ignored);
-      recent = stats->recent_calls();
-      slow_call = stats->slow_threshold();
-    }
-
-    pool_view p;
-    if (context.pool_probe != nullptr) p = context.pool_probe(context.pool_engine);
-    pool = {count("threads", "threads", p.threads), count("busy", "busy in a handler", p.busy)};
-    if (stats != nullptr) {
-      const latency_summary wait = stats->queue_wait().read(at);
-      pool.push_back(count("waiting", "requests waiting for a thread", waiting));
-      pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
-                          waiting != 0 ? at - oldest_waiting : std::chrono::nanoseconds::zero()));
-      pool.push_back(
-          span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
-      pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
-    }
-    pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
-
-    now = {
-        count("connections", "connections", connection_count),
-        count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
-        bytes("queued_request_bytes", "request bytes waiting for a handler",
-              context.queued_request_bytes.load(std::memory_order_relaxed)),
-        bytes("pending_output_bytes", "reply bytes waiting to be sent",
-              context.output.now.load(std::memory_order_relaxed)),
-        bytes("pending_output_peak_bytes", "most reply bytes ever waiting",
-              context.output.peak.load(std::memory_order_relaxed)),
-        count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
-    };
-    const server_options& o = context.options;
-    // Each limit, and what it turns away (with statistics).
-    const auto with = [stats](number n, std::optional<limit_kind> kind) {
-      if (stats != nullptr && kind) n.turned_away = stats->turned_away_count(*kind);
-      return n;
-    };
-    using k = limit_kind;
-    limits = {
-        with(count("handler_threads", "handler threads kept", o.handler_threads), std::nullopt),
-        with(count("max_handler_threads", "handler threads at most", o.max_handler_threads), std::nullopt),
-        with(count("max_connections", "connections", o.max_connections), k::connections),
-        with(count("max_inflight", "calls in flight", o.max_inflight), k::inflight),
-        with(count("max_inflight_per_connection", "calls in flight per connection", o.max_inflight_per_connection),
-             k::inflight_per_connection),
-        with(bytes("max_frame_size", "request frame", o.max_frame_size), k::frame_size),
-        with(bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes), k::metadata_bytes),
-        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
-             k::pending_output),
-        with(bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes), k::queued_bytes),
-        with(bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
-                   o.max_queued_request_bytes_per_connection),
-             k::queued_bytes_per_connection),
-        with(timeout("handshake_timeout_ns", "handshake", o.handshake_timeout), k::handshake_timeout),
-        with(timeout("frame_timeout_ns", "frame", o.frame_timeout), k::frame_timeout),
-        with(timeout("write_timeout_ns", "write", o.write_timeout), k::write_timeout),
-    };
-    if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
-      limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
-  }
-};
-
-inline void append_json_numbers(std::string& out, const std::vector<debug_snapshot::number>& numbers) {
-  out += '{';
-  for (std::size_t i = 0; i < numbers.size(); ++i) {
-    if (i != 0) out += ',';
-    append_json_string(out, numbers[i].key);
-    out += ':';
-    out += std::to_string(numbers[i].value);
-  }
-  out += '}';
-}
-
-inline void append_json_errors(std::string& out, const std::vector<debug_snapshot::error_count>& errors) {
-  out += '{';
-  for (std::size_t i = 0; i < errors.size(); ++i) {
-    if (i != 0) out += ',';
-    append_json_string(out, errors[i].code);
-    out += ':';
-    out += std::to_string(errors[i].count);
-  }
-  out += '}';
-}
-
-inline std::string debug_page_json(const server_context& context) {
-  const debug_snapshot s(context);
-  const auto field = [](std::string& out, const char* key, std::uint64_t value) {
-    out += ",\"";
-    out += key;
-    out += "\":";
-    out += std::to_string(value);
-  };
-  const auto ns = [](std::chrono::nanoseconds d) {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
-  };
-  std::string out = "{\"statistics\":";
-  out += s.statistics ? "true" : "false";
-  out += ",\"methods\":[";
-  for (std::size_t i = 0; i < s.methods.size(); ++i) {
-    const auto& m = s.methods[i];
-    if (i != 0) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, m.name);
-    out += ",\"signature\":";
-    append_json_string(out, m.signature);
-    out += ",\"fingerprint\":";
-    append_json_string(out, m.fingerprint);
-    out += ",\"takes_stop_token\":";
-    out += m.takes_stop_token ? "true" : "false";
-    if (s.statistics) {
-      field(out, "calls", m.calls);
-      field(out, "successes", m.successes);
-      out += ",\"errors\":";
-      append_json_errors(out, m.errors);
-      field(out, "in_flight", m.in_flight);
-      field(out, "oldest_in_flight_ns", ns(m.oldest));
-      out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
-      field(out, "p50_ns", m.latency.p50_ns);
-      field(out, "p99_ns", m.latency.p99_ns);
-      field(out, "max_ns", m.latency.max_ns);
-      out += '}';
-    }
-    out += '}';
-  }
-  out += ']';
-  if (s.statistics) {
-    out += ",\"unrouted_errors\":";
-    append_json_errors(out, s.unrouted);
-  }
-  out += ",\"pool\":";
-  append_json_numbers(out, s.pool);
-  field(out, "connection_count", s.connection_count);
-  out += ",\"connections\":[";
-  for (std::size_t i = 0; i < s.connections.size(); ++i) {
-    const auto& c = s.connections[i];
-    if (i != 0) out += ',';
-    out += "{\"peer\":";
-    append_json_string(out, c.peer);
-    field(out, "age_ns", ns(c.age));
-    if (c.idle) field(out, "idle_ns", ns(*c.idle));
-    field(out, "in_flight", c.in_flight);
-    field(out, "pending_output_bytes", c.pending_output);
-    out += '}';
-  }
-  out += ']';
-  if (s.statistics) {
-    field(out, "slow_call_ns", ns(s.slow_call));
-    out += ",\"recent_calls\":[";
-    for (std::size_t i = 0; i < s.recent.size(); ++i) {
-      const call_record& r = s.recent[i];
-      if (i != 0) out += ',';
-      out += "{\"finished_unix_ms\":";
-      out +=
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
-      out += ",\"method\":";
-      append_json_string(out, r.method);
-      out += ",\"peer\":";
-      append_json_string(out, r.peer);
-      field(out, "queued_ns", ns(r.queued));
-      field(out, "handler_ns", ns(r.handling));
-      field(out, "latency_ns", ns(r.latency));
-      out += ",\"outcome\":";
-      append_json_string(out, errc_name(r.status));
-      out += ",\"message\":";
-      append_json_string(out, r.message);
-      out += '}';
-    }
-    out += ']';
-  }
-  out += ",\"now\":";
-  append_json_numbers(out, s.now);
-  out += ",\"limits\":";
-  append_json_numbers(out, s.limits);
-  if (s.statistics) {
-    out += ",\"turned_away\":{";
-    bool first = true;
-    for (const auto& limit : s.limits) {
-      if (!limit.turned_away) continue;
-      if (!first) out += ',';
-      first = false;
-      append_json_string(out, limit.key);
-      out += ':';
-      out += std::to_string(*limit.turned_away);
-    }
-    out += '}';
-  }
-  out += "}\n";
-  return out;
-}
-
-inline std::string debug_page_html(const server_context& context) {
-  const debug_snapshot s(context);
-  // A cell with an id the tests (and scripts of one's own) can find: "<row>/<column>".
-  const auto cell = [](std::string& out, std::string_view row, std::string_view column, std::string_view text,
-                       bool numeric = true) {
-    out += numeric ? "<td class=\"n\" id=\"" : "<td id=\"";
-    append_html_escaped(out, row);
-    out += '/';
-    out += column;
-    out += "\">";
-    append_html_escaped(out, text);
-    out += "</td>";
-  };
-  const auto latency = [](std::uint64_t ns) { return page_duration(std::chrono::nanoseconds(ns)); };
-  const auto errors_text = [](const std::vector<debug_snapshot::error_count>& errors) {
-    std::string text;
-    for (const auto& e : errors) {
-      if (!text.empty()) text += ", ";
-      text += std::string(e.code) + ": " + std::to_string(e.count);
-    }
-    return text.empty() ? std::string("none") : text;
-  };
-  std::string out =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
-      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
-      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
-      "td.bad{color:#a00}</style>\n"
-      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
-  if (!s.statistics) out += "<p id=\"statistics-off\">Statistics are off (server_options::statistics).</p>\n";
-
-  out +=
-      "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
-      "<th>stop_token</th>";
-  if (s.statistics)
-    out +=
-        "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
-        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
-  out += "</tr>\n";
-  for (const auto& m : s.methods) {
-    out += "<tr><td>";
-    append_html_escaped(out, m.name);
-    out += "</td>";
-    cell(out, m.name, "types", m.signature, false);
-    cell(out, m.name, "fingerprint", m.fingerprint, false);
-    cell(out, m.name, "stop_token", m.takes_stop_token ? "yes" : "no", false);
-    if (s.statistics) {
-      cell(out, m.name, "calls", std::to_string(m.calls));
-      cell(out, m.name, "successes", std::to_string(m.successes));
-      cell(out, m.name, "errors", errors_text(m.errors), false);
-      cell(out, m.name, "in_flight", std::to_string(m.in_flight));
-      cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
-      cell(out, m.name, "window_calls", std::to_string(m.latency.count));
-      const bool any = m.latency.count != 0;
-      cell(out, m.name, "p50", any ? latency(m.latency.p50_ns) : "-");
-      cell(out, m.name, "p99", any ? latency(m.latency.p99_ns) : "-");
-      cell(out, m.name, "max", any ? latency(m.latency.max_ns) : "-");
-    }
-    out += "</tr>\n";
-  }
-  out += "</table>\n";
-  if (s.statistics) {
-    out +=
-        "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-        "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
-    out += "<span id=\"unrouted\">";
-    out += errors_text(s.unrouted);
-    out += "</span></p>\n";
-  }
-
-  const auto number_table = [&](const char* title, const char* id, const std::vector<debug_snapshot::number>& numbers,
-                                bool turned_away) {
-    out += "<h2>";
-    out += title;
-    out += "</h2>\n<table id=\"";
-    out += id;
-    out += "\">\n";
-    if (turned_away) out += "<tr><th>limit</th><th>in force</th><th>turned away</th></tr>\n";
-    for (const auto& n : numbers) {
-      out += "<tr><th>";
-      out += n.label;
-      out += "</th>";
-      cell(out, id, n.key, n.text);
-      if (turned_away)
-        cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
-      out += "</tr>\n";
-    }
-    out += "</table>\n";
-  };
-  number_table("Handler pool", "pool", s.pool, false);
-
-  out +=
-      "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
-  if (s.connection_count > s.connections.size())
-    out += ", the first " + std::to_string(s.connections.size()) + " listed";
-  out +=
-      ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
-      "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
-  for (const auto& c : s.connections) {
-    out += "<tr><td>";
-    append_html_escaped(out, c.peer.empty() ? std::string_view("?") : std::string_view(c.peer));
-    out += "</td><td class=\"n\">" + page_duration(c.age) + "</td><td class=\"n\">" + std::to_string(c.in_flight) +
-           "</td><td class=\"n\">" + std::to_string(c.pending_output) + " B</td><td class=\"n\">" +
-           (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td></tr>\n";
-  }
-  out += "</table>\n";
-
-  if (s.statistics) {
-    out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
-           " calls that failed" +
-           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
-                                                           : std::string()) +
-           ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
-           "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
-           "<th>message</th></tr>\n";
-    for (const call_record& r : s.recent) {
-      out += "<tr><td>" + utc_text(r.finished) + "</td><td>";
-      append_html_escaped(out, r.method);
-      out += "</td><td>";
-      append_html_escaped(out, r.peer);
-      out += "</td><td class=\"n\">" + page_duration(r.queued) + "</td><td class=\"n\">" +
-             (r.handling > std::chrono::nanoseconds::zero() ? page_duration(r.handling) : std::string("-")) +
-             "</td><td class=\"n\">" + page_duration(r.latency) + "</td><td" + (r.status != 0 ? " class=\"bad\"" : "") +
-             ">" + std::string(errc_name(r.status)) + "</td><td>";
-      append_html_escaped(out, r.message);
-      out += "</td></tr>\n";
-    }
-    out += "</table>\n";
-  }
-  number_table("Now", "now", s.now, false);
-  number_table("Limits in force", "limits", s.limits, s.statistics);
-  out += "</body></html>\n";
-  return out;
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/server/debug_page.hpp
-// ---- end geerpc/server/connection.hpp
-// ---- begin geerpc/transport/policies.hpp
-// geerpc: the transport policies (transport/fwd.hpp) with every engine they stand for: both
-// transports and both tuning policies. docs/transports.md says when to pick which.
-
-// ---- begin geerpc/tuning/automatic.hpp
-// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
-// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
-// tuning::settings. bench/README.md says what each one buys.
-
-
-// ---- begin geerpc/tuning/none.hpp
-// geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
-// performance heuristic reaches them only through the hooks named here, which a tuning policy
-// provides: `geerpc::basic_threaded<Tuning>`. tuning::none is the reference: each hook does the
-// plain thing (or nothing) and compiles to nothing, so basic_threaded<tuning::none> is the core
-// alone. tuning::automatic (automatic.hpp), the default, fills the hooks with the heuristics of
-// this folder, one file each.
-
-
-
-GEERPC_BEGIN_NAMESPACE
 namespace tuning {
 
 // What a client engine hands its hooks: its writer, the scheduler, the user's knobs, and how to
@@ -9991,15 +8980,34 @@ bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/tuning/own_reply.hpp
-// ---- begin geerpc/tuning/reply_holds.hpp
-// geerpc: replies that a server thread holds back while it runs more requests of the same
-// connection, so that requests read together are answered together: one send instead of one per
-// reply, and the client's reading thread wakes once for the lot.
+// ---- begin geerpc/tuning/request_batching.hpp
+// geerpc: a threaded client's requests wait for each other, so that requests made together leave
+// in one send. When the reading thread hands out a batch of replies, the callers it wakes each send
+// their next request as soon as they run: one send, and one wake-up of the server, per call. They
+// need not, because the threads about to send are known: the callers whose call has completed but
+// who have not yet returned from it, and a reader handing out replies (it completes more calls).
+// While any of them is due, a new request is held in the writer (frame_writer::hold), and whoever
+// brings the count back to zero sends everything held, in one send.
 //
-// A reply must not wait for a slow handler, and the thread holding it may be running one. So a
-// watchdog (watchdog.hpp) sends whatever a thread has held for longer than max_hold. It looks
-// every max_hold while holds keep happening: a server that never reads two requests of a
-// connection at once pays nothing.
+// That last thread is most often a caller on its way back with its own next request: sending the
+// lot as it returns, and its own request a moment later, makes two sends per batch. So a caller
+// that has come straight back for its next call several times in a row (quick_streak returns, each
+// within quick_return) keeps the lot held as it returns, and its next request takes the lot along.
+// Any other send on the connection takes it too. Should that caller not come back (it pauses, calls
+// another client, its next call ends before it sends), the watchdog sends what is held while
+// nobody is due at its next look: the others' requests then wait up to max_hold, once per such
+// pause. The held bit is only a hint there: a send that began before a hold may clear it once
+// nobody is due, so the watchdog asks the writer whether frames wait, and sends frames it finds
+// waiting at two looks in a row whoever is due.
+//
+// Only a synchronous caller back for more after a batch of replies holds its request; an
+// asynchronous call never waits. Every thread counted is running the library's code with nothing
+// to wait for but a CPU: a caller between its completion and its return, a reader handing out what
+// one recv brought. So a held request waits for those threads to be scheduled, never for the peer,
+// and for the application only through the gap of a caller that keeps coming straight back; in
+// case the operating system keeps them waiting (an overloaded CPU, a thread of low priority), a
+// watchdog on the scheduler thread (watchdog.hpp) sends a request held across two of its looks,
+// max_hold apart. It runs only while requests are held.
 
 
 // ---- begin geerpc/tuning/watchdog.hpp
@@ -10069,135 +9077,6 @@ class watchdog {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/tuning/watchdog.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class reply_holds {
- public:
-  // The most a held reply waits: the thread that holds it sends it sooner unless the handler it
-  // runs next is slow; then the watchdog sends it within max_hold to 2 * max_hold.
-  static constexpr std::chrono::microseconds max_hold{500};
-
-  // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
-  reply_holds(std::size_t threads, deadline_scheduler& scheduler)
-      : slots_(std::make_unique<slot[]>(threads)), count_(threads), watchdog_(scheduler, max_hold, &look, this) {}
-  ~reply_holds() { stop(); }
-
-  reply_holds(const reply_holds&) = delete;
-  reply_holds& operator=(const reply_holds&) = delete;
-
-  // A held reply may wait up to about twice max_hold; a caller whose deadline is nearer than this
-  // margin gets its reply now, so that holding never turns an answer given in time into a timeout.
-  static constexpr std::chrono::milliseconds hold_margin{5};
-  static bool deadline_allows(const server_request& request) {
-    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
-  }
-
-  // The connection whose replies thread `index` holds, or null. Only that thread calls it, and
-  // only that thread changes the answer, so it reads without the lock.
-  const server_connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
-
-  // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
-  // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
-  // request of another connection. noexcept, as watchdog::request() is.
-  void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
-    slot& s = slots_[index];
-    if (s.connection == connection) return;
-    {
-      std::lock_guard lock(s.mutex);
-      s.connection = connection;
-      s.since = clock::now();
-    }
-    for (std::size_t used = used_.load(std::memory_order_relaxed);
-         used <= index && !used_.compare_exchange_weak(used, index + 1, std::memory_order_release);) {
-    }
-    watchdog_.request();
-  }
-
-  // Sends what thread `index` held and forgets the connection.
-  void release(std::size_t index) {
-    slot& s = slots_[index];
-    std::shared_ptr<server_connection> connection;
-    {
-      std::lock_guard lock(s.mutex);
-      connection.swap(s.connection);
-    }
-    if (connection) connection->flush_replies();
-  }
-
-  // Once no thread holds or will hold anything: after this, no watchdog runs.
-  void stop() { watchdog_.stop(); }
-
- private:
-  struct alignas(64) slot {  // one cache line each: the owners write theirs often
-    std::mutex mutex;        // the owner writes `connection` and the watchdog reads it under it
-    std::shared_ptr<server_connection> connection;
-    clock::time_point since;  // when holding began, or when the watchdog last sent
-  };
-
-  // The watchdog's look: sends what has been held too long; returns whether anything is held.
-  static bool look(void* context) {
-    auto& self = *static_cast<reply_holds*>(context);
-    const auto now = clock::now();
-    bool any = false;
-    // Up to the highest slot that ever held: a pool that grew once does not cost every look.
-    const std::size_t used = std::min(self.used_.load(std::memory_order_acquire), self.count_);
-    for (std::size_t i = 0; i < used; ++i) {
-      slot& s = self.slots_[i];
-      std::shared_ptr<server_connection> stale;
-      {
-        std::lock_guard lock(s.mutex);
-        if (!s.connection) continue;
-        any = true;
-        if (now - s.since < max_hold) continue;
-        stale = s.connection;
-        s.since = now;
-      }
-      stale->flush_replies();  // concurrent with the owner's writes: frame_writer orders them
-    }
-    return any;
-  }
-
-  std::unique_ptr<slot[]> slots_;
-  const std::size_t count_;
-  std::atomic<std::size_t> used_{0};  // 1 + the highest slot that ever held
-  watchdog watchdog_;                 // last: its looks use the slots
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/reply_holds.hpp
-// ---- begin geerpc/tuning/request_batching.hpp
-// geerpc: a threaded client's requests wait for each other, so that requests made together leave
-// in one send. When the reading thread hands out a batch of replies, the callers it wakes each send
-// their next request as soon as they run: one send, and one wake-up of the server, per call. They
-// need not, because the threads about to send are known: the callers whose call has completed but
-// who have not yet returned from it, and a reader handing out replies (it completes more calls).
-// While any of them is due, a new request is held in the writer (frame_writer::hold), and whoever
-// brings the count back to zero sends everything held, in one send.
-//
-// That last thread is most often a caller on its way back with its own next request: sending the
-// lot as it returns, and its own request a moment later, makes two sends per batch. So a caller
-// that has come straight back for its next call several times in a row (quick_streak returns, each
-// within quick_return) keeps the lot held as it returns, and its next request takes the lot along.
-// Any other send on the connection takes it too. Should that caller not come back (it pauses, calls
-// another client, its next call ends before it sends), the watchdog sends what is held while
-// nobody is due at its next look: the others' requests then wait up to max_hold, once per such
-// pause. The held bit is only a hint there: a send that began before a hold may clear it once
-// nobody is due, so the watchdog asks the writer whether frames wait, and sends frames it finds
-// waiting at two looks in a row whoever is due.
-//
-// Only a synchronous caller back for more after a batch of replies holds its request; an
-// asynchronous call never waits. Every thread counted is running the library's code with nothing
-// to wait for but a CPU: a caller between its completion and its return, a reader handing out what
-// one recv brought. So a held request waits for those threads to be scheduled, never for the peer,
-// and for the application only through the gap of a caller that keeps coming straight back; in
-// case the operating system keeps them waiting (an overloaded CPU, a thread of low priority), a
-// watchdog on the scheduler thread (watchdog.hpp) sends a request held across two of its looks,
-// max_hold apart. It runs only while requests are held.
-
-
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -10401,112 +9280,6 @@ class request_batching {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/tuning/request_batching.hpp
-// ---- begin geerpc/tuning/unled_runs.hpp
-// geerpc: on one CPU, a threaded server thread runs a handler without first waking a follower to
-// lead the I/O. Waking one costs two context switches and buys nothing unless the handler blocks:
-// on one CPU the follower cannot run until then. So while no handler has lately blocked, a thread
-// runs its request unled, and a watchdog (watchdog.hpp) makes the engine wake a follower if nobody
-// has led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at
-// most. A handler found blocked makes the requests of the next calm_period wake followers again,
-// so that handlers that block run side by side. A handler counts as blocked when the watchdog
-// finds one run that lasted a whole period (no thread began to lead and no handler started since
-// its previous look), or, in a random one unled run out of blocking_sample, when its thread made a
-// voluntary context switch (getrusage): one that blocks for less than a period is never found by
-// the watchdog, yet makes the requests queued behind it wait. Waits inside the library count too
-// (a contended lock, cancelling a deadline).
-
-#include <sys/resource.h>
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class unled_runs {
- public:
-  using clock = std::chrono::steady_clock;
-  // The engine's look: with its pool locked, it asks look() below and wakes a follower when told
-  // to. Returns whether the I/O is unled while a handler runs.
-  using engine_look_fn = bool (*)(void* engine);
-
-  static constexpr std::chrono::milliseconds calm_period{200};
-  static constexpr unsigned blocking_sample = 8;
-  // How long the I/O may stay unled behind a slow handler: one to two periods.
-  static constexpr std::chrono::microseconds lead_watch_period{500};
-
-  // `enabled`: the process has one CPU (more: a woken follower runs at once, and this buys nothing).
-  unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn engine_look, void* engine)
-      : enabled_(enabled), watch_(scheduler, lead_watch_period, engine_look, engine) {}
-
-  unled_runs(const unled_runs&) = delete;
-  unled_runs& operator=(const unled_runs&) = delete;
-
-  // The rest are called with the engine's pool lock held, except where said.
-
-  // Whether a thread about to run a request may leave the I/O unled meanwhile.
-  bool may_run_unled() const noexcept { return enabled_ && clock::now() - last_blocked_ >= calm_period; }
-  void lead_round_began() noexcept { ++lead_rounds_; }
-  void run_began() noexcept { ++runs_started_; }
-
-  // The watchdog's look, with whether the I/O is unled while a handler runs: returns whether the
-  // engine must wake a follower to lead (nobody has led since the previous look), and notes a
-  // handler found blocked if no handler started meanwhile either (a thread working through a queue
-  // of quick requests is not blocked).
-  bool look(bool unled) noexcept {
-    bool wake = false;
-    if (unled && lead_rounds_ == lead_rounds_seen_) {
-      if (runs_started_ == runs_started_seen_) last_blocked_ = clock::now();
-      wake = true;
-    }
-    lead_rounds_seen_ = lead_rounds_;
-    runs_started_seen_ = runs_started_;
-    return wake;
-  }
-
-  // Without the lock: a thread is about to run a request unled. `draw` is that thread's own
-  // random state. Returns the probe to hand to blocked() afterwards.
-  struct probe {
-    bool sampled = false;
-    long switches_before = 0;
-  };
-  probe unled_run_begins(std::uint32_t& draw) noexcept {
-    watch_.request();
-    const bool sampled = next_draw(draw) % blocking_sample == 0;
-    return {sampled, sampled ? voluntary_switches() : 0};
-  }
-  // Without the lock, after the run: whether it blocked.
-  static bool blocked(const probe& p) noexcept { return p.sampled && voluntary_switches() != p.switches_before; }
-  // With the lock: a handler was found blocked.
-  void found_blocked() noexcept { last_blocked_ = clock::now(); }
-
-  void stop() { watch_.stop(); }
-
- private:
-  // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
-  static std::uint32_t next_draw(std::uint32_t& state) noexcept {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    return state;
-  }
-  // This thread's voluntary context switches so far: it blocked if the count moved.
-  static long voluntary_switches() noexcept {
-    rusage usage{};
-    return ::getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : 0;
-  }
-
-  const bool enabled_;
-  clock::time_point last_blocked_{};   // when a handler was last found blocked
-  std::size_t lead_rounds_ = 0;        // times a thread began to lead
-  std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look
-  std::size_t runs_started_ = 0;       // handler runs begun
-  std::size_t runs_started_seen_ = 0;  // runs_started_ at the watchdog's last look
-  watchdog watch_;                     // last: its looks use everything above
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/tuning/unled_runs.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace tuning {
@@ -10547,52 +9320,9 @@ struct automatic {
     detail::request_batching batching_;
   };
 
-  class server_hooks {
-   public:
-    explicit server_hooks(const server_setup& setup)
-        : one_cpu_(!setup.knobs.several_cpus()),
-          batching_(setup.knobs.batching),
-          holds_(setup.thread_slots, setup.scheduler),
-          unled_(setup.scheduler, one_cpu_, setup.look_for_leader, setup.engine) {}
-
-    struct thread_state {
-      std::size_t index;
-      std::uint32_t draw;  // xorshift32 state, for unled_runs' samples
-    };
-    thread_state thread_begins(std::size_t index) noexcept {
-      return {index, 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1)};
-    }
-
-    // On one CPU, unled runs (unled_runs.hpp).
-    void lead_round_began() noexcept { unled_.lead_round_began(); }
-    void run_began() noexcept { unled_.run_began(); }
-    bool may_run_unled() const noexcept { return unled_.may_run_unled(); }
-    bool leader_overdue(bool unled) noexcept { return unled_.look(unled); }
-    void found_blocked() noexcept { unled_.found_blocked(); }
-    using run_probe = detail::unled_runs::probe;
-    run_probe unled_run_begins(thread_state& mine) noexcept { return unled_.unled_run_begins(mine.draw); }
-    static bool blocked(const run_probe& probe) noexcept { return detail::unled_runs::blocked(probe); }
-
-    // Reply holds (reply_holds.hpp).
-    bool hold_reply(thread_state& mine, const detail::server_request& request, bool next_same) noexcept {
-      if (!batching_ || !next_same || !detail::reply_holds::deadline_allows(request)) return false;
-      holds_.hold(mine.index, request.connection);
-      return true;
-    }
-    const detail::server_connection* held(const thread_state& mine) const noexcept { return holds_.held(mine.index); }
-    void release(thread_state& mine) { holds_.release(mine.index); }
-
-    void stop() {
-      holds_.stop();
-      unled_.stop();
-    }
-
-   private:
-    const bool one_cpu_;
-    const bool batching_;
-    detail::reply_holds holds_;
-    detail::unled_runs unled_;
-  };
+  // With the engines that use them: automatic_server.hpp (a program that only makes calls
+  // compiles no server).
+  class server_hooks;
 };
 
 }  // namespace tuning
@@ -10980,266 +9710,6 @@ class blocking_client_engine {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/blocking/client.hpp
-// ---- begin geerpc/transport/blocking/server.hpp
-// geerpc: the server half of the `blocking` transport: an accept thread and one thread per
-// connection that reads a request, runs its handler and answers, in order. Simple to reason about
-// and cheap for a few long-lived peers; a slow request holds up the ones behind it on its
-// connection (the `threaded` transport does not). Deadlines still hold: the shared scheduler answers
-// a request that runs too long and fires its handler's stop_token.
-
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class blocking_server_engine {
- public:
-  explicit blocking_server_engine(server_context& context) : context_(context) {
-    context.pool_probe = &probe;
-    context.pool_engine = this;
-  }
-  ~blocking_server_engine() {
-    stop();
-    context_.pool_probe = nullptr;
-    context_.pool_engine = nullptr;
-  }
-
-  blocking_server_engine(const blocking_server_engine&) = delete;
-  blocking_server_engine& operator=(const blocking_server_engine&) = delete;
-
-  std::string listen(std::string_view address) {
-    std::string bound;
-    listen_ = net::listen_on(address, bound);
-    acceptor_ = std::jthread([this] { accept_loop(); });
-    return bound;
-  }
-
-  // As the threaded server's stop(): safe from several threads, and from a handler it only starts
-  // the stop.
-  void stop() {
-    std::vector<std::shared_ptr<server_connection>> open;
-    {
-      std::lock_guard lock(mutex_);
-      if (!stopping_) {
-        stopping_ = true;
-        listen_.shutdown();  // refuses dials from now on; closed once the acceptor is joined
-        for (auto& p : peers_)
-          if (p.connection) open.push_back(p.connection);
-      }
-    }
-    for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
-    stop_signal_.signal();
-    if (on_own_thread()) return;
-    std::lock_guard joining(join_mutex_);
-    if (acceptor_.joinable()) acceptor_.join();
-    listen_.close();  // frees the address for a new server at once
-    // With the acceptor gone, no peer is added or reaped: the list keeps its nodes while they are
-    // joined, so a handler's stop() meanwhile still finds its own thread in it.
-    std::vector<std::thread*> threads;
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& p : peers_) threads.push_back(&p.thread);
-    }
-    for (std::thread* thread : threads)
-      if (thread->joinable()) thread->join();
-    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
-    // its request holds its connection, and the context it refers to must outlive it.
-    context_.wait_drained(std::chrono::steady_clock::time_point::max());
-    std::lock_guard lock(mutex_);
-    // A peer's thread marks it done as its last act, and every thread has been joined.
-    GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),
-                  "blocking server: a joined connection thread that never finished");
-    peers_.clear();
-  }
-
-  // Graceful shutdown's first step: no more connections (dials are refused from now on; the
-  // acceptor leaves). stop() closes the socket.
-  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
-  bool stop_accepting() {
-    // Under the lock that stop() sets stopping_ under before it ever closes the socket.
-    std::lock_guard lock(mutex_);
-    if (stopping_) return false;
-    if (!accepting_) return true;
-    accepting_ = false;
-    listen_.shutdown();  // wakes the acceptor, whose accept then fails: it sees accepting_ and leaves
-    return true;
-  }
-
-  // Calls f(server_connection&) for each open connection, with no lock held.
-  template <class F>
-  void for_each_connection(F&& f) {
-    std::vector<std::shared_ptr<server_connection>> open;
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& p : peers_)
-        if (p.connection) open.push_back(p.connection);
-    }
-    for (auto& connection : open) f(*connection);
-  }
-
-  // Whether the calling thread is one of this server's: stop() from a handler must not join it.
-  bool on_own_thread() const {
-    const auto me = std::this_thread::get_id();
-    std::lock_guard lock(mutex_);  // handlers run on peer threads only
-    return std::any_of(peers_.begin(), peers_.end(), [&](const peer& p) { return p.id == me; });
-  }
-
-  std::size_t connection_count() const {
-    std::lock_guard lock(mutex_);
-    std::size_t live = 0;
-    for (const auto& p : peers_) live += p.done ? 0 : 1;
-    return live;
-  }
-
- private:
-  // The debug page's view (server_context::pool_probe): a thread per connection, busy while it runs
-  // the requests it read.
-  static pool_view probe(const void* engine) {
-    const auto& self = *static_cast<const blocking_server_engine*>(engine);
-    std::lock_guard lock(self.mutex_);
-    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0};
-  }
-  struct peer {
-    std::shared_ptr<server_connection> connection;
-    std::thread thread;
-    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
-    bool done = false;   // the thread has returned and can be joined without waiting
-  };
-
-  void accept_loop() {
-    for (;;) {
-      if (net::wait_for(listen_.get(), POLLIN, std::nullopt, stop_signal_.get()) == net::wait_result::woken) return;
-      const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        {
-          std::lock_guard lock(mutex_);
-          // stop() or stop_accepting() shut the listener down: it stays readable, and accept fails.
-          if (stopping_ || !accepting_) return;
-        }
-        // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          const auto retry = net::clock::now() + std::chrono::milliseconds(50);
-          if (net::wait_for(stop_signal_.get(), POLLIN, retry) == net::wait_result::ready) return;
-        }
-        continue;
-      }
-      net::set_no_delay(fd);
-      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
-      std::shared_ptr<server_connection> connection;
-      try {
-        connection = std::make_shared<server_connection>(context_, std::move(accepted), nullptr);
-        if (!admit(connection)) return;
-      } catch (...) {
-        // No memory for this connection's state (or its list entry, or its reason): it is closed
-        // without a word and counted; the server keeps serving the others.
-        context_.refused.fetch_add(1, std::memory_order_relaxed);
-        if (connection) connection->close();
-      }
-    }
-  }
-
-  // Gives an accepted connection its thread, or refuses it. Returns false when stopping.
-  bool admit(const std::shared_ptr<server_connection>& connection) {
-    std::lock_guard lock(mutex_);
-    reap_finished();
-    if (stopping_) return false;
-    if (peers_.size() >= context_.options.max_connections) {
-      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
-      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
-                         ")");
-      return true;
-    }
-    connection->arm_handshake_timer();
-    // Accepted as a shutdown began: for_each_connection(), under the same lock, missed it.
-    if (context_.draining.load()) connection->go_away();
-    peers_.push_back(peer{connection, {}, {}, false});
-    auto self = std::prev(peers_.end());
-    try {
-      self->thread = std::thread([this, self] { serve(self); });
-      self->id = self->thread.get_id();
-    } catch (const std::system_error& e) {
-      // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
-      // told why and closed; the server keeps serving the others, and may find a thread for the
-      // next one once some connection has ended.
-      peers_.erase(self);
-      if (context_.stats) context_.stats->turned_away(limit_kind::threads);
-      connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
-    } catch (...) {
-      peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
-      throw;
-    }
-    return true;
-  }
-
-  // Joins the threads of connections that ended, so a long-running server does not accumulate them.
-  void reap_finished() {
-    for (auto it = peers_.begin(); it != peers_.end();) {
-      if (it->done) {
-        // done is set by the peer's own thread, which admit() started before the peer was visible.
-        GEERPC_ASSERT(it->thread.joinable(), "blocking server: a finished peer without a thread");
-        it->thread.join();
-        it = peers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  void serve(std::list<peer>::iterator self) {
-    server_connection& connection = *self->connection;
-    // On this thread's stack: a page becomes resident only once a read reaches it, so an idle
-    // connection costs its thread's few stack pages, not a buffer.
-    std::byte buffer[32u << 10];
-    std::vector<server_request*> ready;
-    net::stream& stream = connection.stream();
-    for (;;) {
-      // Bytes the stream's session holds are read without waiting: the socket may never become
-      // readable for them (stream.hpp, rule 2). Otherwise wait for reading, writing while replies
-      // wait, and what the session wants; then both are tried (rule 3).
-      if (!stream.buffered()) {
-        const short wants = stream.wants();
-        const short events =
-            static_cast<short>(POLLIN | wants | (connection.writer().has_pending() ? POLLOUT | wants : 0));
-        if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
-      } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
-        break;
-      }
-      if (connection.writer().has_pending() && !connection.flush_output()) break;
-      const net::io_result r = stream.read_some(std::span<std::byte>(buffer, sizeof buffer));
-      if (r.status == net::io_status::closed) break;
-      if (r.status == net::io_status::would_block) continue;
-      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, r.bytes), ready);
-      if (!ready.empty()) {
-        running_.fetch_add(1, std::memory_order_relaxed);
-        for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
-        running_.fetch_sub(1, std::memory_order_relaxed);
-      }
-      ready.clear();
-      if (!alive || connection.closed()) break;
-    }
-    connection.close();
-    std::lock_guard lock(mutex_);
-    GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
-    self->connection.reset();
-    self->done = true;
-  }
-
-  server_context& context_;
-  net::listener listen_;
-  net::event_fd stop_signal_;            // readable once stop() is called, for every waiting thread
-  mutable std::mutex mutex_;             // guards peers_, stopping_ and accepting_
-  std::atomic<std::size_t> running_{0};  // connection threads running requests now
-  std::list<peer> peers_;
-  bool stopping_ = false;
-  bool accepting_ = true;  // until stop_accepting()
-  std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
-  std::jthread acceptor_;
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/blocking/server.hpp
 // ---- begin geerpc/transport/threaded/client.hpp
 // geerpc: the client half of the `threaded` transport. Any number of threads call through one
 // connection at once. The life of one call:
@@ -11292,6 +9762,243 @@ inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/futex.hpp
+// ---- begin geerpc/detail/seq_map.hpp
+// geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
+// addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
+// by powers of two: once warm, inserting and erasing a call allocates nothing (a node-based map
+// would allocate on every call). Keys may be any 64-bit value (a hostile peer picks them); a null
+// value marks a free slot. Not thread-safe: its owner locks.
+
+#include <sys/random.h>
+#include <sys/types.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The table itself, over untyped pointers: one copy of its code serves every seq_map<T>, rather
+// than one per value type in each translation unit.
+class seq_map_base {
+ public:
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, void* value) {
+    GEERPC_ASSERT(value != nullptr, "seq_map: a null value would mark its slot free");
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) {
+        slots_[i] = {key, value};
+        ++size_;
+        return true;
+      }
+      if (slots_[i].key == key) return false;
+    }
+  }
+
+  void* find(std::uint64_t key) const noexcept {
+    if (size_ == 0) return nullptr;
+    GEERPC_ASSERT(size_ * 2 <= slots_.size(), "seq_map: at most half full, so every probe meets a free slot");
+    for (std::size_t i = home(key);; i = next(i)) {
+      if (slots_[i].value == nullptr) return nullptr;
+      if (slots_[i].key == key) return slots_[i].value;
+    }
+  }
+
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  void* erase(std::uint64_t key) {
+    if (size_ == 0) return nullptr;
+    std::size_t hole = home(key);
+    while (slots_[hole].key != key || slots_[hole].value == nullptr) {
+      if (slots_[hole].value == nullptr) return nullptr;
+      hole = next(hole);
+    }
+    void* removed = std::exchange(slots_[hole].value, nullptr);
+    --size_;
+    // Backward shift: pull later entries of the probe run into the hole, so no tombstones remain.
+    for (std::size_t i = next(hole); slots_[i].value != nullptr; i = next(i)) {
+      const std::size_t want = home(slots_[i].key);
+      // Movable when its home is not in the (cyclic) range (hole, i].
+      if (((i - want) & mask()) >= ((i - hole) & mask())) {
+        slots_[hole] = slots_[i];
+        slots_[i].value = nullptr;
+        hole = i;
+      }
+    }
+    GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
+    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
+    return removed;
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& entry : slots_)
+      if (entry.value != nullptr) f(entry.key, entry.value);
+  }
+
+  void clear_and_release() noexcept {
+    std::vector<slot>().swap(slots_);
+    size_ = 0;
+  }
+
+ private:
+  struct slot {
+    std::uint64_t key = 0;
+    void* value = nullptr;
+  };
+
+  std::size_t mask() const noexcept { return slots_.size() - 1; }
+  std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask(); }
+  // Multiplicative hashing: consecutive sequence numbers spread over the table. The multiplier is
+  // odd and random per map, so a peer choosing its keys cannot aim them all at one slot.
+  std::size_t home(std::uint64_t key) const noexcept {
+    return integer_cast<std::size_t>((key * multiplier_) >> 32) & mask();
+  }
+  static std::uint64_t random_multiplier(const void* self) noexcept {
+    static const std::uint64_t process_seed = random_seed();
+    std::uint64_t x = process_seed ^ reinterpret_cast<std::uintptr_t>(self);
+    x ^= x >> 31;  // splitmix64's finaliser
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    return x | 1;
+  }
+
+  // From the kernel's random pool (getrandom(2), not <random>: std::random_device reads the same
+  // pool, and <random> would add thousands of lines to every user's translation unit). Should the
+  // call fail (a kernel before 3.17), ASLR's stack address still varies per process.
+  static std::uint64_t random_seed() noexcept {
+    std::uint64_t seed = 0;
+    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed)) return seed;
+    return reinterpret_cast<std::uintptr_t>(&seed) * 0x9E3779B97F4A7C15ull;
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<slot> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (const auto& s : old) {
+      if (s.value == nullptr) continue;
+      const bool fresh = insert(s.key, s.value);
+      GEERPC_ASSERT(fresh, "seq_map: a key held twice");
+    }
+  }
+  // Called mid-erase with the table consistent: halves it while it stays at most half full.
+  void shrink() {
+    std::size_t capacity = slots_.size();
+    while (capacity > 64 && size_ * 4 < capacity) capacity /= 2;
+    rehash(capacity);
+  }
+
+  std::vector<slot> slots_;  // a power of two in size, at most half full
+  std::size_t size_ = 0;
+  std::uint64_t multiplier_ = random_multiplier(this);
+};
+
+// A seq_map_base whose values are T*.
+template <class T>
+class seq_map : private seq_map_base {
+ public:
+  using seq_map_base::empty;
+  using seq_map_base::size;
+
+  // False (and nothing changed) when `key` is present already.
+  bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
+  T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
+  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
+  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
+
+  template <class F>
+  void for_each(F&& f) const {
+    seq_map_base::for_each([&](std::uint64_t key, void* value) { f(key, static_cast<T*>(value)); });
+  }
+
+  // Empties the map into `out` (appending the values) and releases its memory.
+  void drain_into(std::vector<T*>& out) {
+    for_each([&](std::uint64_t, T* value) { out.push_back(value); });
+    clear_and_release();
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/seq_map.hpp
+// ---- begin geerpc/net/frame_reader.hpp
+// geerpc: the read side of a connection: turns the bytes recv() returned into whole frames.
+// Complete frames are handed out straight from the caller's receive buffer; only the unfinished
+// tail of a frame is copied and kept, so an idle connection holds no buffer at all. A frame's
+// claimed length is checked against the limit before a byte of it is stored.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+class frame_reader {
+ public:
+  explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
+
+  // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
+  // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
+  // stream is broken (the connection must then be closed: its framing can no longer be trusted).
+  template <class OnFrame>
+  const char* feed(std::span<const std::byte> data, OnFrame&& on_frame) {
+    // First finish the frame a previous read left incomplete, copying only the bytes it still needs.
+    while (!partial_.empty() && !data.empty()) {
+      const wire::frame_scan scan = wire::scan_frame(partial_, max_frame_size_);
+      if (const char* bad = judge(scan)) return bad;
+      const std::size_t take = std::min(scan.size - partial_.size(), data.size());
+      partial_.insert(partial_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
+      data = data.subspan(take);
+      const wire::frame_scan now = wire::scan_frame(partial_, max_frame_size_);
+      if (const char* bad = judge(now)) return bad;
+      if (now.what == wire::frame_scan::state::complete) {
+        const bool go_on = on_frame(std::span<const std::byte>(partial_));
+        partial_.clear();
+        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
+        if (!go_on) return nullptr;
+      }
+    }
+    while (!data.empty()) {
+      const wire::frame_scan scan = wire::scan_frame(data, max_frame_size_);
+      if (const char* bad = judge(scan)) return bad;
+      if (scan.what == wire::frame_scan::state::need_more) {
+        // Keep only what arrived: the claimed size is not reserved, a peer gets memory by sending bytes.
+        partial_.assign(data.begin(), data.end());
+        return nullptr;
+      }
+      if (!on_frame(data.first(scan.size))) return nullptr;
+      data = data.subspan(scan.size);
+    }
+    return nullptr;
+  }
+
+  // What feed() returns for a frame whose length prefix is past the limit.
+  static constexpr const char* too_large = "frame larger than the limit";
+
+  // Bytes of an unfinished frame held: nonzero means the peer stopped mid-frame.
+  std::size_t buffered() const noexcept { return partial_.size(); }
+
+ private:
+  static const char* judge(const wire::frame_scan& scan) noexcept {
+    switch (scan.what) {
+      case wire::frame_scan::state::too_large:
+        return too_large;
+      case wire::frame_scan::state::too_small:
+        return "frame shorter than its header";
+      default:
+        return nullptr;
+    }
+  }
+
+  std::uint32_t max_frame_size_;
+  std::vector<std::byte> partial_;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/frame_reader.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -11819,6 +10526,2548 @@ class async_call final : public Engine::pending_call, public async_state {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/threaded/client.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Transport>
+result<std::shared_ptr<typename client_link<Transport>::engine>> client_link<Transport>::open(std::string_view address,
+                                                                                              const options& opts,
+                                                                                              std::uint8_t codec_id) {
+  auto connection = dial_and_handshake(address, opts, codec_id);
+  if (!connection) return connection.error();
+  try {
+    return std::make_shared<engine>(std::move(connection).value(), opts);
+  } catch (const std::system_error& e) {  // the system refused the connection's receiving thread
+    return error{make_error_code(errc::connect_failed),
+                 "rpc client: dial " + std::string(address) + ": cannot start a thread: " + e.code().message()};
+  }
+}
+
+template <class Transport>
+call_outcome client_link<Transport>::call(engine& e, const context& ctx, std::span<std::byte> frame,
+                                          const reply_sink& reply) {
+  return e.call(ctx, frame, reply);
+}
+
+template <class Transport>
+std::unique_ptr<async_state> client_link<Transport>::start(const std::shared_ptr<engine>& e, const context& ctx,
+                                                           std::span<std::byte> frame, completion_hook hook) {
+  if constexpr (Transport::supports_async) {
+    auto state = std::make_unique<async_call<engine>>(e, std::move(hook));
+    e->start(*state, ctx, frame);
+    return state;
+  } else {  // basic_client refuses this at compile time; here for the explicit instantiation
+    return std::make_unique<finished_call>(
+        call_outcome::failure(errc::invalid_argument, "geerpc: this transport has no asynchronous calls"));
+  }
+}
+
+template <class Transport>
+std::uint32_t client_link<Transport>::server_max_frame_size(const engine& e) noexcept {
+  return e.server_max_frame_size();
+}
+
+template <class Transport>
+void client_link<Transport>::close(engine& e) {
+  e.close();
+}
+
+template <class Transport>
+bool client_link<Transport>::is_open(const engine& e) {
+  return e.is_open();
+}
+
+template <class Transport>
+bool client_link<Transport>::on_own_thread(const engine& e) {
+  return e.on_own_thread();
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/client_engines.hpp
+// ---- begin geerpc/transport/server_engines.hpp
+// geerpc: the server engines of every transport, and the operations basic_server asks of them
+// (transport/link.hpp's server_link) defined over them. Header-only programs get this through
+// server.hpp; with GEERPC_SEPARATE_COMPILATION only the source file that includes
+// <geerpc/implementation.hpp> does (transport/engines.hpp).
+
+
+// ---- begin geerpc/server/connection.hpp
+// geerpc: one accepted connection, the part of the server both transport policies share. A
+// transport decides which thread reads and which runs a request; a connection is three parts, each
+// with one job:
+//   - the wire session (wire_session.hpp): the first bytes (hello or HTTP door), framing, writing,
+//     the stall and write timers;
+//   - the request ledger (request_ledger.hpp): exactly one response per request, deadlines,
+//     cancel, the in-flight limits and the request pool;
+//   - the observer (observer.hpp): the one hook statistics, interceptors and the debug page plug
+//     into, a branch when none is installed.
+// This file joins them: it registers what the session reads in the ledger, runs a request's
+// handler, and sends the answer the ledger lets it send.
+//
+// Exactly one response: every request has one atomic state. Its handler finishing, its deadline
+// (the handle timeout or the caller's budget) and a cancel frame race to move it from `running` to
+// `answered` (request_ledger::claim); only the winner writes a response. A loser's work is dropped
+// without blocking anyone.
+
+
+
+// ---- begin geerpc/server/observer.hpp
+// geerpc: what a server watches of its calls besides answering them. The connection (connection.hpp)
+// calls one hook, request_observer, at each point of a request's life: when it is registered
+// (arrival), when a handler thread takes it (start), before its handler (the interceptors' say),
+// when it is answered, when it is finished (end), and when a call or a connection is refused or
+// turned away by a limit. Behind it plug the statistics (statistics.hpp), the interceptors
+// (interceptor.hpp), and through both the debug page (debug_page.hpp), which reads the statistics
+// and the times kept here.
+//
+// With neither statistics nor interceptors (the default), each hook is one branch on the server's
+// context and nothing else: no clock read, no allocation, no virtual call.
+
+
+// ---- begin geerpc/server/request_ledger.hpp
+// geerpc: the requests in flight on one server connection, and the rule that each gets exactly one
+// response. The connection's wire session (connection.hpp) reads frames and writes replies; this
+// ledger decides which request may be registered (the in-flight and queued-bytes limits, a seq
+// not in use, no shutdown begun), who may answer it (claim), when its deadline fires, and gives it
+// back to a small pool once it is finished. It does no I/O.
+//
+// A request's life: admit() registers it (running); the handler's answer, its deadline, a cancel
+// frame, a shutdown's abort or its connection's end race to claim() it (running -> answered), and
+// only the winner writes its response; finish() (connection.hpp) then cancels its deadline and
+// retire()s it here, once, whoever won.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+using clock = std::chrono::steady_clock;
+
+class server_connection;
+
+struct server_request {
+  static constexpr std::uint8_t running = 0;
+  static constexpr std::uint8_t answered = 1;
+
+  std::shared_ptr<server_connection> connection;  // set while registered: finish() takes it
+  const handler_entry* handler = nullptr;
+  std::uint64_t seq = 0;
+  std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
+  std::size_t metadata_size = 0;
+  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
+  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
+  // The exactly-once rule: claim() moves it from running to answered with acq_rel, so that the
+  // winner sees the request as it was registered and a loser's acquire load sees the claim.
+  std::atomic<std::uint8_t> state{running};
+  enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
+  deadline_scheduler::timer timer;
+  limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // Kept only while the server has an observer (observer.hpp): when the request arrived, and the
+  // response it got (written by whoever claimed it; read by finish()).
+  clock::time_point arrived{};
+  // With statistics: when a handler thread took it (0: not yet). Atomic (relaxed: a gauge) because
+  // the debug page reads it while the handler thread writes it.
+  std::atomic<clock::rep> started_ns{0};
+  clock::time_point answered_at{};
+  std::uint8_t answered_status = 0;
+  std::string answered_message;
+
+  std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
+  std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
+};
+
+class request_ledger {
+ public:
+  static constexpr std::uint64_t max_budget_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
+
+  explicit request_ledger(server_context& context) noexcept : context_(context) {}
+  request_ledger(const request_ledger&) = delete;
+  request_ledger& operator=(const request_ledger&) = delete;
+
+  // Whoever moves the request from running to answered writes its one response; everyone else
+  // must find it answered.
+  static bool claim(server_request& request) noexcept {
+    std::uint8_t expected = server_request::running;
+    if (request.state.compare_exchange_strong(expected, server_request::answered, std::memory_order_acq_rel))
+      return true;
+    GEERPC_ASSERT(expected == server_request::answered, "server: a request's state is running or answered");
+    return false;
+  }
+
+  // What admit() decided.
+  struct admission {
+    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy };
+    verdict outcome = verdict::registered;
+    server_request* request = nullptr;     // registered: the request, running
+    const char* busy_reason = nullptr;     // busy: the caller's error text
+    limit_kind limit = limit_kind::count;  // busy: which limit answered
+  };
+
+  // Registers a request for `handler` whose metadata block and arguments are `kept` (the block
+  // first, `metadata_size` bytes), unless a shutdown has begun (`going_away()`, asked under the
+  // lock that go_away's exclusive() takes), its seq is in use, or a limit is reached. `owner()`
+  // gives the connection's reference the request holds until it is finished. With `keep_times`
+  // (an observer is installed), its arrival is noted.
+  template <class GoingAway, class Owner>
+  admission admit(std::uint64_t seq, const handler_entry& handler, std::span<const std::byte> kept,
+                  std::size_t metadata_size, bool keep_times, GoingAway&& going_away, Owner&& owner) {
+    admission out;
+    std::lock_guard lock(mutex_);
+    // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
+    // exactly the body's size when that is more.
+    const std::size_t bytes =
+        std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
+    if (going_away()) {
+      out.outcome = admission::verdict::going_away;
+    } else if (inflight_.find(seq) != nullptr) {
+      out.outcome = admission::verdict::duplicate_seq;
+    } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
+      out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
+    } else if (!context_.try_acquire_inflight()) {
+      out = busy("rpc server: too many requests in flight", limit_kind::inflight);
+    } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
+      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      out = busy("rpc server: too many request bytes waiting", limit);
+    } else {
+      server_request* request = fresh_request();
+      request->connection = owner();
+      request->handler = &handler;
+      request->seq = seq;
+      request->argument.assign(kept.begin(), kept.end());
+      request->metadata_size = metadata_size;
+      request->queued_bytes = bytes;
+      if (keep_times) request->arrived = clock::now();
+      if (handler.takes_stop_token) request->stop.emplace();
+      const bool inserted = inflight_.insert(seq, request);
+      GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
+      out.request = request;
+    }
+    return out;
+  }
+
+  // One timer per request, at the earlier of the handle timeout and the caller's deadline
+  // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
+  void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
+                         void (*on_deadline)(void*)) {
+    const auto now = clock::now();
+    std::optional<clock::time_point> handle_deadline, caller_deadline;
+    if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
+    if (budget_us > 0)
+      caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
+    request.caller_deadline = caller_deadline;
+    if (!handle_deadline && !caller_deadline) return;
+    const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
+    request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
+    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline, on_deadline,
+                                 &request);
+  }
+  // Once this returns, no deadline callback of the request runs (finish() calls it first).
+  void cancel_deadline(server_request& request) {
+    if (request.timer_limit != server_request::limit::none) context_.scheduler->cancel(request.timer);
+  }
+
+  // Claims the request registered under `seq`, if any and still unanswered, and calls
+  // won(request) under the lock, which keeps it registered meanwhile. Returns whether it won.
+  template <class Won>
+  bool claim_seq(std::uint64_t seq, Won&& won) {
+    std::lock_guard lock(mutex_);
+    server_request* request = inflight_.find(seq);
+    if (request == nullptr || !claim(*request)) return false;
+    won(*request);
+    return true;
+  }
+
+  // Claims every request still unanswered, calling won(request) for each under the lock; returns
+  // their seqs and stop sources, for answering and stopping them once the lock is released.
+  template <class Won>
+  std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> claim_all(Won&& won) {
+    std::vector<std::pair<std::uint64_t, std::optional<std::stop_source>>> claimed;
+    std::lock_guard lock(mutex_);
+    claimed.reserve(inflight_.size());  // before any claim: a claimed request must be answered
+    inflight_.for_each([&](std::uint64_t seq, server_request* request) {
+      if (!claim(*request)) return;
+      won(*request);
+      claimed.emplace_back(seq, request->stop);
+    });
+    return claimed;
+  }
+
+  // Claims `request` for the connection's end if nobody answered it, calling won(request) under
+  // the lock, so that no cancel frame answers it afterwards.
+  template <class Won>
+  void claim_for_end(server_request& request, Won&& won) {
+    std::lock_guard lock(mutex_);
+    if (claim(request)) won(request);
+  }
+
+  // The stop sources of every request registered now, for asking their handlers to stop with no
+  // lock held (stop callbacks run inline in request_stop()).
+  std::vector<std::stop_source> stop_sources() const {
+    std::vector<std::stop_source> sources;
+    std::lock_guard lock(mutex_);
+    inflight_.for_each([&](std::uint64_t, server_request* request) {
+      if (request->stop) sources.push_back(*request->stop);
+    });
+    return sources;
+  }
+
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return inflight_.size();
+  }
+
+  // Calls f(request) for each request registered now, under the lock (the debug page).
+  template <class F>
+  void for_each(F&& f) const {
+    std::lock_guard lock(mutex_);
+    inflight_.for_each([&](std::uint64_t, server_request* request) { f(*request); });
+  }
+
+  // Runs f() under the lock admit() holds: a request registered before it is seen by what f()
+  // changes, one after it is not (go_away()).
+  template <class F>
+  void exclusive(F&& f) {
+    std::lock_guard lock(mutex_);
+    f();
+  }
+
+  // Its bytes no longer wait for a handler (it runs, or is finished without running).
+  void release_queued(server_request& request) noexcept {
+    if (request.queued_bytes == 0) return;
+    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
+                  "server: more request bytes released than were counted");
+    request.queued_bytes = 0;
+  }
+
+  // Takes a finished request out of the ledger (its deadline cancelled, its connection reference
+  // taken) and keeps it for reuse.
+  void retire(server_request* request) {
+    release_queued(*request);  // if it never ran
+    std::lock_guard lock(mutex_);
+    server_request* const registered = inflight_.erase(request->seq);
+    GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
+    recycle(request);
+  }
+
+  // The server-wide count admit() took, given back last: a stop() waiting for it (a responder's
+  // request finishes on any thread) may free the context as soon as it reads 0. While draining,
+  // the count drops under the lock its waiter reads it under, and the waiter is woken; otherwise
+  // it looks again within a few milliseconds.
+  static void leave(server_context& context) {
+    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
+      std::lock_guard lock(context.drain_mutex);
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+      context.drained.notify_all();
+    } else {
+      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
+      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+    }
+  }
+
+ private:
+  static admission busy(const char* reason, limit_kind limit) noexcept {
+    return {admission::verdict::busy, nullptr, reason, limit};
+  }
+
+  // Counts the bytes of a request about to wait for a handler, if this connection and the server
+  // have room for them. Called with mutex_ held, which makes this the only place that adds to
+  // queued_bytes_; release_queued() takes them off without it. On a refusal, `limit` says which
+  // limit refused.
+  bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
+    if (bytes == 0) return true;
+    const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
+    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
+      limit = limit_kind::queued_bytes_per_connection;
+      return false;
+    }
+    if (!context_.try_queue_bytes(bytes)) {
+      limit = limit_kind::queued_bytes;
+      return false;
+    }
+    queued_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Requests are recycled per connection: once warm, a call allocates no request, and its argument
+  // buffer keeps its capacity. Both called with mutex_ held.
+  server_request* fresh_request() {
+    if (spare_.empty()) return new server_request;
+    server_request* request = spare_.back().release();
+    spare_.pop_back();
+    GEERPC_ASSERT(
+        request->connection == nullptr && request->state.load(std::memory_order_relaxed) == server_request::running,
+        "server: a recycled request was reset");
+    return request;
+  }
+  void recycle(server_request* request) {
+    std::unique_ptr<server_request> owned(request);
+    // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
+    // buffers kept only by the first few.
+    const std::size_t keep_capacity = spare_.size() < 16 ? (64u << 10) : (4u << 10);
+    if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
+    request->handler = nullptr;
+    request->argument.clear();
+    request->metadata_size = 0;
+    request->answered_status = 0;
+    request->answered_message.clear();
+    request->stop.reset();
+    request->state.store(server_request::running, std::memory_order_relaxed);
+    request->timer_limit = server_request::limit::none;
+    request->caller_deadline.reset();
+    request->started_ns.store(0, std::memory_order_relaxed);
+    spare_.push_back(std::move(owned));
+  }
+
+  server_context& context_;
+  mutable std::mutex mutex_;  // guards inflight_ and spare_, and orders registrations with go_away()
+  seq_map<server_request> inflight_;
+  // This connection's bytes waiting for a handler: added under mutex_ (try_queue_bytes), taken off
+  // without it (release_queued); relaxed, as a counter checked against a limit.
+  std::atomic<std::size_t> queued_bytes_{0};
+  std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/request_ledger.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class request_observer {
+ public:
+  explicit request_observer(const server_context& context) noexcept : context_(context) {}
+
+  // Whether requests keep their times and outcome: for the interceptors, or the statistics.
+  bool installed() const noexcept { return intercepted() || counting(); }
+  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
+  bool counting() const noexcept { return context_.stats != nullptr; }
+
+  // A limit turned something away (statistics.hpp's limit_kind).
+  void turned_away(limit_kind kind) const noexcept {
+    if (counting()) context_.stats->turned_away(kind);
+  }
+
+  // Registered: when it arrived (only with an observer: no clock read otherwise).
+  void arrived(server_request& request) const noexcept {
+    if (installed()) request.arrived = clock::now();
+  }
+
+  // A handler thread took the request: how long it waited goes to the statistics.
+  void started(server_request& request) const noexcept {
+    if (!counting()) return;
+    const auto now = clock::now();
+    request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+    context_.stats->queue_wait().add(now, now - request.arrived);
+  }
+
+  // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
+  bool refused_before(const call_context& context, invoke_outcome& outcome) const {
+    if (!intercepted()) return false;
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.before) continue;
+      std::optional<error> refusal;
+      try {
+        refusal = interceptor.before(context);
+      } catch (const std::exception& e) {
+        refusal = error{make_error_code(errc::remote_error), e.what()};
+      } catch (...) {
+        refusal =
+            error{make_error_code(errc::remote_error), "rpc server: an interceptor threw a non-standard exception"};
+      }
+      if (!refusal) continue;
+      const std::error_code& code = refusal->code;
+      outcome = invoke_outcome::failure(wire_errc(code), !refusal->message.empty() ? std::move(refusal->message)
+                                                         : code                    ? code.message()
+                                                                : "rpc server: the call was refused");
+      return true;
+    }
+    return false;
+  }
+
+  // Whoever claimed the request (request_ledger::claim) keeps the response it got, for finished().
+  // noexcept: it runs after a claim, which must always lead to its response and to finish().
+  void answered(server_request& request, std::uint8_t status, std::string_view message) const noexcept {
+    if (!installed()) return;
+    request.answered_at = clock::now();
+    request.answered_status = status;
+    try {
+      request.answered_message.assign(message);  // a success has none
+    } catch (...) {                              // no memory for the text: the interceptors see the status alone
+      request.answered_message.clear();
+    }
+  }
+
+  // The request is finished, answered by whoever claimed it: its method's statistics, then every
+  // interceptor's `after` with the call_context `context_of()` makes. `peer`: its connection's.
+  template <class ContextOf>
+  void finished(const server_request& request, std::string_view peer, ContextOf&& context_of) const {
+    if (counting()) count(request, peer);
+    if (!intercepted()) return;
+    notify_after(context_of(), request.answered_status, request.answered_message,
+                 request.answered_at - request.arrived);
+  }
+
+  // A request answered without being registered (an unknown method, a type mismatch, bad
+  // metadata, busy, going away): counted, and seen by the interceptors' `after` through the
+  // call_context `context_of()` makes.
+  template <class ContextOf>
+  void refused(const wire::frame_view& frame, errc code, const std::string& message, std::string_view peer,
+               ContextOf&& context_of) const {
+    if (counting()) count_refused(frame, code, message, peer);
+    if (!intercepted()) return;
+    notify_after(context_of(), static_cast<std::uint8_t>(code), message, clock::duration::zero());
+  }
+
+ private:
+  std::size_t method_index(const handler_entry& handler) const noexcept {
+    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
+  }
+
+  // Adds a finished request to its method's statistics, and keeps it among the last slow or
+  // failed calls if it is one.
+  void count(const server_request& request, std::string_view peer) const noexcept {
+    server_statistics& stats = *context_.stats;
+    const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
+    method_statistics& method = stats.method(method_index(*request.handler));
+    const std::uint8_t status = request.answered_status;
+    const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
+    if (status == 0)
+      method.successes.fetch_add(1, std::memory_order_relaxed);
+    else
+      method.add_error(status);
+    method.latency.add(now, latency);
+    if (status == 0 && !stats.slow(latency)) return;
+    const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
+    const bool ran = started != clock::time_point{};
+    try {
+      stats.keep({std::chrono::system_clock::now(), request.handler->name, std::string(peer),
+                  std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -
+                                                                       request.arrived),
+                  ran ? std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - started)
+                      : std::chrono::nanoseconds{},
+                  latency, status, request.answered_message});
+    } catch (...) {  // no memory for the record: the call is counted all the same
+    }
+  }
+
+  // Counts a request answered without being registered (refused()).
+  void count_refused(const wire::frame_view& frame, errc code, const std::string& message,
+                     std::string_view peer) const noexcept {
+    server_statistics& stats = *context_.stats;
+    const auto status = static_cast<std::uint8_t>(code);
+    try {
+      errc unknown{};
+      std::string why;
+      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
+      (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
+      // A name the server does not serve is the peer's: a bounded part of it is kept.
+      const std::string_view name = frame.text.substr(0, 128);
+      stats.keep({std::chrono::system_clock::now(), std::string(name), std::string(peer), {}, {}, {}, status, message});
+    } catch (...) {
+    }
+  }
+
+  void notify_after(const call_context& context, std::uint8_t status, std::string_view message,
+                    clock::duration took) const noexcept {
+    call_result result;
+    if (status != 0) result.error = make_error_code(static_cast<errc>(status));
+    result.message = message;
+    result.duration = took;
+    for (const server_interceptor& interceptor : context_.interceptors) {
+      if (!interceptor.after) continue;
+      try {
+        interceptor.after(context, result);
+      } catch (...) {  // documented: dropped
+      }
+    }
+  }
+
+  const server_context& context_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/observer.hpp
+// ---- begin geerpc/server/wire_session.hpp
+// geerpc: the wire session of a server connection (connection.hpp): the first bytes (the geerpc
+// hello, or an HTTP request for the HTTP door, http_door.hpp), then framing; writing replies; and
+// the two timers that drop a peer which stalls: the stall timer (a hello or a frame begun and not
+// finished in time) and the write timer (replies the peer does not read). What a frame asks for is
+// the connection's: it hands each whole request or cancel frame to Connection::on_request() or
+// on_cancel() (a template parameter, so that no call is virtual), and asks it to stop its
+// handlers when it closes.
+//
+// `Connection` derives from wire_session<Connection> and from
+// std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
+// on_cancel(seq), stop_handlers(), and observer() (observer.hpp), for the limits that turn a peer
+// away.
+
+
+// ---- begin geerpc/server/http_door.hpp
+// geerpc: what a server does with a connection whose first byte begins an HTTP request instead of
+// the geerpc hello (docs/protocol.md, "HTTP on the RPC port"):
+//
+//   CONNECT /_geerpc_ HTTP/1.x     "HTTP/1.0 200 Connected to Gee RPC", then the geerpc protocol,
+//                                  hello first, as GeeRPC's DialHTTP expects (its /_geeprc_ too)
+//   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
+//   GET /debug/geerpc/stats.json   the same as JSON
+//   another path                   404; another method on one of these paths: 405
+//
+// Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
+// connection. The head (at most 8 KiB) must arrive within server_options::handshake_timeout,
+// which, after a CONNECT, also covers the hello that follows.
+
+
+// ---- begin geerpc/server/debug_page.hpp
+// geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
+// JSON (GET /debug/geerpc/stats.json), for someone chasing a timeout in production: its services
+// and methods with their types; per method, calls and their outcomes by error code, calls in flight
+// and the oldest's age, latency over the last minute; the handler pool; the connections; the last
+// slow or failed calls; what the server holds now, and its limits with how often each turned
+// something away. Plain HTML with no scripts and no external assets, so that it reads anywhere.
+//
+// The JSON is written here rather than by a JSON library: the core depends on Boost alone, and
+// what is written is a fixed shape of numbers and escaped strings.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+inline void append_html_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+inline void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(u));
+      out += escaped;
+    } else {
+      out += c;  // UTF-8 passes as it is (method names are the program's own text)
+    }
+  }
+  out += '"';
+}
+
+inline std::string fingerprint_text(std::uint32_t fingerprint) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", fingerprint);
+  return text;
+}
+
+// A duration to three significant digits, for people: "28.7us", "40.2ms", "2.05s"; from a minute
+// up, Go's "1m30s" to the second.
+inline std::string page_duration(std::chrono::nanoseconds d) {
+  const std::int64_t ns = std::max<std::int64_t>(0, d.count());
+  if (ns < 1'000) return std::to_string(ns) + "ns";
+  if (ns >= 60'000'000'000) return duration_text(std::chrono::seconds(ns / 1'000'000'000));
+  // Units change where three digits would round up to the next one (999.6us is "1ms").
+  const bool us = ns < 999'500, ms = !us && ns < 999'500'000;
+  const double unit = us ? 1e3 : ms ? 1e6 : 1e9;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g%s", static_cast<double>(ns) / unit, us ? "us" : ms ? "ms" : "s");
+  return text;
+}
+
+// "2026-12-03 18:04:47.120 UTC"
+inline std::string utc_text(std::chrono::system_clock::time_point when) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
+  const std::time_t seconds = ms / 1000;
+  std::tm parts{};
+  ::gmtime_r(&seconds, &parts);
+  char text[48];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", parts.tm_year + 1900, parts.tm_mon + 1,
+                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<int>(ms % 1000));
+  return text;
+}
+
+// What the page shows, gathered once so that the HTML and the JSON say the same.
+struct debug_snapshot {
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t max_connection_rows = 200;  // the page lists this many; all are counted
+
+  struct error_count {
+    std::string_view code;  // errc's name
+    std::uint64_t count = 0;
+  };
+  struct method_row {
+    std::string name;
+    std::string signature;
+    std::string fingerprint;  // 8 hex digits; "none" for a method without one
+    bool takes_stop_token = false;
+    // With statistics: calls received (finished or in flight), their outcomes, what runs now.
+    std::uint64_t calls = 0;
+    std::uint64_t successes = 0;
+    std::uint64_t in_flight = 0;
+    std::vector<error_count> errors;
+    std::chrono::nanoseconds oldest{0};  // age of the oldest call in flight
+    latency_summary latency;             // from arrival to answer, over the last minute
+  };
+  struct connection_row {
+    std::string peer;
+    std::chrono::nanoseconds age{0};
+    std::optional<std::chrono::nanoseconds> idle;  // since its last read or reply (with statistics)
+    std::size_t in_flight = 0;
+    std::size_t pending_output = 0;
+  };
+  struct number {
+    const char* key;    // the JSON name
+    const char* label;  // the page's words
+    std::string text;   // as the page shows it
+    std::uint64_t value = 0;
+    std::optional<std::uint64_t> turned_away{};  // for a limit: how often it turned something away
+  };
+
+  bool statistics = false;
+  std::vector<method_row> methods;
+  std::vector<error_count> unrouted;  // calls for names the server does not serve
+  std::vector<number> pool;
+  std::size_t connection_count = 0;
+  std::vector<connection_row> connections;
+  std::vector<call_record> recent;  // the last slow or failed calls, newest first
+  std::chrono::nanoseconds slow_call{0};
+  std::vector<number> now;     // what the server holds at this moment
+  std::vector<number> limits;  // server_options in force
+
+  static number count(const char* key, const char* label, std::uint64_t value) {
+    return {key, label, std::to_string(value), value};
+  }
+  static number bytes(const char* key, const char* label, std::uint64_t value) {
+    return {key, label, std::to_string(value) + " B", value};
+  }
+  // A duration: nanoseconds in the JSON, and Go's text on the page.
+  static number span(const char* key, const char* label, std::chrono::nanoseconds value) {
+    const auto ns = std::max(value, std::chrono::nanoseconds::zero());
+    return {key, label, page_duration(ns), static_cast<std::uint64_t>(ns.count())};
+  }
+  // A timeout: its value in nanoseconds in the JSON (0: none), and Go's text on the page.
+  static number timeout(const char* key, const char* label, std::chrono::nanoseconds value) {
+    const bool none = value <= std::chrono::nanoseconds::zero();
+    return {key, label, none ? "none" : duration_text(value), none ? 0 : static_cast<std::uint64_t>(value.count())};
+  }
+
+  static std::vector<error_count> errors_of(const method_statistics& m, std::uint64_t& total) {
+    std::vector<error_count> out;
+    for (std::size_t code = 1; code < method_statistics::codes; ++code)
+      if (const std::uint64_t n = m.errors[code].load(std::memory_order_relaxed); n != 0) {
+        out.push_back({errc_name(static_cast<std::uint8_t>(code)), n});
+        total += n;
+      }
+    return out;
+  }
+
+  explicit debug_snapshot(const server_context& context) {
+    const auto at = clock::now();
+    const server_statistics* const stats = context.stats.get();
+    statistics = stats != nullptr;
+    const std::vector<handler_entry>* entries = context.handlers != nullptr ? &context.handlers->methods() : nullptr;
+    if (entries != nullptr)
+      for (const handler_entry& entry : *entries) {
+        method_row row;
+        row.name = entry.name;
+        row.signature = entry.signature;
+        row.fingerprint = entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint);
+        row.takes_stop_token = entry.takes_stop_token;
+        methods.push_back(std::move(row));
+      }
+
+    // What is in flight now, read from the connections.
+    std::vector<clock::time_point> oldest(methods.size(), clock::time_point::max());
+    std::size_t waiting = 0;  // requests no handler thread has taken yet
+    clock::time_point oldest_waiting = clock::time_point::max();
+    {
+      std::lock_guard lock(context.connections_mutex);
+      connection_count = context.connections.size();
+      for (const listed_connection* connection : context.connections) {
+        const connection_view v = connection->describe();
+        if (connections.size() < max_connection_rows) {
+          connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
+          if (statistics) row.idle = at - v.last_activity;
+          connections.push_back(std::move(row));
+        }
+        if (!statistics || entries == nullptr) continue;
+        connection->for_each_request(
+            [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+              const auto i = static_cast<std::size_t>(&handler - entries->data());
+              if (i < methods.size()) {
+                ++methods[i].in_flight;
+                oldest[i] = std::min(oldest[i], arrived);
+              }
+              if (started == clock::time_point{}) {
+                ++waiting;
+                oldest_waiting = std::min(oldest_waiting, arrived);
+              }
+            });
+      }
+    }
+    if (stats != nullptr) {
+      for (std::size_t i = 0; i < methods.size() && i < stats->method_count(); ++i) {
+        method_row& row = methods[i];
+        const method_statistics& m = stats->method(i);
+        std::uint64_t failed = 0;
+        row.errors = errors_of(m, failed);
+        row.successes = m.successes.load(std::memory_order_relaxed);
+        row.calls = row.successes + failed + row.in_flight;
+        if (row.in_flight != 0) row.oldest = at - oldest[i];
+        row.latency = m.latency.read(at);
+      }
+      std::uint64_t ignored = 0;
+      unrouted = errors_of(stats->unrouted(), ignored);
+      recent = stats->recent_calls();
+      slow_call = stats->slow_threshold();
+    }
+
+    pool_view p;
+    if (context.pool_probe != nullptr) p = context.pool_probe(context.pool_engine);
+    pool = {count("threads", "threads", p.threads), count("busy", "busy in a handler", p.busy)};
+    if (stats != nullptr) {
+      const latency_summary wait = stats->queue_wait().read(at);
+      pool.push_back(count("waiting", "requests waiting for a thread", waiting));
+      pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
+                          waiting != 0 ? at - oldest_waiting : std::chrono::nanoseconds::zero()));
+      pool.push_back(
+          span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
+      pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
+    }
+    pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+
+    now = {
+        count("connections", "connections", connection_count),
+        count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
+        bytes("queued_request_bytes", "request bytes waiting for a handler",
+              context.queued_request_bytes.load(std::memory_order_relaxed)),
+        bytes("pending_output_bytes", "reply bytes waiting to be sent",
+              context.output.now.load(std::memory_order_relaxed)),
+        bytes("pending_output_peak_bytes", "most reply bytes ever waiting",
+              context.output.peak.load(std::memory_order_relaxed)),
+        count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
+    };
+    const server_options& o = context.options;
+    // Each limit, and what it turns away (with statistics).
+    const auto with = [stats](number n, std::optional<limit_kind> kind) {
+      if (stats != nullptr && kind) n.turned_away = stats->turned_away_count(*kind);
+      return n;
+    };
+    using k = limit_kind;
+    limits = {
+        with(count("handler_threads", "handler threads kept", o.handler_threads), std::nullopt),
+        with(count("max_handler_threads", "handler threads at most", o.max_handler_threads), std::nullopt),
+        with(count("max_connections", "connections", o.max_connections), k::connections),
+        with(count("max_inflight", "calls in flight", o.max_inflight), k::inflight),
+        with(count("max_inflight_per_connection", "calls in flight per connection", o.max_inflight_per_connection),
+             k::inflight_per_connection),
+        with(bytes("max_frame_size", "request frame", o.max_frame_size), k::frame_size),
+        with(bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes), k::metadata_bytes),
+        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
+             k::pending_output),
+        with(bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes), k::queued_bytes),
+        with(bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
+                   o.max_queued_request_bytes_per_connection),
+             k::queued_bytes_per_connection),
+        with(timeout("handshake_timeout_ns", "handshake", o.handshake_timeout), k::handshake_timeout),
+        with(timeout("frame_timeout_ns", "frame", o.frame_timeout), k::frame_timeout),
+        with(timeout("write_timeout_ns", "write", o.write_timeout), k::write_timeout),
+    };
+    if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
+      limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
+  }
+};
+
+inline void append_json_numbers(std::string& out, const std::vector<debug_snapshot::number>& numbers) {
+  out += '{';
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    if (i != 0) out += ',';
+    append_json_string(out, numbers[i].key);
+    out += ':';
+    out += std::to_string(numbers[i].value);
+  }
+  out += '}';
+}
+
+inline void append_json_errors(std::string& out, const std::vector<debug_snapshot::error_count>& errors) {
+  out += '{';
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (i != 0) out += ',';
+    append_json_string(out, errors[i].code);
+    out += ':';
+    out += std::to_string(errors[i].count);
+  }
+  out += '}';
+}
+
+inline std::string debug_page_json(const server_context& context) {
+  const debug_snapshot s(context);
+  const auto field = [](std::string& out, const char* key, std::uint64_t value) {
+    out += ",\"";
+    out += key;
+    out += "\":";
+    out += std::to_string(value);
+  };
+  const auto ns = [](std::chrono::nanoseconds d) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
+  };
+  std::string out = "{\"statistics\":";
+  out += s.statistics ? "true" : "false";
+  out += ",\"methods\":[";
+  for (std::size_t i = 0; i < s.methods.size(); ++i) {
+    const auto& m = s.methods[i];
+    if (i != 0) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, m.name);
+    out += ",\"signature\":";
+    append_json_string(out, m.signature);
+    out += ",\"fingerprint\":";
+    append_json_string(out, m.fingerprint);
+    out += ",\"takes_stop_token\":";
+    out += m.takes_stop_token ? "true" : "false";
+    if (s.statistics) {
+      field(out, "calls", m.calls);
+      field(out, "successes", m.successes);
+      out += ",\"errors\":";
+      append_json_errors(out, m.errors);
+      field(out, "in_flight", m.in_flight);
+      field(out, "oldest_in_flight_ns", ns(m.oldest));
+      out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
+      field(out, "p50_ns", m.latency.p50_ns);
+      field(out, "p99_ns", m.latency.p99_ns);
+      field(out, "max_ns", m.latency.max_ns);
+      out += '}';
+    }
+    out += '}';
+  }
+  out += ']';
+  if (s.statistics) {
+    out += ",\"unrouted_errors\":";
+    append_json_errors(out, s.unrouted);
+  }
+  out += ",\"pool\":";
+  append_json_numbers(out, s.pool);
+  field(out, "connection_count", s.connection_count);
+  out += ",\"connections\":[";
+  for (std::size_t i = 0; i < s.connections.size(); ++i) {
+    const auto& c = s.connections[i];
+    if (i != 0) out += ',';
+    out += "{\"peer\":";
+    append_json_string(out, c.peer);
+    field(out, "age_ns", ns(c.age));
+    if (c.idle) field(out, "idle_ns", ns(*c.idle));
+    field(out, "in_flight", c.in_flight);
+    field(out, "pending_output_bytes", c.pending_output);
+    out += '}';
+  }
+  out += ']';
+  if (s.statistics) {
+    field(out, "slow_call_ns", ns(s.slow_call));
+    out += ",\"recent_calls\":[";
+    for (std::size_t i = 0; i < s.recent.size(); ++i) {
+      const call_record& r = s.recent[i];
+      if (i != 0) out += ',';
+      out += "{\"finished_unix_ms\":";
+      out +=
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
+      out += ",\"method\":";
+      append_json_string(out, r.method);
+      out += ",\"peer\":";
+      append_json_string(out, r.peer);
+      field(out, "queued_ns", ns(r.queued));
+      field(out, "handler_ns", ns(r.handling));
+      field(out, "latency_ns", ns(r.latency));
+      out += ",\"outcome\":";
+      append_json_string(out, errc_name(r.status));
+      out += ",\"message\":";
+      append_json_string(out, r.message);
+      out += '}';
+    }
+    out += ']';
+  }
+  out += ",\"now\":";
+  append_json_numbers(out, s.now);
+  out += ",\"limits\":";
+  append_json_numbers(out, s.limits);
+  if (s.statistics) {
+    out += ",\"turned_away\":{";
+    bool first = true;
+    for (const auto& limit : s.limits) {
+      if (!limit.turned_away) continue;
+      if (!first) out += ',';
+      first = false;
+      append_json_string(out, limit.key);
+      out += ':';
+      out += std::to_string(*limit.turned_away);
+    }
+    out += '}';
+  }
+  out += "}\n";
+  return out;
+}
+
+inline std::string debug_page_html(const server_context& context) {
+  const debug_snapshot s(context);
+  // A cell with an id the tests (and scripts of one's own) can find: "<row>/<column>".
+  const auto cell = [](std::string& out, std::string_view row, std::string_view column, std::string_view text,
+                       bool numeric = true) {
+    out += numeric ? "<td class=\"n\" id=\"" : "<td id=\"";
+    append_html_escaped(out, row);
+    out += '/';
+    out += column;
+    out += "\">";
+    append_html_escaped(out, text);
+    out += "</td>";
+  };
+  const auto latency = [](std::uint64_t ns) { return page_duration(std::chrono::nanoseconds(ns)); };
+  const auto errors_text = [](const std::vector<debug_snapshot::error_count>& errors) {
+    std::string text;
+    for (const auto& e : errors) {
+      if (!text.empty()) text += ", ";
+      text += std::string(e.code) + ": " + std::to_string(e.count);
+    }
+    return text.empty() ? std::string("none") : text;
+  };
+  std::string out =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
+      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
+      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
+      "td.bad{color:#a00}</style>\n"
+      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
+  if (!s.statistics) out += "<p id=\"statistics-off\">Statistics are off (server_options::statistics).</p>\n";
+
+  out +=
+      "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
+      "<th>stop_token</th>";
+  if (s.statistics)
+    out +=
+        "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
+        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
+  out += "</tr>\n";
+  for (const auto& m : s.methods) {
+    out += "<tr><td>";
+    append_html_escaped(out, m.name);
+    out += "</td>";
+    cell(out, m.name, "types", m.signature, false);
+    cell(out, m.name, "fingerprint", m.fingerprint, false);
+    cell(out, m.name, "stop_token", m.takes_stop_token ? "yes" : "no", false);
+    if (s.statistics) {
+      cell(out, m.name, "calls", std::to_string(m.calls));
+      cell(out, m.name, "successes", std::to_string(m.successes));
+      cell(out, m.name, "errors", errors_text(m.errors), false);
+      cell(out, m.name, "in_flight", std::to_string(m.in_flight));
+      cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
+      cell(out, m.name, "window_calls", std::to_string(m.latency.count));
+      const bool any = m.latency.count != 0;
+      cell(out, m.name, "p50", any ? latency(m.latency.p50_ns) : "-");
+      cell(out, m.name, "p99", any ? latency(m.latency.p99_ns) : "-");
+      cell(out, m.name, "max", any ? latency(m.latency.max_ns) : "-");
+    }
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  if (s.statistics) {
+    out +=
+        "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
+        "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+    out += "<span id=\"unrouted\">";
+    out += errors_text(s.unrouted);
+    out += "</span></p>\n";
+  }
+
+  const auto number_table = [&](const char* title, const char* id, const std::vector<debug_snapshot::number>& numbers,
+                                bool turned_away) {
+    out += "<h2>";
+    out += title;
+    out += "</h2>\n<table id=\"";
+    out += id;
+    out += "\">\n";
+    if (turned_away) out += "<tr><th>limit</th><th>in force</th><th>turned away</th></tr>\n";
+    for (const auto& n : numbers) {
+      out += "<tr><th>";
+      out += n.label;
+      out += "</th>";
+      cell(out, id, n.key, n.text);
+      if (turned_away)
+        cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
+      out += "</tr>\n";
+    }
+    out += "</table>\n";
+  };
+  number_table("Handler pool", "pool", s.pool, false);
+
+  out +=
+      "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
+  if (s.connection_count > s.connections.size())
+    out += ", the first " + std::to_string(s.connections.size()) + " listed";
+  out +=
+      ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
+      "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
+  for (const auto& c : s.connections) {
+    out += "<tr><td>";
+    append_html_escaped(out, c.peer.empty() ? std::string_view("?") : std::string_view(c.peer));
+    out += "</td><td class=\"n\">" + page_duration(c.age) + "</td><td class=\"n\">" + std::to_string(c.in_flight) +
+           "</td><td class=\"n\">" + std::to_string(c.pending_output) + " B</td><td class=\"n\">" +
+           (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td></tr>\n";
+  }
+  out += "</table>\n";
+
+  if (s.statistics) {
+    out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
+           " calls that failed" +
+           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
+                                                           : std::string()) +
+           ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
+           "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
+           "<th>message</th></tr>\n";
+    for (const call_record& r : s.recent) {
+      out += "<tr><td>" + utc_text(r.finished) + "</td><td>";
+      append_html_escaped(out, r.method);
+      out += "</td><td>";
+      append_html_escaped(out, r.peer);
+      out += "</td><td class=\"n\">" + page_duration(r.queued) + "</td><td class=\"n\">" +
+             (r.handling > std::chrono::nanoseconds::zero() ? page_duration(r.handling) : std::string("-")) +
+             "</td><td class=\"n\">" + page_duration(r.latency) + "</td><td" + (r.status != 0 ? " class=\"bad\"" : "") +
+             ">" + std::string(errc_name(r.status)) + "</td><td>";
+      append_html_escaped(out, r.message);
+      out += "</td></tr>\n";
+    }
+    out += "</table>\n";
+  }
+  number_table("Now", "now", s.now, false);
+  number_table("Limits in force", "limits", s.limits, s.statistics);
+  out += "</body></html>\n";
+  return out;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/debug_page.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class http_door {
+ public:
+  enum class verdict {
+    pending,    // the head has not ended: more bytes, please
+    connected,  // a CONNECT: send `reply`, then the hello follows
+    answered,   // send `reply`, then close
+  };
+
+  inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
+
+  // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
+  // are the hello's). Once it has returned anything but pending, it is not fed again.
+  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context) {
+    const std::size_t before = head_.size();
+    const std::size_t take = std::min(data.size(), wire::http::max_head - before);
+    head_.append(reinterpret_cast<const char*>(data.data()), take);
+    used = take;
+    wire::http::request_head head;
+    const char* why = nullptr;
+    switch (parser_.feed(head_, head, why)) {
+      case wire::http::head_status::incomplete:
+        return verdict::pending;
+      case wire::http::head_status::bad:
+        reply = plain(400, "Bad Request", "geerpc: bad request: " + std::string(why) + "\n");
+        return verdict::answered;
+      case wire::http::head_status::too_large:
+        reply = plain(431, "Request Header Fields Too Large", "geerpc: " + std::string(why) + "\n");
+        return verdict::answered;
+      case wire::http::head_status::complete:
+        break;
+    }
+    used = head.size - before;
+    const verdict answer = route(head, reply, context);
+    std::string().swap(head_);  // the head is done with: its memory goes
+    return answer;
+  }
+
+ private:
+  static std::string plain(int status, std::string_view reason, const std::string& body,
+                           std::string_view extra_headers = {}, bool head_only = false) {
+    return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
+  }
+
+  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context) {
+    const std::string_view path = wire::http::target_path(head.target);
+    const bool get = head.method == "GET" || head.method == "HEAD";
+    const bool head_only = head.method == "HEAD";
+    if (path == "/_geerpc_" || path == "/_geeprc_") {  // GeeRPC's defaultRPCPath has the typo
+      if (head.method == "CONNECT") {
+        reply = connected_reply;
+        return verdict::connected;
+      }
+      reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes CONNECT only\n",
+                    "Allow: CONNECT\r\n", head_only);
+      return verdict::answered;
+    }
+    const bool page = path == "/debug/geerpc";
+    if (context.options.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+      if (!get) {
+        reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
+                      "Allow: GET, HEAD\r\n");
+        return verdict::answered;
+      }
+      reply = page
+                  ? wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only)
+                  : wire::http::response(200, "OK", "application/json", debug_page_json(context), {}, head_only);
+      return verdict::answered;
+    }
+    reply = plain(404, "Not Found", "geerpc: nothing at " + std::string(path) + "\n", {}, head_only);
+    return verdict::answered;
+  }
+
+  std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
+  wire::http::head_parser parser_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/http_door.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct server_frames_tag {};
+// The reply a handler's thread builds while the handler runs: a tag of its own, since the handler
+// may meanwhile answer a responder, shut down a server or cancel a call, which build frames with
+// the other.
+struct server_reply_tag {};
+
+template <class Connection>
+class wire_session {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  wire_session(const wire_session&) = delete;
+  wire_session& operator=(const wire_session&) = delete;
+
+  int fd() const noexcept { return stream_.fd(); }
+  // All of the connection's reads go through it (the transport's), and its writes through writer().
+  net::stream& stream() noexcept { return stream_; }
+  int poller_fd() const noexcept { return poller_fd_; }
+
+  // What a transport with one poller for many connections (the threaded server) asked it to watch
+  // this connection for beyond reading: writability, for the writer (replies wait for the socket)
+  // or for the stream's session (a read that must write first). Both change it, from different
+  // threads, under this lock, so that the poller is never left with a stale set. Plain sockets'
+  // reads never want writability: only the writer's hook touches it then.
+  struct poller_wishes {
+    std::mutex mutex;
+    bool writer = false;
+    bool reader = false;
+  };
+  poller_wishes& wishes() noexcept { return wishes_; }
+  net::frame_writer& writer() noexcept { return writer_; }
+  std::size_t output_held() const noexcept { return writer_.held(); }  // memory held for replies not sent yet
+  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
+  // Whether a graceful shutdown has begun (the connection's go_away()).
+  bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
+
+  // Disconnects a peer that has not completed the handshake in time. Called when the connection is
+  // accepted; frame_timeout then guards every frame the peer starts in the same way.
+  void arm_handshake_timer() { arm_stall_timer(context_.options.handshake_timeout); }
+
+  // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
+  // appended to `ready` (the connection's on_request()). Returns false when the connection must be closed.
+  template <class Ready>
+  bool on_bytes(std::span<const std::byte> data, Ready& ready) {
+    if (closed()) return false;
+    if (owner().observer().counting()) touch(clock::now());
+    if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
+      if (!past_http_door(data)) return !closed();
+      const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
+      std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
+      hello_size_ += take;
+      data = data.subspan(take);
+      if (!handshake_done()) return true;
+      if (!accept_hello()) return false;
+    }
+    bool keep = true;
+    bool completed = false;
+    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
+      completed = true;
+      keep = on_frame(frame, ready);
+      return keep;
+    });
+    // A frame begun and not finished starts its clock, which later bytes of the same frame do not
+    // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
+    // once and re-arms itself while the frame it finds pending is younger than the limit, so this
+    // path costs a clock read, not a timer per read.
+    if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
+      owner().observer().turned_away(limit_kind::frame_size);
+    if (reader_.buffered() != 0) {
+      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
+        partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+      arm_stall_timer(context_.options.frame_timeout);
+    } else {
+      partial_since_ns_.store(0, std::memory_order_relaxed);
+      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
+    }
+    return keep && broken == nullptr;
+  }
+
+  // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
+  // dropped for not reading them: write_timeout, or the handshake timer still armed). What the peer
+  // sends meanwhile is ignored.
+  void send_and_close(std::span<const std::byte> bytes) {
+    closing_after_output_.store(true, std::memory_order_relaxed);
+    const auto status = writer_.write(bytes);
+    if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+    else if (status == net::frame_writer::status::broken)
+      close();
+    else
+      answer_sent();
+  }
+  // The HTTP answer is all out: the writing side ends, and the transport closes the connection at
+  // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
+  // wait, it closes now.
+  void answer_sent() {
+    if (context_.options.handshake_timeout <= std::chrono::nanoseconds::zero())
+      close();
+    else
+      stream_.shutdown_write();
+  }
+
+  // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
+  // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
+  void reject(const std::string& reason) {
+    context_.refused.fetch_add(1, std::memory_order_relaxed);
+    std::vector<std::byte> reply;
+    wire::encode_hello_reply({false, 0, reason}, reply);
+    writer_.write(reply);
+    close();
+  }
+
+  // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
+  // call it inside the request ledger's lock: closing takes that lock.
+  void send(std::span<const std::byte> frame, bool hold = false) {
+    after_write(hold ? writer_.hold(frame) : writer_.write(frame));
+  }
+
+  // Sends the replies run() held.
+  void flush_replies() { after_write(writer_.flush()); }
+
+  // Sends what the socket did not take before; the transport calls it when the socket is writable
+  // again. Returns false when the connection is closed.
+  bool flush_output() {
+    after_write(writer_.flush());
+    // The connection's one writer is send_and_close(), on the thread that reads it (or leads
+    // its I/O), as this is: nothing is mid-send here when has_pending() says none wait.
+    if (closing_after_output_.load(std::memory_order_relaxed) && !writer_.has_pending()) answer_sent();
+    return !closed();
+  }
+
+  // Stops reading and writing and asks every handler still running for this peer to stop. The
+  // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
+  void close() {
+    const bool already = closed_.exchange(true, std::memory_order_acq_rel);
+    // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
+    // timers' hold on the connection (a callback running now keeps its own).
+    disarm_stall_timer();
+    disarm_write_timer();
+    if (already) return;
+    // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
+    writer_.flush();
+    stream_.shutdown();
+    owner().stop_handlers();
+  }
+
+ protected:
+  // `want_write` is how the transport learns that replies wait for the socket to drain (it then
+  // watches for writability and calls writer().flush()), with `writer_context` (the connection);
+  // `poller_fd` is the transport's epoll set, or -1 for a transport that polls per connection. The
+  // stream gets its session, if the server has a stream layer (server_options::session), here: a
+  // factory's refusal throws.
+  wire_session(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
+               void* writer_context, int poller_fd)
+      : context_(context),
+        stream_(
+            net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
+        poller_fd_(poller_fd),
+        writer_(stream_, context.options.max_pending_output, want_write, writer_context, &context.output),
+        reader_(context.options.max_frame_size) {}
+  ~wire_session() = default;
+
+  // Graceful shutdown begins (the connection calls it under its ledger's lock): true when the
+  // goaway frame is to go out now, the hello reply being out already; otherwise accept_hello()
+  // sends it after that reply.
+  bool begin_going_away() noexcept {
+    const std::uint8_t before = shutdown_state_.fetch_or(draining);
+    return (before & (draining | hello_replied)) == hello_replied;
+  }
+
+  void send_goaway() {
+    std::vector<std::byte> frame;  // not the scratch: this may run inside a handler, building its reply
+    wire::finish_frame(frame,
+                       wire::begin_frame(frame, {wire::frame_kind::goaway, 0, 0, 0}, "rpc server: shutting down"));
+    send(frame);
+  }
+
+  void answer_now(std::uint64_t seq, errc code, std::string_view message) {
+    std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+    wire::begin_frame(frame, {wire::frame_kind::response, static_cast<std::uint8_t>(code), seq, 0}, fitting(message));
+    wire::finish_frame(frame, 0);
+    send(frame);
+  }
+
+  // An error text cut to what the client reads, so that an error response (a long exception message,
+  // a long unknown method name echoed back) never costs the client its connection.
+  std::string_view fitting(std::string_view message) const noexcept {
+    const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
+    return message.substr(0, std::min(room, wire::max_text_size));
+  }
+
+  // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
+  std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
+  std::uint32_t max_response_size() const noexcept { return max_response_size_; }
+
+  // The last bytes read, or reply sent (with statistics), and when the connection was made.
+  void touch(clock::time_point now) noexcept {
+    last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+  }
+  clock::time_point last_activity() const noexcept {
+    return clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed)));
+  }
+  clock::time_point opened() const noexcept { return opened_; }
+
+  server_context& context_;
+
+ private:
+  Connection& owner() noexcept { return static_cast<Connection&>(*this); }
+
+  // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
+  // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
+  // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
+  // incomplete, or when the door answered and the connection is closing.
+  bool past_http_door(std::span<const std::byte>& data) {
+    if (closing_after_output_.load(std::memory_order_relaxed)) {
+      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
+      // its EOF (closing before would reset the connection and could lose the answer), up to a
+      // bound; the handshake timer, still armed, bounds the wait.
+      discarded_ += data.size();
+      if (discarded_ > max_discarded) close();
+      return false;
+    }
+    if (!door_checked_ && !data.empty()) {
+      door_checked_ = true;
+      if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
+    }
+    if (!http_) return true;
+    std::size_t used = 0;
+    std::string reply;
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
+    data = data.subspan(used);
+    if (verdict == http_door::verdict::pending) return false;
+    http_.reset();
+    const auto bytes = std::as_bytes(std::span(reply));
+    if (verdict == http_door::verdict::connected) {
+      send(bytes);
+      return !closed();
+    }
+    send_and_close(bytes);
+    return false;
+  }
+
+  bool accept_hello() {
+    wire::hello hello;
+    std::string refusal;
+    if (const char* bad = wire::parse_hello(hello_, hello))
+      refusal = std::string("rpc server: ") + bad;
+    else if (hello.version != wire::protocol_version)
+      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
+    else if (hello.codec_id != context_.codec_id)
+      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
+    disarm_stall_timer();
+    if (!refusal.empty()) {
+      reject(refusal);
+      return false;
+    }
+    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
+    handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
+    greeted_.store(true, std::memory_order_relaxed);
+    // The smaller of what the client reads (0: it set no limit) and what this server sends.
+    max_response_size_ = hello.max_response_size == 0
+                             ? context_.options.max_frame_size
+                             : std::min(hello.max_response_size, context_.options.max_frame_size);
+    std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
+    wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
+    send(reply);
+    // A shutdown that began before the reply went out sends its goaway now, after it.
+    if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
+    return !closed();
+  }
+
+  // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
+  template <class Ready>
+  bool on_frame(std::span<const std::byte> bytes, Ready& ready) {
+    wire::frame_view frame;
+    if (wire::parse_frame(bytes, frame) != nullptr) return false;  // broken framing: drop the peer
+    switch (frame.header.kind) {
+      case wire::frame_kind::request:
+        owner().on_request(frame, ready);
+        return !closed();
+      case wire::frame_kind::cancel:
+        owner().on_cancel(frame.header.seq);
+        return !closed();
+      case wire::frame_kind::response:
+      case wire::frame_kind::goaway:
+        return false;  // clients send neither
+    }
+    return false;
+  }
+
+  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. While armed it
+  // holds a reference to the connection (stall_guard_), so that its callback never outlives the
+  // connection whichever thread drops the last other reference. Whoever takes the guard decides:
+  // the callback closes the connection; a disarm (the frame completed, or a close) keeps the
+  // guard, and so the connection, until cancel() has waited out a callback already running.
+  // cancel() is never called with stall_mutex_ held: the callback needs that lock.
+  void arm_stall_timer(std::chrono::nanoseconds limit) {
+    if (limit <= std::chrono::nanoseconds::zero()) return;  // 0 or negative: no limit (options.hpp)
+    std::lock_guard lock(stall_mutex_);
+    if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
+    // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
+    // callback cannot run before the guard is set: it needs stall_mutex_.
+    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
+    stall_guard_ = owner().shared_from_this();
+    stall_armed_.store(true, std::memory_order_relaxed);
+  }
+  void disarm_stall_timer() {
+    std::shared_ptr<Connection> guard;
+    {
+      std::lock_guard lock(stall_mutex_);
+      guard.swap(stall_guard_);
+      stall_armed_.store(false, std::memory_order_relaxed);
+    }
+    // Whoever took the guard cancels: that also takes off a deadline that a running callback set
+    // again before it saw the guard gone. Cancelling after the lock is released is safe because
+    // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
+    // nobody arms it again in between.
+    if (guard) context_.scheduler->cancel(stall_timer_);
+  }  // `guard` goes here, after any running callback has returned
+  static void on_stall(void* context) {
+    auto& self = *static_cast<wire_session*>(context);
+    std::shared_ptr<Connection> guard;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
+      // Past the handshake the timer watches frames: if the frame pending now began after this
+      // timer was armed, it has time left; wait for it instead of closing.
+      const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
+      if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
+        const auto due =
+            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
+        if (due > clock::now()) {
+          self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
+          return;  // the guard stays with the new timer
+        }
+      }
+      guard.swap(self.stall_guard_);
+      self.stall_armed_.store(false, std::memory_order_relaxed);
+    }
+    if (!guard) return;
+    if (!self.closed())
+      self.owner().observer().turned_away(
+          self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout : limit_kind::handshake_timeout);
+    self.close();
+  }
+
+  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
+  // last learns it from the writer: status::pending), it closes a connection whose socket took
+  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
+  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
+  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
+  // disarmed the same way, by close().
+  void after_write(net::frame_writer::status status) {
+    if (status == net::frame_writer::status::broken) {
+      if (!closed() && writer_.overflowed()) owner().observer().turned_away(limit_kind::pending_output);
+      close();
+    } else if (status == net::frame_writer::status::pending)
+      arm_write_timer();
+  }
+  void arm_write_timer() {
+    const std::chrono::nanoseconds limit = context_.options.write_timeout;
+    if (limit <= std::chrono::nanoseconds::zero()) return;
+    std::lock_guard lock(stall_mutex_);
+    if (write_guard_ || closed()) return;
+    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
+    write_guard_ = owner().shared_from_this();
+  }
+  void disarm_write_timer() {
+    std::shared_ptr<Connection> guard;
+    {
+      std::lock_guard lock(stall_mutex_);
+      guard.swap(write_guard_);
+    }
+    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
+    if (guard) context_.scheduler->cancel(write_timer_);
+  }
+  static void on_write_stall(void* context) {
+    auto& self = *static_cast<wire_session*>(context);
+    std::shared_ptr<Connection> guard;
+    bool expired = false;
+    {
+      std::lock_guard lock(self.stall_mutex_);
+      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
+      if (!self.closed()) {
+        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
+        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
+        if (const auto since = self.writer_.stalled_since()) {
+          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
+          if (due > clock::now()) {
+            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
+            return;  // the guard stays with the new timer
+          }
+          expired = true;
+        }
+      }
+      guard.swap(self.write_guard_);
+    }
+    if (!expired) return;
+    self.owner().observer().turned_away(limit_kind::write_timeout);
+    self.close();
+  }  // `guard` goes here: it may be the connection's last reference
+
+  net::stream stream_;
+  const int poller_fd_;
+  poller_wishes wishes_;
+  net::frame_writer writer_;
+  net::frame_reader reader_;
+  std::array<std::byte, wire::hello_size> hello_{};
+  std::size_t hello_size_ = 0;
+  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
+  std::size_t discarded_ = 0;
+  bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
+  std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
+  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
+  std::chrono::nanoseconds handle_timeout_{0};
+  std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
+  // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
+  std::atomic<bool> closed_{false};
+  std::mutex stall_mutex_;
+  deadline_scheduler::timer stall_timer_;
+  std::shared_ptr<Connection> stall_guard_;  // set while the stall timer is armed
+  deadline_scheduler::timer write_timer_;
+  std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
+  std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
+  std::atomic<bool> greeted_{false};         // the hello was accepted
+  // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
+  static constexpr std::uint8_t draining = 1, hello_replied = 2;
+  std::atomic<std::uint8_t> shutdown_state_{0};
+  std::atomic<clock::rep> partial_since_ns_{0};  // when the pending frame began; 0: none
+  const clock::time_point opened_ = clock::now();
+  std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/wire_session.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class server_connection final : public wire_session<server_connection>,
+                                public std::enable_shared_from_this<server_connection>,
+                                public listed_connection {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // See wire_session's constructor for `want_write` and `poller_fd`.
+  server_connection(server_context& context, net::unique_fd socket, net::frame_writer::want_write_fn want_write,
+                    int poller_fd = -1)
+      : wire_session(context, std::move(socket), want_write, this, poller_fd),
+        ledger_(context),
+        observer_(context),
+        id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
+        peer_(peer_text(fd())) {
+    std::lock_guard lock(context_.connections_mutex);
+    registry_index = context_.connections.size();
+    context_.connections.push_back(this);
+  }
+  // The last thing it does with the server's context is to leave its list: once that list is
+  // empty, a stopping server may go (server_context::wait_connections_gone).
+  ~server_connection() {
+    writer().detach_gauge();
+    std::lock_guard lock(context_.connections_mutex);
+    auto& all = context_.connections;
+    GEERPC_ASSERT(registry_index < all.size() && all[registry_index] == this,
+                  "server: a connection is listed where it says it is");
+    all[registry_index] = all.back();
+    all[registry_index]->registry_index = registry_index;
+    all.pop_back();
+    if (all.empty()) context_.connections_gone.notify_all();  // under the lock: the server may go next
+  }
+
+  server_connection(const server_connection&) = delete;
+  server_connection& operator=(const server_connection&) = delete;
+
+  // What the debug page shows of it (listed_connection). Called with context().connections_mutex held.
+  connection_view describe() const override {
+    connection_view v{peer_, opened(), last_activity(), 0, output_held()};
+    v.inflight = inflight();
+    return v;
+  }
+
+  // Graceful shutdown, first step: tells the peer to send no more requests (a goaway frame, right
+  // after the hello reply if that has not gone out yet) and refuses those it sends anyway with
+  // errc::going_away. Calls in flight go on. Safe from any thread, repeatable.
+  void go_away() {
+    bool goaway_now = false;
+    // Under the lock that registers requests: one registered before it counts in flight (the
+    // drain waits for it), one after it is refused.
+    ledger_.exclusive([&] { goaway_now = begin_going_away(); });
+    if (goaway_now) send_goaway();
+  }
+
+  // Graceful shutdown, when its drain deadline has passed: answers every call still in flight with
+  // errc::aborted and fires its handler's stop_token.
+  void abort_inflight() {
+    static constexpr std::string_view message = "rpc server: shut down before the call finished";
+    auto aborted = ledger_.claim_all([&](server_request& request) {
+      observer_.answered(request, static_cast<std::uint8_t>(errc::aborted), message);
+    });
+    for (auto& [seq, stop] : aborted) {
+      if (stop) stop->request_stop();
+      answer_now(seq, errc::aborted, message);
+    }
+  }
+
+  // Stop callbacks run inline in request_stop(): they are called with no lock of ours held.
+  void stop_handlers() {
+    for (auto& source : ledger_.stop_sources()) source.request_stop();
+  }
+
+  std::size_t inflight() const { return ledger_.size(); }
+
+  const request_observer& observer() const noexcept { return observer_; }
+
+  // Runs a request's handler unless the request was already answered (timed out or canceled while
+  // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
+  // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
+  // frame_writer::hold): the transport's tuning knows another request of this connection runs
+  // next (tuning/reply_holds.hpp).
+  static void run(server_request* request, bool hold = false) {
+    GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
+    server_connection& self = *request->connection;
+    self.ledger_.release_queued(*request);  // it no longer waits
+    self.observer_.started(*request);
+    if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
+      std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
+      wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+      const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
+      const call_context context = self.context_of(*request);
+      invoke_outcome outcome;
+      if (!self.observer_.refused_before(context, outcome)) {
+        const deferred_target later{request, &respond_deferred, &release_deferred, {}};
+        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
+        // A handler that took a responder: the responder answers and finishes the request, maybe
+        // already (from inside the handler, which may have used this thread's frame too).
+        if (outcome.deferred) return;
+      }
+      self.answer(*request, std::move(outcome), frame, hold);
+      trim_scratch(frame);
+    }
+    finish(request);
+  }
+
+  // A responder's answer (responder.hpp): the response, unless the request was answered already
+  // (its deadline, a cancel). At most once per deferred request; release_deferred() finishes it
+  // later, once the responder and the handler are both done with it.
+  static void respond_deferred(void* raw, std::uint8_t status, std::string_view message, const void* value,
+                               deferred_target::encode_fn encode) noexcept {
+    auto* request = static_cast<server_request*>(raw);
+    GEERPC_ASSERT(request->connection != nullptr, "server: a deferred request answered after its release");
+    server_connection& self = *request->connection;
+    if (request->state.load(std::memory_order_acquire) != server_request::running || self.closed()) return;
+    try {
+      std::vector<std::byte>& frame = frame_scratch<server_frames_tag>();
+      wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+      invoke_outcome outcome{status, false, std::string(message)};
+      if (status == 0 && encode != nullptr) {
+        try {
+          encode(value, frame);
+        } catch (const std::exception& e) {
+          outcome = invoke_outcome::failure(errc::remote_error,
+                                            std::string("rpc server: the reply did not encode: ") + e.what());
+        } catch (...) {
+          outcome = invoke_outcome::failure(errc::remote_error, "rpc server: the reply did not encode");
+        }
+      }
+      self.answer(*request, std::move(outcome), frame, false);
+      trim_scratch(frame);
+    } catch (...) {  // no memory for the response: the caller's deadline, or the connection's end, ends the call
+    }
+  }
+  static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
+
+  // Releases a request that has run, or will never run: its timer, its slot, its memory.
+  static void finish(server_request* request) {
+    GEERPC_ASSERT(request->connection != nullptr, "server: a request is finished exactly once");
+    // First the timer: once cancel() returns no deadline callback runs, and those read
+    // request->connection.
+    request->connection->ledger_.cancel_deadline(*request);
+    // Then the statistics and the interceptors' `after`, which read what the answer's claimer
+    // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
+    // the ledger's lock.
+    if (request->connection->observer_.installed()) request->connection->report(*request);
+    // This may be the connection's last reference, and the request may go back into the
+    // connection's pool.
+    std::shared_ptr<server_connection> connection = std::move(request->connection);
+    server_context& context = connection->context_;
+    connection->ledger_.retire(request);
+    connection.reset();              // before the count below: a stopping server waits for it, then goes
+    request_ledger::leave(context);  // last: the context may go once it is counted out
+  }
+
+ private:
+  friend class wire_session<server_connection>;
+
+  void visit_requests(request_visitor visit, void* visitor) const override {
+    ledger_.for_each([&](const server_request& request) {
+      visit(visitor, *request.handler, request.arrived,
+            clock::time_point(clock::duration(request.started_ns.load(std::memory_order_relaxed))));
+    });
+  }
+  static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
+
+  // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
+  // outcome's error instead, if this request is still unanswered.
+  void answer(server_request& request, invoke_outcome outcome, std::vector<std::byte>& frame, bool hold) {
+    const std::size_t length = frame.size() - wire::length_prefix_size;
+    if (outcome.status == 0 && length > max_response_size())
+      outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
+                                                                " bytes exceeds the frame size limit of " +
+                                                                std::to_string(max_response_size()));
+    if (outcome.status != 0) {
+      frame.clear();
+      wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request.seq, 0}, fitting(outcome.message));
+    }
+    wire::finish_frame(frame, 0);
+    if (claim(request)) {
+      observer_.answered(request, outcome.status, outcome.message);
+      // With interceptors, finish() runs their `after` next: a held reply would wait for it.
+      send(frame, hold && !observer_.intercepted());
+    }
+  }
+
+  // What a handler and the interceptors see of a registered request.
+  call_context context_of(const server_request& request) const noexcept {
+    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of});
+  }
+  static std::string_view peer_of(const void* self) noexcept {
+    return static_cast<const server_connection*>(self)->peer_;
+  }
+  // Worked out once, when the connection is made: once it is shut down, or reset by the peer, the
+  // socket no longer says.
+  static std::string peer_text(int fd) {
+    sockaddr_storage address{};
+    socklen_t size = sizeof address;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return {};
+    return net::endpoint_text(address, size);
+  }
+
+  // Tells the observer the request is finished. A request nobody answered is claimed here first
+  // (its connection closed, or the server stopped): no cancel frame can answer it afterwards.
+  void report(server_request& request) {
+    ledger_.claim_for_end(request, [&](server_request& claimed) {
+      observer_.answered(claimed, static_cast<std::uint8_t>(errc::connection_closed),
+                         "rpc server: the connection closed before the call was answered");
+    });
+    if (observer_.counting()) touch(request.answered_at);
+    observer_.finished(request, peer_, [&] { return context_of(request); });
+  }
+
+  // Answers a request that is never registered (an unknown method, a type mismatch, bad metadata,
+  // busy), and lets the observer see it.
+  void refuse(const wire::frame_view& frame, bool metadata_valid, errc code, const std::string& message) {
+    answer_now(frame.header.seq, code, message);
+    observer_.refused(frame, code, message, peer_, [&] {
+      std::optional<clock::time_point> deadline;
+      if (frame.header.budget_us > 0)
+        deadline = saturating_deadline(
+            clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
+      return call_context(
+          {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
+    });
+  }
+
+  void on_request(const wire::frame_view& frame, std::vector<server_request*>& ready) {
+    const std::uint64_t seq = frame.header.seq;
+    if (going_away()) return refuse(frame, false, errc::going_away, going_away_message);
+    errc code{};
+    std::string message;
+    const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
+                                                            context_.options.max_metadata_bytes &&
+                                                        wire::check_metadata(frame.metadata) == nullptr);
+    const handler_entry* handler = context_.handlers->find(frame.text, code, message);
+    if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
+    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
+    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
+      return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
+    if (!metadata_valid) {
+      if (wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
+        observer_.turned_away(limit_kind::metadata_bytes);
+      return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
+    }
+    // The metadata block and the arguments follow each other in the frame: they are kept together.
+    const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
+                                          frame.metadata.size() + frame.body.size());
+
+    using verdict = request_ledger::admission::verdict;
+    const request_ledger::admission admitted = ledger_.admit(
+        seq, *handler, kept, frame.metadata.size(), observer_.installed(), [this] { return going_away(); },
+        [this] { return shared_from_this(); });
+    switch (admitted.outcome) {
+      case verdict::registered:
+        break;
+      case verdict::duplicate_seq:
+        // Two requests with one seq could never get one response each that the client can tell
+        // apart: the client is broken, and so is the stream.
+        return close();
+      case verdict::busy:
+        observer_.turned_away(admitted.limit);
+        return refuse(frame, true, errc::busy, admitted.busy_reason);
+      case verdict::going_away:  // go_away() sets it under the ledger's lock
+        return refuse(frame, true, errc::going_away, going_away_message);
+    }
+    ledger_.schedule_deadline(*admitted.request, frame.header.budget_us, handle_timeout(), &on_request_deadline);
+    ready.push_back(admitted.request);
+  }
+
+  static void on_request_deadline(void* context) {
+    auto& request = *static_cast<server_request*>(context);
+    // finish() cancels the timer before it releases the request: a deadline never outlives it.
+    GEERPC_ASSERT(request.connection != nullptr && request.timer_limit != server_request::limit::none,
+                  "server: a deadline fired for a request already finished");
+    server_connection& self = *request.connection;
+    if (request.timer_limit == server_request::limit::handle_timeout)
+      self.answer_error(request, errc::handle_timeout,
+                        "rpc server: request handle timeout: expect within " + duration_text(self.handle_timeout()));
+    else
+      self.answer_error(request, errc::deadline_exceeded, "rpc server: the caller's deadline passed");
+  }
+
+  void on_cancel(std::uint64_t seq) {
+    bool won = false;
+    std::optional<std::stop_source> stop;  // a copy: the request may finish once the lock is released
+    // Under the ledger's lock, which keeps the request alive while we claim it.
+    won = ledger_.claim_seq(seq, [&](server_request& request) {
+      stop = request.stop;
+      observer_.answered(request, static_cast<std::uint8_t>(errc::canceled), canceled_message);
+    });
+    // A cancel for a call that already finished (or never existed) is not an error: it crossed the reply.
+    if (!won) return;
+    if (stop) stop->request_stop();
+    answer_now(seq, errc::canceled, canceled_message);
+  }
+  static constexpr std::string_view canceled_message = "rpc server: request canceled by the client";
+  static constexpr const char* going_away_message = "rpc server: shutting down: the call was not run";
+
+  // Answers instead of the handler, if the handler has not answered yet, and tells it to stop.
+  // From a deadline callback. The stop callbacks request_stop() runs may release the request (a
+  // responder dropped there finishes it): everything needed after them is copied first, and the
+  // answer goes out before them.
+  void answer_error(server_request& request, errc code, const std::string& message) {
+    if (!claim(request)) return;
+    observer_.answered(request, static_cast<std::uint8_t>(code), message);
+    const std::shared_ptr<server_connection> keep = shared_from_this();
+    std::optional<std::stop_source> stop = request.stop;
+    answer_now(request.seq, code, message);
+    if (stop) stop->request_stop();
+  }
+
+  std::string metadata_message(std::span<const std::byte> block) const {
+    const std::size_t size = wire::metadata_size_field + block.size();
+    if (size > context_.options.max_metadata_bytes)
+      return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
+             std::to_string(context_.options.max_metadata_bytes);
+    return std::string("rpc server: ") + wire::check_metadata(block);
+  }
+
+  static std::string type_mismatch_message(std::string_view method) {
+    return "rpc server: type mismatch calling " + std::string(method) +
+           ": the call's argument or result types are not the method's";
+  }
+
+  request_ledger ledger_;            // the requests in flight
+  const request_observer observer_;  // statistics, interceptors
+  const std::uint64_t id_;           // call_context::connection_id()
+  const std::string peer_;           // call_context::peer()
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/connection.hpp
+// ---- begin geerpc/tuning/automatic_server.hpp
+// geerpc: tuning::automatic's hooks on the threaded server (automatic.hpp has the client's): unled
+// runs on one CPU (unled_runs.hpp) and reply holds (reply_holds.hpp), behind the hooks that
+// tuning::none (none.hpp) names.
+
+
+// ---- begin geerpc/tuning/reply_holds.hpp
+// geerpc: replies that a server thread holds back while it runs more requests of the same
+// connection, so that requests read together are answered together: one send instead of one per
+// reply, and the client's reading thread wakes once for the lot.
+//
+// A reply must not wait for a slow handler, and the thread holding it may be running one. So a
+// watchdog (watchdog.hpp) sends whatever a thread has held for longer than max_hold. It looks
+// every max_hold while holds keep happening: a server that never reads two requests of a
+// connection at once pays nothing.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class reply_holds {
+ public:
+  // The most a held reply waits: the thread that holds it sends it sooner unless the handler it
+  // runs next is slow; then the watchdog sends it within max_hold to 2 * max_hold.
+  static constexpr std::chrono::microseconds max_hold{500};
+
+  // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
+  reply_holds(std::size_t threads, deadline_scheduler& scheduler)
+      : slots_(std::make_unique<slot[]>(threads)), count_(threads), watchdog_(scheduler, max_hold, &look, this) {}
+  ~reply_holds() { stop(); }
+
+  reply_holds(const reply_holds&) = delete;
+  reply_holds& operator=(const reply_holds&) = delete;
+
+  // A held reply may wait up to about twice max_hold; a caller whose deadline is nearer than this
+  // margin gets its reply now, so that holding never turns an answer given in time into a timeout.
+  static constexpr std::chrono::milliseconds hold_margin{5};
+  static bool deadline_allows(const server_request& request) {
+    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
+  }
+
+  // The connection whose replies thread `index` holds, or null. Only that thread calls it, and
+  // only that thread changes the answer, so it reads without the lock.
+  const server_connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
+
+  // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
+  // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
+  // request of another connection. noexcept, as watchdog::request() is.
+  void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
+    slot& s = slots_[index];
+    if (s.connection == connection) return;
+    {
+      std::lock_guard lock(s.mutex);
+      s.connection = connection;
+      s.since = clock::now();
+    }
+    for (std::size_t used = used_.load(std::memory_order_relaxed);
+         used <= index && !used_.compare_exchange_weak(used, index + 1, std::memory_order_release);) {
+    }
+    watchdog_.request();
+  }
+
+  // Sends what thread `index` held and forgets the connection.
+  void release(std::size_t index) {
+    slot& s = slots_[index];
+    std::shared_ptr<server_connection> connection;
+    {
+      std::lock_guard lock(s.mutex);
+      connection.swap(s.connection);
+    }
+    if (connection) connection->flush_replies();
+  }
+
+  // Once no thread holds or will hold anything: after this, no watchdog runs.
+  void stop() { watchdog_.stop(); }
+
+ private:
+  struct alignas(64) slot {  // one cache line each: the owners write theirs often
+    std::mutex mutex;        // the owner writes `connection` and the watchdog reads it under it
+    std::shared_ptr<server_connection> connection;
+    clock::time_point since;  // when holding began, or when the watchdog last sent
+  };
+
+  // The watchdog's look: sends what has been held too long; returns whether anything is held.
+  static bool look(void* context) {
+    auto& self = *static_cast<reply_holds*>(context);
+    const auto now = clock::now();
+    bool any = false;
+    // Up to the highest slot that ever held: a pool that grew once does not cost every look.
+    const std::size_t used = std::min(self.used_.load(std::memory_order_acquire), self.count_);
+    for (std::size_t i = 0; i < used; ++i) {
+      slot& s = self.slots_[i];
+      std::shared_ptr<server_connection> stale;
+      {
+        std::lock_guard lock(s.mutex);
+        if (!s.connection) continue;
+        any = true;
+        if (now - s.since < max_hold) continue;
+        stale = s.connection;
+        s.since = now;
+      }
+      stale->flush_replies();  // concurrent with the owner's writes: frame_writer orders them
+    }
+    return any;
+  }
+
+  std::unique_ptr<slot[]> slots_;
+  const std::size_t count_;
+  std::atomic<std::size_t> used_{0};  // 1 + the highest slot that ever held
+  watchdog watchdog_;                 // last: its looks use the slots
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/reply_holds.hpp
+// ---- begin geerpc/tuning/unled_runs.hpp
+// geerpc: on one CPU, a threaded server thread runs a handler without first waking a follower to
+// lead the I/O. Waking one costs two context switches and buys nothing unless the handler blocks:
+// on one CPU the follower cannot run until then. So while no handler has lately blocked, a thread
+// runs its request unled, and a watchdog (watchdog.hpp) makes the engine wake a follower if nobody
+// has led for a whole period meanwhile: a slow handler leaves the I/O unled for 0.5 to 1 ms at
+// most. A handler found blocked makes the requests of the next calm_period wake followers again,
+// so that handlers that block run side by side. A handler counts as blocked when the watchdog
+// finds one run that lasted a whole period (no thread began to lead and no handler started since
+// its previous look), or, in a random one unled run out of blocking_sample, when its thread made a
+// voluntary context switch (getrusage): one that blocks for less than a period is never found by
+// the watchdog, yet makes the requests queued behind it wait. Waits inside the library count too
+// (a contended lock, cancelling a deadline).
+
+#include <sys/resource.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class unled_runs {
+ public:
+  using clock = std::chrono::steady_clock;
+  // The engine's look: with its pool locked, it asks look() below and wakes a follower when told
+  // to. Returns whether the I/O is unled while a handler runs.
+  using engine_look_fn = bool (*)(void* engine);
+
+  static constexpr std::chrono::milliseconds calm_period{200};
+  static constexpr unsigned blocking_sample = 8;
+  // How long the I/O may stay unled behind a slow handler: one to two periods.
+  static constexpr std::chrono::microseconds lead_watch_period{500};
+
+  // `enabled`: the process has one CPU (more: a woken follower runs at once, and this buys nothing).
+  unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn engine_look, void* engine)
+      : enabled_(enabled), watch_(scheduler, lead_watch_period, engine_look, engine) {}
+
+  unled_runs(const unled_runs&) = delete;
+  unled_runs& operator=(const unled_runs&) = delete;
+
+  // The rest are called with the engine's pool lock held, except where said.
+
+  // Whether a thread about to run a request may leave the I/O unled meanwhile.
+  bool may_run_unled() const noexcept { return enabled_ && clock::now() - last_blocked_ >= calm_period; }
+  void lead_round_began() noexcept { ++lead_rounds_; }
+  void run_began() noexcept { ++runs_started_; }
+
+  // The watchdog's look, with whether the I/O is unled while a handler runs: returns whether the
+  // engine must wake a follower to lead (nobody has led since the previous look), and notes a
+  // handler found blocked if no handler started meanwhile either (a thread working through a queue
+  // of quick requests is not blocked).
+  bool look(bool unled) noexcept {
+    bool wake = false;
+    if (unled && lead_rounds_ == lead_rounds_seen_) {
+      if (runs_started_ == runs_started_seen_) last_blocked_ = clock::now();
+      wake = true;
+    }
+    lead_rounds_seen_ = lead_rounds_;
+    runs_started_seen_ = runs_started_;
+    return wake;
+  }
+
+  // Without the lock: a thread is about to run a request unled. `draw` is that thread's own
+  // random state. Returns the probe to hand to blocked() afterwards.
+  struct probe {
+    bool sampled = false;
+    long switches_before = 0;
+  };
+  probe unled_run_begins(std::uint32_t& draw) noexcept {
+    watch_.request();
+    const bool sampled = next_draw(draw) % blocking_sample == 0;
+    return {sampled, sampled ? voluntary_switches() : 0};
+  }
+  // Without the lock, after the run: whether it blocked.
+  static bool blocked(const probe& p) noexcept { return p.sampled && voluntary_switches() != p.switches_before; }
+  // With the lock: a handler was found blocked.
+  void found_blocked() noexcept { last_blocked_ = clock::now(); }
+
+  void stop() { watch_.stop(); }
+
+ private:
+  // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
+  static std::uint32_t next_draw(std::uint32_t& state) noexcept {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  }
+  // This thread's voluntary context switches so far: it blocked if the count moved.
+  static long voluntary_switches() noexcept {
+    rusage usage{};
+    return ::getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : 0;
+  }
+
+  const bool enabled_;
+  clock::time_point last_blocked_{};   // when a handler was last found blocked
+  std::size_t lead_rounds_ = 0;        // times a thread began to lead
+  std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look
+  std::size_t runs_started_ = 0;       // handler runs begun
+  std::size_t runs_started_seen_ = 0;  // runs_started_ at the watchdog's last look
+  watchdog watch_;                     // last: its looks use everything above
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/unled_runs.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+
+class automatic::server_hooks {
+ public:
+  explicit server_hooks(const server_setup& setup)
+      : one_cpu_(!setup.knobs.several_cpus()),
+        batching_(setup.knobs.batching),
+        holds_(setup.thread_slots, setup.scheduler),
+        unled_(setup.scheduler, one_cpu_, setup.look_for_leader, setup.engine) {}
+
+  struct thread_state {
+    std::size_t index;
+    std::uint32_t draw;  // xorshift32 state, for unled_runs' samples
+  };
+  thread_state thread_begins(std::size_t index) noexcept {
+    return {index, 0x9E3779B9u ^ static_cast<std::uint32_t>(index + 1)};
+  }
+
+  // On one CPU, unled runs (unled_runs.hpp).
+  void lead_round_began() noexcept { unled_.lead_round_began(); }
+  void run_began() noexcept { unled_.run_began(); }
+  bool may_run_unled() const noexcept { return unled_.may_run_unled(); }
+  bool leader_overdue(bool unled) noexcept { return unled_.look(unled); }
+  void found_blocked() noexcept { unled_.found_blocked(); }
+  using run_probe = detail::unled_runs::probe;
+  run_probe unled_run_begins(thread_state& mine) noexcept { return unled_.unled_run_begins(mine.draw); }
+  static bool blocked(const run_probe& probe) noexcept { return detail::unled_runs::blocked(probe); }
+
+  // Reply holds (reply_holds.hpp).
+  bool hold_reply(thread_state& mine, const detail::server_request& request, bool next_same) noexcept {
+    if (!batching_ || !next_same || !detail::reply_holds::deadline_allows(request)) return false;
+    holds_.hold(mine.index, request.connection);
+    return true;
+  }
+  const detail::server_connection* held(const thread_state& mine) const noexcept { return holds_.held(mine.index); }
+  void release(thread_state& mine) { holds_.release(mine.index); }
+
+  void stop() {
+    holds_.stop();
+    unled_.stop();
+  }
+
+ private:
+  const bool one_cpu_;
+  const bool batching_;
+  detail::reply_holds holds_;
+  detail::unled_runs unled_;
+};
+
+}  // namespace tuning
+GEERPC_END_NAMESPACE
+// ---- end geerpc/tuning/automatic_server.hpp
+// ---- begin geerpc/transport/blocking/server.hpp
+// geerpc: the server half of the `blocking` transport: an accept thread and one thread per
+// connection that reads a request, runs its handler and answers, in order. Simple to reason about
+// and cheap for a few long-lived peers; a slow request holds up the ones behind it on its
+// connection (the `threaded` transport does not). Deadlines still hold: the shared scheduler answers
+// a request that runs too long and fires its handler's stop_token.
+
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class blocking_server_engine {
+ public:
+  explicit blocking_server_engine(server_context& context) : context_(context) {
+    context.pool_probe = &probe;
+    context.pool_engine = this;
+  }
+  ~blocking_server_engine() {
+    stop();
+    context_.pool_probe = nullptr;
+    context_.pool_engine = nullptr;
+  }
+
+  blocking_server_engine(const blocking_server_engine&) = delete;
+  blocking_server_engine& operator=(const blocking_server_engine&) = delete;
+
+  std::string listen(std::string_view address) {
+    std::string bound;
+    listen_ = net::listen_on(address, bound);
+    acceptor_ = std::jthread([this] { accept_loop(); });
+    return bound;
+  }
+
+  // As the threaded server's stop(): safe from several threads, and from a handler it only starts
+  // the stop.
+  void stop() {
+    std::vector<std::shared_ptr<server_connection>> open;
+    {
+      std::lock_guard lock(mutex_);
+      if (!stopping_) {
+        stopping_ = true;
+        listen_.shutdown();  // refuses dials from now on; closed once the acceptor is joined
+        for (auto& p : peers_)
+          if (p.connection) open.push_back(p.connection);
+      }
+    }
+    for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
+    stop_signal_.signal();
+    if (on_own_thread()) return;
+    std::lock_guard joining(join_mutex_);
+    if (acceptor_.joinable()) acceptor_.join();
+    listen_.close();  // frees the address for a new server at once
+    // With the acceptor gone, no peer is added or reaped: the list keeps its nodes while they are
+    // joined, so a handler's stop() meanwhile still finds its own thread in it.
+    std::vector<std::thread*> threads;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& p : peers_) threads.push_back(&p.thread);
+    }
+    for (std::thread* thread : threads)
+      if (thread->joinable()) thread->join();
+    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
+    // its request holds its connection, and the context it refers to must outlive it.
+    context_.wait_drained(std::chrono::steady_clock::time_point::max());
+    std::lock_guard lock(mutex_);
+    // A peer's thread marks it done as its last act, and every thread has been joined.
+    GEERPC_ASSERT(std::all_of(peers_.begin(), peers_.end(), [](const peer& p) { return p.done; }),
+                  "blocking server: a joined connection thread that never finished");
+    peers_.clear();
+  }
+
+  // Graceful shutdown's first step: no more connections (dials are refused from now on; the
+  // acceptor leaves). stop() closes the socket.
+  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
+  bool stop_accepting() {
+    // Under the lock that stop() sets stopping_ under before it ever closes the socket.
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    if (!accepting_) return true;
+    accepting_ = false;
+    listen_.shutdown();  // wakes the acceptor, whose accept then fails: it sees accepting_ and leaves
+    return true;
+  }
+
+  // Calls f(server_connection&) for each open connection, with no lock held.
+  template <class F>
+  void for_each_connection(F&& f) {
+    std::vector<std::shared_ptr<server_connection>> open;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& p : peers_)
+        if (p.connection) open.push_back(p.connection);
+    }
+    for (auto& connection : open) f(*connection);
+  }
+
+  // Whether the calling thread is one of this server's: stop() from a handler must not join it.
+  bool on_own_thread() const {
+    const auto me = std::this_thread::get_id();
+    std::lock_guard lock(mutex_);  // handlers run on peer threads only
+    return std::any_of(peers_.begin(), peers_.end(), [&](const peer& p) { return p.id == me; });
+  }
+
+  std::size_t connection_count() const {
+    std::lock_guard lock(mutex_);
+    std::size_t live = 0;
+    for (const auto& p : peers_) live += p.done ? 0 : 1;
+    return live;
+  }
+
+ private:
+  // The debug page's view (server_context::pool_probe): a thread per connection, busy while it runs
+  // the requests it read.
+  static pool_view probe(const void* engine) {
+    const auto& self = *static_cast<const blocking_server_engine*>(engine);
+    std::lock_guard lock(self.mutex_);
+    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0};
+  }
+  struct peer {
+    std::shared_ptr<server_connection> connection;
+    std::thread thread;
+    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
+    bool done = false;   // the thread has returned and can be joined without waiting
+  };
+
+  void accept_loop() {
+    for (;;) {
+      if (net::wait_for(listen_.get(), POLLIN, std::nullopt, stop_signal_.get()) == net::wait_result::woken) return;
+      const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        {
+          std::lock_guard lock(mutex_);
+          // stop() or stop_accepting() shut the listener down: it stays readable, and accept fails.
+          if (stopping_ || !accepting_) return;
+        }
+        // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          const auto retry = net::clock::now() + std::chrono::milliseconds(50);
+          if (net::wait_for(stop_signal_.get(), POLLIN, retry) == net::wait_result::ready) return;
+        }
+        continue;
+      }
+      net::set_no_delay(fd);
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), nullptr);
+        if (!admit(connection)) return;
+      } catch (...) {
+        // No memory for this connection's state (or its list entry, or its reason): it is closed
+        // without a word and counted; the server keeps serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
+      }
+    }
+  }
+
+  // Gives an accepted connection its thread, or refuses it. Returns false when stopping.
+  bool admit(const std::shared_ptr<server_connection>& connection) {
+    std::lock_guard lock(mutex_);
+    reap_finished();
+    if (stopping_) return false;
+    if (peers_.size() >= context_.options.max_connections) {
+      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
+      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
+                         ")");
+      return true;
+    }
+    connection->arm_handshake_timer();
+    // Accepted as a shutdown began: for_each_connection(), under the same lock, missed it.
+    if (context_.draining.load()) connection->go_away();
+    peers_.push_back(peer{connection, {}, {}, false});
+    auto self = std::prev(peers_.end());
+    try {
+      self->thread = std::thread([this, self] { serve(self); });
+      self->id = self->thread.get_id();
+    } catch (const std::system_error& e) {
+      // No thread for it (a pids limit, as containers set, or no memory for a stack): this peer is
+      // told why and closed; the server keeps serving the others, and may find a thread for the
+      // next one once some connection has ended.
+      peers_.erase(self);
+      if (context_.stats) context_.stats->turned_away(limit_kind::threads);
+      connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
+    } catch (...) {
+      peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
+      throw;
+    }
+    return true;
+  }
+
+  // Joins the threads of connections that ended, so a long-running server does not accumulate them.
+  void reap_finished() {
+    for (auto it = peers_.begin(); it != peers_.end();) {
+      if (it->done) {
+        // done is set by the peer's own thread, which admit() started before the peer was visible.
+        GEERPC_ASSERT(it->thread.joinable(), "blocking server: a finished peer without a thread");
+        it->thread.join();
+        it = peers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void serve(std::list<peer>::iterator self) {
+    server_connection& connection = *self->connection;
+    // On this thread's stack: a page becomes resident only once a read reaches it, so an idle
+    // connection costs its thread's few stack pages, not a buffer.
+    std::byte buffer[32u << 10];
+    std::vector<server_request*> ready;
+    net::stream& stream = connection.stream();
+    for (;;) {
+      // Bytes the stream's session holds are read without waiting: the socket may never become
+      // readable for them (stream.hpp, rule 2). Otherwise wait for reading, writing while replies
+      // wait, and what the session wants; then both are tried (rule 3).
+      if (!stream.buffered()) {
+        const short wants = stream.wants();
+        const short events =
+            static_cast<short>(POLLIN | wants | (connection.writer().has_pending() ? POLLOUT | wants : 0));
+        if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
+      } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
+        break;
+      }
+      if (connection.writer().has_pending() && !connection.flush_output()) break;
+      const net::io_result r = stream.read_some(std::span<std::byte>(buffer, sizeof buffer));
+      if (r.status == net::io_status::closed) break;
+      if (r.status == net::io_status::would_block) continue;
+      const bool alive = connection.on_bytes(std::span<const std::byte>(buffer, r.bytes), ready);
+      if (!ready.empty()) {
+        running_.fetch_add(1, std::memory_order_relaxed);
+        for (server_request* request : ready) server_connection::run(request);  // in order, on this thread
+        running_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      ready.clear();
+      if (!alive || connection.closed()) break;
+    }
+    connection.close();
+    std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
+    self->connection.reset();
+    self->done = true;
+  }
+
+  server_context& context_;
+  net::listener listen_;
+  net::event_fd stop_signal_;            // readable once stop() is called, for every waiting thread
+  mutable std::mutex mutex_;             // guards peers_, stopping_ and accepting_
+  std::atomic<std::size_t> running_{0};  // connection threads running requests now
+  std::list<peer> peers_;
+  bool stopping_ = false;
+  bool accepting_ = true;  // until stop_accepting()
+  std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
+  std::jthread acceptor_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/blocking/server.hpp
 // ---- begin geerpc/transport/threaded/server.hpp
 // geerpc: the server half of the `threaded` transport: an elastic pool of threads around one epoll
 // set, in the leader/followers style. The life of one request:
@@ -12540,63 +13789,9 @@ class threaded_server_engine {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/threaded/server.hpp
-// ---- end geerpc/transport/policies.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-
-template <class Transport>
-result<std::shared_ptr<typename client_link<Transport>::engine>> client_link<Transport>::open(std::string_view address,
-                                                                                              const options& opts,
-                                                                                              std::uint8_t codec_id) {
-  auto connection = dial_and_handshake(address, opts, codec_id);
-  if (!connection) return connection.error();
-  try {
-    return std::make_shared<engine>(std::move(connection).value(), opts);
-  } catch (const std::system_error& e) {  // the system refused the connection's receiving thread
-    return error{make_error_code(errc::connect_failed),
-                 "rpc client: dial " + std::string(address) + ": cannot start a thread: " + e.code().message()};
-  }
-}
-
-template <class Transport>
-call_outcome client_link<Transport>::call(engine& e, const context& ctx, std::span<std::byte> frame,
-                                          const reply_sink& reply) {
-  return e.call(ctx, frame, reply);
-}
-
-template <class Transport>
-std::unique_ptr<async_state> client_link<Transport>::start(const std::shared_ptr<engine>& e, const context& ctx,
-                                                           std::span<std::byte> frame, completion_hook hook) {
-  if constexpr (Transport::supports_async) {
-    auto state = std::make_unique<async_call<engine>>(e, std::move(hook));
-    e->start(*state, ctx, frame);
-    return state;
-  } else {  // basic_client refuses this at compile time; here for the explicit instantiation
-    return std::make_unique<finished_call>(
-        call_outcome::failure(errc::invalid_argument, "geerpc: this transport has no asynchronous calls"));
-  }
-}
-
-template <class Transport>
-std::uint32_t client_link<Transport>::server_max_frame_size(const engine& e) noexcept {
-  return e.server_max_frame_size();
-}
-
-template <class Transport>
-void client_link<Transport>::close(engine& e) {
-  e.close();
-}
-
-template <class Transport>
-bool client_link<Transport>::is_open(const engine& e) {
-  return e.is_open();
-}
-
-template <class Transport>
-bool client_link<Transport>::on_own_thread(const engine& e) {
-  return e.on_own_thread();
-}
 
 template <class Transport>
 void server_link<Transport>::destroy(engine* e) noexcept {
@@ -12659,6 +13854,29 @@ std::size_t server_link<Transport>::thread_start_failures(const engine& e) {
     return 0;
 }
 
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/server_engines.hpp
+// ---- begin geerpc/transport/engines.hpp
+// geerpc: the engines of every transport, and the operations the front classes ask of them
+// (transport/link.hpp) defined over them: the client's (client_engines.hpp) and the server's
+// (server_engines.hpp). Header-only programs get each half through client.hpp and server.hpp; with
+// GEERPC_SEPARATE_COMPILATION only the source file that includes <geerpc/implementation.hpp> does,
+// and compiles the standard transports' engines there, once.
+
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 4  // this header ends the internal macros' scope
+#endif
+
+// ---- begin geerpc/transport/policies.hpp
+// geerpc: the transport policies (transport/fwd.hpp) with every engine they stand for: both
+// transports and both tuning policies. docs/transports.md says when to pick which.
+
+// ---- end geerpc/transport/policies.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
 #if defined(GEERPC_SEPARATE_COMPILATION) && defined(GEERPC_IMPLEMENTATION)
 // The one place a program built with GEERPC_SEPARATE_COMPILATION compiles these
 // (<geerpc/implementation.hpp>).
@@ -12672,12 +13890,66 @@ template struct server_link<blocking>;
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/engines.hpp
 
-// Internal macros are not part of the API. (With the engines compiled elsewhere they stay: a
-// translation unit may still include transport/engines.hpp for a transport of its own.)
+#if GEERPC_OUTERMOST_ENTRY == 4
+// ---- begin geerpc/detail/macro_unscope.hpp
+// geerpc: the end of the internal macros' scope (config.hpp, detail/assert.hpp). The outermost entry
+// header of a translation unit includes this at its end; the user's code after it sees none of
+// them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
+//
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp and
+// transport/engines.hpp. Each one begins with
+//
+//   #ifndef GEERPC_OUTERMOST_ENTRY
+//   #define GEERPC_OUTERMOST_ENTRY <its own number>
+//   #endif
+//
+// and ends with
+//
+//   #if GEERPC_OUTERMOST_ENTRY == <its own number>
+//   #include "detail/macro_unscope.hpp"
+//   #endif
+//
+// so that an entry header included by another (implementation.hpp includes geerpc.hpp) leaves the
+// macros to the outer one. A new internal macro is #undef'd here too.
 #undef GEERPC_BEGIN_NAMESPACE
 #undef GEERPC_END_NAMESPACE
 #undef GEERPC_ASSERT
+#undef GEERPC_OUTERMOST_ENTRY
+// ---- end geerpc/detail/macro_unscope.hpp
+#endif
+// ---- end geerpc/transport/engines.hpp
+#endif
+
+// The internal macros are not part of the API (detail/macro_unscope.hpp). A header first included
+// after this one defines them again, and an entry header (transport/engines.hpp for a transport of
+// one's own, etcd.hpp) ends their scope again.
+
+#if GEERPC_OUTERMOST_ENTRY == 1
+// ---- begin geerpc/detail/macro_unscope.hpp
+// geerpc: the end of the internal macros' scope (config.hpp, detail/assert.hpp). The outermost entry
+// header of a translation unit includes this at its end; the user's code after it sees none of
+// them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
+//
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp and
+// transport/engines.hpp. Each one begins with
+//
+//   #ifndef GEERPC_OUTERMOST_ENTRY
+//   #define GEERPC_OUTERMOST_ENTRY <its own number>
+//   #endif
+//
+// and ends with
+//
+//   #if GEERPC_OUTERMOST_ENTRY == <its own number>
+//   #include "detail/macro_unscope.hpp"
+//   #endif
+//
+// so that an entry header included by another (implementation.hpp includes geerpc.hpp) leaves the
+// macros to the outer one. A new internal macro is #undef'd here too.
+#undef GEERPC_BEGIN_NAMESPACE
+#undef GEERPC_END_NAMESPACE
+#undef GEERPC_ASSERT
+#undef GEERPC_OUTERMOST_ENTRY
+// ---- end geerpc/detail/macro_unscope.hpp
 #endif
 // ---- end geerpc/geerpc.hpp
