@@ -1,0 +1,220 @@
+// geerpc: what the debug page shows (server/debug_page.hpp), gathered from the server once per
+// request, so that the HTML and the JSON (server/debug_page_json.hpp) say the same.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "connection_view.hpp"
+#include "context.hpp"
+#include "dispatcher.hpp"
+#include "page_text.hpp"
+#include "statistics.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// What the page shows, gathered once so that the HTML and the JSON say the same.
+struct debug_snapshot {
+  using clock = std::chrono::steady_clock;
+  static constexpr std::size_t max_connection_rows = 200;  // the page lists this many; all are counted
+
+  struct error_count {
+    std::string_view code;  // errc's name
+    std::uint64_t count = 0;
+  };
+  struct method_row {
+    std::string name;
+    std::string signature;
+    std::string fingerprint;  // 8 hex digits; "none" for a method without one
+    bool takes_stop_token = false;
+    // With statistics: calls received (finished or in flight), their outcomes, what runs now.
+    std::uint64_t calls = 0;
+    std::uint64_t successes = 0;
+    std::uint64_t in_flight = 0;
+    std::vector<error_count> errors;
+    std::chrono::nanoseconds oldest{0};  // age of the oldest call in flight
+    latency_summary latency;             // from arrival to answer, over the last minute
+  };
+  struct connection_row {
+    std::string peer;
+    std::chrono::nanoseconds age{0};
+    std::optional<std::chrono::nanoseconds> idle;  // since its last read or reply (with statistics)
+    std::size_t in_flight = 0;
+    std::size_t pending_output = 0;
+  };
+  struct number {
+    const char* key;    // the JSON name
+    const char* label;  // the page's words
+    std::string text;   // as the page shows it
+    std::uint64_t value = 0;
+    std::optional<std::uint64_t> turned_away{};  // for a limit: how often it turned something away
+  };
+
+  bool statistics = false;
+  std::vector<method_row> methods;
+  std::vector<error_count> unrouted;  // calls for names the server does not serve
+  std::vector<number> pool;
+  std::size_t connection_count = 0;
+  std::vector<connection_row> connections;
+  std::vector<call_record> recent;  // the last slow or failed calls, newest first
+  std::chrono::nanoseconds slow_call{0};
+  std::vector<number> now;     // what the server holds at this moment
+  std::vector<number> limits;  // server_options in force
+
+  static number count(const char* key, const char* label, std::uint64_t value) {
+    return {key, label, std::to_string(value), value};
+  }
+  static number bytes(const char* key, const char* label, std::uint64_t value) {
+    return {key, label, std::to_string(value) + " B", value};
+  }
+  // A duration: nanoseconds in the JSON, and Go's text on the page.
+  static number span(const char* key, const char* label, std::chrono::nanoseconds value) {
+    const auto ns = std::max(value, std::chrono::nanoseconds::zero());
+    return {key, label, page_duration(ns), static_cast<std::uint64_t>(ns.count())};
+  }
+  // A timeout: its value in nanoseconds in the JSON (0: none), and Go's text on the page.
+  static number timeout(const char* key, const char* label, std::chrono::nanoseconds value) {
+    const bool none = value <= std::chrono::nanoseconds::zero();
+    return {key, label, none ? "none" : duration_text(value), none ? 0 : static_cast<std::uint64_t>(value.count())};
+  }
+
+  static std::vector<error_count> errors_of(const method_statistics& m, std::uint64_t& total) {
+    std::vector<error_count> out;
+    for (std::size_t code = 1; code < method_statistics::codes; ++code)
+      if (const std::uint64_t n = m.errors[code].load(std::memory_order_relaxed); n != 0) {
+        out.push_back({errc_name(static_cast<std::uint8_t>(code)), n});
+        total += n;
+      }
+    return out;
+  }
+
+  explicit debug_snapshot(const server_context& context) {
+    const auto at = clock::now();
+    const server_statistics* const stats = context.stats.get();
+    statistics = stats != nullptr;
+    const std::vector<handler_entry>* entries = context.handlers != nullptr ? &context.handlers->methods() : nullptr;
+    if (entries != nullptr)
+      for (const handler_entry& entry : *entries) {
+        method_row row;
+        row.name = entry.name;
+        row.signature = entry.signature;
+        row.fingerprint = entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint);
+        row.takes_stop_token = entry.takes_stop_token;
+        methods.push_back(std::move(row));
+      }
+
+    // What is in flight now, read from the connections.
+    std::vector<clock::time_point> oldest(methods.size(), clock::time_point::max());
+    std::size_t waiting = 0;  // requests no handler thread has taken yet
+    clock::time_point oldest_waiting = clock::time_point::max();
+    {
+      std::lock_guard lock(context.connections_mutex);
+      connection_count = context.connections.size();
+      for (const listed_connection* connection : context.connections) {
+        const connection_view v = connection->describe();
+        if (connections.size() < max_connection_rows) {
+          connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
+          if (statistics) row.idle = at - v.last_activity;
+          connections.push_back(std::move(row));
+        }
+        if (!statistics || entries == nullptr) continue;
+        connection->for_each_request(
+            [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+              const auto i = static_cast<std::size_t>(&handler - entries->data());
+              if (i < methods.size()) {
+                ++methods[i].in_flight;
+                oldest[i] = std::min(oldest[i], arrived);
+              }
+              if (started == clock::time_point{}) {
+                ++waiting;
+                oldest_waiting = std::min(oldest_waiting, arrived);
+              }
+            });
+      }
+    }
+    if (stats != nullptr) {
+      for (std::size_t i = 0; i < methods.size() && i < stats->method_count(); ++i) {
+        method_row& row = methods[i];
+        const method_statistics& m = stats->method(i);
+        std::uint64_t failed = 0;
+        row.errors = errors_of(m, failed);
+        row.successes = m.successes.load(std::memory_order_relaxed);
+        row.calls = row.successes + failed + row.in_flight;
+        if (row.in_flight != 0) row.oldest = at - oldest[i];
+        row.latency = m.latency.read(at);
+      }
+      std::uint64_t ignored = 0;
+      unrouted = errors_of(stats->unrouted(), ignored);
+      recent = stats->recent_calls();
+      slow_call = stats->slow_threshold();
+    }
+
+    pool_view p;
+    if (context.pool_probe != nullptr) p = context.pool_probe(context.pool_engine);
+    pool = {count("threads", "threads", p.threads), count("busy", "busy in a handler", p.busy)};
+    if (stats != nullptr) {
+      const latency_summary wait = stats->queue_wait().read(at);
+      pool.push_back(count("waiting", "requests waiting for a thread", waiting));
+      pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
+                          waiting != 0 ? at - oldest_waiting : std::chrono::nanoseconds::zero()));
+      pool.push_back(
+          span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
+      pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
+    }
+    pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+
+    now = {
+        count("connections", "connections", connection_count),
+        count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
+        bytes("queued_request_bytes", "request bytes waiting for a handler",
+              context.queued_request_bytes.load(std::memory_order_relaxed)),
+        bytes("pending_output_bytes", "reply bytes waiting to be sent",
+              context.output.now.load(std::memory_order_relaxed)),
+        bytes("pending_output_peak_bytes", "most reply bytes ever waiting",
+              context.output.peak.load(std::memory_order_relaxed)),
+        count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
+    };
+    const server_options& o = context.options;
+    // Each limit, and what it turns away (with statistics).
+    const auto with = [stats](number n, std::optional<limit_kind> kind) {
+      if (stats != nullptr && kind) n.turned_away = stats->turned_away_count(*kind);
+      return n;
+    };
+    using k = limit_kind;
+    limits = {
+        with(count("handler_threads", "handler threads kept", o.handler_threads), std::nullopt),
+        with(count("max_handler_threads", "handler threads at most", o.max_handler_threads), std::nullopt),
+        with(count("max_connections", "connections", o.max_connections), k::connections),
+        with(count("max_inflight", "calls in flight", o.max_inflight), k::inflight),
+        with(count("max_inflight_per_connection", "calls in flight per connection", o.max_inflight_per_connection),
+             k::inflight_per_connection),
+        with(bytes("max_frame_size", "request frame", o.max_frame_size), k::frame_size),
+        with(bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes), k::metadata_bytes),
+        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
+             k::pending_output),
+        with(bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes), k::queued_bytes),
+        with(bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
+                   o.max_queued_request_bytes_per_connection),
+             k::queued_bytes_per_connection),
+        with(timeout("handshake_timeout_ns", "handshake", o.handshake_timeout), k::handshake_timeout),
+        with(timeout("frame_timeout_ns", "frame", o.frame_timeout), k::frame_timeout),
+        with(timeout("write_timeout_ns", "write", o.write_timeout), k::write_timeout),
+    };
+    if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
+      limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
