@@ -28,7 +28,7 @@ int storm(int argc, char** argv, const std::string& peer) {
   const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
   const int server_pid = std::atoi(bench::flag(argc, argv, "--server-pid", "0"));
   geerpc::options opts;
-  opts.connect_timeout = std::chrono::seconds(30);
+  opts.timeouts.connect = std::chrono::seconds(30);
   opts.tuning = bench::client_knobs(bench::flag(argc, argv, "--tuning", "automatic"));
   auto client = geerpc::dial<Transport>(address, opts);
   bench::storm_floor().print(peer, "floor", "");
@@ -46,8 +46,8 @@ int run(int argc, char** argv, const std::string& peer) {
   const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
   const auto deadline = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--deadline-ms", "0")));
   geerpc::options opts;
-  opts.connect_timeout = std::chrono::seconds(30);
-  opts.handle_timeout = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--handle-timeout-ms", "0")));
+  opts.timeouts.connect = std::chrono::seconds(30);
+  opts.timeouts.handle = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--handle-timeout-ms", "0")));
   opts.tuning = bench::client_knobs(bench::flag(argc, argv, "--tuning", "automatic"));
 
   std::vector<geerpc::basic_client<Transport>> clients;

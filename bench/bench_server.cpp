@@ -47,13 +47,13 @@ int main(int argc, char** argv) {
   const std::string_view transport = bench::flag(argc, argv, "--transport", "threaded");
   const std::string_view tuning = bench::flag(argc, argv, "--tuning", "automatic");
   geerpc::server_options options{
-      .handler_threads = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--handler-threads", "8"))),
+      .threads = {.handlers = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--handler-threads", "8")))},
       .tuning = bench::server_knobs(tuning)};
   // 0 or absent: the default (server_options::max_handler_threads).
   if (const auto most = std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")); most > 0)
-    options.max_handler_threads = static_cast<std::size_t>(most);
+    options.threads.max_handlers = static_cast<std::size_t>(most);
   if (const char* delay = bench::flag(argc, argv, "--pool-growth-delay-us", nullptr); delay != nullptr)
-    options.pool_growth_delay = std::chrono::microseconds(std::atol(delay));
-  options.statistics = !bench::has_flag(argc, argv, "--no-statistics");
+    options.threads.growth_delay = std::chrono::microseconds(std::atol(delay));
+  options.observability.statistics = !bench::has_flag(argc, argv, "--no-statistics");
   return bench::with_transport(transport, tuning, [&]<class Transport>() { return serve<Transport>(port, options); });
 }

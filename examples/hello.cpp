@@ -26,7 +26,7 @@ int main() {
   const std::string address = server.listen("127.0.0.1:0");
   std::cout << "server listening on " << address << "\n";
 
-  auto client = geerpc::dial(address, {.connect_timeout = 1s});
+  auto client = geerpc::dial(address, {.timeouts = {.connect = 1s}});
 
   // Five concurrent calls over one connection, like the seed's goroutines.
   std::vector<std::jthread> callers;

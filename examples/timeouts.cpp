@@ -79,9 +79,9 @@ int main() {
   std::cout << "1. connect timeout\n";
   {
     slow_handshake_server stalling(500ms);
-    auto failed = geerpc::try_dial(stalling.address(), {.connect_timeout = 200ms});
+    auto failed = geerpc::try_dial(stalling.address(), {.timeouts = {.connect = 200ms}});
     std::cout << "   connect_timeout = 200ms: " << failed.message() << "\n";
-    auto waited = geerpc::try_dial(stalling.address(), {.connect_timeout = 0s});
+    auto waited = geerpc::try_dial(stalling.address(), {.timeouts = {.connect = 0s}});
     std::cout << "   connect_timeout = 0 (no limit): "
               << (waited ? "connected once the server answered" : waited.message()) << "\n";
   }
@@ -102,7 +102,7 @@ int main() {
 
   std::cout << "3. handle timeout (the server's limit)\n";
   {
-    auto client = geerpc::dial(address, {.handle_timeout = 100ms});
+    auto client = geerpc::dial(address, {.timeouts = {.handle = 100ms}});
     auto reply = client.try_call<int>("Foo.SlowSum", Args{1, 2});
     std::cout << "   handle_timeout = 100ms: " << reply.message() << "\n";
   }

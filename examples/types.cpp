@@ -86,7 +86,7 @@ int main() {
   ledger.frozen.insert("mallory");
   geerpc::server server;
   server.add<LedgerApi>(ledger);
-  auto client = geerpc::dial(server.listen("127.0.0.1:0"), {.connect_timeout = 1s});
+  auto client = geerpc::dial(server.listen("127.0.0.1:0"), {.timeouts = {.connect = 1s}});
 
   client.call<LedgerApi::fn<"Deposit">>("alice", money("EUR", 1250));
   const money now = client.call<LedgerApi::fn<"Deposit">>("alice", money("EUR", 750));

@@ -39,10 +39,10 @@ struct server_under_test {
     context.handlers = &handlers;
     context.codec_id = geerpc::binary_codec::id;
     context.scheduler = geerpc::detail::deadline_scheduler::shared();
-    context.options.max_frame_size = 4096;
-    context.options.max_pending_output = 64u << 10;
-    context.options.handshake_timeout = std::chrono::nanoseconds{0};  // no timers firing mid-input
-    context.options.frame_timeout = std::chrono::nanoseconds{0};
+    context.options.limits.max_frame_size = 4096;
+    context.options.limits.max_pending_output = 64u << 10;
+    context.options.timeouts.handshake = std::chrono::nanoseconds{0};  // no timers firing mid-input
+    context.options.timeouts.frame = std::chrono::nanoseconds{0};
   }
 };
 

@@ -17,7 +17,7 @@ namespace {
 // requests of one read one after another, which is when it holds replies.
 template <class Transport>
 struct one_handler_thread {
-  test::arith_server<Transport> s{{.handler_threads = 1, .max_handler_threads = 1}};
+  test::arith_server<Transport> s{{.threads = {.handlers = 1, .max_handlers = 1}}};
   test::raw_peer peer{s.address};
   one_handler_thread() {
     peer.send_hello();
@@ -63,7 +63,7 @@ TEMPLATE_TEST_CASE("a slow request does not hold up a fast one on the same conne
 
 TEMPLATE_TEST_CASE("requests queued behind slow ones get a thread, and the connection is still read",
                    "[async][concurrency]", GEERPC_ASYNC_TRANSPORTS) {
-  test::arith_server<TestType> s({.handler_threads = 5});
+  test::arith_server<TestType> s({.threads = {.handlers = 5}});
   test::raw_peer peer(s.address);
   peer.send_hello();
   REQUIRE(peer.read_hello_reply());
@@ -273,8 +273,8 @@ TEMPLATE_TEST_CASE("when the caller that read for itself returns, the receiving 
                    "[async][concurrency]", GEERPC_ASYNC_TRANSPORTS) {
   // One handler thread: the second call runs only after the first has answered, and then blocks
   // until the handle timeout answers it, long after the first caller has gone.
-  test::arith_server<TestType> s({.handler_threads = 1});
-  auto client = geerpc::dial<TestType>(s.address, {.handle_timeout = 300ms});
+  test::arith_server<TestType> s({.threads = {.handlers = 1}});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.handle = 300ms}});
   geerpc::result<int> first = 0;
   std::jthread caller([&] { first = client.template try_call<int>("Arith.Late", Args{1, 0}); });
   REQUIRE(s.arith.started.wait_for_at_least(1));

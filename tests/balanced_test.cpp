@@ -142,7 +142,7 @@ TEST_CASE("balanced: a dead server is left out after one failed dial, for its ba
   std::vector<std::string> listed{silent.address(), dead_address(), f.addresses[0], f.addresses[1]};
   geerpc::balanced_client lb(
       std::make_shared<geerpc::static_discovery>(listed),
-      {.mode = geerpc::select_mode::round_robin, .client = {.connect_timeout = 100ms}, .backoff = 10s});
+      {.mode = geerpc::select_mode::round_robin, .client = {.timeouts = {.connect = 100ms}}, .backoff = 10s});
   for (int i = 0; i < 20; ++i) CHECK(lb.call<std::string>(geerpc::with_timeout(2s), "Node.Who").starts_with("n"));
   CHECK(f.nodes[0]->calls + f.nodes[1]->calls == 20);
   // The silent server was dialled once: one connection waits in its backlog, no second one.

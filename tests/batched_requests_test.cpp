@@ -56,7 +56,7 @@ struct fake_server {
       geerpc::wire::encode_hello_reply({true, geerpc::wire::default_max_frame_size, {}}, reply);
       peer->send(reply);
     });
-    return geerpc::dial(listener.address(), {.connect_timeout = 5s});
+    return geerpc::dial(listener.address(), {.timeouts = {.connect = 5s}});
   }
 
   // Reads `count` Sum requests and returns their replies, to be sent together. Empty if the

@@ -96,7 +96,7 @@ void calls_in_every_form(Client& c) {
 
 TEST_CASE("call surface: every form, with and without a context, on a client", "[call_surface]") {
   tagger_server s;
-  auto client = geerpc::dial(s.address, {.connect_timeout = 5s});
+  auto client = geerpc::dial(s.address, {.timeouts = {.connect = 5s}});
   calls_in_every_form(client);
 }
 
@@ -105,6 +105,6 @@ TEST_CASE("call surface: every form, with and without a context, on a balanced c
   tagger_server b;
   geerpc::balanced_client fleet(
       std::make_shared<geerpc::static_discovery>(std::vector<std::string>{a.address, b.address}),
-      {.client = {.connect_timeout = 5s}});
+      {.client = {.timeouts = {.connect = 5s}}});
   calls_in_every_form(fleet);
 }

@@ -14,12 +14,12 @@ TEMPLATE_TEST_CASE("a server that never answers the handshake trips the connect 
                    geerpc::blocking, geerpc::threaded) {
   test::listener stalled;
   const auto start = std::chrono::steady_clock::now();
-  auto client = geerpc::try_dial<TestType>(stalled.address(), {.connect_timeout = 300ms});
+  auto client = geerpc::try_dial<TestType>(stalled.address(), {.timeouts = {.connect = 300ms}});
   CHECK(std::chrono::steady_clock::now() - start >= 300ms);
   REQUIRE_FALSE(client);
   CHECK(client.code() == geerpc::errc::connect_timeout);
   CHECK(client.message() == "rpc client: connect timeout: expect within 300ms");
-  CHECK_THROWS_AS(geerpc::dial<TestType>(stalled.address(), {.connect_timeout = 100ms}), geerpc::rpc_error);
+  CHECK_THROWS_AS(geerpc::dial<TestType>(stalled.address(), {.timeouts = {.connect = 100ms}}), geerpc::rpc_error);
 }
 
 TEST_CASE("connect_timeout 0 waits for a slow handshake as long as it takes", "[connect][timeout]") {
@@ -35,7 +35,7 @@ TEST_CASE("connect_timeout 0 waits for a slow handshake as long as it takes", "[
     [[maybe_unused]] auto m = ::send(peer, reply.data(), reply.size(), MSG_NOSIGNAL);
     ::close(peer);
   });
-  auto client = geerpc::try_dial(slow.address(), {.connect_timeout = 0s});
+  auto client = geerpc::try_dial(slow.address(), {.timeouts = {.connect = 0s}});
   CHECK(client.has_value());
 }
 
@@ -45,12 +45,12 @@ TEST_CASE("dialing a closed port or a bad address fails at once with connect_fai
     test::listener gone;
     closed_address = gone.address();
   }
-  auto refused = geerpc::try_dial(closed_address, {.connect_timeout = 1s});
+  auto refused = geerpc::try_dial(closed_address, {.timeouts = {.connect = 1s}});
   CHECK(refused.code() == geerpc::errc::connect_failed);
   CHECK(refused.message().find("rpc client: dial " + closed_address) == 0);
 
   for (const char* bad : {"127.0.0.1", "127.0.0.1:", "127.0.0.1:99999", "[::1:80", ":80", "::1:80", "127.0.0.1:x"}) {
-    auto r = geerpc::try_dial(bad, {.connect_timeout = 1s});
+    auto r = geerpc::try_dial(bad, {.timeouts = {.connect = 1s}});
     INFO(bad);
     CHECK(r.code() == geerpc::errc::connect_failed);
   }
@@ -99,12 +99,12 @@ TEST_CASE("the handshake refuses a wrong magic, version or codec with a reason",
 }
 
 TEST_CASE("connections beyond max_connections are refused in the handshake", "[connect][limits]") {
-  test::arith_server<geerpc::threaded> s({.max_connections = 2});
+  test::arith_server<geerpc::threaded> s({.limits = {.max_connections = 2}});
   auto first = geerpc::dial(s.address);
   auto second = geerpc::dial(s.address);
   REQUIRE(first.call<int>("Arith.Sum", test::Args{1, 1}) == 2);
   REQUIRE(test::eventually([&] { return s.server.connection_count() == 2; }));
-  auto third = geerpc::try_dial(s.address, {.connect_timeout = 1s});
+  auto third = geerpc::try_dial(s.address, {.timeouts = {.connect = 1s}});
   CHECK(third.code() == geerpc::errc::handshake_rejected);
   CHECK(third.message() == "rpc client: handshake rejected: rpc server: too many connections (limit 2)");
   CHECK(second.call<int>("Arith.Sum", test::Args{2, 2}) == 4);

@@ -212,7 +212,7 @@ TEMPLATE_TEST_CASE("metadata over the server's limit is refused with bad_request
                    "[context]", GEERPC_TRANSPORTS) {
   Kv kv;
   geerpc::server_options opts;
-  opts.max_metadata_bytes = 64;
+  opts.limits.max_metadata_bytes = 64;
   geerpc::basic_server<TestType> server(opts);
   server.template add<KvApi>(kv);
   auto client = geerpc::dial<TestType>(server.listen("127.0.0.1:0"));
@@ -342,7 +342,7 @@ TEMPLATE_TEST_CASE("a server interceptor's after sees every call's outcome", "[c
     throw std::runtime_error("dropped");  // an after that throws changes nothing
   }});
   const std::string address = server.listen("127.0.0.1:0");
-  auto client = geerpc::dial<TestType>(address, {.handle_timeout = 200ms});
+  auto client = geerpc::dial<TestType>(address, {.timeouts = {.handle = 200ms}});
 
   CHECK(client.template call<int>("Kv.Count") == 1);
   CHECK(client.template try_call<int>("Kv.Fail").code() == geerpc::errc::remote_error);
@@ -382,7 +382,7 @@ TEST_CASE("a server interceptor sees cancelled calls and calls whose connection 
           "[context][interceptor]") {
   Kv kv;
   // One handler thread: a call queued behind a held one has not run when its connection closes.
-  geerpc::server server({.handler_threads = 1, .max_handler_threads = 1});
+  geerpc::server server({.threads = {.handlers = 1, .max_handlers = 1}});
   server.add<KvApi>(kv);
   outcome_log log;
   server.use({.after = [&](const geerpc::call_context& ctx, const geerpc::call_result& r) { log.add(ctx, r); }});

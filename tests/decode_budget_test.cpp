@@ -416,7 +416,7 @@ TEMPLATE_TEST_CASE("decode budget: a 64 KiB body that would cost ~480 MiB is ans
   CHECK(fine->header.status == 0);
   CHECK(test::decode_body<int>(fine->body) == 5);
 
-  auto client = geerpc::dial<TestType>(address, {.connect_timeout = 2s});
+  auto client = geerpc::dial<TestType>(address, {.timeouts = {.connect = 2s}});
   CHECK(client.template call<int>(geerpc::with_timeout(2s), "Slots.Sum", test::Args{20, 22}) == 42);
   // An honest value of the same type still decodes.
   pages honest(3);
@@ -447,7 +447,7 @@ TEMPLATE_TEST_CASE("decode budget: a client refuses a reply that would cost ~480
     answered.set();
   });
 
-  auto client = geerpc::dial<TestType>(listener.address(), {.connect_timeout = 5s});
+  auto client = geerpc::dial<TestType>(listener.address(), {.timeouts = {.connect = 5s}});
   auto r = client.template try_call<pages>(geerpc::with_timeout(5s), "Slots.Get", test::Args{});
   REQUIRE_FALSE(r);
   CHECK(r.code() == geerpc::errc::bad_response);

@@ -97,7 +97,7 @@ TEMPLATE_TEST_CASE("a call with a negative timeout fails with deadline_exceeded 
   test::listener l;
   std::unique_ptr<test::raw_peer> peer;
   std::jthread accepting([&] { peer = test::accept_greeted(l); });
-  auto client = geerpc::dial<TestType>(l.address(), {.connect_timeout = 5s});
+  auto client = geerpc::dial<TestType>(l.address(), {.timeouts = {.connect = 5s}});
   accepting.join();
   REQUIRE(peer);
 
@@ -130,7 +130,7 @@ TEMPLATE_TEST_CASE("a caller's deadline holds while signals keep interrupting it
   test::listener l;
   std::unique_ptr<test::raw_peer> peer;
   std::jthread accepting([&] { peer = test::accept_greeted(l); });
-  auto client = geerpc::dial<TestType>(l.address(), {.connect_timeout = 5s});
+  auto client = geerpc::dial<TestType>(l.address(), {.timeouts = {.connect = 5s}});
   accepting.join();
   REQUIRE(peer);
 
@@ -174,19 +174,19 @@ TEST_CASE("call_future::wait_for takes any duration: hours::max() waits, a negat
 TEMPLATE_TEST_CASE("connect_timeout: nanoseconds::max() is no limit, a negative one has expired before dialling",
                    "[edges][connect][timeout]", GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;
-  auto far = geerpc::try_dial<TestType>(s.address, {.connect_timeout = std::chrono::nanoseconds::max()});
+  auto far = geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = std::chrono::nanoseconds::max()}});
   REQUIRE(far);
   CHECK(far->template call<int>("Arith.Sum", Args{1, 2}) == 3);
 
   for (const std::chrono::nanoseconds expired : {std::chrono::nanoseconds(-1ms), std::chrono::nanoseconds::min()}) {
     const auto start = steady::now();
-    auto r = geerpc::try_dial<TestType>(s.address, {.connect_timeout = expired});
+    auto r = geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = expired}});
     REQUIRE_FALSE(r);
     CHECK(r.code() == geerpc::errc::connect_timeout);
     CHECK(r.message().find("rpc client: connect timeout: expect within -") == 0);
     CHECK(steady::now() - start < 1s);
   }
-  CHECK(geerpc::try_dial<TestType>(s.address, {.connect_timeout = -1ms}).message() ==
+  CHECK(geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = -1ms}}).message() ==
         "rpc client: connect timeout: expect within -1ms");
 }
 
@@ -203,12 +203,12 @@ TEMPLATE_TEST_CASE("server timeouts of nanoseconds::max() never fire, and a nega
                    "[edges][timeout]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   SECTION("the farthest") {
-    opts.handshake_timeout = std::chrono::nanoseconds::max();
-    opts.frame_timeout = std::chrono::nanoseconds::max();
+    opts.timeouts.handshake = std::chrono::nanoseconds::max();
+    opts.timeouts.frame = std::chrono::nanoseconds::max();
   }
   SECTION("negative") {
-    opts.handshake_timeout = -1s;
-    opts.frame_timeout = std::chrono::nanoseconds::min();
+    opts.timeouts.handshake = -1s;
+    opts.timeouts.frame = std::chrono::nanoseconds::min();
   }
   test::arith_server<TestType> s(opts);
 
@@ -236,7 +236,7 @@ TEMPLATE_TEST_CASE("server timeouts of nanoseconds::max() never fire, and a nega
 TEMPLATE_TEST_CASE("handle_timeout of nanoseconds::max() never fires; the caller's deadline still does",
                    "[edges][timeout]", GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;
-  auto client = geerpc::dial<TestType>(s.address, {.handle_timeout = std::chrono::nanoseconds::max()});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.handle = std::chrono::nanoseconds::max()}});
   CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
   auto r = client.template try_call<int>(geerpc::with_timeout(100ms), "Arith.WaitForStop", Args{1, 1});
   CHECK(r.code() == geerpc::errc::deadline_exceeded);
@@ -252,14 +252,14 @@ TEMPLATE_TEST_CASE("a client max_frame_size too small for a frame header is refu
   test::arith_server<TestType> s;
   for (const std::uint32_t size : {0u, 1u, static_cast<std::uint32_t>(geerpc::wire::header_size - 1)}) {
     INFO("max_frame_size = " << size);
-    auto r = geerpc::try_dial<TestType>(s.address, {.max_frame_size = size});
+    auto r = geerpc::try_dial<TestType>(s.address, {.limits = {.max_frame_size = size}});
     REQUIRE_FALSE(r);
     CHECK(r.code() == geerpc::errc::invalid_argument);
-    CHECK(r.message() ==
-          "rpc client: options.max_frame_size must be at least 20 bytes (a frame header), not " + std::to_string(size));
+    CHECK(r.message() == "rpc client: options.limits.max_frame_size must be at least 20 bytes (a frame header), not " +
+                             std::to_string(size));
   }
   // The smallest usable limit: a reply without a body fits, a bigger one fails that call only.
-  auto smallest = geerpc::try_dial<TestType>(s.address, {.max_frame_size = geerpc::wire::header_size});
+  auto smallest = geerpc::try_dial<TestType>(s.address, {.limits = {.max_frame_size = geerpc::wire::header_size}});
   REQUIRE(smallest);
   CHECK(smallest->template try_call<void>("Arith.Nothing", Args{1, 2}));
   CHECK(smallest->template try_call<int>("Arith.Sum", Args{1, 2}).code() == geerpc::errc::remote_error);
@@ -271,20 +271,20 @@ TEMPLATE_TEST_CASE("a server max_frame_size too small for a frame header is refu
   for (const std::uint32_t size : {0u, 1u, static_cast<std::uint32_t>(geerpc::wire::header_size - 1)}) {
     INFO("max_frame_size = " << size);
     geerpc::server_options opts;
-    opts.max_frame_size = size;
+    opts.limits.max_frame_size = size;
     try {
       geerpc::basic_server<TestType> server(opts);
       FAIL("a server that could read no request was made");
     } catch (const geerpc::rpc_error& e) {
       CHECK(e.code() == geerpc::errc::invalid_argument);
       CHECK(std::string(e.what()) ==
-            "rpc server: options.max_frame_size must be at least 20 bytes (a frame header), not " +
+            "rpc server: options.limits.max_frame_size must be at least 20 bytes (a frame header), not " +
                 std::to_string(size));
     }
   }
   // A limit that holds a header is taken.
   geerpc::server_options opts;
-  opts.max_frame_size = geerpc::wire::header_size;
+  opts.limits.max_frame_size = geerpc::wire::header_size;
   geerpc::basic_server<TestType> server(opts);
   CHECK_FALSE(server.listen("127.0.0.1:0").empty());
 }

@@ -53,7 +53,7 @@ TEMPLATE_TEST_CASE("clients that retry reach a server restarted on the same addr
   // A retrying client: dial again until it works (bounded).
   std::optional<int> answer;
   for (int attempt = 0; attempt < 50 && !answer; ++attempt) {
-    auto fresh = geerpc::try_dial<TestType>(address, {.connect_timeout = 1s});
+    auto fresh = geerpc::try_dial<TestType>(address, {.timeouts = {.connect = 1s}});
     if (!fresh) continue;
     if (auto r = fresh->template try_call<int>(geerpc::with_timeout(1s), "Arith.Sum", Args{2, 3})) answer = *r;
   }
@@ -63,7 +63,7 @@ TEMPLATE_TEST_CASE("clients that retry reach a server restarted on the same addr
 TEMPLATE_TEST_CASE("a handler that ignores its stop_token holds its thread, and only until it returns",
                    "[fault][timeout][resources]", geerpc::blocking, geerpc::threaded) {
   test::arith_server<TestType> s;
-  auto stubborn = geerpc::dial<TestType>(s.address, {.handle_timeout = 50ms});
+  auto stubborn = geerpc::dial<TestType>(s.address, {.timeouts = {.handle = 50ms}});
   auto other = geerpc::dial<TestType>(s.address);
   REQUIRE(other.template call<int>("Arith.Sum", Args{0, 0}) == 0);
   const int baseline = test::thread_count();

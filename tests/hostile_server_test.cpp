@@ -29,7 +29,7 @@ struct played_server {
 
   played_server() {
     std::jthread accepting([&] { peer = test::accept_greeted(listener); });
-    client = geerpc::dial<Transport>(listener.address(), {.connect_timeout = 5s});
+    client = geerpc::dial<Transport>(listener.address(), {.timeouts = {.connect = 5s}});
     accepting.join();
     REQUIRE(peer);
   }

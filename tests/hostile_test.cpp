@@ -19,11 +19,11 @@ namespace {
 
 geerpc::server_options hostile_limits() {
   geerpc::server_options opts;
-  opts.max_frame_size = 64u << 10;
-  opts.max_inflight_per_connection = 4;
-  opts.handshake_timeout = 200ms;
-  opts.frame_timeout = 200ms;
-  opts.max_pending_output = 1u << 20;
+  opts.limits.max_frame_size = 64u << 10;
+  opts.limits.max_inflight_per_connection = 4;
+  opts.timeouts.handshake = 200ms;
+  opts.timeouts.frame = 200ms;
+  opts.limits.max_pending_output = 1u << 20;
   return opts;
 }
 
@@ -33,7 +33,7 @@ struct hostile_fixture {
 
   // A well-behaved client on its own connection still gets its answer.
   bool others_served() {
-    auto client = geerpc::try_dial<Transport>(s.address, {.connect_timeout = 2s});
+    auto client = geerpc::try_dial<Transport>(s.address, {.timeouts = {.connect = 2s}});
     if (!client) return false;
     auto r = client->template try_call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22});
     return r && *r == 42;
@@ -330,7 +330,7 @@ TEST_CASE("hostile: a flood past the in-flight limit gets busy answers, not a st
 
 TEST_CASE("hostile: a server-wide in-flight limit answers busy across connections", "[hostile][limits]") {
   geerpc::server_options opts;
-  opts.max_inflight = 2;
+  opts.limits.max_inflight = 2;
   test::arith_server<geerpc::threaded> s(opts);
   auto a = geerpc::dial(s.address);
   auto b = geerpc::dial(s.address);
@@ -450,7 +450,7 @@ std::unique_ptr<test::raw_peer> small_window_peer(const std::string& address) {
 TEMPLATE_TEST_CASE("hostile: a peer that never reads holds at most max_pending_output, counted by capacity",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   auto opts = hostile_limits();  // max_pending_output = 1 MiB
-  opts.write_timeout = 0s;       // only the output limit drops it here
+  opts.timeouts.write = 0s;      // only the output limit drops it here
   test::arith_server<TestType> s(opts);
   auto peer = small_window_peer(s.address);
   // Replies of sizes that do not add up to the limit: buffers grown by doubling would pass it.
@@ -458,8 +458,8 @@ TEMPLATE_TEST_CASE("hostile: a peer that never reads holds at most max_pending_o
   for (std::uint64_t seq = 1; seq <= 1000 && !dropped; ++seq)
     dropped = !send_unread(*peer, echo_request(seq, 20000 + (seq * 7919) % 12000));
   CHECK(dropped);
-  CHECK(s.server.pending_output_peak() > opts.max_pending_output / 2);  // replies did pile up in the server
-  CHECK(s.server.pending_output_peak() <= opts.max_pending_output);
+  CHECK(s.server.pending_output_peak() > opts.limits.max_pending_output / 2);  // replies did pile up in the server
+  CHECK(s.server.pending_output_peak() <= opts.limits.max_pending_output);
   CHECK(test::eventually([&] { return s.server.connection_count() == 0; }));
   CHECK(test::eventually([&] { return s.server.pending_output_bytes() == 0; }));
 }
@@ -490,15 +490,15 @@ void send_echoes(test::raw_peer& peer, std::uint64_t& seq, std::uint64_t count, 
 TEMPLATE_TEST_CASE("hostile: a peer that stops reading is dropped after write_timeout, others are served",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   auto opts = hostile_limits();
-  opts.max_pending_output = 64u << 20;  // never reached here: the timeout drops the peer
-  opts.max_inflight_per_connection = 1024;
-  opts.write_timeout = 200ms;
+  opts.limits.max_pending_output = 64u << 20;  // never reached here: the timeout drops the peer
+  opts.limits.max_inflight_per_connection = 1024;
+  opts.timeouts.write = 200ms;
   test::arith_server<TestType> s(opts);
   auto peer = small_window_peer(s.address);
   // More replies than the kernel holds for it, then silence.
   std::uint64_t seq = 0;
   send_echoes(*peer, seq, replies_to_stall(60000), 60000);
-  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.connect = 2s}});
   CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22}) == 42);
   // The peer's connection goes (the well-behaved client's stays), and its replies with it.
   CHECK(test::eventually([&] { return s.server.connection_count() == 1; }));
@@ -510,9 +510,9 @@ TEMPLATE_TEST_CASE("hostile: a peer that stops reading is dropped after write_ti
 TEMPLATE_TEST_CASE("hostile: a stalled peer that reads again keeps its connection, and stalling again is dropped",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   auto opts = hostile_limits();
-  opts.max_pending_output = 64u << 20;
-  opts.write_timeout = 1s;  // long enough for this test to read in time on a loaded machine
-  opts.max_inflight_per_connection = 1024;
+  opts.limits.max_pending_output = 64u << 20;
+  opts.timeouts.write = 1s;  // long enough for this test to read in time on a loaded machine
+  opts.limits.max_inflight_per_connection = 1024;
   test::arith_server<TestType> s(opts);
   auto peer = small_window_peer(s.address);
   std::uint64_t seq = 0;
@@ -535,14 +535,14 @@ TEMPLATE_TEST_CASE("hostile: a stalled peer that reads again keeps its connectio
 TEMPLATE_TEST_CASE("hostile: a write_timeout of nanoseconds::max() means no limit, not an overflow",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   auto opts = hostile_limits();
-  opts.max_pending_output = 64u << 20;
-  opts.max_inflight_per_connection = 1024;
-  opts.write_timeout = std::chrono::nanoseconds::max();
+  opts.limits.max_pending_output = 64u << 20;
+  opts.limits.max_inflight_per_connection = 1024;
+  opts.timeouts.write = std::chrono::nanoseconds::max();
   test::arith_server<TestType> s(opts);
   auto peer = small_window_peer(s.address);
   std::uint64_t seq = 0;
   send_echoes(*peer, seq, replies_to_stall(60000), 60000);  // the write timer is armed, at the end of time
-  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.connect = 2s}});
   CHECK(client.template call<int>(geerpc::with_timeout(2s), "Arith.Sum", Args{20, 22}) == 42);
   CHECK(test::eventually([&] { return s.server.pending_output_bytes() > (1u << 20); }));  // still waiting
   CHECK(s.server.connection_count() == 2);
@@ -592,10 +592,10 @@ class background_send {
 TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per connection; beyond: busy",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
-  opts.handler_threads = 1;
-  opts.max_handler_threads = 1;  // so that requests wait
-  opts.max_frame_size = 2u << 20;
-  opts.max_queued_request_bytes_per_connection = (4u << 20) + (512u << 10);  // four 1 MiB requests
+  opts.threads.handlers = 1;
+  opts.threads.max_handlers = 1;  // so that requests wait
+  opts.limits.max_frame_size = 2u << 20;
+  opts.limits.max_queued_request_bytes_per_connection = (4u << 20) + (512u << 10);  // four 1 MiB requests
   test::arith_server<TestType> s(opts);
   test::raw_peer peer(s.address);
   peer.send_hello();
@@ -620,7 +620,7 @@ TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per
     CHECK(s.server.queued_request_bytes() >= (4u << 20));
   }
   // The blocking server reads nothing while its thread runs a handler: nothing waits in it.
-  CHECK(s.server.queued_request_bytes() <= opts.max_queued_request_bytes_per_connection);
+  CHECK(s.server.queued_request_bytes() <= opts.limits.max_queued_request_bytes_per_connection);
   s.arith.release.set();
   auto late = peer.read_frame();
   REQUIRE(late);
@@ -640,10 +640,10 @@ TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per
 TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per server; beyond: busy",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
-  opts.handler_threads = 1;
-  opts.max_handler_threads = 1;
-  opts.max_frame_size = 2u << 20;
-  opts.max_queued_request_bytes = (2u << 20) + (512u << 10);  // two 1 MiB requests
+  opts.threads.handlers = 1;
+  opts.threads.max_handlers = 1;
+  opts.limits.max_frame_size = 2u << 20;
+  opts.limits.max_queued_request_bytes = (2u << 20) + (512u << 10);  // two 1 MiB requests
   test::arith_server<TestType> s(opts);
   test::raw_peer a(s.address), b(s.address);
   for (auto* peer : {&a, &b}) {
@@ -674,7 +674,7 @@ TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per
       CHECK(answer->header.status == 0);
     }
   }
-  CHECK(s.server.queued_request_bytes() <= opts.max_queued_request_bytes);
+  CHECK(s.server.queued_request_bytes() <= opts.limits.max_queued_request_bytes);
   s.arith.release.set();
   for (std::uint64_t seq = 1; seq <= 3; ++seq) {
     auto answer = a.read_frame();

@@ -36,7 +36,7 @@ http::head_status parse_trickled(std::string_view text, http::request_head& head
 
 geerpc::server_options quick_limits() {
   geerpc::server_options opts;
-  opts.handshake_timeout = 300ms;
+  opts.timeouts.handshake = 300ms;
   return opts;
 }
 
@@ -211,7 +211,7 @@ TEMPLATE_TEST_CASE("http: the debug page and its JSON are served on the RPC port
 TEMPLATE_TEST_CASE("http: other paths get 404, other methods 405, broken heads 400 and huge ones 431; each closed",
                    "[http][hostile]", GEERPC_TRANSPORTS) {
   geerpc::server_options no_page = quick_limits();
-  no_page.debug_page = false;
+  no_page.observability.debug_page = false;
   test::arith_server<TestType> s(quick_limits());
   test::arith_server<TestType> without_page(no_page);
   struct row {
@@ -306,7 +306,7 @@ TEMPLATE_TEST_CASE("http: a CONNECT followed by garbage is refused as a bad hell
 TEMPLATE_TEST_CASE("http: dial(\"http@...\") reaches the server through CONNECT, dial(\"tcp@...\") without", "[http]",
                    GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s(quick_limits());
-  auto through_http = geerpc::dial<TestType>("http@" + s.address, {.connect_timeout = 2s});
+  auto through_http = geerpc::dial<TestType>("http@" + s.address, {.timeouts = {.connect = 2s}});
   CHECK(through_http.template call<int>("Arith.Sum", Args{1, 2}) == 3);
   auto plain = geerpc::dial<TestType>("tcp@" + s.address);
   CHECK(plain.template call<int>("Arith.Sum", Args{4, 2}) == 6);
@@ -346,7 +346,7 @@ TEST_CASE("http: a server that answers CONNECT with anything but 2xx, or not HTT
       if (!r.answer.empty()) peer->send(r.answer);
       peer->closed_by_peer(2s);  // holds the connection until the client gives up
     });
-    const auto client = geerpc::try_dial("http@" + fake.address(), {.connect_timeout = 300ms});
+    const auto client = geerpc::try_dial("http@" + fake.address(), {.timeouts = {.connect = 300ms}});
     server.join();
     CHECK(client.code() == r.code);
     CHECK(client.message().ends_with(r.message_end));
@@ -365,7 +365,7 @@ TEST_CASE("http: a server that answers CONNECT with anything but 2xx, or not HTT
     peer->send(reply);
     peer->closed_by_peer(2s);
   });
-  auto client = geerpc::try_dial("http@" + go_like.address(), {.connect_timeout = 2s});
+  auto client = geerpc::try_dial("http@" + go_like.address(), {.timeouts = {.connect = 2s}});
   CHECK(client.has_value());
   if (client) client->close();
   server.join();

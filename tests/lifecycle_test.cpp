@@ -33,7 +33,7 @@ TEMPLATE_TEST_CASE("close() while another thread is in a call fails that call an
 TEMPLATE_TEST_CASE("handshake timeouts racing the transport's own close leave the server serving",
                    "[lifecycle][handshake]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
-  opts.handshake_timeout = 1ms;
+  opts.timeouts.handshake = 1ms;
   test::arith_server<TestType> s(opts);
   for (int round = 0; round < 20; ++round) {
     std::vector<std::unique_ptr<test::raw_peer>> silent;

@@ -28,7 +28,7 @@ TEMPLATE_TEST_CASE("a dial to a stopped server is refused, not left to time out"
   REQUIRE(geerpc::dial<TestType>(s.address).template call<int>("Arith.Sum", Args{1, 2}) == 3);
   s.server.stop();
   // The server object lives on: only stop() can have closed its listening socket.
-  auto refused = geerpc::try_dial<TestType>(s.address, {.connect_timeout = 500ms});
+  auto refused = geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = 500ms}});
   REQUIRE_FALSE(refused);
   CHECK(refused.code() == geerpc::errc::connect_failed);
   // A TCP port nobody listens on refuses; a Unix socket's file is gone.
@@ -59,7 +59,7 @@ TEMPLATE_TEST_CASE("while stop() waits for a handler, new dials are refused", "[
   // every one is refused by the kernel (or finds no socket file: the blocking server closes its
   // listener before it waits for handlers).
   const auto refused = [&] {
-    auto r = geerpc::try_dial<TestType>(s.address, {.connect_timeout = 100ms});
+    auto r = geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = 100ms}});
     return !r && r.code() == geerpc::errc::connect_failed &&
            (r.message().find("Connection refused") != std::string::npos ||
             r.message().find("No such file or directory") != std::string::npos);
@@ -102,7 +102,7 @@ TEMPLATE_TEST_CASE("after a handler calls stop(), new dials are refused", "[list
   REQUIRE(ctl.calls.load() == 1);
   // The threads are joined (and the address freed) only by the next stop() from outside; the
   // listener refuses connections from the handler's stop() on.
-  auto refused = geerpc::try_dial<TestType>(address, {.connect_timeout = 500ms});
+  auto refused = geerpc::try_dial<TestType>(address, {.timeouts = {.connect = 500ms}});
   CHECK(refused.code() == geerpc::errc::connect_failed);
   CHECK_THAT(refused.message(), Catch::Contains("Connection refused"));
   server.stop();
@@ -111,11 +111,11 @@ TEMPLATE_TEST_CASE("after a handler calls stop(), new dials are refused", "[list
 
 TEST_CASE("a malformed address names the accepted forms, at dial and at listen", "[listen][address]") {
   const std::string forms = "use host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
-  auto unix_mistake = geerpc::try_dial("unix:/x.sock", {.connect_timeout = 1s});
+  auto unix_mistake = geerpc::try_dial("unix:/x.sock", {.timeouts = {.connect = 1s}});
   CHECK(unix_mistake.code() == geerpc::errc::connect_failed);
   CHECK(unix_mistake.message() ==
         "rpc client: dial \"unix:/x.sock\": bad address: " + forms + " (did you mean unix@/x.sock?)");
-  auto url = geerpc::try_dial<geerpc::blocking>("tcp://127.0.0.1:80", {.connect_timeout = 1s});
+  auto url = geerpc::try_dial<geerpc::blocking>("tcp://127.0.0.1:80", {.timeouts = {.connect = 1s}});
   CHECK(url.code() == geerpc::errc::connect_failed);
   CHECK(url.message() ==
         "rpc client: dial \"tcp://127.0.0.1:80\": bad address: " + forms + " (did you mean tcp@127.0.0.1:80?)");

@@ -80,10 +80,10 @@ TEMPLATE_TEST_CASE("memory: peers that read nothing cost the server at most the 
   constexpr std::size_t peers = 4;
   constexpr std::size_t reply = 300u << 10;  // not a divisor of the limit, nor a power of two
   geerpc::server_options opts;               // max_pending_output: the default, 16 MiB
-  opts.write_timeout = 0s;                   // only the limit could drop a peer here
+  opts.timeouts.write = 0s;                  // only the limit could drop a peer here
   // Under a sanitizer, which copies slowly and where the bound is not checked: a smaller limit.
-  if (!resident_set_is_ours) opts.max_pending_output = 2u << 20;
-  const std::size_t limit = opts.max_pending_output;
+  if (!resident_set_is_ours) opts.limits.max_pending_output = 2u << 20;
+  const std::size_t limit = opts.limits.max_pending_output;
   const std::size_t margin = std::min<std::size_t>(2u << 20, limit / 2);  // kernel buffers, a reply
   test::temp_dir dir;
   echo_server<TestType> s(opts, dir.socket());

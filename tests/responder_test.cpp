@@ -127,7 +127,7 @@ TEMPLATE_TEST_CASE("a handler that calls another server answers when its reply c
   front.backend = &to_backend;
   // One handler thread (the blocking server: one thread for the connection): every call but the
   // first would wait for it if handlers held it until they answered.
-  geerpc::basic_server<TestType> server({.handler_threads = 1, .max_handler_threads = 1});
+  geerpc::basic_server<TestType> server({.threads = {.handlers = 1, .max_handlers = 1}});
   server.template add<FrontApi>(front);
   auto client = geerpc::dial(server.listen("127.0.0.1:0"));
   std::vector<test::future<int, geerpc::threaded>> replies;
@@ -165,7 +165,7 @@ TEMPLATE_TEST_CASE(
   Front front;
   geerpc::basic_server<TestType> server;
   server.template add<FrontApi>(front);
-  auto client = geerpc::dial<TestType>(server.listen("127.0.0.1:0"), {.handle_timeout = 100ms});
+  auto client = geerpc::dial<TestType>(server.listen("127.0.0.1:0"), {.timeouts = {.handle = 100ms}});
   const auto r = client.template try_call<int>("Front.Keep");
   CHECK(r.code() == geerpc::errc::handle_timeout);
   REQUIRE(front.kept_count.wait_for_at_least(1));
@@ -228,7 +228,7 @@ TEMPLATE_TEST_CASE(
   }
   // Long enough for a loaded machine to start the handler before the deadline (a handler whose
   // deadline passes while it waits for a thread never runs, and so never drops its responder).
-  auto timing_out = geerpc::dial<TestType>(address, {.handle_timeout = 1s});
+  auto timing_out = geerpc::dial<TestType>(address, {.timeouts = {.handle = 1s}});
   const auto timed_out = timing_out.template try_call<int>("Edges.DropOnStop", big);
   CHECK(timed_out.code() == geerpc::errc::handle_timeout);
   REQUIRE(edges.dropped_on_stop.wait_for_at_least(1));

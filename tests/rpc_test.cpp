@@ -182,7 +182,7 @@ TEMPLATE_TEST_CASE("a late reply never reaches another call", "[rpc][timeout]", 
 
 TEMPLATE_TEST_CASE("the handle timeout answers for a slow handler and stops it", "[rpc][timeout]", GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;
-  auto client = geerpc::dial<TestType>(s.address, {.handle_timeout = 100ms});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.handle = 100ms}});
 
   auto r = client.template try_call<int>("Arith.WaitForStop", Args{1, 2});
   CHECK(r.code() == geerpc::errc::handle_timeout);
@@ -319,11 +319,11 @@ TEMPLATE_TEST_CASE("an unknown method's body is consumed, so the next request on
 
 TEMPLATE_TEST_CASE("threads return to their baseline after 100 timed-out handlers", "[rpc][timeout][resources]",
                    GEERPC_TRANSPORTS) {
-  test::arith_server<TestType> s({.idle_thread_timeout = 100ms});
+  test::arith_server<TestType> s({.threads = {.idle_timeout = 100ms}});
   constexpr int callers = 10, calls_each = 10;
   std::vector<geerpc::basic_client<TestType>> clients;
   for (int i = 0; i < callers; ++i) {
-    clients.push_back(geerpc::dial<TestType>(s.address, {.handle_timeout = 20ms}));
+    clients.push_back(geerpc::dial<TestType>(s.address, {.timeouts = {.handle = 20ms}}));
     REQUIRE(clients.back().template call<int>("Arith.Sum", Args{1, 1}) == 2);
   }
   const int baseline = test::thread_count();
@@ -409,7 +409,7 @@ TEST_CASE("a blocking client hands the turn to a caller that has waited, not to 
 
 TEMPLATE_TEST_CASE("a reply larger than the client reads fails that call only", "[rpc][limits]", GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;
-  auto client = geerpc::dial<TestType>(s.address, {.max_frame_size = 64u << 10});
+  auto client = geerpc::dial<TestType>(s.address, {.limits = {.max_frame_size = 64u << 10}});
   const std::string small(1000, 's');
   auto big = client.template try_call<std::string>("Arith.Echo", std::string(60000, 'b') + std::string(10000, 'c'));
   CHECK(big.code() == geerpc::errc::remote_error);
@@ -431,7 +431,7 @@ TEMPLATE_TEST_CASE("an error text longer than the client reads is cut, not fatal
   geerpc::basic_server<TestType> server;
   server.template add<LoudApi>(loud);
   const std::string address = server.listen("127.0.0.1:0");
-  auto client = geerpc::dial<TestType>(address, {.max_frame_size = 2000});
+  auto client = geerpc::dial<TestType>(address, {.limits = {.max_frame_size = 2000}});
   auto r = client.template try_call<int>("Loud.Shout", Args{});
   CHECK(r.code() == geerpc::errc::remote_error);
   CHECK(r.message().size() <= 2000);

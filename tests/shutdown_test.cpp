@@ -60,7 +60,7 @@ TEMPLATE_TEST_CASE("shutdown lets calls in flight finish, refuses dials, and ref
   CHECK(refused->header.status == static_cast<std::uint8_t>(geerpc::errc::going_away));
   CHECK(refused->text == "rpc server: shutting down: the call was not run");
   // No new connection is accepted.
-  CHECK(geerpc::try_dial<TestType>(s.address, {.connect_timeout = 500ms}).code() == geerpc::errc::connect_failed);
+  CHECK(geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = 500ms}}).code() == geerpc::errc::connect_failed);
 
   CHECK_FALSE(shut_down.is_set());  // the call in flight holds the shutdown
   s.arith.release.set();

@@ -96,7 +96,7 @@ TEST_CASE("statistics: the window's percentiles and maximum, and it forgets what
 TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with latency; failed and slow calls are kept",
                    "[statistics]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
-  opts.slow_call = 25ms;
+  opts.observability.slow_call = 25ms;
   test::arith_server<TestType> s(opts);
   auto client = geerpc::dial<TestType>(s.address);
   for (int i = 0; i < 5; ++i) CHECK(client.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
@@ -117,7 +117,7 @@ TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with la
   CHECK(client.template try_call<int>("Nope.Nope", Args{}).code() == geerpc::errc::unknown_service);
   CHECK(client.template call<std::string>("Arith.Echo", std::string("hi")) == "hi");
   {
-    auto impatient = geerpc::dial<TestType>(s.address, {.handle_timeout = 30ms});
+    auto impatient = geerpc::dial<TestType>(s.address, {.timeouts = {.handle = 30ms}});
     CHECK(impatient.template try_call<int>("Arith.WaitForStop", Args{}).code() == geerpc::errc::handle_timeout);
   }
   // The timed-out handler is counted once it has returned (it saw its stop_token).
@@ -202,8 +202,8 @@ TEMPLATE_TEST_CASE("statistics: calls in flight, the oldest's age and the busy t
 TEMPLATE_TEST_CASE("statistics: a request waiting for a handler thread shows in the pool, and its wait once it runs",
                    "[statistics]", geerpc::threaded, test::plain_threaded) {
   geerpc::server_options opts;
-  opts.handler_threads = 1;
-  opts.max_handler_threads = 1;
+  opts.threads.handlers = 1;
+  opts.threads.max_handlers = 1;
   test::arith_server<TestType> s(opts);
   auto client = geerpc::dial<TestType>(s.address);
   auto blocked = client.template async_call<int>("Arith.Late", Args{1, 0});
@@ -229,10 +229,10 @@ TEMPLATE_TEST_CASE("statistics: a request waiting for a handler thread shows in 
 
 TEMPLATE_TEST_CASE("statistics: each limit counts what it turned away", "[statistics][hostile]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
-  opts.max_inflight_per_connection = 1;
-  opts.max_connections = 3;
-  opts.handshake_timeout = 100ms;
-  opts.max_frame_size = 4096;
+  opts.limits.max_inflight_per_connection = 1;
+  opts.limits.max_connections = 3;
+  opts.timeouts.handshake = 100ms;
+  opts.limits.max_frame_size = 4096;
   test::arith_server<TestType> s(opts);
   const auto turned_away = [&](std::string_view limit) {
     const std::string body = stats_json(s.address);
@@ -272,7 +272,7 @@ TEMPLATE_TEST_CASE("statistics: each limit counts what it turned away", "[statis
     auto two = geerpc::dial<TestType>(s.address);
     auto three = geerpc::dial<TestType>(s.address);
     REQUIRE(test::eventually([&] { return s.server.connection_count() == 3; }));
-    CHECK(geerpc::try_dial(s.address, {.connect_timeout = 1s}).code() == geerpc::errc::handshake_rejected);
+    CHECK(geerpc::try_dial(s.address, {.timeouts = {.connect = 1s}}).code() == geerpc::errc::handshake_rejected);
   }
   REQUIRE(test::eventually([&] { return s.server.connection_count() == 0; }));
   CHECK(turned_away("max_connections") == 1);
@@ -283,7 +283,7 @@ TEMPLATE_TEST_CASE("statistics: each limit counts what it turned away", "[statis
 
 TEMPLATE_TEST_CASE("statistics off: the page says so, and the server keeps none", "[statistics]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
-  opts.statistics = false;
+  opts.observability.statistics = false;
   test::arith_server<TestType> s(opts);
   auto client = geerpc::dial<TestType>(s.address);
   CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);

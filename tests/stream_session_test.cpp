@@ -40,7 +40,7 @@ struct scrambled {
 
   geerpc::basic_client<Transport> dial(geerpc::options opts = {}) {
     opts.session = factory;
-    if (opts.connect_timeout == std::chrono::seconds(10)) opts.connect_timeout = 1s;
+    if (opts.timeouts.connect == std::chrono::seconds(10)) opts.timeouts.connect = 1s;
     return geerpc::dial<Transport>(server.address, opts);
   }
 
@@ -80,7 +80,7 @@ TEMPLATE_TEST_CASE("calls through a stream session: sequential, concurrent, larg
 
   CHECK(client.template try_call<int>(geerpc::with_timeout(50ms), "Arith.WaitForStop", Args{}).code() ==
         geerpc::errc::deadline_exceeded);
-  auto late = s.dial({.handle_timeout = 50ms});
+  auto late = s.dial({.timeouts = {.handle = 50ms}});
   CHECK(late.template try_call<int>(geerpc::with_timeout(call_limit), "Arith.WaitForStop", Args{}).code() ==
         geerpc::errc::handle_timeout);
   CHECK(client.template try_call<int>(geerpc::with_timeout(call_limit), "Arith.Fail", Args{}).code() ==
@@ -136,7 +136,7 @@ TEMPLATE_TEST_CASE("a stream session over a Unix socket", "[stream][unix]", GEER
 TEMPLATE_TEST_CASE("the session really carries the bytes: a peer without it cannot talk to a server with it",
                    "[stream]", GEERPC_TRANSPORTS) {
   scrambled<TestType> s;
-  auto plain = geerpc::try_dial<TestType>(s.server.address, {.connect_timeout = 1s});
+  auto plain = geerpc::try_dial<TestType>(s.server.address, {.timeouts = {.connect = 1s}});
   CHECK_FALSE(plain.has_value());
   // And the server goes on serving those that have it.
   CHECK(s.dial().template call<int>(geerpc::with_timeout(call_limit), "Arith.Sum", Args{1, 1}) == 2);
@@ -153,7 +153,7 @@ struct refusing_factory final : geerpc::net::stream_session_factory {
 TEMPLATE_TEST_CASE("a session factory that refuses fails dial(), or closes that one accepted connection", "[stream]",
                    GEERPC_TRANSPORTS) {
   test::arith_server<TestType> plain_server;
-  geerpc::options opts{.connect_timeout = 1s};
+  geerpc::options opts{.timeouts = {.connect = 1s}};
   opts.session = std::make_shared<refusing_factory>();
   auto refused = geerpc::try_dial<TestType>(plain_server.address, opts);
   REQUIRE_FALSE(refused.has_value());
@@ -163,6 +163,6 @@ TEMPLATE_TEST_CASE("a session factory that refuses fails dial(), or closes that 
   geerpc::server_options refusing;
   refusing.session = std::make_shared<refusing_factory>();
   test::arith_server<TestType> server(refusing);
-  CHECK_FALSE(geerpc::try_dial<TestType>(server.address, {.connect_timeout = 1s}).has_value());
+  CHECK_FALSE(geerpc::try_dial<TestType>(server.address, {.timeouts = {.connect = 1s}}).has_value());
   CHECK(server.server.connection_count() == 0);
 }

@@ -32,7 +32,7 @@ int refused_then_served() {
     if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
       return cannot_limit;
     test::arith_server<geerpc::blocking> s;
-    auto first = geerpc::try_dial<geerpc::blocking>(s.address, {.connect_timeout = 5s});
+    auto first = geerpc::try_dial<geerpc::blocking>(s.address, {.timeouts = {.connect = 5s}});
     if (!first || first->try_call<int>("Arith.Sum", Args{1, 2}).value() != 3) return 10;
 
     rlimit old{};
@@ -40,7 +40,7 @@ int refused_then_served() {
     const rlimit none{0, old.rlim_max};
     if (::setrlimit(RLIMIT_NPROC, &none) != 0) return cannot_limit;
     // The connection is accepted but its thread cannot start: the server says why and closes it.
-    auto refused = geerpc::try_dial<geerpc::blocking>(s.address, {.connect_timeout = 5s});
+    auto refused = geerpc::try_dial<geerpc::blocking>(s.address, {.timeouts = {.connect = 5s}});
     if (::setrlimit(RLIMIT_NPROC, &old) != 0) return 11;
     if (refused) return 12;
     if (refused.code() != geerpc::errc::handshake_rejected) return 13;
@@ -52,7 +52,7 @@ int refused_then_served() {
 
     // The others are still served: the connection that had its thread, and a new one.
     if (first->try_call<int>("Arith.Sum", Args{3, 4}).value() != 7) return 16;
-    auto later = geerpc::try_dial<geerpc::blocking>(s.address, {.connect_timeout = 5s});
+    auto later = geerpc::try_dial<geerpc::blocking>(s.address, {.timeouts = {.connect = 5s}});
     if (!later || later->try_call<int>("Arith.Sum", Args{5, 6}).value() != 11) return 17;
     return 0;
   } catch (...) {
@@ -98,7 +98,7 @@ TEST_CASE("a blocking server that cannot start a thread refuses that connection 
 
 TEMPLATE_TEST_CASE("refused_connections counts the connections refused in the handshake", "[limits][connect]",
                    geerpc::blocking, geerpc::threaded) {
-  test::arith_server<TestType> s({.max_connections = 1});
+  test::arith_server<TestType> s({.limits = {.max_connections = 1}});
   CHECK(s.server.refused_connections() == 0);
   auto first = geerpc::dial<TestType>(s.address);
   CHECK(first.template call<int>("Arith.Sum", Args{1, 2}) == 3);

@@ -45,13 +45,13 @@ TEMPLATE_TEST_CASE("calls over a Unix socket: sync, with a deadline, large, and 
   test::temp_dir dir;
   test::arith_server<TestType> s({}, dir.socket());
   CHECK(s.address == dir.socket());  // listen() returns the address as given
-  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 1s});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.connect = 1s}});
   CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
   CHECK(client.template call<int>(geerpc::with_timeout(1s), "Arith.Sum", Args{3, 4}) == 7);
   const std::string big(3u << 20, 'x');  // more than a socket buffer: partial sends and writability
   CHECK(client.template call<std::string>("Arith.Echo", big) == big);
   CHECK(client.template try_call<int>("Arith.Fail", Args{}).code() == geerpc::errc::remote_error);
-  auto late = geerpc::dial<TestType>(s.address, {.handle_timeout = 50ms});
+  auto late = geerpc::dial<TestType>(s.address, {.timeouts = {.handle = 50ms}});
   CHECK(late.template try_call<int>("Arith.WaitForStop", Args{}).code() == geerpc::errc::handle_timeout);
   CHECK(client.template try_call<int>(geerpc::with_timeout(50ms), "Arith.WaitForStop", Args{}).code() ==
         geerpc::errc::deadline_exceeded);
@@ -192,7 +192,7 @@ TEMPLATE_TEST_CASE("a Unix listener that accepts nothing trips the connect timeo
   for (int i = 0; i < 3; ++i) {
     INFO(i);
     const auto start = std::chrono::steady_clock::now();
-    auto r = geerpc::try_dial<TestType>(address, {.connect_timeout = 200ms});
+    auto r = geerpc::try_dial<TestType>(address, {.timeouts = {.connect = 200ms}});
     CHECK(r.code() == geerpc::errc::connect_timeout);
     CHECK(std::chrono::steady_clock::now() - start >= 200ms);
   }

@@ -525,8 +525,8 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     if (deadline) {
       const auto left = *deadline - clock::now();
       if (left <= clock::duration::zero()) return deadline_error(e.address);
-      if (dial_options.connect_timeout == std::chrono::nanoseconds::zero() || left < dial_options.connect_timeout) {
-        dial_options.connect_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+      if (dial_options.timeouts.connect == std::chrono::nanoseconds::zero() || left < dial_options.timeouts.connect) {
+        dial_options.timeouts.connect = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
         cut_by_deadline = true;
       }
     }

@@ -1,4 +1,4 @@
-// geerpc: the client. dial() connects and handshakes within options.connect_timeout (the address's
+// geerpc: the client. dial() connects and handshakes within options.timeouts.connect (the address's
 // prefix chooses the way in: "host:port", "unix@/path", "http@host:port"); then the calls, from
 // the call surface it shares with balanced_client (client/call_surface.hpp):
 //
@@ -303,7 +303,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
-// The one way to connect: to `address`, with the handshake done within opts.connect_timeout. The
+// The one way to connect: to `address`, with the handshake done within opts.timeouts.connect. The
 // address's form chooses the way in (net/address.hpp):
 //   "host:port", "tcp@host:port", "[v6]:port"   TCP
 //   "unix@/path", "unix@@name"                  a Unix domain socket (a file, or Linux's abstract one)

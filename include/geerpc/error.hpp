@@ -17,10 +17,10 @@ GEERPC_BEGIN_NAMESPACE
 // The numeric values are part of the wire protocol (the status byte of a response frame, see
 // docs/protocol.md): never renumber, only append.
 enum class errc : std::uint8_t {
-  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.connect_timeout
+  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.timeouts.connect
   deadline_exceeded = 2,    // the call's deadline passed
   canceled = 3,             // the call's stop_token was triggered
-  handle_timeout = 4,       // server: the handler ran longer than options.handle_timeout
+  handle_timeout = 4,       // server: the handler ran longer than options.timeouts.handle
   unknown_service = 5,      // server: no such service
   unknown_method = 6,       // server: no such method in the service
   bad_request = 7,          // server: malformed "Service.Method" or a body that does not decode

@@ -1,5 +1,6 @@
-// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
-// defaults that suit most programs.
+// geerpc: the settings of a client connection and of a server, grouped by concern (timeouts,
+// limits, threads, observability, tuning), as plain std::chrono values with defaults that suit
+// most programs.
 #pragma once
 
 #include <chrono>
@@ -16,22 +17,42 @@
 
 GEERPC_BEGIN_NAMESPACE
 
-// For geerpc::dial(). A zero duration means "no limit", and so, in effect, does one too long for
-// the clock (nanoseconds::max()): it saturates at the farthest deadline, never overflows.
-struct options {
+// The settings come in groups by concern, each a struct of its own, so that a designated
+// initializer names the group and then the setting:
+//
+//   geerpc::options{.timeouts = {.connect = 2s, .handle = 500ms}}
+//   geerpc::server_options{.threads = {.handlers = 4}, .limits = {.max_inflight = 1000},
+//                          .timeouts = {.frame = 5s}, .observability = {.debug_page = false}}
+//
+// Groups, and the settings within a group, are written in the order they are declared here.
+
+// A client connection's timeouts. A zero duration means "no limit", and so, in effect, does one
+// too long for the clock (nanoseconds::max()): it saturates at the farthest deadline, never
+// overflows.
+struct client_timeouts {
   // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout. A negative
   // timeout has expired before it starts (as a Go net.Dialer's): dial() fails at once with
   // errc::connect_timeout, connecting nothing.
-  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
+  std::chrono::nanoseconds connect = std::chrono::seconds(10);
   // Sent to the server in the handshake: a request not answered this long after the server read it
   // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
   // and its handler is asked to stop through its std::stop_token. Zero or negative: no limit.
-  std::chrono::nanoseconds handle_timeout{0};
+  std::chrono::nanoseconds handle{0};
+};
+
+// What a client connection accepts from its server.
+struct client_limits {
   // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
   // reply with an error (errc::remote_error) and cuts error texts to fit. At least
   // wire::header_size (20, a reply with no body): a smaller one fails dial() with
   // errc::invalid_argument before connecting.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
+};
+
+// For geerpc::dial().
+struct options {
+  client_timeouts timeouts{};
+  client_limits limits{};
   // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
   // (tuning/settings.hpp). The defaults suit most programs.
   tuning::settings tuning{};
@@ -39,30 +60,33 @@ struct options {
   // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
   // docs/transports.md); its session is made right after the connect, before the handshake.
   std::shared_ptr<net::stream_session_factory> session{};
-  // Code that sees every call of this client on its way out and its outcome (interceptor.hpp).
+  // Observability: code that sees every call of this client on its way out and its outcome
+  // (interceptor.hpp).
   std::vector<client_interceptor> interceptors{};
 };
 
-// For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
-// no limit (as in Go's http.Server), and one too long for the clock (nanoseconds::max()) never fires.
-struct server_options {
-  // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
-  // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
-  // timeouts.
-  std::size_t handler_threads = 8;
+// A server's threads (threaded transport).
+struct server_threads {
+  // Threads that run handlers and never retire (at least 1). One more thread does the I/O, so a
+  // server with every handler busy still reads, answers "busy" and fires timeouts.
+  std::size_t handlers = 8;
   // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
-  // to this many threads running handlers (threaded transport): handlers that wait on something
-  // slow do not starve a quick call. Values below handler_threads mean handler_threads.
-  std::size_t max_handler_threads = 1024;
+  // to this many threads running handlers: handlers that wait on something slow do not starve a
+  // quick call. Values below `handlers` mean `handlers`.
+  std::size_t max_handlers = 1024;
   // A handler running one request for this long counts as stuck, blocked or not. The pool grows
-  // above handler_threads only to keep handler_threads threads free of stuck handlers, and, once
-  // handlers are found stuck, for every request waiting until a handler finishes (threaded
-  // transport): a burst of quick requests, which is CPU work, keeps the threads it has, while
-  // requests behind handlers that wait on something get threads. Handlers that compute for longer
-  // than this grow the pool too. 0: grow as soon as requests wait and every thread is busy.
-  std::chrono::nanoseconds pool_growth_delay = std::chrono::milliseconds(1);
-  // A thread above handler_threads that has had nothing to do for this long ends.
-  std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
+  // above `handlers` only to keep `handlers` threads free of stuck handlers, and, once handlers are
+  // found stuck, for every request waiting until a handler finishes: a burst of quick requests,
+  // which is CPU work, keeps the threads it has, while requests behind handlers that wait on
+  // something get threads. Handlers that compute for longer than this grow the pool too. 0: grow
+  // as soon as requests wait and every thread is busy.
+  std::chrono::nanoseconds growth_delay = std::chrono::milliseconds(1);
+  // A thread above `handlers` that has had nothing to do for this long ends.
+  std::chrono::nanoseconds idle_timeout = std::chrono::seconds(1);
+};
+
+// What a server holds for its peers, at most.
+struct server_limits {
   // The largest request frame accepted; it is checked on the length prefix, before allocating.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
@@ -71,15 +95,6 @@ struct server_options {
   // Connections beyond this are refused in the handshake reply and closed (counted by
   // basic_server::refused_connections()).
   std::size_t max_connections = 10000;
-  // A peer that has not completed the handshake after this long is disconnected (0: no limit).
-  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
-  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
-  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
-  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
-  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
-  // its replies for this long at most. Any byte the socket takes starts the wait again.
-  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
   // The memory held for replies a peer has not read yet, per connection, counted by what the
   // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
   // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
@@ -96,6 +111,24 @@ struct server_options {
   // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
   // bytes count among the request's waiting bytes, as its arguments' do.
   std::size_t max_metadata_bytes = 8u << 10;
+};
+
+// A server's own limits in time on its peers: zero or negative means no limit (as in Go's
+// http.Server), and one too long for the clock (nanoseconds::max()) never fires.
+struct server_timeouts {
+  // A peer that has not completed the handshake after this long is disconnected.
+  std::chrono::nanoseconds handshake = std::chrono::seconds(10);
+  // A peer that starts a frame and has not finished it after this long is disconnected: a stalled
+  // or trickling peer holds a connection, never a thread, and not for long.
+  std::chrono::nanoseconds frame = std::chrono::seconds(30);
+  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
+  // this long, is disconnected: a peer that reads nothing holds its connection and its replies for
+  // this long at most. Any byte the socket takes starts the wait again.
+  std::chrono::nanoseconds write = std::chrono::seconds(30);
+};
+
+// What a server shows of itself.
+struct server_observability {
   // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
   // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
   bool debug_page = true;
@@ -108,6 +141,14 @@ struct server_options {
   // A call answered this long or more after it arrived is kept among the last slow calls (0: only
   // failed calls are kept).
   std::chrono::nanoseconds slow_call = std::chrono::milliseconds(100);
+};
+
+// For geerpc::server.
+struct server_options {
+  server_threads threads{};
+  server_limits limits{};
+  server_timeouts timeouts{};
+  server_observability observability{};
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted

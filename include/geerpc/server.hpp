@@ -1,6 +1,6 @@
 // geerpc: the server.
 //
-//   geerpc::server server;                       // or geerpc::server server({.handler_threads = 4});
+//   geerpc::server server;                       // or geerpc::server server({.threads = {.handlers = 4}});
 //   server.add<FooApi>(foo);                     // every method of FooApi, bound to `foo`
 //   std::string address = server.listen("127.0.0.1:0");  // serves in the background
 //   ...
@@ -40,10 +40,10 @@ class basic_server {
 
   explicit basic_server(server_options opts = {}) {
     // Every frame has a header: a smaller limit would close every connection at its first request.
-    if (opts.max_frame_size < wire::header_size)
-      throw rpc_error(errc::invalid_argument, "rpc server: options.max_frame_size must be at least " +
+    if (opts.limits.max_frame_size < wire::header_size)
+      throw rpc_error(errc::invalid_argument, "rpc server: options.limits.max_frame_size must be at least " +
                                                   std::to_string(wire::header_size) + " bytes (a frame header), not " +
-                                                  std::to_string(opts.max_frame_size));
+                                                  std::to_string(opts.limits.max_frame_size));
     context_.options = std::move(opts);
     context_.codec_id = Codec::id;
     context_.handlers = &handlers_;
@@ -84,8 +84,8 @@ class basic_server {
     engine_.reset();  // a stopped engine, whose threads are joined
     // Statistics for the services registered now; kept, and added to, when it listens again.
     const std::size_t methods = handlers_.methods().size();
-    if (context_.options.statistics && (!context_.stats || context_.stats->method_count() != methods))
-      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.slow_call);
+    if (context_.options.observability.statistics && (!context_.stats || context_.stats->method_count() != methods))
+      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.observability.slow_call);
     std::string bound;
     engine_ = link::listen(context_, address, bound);
     stopped_.store(false);

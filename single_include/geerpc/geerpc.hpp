@@ -54,7 +54,7 @@
 #include <vector>
 
 // ---- begin geerpc/client.hpp
-// geerpc: the client. dial() connects and handshakes within options.connect_timeout (the address's
+// geerpc: the client. dial() connects and handshakes within options.timeouts.connect (the address's
 // prefix chooses the way in: "host:port", "unix@/path", "http@host:port"); then the calls, from
 // the call surface it shares with balanced_client (client/call_surface.hpp):
 //
@@ -324,10 +324,10 @@ GEERPC_BEGIN_NAMESPACE
 // The numeric values are part of the wire protocol (the status byte of a response frame, see
 // docs/protocol.md): never renumber, only append.
 enum class errc : std::uint8_t {
-  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.connect_timeout
+  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.timeouts.connect
   deadline_exceeded = 2,    // the call's deadline passed
   canceled = 3,             // the call's stop_token was triggered
-  handle_timeout = 4,       // server: the handler ran longer than options.handle_timeout
+  handle_timeout = 4,       // server: the handler ran longer than options.timeouts.handle
   unknown_service = 5,      // server: no such service
   unknown_method = 6,       // server: no such method in the service
   bad_request = 7,          // server: malformed "Service.Method" or a body that does not decode
@@ -2529,8 +2529,9 @@ GEERPC_END_NAMESPACE
 
 
 // ---- begin geerpc/options.hpp
-// geerpc: the settings of a client connection and of a server, as plain std::chrono values with
-// defaults that suit most programs.
+// geerpc: the settings of a client connection and of a server, grouped by concern (timeouts,
+// limits, threads, observability, tuning), as plain std::chrono values with defaults that suit
+// most programs.
 
 
 // ---- begin geerpc/interceptor.hpp
@@ -3315,22 +3316,42 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 
-// For geerpc::dial(). A zero duration means "no limit", and so, in effect, does one too long for
-// the clock (nanoseconds::max()): it saturates at the farthest deadline, never overflows.
-struct options {
+// The settings come in groups by concern, each a struct of its own, so that a designated
+// initializer names the group and then the setting:
+//
+//   geerpc::options{.timeouts = {.connect = 2s, .handle = 500ms}}
+//   geerpc::server_options{.threads = {.handlers = 4}, .limits = {.max_inflight = 1000},
+//                          .timeouts = {.frame = 5s}, .observability = {.debug_page = false}}
+//
+// Groups, and the settings within a group, are written in the order they are declared here.
+
+// A client connection's timeouts. A zero duration means "no limit", and so, in effect, does one
+// too long for the clock (nanoseconds::max()): it saturates at the farthest deadline, never
+// overflows.
+struct client_timeouts {
   // TCP connect plus the handshake; expiry fails dial() with errc::connect_timeout. A negative
   // timeout has expired before it starts (as a Go net.Dialer's): dial() fails at once with
   // errc::connect_timeout, connecting nothing.
-  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
+  std::chrono::nanoseconds connect = std::chrono::seconds(10);
   // Sent to the server in the handshake: a request not answered this long after the server read it
   // (time spent waiting for a free handler thread included) is answered with errc::handle_timeout,
   // and its handler is asked to stop through its std::stop_token. Zero or negative: no limit.
-  std::chrono::nanoseconds handle_timeout{0};
+  std::chrono::nanoseconds handle{0};
+};
+
+// What a client connection accepts from its server.
+struct client_limits {
   // The largest reply frame this client reads. Sent in the handshake: the server answers a bigger
   // reply with an error (errc::remote_error) and cuts error texts to fit. At least
   // wire::header_size (20, a reply with no body): a smaller one fails dial() with
   // errc::invalid_argument before connecting.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
+};
+
+// For geerpc::dial().
+struct options {
+  client_timeouts timeouts{};
+  client_limits limits{};
   // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
   // (tuning/settings.hpp). The defaults suit most programs.
   tuning::settings tuning{};
@@ -3338,30 +3359,33 @@ struct options {
   // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
   // docs/transports.md); its session is made right after the connect, before the handshake.
   std::shared_ptr<net::stream_session_factory> session{};
-  // Code that sees every call of this client on its way out and its outcome (interceptor.hpp).
+  // Observability: code that sees every call of this client on its way out and its outcome
+  // (interceptor.hpp).
   std::vector<client_interceptor> interceptors{};
 };
 
-// For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
-// no limit (as in Go's http.Server), and one too long for the clock (nanoseconds::max()) never fires.
-struct server_options {
-  // Threads that run handlers and never retire (threaded transport; at least 1). One more thread
-  // does the I/O, so a server with every handler busy still reads, answers "busy" and fires
-  // timeouts.
-  std::size_t handler_threads = 8;
+// A server's threads (threaded transport).
+struct server_threads {
+  // Threads that run handlers and never retire (at least 1). One more thread does the I/O, so a
+  // server with every handler busy still reads, answers "busy" and fires timeouts.
+  std::size_t handlers = 8;
   // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
-  // to this many threads running handlers (threaded transport): handlers that wait on something
-  // slow do not starve a quick call. Values below handler_threads mean handler_threads.
-  std::size_t max_handler_threads = 1024;
+  // to this many threads running handlers: handlers that wait on something slow do not starve a
+  // quick call. Values below `handlers` mean `handlers`.
+  std::size_t max_handlers = 1024;
   // A handler running one request for this long counts as stuck, blocked or not. The pool grows
-  // above handler_threads only to keep handler_threads threads free of stuck handlers, and, once
-  // handlers are found stuck, for every request waiting until a handler finishes (threaded
-  // transport): a burst of quick requests, which is CPU work, keeps the threads it has, while
-  // requests behind handlers that wait on something get threads. Handlers that compute for longer
-  // than this grow the pool too. 0: grow as soon as requests wait and every thread is busy.
-  std::chrono::nanoseconds pool_growth_delay = std::chrono::milliseconds(1);
-  // A thread above handler_threads that has had nothing to do for this long ends.
-  std::chrono::nanoseconds idle_thread_timeout = std::chrono::seconds(1);
+  // above `handlers` only to keep `handlers` threads free of stuck handlers, and, once handlers are
+  // found stuck, for every request waiting until a handler finishes: a burst of quick requests,
+  // which is CPU work, keeps the threads it has, while requests behind handlers that wait on
+  // something get threads. Handlers that compute for longer than this grow the pool too. 0: grow
+  // as soon as requests wait and every thread is busy.
+  std::chrono::nanoseconds growth_delay = std::chrono::milliseconds(1);
+  // A thread above `handlers` that has had nothing to do for this long ends.
+  std::chrono::nanoseconds idle_timeout = std::chrono::seconds(1);
+};
+
+// What a server holds for its peers, at most.
+struct server_limits {
   // The largest request frame accepted; it is checked on the length prefix, before allocating.
   std::uint32_t max_frame_size = wire::default_max_frame_size;
   // Requests received but not yet answered; beyond either limit a request gets errc::busy.
@@ -3370,15 +3394,6 @@ struct server_options {
   // Connections beyond this are refused in the handshake reply and closed (counted by
   // basic_server::refused_connections()).
   std::size_t max_connections = 10000;
-  // A peer that has not completed the handshake after this long is disconnected (0: no limit).
-  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
-  // A peer that starts a frame and has not finished it after this long is disconnected (0: no
-  // limit): a stalled or trickling peer holds a connection, never a thread, and not for long.
-  std::chrono::nanoseconds frame_timeout = std::chrono::seconds(30);
-  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
-  // this long, is disconnected (0: no limit): a peer that reads nothing holds its connection and
-  // its replies for this long at most. Any byte the socket takes starts the wait again.
-  std::chrono::nanoseconds write_timeout = std::chrono::seconds(30);
   // The memory held for replies a peer has not read yet, per connection, counted by what the
   // buffers hold (their capacity), not by the bytes in them. A reply that would need more closes
   // the connection, so that one slow reader cannot hold the server's memory; a single reply larger
@@ -3395,6 +3410,24 @@ struct server_options {
   // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
   // bytes count among the request's waiting bytes, as its arguments' do.
   std::size_t max_metadata_bytes = 8u << 10;
+};
+
+// A server's own limits in time on its peers: zero or negative means no limit (as in Go's
+// http.Server), and one too long for the clock (nanoseconds::max()) never fires.
+struct server_timeouts {
+  // A peer that has not completed the handshake after this long is disconnected.
+  std::chrono::nanoseconds handshake = std::chrono::seconds(10);
+  // A peer that starts a frame and has not finished it after this long is disconnected: a stalled
+  // or trickling peer holds a connection, never a thread, and not for long.
+  std::chrono::nanoseconds frame = std::chrono::seconds(30);
+  // A peer whose replies wait for its socket to drain, the socket taking none of their bytes for
+  // this long, is disconnected: a peer that reads nothing holds its connection and its replies for
+  // this long at most. Any byte the socket takes starts the wait again.
+  std::chrono::nanoseconds write = std::chrono::seconds(30);
+};
+
+// What a server shows of itself.
+struct server_observability {
   // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
   // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
   bool debug_page = true;
@@ -3407,6 +3440,14 @@ struct server_options {
   // A call answered this long or more after it arrived is kept among the last slow calls (0: only
   // failed calls are kept).
   std::chrono::nanoseconds slow_call = std::chrono::milliseconds(100);
+};
+
+// For geerpc::server.
+struct server_options {
+  server_threads threads{};
+  server_limits limits{};
+  server_timeouts timeouts{};
+  server_observability observability{};
   // The threaded transport's performance heuristics (tuning/settings.hpp).
   tuning::settings tuning{};
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted
@@ -3483,7 +3524,7 @@ template <class Transport>
 struct client_link {
   using engine = typename Transport::client_engine;
 
-  // Resolves, connects and handshakes within opts.connect_timeout; then the engine serves calls.
+  // Resolves, connects and handshakes within opts.timeouts.connect; then the engine serves calls.
   static result<std::shared_ptr<engine>> open(std::string_view address, const options& opts, std::uint8_t codec_id);
   // A synchronous call: sends `frame` (a request frame whose seq and budget the engine fills in)
   // and waits for the reply, whose body goes to `reply`, or for the failure.
@@ -4847,7 +4888,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
-// The one way to connect: to `address`, with the handshake done within opts.connect_timeout. The
+// The one way to connect: to `address`, with the handshake done within opts.timeouts.connect. The
 // address's form chooses the way in (net/address.hpp):
 //   "host:port", "tcp@host:port", "[v6]:port"   TCP
 //   "unix@/path", "unix@@name"                  a Unix domain socket (a file, or Linux's abstract one)
@@ -5406,8 +5447,8 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     if (deadline) {
       const auto left = *deadline - clock::now();
       if (left <= clock::duration::zero()) return deadline_error(e.address);
-      if (dial_options.connect_timeout == std::chrono::nanoseconds::zero() || left < dial_options.connect_timeout) {
-        dial_options.connect_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+      if (dial_options.timeouts.connect == std::chrono::nanoseconds::zero() || left < dial_options.timeouts.connect) {
+        dial_options.timeouts.connect = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
         cut_by_deadline = true;
       }
     }
@@ -5470,7 +5511,7 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/server.hpp
 // geerpc: the server.
 //
-//   geerpc::server server;                       // or geerpc::server server({.handler_threads = 4});
+//   geerpc::server server;                       // or geerpc::server server({.threads = {.handlers = 4}});
 //   server.add<FooApi>(foo);                     // every method of FooApi, bound to `foo`
 //   std::string address = server.listen("127.0.0.1:0");  // serves in the background
 //   ...
@@ -5893,7 +5934,7 @@ struct server_context {
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
     do {
-      if (now >= options.max_inflight) return false;
+      if (now >= options.limits.max_inflight) return false;
     } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
     return true;
   }
@@ -5901,7 +5942,7 @@ struct server_context {
   bool try_queue_bytes(std::size_t bytes) noexcept {
     std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
     do {
-      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
+      if (!room_for(now, bytes, options.limits.max_queued_request_bytes)) return false;
     } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
     return true;
   }
@@ -6498,10 +6539,10 @@ class basic_server {
 
   explicit basic_server(server_options opts = {}) {
     // Every frame has a header: a smaller limit would close every connection at its first request.
-    if (opts.max_frame_size < wire::header_size)
-      throw rpc_error(errc::invalid_argument, "rpc server: options.max_frame_size must be at least " +
+    if (opts.limits.max_frame_size < wire::header_size)
+      throw rpc_error(errc::invalid_argument, "rpc server: options.limits.max_frame_size must be at least " +
                                                   std::to_string(wire::header_size) + " bytes (a frame header), not " +
-                                                  std::to_string(opts.max_frame_size));
+                                                  std::to_string(opts.limits.max_frame_size));
     context_.options = std::move(opts);
     context_.codec_id = Codec::id;
     context_.handlers = &handlers_;
@@ -6542,8 +6583,8 @@ class basic_server {
     engine_.reset();  // a stopped engine, whose threads are joined
     // Statistics for the services registered now; kept, and added to, when it listens again.
     const std::size_t methods = handlers_.methods().size();
-    if (context_.options.statistics && (!context_.stats || context_.stats->method_count() != methods))
-      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.slow_call);
+    if (context_.options.observability.statistics && (!context_.stats || context_.stats->method_count() != methods))
+      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.observability.slow_call);
     std::string bound;
     engine_ = link::listen(context_, address, bound);
     stopped_.store(false);
@@ -6722,7 +6763,7 @@ GEERPC_END_NAMESPACE
 
 // ---- begin geerpc/client/dial.hpp
 // geerpc: opening a client connection: resolve, connect and handshake, all inside
-// options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
+// options.timeouts.connect (GeeRPC's dialTimeout, but the handshake counts too: a server that
 // accepts and then says nothing trips the same timeout).
 
 #include <poll.h>
@@ -7783,7 +7824,7 @@ struct connection_info {
 
 inline error connect_timeout_error(const options& opts) {
   return {make_error_code(errc::connect_timeout),
-          "rpc client: connect timeout: expect within " + duration_text(opts.connect_timeout)};
+          "rpc client: connect timeout: expect within " + duration_text(opts.timeouts.connect)};
 }
 
 // Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
@@ -7877,10 +7918,10 @@ inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
 // server that it could not answer.
 inline std::optional<error> invalid_options(const options& opts) {
   // Every frame has a header: a smaller limit would make every reply break the connection.
-  if (opts.max_frame_size < wire::header_size)
+  if (opts.limits.max_frame_size < wire::header_size)
     return error{make_error_code(errc::invalid_argument),
-                 "rpc client: options.max_frame_size must be at least " + std::to_string(wire::header_size) +
-                     " bytes (a frame header), not " + std::to_string(opts.max_frame_size)};
+                 "rpc client: options.limits.max_frame_size must be at least " + std::to_string(wire::header_size) +
+                     " bytes (a frame header), not " + std::to_string(opts.limits.max_frame_size)};
   return std::nullopt;
 }
 
@@ -7888,10 +7929,10 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
                                                   std::uint8_t codec_id) {
   if (auto invalid = invalid_options(opts)) return std::move(*invalid);
   // 0 is no limit; a negative timeout has expired before it starts, as a Go net.Dialer's does.
-  if (opts.connect_timeout < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
+  if (opts.timeouts.connect < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
   std::optional<net::clock::time_point> deadline;
-  if (opts.connect_timeout > std::chrono::nanoseconds::zero())
-    deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
+  if (opts.timeouts.connect > std::chrono::nanoseconds::zero())
+    deadline = saturating_deadline(net::clock::now(), opts.timeouts.connect);
   const std::string where = "rpc client: dial " + std::string(address) + ": ";
 
   const net::parsed_address parsed = net::parse_address(address);
@@ -7917,8 +7958,8 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
     if (auto failed_connect = http_connect(info.stream, deadline, opts, where)) return std::move(*failed_connect);
 
   std::array<std::byte, wire::hello_size> hello{};
-  wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
-                     hello);
+  wire::encode_hello(
+      {wire::protocol_version, codec_id, handle_timeout_us(opts.timeouts.handle), opts.limits.max_frame_size}, hello);
   auto failed = write_all(info.stream, hello, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
   if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
@@ -9348,7 +9389,7 @@ class blocking_client_engine {
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
         writer_(stream_, std::size_t{64} << 20),
-        max_frame_size_(opts.max_frame_size) {}
+        max_frame_size_(opts.limits.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -10040,7 +10081,7 @@ class threaded_client_engine {
         server_max_frame_size_(connection.server_max_frame_size),
         scheduler_(deadline_scheduler::shared()),
         writer_(stream_, std::size_t{64} << 20, &want_write, this),
-        reader_(opts.max_frame_size),
+        reader_(opts.limits.max_frame_size),
         tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, &on_broken, this}),
         receiver_([this] { receive(); }) {
     // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
@@ -10724,7 +10765,7 @@ class request_ledger {
       out.outcome = admission::verdict::going_away;
     } else if (inflight_.find(seq) != nullptr) {
       out.outcome = admission::verdict::duplicate_seq;
-    } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
+    } else if (inflight_.size() >= context_.options.limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
     } else if (!context_.try_acquire_inflight()) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight);
@@ -10882,7 +10923,7 @@ class request_ledger {
   bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
     if (bytes == 0) return true;
     const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
+    if (!server_context::room_for(mine, bytes, context_.options.limits.max_queued_request_bytes_per_connection)) {
       limit = limit_kind::queued_bytes_per_connection;
       return false;
     }
@@ -11132,9 +11173,23 @@ GEERPC_END_NAMESPACE
 // and the oldest's age, latency over the last minute; the handler pool; the connections; the last
 // slow or failed calls; what the server holds now, and its limits with how often each turned
 // something away. Plain HTML with no scripts and no external assets, so that it reads anywhere.
-//
-// The JSON is written here rather than by a JSON library: the core depends on Boost alone, and
-// what is written is a fixed shape of numbers and escaped strings.
+// What it shows is gathered in debug_snapshot.hpp; the JSON is written in debug_page_json.hpp.
+
+
+// ---- begin geerpc/server/debug_page_json.hpp
+// geerpc: the debug page's data as JSON (GET /debug/geerpc/stats.json), for scripts and dashboards.
+// Written here rather than by a JSON library: the core depends on Boost alone, and what is written
+// is a fixed shape of numbers and escaped strings.
+
+
+// ---- begin geerpc/server/debug_snapshot.hpp
+// geerpc: what the debug page shows (server/debug_page.hpp), gathered from the server once per
+// request, so that the HTML and the JSON (server/debug_page_json.hpp) say the same.
+
+
+// ---- begin geerpc/server/page_text.hpp
+// geerpc: text for the debug page and its JSON: HTML and JSON string escaping (of names a peer or
+// a user chose, so never trusted), and durations, times and fingerprints as people read them.
 
 
 
@@ -11214,6 +11269,13 @@ inline std::string utc_text(std::chrono::system_clock::time_point when) {
                 parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<int>(ms % 1000));
   return text;
 }
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/page_text.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
 
 // What the page shows, gathered once so that the HTML and the JSON say the same.
 struct debug_snapshot {
@@ -11384,28 +11446,37 @@ struct debug_snapshot {
     };
     using k = limit_kind;
     limits = {
-        with(count("handler_threads", "handler threads kept", o.handler_threads), std::nullopt),
-        with(count("max_handler_threads", "handler threads at most", o.max_handler_threads), std::nullopt),
-        with(count("max_connections", "connections", o.max_connections), k::connections),
-        with(count("max_inflight", "calls in flight", o.max_inflight), k::inflight),
-        with(count("max_inflight_per_connection", "calls in flight per connection", o.max_inflight_per_connection),
+        with(count("handler_threads", "handler threads kept", o.threads.handlers), std::nullopt),
+        with(count("max_handler_threads", "handler threads at most", o.threads.max_handlers), std::nullopt),
+        with(count("max_connections", "connections", o.limits.max_connections), k::connections),
+        with(count("max_inflight", "calls in flight", o.limits.max_inflight), k::inflight),
+        with(count("max_inflight_per_connection", "calls in flight per connection",
+                   o.limits.max_inflight_per_connection),
              k::inflight_per_connection),
-        with(bytes("max_frame_size", "request frame", o.max_frame_size), k::frame_size),
-        with(bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes), k::metadata_bytes),
-        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
+        with(bytes("max_frame_size", "request frame", o.limits.max_frame_size), k::frame_size),
+        with(bytes("max_metadata_bytes", "request metadata", o.limits.max_metadata_bytes), k::metadata_bytes),
+        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.limits.max_pending_output),
              k::pending_output),
-        with(bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes), k::queued_bytes),
+        with(bytes("max_queued_request_bytes", "request bytes waiting", o.limits.max_queued_request_bytes),
+             k::queued_bytes),
         with(bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
-                   o.max_queued_request_bytes_per_connection),
+                   o.limits.max_queued_request_bytes_per_connection),
              k::queued_bytes_per_connection),
-        with(timeout("handshake_timeout_ns", "handshake", o.handshake_timeout), k::handshake_timeout),
-        with(timeout("frame_timeout_ns", "frame", o.frame_timeout), k::frame_timeout),
-        with(timeout("write_timeout_ns", "write", o.write_timeout), k::write_timeout),
+        with(timeout("handshake_timeout_ns", "handshake", o.timeouts.handshake), k::handshake_timeout),
+        with(timeout("frame_timeout_ns", "frame", o.timeouts.frame), k::frame_timeout),
+        with(timeout("write_timeout_ns", "write", o.timeouts.write), k::write_timeout),
     };
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
   }
 };
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/debug_snapshot.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
 
 inline void append_json_numbers(std::string& out, const std::vector<debug_snapshot::number>& numbers) {
   out += '{';
@@ -11534,6 +11605,13 @@ inline std::string debug_page_json(const server_context& context) {
   out += "}\n";
   return out;
 }
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/debug_page_json.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
 
 inline std::string debug_page_html(const server_context& context) {
   const debug_snapshot s(context);
@@ -11733,7 +11811,7 @@ class http_door {
       return verdict::answered;
     }
     const bool page = path == "/debug/geerpc";
-    if (context.options.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+    if (context.options.observability.debug_page && (page || path == "/debug/geerpc/stats.json")) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
@@ -11798,7 +11876,7 @@ class wire_session {
 
   // Disconnects a peer that has not completed the handshake in time. Called when the connection is
   // accepted; frame_timeout then guards every frame the peer starts in the same way.
-  void arm_handshake_timer() { arm_stall_timer(context_.options.handshake_timeout); }
+  void arm_handshake_timer() { arm_stall_timer(context_.options.timeouts.handshake); }
 
   // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
   // appended to `ready` (the connection's on_request()). Returns false when the connection must be closed.
@@ -11831,7 +11909,7 @@ class wire_session {
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
         partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-      arm_stall_timer(context_.options.frame_timeout);
+      arm_stall_timer(context_.options.timeouts.frame);
     } else {
       partial_since_ns_.store(0, std::memory_order_relaxed);
       if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
@@ -11856,7 +11934,7 @@ class wire_session {
   // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
   // wait, it closes now.
   void answer_sent() {
-    if (context_.options.handshake_timeout <= std::chrono::nanoseconds::zero())
+    if (context_.options.timeouts.handshake <= std::chrono::nanoseconds::zero())
       close();
     else
       stream_.shutdown_write();
@@ -11918,8 +11996,8 @@ class wire_session {
         stream_(
             net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(stream_, context.options.max_pending_output, want_write, writer_context, &context.output),
-        reader_(context.options.max_frame_size) {}
+        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output),
+        reader_(context.options.limits.max_frame_size) {}
   ~wire_session() = default;
 
   // Graceful shutdown begins (the connection calls it under its ledger's lock): true when the
@@ -12021,10 +12099,10 @@ class wire_session {
     greeted_.store(true, std::memory_order_relaxed);
     // The smaller of what the client reads (0: it set no limit) and what this server sends.
     max_response_size_ = hello.max_response_size == 0
-                             ? context_.options.max_frame_size
-                             : std::min(hello.max_response_size, context_.options.max_frame_size);
+                             ? context_.options.limits.max_frame_size
+                             : std::min(hello.max_response_size, context_.options.limits.max_frame_size);
     std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
-    wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
+    wire::encode_hello_reply({true, context_.options.limits.max_frame_size, {}}, reply);
     send(reply);
     // A shutdown that began before the reply went out sends its goaway now, after it.
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
@@ -12090,7 +12168,7 @@ class wire_session {
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
         const auto due =
-            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
+            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.timeouts.frame);
         if (due > clock::now()) {
           self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
@@ -12120,7 +12198,7 @@ class wire_session {
       arm_write_timer();
   }
   void arm_write_timer() {
-    const std::chrono::nanoseconds limit = context_.options.write_timeout;
+    const std::chrono::nanoseconds limit = context_.options.timeouts.write;
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
     if (write_guard_ || closed()) return;
@@ -12147,7 +12225,7 @@ class wire_session {
         // The writer's clock restarts whenever the socket takes bytes: until it has run for the
         // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
         if (const auto since = self.writer_.stalled_since()) {
-          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
+          const auto due = saturating_deadline(*since, self.context_.options.timeouts.write);
           if (due > clock::now()) {
             self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
             return;  // the guard stays with the new timer
@@ -12431,7 +12509,7 @@ class server_connection final : public wire_session<server_connection>,
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
-                                                            context_.options.max_metadata_bytes &&
+                                                            context_.options.limits.max_metadata_bytes &&
                                                         wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
@@ -12439,7 +12517,7 @@ class server_connection final : public wire_session<server_connection>,
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
       return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
     if (!metadata_valid) {
-      if (wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
+      if (wire::metadata_size_field + frame.metadata.size() > context_.options.limits.max_metadata_bytes)
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
@@ -12512,9 +12590,9 @@ class server_connection final : public wire_session<server_connection>,
 
   std::string metadata_message(std::span<const std::byte> block) const {
     const std::size_t size = wire::metadata_size_field + block.size();
-    if (size > context_.options.max_metadata_bytes)
+    if (size > context_.options.limits.max_metadata_bytes)
       return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
-             std::to_string(context_.options.max_metadata_bytes);
+             std::to_string(context_.options.limits.max_metadata_bytes);
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
@@ -12972,10 +13050,10 @@ class blocking_server_engine {
     std::lock_guard lock(mutex_);
     reap_finished();
     if (stopping_) return false;
-    if (peers_.size() >= context_.options.max_connections) {
+    if (peers_.size() >= context_.options.limits.max_connections) {
       if (context_.stats) context_.stats->turned_away(limit_kind::connections);
-      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
-                         ")");
+      connection->reject("rpc server: too many connections (limit " +
+                         std::to_string(context_.options.limits.max_connections) + ")");
       return true;
     }
     connection->arm_handshake_timer();
@@ -13110,10 +13188,10 @@ class threaded_server_engine {
  public:
   explicit threaded_server_engine(server_context& context)
       : context_(context),
-        core_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
-        max_running_(std::max(core_threads_, context.options.max_handler_threads)),
-        idle_limit_(idle_limit(context.options.idle_thread_timeout)),
-        growth_delay_(std::max(context.options.pool_growth_delay, std::chrono::nanoseconds::zero())),
+        core_threads_(std::max<std::size_t>(1, context.options.threads.handlers)),
+        max_running_(std::max(core_threads_, context.options.threads.max_handlers)),
+        idle_limit_(idle_limit(context.options.threads.idle_timeout)),
+        growth_delay_(std::max(context.options.threads.growth_delay, std::chrono::nanoseconds::zero())),
         handler_slots_(max_running_ + 1),
         slot_used_(max_running_ + 1, false),
         tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
@@ -13669,10 +13747,10 @@ class threaded_server_engine {
       connection->close();
       return;
     }
-    if (connections_.size() >= context_.options.max_connections) {
+    if (connections_.size() >= context_.options.limits.max_connections) {
       if (context_.stats) context_.stats->turned_away(limit_kind::connections);
-      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
-                         ")");
+      connection->reject("rpc server: too many connections (limit " +
+                         std::to_string(context_.options.limits.max_connections) + ")");
       return;
     }
     connection->arm_handshake_timer();

@@ -99,13 +99,13 @@ TEMPLATE_TEST_CASE("no memory for an accepted connection: it is closed and count
   REQUIRE(s.server.refused_connections() == 0);
 
   arm_for_connection_state();
-  auto refused = geerpc::try_dial<TestType>(s.address, {.connect_timeout = 2s});
+  auto refused = geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = 2s}});
   CHECK_FALSE(refused);
   CHECK_FALSE(armed.load());  // the chosen allocation was made, and failed
   armed.store(false);
   CHECK(test::eventually([&] { return s.server.refused_connections() == 1; }, 2s));
 
-  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.connect = 2s}});
   CHECK(client.template call<int>("Arith.Sum", Args{2, 3}) == 5);
   CHECK(s.server.refused_connections() == 1);
 }

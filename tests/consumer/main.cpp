@@ -25,7 +25,7 @@ int main() {
   Foo foo;
   geerpc::server server;
   server.add<FooApi>(foo);
-  auto client = geerpc::dial(server.listen("127.0.0.1:0"), {.connect_timeout = 1s});
+  auto client = geerpc::dial(server.listen("127.0.0.1:0"), {.timeouts = {.connect = 1s}});
   const int sum = client.call<FooApi::fn<"Sum">>({1, 2});
   const auto late = client.try_call<int>(geerpc::with_timeout(50ms), "Foo.Wait", Args{});
   std::printf("geerpc %s: 1 + 2 = %d; %s\n", geerpc::version, sum, late.message().c_str());

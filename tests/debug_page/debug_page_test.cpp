@@ -87,7 +87,7 @@ std::string text_of(const std::string& dom, const std::string& id) {
 TEST_CASE("the debug page in headless Chromium shows the calls made, and stats.json says the same", "[chromium]") {
   Shop shop;
   geerpc::server_options opts;
-  opts.slow_call = 20ms;
+  opts.observability.slow_call = 20ms;
   geerpc::server server(opts);
   server.add<ShopApi>(shop);
   const std::string address = server.listen("127.0.0.1:0");
@@ -98,7 +98,7 @@ TEST_CASE("the debug page in headless Chromium shows the calls made, and stats.j
   for (int i = 0; i < 2; ++i) CHECK(client.try_call<int>("Shop.Broken", Order{}).code() == geerpc::errc::remote_error);
   CHECK(client.try_call<int>("Shop.Refund", Order{}).code() == geerpc::errc::unknown_method);
   {
-    auto impatient = geerpc::dial(address, {.handle_timeout = 50ms});
+    auto impatient = geerpc::dial(address, {.timeouts = {.handle = 50ms}});
     CHECK(impatient.try_call<int>("Shop.Stuck", Order{}).code() == geerpc::errc::handle_timeout);
   }
   auto held = client.async_call<int>("Shop.Hold", Order{7, 1});  // in flight while the page loads

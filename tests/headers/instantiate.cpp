@@ -171,11 +171,11 @@ int exercise(Client& client) {
 template <class Transport>
 int serve_and_call() {
   foo impl;
-  geerpc::basic_server<Transport> server({.handler_threads = 2, .frame_timeout = 1s});
+  geerpc::basic_server<Transport> server({.threads = {.handlers = 2}, .timeouts = {.frame = 1s}});
   server.template add<foo_api>(impl);
   server.template add<free_api>();
   const std::string address = server.listen("127.0.0.1:0");
-  auto client = geerpc::dial<Transport>(address, {.connect_timeout = 1s, .handle_timeout = 500ms});
+  auto client = geerpc::dial<Transport>(address, {.timeouts = {.connect = 1s, .handle = 500ms}});
   int total = exercise(client);
   if (auto other = geerpc::try_dial<Transport>(address)) total += exercise(other.value());
   total += static_cast<int>(server.connection_count() + server.inflight());

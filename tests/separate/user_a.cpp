@@ -30,7 +30,7 @@ int main() {
   blocking_server.add<CalcApi>(calc);
   const std::string blocking_address = blocking_server.listen("127.0.0.1:0");
 
-  auto client = geerpc::dial(address, {.connect_timeout = 1s});
+  auto client = geerpc::dial(address, {.timeouts = {.connect = 1s}});
   check(client.call<int>(geerpc::with_timeout(1s), "Calc.Sum", Args{1, 2}) == 3, "threaded call");
   check(client.call<CalcApi::fn<"Echo">>(std::string(5000, 'x')) == std::string(5000, 'x'), "typed stub");
   auto future = client.async_call<int>("Calc.Sum", Args{20, 22});
@@ -45,7 +45,7 @@ int main() {
   client.close();
   server.stop();
   check(!client.try_call<int>("Calc.Sum", Args{1, 2}), "a call after close fails");
-  check(!geerpc::try_dial(address, {.connect_timeout = 200ms}), "a dial to a stopped server fails");
+  check(!geerpc::try_dial(address, {.timeouts = {.connect = 200ms}}), "a dial to a stopped server fails");
   if (failures == 0) std::puts("separate compilation: ok");
   return failures == 0 ? 0 : 1;
 }

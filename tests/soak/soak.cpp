@@ -124,12 +124,12 @@ config parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const config cfg = parse(argc, argv);
-  const geerpc::options dial_options{.connect_timeout = 5s,
-                                     .handle_timeout = std::chrono::milliseconds(cfg.handle_timeout_ms)};
+  const geerpc::options dial_options{
+      .timeouts = {.connect = 5s, .handle = std::chrono::milliseconds(cfg.handle_timeout_ms)}};
   const auto handle_timeout = std::chrono::microseconds(cfg.handle_timeout_ms * 1000);
 
   Soak soak;
-  geerpc::server server({.handler_threads = 8});
+  geerpc::server server({.threads = {.handlers = 8}});
   server.add<SoakApi>(soak);
   const std::string address = server.listen("127.0.0.1:0");
   {  // warm the process (scheduler, allocator arenas, thread stacks) before taking the baseline

@@ -1,5 +1,5 @@
 // geerpc: opening a client connection: resolve, connect and handshake, all inside
-// options.connect_timeout (GeeRPC's dialTimeout, but the handshake counts too: a server that
+// options.timeouts.connect (GeeRPC's dialTimeout, but the handshake counts too: a server that
 // accepts and then says nothing trips the same timeout).
 #pragma once
 
@@ -34,7 +34,7 @@ struct connection_info {
 
 inline error connect_timeout_error(const options& opts) {
   return {make_error_code(errc::connect_timeout),
-          "rpc client: connect timeout: expect within " + duration_text(opts.connect_timeout)};
+          "rpc client: connect timeout: expect within " + duration_text(opts.timeouts.connect)};
 }
 
 // Reads exactly out.size() bytes before the deadline; never more, so nothing after the handshake
@@ -128,10 +128,10 @@ inline std::uint64_t handle_timeout_us(std::chrono::nanoseconds timeout) {
 // server that it could not answer.
 inline std::optional<error> invalid_options(const options& opts) {
   // Every frame has a header: a smaller limit would make every reply break the connection.
-  if (opts.max_frame_size < wire::header_size)
+  if (opts.limits.max_frame_size < wire::header_size)
     return error{make_error_code(errc::invalid_argument),
-                 "rpc client: options.max_frame_size must be at least " + std::to_string(wire::header_size) +
-                     " bytes (a frame header), not " + std::to_string(opts.max_frame_size)};
+                 "rpc client: options.limits.max_frame_size must be at least " + std::to_string(wire::header_size) +
+                     " bytes (a frame header), not " + std::to_string(opts.limits.max_frame_size)};
   return std::nullopt;
 }
 
@@ -139,10 +139,10 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
                                                   std::uint8_t codec_id) {
   if (auto invalid = invalid_options(opts)) return std::move(*invalid);
   // 0 is no limit; a negative timeout has expired before it starts, as a Go net.Dialer's does.
-  if (opts.connect_timeout < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
+  if (opts.timeouts.connect < std::chrono::nanoseconds::zero()) return connect_timeout_error(opts);
   std::optional<net::clock::time_point> deadline;
-  if (opts.connect_timeout > std::chrono::nanoseconds::zero())
-    deadline = saturating_deadline(net::clock::now(), opts.connect_timeout);
+  if (opts.timeouts.connect > std::chrono::nanoseconds::zero())
+    deadline = saturating_deadline(net::clock::now(), opts.timeouts.connect);
   const std::string where = "rpc client: dial " + std::string(address) + ": ";
 
   const net::parsed_address parsed = net::parse_address(address);
@@ -168,8 +168,8 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
     if (auto failed_connect = http_connect(info.stream, deadline, opts, where)) return std::move(*failed_connect);
 
   std::array<std::byte, wire::hello_size> hello{};
-  wire::encode_hello({wire::protocol_version, codec_id, handle_timeout_us(opts.handle_timeout), opts.max_frame_size},
-                     hello);
+  wire::encode_hello(
+      {wire::protocol_version, codec_id, handle_timeout_us(opts.timeouts.handle), opts.limits.max_frame_size}, hello);
   auto failed = write_all(info.stream, hello, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
   if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};

@@ -284,7 +284,7 @@ class server_connection final : public wire_session<server_connection>,
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
-                                                            context_.options.max_metadata_bytes &&
+                                                            context_.options.limits.max_metadata_bytes &&
                                                         wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.handlers->find(frame.text, code, message);
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
@@ -292,7 +292,7 @@ class server_connection final : public wire_session<server_connection>,
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
       return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
     if (!metadata_valid) {
-      if (wire::metadata_size_field + frame.metadata.size() > context_.options.max_metadata_bytes)
+      if (wire::metadata_size_field + frame.metadata.size() > context_.options.limits.max_metadata_bytes)
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
@@ -365,9 +365,9 @@ class server_connection final : public wire_session<server_connection>,
 
   std::string metadata_message(std::span<const std::byte> block) const {
     const std::size_t size = wire::metadata_size_field + block.size();
-    if (size > context_.options.max_metadata_bytes)
+    if (size > context_.options.limits.max_metadata_bytes)
       return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
-             std::to_string(context_.options.max_metadata_bytes);
+             std::to_string(context_.options.limits.max_metadata_bytes);
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 

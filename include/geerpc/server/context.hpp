@@ -86,7 +86,7 @@ struct server_context {
   bool try_acquire_inflight() noexcept {
     std::size_t now = inflight.load(std::memory_order_relaxed);
     do {
-      if (now >= options.max_inflight) return false;
+      if (now >= options.limits.max_inflight) return false;
     } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
     return true;
   }
@@ -94,7 +94,7 @@ struct server_context {
   bool try_queue_bytes(std::size_t bytes) noexcept {
     std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
     do {
-      if (!room_for(now, bytes, options.max_queued_request_bytes)) return false;
+      if (!room_for(now, bytes, options.limits.max_queued_request_bytes)) return false;
     } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
     return true;
   }

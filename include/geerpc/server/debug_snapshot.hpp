@@ -193,23 +193,25 @@ struct debug_snapshot {
     };
     using k = limit_kind;
     limits = {
-        with(count("handler_threads", "handler threads kept", o.handler_threads), std::nullopt),
-        with(count("max_handler_threads", "handler threads at most", o.max_handler_threads), std::nullopt),
-        with(count("max_connections", "connections", o.max_connections), k::connections),
-        with(count("max_inflight", "calls in flight", o.max_inflight), k::inflight),
-        with(count("max_inflight_per_connection", "calls in flight per connection", o.max_inflight_per_connection),
+        with(count("handler_threads", "handler threads kept", o.threads.handlers), std::nullopt),
+        with(count("max_handler_threads", "handler threads at most", o.threads.max_handlers), std::nullopt),
+        with(count("max_connections", "connections", o.limits.max_connections), k::connections),
+        with(count("max_inflight", "calls in flight", o.limits.max_inflight), k::inflight),
+        with(count("max_inflight_per_connection", "calls in flight per connection",
+                   o.limits.max_inflight_per_connection),
              k::inflight_per_connection),
-        with(bytes("max_frame_size", "request frame", o.max_frame_size), k::frame_size),
-        with(bytes("max_metadata_bytes", "request metadata", o.max_metadata_bytes), k::metadata_bytes),
-        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.max_pending_output),
+        with(bytes("max_frame_size", "request frame", o.limits.max_frame_size), k::frame_size),
+        with(bytes("max_metadata_bytes", "request metadata", o.limits.max_metadata_bytes), k::metadata_bytes),
+        with(bytes("max_pending_output", "reply bytes waiting, per connection", o.limits.max_pending_output),
              k::pending_output),
-        with(bytes("max_queued_request_bytes", "request bytes waiting", o.max_queued_request_bytes), k::queued_bytes),
+        with(bytes("max_queued_request_bytes", "request bytes waiting", o.limits.max_queued_request_bytes),
+             k::queued_bytes),
         with(bytes("max_queued_request_bytes_per_connection", "request bytes waiting, per connection",
-                   o.max_queued_request_bytes_per_connection),
+                   o.limits.max_queued_request_bytes_per_connection),
              k::queued_bytes_per_connection),
-        with(timeout("handshake_timeout_ns", "handshake", o.handshake_timeout), k::handshake_timeout),
-        with(timeout("frame_timeout_ns", "frame", o.frame_timeout), k::frame_timeout),
-        with(timeout("write_timeout_ns", "write", o.write_timeout), k::write_timeout),
+        with(timeout("handshake_timeout_ns", "handshake", o.timeouts.handshake), k::handshake_timeout),
+        with(timeout("frame_timeout_ns", "frame", o.timeouts.frame), k::frame_timeout),
+        with(timeout("write_timeout_ns", "write", o.timeouts.write), k::write_timeout),
     };
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));

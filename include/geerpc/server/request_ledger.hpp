@@ -117,7 +117,7 @@ class request_ledger {
       out.outcome = admission::verdict::going_away;
     } else if (inflight_.find(seq) != nullptr) {
       out.outcome = admission::verdict::duplicate_seq;
-    } else if (inflight_.size() >= context_.options.max_inflight_per_connection) {
+    } else if (inflight_.size() >= context_.options.limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
     } else if (!context_.try_acquire_inflight()) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight);
@@ -275,7 +275,7 @@ class request_ledger {
   bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
     if (bytes == 0) return true;
     const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.max_queued_request_bytes_per_connection)) {
+    if (!server_context::room_for(mine, bytes, context_.options.limits.max_queued_request_bytes_per_connection)) {
       limit = limit_kind::queued_bytes_per_connection;
       return false;
     }

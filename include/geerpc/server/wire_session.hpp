@@ -84,7 +84,7 @@ class wire_session {
 
   // Disconnects a peer that has not completed the handshake in time. Called when the connection is
   // accepted; frame_timeout then guards every frame the peer starts in the same way.
-  void arm_handshake_timer() { arm_stall_timer(context_.options.handshake_timeout); }
+  void arm_handshake_timer() { arm_stall_timer(context_.options.timeouts.handshake); }
 
   // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
   // appended to `ready` (the connection's on_request()). Returns false when the connection must be closed.
@@ -117,7 +117,7 @@ class wire_session {
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
         partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-      arm_stall_timer(context_.options.frame_timeout);
+      arm_stall_timer(context_.options.timeouts.frame);
     } else {
       partial_since_ns_.store(0, std::memory_order_relaxed);
       if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
@@ -142,7 +142,7 @@ class wire_session {
   // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
   // wait, it closes now.
   void answer_sent() {
-    if (context_.options.handshake_timeout <= std::chrono::nanoseconds::zero())
+    if (context_.options.timeouts.handshake <= std::chrono::nanoseconds::zero())
       close();
     else
       stream_.shutdown_write();
@@ -204,8 +204,8 @@ class wire_session {
         stream_(
             net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(stream_, context.options.max_pending_output, want_write, writer_context, &context.output),
-        reader_(context.options.max_frame_size) {}
+        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output),
+        reader_(context.options.limits.max_frame_size) {}
   ~wire_session() = default;
 
   // Graceful shutdown begins (the connection calls it under its ledger's lock): true when the
@@ -307,10 +307,10 @@ class wire_session {
     greeted_.store(true, std::memory_order_relaxed);
     // The smaller of what the client reads (0: it set no limit) and what this server sends.
     max_response_size_ = hello.max_response_size == 0
-                             ? context_.options.max_frame_size
-                             : std::min(hello.max_response_size, context_.options.max_frame_size);
+                             ? context_.options.limits.max_frame_size
+                             : std::min(hello.max_response_size, context_.options.limits.max_frame_size);
     std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
-    wire::encode_hello_reply({true, context_.options.max_frame_size, {}}, reply);
+    wire::encode_hello_reply({true, context_.options.limits.max_frame_size, {}}, reply);
     send(reply);
     // A shutdown that began before the reply went out sends its goaway now, after it.
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
@@ -376,7 +376,7 @@ class wire_session {
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
         const auto due =
-            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
+            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.timeouts.frame);
         if (due > clock::now()) {
           self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
@@ -406,7 +406,7 @@ class wire_session {
       arm_write_timer();
   }
   void arm_write_timer() {
-    const std::chrono::nanoseconds limit = context_.options.write_timeout;
+    const std::chrono::nanoseconds limit = context_.options.timeouts.write;
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
     if (write_guard_ || closed()) return;
@@ -433,7 +433,7 @@ class wire_session {
         // The writer's clock restarts whenever the socket takes bytes: until it has run for the
         // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
         if (const auto since = self.writer_.stalled_since()) {
-          const auto due = saturating_deadline(*since, self.context_.options.write_timeout);
+          const auto due = saturating_deadline(*since, self.context_.options.timeouts.write);
           if (due > clock::now()) {
             self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
             return;  // the guard stays with the new timer

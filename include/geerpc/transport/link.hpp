@@ -96,7 +96,7 @@ template <class Transport>
 struct client_link {
   using engine = typename Transport::client_engine;
 
-  // Resolves, connects and handshakes within opts.connect_timeout; then the engine serves calls.
+  // Resolves, connects and handshakes within opts.timeouts.connect; then the engine serves calls.
   static result<std::shared_ptr<engine>> open(std::string_view address, const options& opts, std::uint8_t codec_id);
   // A synchronous call: sends `frame` (a request frame whose seq and budget the engine fills in)
   // and waits for the reply, whose body goes to `reply`, or for the failure.

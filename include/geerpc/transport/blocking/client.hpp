@@ -44,7 +44,7 @@ class blocking_client_engine {
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
         writer_(stream_, std::size_t{64} << 20),
-        max_frame_size_(opts.max_frame_size) {}
+        max_frame_size_(opts.limits.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
 

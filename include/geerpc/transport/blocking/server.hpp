@@ -181,10 +181,10 @@ class blocking_server_engine {
     std::lock_guard lock(mutex_);
     reap_finished();
     if (stopping_) return false;
-    if (peers_.size() >= context_.options.max_connections) {
+    if (peers_.size() >= context_.options.limits.max_connections) {
       if (context_.stats) context_.stats->turned_away(limit_kind::connections);
-      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
-                         ")");
+      connection->reject("rpc server: too many connections (limit " +
+                         std::to_string(context_.options.limits.max_connections) + ")");
       return true;
     }
     connection->arm_handshake_timer();

@@ -95,7 +95,7 @@ class threaded_client_engine {
         server_max_frame_size_(connection.server_max_frame_size),
         scheduler_(deadline_scheduler::shared()),
         writer_(stream_, std::size_t{64} << 20, &want_write, this),
-        reader_(opts.max_frame_size),
+        reader_(opts.limits.max_frame_size),
         tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, &on_broken, this}),
         receiver_([this] { receive(); }) {
     // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).

@@ -65,10 +65,10 @@ class threaded_server_engine {
  public:
   explicit threaded_server_engine(server_context& context)
       : context_(context),
-        core_threads_(std::max<std::size_t>(1, context.options.handler_threads)),
-        max_running_(std::max(core_threads_, context.options.max_handler_threads)),
-        idle_limit_(idle_limit(context.options.idle_thread_timeout)),
-        growth_delay_(std::max(context.options.pool_growth_delay, std::chrono::nanoseconds::zero())),
+        core_threads_(std::max<std::size_t>(1, context.options.threads.handlers)),
+        max_running_(std::max(core_threads_, context.options.threads.max_handlers)),
+        idle_limit_(idle_limit(context.options.threads.idle_timeout)),
+        growth_delay_(std::max(context.options.threads.growth_delay, std::chrono::nanoseconds::zero())),
         handler_slots_(max_running_ + 1),
         slot_used_(max_running_ + 1, false),
         tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
@@ -624,10 +624,10 @@ class threaded_server_engine {
       connection->close();
       return;
     }
-    if (connections_.size() >= context_.options.max_connections) {
+    if (connections_.size() >= context_.options.limits.max_connections) {
       if (context_.stats) context_.stats->turned_away(limit_kind::connections);
-      connection->reject("rpc server: too many connections (limit " + std::to_string(context_.options.max_connections) +
-                         ")");
+      connection->reject("rpc server: too many connections (limit " +
+                         std::to_string(context_.options.limits.max_connections) + ")");
       return;
     }
     connection->arm_handshake_timer();
