@@ -23,6 +23,10 @@
 // from a completion (then() callback, resumed coroutine) of one of its own calls.
 #pragma once
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 7  // this header ends the internal macros' scope
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -585,3 +589,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
 using balanced_client = basic_balanced_client<threaded>;
 
 GEERPC_END_NAMESPACE
+
+#if GEERPC_OUTERMOST_ENTRY == 7
+#include "detail/macro_unscope.hpp"
+#endif

@@ -17,6 +17,10 @@
 // call fails with errc::connection_closed, and so does every later one.
 #pragma once
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 5  // this header ends the internal macros' scope
+#endif
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -330,4 +334,8 @@ GEERPC_END_NAMESPACE
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp).
 #if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
 #include "transport/client_engines.hpp"
+#endif
+
+#if GEERPC_OUTERMOST_ENTRY == 5
+#include "detail/macro_unscope.hpp"
 #endif

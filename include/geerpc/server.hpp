@@ -8,6 +8,10 @@
 //   server.stop();                               // at once; also done by the destructor
 #pragma once
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 6  // this header ends the internal macros' scope
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -164,4 +168,8 @@ GEERPC_END_NAMESPACE
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp).
 #if !defined(GEERPC_SEPARATE_COMPILATION) || defined(GEERPC_IMPLEMENTATION)
 #include "transport/server_engines.hpp"
+#endif
+
+#if GEERPC_OUTERMOST_ENTRY == 6
+#include "detail/macro_unscope.hpp"
 #endif

@@ -109,3 +109,25 @@ TEMPLATE_TEST_CASE("no memory for an accepted connection: it is closed and count
   CHECK(client.template call<int>("Arith.Sum", Args{2, 3}) == 5);
   CHECK(s.server.refused_connections() == 1);
 }
+
+TEMPLATE_TEST_CASE("no memory for a request's arguments: it is answered busy, and nothing it counted stays counted",
+                   "[alloc_failure][limits]", GEERPC_TRANSPORTS) {
+  exempt = true;
+  test::arith_server<TestType> s;
+  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  // The server keeps a request's arguments in one allocation of their encoded size: a little more
+  // than the string's. The reader's buffers for the frame are larger (the whole frame) or sized by
+  // what the socket gave, so the first allocation in this range is that one.
+  const std::string text(100'000, 'x');
+  fail_from.store(text.size(), std::memory_order_relaxed);
+  fail_to.store(text.size() + 16, std::memory_order_relaxed);
+  armed.store(true, std::memory_order_release);
+  const auto refused = client.template try_call<std::string>("Arith.Echo", text);
+  armed.store(false);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.code() == geerpc::errc::busy);
+  CHECK(refused.message() == "rpc server: no memory for the request");
+  CHECK(s.server.inflight() == 0);
+  CHECK(client.template call<std::string>("Arith.Echo", text) == text);
+  CHECK(test::eventually([&] { return s.server.inflight() == 0; }, 2s));
+}

@@ -2,8 +2,9 @@
 // header of a translation unit includes this at its end; the user's code after it sees none of
 // them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
 //
-// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp and
-// transport/engines.hpp. Each one begins with
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp,
+// transport/engines.hpp, and client.hpp, server.hpp and balanced_client.hpp for a program that
+// needs only one side. Each one begins with
 //
 //   #ifndef GEERPC_OUTERMOST_ENTRY
 //   #define GEERPC_OUTERMOST_ENTRY <its own number>

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -50,8 +51,9 @@ class seq_map_base {
     }
   }
 
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  void* erase(std::uint64_t key) {
+  // Removes `key`; returns its value, or null when absent. May shrink the table; without the
+  // memory for a smaller one it keeps the one it has.
+  void* erase(std::uint64_t key) noexcept {
     if (size_ == 0) return nullptr;
     std::size_t hole = home(key);
     while (slots_[hole].key != key || slots_[hole].value == nullptr) {
@@ -71,7 +73,12 @@ class seq_map_base {
       }
     }
     GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
-    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
+    if (slots_.size() > 64 && size_ * 8 < slots_.size()) {
+      try {
+        shrink();  // allocates the new table before it changes anything
+      } catch (const std::bad_alloc&) {
+      }
+    }
     return removed;
   }
 
@@ -149,8 +156,8 @@ class seq_map : private seq_map_base {
   // False (and nothing changed) when `key` is present already.
   bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
   T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
+  // Removes `key`; returns its value, or null when absent.
+  T* erase(std::uint64_t key) noexcept { return static_cast<T*>(seq_map_base::erase(key)); }
 
   template <class F>
   void for_each(F&& f) const {

@@ -32,7 +32,7 @@ class chunk_queue {
 
   std::size_t bytes() const noexcept { return bytes_; }
   bool empty() const noexcept { return bytes_ == 0; }
-  // The memory held: every block, whole, the empty one kept for the next bytes included.
+  // The memory held: every block, whole.
   std::size_t held() const noexcept { return blocks_ * block_; }
   std::size_t block_size() const noexcept { return block_; }
   // How many more blocks appending `size` bytes takes.
@@ -59,7 +59,7 @@ class chunk_queue {
   // put nothing.
   void prepend(std::span<const std::byte> bytes) {
     if (bytes.empty()) return;
-    if (empty()) return append(bytes);  // an empty block may be kept: it takes them
+    if (empty()) return append(bytes);
     output_chunk* head = nullptr;
     output_chunk** tail = &head;
     std::size_t taken = 0;
@@ -94,25 +94,26 @@ class chunk_queue {
     return n;
   }
 
-  // `count` bytes from the front went out: the blocks emptied go back, but for the last one,
-  // kept empty for the next bytes.
+  // `count` bytes from the front went out: the blocks emptied go back, the last one too, so that
+  // an idle queue holds no memory (a block comes back from the pool's free list for the next bytes).
   void consume(std::size_t count) noexcept {
     GEERPC_ASSERT(count <= bytes_, "chunk_queue: more consumed than queued");
     bytes_ -= count;
-    while (count > 0 || (first_ != last_ && first_->begin == first_->end)) {
+    while (first_ != nullptr) {
       output_chunk* const c = first_;
       const std::size_t n = std::min<std::size_t>(count, c->end - c->begin);
       c->begin += static_cast<std::uint32_t>(n);
       count -= n;
       if (c->begin < c->end) break;
-      if (c == last_) {
-        c->begin = c->end = 0;
-        break;
-      }
+      GEERPC_ASSERT(c != last_ || (c->next == nullptr && bytes_ == 0),
+                    "chunk_queue: the last block empties only with the queue");
       first_ = c->next;
+      if (c == last_) last_ = nullptr;
       --blocks_;
       chunk_pool::shared().give(c, block_);
     }
+    GEERPC_ASSERT(count == 0 && (first_ != nullptr || (blocks_ == 0 && bytes_ == 0)),
+                  "chunk_queue: blocks and bytes agree");
   }
 
   // Drops every byte and gives back every block.

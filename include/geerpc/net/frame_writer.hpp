@@ -7,11 +7,11 @@
 // The bound is on memory held, not on bytes queued: the queue is a list of fixed-size blocks
 // (net/chunk_queue.hpp), each counted whole, and a block is added only within the limit, so a peer
 // that reads nothing costs at most the limit (or one frame larger than it, which may wait alone),
-// in resident memory as in the books: the queue never outgrows a buffer and leaves it behind, and
-// a block goes back as soon as its bytes are sent. Queued bytes are copied once, into the blocks,
-// and sent from there in one gather write; the fast path (nothing queued) sends from the caller's
-// buffer, and an idle writer keeps one empty block, so holding frames allocates nothing in steady
-// state.
+// in resident memory as in the books: a block goes back as soon as its bytes are sent, and an idle
+// writer holds none. Queued bytes are copied once, into the blocks, and sent from there in one
+// gather write; the fast path (nothing queued) sends from the caller's buffer. A block that cannot
+// be had (no memory) breaks the connection, as an overflow does: a reply is sent whole or the
+// connection closes, never left half-queued.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <span>
 
@@ -70,11 +71,13 @@ class frame_writer {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
     if (sending_ || want_write_now_) {
-      if (!append_locked(frame)) return overflow_locked();
+      if (const queued q = append_locked(frame); q != queued::yes) return refuse_locked(q);
       return sending_ ? status::done : status::pending;
     }
-    if (!queue_.empty()) {  // held frames: they go out first, with this one, in one send
-      if (!append_locked(frame)) return overflow_locked();
+    if (!queue_.empty()) {
+      // Held frames: they go out first, with this one, in one send. Nothing waits for the peer
+      // yet, so the limit does not apply: held frames are at most batch_limit bytes.
+      if (const queued q = append_locked(frame, false); q != queued::yes) return refuse_locked(q);
       sending_ = true;
       return drain_locked(lock, false);
     }
@@ -89,9 +92,9 @@ class frame_writer {
     }
     if (static_cast<std::size_t>(sent) < frame.size()) {
       // The rest goes ahead of anything queued meanwhile.
-      if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
+      if (const queued q = keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent))); q != queued::yes) {
         sending_ = false;
-        return overflow_locked();
+        return refuse_locked(q);
       }
     } else if (queue_.empty()) {
       sending_ = false;
@@ -107,7 +110,7 @@ class frame_writer {
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
     if (broken_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
-        !append_locked(frame)) {
+        append_locked(frame, false) != queued::yes) {
       lock.unlock();
       return write(frame);
     }
@@ -196,32 +199,44 @@ class frame_writer {
     return status::done;
   }
 
-  // Appends to the queue if the blocks that takes stay within the limit.
-  bool append_locked(std::span<const std::byte> frame) {
+  enum class queued { yes, over_limit, no_memory };
+
+  // Appends to the queue if the blocks that takes stay within the limit (when `limited`).
+  queued append_locked(std::span<const std::byte> frame, bool limited = true) {
     // Alone (nothing queued), a frame may always wait, as keep_rest_locked() lets a rest: the
     // limit bounds what waits beside it.
-    if (!queue_.empty() && queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_)
-      return false;
-    queue_.append(frame);
+    if (limited && !queue_.empty() &&
+        queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_)
+      return queued::over_limit;
+    try {
+      queue_.append(frame);  // all or nothing
+    } catch (const std::bad_alloc&) {
+      return queued::no_memory;
+    }
     account_locked();
-    return true;
+    return queued::yes;
   }
 
   // Keeps the unsent rest of a frame whose first bytes went out, ahead of anything queued
   // meanwhile. Alone, it may exceed the limit: one frame always can wait; beside queued frames it
   // must fit.
-  bool keep_rest_locked(std::span<const std::byte> rest) {
+  queued keep_rest_locked(std::span<const std::byte> rest) {
     GEERPC_ASSERT(taken_ == 0, "frame_writer: a rest goes ahead only of queued frames");
     if (!queue_.empty() && queue_.held() + queue_.blocks_for(rest.size()) * queue_.block_size() > max_pending_)
-      return false;
-    queue_.prepend(rest);
+      return queued::over_limit;
+    try {
+      queue_.prepend(rest);  // all or nothing
+    } catch (const std::bad_alloc&) {
+      return queued::no_memory;
+    }
     account_locked();
-    return true;
+    return queued::yes;
   }
 
-  // Broken because what waits for the socket would pass max_pending.
-  status overflow_locked() {
-    overflowed_ = true;
+  // A frame that could not be queued breaks the connection: part of it may be on the wire
+  // already, and the peer must not wait for the rest. Over the limit, it counts as an overflow.
+  status refuse_locked(queued why) {
+    if (why == queued::over_limit) overflowed_ = true;
     return break_locked();
   }
   status break_locked() {
@@ -272,7 +287,7 @@ class frame_writer {
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;
-  bool overflowed_ = false;  // broken_ by overflow_locked()
+  bool overflowed_ = false;  // broken_ by a frame over the limit (refuse_locked())
 };
 
 }  // namespace net

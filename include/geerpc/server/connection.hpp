@@ -314,6 +314,8 @@ class server_connection final : public wire_session<server_connection>,
       case verdict::busy:
         observer_.turned_away(admitted.limit);
         return refuse(frame, true, errc::busy, admitted.busy_reason);
+      case verdict::no_memory:
+        return refuse(frame, true, errc::busy, "rpc server: no memory for the request");
       case verdict::going_away:  // go_away() sets it under the ledger's lock
         return refuse(frame, true, errc::going_away, going_away_message);
     }

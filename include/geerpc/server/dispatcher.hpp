@@ -219,6 +219,9 @@ class dispatcher {
     return nullptr;
   }
 
+  // The handler of a "Service.Method" name, or null: find() without the words.
+  const handler_entry* served(std::string_view name) const noexcept { return lookup(methods_, name); }
+
   bool empty() const noexcept { return methods_.empty(); }
 
  private:

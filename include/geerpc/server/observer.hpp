@@ -154,13 +154,12 @@ class request_observer {
     server_statistics& stats = *context_.stats;
     const auto status = static_cast<std::uint8_t>(code);
     try {
-      errc unknown{};
-      std::string why;
-      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
+      const handler_entry* handler = context_.handlers->served(frame.text);
       (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
-      // A name the server does not serve is the peer's: a bounded part of it is kept.
-      const std::string_view name = frame.text.substr(0, 128);
-      stats.keep({std::chrono::system_clock::now(), std::string(name), std::string(peer), {}, {}, {}, status, message});
+      // A name the server does not serve is the peer's: a bounded, printable part of it is kept.
+      std::string name;
+      append_printable(name, frame.text);
+      stats.keep({std::chrono::system_clock::now(), std::move(name), std::string(peer), {}, {}, {}, status, message});
     } catch (...) {
     }
   }

@@ -1,5 +1,5 @@
 // geerpc: the requests in flight on one server connection, and the rule that each gets exactly one
-// response. The connection's wire session (connection.hpp) reads frames and writes replies; this
+// response. The connection's wire session (wire_session.hpp) reads frames and writes replies; this
 // ledger decides which request may be registered (the in-flight and queued-bytes limits, a seq
 // not in use, no shutdown begun), who may answer it (claim), when its deadline fires, and gives it
 // back to a small pool once it is finished. It does no I/O.
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <span>
 #include <stop_token>
@@ -92,7 +93,8 @@ class request_ledger {
 
   // What admit() decided.
   struct admission {
-    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy };
+    // no_memory: the request could not be stored (std::bad_alloc); nothing of it is kept.
+    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
     const char* busy_reason = nullptr;     // busy: the caller's error text
@@ -124,19 +126,12 @@ class request_ledger {
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
       context_.inflight.fetch_sub(1, std::memory_order_relaxed);
       out = busy("rpc server: too many request bytes waiting", limit);
-    } else {
-      server_request* request = fresh_request();
-      request->connection = owner();
-      request->handler = &handler;
-      request->seq = seq;
-      request->argument.assign(kept.begin(), kept.end());
-      request->metadata_size = metadata_size;
-      request->queued_bytes = bytes;
-      if (keep_times) request->arrived = clock::now();
-      if (handler.takes_stop_token) request->stop.emplace();
-      const bool inserted = inflight_.insert(seq, request);
-      GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
+    } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
+    } else {  // the counts taken above are given back
+      release_bytes(bytes);
+      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      out.outcome = admission::verdict::no_memory;
     }
     return out;
   }
@@ -229,17 +224,13 @@ class request_ledger {
 
   // Its bytes no longer wait for a handler (it runs, or is finished without running).
   void release_queued(server_request& request) noexcept {
-    if (request.queued_bytes == 0) return;
-    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
-                  "server: more request bytes released than were counted");
+    release_bytes(request.queued_bytes);
     request.queued_bytes = 0;
   }
 
   // Takes a finished request out of the ledger (its deadline cancelled, its connection reference
   // taken) and keeps it for reuse.
-  void retire(server_request* request) {
+  void retire(server_request* request) noexcept {
     release_queued(*request);  // if it never ran
     std::lock_guard lock(mutex_);
     server_request* const registered = inflight_.erase(request->seq);
@@ -252,15 +243,15 @@ class request_ledger {
   // the count drops under the lock its waiter reads it under, and the waiter is woken; otherwise
   // it looks again within a few milliseconds.
   static void leave(server_context& context) {
-    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
-      std::lock_guard lock(context.drain_mutex);
+    const auto count_out = [&] {
       const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
       GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-      context.drained.notify_all();
-    } else {
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    }
+    };
+    if (!context.draining.load(std::memory_order_relaxed)) [[likely]]
+      return count_out();
+    std::lock_guard lock(context.drain_mutex);
+    count_out();
+    context.drained.notify_all();
   }
 
  private:
@@ -289,6 +280,39 @@ class request_ledger {
 
   // Requests are recycled per connection: once warm, a call allocates no request, and its argument
   // buffer keeps its capacity. Both called with mutex_ held.
+  // A request made (or recycled) and registered under `seq`, or null when there was no memory for
+  // it, having kept nothing. Called with mutex_ held.
+  template <class Owner>
+  server_request* store_locked(std::uint64_t seq, const handler_entry& handler, std::span<const std::byte> kept,
+                               std::size_t metadata_size, std::size_t bytes, bool keep_times, Owner& owner) noexcept {
+    server_request* request = nullptr;
+    try {
+      request = fresh_request();
+      request->argument.assign(kept.begin(), kept.end());
+      if (handler.takes_stop_token) request->stop.emplace();
+      const bool inserted = inflight_.insert(seq, request);
+      GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
+    } catch (const std::bad_alloc&) {
+      delete request;  // not recycled: keeping it could need memory too
+      return nullptr;
+    }
+    request->connection = owner();
+    request->handler = &handler;
+    request->seq = seq;
+    request->metadata_size = metadata_size;
+    request->queued_bytes = bytes;
+    if (keep_times) request->arrived = clock::now();
+    return request;
+  }
+
+  // Gives back request bytes try_queue_bytes() counted.
+  void release_bytes(std::size_t bytes) noexcept {
+    if (bytes == 0) return;
+    const std::size_t mine = queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    const std::size_t all = context_.queued_request_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(mine >= bytes && all >= bytes, "server: more request bytes released than were counted");
+  }
+
   server_request* fresh_request() {
     if (spare_.empty()) return new server_request;
     server_request* request = spare_.back().release();
@@ -298,7 +322,7 @@ class request_ledger {
         "server: a recycled request was reset");
     return request;
   }
-  void recycle(server_request* request) {
+  void recycle(server_request* request) noexcept {
     std::unique_ptr<server_request> owned(request);
     // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
     // buffers kept only by the first few.
@@ -314,7 +338,10 @@ class request_ledger {
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
     request->started_ns.store(0, std::memory_order_relaxed);
-    spare_.push_back(std::move(owned));
+    try {
+      spare_.push_back(std::move(owned));  // on failure `owned` still holds it, and deletes it
+    } catch (const std::bad_alloc&) {
+    }
   }
 
   server_context& context_;

@@ -18,7 +18,7 @@
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-struct server_request;    // server/connection.hpp
+struct server_request;    // server/request_ledger.hpp
 class server_connection;  // server/connection.hpp
 }  // namespace detail
 
