@@ -34,6 +34,10 @@
 // Every member is safe to call from several threads at once. Do not destroy a balanced client
 // from a completion (then() callback, resumed coroutine) of one of its own calls.
 
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 7  // this header ends the internal macros' scope
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -71,6 +75,10 @@
 //
 // Many threads may call through one client at once. When the connection breaks, every pending
 // call fails with errc::connection_closed, and so does every later one.
+
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 5  // this header ends the internal macros' scope
+#endif
 
 #include <span>
 #include <system_error>
@@ -4913,6 +4921,35 @@ using client = basic_client<threaded>;
 GEERPC_END_NAMESPACE
 
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp).
+
+#if GEERPC_OUTERMOST_ENTRY == 5
+// ---- begin geerpc/detail/macro_unscope.hpp
+// geerpc: the end of the internal macros' scope (config.hpp, detail/assert.hpp). The outermost entry
+// header of a translation unit includes this at its end; the user's code after it sees none of
+// them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
+//
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp,
+// transport/engines.hpp, and client.hpp, server.hpp and balanced_client.hpp for a program that
+// needs only one side. Each one begins with
+//
+//   #ifndef GEERPC_OUTERMOST_ENTRY
+//   #define GEERPC_OUTERMOST_ENTRY <its own number>
+//   #endif
+//
+// and ends with
+//
+//   #if GEERPC_OUTERMOST_ENTRY == <its own number>
+//   #include "detail/macro_unscope.hpp"
+//   #endif
+//
+// so that an entry header included by another (implementation.hpp includes geerpc.hpp) leaves the
+// macros to the outer one. A new internal macro is #undef'd here too.
+#undef GEERPC_BEGIN_NAMESPACE
+#undef GEERPC_END_NAMESPACE
+#undef GEERPC_ASSERT
+#undef GEERPC_OUTERMOST_ENTRY
+// ---- end geerpc/detail/macro_unscope.hpp
+#endif
 // ---- end geerpc/client.hpp
 // ---- begin geerpc/discovery.hpp
 // geerpc: where a balanced client (balanced_client.hpp) learns which servers to call. A static list
@@ -5507,6 +5544,35 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
 using balanced_client = basic_balanced_client<threaded>;
 
 GEERPC_END_NAMESPACE
+
+#if GEERPC_OUTERMOST_ENTRY == 7
+// ---- begin geerpc/detail/macro_unscope.hpp
+// geerpc: the end of the internal macros' scope (config.hpp, detail/assert.hpp). The outermost entry
+// header of a translation unit includes this at its end; the user's code after it sees none of
+// them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
+//
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp,
+// transport/engines.hpp, and client.hpp, server.hpp and balanced_client.hpp for a program that
+// needs only one side. Each one begins with
+//
+//   #ifndef GEERPC_OUTERMOST_ENTRY
+//   #define GEERPC_OUTERMOST_ENTRY <its own number>
+//   #endif
+//
+// and ends with
+//
+//   #if GEERPC_OUTERMOST_ENTRY == <its own number>
+//   #include "detail/macro_unscope.hpp"
+//   #endif
+//
+// so that an entry header included by another (implementation.hpp includes geerpc.hpp) leaves the
+// macros to the outer one. A new internal macro is #undef'd here too.
+#undef GEERPC_BEGIN_NAMESPACE
+#undef GEERPC_END_NAMESPACE
+#undef GEERPC_ASSERT
+#undef GEERPC_OUTERMOST_ENTRY
+// ---- end geerpc/detail/macro_unscope.hpp
+#endif
 // ---- end geerpc/balanced_client.hpp
 // ---- begin geerpc/server.hpp
 // geerpc: the server.
@@ -5517,6 +5583,10 @@ GEERPC_END_NAMESPACE
 //   ...
 //   server.shutdown(5s);                         // graceful: calls in flight get 5 s to finish
 //   server.stop();                               // at once; also done by the destructor
+
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 6  // this header ends the internal macros' scope
+#endif
 
 
 // ---- begin geerpc/server/context.hpp
@@ -6447,6 +6517,9 @@ class dispatcher {
     return nullptr;
   }
 
+  // The handler of a "Service.Method" name, or null: find() without the words.
+  const handler_entry* served(std::string_view name) const noexcept { return lookup(methods_, name); }
+
   bool empty() const noexcept { return methods_.empty(); }
 
  private:
@@ -6661,6 +6734,35 @@ using server = basic_server<threaded>;
 GEERPC_END_NAMESPACE
 
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp).
+
+#if GEERPC_OUTERMOST_ENTRY == 6
+// ---- begin geerpc/detail/macro_unscope.hpp
+// geerpc: the end of the internal macros' scope (config.hpp, detail/assert.hpp). The outermost entry
+// header of a translation unit includes this at its end; the user's code after it sees none of
+// them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
+//
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp,
+// transport/engines.hpp, and client.hpp, server.hpp and balanced_client.hpp for a program that
+// needs only one side. Each one begins with
+//
+//   #ifndef GEERPC_OUTERMOST_ENTRY
+//   #define GEERPC_OUTERMOST_ENTRY <its own number>
+//   #endif
+//
+// and ends with
+//
+//   #if GEERPC_OUTERMOST_ENTRY == <its own number>
+//   #include "detail/macro_unscope.hpp"
+//   #endif
+//
+// so that an entry header included by another (implementation.hpp includes geerpc.hpp) leaves the
+// macros to the outer one. A new internal macro is #undef'd here too.
+#undef GEERPC_BEGIN_NAMESPACE
+#undef GEERPC_END_NAMESPACE
+#undef GEERPC_ASSERT
+#undef GEERPC_OUTERMOST_ENTRY
+// ---- end geerpc/detail/macro_unscope.hpp
+#endif
 // ---- end geerpc/server.hpp
 // ---- begin geerpc/wire/handshake.hpp
 // geerpc: the handshake that opens every connection (docs/protocol.md, "Handshake"). The client
@@ -8006,11 +8108,11 @@ GEERPC_END_NAMESPACE
 // The bound is on memory held, not on bytes queued: the queue is a list of fixed-size blocks
 // (net/chunk_queue.hpp), each counted whole, and a block is added only within the limit, so a peer
 // that reads nothing costs at most the limit (or one frame larger than it, which may wait alone),
-// in resident memory as in the books: the queue never outgrows a buffer and leaves it behind, and
-// a block goes back as soon as its bytes are sent. Queued bytes are copied once, into the blocks,
-// and sent from there in one gather write; the fast path (nothing queued) sends from the caller's
-// buffer, and an idle writer keeps one empty block, so holding frames allocates nothing in steady
-// state.
+// in resident memory as in the books: a block goes back as soon as its bytes are sent, and an idle
+// writer holds none. Queued bytes are copied once, into the blocks, and sent from there in one
+// gather write; the fast path (nothing queued) sends from the caller's buffer. A block that cannot
+// be had (no memory) breaks the connection, as an overflow does: a reply is sent whole or the
+// connection closes, never left half-queued.
 
 
 // ---- begin geerpc/net/chunk_queue.hpp
@@ -8151,7 +8253,7 @@ class chunk_queue {
 
   std::size_t bytes() const noexcept { return bytes_; }
   bool empty() const noexcept { return bytes_ == 0; }
-  // The memory held: every block, whole, the empty one kept for the next bytes included.
+  // The memory held: every block, whole.
   std::size_t held() const noexcept { return blocks_ * block_; }
   std::size_t block_size() const noexcept { return block_; }
   // How many more blocks appending `size` bytes takes.
@@ -8178,7 +8280,7 @@ class chunk_queue {
   // put nothing.
   void prepend(std::span<const std::byte> bytes) {
     if (bytes.empty()) return;
-    if (empty()) return append(bytes);  // an empty block may be kept: it takes them
+    if (empty()) return append(bytes);
     output_chunk* head = nullptr;
     output_chunk** tail = &head;
     std::size_t taken = 0;
@@ -8213,25 +8315,26 @@ class chunk_queue {
     return n;
   }
 
-  // `count` bytes from the front went out: the blocks emptied go back, but for the last one,
-  // kept empty for the next bytes.
+  // `count` bytes from the front went out: the blocks emptied go back, the last one too, so that
+  // an idle queue holds no memory (a block comes back from the pool's free list for the next bytes).
   void consume(std::size_t count) noexcept {
     GEERPC_ASSERT(count <= bytes_, "chunk_queue: more consumed than queued");
     bytes_ -= count;
-    while (count > 0 || (first_ != last_ && first_->begin == first_->end)) {
+    while (first_ != nullptr) {
       output_chunk* const c = first_;
       const std::size_t n = std::min<std::size_t>(count, c->end - c->begin);
       c->begin += static_cast<std::uint32_t>(n);
       count -= n;
       if (c->begin < c->end) break;
-      if (c == last_) {
-        c->begin = c->end = 0;
-        break;
-      }
+      GEERPC_ASSERT(c != last_ || (c->next == nullptr && bytes_ == 0),
+                    "chunk_queue: the last block empties only with the queue");
       first_ = c->next;
+      if (c == last_) last_ = nullptr;
       --blocks_;
       chunk_pool::shared().give(c, block_);
     }
+    GEERPC_ASSERT(count == 0 && (first_ != nullptr || (blocks_ == 0 && bytes_ == 0)),
+                  "chunk_queue: blocks and bytes agree");
   }
 
   // Drops every byte and gives back every block.
@@ -8327,11 +8430,13 @@ class frame_writer {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
     if (sending_ || want_write_now_) {
-      if (!append_locked(frame)) return overflow_locked();
+      if (const queued q = append_locked(frame); q != queued::yes) return refuse_locked(q);
       return sending_ ? status::done : status::pending;
     }
-    if (!queue_.empty()) {  // held frames: they go out first, with this one, in one send
-      if (!append_locked(frame)) return overflow_locked();
+    if (!queue_.empty()) {
+      // Held frames: they go out first, with this one, in one send. Nothing waits for the peer
+      // yet, so the limit does not apply: held frames are at most batch_limit bytes.
+      if (const queued q = append_locked(frame, false); q != queued::yes) return refuse_locked(q);
       sending_ = true;
       return drain_locked(lock, false);
     }
@@ -8346,9 +8451,9 @@ class frame_writer {
     }
     if (static_cast<std::size_t>(sent) < frame.size()) {
       // The rest goes ahead of anything queued meanwhile.
-      if (!keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent)))) {
+      if (const queued q = keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent))); q != queued::yes) {
         sending_ = false;
-        return overflow_locked();
+        return refuse_locked(q);
       }
     } else if (queue_.empty()) {
       sending_ = false;
@@ -8364,7 +8469,7 @@ class frame_writer {
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
     if (broken_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
-        !append_locked(frame)) {
+        append_locked(frame, false) != queued::yes) {
       lock.unlock();
       return write(frame);
     }
@@ -8453,32 +8558,44 @@ class frame_writer {
     return status::done;
   }
 
-  // Appends to the queue if the blocks that takes stay within the limit.
-  bool append_locked(std::span<const std::byte> frame) {
+  enum class queued { yes, over_limit, no_memory };
+
+  // Appends to the queue if the blocks that takes stay within the limit (when `limited`).
+  queued append_locked(std::span<const std::byte> frame, bool limited = true) {
     // Alone (nothing queued), a frame may always wait, as keep_rest_locked() lets a rest: the
     // limit bounds what waits beside it.
-    if (!queue_.empty() && queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_)
-      return false;
-    queue_.append(frame);
+    if (limited && !queue_.empty() &&
+        queue_.held() + queue_.blocks_to_append(frame.size()) * queue_.block_size() > max_pending_)
+      return queued::over_limit;
+    try {
+      queue_.append(frame);  // all or nothing
+    } catch (const std::bad_alloc&) {
+      return queued::no_memory;
+    }
     account_locked();
-    return true;
+    return queued::yes;
   }
 
   // Keeps the unsent rest of a frame whose first bytes went out, ahead of anything queued
   // meanwhile. Alone, it may exceed the limit: one frame always can wait; beside queued frames it
   // must fit.
-  bool keep_rest_locked(std::span<const std::byte> rest) {
+  queued keep_rest_locked(std::span<const std::byte> rest) {
     GEERPC_ASSERT(taken_ == 0, "frame_writer: a rest goes ahead only of queued frames");
     if (!queue_.empty() && queue_.held() + queue_.blocks_for(rest.size()) * queue_.block_size() > max_pending_)
-      return false;
-    queue_.prepend(rest);
+      return queued::over_limit;
+    try {
+      queue_.prepend(rest);  // all or nothing
+    } catch (const std::bad_alloc&) {
+      return queued::no_memory;
+    }
     account_locked();
-    return true;
+    return queued::yes;
   }
 
-  // Broken because what waits for the socket would pass max_pending.
-  status overflow_locked() {
-    overflowed_ = true;
+  // A frame that could not be queued breaks the connection: part of it may be on the wire
+  // already, and the peer must not wait for the rest. Over the limit, it counts as an overflow.
+  status refuse_locked(queued why) {
+    if (why == queued::over_limit) overflowed_ = true;
     return break_locked();
   }
   status break_locked() {
@@ -8529,7 +8646,7 @@ class frame_writer {
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;
-  bool overflowed_ = false;  // broken_ by overflow_locked()
+  bool overflowed_ = false;  // broken_ by a frame over the limit (refuse_locked())
 };
 
 }  // namespace net
@@ -8759,7 +8876,7 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-struct server_request;    // server/connection.hpp
+struct server_request;    // server/request_ledger.hpp
 class server_connection;  // server/connection.hpp
 }  // namespace detail
 
@@ -9848,8 +9965,9 @@ class seq_map_base {
     }
   }
 
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  void* erase(std::uint64_t key) {
+  // Removes `key`; returns its value, or null when absent. May shrink the table; without the
+  // memory for a smaller one it keeps the one it has.
+  void* erase(std::uint64_t key) noexcept {
     if (size_ == 0) return nullptr;
     std::size_t hole = home(key);
     while (slots_[hole].key != key || slots_[hole].value == nullptr) {
@@ -9869,7 +9987,12 @@ class seq_map_base {
       }
     }
     GEERPC_ASSERT(find(key) == nullptr, "seq_map: a key held twice");
-    if (slots_.size() > 64 && size_ * 8 < slots_.size()) shrink();
+    if (slots_.size() > 64 && size_ * 8 < slots_.size()) {
+      try {
+        shrink();  // allocates the new table before it changes anything
+      } catch (const std::bad_alloc&) {
+      }
+    }
     return removed;
   }
 
@@ -9947,8 +10070,8 @@ class seq_map : private seq_map_base {
   // False (and nothing changed) when `key` is present already.
   bool insert(std::uint64_t key, T* value) { return seq_map_base::insert(key, value); }
   T* find(std::uint64_t key) const noexcept { return static_cast<T*>(seq_map_base::find(key)); }
-  // Removes `key`; returns its value, or null when absent. (May shrink the table: may allocate.)
-  T* erase(std::uint64_t key) { return static_cast<T*>(seq_map_base::erase(key)); }
+  // Removes `key`; returns its value, or null when absent.
+  T* erase(std::uint64_t key) noexcept { return static_cast<T*>(seq_map_base::erase(key)); }
 
   template <class F>
   void for_each(F&& f) const {
@@ -10669,7 +10792,7 @@ GEERPC_END_NAMESPACE
 
 // ---- begin geerpc/server/request_ledger.hpp
 // geerpc: the requests in flight on one server connection, and the rule that each gets exactly one
-// response. The connection's wire session (connection.hpp) reads frames and writes replies; this
+// response. The connection's wire session (wire_session.hpp) reads frames and writes replies; this
 // ledger decides which request may be registered (the in-flight and queued-bytes limits, a seq
 // not in use, no shutdown begun), who may answer it (claim), when its deadline fires, and gives it
 // back to a small pool once it is finished. It does no I/O.
@@ -10740,7 +10863,8 @@ class request_ledger {
 
   // What admit() decided.
   struct admission {
-    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy };
+    // no_memory: the request could not be stored (std::bad_alloc); nothing of it is kept.
+    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
     const char* busy_reason = nullptr;     // busy: the caller's error text
@@ -10772,19 +10896,12 @@ class request_ledger {
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
       context_.inflight.fetch_sub(1, std::memory_order_relaxed);
       out = busy("rpc server: too many request bytes waiting", limit);
-    } else {
-      server_request* request = fresh_request();
-      request->connection = owner();
-      request->handler = &handler;
-      request->seq = seq;
-      request->argument.assign(kept.begin(), kept.end());
-      request->metadata_size = metadata_size;
-      request->queued_bytes = bytes;
-      if (keep_times) request->arrived = clock::now();
-      if (handler.takes_stop_token) request->stop.emplace();
-      const bool inserted = inflight_.insert(seq, request);
-      GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
+    } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
+    } else {  // the counts taken above are given back
+      release_bytes(bytes);
+      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      out.outcome = admission::verdict::no_memory;
     }
     return out;
   }
@@ -10877,17 +10994,13 @@ class request_ledger {
 
   // Its bytes no longer wait for a handler (it runs, or is finished without running).
   void release_queued(server_request& request) noexcept {
-    if (request.queued_bytes == 0) return;
-    const std::size_t mine = queued_bytes_.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    const std::size_t all = context_.queued_request_bytes.fetch_sub(request.queued_bytes, std::memory_order_relaxed);
-    GEERPC_ASSERT(mine >= request.queued_bytes && all >= request.queued_bytes,
-                  "server: more request bytes released than were counted");
+    release_bytes(request.queued_bytes);
     request.queued_bytes = 0;
   }
 
   // Takes a finished request out of the ledger (its deadline cancelled, its connection reference
   // taken) and keeps it for reuse.
-  void retire(server_request* request) {
+  void retire(server_request* request) noexcept {
     release_queued(*request);  // if it never ran
     std::lock_guard lock(mutex_);
     server_request* const registered = inflight_.erase(request->seq);
@@ -10900,15 +11013,15 @@ class request_ledger {
   // the count drops under the lock its waiter reads it under, and the waiter is woken; otherwise
   // it looks again within a few milliseconds.
   static void leave(server_context& context) {
-    if (context.draining.load(std::memory_order_relaxed)) [[unlikely]] {
-      std::lock_guard lock(context.drain_mutex);
+    const auto count_out = [&] {
       const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
       GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-      context.drained.notify_all();
-    } else {
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    }
+    };
+    if (!context.draining.load(std::memory_order_relaxed)) [[likely]]
+      return count_out();
+    std::lock_guard lock(context.drain_mutex);
+    count_out();
+    context.drained.notify_all();
   }
 
  private:
@@ -10937,6 +11050,39 @@ class request_ledger {
 
   // Requests are recycled per connection: once warm, a call allocates no request, and its argument
   // buffer keeps its capacity. Both called with mutex_ held.
+  // A request made (or recycled) and registered under `seq`, or null when there was no memory for
+  // it, having kept nothing. Called with mutex_ held.
+  template <class Owner>
+  server_request* store_locked(std::uint64_t seq, const handler_entry& handler, std::span<const std::byte> kept,
+                               std::size_t metadata_size, std::size_t bytes, bool keep_times, Owner& owner) noexcept {
+    server_request* request = nullptr;
+    try {
+      request = fresh_request();
+      request->argument.assign(kept.begin(), kept.end());
+      if (handler.takes_stop_token) request->stop.emplace();
+      const bool inserted = inflight_.insert(seq, request);
+      GEERPC_ASSERT(inserted, "server: a seq checked absent under the same lock");
+    } catch (const std::bad_alloc&) {
+      delete request;  // not recycled: keeping it could need memory too
+      return nullptr;
+    }
+    request->connection = owner();
+    request->handler = &handler;
+    request->seq = seq;
+    request->metadata_size = metadata_size;
+    request->queued_bytes = bytes;
+    if (keep_times) request->arrived = clock::now();
+    return request;
+  }
+
+  // Gives back request bytes try_queue_bytes() counted.
+  void release_bytes(std::size_t bytes) noexcept {
+    if (bytes == 0) return;
+    const std::size_t mine = queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    const std::size_t all = context_.queued_request_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(mine >= bytes && all >= bytes, "server: more request bytes released than were counted");
+  }
+
   server_request* fresh_request() {
     if (spare_.empty()) return new server_request;
     server_request* request = spare_.back().release();
@@ -10946,7 +11092,7 @@ class request_ledger {
         "server: a recycled request was reset");
     return request;
   }
-  void recycle(server_request* request) {
+  void recycle(server_request* request) noexcept {
     std::unique_ptr<server_request> owned(request);
     // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
     // buffers kept only by the first few.
@@ -10962,7 +11108,10 @@ class request_ledger {
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
     request->started_ns.store(0, std::memory_order_relaxed);
-    spare_.push_back(std::move(owned));
+    try {
+      spare_.push_back(std::move(owned));  // on failure `owned` still holds it, and deletes it
+    } catch (const std::bad_alloc&) {
+    }
   }
 
   server_context& context_;
@@ -11104,13 +11253,12 @@ class request_observer {
     server_statistics& stats = *context_.stats;
     const auto status = static_cast<std::uint8_t>(code);
     try {
-      errc unknown{};
-      std::string why;
-      const handler_entry* handler = context_.handlers->find(frame.text, unknown, why);
+      const handler_entry* handler = context_.handlers->served(frame.text);
       (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
-      // A name the server does not serve is the peer's: a bounded part of it is kept.
-      const std::string_view name = frame.text.substr(0, 128);
-      stats.keep({std::chrono::system_clock::now(), std::string(name), std::string(peer), {}, {}, {}, status, message});
+      // A name the server does not serve is the peer's: a bounded, printable part of it is kept.
+      std::string name;
+      append_printable(name, frame.text);
+      stats.keep({std::chrono::system_clock::now(), std::move(name), std::string(peer), {}, {}, {}, status, message});
     } catch (...) {
     }
   }
@@ -11196,45 +11344,104 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-inline void append_html_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
+// The length of the well-formed UTF-8 sequence at the start of `text` (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), or 0 when it starts with none.
+inline std::size_t utf8_sequence_length(std::string_view text) noexcept {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;   // overlong below
+    if (lead == 0xed) high = 0x9f;  // surrogates above
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;   // overlong below
+    if (lead == 0xf4) high = 0x8f;  // past U+10FFFF above
+  } else {
+    return 0;
   }
+  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  return length;
 }
 
+// Calls `text_run(part)` for each run of well-formed, printable UTF-8 in `text` and `odd(byte)` for
+// each byte that is neither (a control character, DEL, or a byte of no well-formed sequence).
+template <class TextRun, class Odd>
+void for_each_printable_run(std::string_view text, TextRun&& text_run, Odd&& odd) {
+  std::size_t run = 0;  // where the current run starts
+  for (std::size_t at = 0; at < text.size();) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    const std::size_t length = (c < 0x20 || c == 0x7f) ? 0 : utf8_sequence_length(text.substr(at));
+    if (length != 0) {
+      at += length;
+      continue;
+    }
+    if (at > run) text_run(text.substr(run, at - run));
+    odd(c);
+    run = ++at;
+  }
+  if (run < text.size()) text_run(text.substr(run));
+}
+
+// `text` for HTML: markup characters escaped; a byte that is not printable UTF-8 becomes U+FFFD.
+// What a peer sent (a method name it made up, its address) is shown this way, never as markup.
+inline void append_html_escaped(std::string& out, std::string_view text) {
+  for_each_printable_run(
+      text,
+      [&](std::string_view run) {
+        for (const char c : run) {
+          switch (c) {
+            case '&':
+              out += "&amp;";
+              break;
+            case '<':
+              out += "&lt;";
+              break;
+            case '>':
+              out += "&gt;";
+              break;
+            case '"':
+              out += "&quot;";
+              break;
+            case '\'':
+              out += "&#39;";
+              break;
+            default:
+              out += c;
+          }
+        }
+      },
+      [&](unsigned char) { out += "&#xfffd;"; });
+}
+
+// `text` as a JSON string, always valid UTF-8: quotes and backslashes escaped, control characters
+// and DEL as \u00XX, and a byte of no well-formed UTF-8 sequence as \ufffd.
 inline void append_json_string(std::string& out, std::string_view text) {
   out += '"';
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(u));
-      out += escaped;
-    } else {
-      out += c;  // UTF-8 passes as it is (method names are the program's own text)
-    }
-  }
+  for_each_printable_run(
+      text,
+      [&](std::string_view run) {
+        for (const char c : run) {
+          if (c == '"' || c == '\\') out += '\\';
+          out += c;
+        }
+      },
+      [&](unsigned char c) {
+        if (c >= 0x80) {
+          out += "\\ufffd";
+          return;
+        }
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+        out += escaped;
+      });
   out += '"';
 }
 
@@ -12539,6 +12746,8 @@ class server_connection final : public wire_session<server_connection>,
       case verdict::busy:
         observer_.turned_away(admitted.limit);
         return refuse(frame, true, errc::busy, admitted.busy_reason);
+      case verdict::no_memory:
+        return refuse(frame, true, errc::busy, "rpc server: no memory for the request");
       case verdict::going_away:  // go_away() sets it under the ledger's lock
         return refuse(frame, true, errc::going_away, going_away_message);
     }
@@ -13975,8 +14184,9 @@ GEERPC_END_NAMESPACE
 // header of a translation unit includes this at its end; the user's code after it sees none of
 // them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
 //
-// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp and
-// transport/engines.hpp. Each one begins with
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp,
+// transport/engines.hpp, and client.hpp, server.hpp and balanced_client.hpp for a program that
+// needs only one side. Each one begins with
 //
 //   #ifndef GEERPC_OUTERMOST_ENTRY
 //   #define GEERPC_OUTERMOST_ENTRY <its own number>
@@ -14009,8 +14219,9 @@ GEERPC_END_NAMESPACE
 // header of a translation unit includes this at its end; the user's code after it sees none of
 // them. No #pragma once: each entry header that comes next, outermost in its turn, ends with it.
 //
-// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp and
-// transport/engines.hpp. Each one begins with
+// An entry header is one a user includes directly: geerpc.hpp, implementation.hpp, etcd.hpp,
+// transport/engines.hpp, and client.hpp, server.hpp and balanced_client.hpp for a program that
+// needs only one side. Each one begins with
 //
 //   #ifndef GEERPC_OUTERMOST_ENTRY
 //   #define GEERPC_OUTERMOST_ENTRY <its own number>

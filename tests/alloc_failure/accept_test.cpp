@@ -114,7 +114,7 @@ TEMPLATE_TEST_CASE("no memory for a request's arguments: it is answered busy, an
                    "[alloc_failure][limits]", GEERPC_TRANSPORTS) {
   exempt = true;
   test::arith_server<TestType> s;
-  auto client = geerpc::dial<TestType>(s.address, {.connect_timeout = 2s});
+  auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.connect = 2s}});
   // The server keeps a request's arguments in one allocation of their encoded size: a little more
   // than the string's. The reader's buffers for the frame are larger (the whole frame) or sized by
   // what the socket gave, so the first allocation in this range is that one.
