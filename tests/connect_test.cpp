@@ -99,7 +99,7 @@ TEST_CASE("the handshake refuses a wrong magic, version or codec with a reason",
 }
 
 TEST_CASE("connections beyond max_connections are refused in the handshake", "[connect][limits]") {
-  test::arith_server<geerpc::threaded> s({.limits = {.limits = {.max_connections = 2}}});
+  test::arith_server<geerpc::threaded> s({.limits = {.max_connections = 2}});
   auto first = geerpc::dial(s.address);
   auto second = geerpc::dial(s.address);
   REQUIRE(first.call<int>("Arith.Sum", test::Args{1, 1}) == 2);

@@ -252,14 +252,14 @@ TEMPLATE_TEST_CASE("a client max_frame_size too small for a frame header is refu
   test::arith_server<TestType> s;
   for (const std::uint32_t size : {0u, 1u, static_cast<std::uint32_t>(geerpc::wire::header_size - 1)}) {
     INFO("max_frame_size = " << size);
-    auto r = geerpc::try_dial<TestType>(s.address, {.limits = {.limits = {.max_frame_size = size}}});
+    auto r = geerpc::try_dial<TestType>(s.address, {.limits = {.max_frame_size = size}});
     REQUIRE_FALSE(r);
     CHECK(r.code() == geerpc::errc::invalid_argument);
     CHECK(r.message() == "rpc client: options.limits.max_frame_size must be at least 20 bytes (a frame header), not " +
                              std::to_string(size));
   }
   // The smallest usable limit: a reply without a body fits, a bigger one fails that call only.
-  auto smallest = geerpc::try_dial<TestType>(s.address, {.limits = {.limits = {.max_frame_size = geerpc::wire::header_size}}});
+  auto smallest = geerpc::try_dial<TestType>(s.address, {.limits = {.max_frame_size = geerpc::wire::header_size}});
   REQUIRE(smallest);
   CHECK(smallest->template try_call<void>("Arith.Nothing", Args{1, 2}));
   CHECK(smallest->template try_call<int>("Arith.Sum", Args{1, 2}).code() == geerpc::errc::remote_error);

@@ -9,7 +9,7 @@
 using namespace std::chrono_literals;
 
 TEST_CASE("options: a client's settings by group, in a designated initializer", "[options]") {
-  const geerpc::options client{.timeouts = {.connect = 2s, .handle = 500ms}, .limits = {.limits = {.max_frame_size = 4096}}};
+  const geerpc::options client{.timeouts = {.connect = 2s, .handle = 500ms}, .limits = {.max_frame_size = 4096}};
   CHECK(client.timeouts.connect == 2s);
   CHECK(client.timeouts.handle == 500ms);
   CHECK(client.limits.max_frame_size == 4096);
@@ -21,9 +21,9 @@ TEST_CASE("options: a client's settings by group, in a designated initializer", 
 
 TEST_CASE("options: a server's settings by group, in a designated initializer", "[options]") {
   const geerpc::server_options server{.threads = {.handlers = 4},
-                                      .limits = {.limits = {.max_inflight = 1000}},
+                                      .limits = {.max_inflight = 1000},
                                       .timeouts = {.frame = 5s},
-                                      .observability = {.observability = {.debug_page = false}}};
+                                      .observability = {.debug_page = false}};
   CHECK(server.threads.handlers == 4);
   CHECK(server.threads.max_handlers == 1024);
   CHECK(server.limits.max_inflight == 1000);
@@ -42,7 +42,7 @@ struct echo_service {
 
 TEST_CASE("options: grouped settings reach the server and the client", "[options]") {
   echo_service service;
-  geerpc::server server({.limits = {.limits = {.max_frame_size = 1024}}});
+  geerpc::server server({.limits = {.max_frame_size = 1024}});
   server.add<geerpc::service<"Echo", geerpc::method<"Echo", &echo_service::echo>>>(service);
   const std::string address = server.listen("127.0.0.1:0");
 
@@ -56,7 +56,7 @@ TEST_CASE("options: grouped settings reach the server and the client", "[options
 
   // The client's own limit on a reply, from its `limits` group, below the smallest frame: dial
   // refuses it before connecting.
-  auto bad = geerpc::try_dial(address, {.limits = {.limits = {.max_frame_size = 8}}});
+  auto bad = geerpc::try_dial(address, {.limits = {.max_frame_size = 8}});
   REQUIRE_FALSE(bad);
   CHECK(bad.code() == geerpc::errc::invalid_argument);
 }

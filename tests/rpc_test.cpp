@@ -409,7 +409,7 @@ TEST_CASE("a blocking client hands the turn to a caller that has waited, not to 
 
 TEMPLATE_TEST_CASE("a reply larger than the client reads fails that call only", "[rpc][limits]", GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;
-  auto client = geerpc::dial<TestType>(s.address, {.limits = {.limits = {.max_frame_size = 64u << 10}}});
+  auto client = geerpc::dial<TestType>(s.address, {.limits = {.max_frame_size = 64u << 10}});
   const std::string small(1000, 's');
   auto big = client.template try_call<std::string>("Arith.Echo", std::string(60000, 'b') + std::string(10000, 'c'));
   CHECK(big.code() == geerpc::errc::remote_error);
@@ -431,7 +431,7 @@ TEMPLATE_TEST_CASE("an error text longer than the client reads is cut, not fatal
   geerpc::basic_server<TestType> server;
   server.template add<LoudApi>(loud);
   const std::string address = server.listen("127.0.0.1:0");
-  auto client = geerpc::dial<TestType>(address, {.limits = {.limits = {.max_frame_size = 2000}}});
+  auto client = geerpc::dial<TestType>(address, {.limits = {.max_frame_size = 2000}});
   auto r = client.template try_call<int>("Loud.Shout", Args{});
   CHECK(r.code() == geerpc::errc::remote_error);
   CHECK(r.message().size() <= 2000);

@@ -98,7 +98,7 @@ TEST_CASE("a blocking server that cannot start a thread refuses that connection 
 
 TEMPLATE_TEST_CASE("refused_connections counts the connections refused in the handshake", "[limits][connect]",
                    geerpc::blocking, geerpc::threaded) {
-  test::arith_server<TestType> s({.limits = {.limits = {.max_connections = 1}}});
+  test::arith_server<TestType> s({.limits = {.max_connections = 1}});
   CHECK(s.server.refused_connections() == 0);
   auto first = geerpc::dial<TestType>(s.address);
   CHECK(first.template call<int>("Arith.Sum", Args{1, 2}) == 3);
