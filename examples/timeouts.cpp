@@ -80,9 +80,9 @@ int main() {
   {
     slow_handshake_server stalling(500ms);
     auto failed = geerpc::try_dial(stalling.address(), {.timeouts = {.connect = 200ms}});
-    std::cout << "   connect_timeout = 200ms: " << failed.message() << "\n";
+    std::cout << "   timeouts.connect = 200ms: " << failed.message() << "\n";
     auto waited = geerpc::try_dial(stalling.address(), {.timeouts = {.connect = 0s}});
-    std::cout << "   connect_timeout = 0 (no limit): "
+    std::cout << "   timeouts.connect = 0 (no limit): "
               << (waited ? "connected once the server answered" : waited.message()) << "\n";
   }
 
@@ -104,7 +104,7 @@ int main() {
   {
     auto client = geerpc::dial(address, {.timeouts = {.handle = 100ms}});
     auto reply = client.try_call<int>("Foo.SlowSum", Args{1, 2});
-    std::cout << "   handle_timeout = 100ms: " << reply.message() << "\n";
+    std::cout << "   timeouts.handle = 100ms: " << reply.message() << "\n";
   }
 
   std::cout << "4. cancellation through a std::stop_token\n";
