@@ -3,7 +3,7 @@
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
 //                       [--handler-threads N] [--max-handler-threads N] [--pool-growth-delay-us N]
 //                       [--no-statistics]
-//   (--transport, --tuning: variants.hpp; --no-statistics: server_options::statistics = false;
+//   (--transport, --tuning: variants.hpp; --no-statistics: server_options.observability.statistics = false;
 //   the others set the server_options of the same names)
 #include <unistd.h>
 
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   geerpc::server_options options{
       .threads = {.handlers = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--handler-threads", "8")))},
       .tuning = bench::server_knobs(tuning)};
-  // 0 or absent: the default (server_options::max_handler_threads).
+  // 0 or absent: the default (server_options.threads.max_handlers).
   if (const auto most = std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")); most > 0)
     options.threads.max_handlers = static_cast<std::size_t>(most);
   if (const char* delay = bench::flag(argc, argv, "--pool-growth-delay-us", nullptr); delay != nullptr)

@@ -49,7 +49,7 @@ class context {
   // key. A key is 1 to 255 bytes of printable ASCII other than space, compared exactly (no case
   // folding); a value is any bytes, at most 65,535 of them. A call whose metadata breaks these
   // fails with errc::invalid_argument before anything is sent; the server bounds the whole block
-  // (server_options::max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
+  // (server_options.limits.max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
   context with_metadata(std::string key, std::string value) const {
     context copy = *this;
     for (auto& entry : copy.metadata_)

@@ -16,7 +16,7 @@
 // responder without answering"; a handler that throws before answering answers remote_error with
 // the exception's what().
 //
-// The call is released (its slot among server_options::max_inflight, its bytes) once the handler
+// The call is released (its slot among server_options.limits.max_inflight, its bytes) once the handler
 // has returned and the responder is destroyed; the call_context the handler got stays valid until
 // the handler returns, even if the responder answered meanwhile. server.stop() fires the stop_token
 // of every responder still held, and waits until each is destroyed.

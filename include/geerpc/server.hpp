@@ -128,10 +128,10 @@ class basic_server {
   std::size_t connection_count() const { return engine_ ? link::connection_count(*engine_) : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
-  // server was made (server_options::max_pending_output bounds each connection's share).
+  // server was made (server_options.limits.max_pending_output bounds each connection's share).
   std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
   std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
-  // Memory held by request arguments waiting for a handler (server_options::max_queued_request_bytes
+  // Memory held by request arguments waiting for a handler (server_options.limits.max_queued_request_bytes
   // bounds it).
   std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system

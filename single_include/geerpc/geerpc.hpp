@@ -219,7 +219,7 @@ class context {
   // key. A key is 1 to 255 bytes of printable ASCII other than space, compared exactly (no case
   // folding); a value is any bytes, at most 65,535 of them. A call whose metadata breaks these
   // fails with errc::invalid_argument before anything is sent; the server bounds the whole block
-  // (server_options::max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
+  // (server_options.limits.max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
   context with_metadata(std::string key, std::string value) const {
     context copy = *this;
     for (auto& entry : copy.metadata_)
@@ -3865,7 +3865,7 @@ GEERPC_END_NAMESPACE
 // responder without answering"; a handler that throws before answering answers remote_error with
 // the exception's what().
 //
-// The call is released (its slot among server_options::max_inflight, its bytes) once the handler
+// The call is released (its slot among server_options.limits.max_inflight, its bytes) once the handler
 // has returned and the responder is destroyed; the call_context the handler got stays valid until
 // the handler returns, even if the responder answered meanwhile. server.stop() fires the stop_token
 // of every responder still held, and waits until each is destroyed.
@@ -5692,7 +5692,7 @@ GEERPC_END_NAMESPACE
 // Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
 // add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
 // slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
-// (server_options::statistics = false), the server keeps none of it.
+// (server_options.observability.statistics = false), the server keeps none of it.
 
 
 
@@ -5971,7 +5971,7 @@ struct server_context {
   std::mutex drain_mutex;
   std::condition_variable drained;
   // What the debug page shows of calls (statistics.hpp): made by listen() when
-  // server_options::statistics is on; null when it is off.
+  // server_options.observability.statistics is on; null when it is off.
   std::unique_ptr<server_statistics> stats;
   // The engine's view of its handler pool, while one serves (set and cleared by the engine).
   pool_view (*pool_probe)(const void* engine) = nullptr;
@@ -6696,10 +6696,10 @@ class basic_server {
   std::size_t connection_count() const { return engine_ ? link::connection_count(*engine_) : 0; }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
-  // server was made (server_options::max_pending_output bounds each connection's share).
+  // server was made (server_options.limits.max_pending_output bounds each connection's share).
   std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
   std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
-  // Memory held by request arguments waiting for a handler (server_options::max_queued_request_bytes
+  // Memory held by request arguments waiting for a handler (server_options.limits.max_queued_request_bytes
   // bounds it).
   std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
@@ -11310,7 +11310,7 @@ GEERPC_END_NAMESPACE
 //   another path                   404; another method on one of these paths: 405
 //
 // Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
-// connection. The head (at most 8 KiB) must arrive within server_options::handshake_timeout,
+// connection. The head (at most 8 KiB) must arrive within server_options.timeouts.handshake,
 // which, after a CONNECT, also covers the hello that follows.
 
 
@@ -11848,7 +11848,8 @@ inline std::string debug_page_html(const server_context& context) {
       "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
       "td.bad{color:#a00}</style>\n"
       "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
-  if (!s.statistics) out += "<p id=\"statistics-off\">Statistics are off (server_options::statistics).</p>\n";
+  if (!s.statistics)
+    out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
 
   out +=
       "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"

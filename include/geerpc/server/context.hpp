@@ -53,7 +53,7 @@ struct server_context {
   std::mutex drain_mutex;
   std::condition_variable drained;
   // What the debug page shows of calls (statistics.hpp): made by listen() when
-  // server_options::statistics is on; null when it is off.
+  // server_options.observability.statistics is on; null when it is off.
   std::unique_ptr<server_statistics> stats;
   // The engine's view of its handler pool, while one serves (set and cleared by the engine).
   pool_view (*pool_probe)(const void* engine) = nullptr;

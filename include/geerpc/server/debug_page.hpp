@@ -49,7 +49,8 @@ inline std::string debug_page_html(const server_context& context) {
       "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
       "td.bad{color:#a00}</style>\n"
       "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
-  if (!s.statistics) out += "<p id=\"statistics-off\">Statistics are off (server_options::statistics).</p>\n";
+  if (!s.statistics)
+    out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
 
   out +=
       "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"

@@ -8,7 +8,7 @@
 //   another path                   404; another method on one of these paths: 405
 //
 // Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
-// connection. The head (at most 8 KiB) must arrive within server_options::handshake_timeout,
+// connection. The head (at most 8 KiB) must arrive within server_options.timeouts.handshake,
 // which, after a CONNECT, also covers the hello that follows.
 #pragma once
 

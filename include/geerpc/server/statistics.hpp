@@ -5,7 +5,7 @@
 // Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
 // add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
 // slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
-// (server_options::statistics = false), the server keeps none of it.
+// (server_options.observability.statistics = false), the server keeps none of it.
 #pragma once
 
 #include <algorithm>
