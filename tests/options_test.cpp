@@ -46,13 +46,14 @@ TEST_CASE("options: grouped settings reach the server and the client", "[options
   server.add<geerpc::service<"Echo", geerpc::method<"Echo", &echo_service::echo>>>(service);
   const std::string address = server.listen("127.0.0.1:0");
 
-  // The server's limit on a request frame, from its `limits` group: a larger request closes the
-  // connection.
+  // The server's limit on a request frame, from its `limits` group, reaches the client in the
+  // handshake: a larger request fails at the client, unsent.
   auto client = geerpc::dial(address, {.timeouts = {.connect = 5s}});
   CHECK(client.call<std::string>("Echo.Echo", std::string("short")) == "short");
   auto refused = client.try_call<std::string>("Echo.Echo", std::string(4096, 'x'));
   REQUIRE_FALSE(refused);
-  CHECK(refused.code() == geerpc::errc::connection_closed);
+  CHECK(refused.code() == geerpc::errc::invalid_argument);
+  CHECK(client.call<std::string>("Echo.Echo", std::string("again")) == "again");
 
   // The client's own limit on a reply, from its `limits` group, below the smallest frame: dial
   // refuses it before connecting.
