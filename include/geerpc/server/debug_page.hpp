@@ -21,37 +21,53 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-inline std::string debug_page_html(const server_context& context) {
-  const debug_snapshot s(context);
-  // A cell with an id the tests (and scripts of one's own) can find: "<row>/<column>".
-  const auto cell = [](std::string& out, std::string_view row, std::string_view column, std::string_view text,
-                       bool numeric = true) {
-    out += numeric ? "<td class=\"n\" id=\"" : "<td id=\"";
-    append_html_escaped(out, row);
-    out += '/';
-    out += column;
-    out += "\">";
-    append_html_escaped(out, text);
-    out += "</td>";
-  };
-  const auto latency = [](std::uint64_t ns) { return page_duration(std::chrono::nanoseconds(ns)); };
-  const auto errors_text = [](const std::vector<debug_snapshot::error_count>& errors) {
-    std::string text;
-    for (const auto& e : errors) {
-      if (!text.empty()) text += ", ";
-      text += std::string(e.code) + ": " + std::to_string(e.count);
-    }
-    return text.empty() ? std::string("none") : text;
-  };
-  std::string out =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
-      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
-      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
-      "td.bad{color:#a00}</style>\n"
-      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
-  if (!s.statistics)
-    out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
+// A cell with an id the tests (and scripts of one's own) can find: "<row>/<column>".
+inline void append_html_cell(std::string& out, std::string_view row, std::string_view column, std::string_view text,
+                             bool numeric = true) {
+  out += numeric ? "<td class=\"n\" id=\"" : "<td id=\"";
+  append_html_escaped(out, row);
+  out += '/';
+  out += column;
+  out += "\">";
+  append_html_escaped(out, text);
+  out += "</td>";
+}
 
+// "remote_error: 2, handle_timeout: 1", or "none".
+inline std::string page_errors_text(const std::vector<debug_snapshot::error_count>& errors) {
+  std::string text;
+  for (const auto& e : errors) {
+    if (!text.empty()) text += ", ";
+    text += std::string(e.code) + ": " + std::to_string(e.count);
+  }
+  return text.empty() ? std::string("none") : text;
+}
+
+inline void append_html_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
+  const auto latency = [&](std::uint64_t ns) {
+    return m.latency.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
+  };
+  out += "<tr><td>";
+  append_html_escaped(out, m.name);
+  out += "</td>";
+  append_html_cell(out, m.name, "types", m.signature, false);
+  append_html_cell(out, m.name, "fingerprint", m.fingerprint, false);
+  append_html_cell(out, m.name, "stop_token", m.takes_stop_token ? "yes" : "no", false);
+  if (statistics) {
+    append_html_cell(out, m.name, "calls", std::to_string(m.calls));
+    append_html_cell(out, m.name, "successes", std::to_string(m.successes));
+    append_html_cell(out, m.name, "errors", page_errors_text(m.errors), false);
+    append_html_cell(out, m.name, "in_flight", std::to_string(m.in_flight));
+    append_html_cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
+    append_html_cell(out, m.name, "window_calls", std::to_string(m.latency.count));
+    append_html_cell(out, m.name, "p50", latency(m.latency.p50_ns));
+    append_html_cell(out, m.name, "p99", latency(m.latency.p99_ns));
+    append_html_cell(out, m.name, "max", latency(m.latency.max_ns));
+  }
+  out += "</tr>\n";
+}
+
+inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   out +=
       "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
       "<th>stop_token</th>";
@@ -60,58 +76,39 @@ inline std::string debug_page_html(const server_context& context) {
         "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
         "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
   out += "</tr>\n";
-  for (const auto& m : s.methods) {
-    out += "<tr><td>";
-    append_html_escaped(out, m.name);
-    out += "</td>";
-    cell(out, m.name, "types", m.signature, false);
-    cell(out, m.name, "fingerprint", m.fingerprint, false);
-    cell(out, m.name, "stop_token", m.takes_stop_token ? "yes" : "no", false);
-    if (s.statistics) {
-      cell(out, m.name, "calls", std::to_string(m.calls));
-      cell(out, m.name, "successes", std::to_string(m.successes));
-      cell(out, m.name, "errors", errors_text(m.errors), false);
-      cell(out, m.name, "in_flight", std::to_string(m.in_flight));
-      cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
-      cell(out, m.name, "window_calls", std::to_string(m.latency.count));
-      const bool any = m.latency.count != 0;
-      cell(out, m.name, "p50", any ? latency(m.latency.p50_ns) : "-");
-      cell(out, m.name, "p99", any ? latency(m.latency.p99_ns) : "-");
-      cell(out, m.name, "max", any ? latency(m.latency.max_ns) : "-");
-    }
+  for (const auto& m : s.methods) append_html_method(out, m, s.statistics);
+  out += "</table>\n";
+  if (!s.statistics) return;
+  out +=
+      "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
+      "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+  out += "<span id=\"unrouted\">";
+  out += page_errors_text(s.unrouted);
+  out += "</span></p>\n";
+}
+
+inline void append_html_numbers(std::string& out, const char* title, const char* id,
+                                const std::vector<debug_snapshot::number>& numbers, bool turned_away) {
+  out += "<h2>";
+  out += title;
+  out += "</h2>\n<table id=\"";
+  out += id;
+  out += "\">\n";
+  if (turned_away) out += "<tr><th>limit</th><th>in force</th><th>turned away</th></tr>\n";
+  for (const auto& n : numbers) {
+    out += "<tr><th>";
+    out += n.label;
+    out += "</th>";
+    append_html_cell(out, id, n.key, n.text);
+    if (turned_away)
+      append_html_cell(out, id, std::string(n.key) + "/turned_away",
+                       n.turned_away ? std::to_string(*n.turned_away) : "-");
     out += "</tr>\n";
   }
   out += "</table>\n";
-  if (s.statistics) {
-    out +=
-        "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-        "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
-    out += "<span id=\"unrouted\">";
-    out += errors_text(s.unrouted);
-    out += "</span></p>\n";
-  }
+}
 
-  const auto number_table = [&](const char* title, const char* id, const std::vector<debug_snapshot::number>& numbers,
-                                bool turned_away) {
-    out += "<h2>";
-    out += title;
-    out += "</h2>\n<table id=\"";
-    out += id;
-    out += "\">\n";
-    if (turned_away) out += "<tr><th>limit</th><th>in force</th><th>turned away</th></tr>\n";
-    for (const auto& n : numbers) {
-      out += "<tr><th>";
-      out += n.label;
-      out += "</th>";
-      cell(out, id, n.key, n.text);
-      if (turned_away)
-        cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
-      out += "</tr>\n";
-    }
-    out += "</table>\n";
-  };
-  number_table("Handler pool", "pool", s.pool, false);
-
+inline void append_html_connections(std::string& out, const debug_snapshot& s) {
   out +=
       "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
   if (s.connection_count > s.connections.size())
@@ -127,31 +124,47 @@ inline std::string debug_page_html(const server_context& context) {
            (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td></tr>\n";
   }
   out += "</table>\n";
+}
 
-  if (s.statistics) {
-    out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
-           " calls that failed" +
-           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
-                                                           : std::string()) +
-           ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
-           "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
-           "<th>message</th></tr>\n";
-    for (const call_record& r : s.recent) {
-      out += "<tr><td>" + utc_text(r.finished) + "</td><td>";
-      append_html_escaped(out, r.method);
-      out += "</td><td>";
-      append_html_escaped(out, r.peer);
-      out += "</td><td class=\"n\">" + page_duration(r.queued) + "</td><td class=\"n\">" +
-             (r.handling > std::chrono::nanoseconds::zero() ? page_duration(r.handling) : std::string("-")) +
-             "</td><td class=\"n\">" + page_duration(r.latency) + "</td><td" + (r.status != 0 ? " class=\"bad\"" : "") +
-             ">" + std::string(errc_name(r.status)) + "</td><td>";
-      append_html_escaped(out, r.message);
-      out += "</td></tr>\n";
-    }
-    out += "</table>\n";
+inline void append_html_recent(std::string& out, const debug_snapshot& s) {
+  out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
+         " calls that failed" +
+         (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
+                                                         : std::string()) +
+         ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
+         "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
+         "<th>message</th></tr>\n";
+  for (const call_record& r : s.recent) {
+    out += "<tr><td>" + utc_text(r.finished) + "</td><td>";
+    append_html_escaped(out, r.method);
+    out += "</td><td>";
+    append_html_escaped(out, r.peer);
+    out += "</td><td class=\"n\">" + page_duration(r.queued) + "</td><td class=\"n\">" +
+           (r.handling > std::chrono::nanoseconds::zero() ? page_duration(r.handling) : std::string("-")) +
+           "</td><td class=\"n\">" + page_duration(r.latency) + "</td><td" + (r.status != 0 ? " class=\"bad\"" : "") +
+           ">" + std::string(errc_name(r.status)) + "</td><td>";
+    append_html_escaped(out, r.message);
+    out += "</td></tr>\n";
   }
-  number_table("Now", "now", s.now, false);
-  number_table("Limits in force", "limits", s.limits, s.statistics);
+  out += "</table>\n";
+}
+
+inline std::string debug_page_html(const server_context& context) {
+  const debug_snapshot s(context);
+  std::string out =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
+      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
+      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
+      "td.bad{color:#a00}</style>\n"
+      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
+  if (!s.statistics)
+    out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
+  append_html_methods(out, s);
+  append_html_numbers(out, "Handler pool", "pool", s.pool, false);
+  append_html_connections(out, s);
+  if (s.statistics) append_html_recent(out, s);
+  append_html_numbers(out, "Now", "now", s.now, false);
+  append_html_numbers(out, "Limits in force", "limits", s.limits, s.statistics);
   out += "</body></html>\n";
   return out;
 }

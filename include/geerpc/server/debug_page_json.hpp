@@ -37,107 +37,125 @@ inline void append_json_errors(std::string& out, const std::vector<debug_snapsho
   out += '}';
 }
 
-inline std::string debug_page_json(const server_context& context) {
-  const debug_snapshot s(context);
-  const auto field = [](std::string& out, const char* key, std::uint64_t value) {
-    out += ",\"";
-    out += key;
-    out += "\":";
-    out += std::to_string(value);
-  };
-  const auto ns = [](std::chrono::nanoseconds d) {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
-  };
-  std::string out = "{\"statistics\":";
-  out += s.statistics ? "true" : "false";
-  out += ",\"methods\":[";
-  for (std::size_t i = 0; i < s.methods.size(); ++i) {
-    const auto& m = s.methods[i];
-    if (i != 0) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, m.name);
-    out += ",\"signature\":";
-    append_json_string(out, m.signature);
-    out += ",\"fingerprint\":";
-    append_json_string(out, m.fingerprint);
-    out += ",\"takes_stop_token\":";
-    out += m.takes_stop_token ? "true" : "false";
-    if (s.statistics) {
-      field(out, "calls", m.calls);
-      field(out, "successes", m.successes);
-      out += ",\"errors\":";
-      append_json_errors(out, m.errors);
-      field(out, "in_flight", m.in_flight);
-      field(out, "oldest_in_flight_ns", ns(m.oldest));
-      out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
-      field(out, "p50_ns", m.latency.p50_ns);
-      field(out, "p99_ns", m.latency.p99_ns);
-      field(out, "max_ns", m.latency.max_ns);
-      out += '}';
-    }
-    out += '}';
+// `,"key":value`
+inline void append_json_field(std::string& out, const char* key, std::uint64_t value) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+  out += std::to_string(value);
+}
+
+inline std::uint64_t json_ns(std::chrono::nanoseconds d) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
+}
+
+// Calls `append(out, item)` for each item, with commas between them, inside [ ].
+template <class Items, class Append>
+void append_json_array(std::string& out, const Items& items, Append&& append) {
+  out += '[';
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ',';
+    first = false;
+    append(out, item);
   }
   out += ']';
+}
+
+inline void append_json_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
+  out += "{\"name\":";
+  append_json_string(out, m.name);
+  out += ",\"signature\":";
+  append_json_string(out, m.signature);
+  out += ",\"fingerprint\":";
+  append_json_string(out, m.fingerprint);
+  out += ",\"takes_stop_token\":";
+  out += m.takes_stop_token ? "true" : "false";
+  if (statistics) {
+    append_json_field(out, "calls", m.calls);
+    append_json_field(out, "successes", m.successes);
+    out += ",\"errors\":";
+    append_json_errors(out, m.errors);
+    append_json_field(out, "in_flight", m.in_flight);
+    append_json_field(out, "oldest_in_flight_ns", json_ns(m.oldest));
+    out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
+    append_json_field(out, "p50_ns", m.latency.p50_ns);
+    append_json_field(out, "p99_ns", m.latency.p99_ns);
+    append_json_field(out, "max_ns", m.latency.max_ns);
+    out += '}';
+  }
+  out += '}';
+}
+
+inline void append_json_connection(std::string& out, const debug_snapshot::connection_row& c) {
+  out += "{\"peer\":";
+  append_json_string(out, c.peer);
+  append_json_field(out, "age_ns", json_ns(c.age));
+  if (c.idle) append_json_field(out, "idle_ns", json_ns(*c.idle));
+  append_json_field(out, "in_flight", c.in_flight);
+  append_json_field(out, "pending_output_bytes", c.pending_output);
+  out += '}';
+}
+
+inline void append_json_call(std::string& out, const call_record& r) {
+  out += "{\"finished_unix_ms\":";
+  out += std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
+  out += ",\"method\":";
+  append_json_string(out, r.method);
+  out += ",\"peer\":";
+  append_json_string(out, r.peer);
+  append_json_field(out, "queued_ns", json_ns(r.queued));
+  append_json_field(out, "handler_ns", json_ns(r.handling));
+  append_json_field(out, "latency_ns", json_ns(r.latency));
+  out += ",\"outcome\":";
+  append_json_string(out, errc_name(r.status));
+  out += ",\"message\":";
+  append_json_string(out, r.message);
+  out += '}';
+}
+
+// {"limit key": times it turned something away, ...} for the limits that count it.
+inline void append_json_turned_away(std::string& out, const std::vector<debug_snapshot::number>& limits) {
+  out += '{';
+  bool first = true;
+  for (const auto& limit : limits) {
+    if (!limit.turned_away) continue;
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, limit.key);
+    out += ':';
+    out += std::to_string(*limit.turned_away);
+  }
+  out += '}';
+}
+
+inline std::string debug_page_json(const server_context& context) {
+  const debug_snapshot s(context);
+  std::string out = "{\"statistics\":";
+  out += s.statistics ? "true" : "false";
+  out += ",\"methods\":";
+  append_json_array(out, s.methods, [&](std::string& o, const auto& m) { append_json_method(o, m, s.statistics); });
   if (s.statistics) {
     out += ",\"unrouted_errors\":";
     append_json_errors(out, s.unrouted);
   }
   out += ",\"pool\":";
   append_json_numbers(out, s.pool);
-  field(out, "connection_count", s.connection_count);
-  out += ",\"connections\":[";
-  for (std::size_t i = 0; i < s.connections.size(); ++i) {
-    const auto& c = s.connections[i];
-    if (i != 0) out += ',';
-    out += "{\"peer\":";
-    append_json_string(out, c.peer);
-    field(out, "age_ns", ns(c.age));
-    if (c.idle) field(out, "idle_ns", ns(*c.idle));
-    field(out, "in_flight", c.in_flight);
-    field(out, "pending_output_bytes", c.pending_output);
-    out += '}';
-  }
-  out += ']';
+  append_json_field(out, "connection_count", s.connection_count);
+  out += ",\"connections\":";
+  append_json_array(out, s.connections, append_json_connection);
   if (s.statistics) {
-    field(out, "slow_call_ns", ns(s.slow_call));
-    out += ",\"recent_calls\":[";
-    for (std::size_t i = 0; i < s.recent.size(); ++i) {
-      const call_record& r = s.recent[i];
-      if (i != 0) out += ',';
-      out += "{\"finished_unix_ms\":";
-      out +=
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
-      out += ",\"method\":";
-      append_json_string(out, r.method);
-      out += ",\"peer\":";
-      append_json_string(out, r.peer);
-      field(out, "queued_ns", ns(r.queued));
-      field(out, "handler_ns", ns(r.handling));
-      field(out, "latency_ns", ns(r.latency));
-      out += ",\"outcome\":";
-      append_json_string(out, errc_name(r.status));
-      out += ",\"message\":";
-      append_json_string(out, r.message);
-      out += '}';
-    }
-    out += ']';
+    append_json_field(out, "slow_call_ns", json_ns(s.slow_call));
+    out += ",\"recent_calls\":";
+    append_json_array(out, s.recent, append_json_call);
   }
   out += ",\"now\":";
   append_json_numbers(out, s.now);
   out += ",\"limits\":";
   append_json_numbers(out, s.limits);
   if (s.statistics) {
-    out += ",\"turned_away\":{";
-    bool first = true;
-    for (const auto& limit : s.limits) {
-      if (!limit.turned_away) continue;
-      if (!first) out += ',';
-      first = false;
-      append_json_string(out, limit.key);
-      out += ':';
-      out += std::to_string(*limit.turned_away);
-    }
-    out += '}';
+    out += ",\"turned_away\":";
+    append_json_turned_away(out, s.limits);
   }
   out += "}\n";
   return out;

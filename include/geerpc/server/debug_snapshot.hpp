@@ -103,77 +103,99 @@ struct debug_snapshot {
     const auto at = clock::now();
     const server_statistics* const stats = context.stats.get();
     statistics = stats != nullptr;
-    const std::vector<handler_entry>* entries = context.handlers != nullptr ? &context.handlers->methods() : nullptr;
-    if (entries != nullptr)
-      for (const handler_entry& entry : *entries) {
-        method_row row;
-        row.name = entry.name;
-        row.signature = entry.signature;
-        row.fingerprint = entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint);
-        row.takes_stop_token = entry.takes_stop_token;
-        methods.push_back(std::move(row));
-      }
+    read_methods(context);
+    const in_flight_reading flight = read_connections(context, at);
+    if (stats != nullptr) read_statistics(*stats, at, flight);
+    read_pool(context, at, flight);
+    read_now(context);
+    read_limits(context);
+  }
 
-    // What is in flight now, read from the connections.
-    std::vector<clock::time_point> oldest(methods.size(), clock::time_point::max());
-    std::size_t waiting = 0;  // requests no handler thread has taken yet
+ private:
+  // What the connections have in flight: per method, and waiting for a handler thread.
+  struct in_flight_reading {
+    std::vector<clock::time_point> oldest;  // per method, its oldest call's arrival
+    std::size_t waiting = 0;                // requests no handler thread has taken yet
     clock::time_point oldest_waiting = clock::time_point::max();
-    {
-      std::lock_guard lock(context.connections_mutex);
-      connection_count = context.connections.size();
-      for (const listed_connection* connection : context.connections) {
-        const connection_view v = connection->describe();
-        if (connections.size() < max_connection_rows) {
-          connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
-          if (statistics) row.idle = at - v.last_activity;
-          connections.push_back(std::move(row));
-        }
-        if (!statistics || entries == nullptr) continue;
-        connection->for_each_request(
-            [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-              const auto i = static_cast<std::size_t>(&handler - entries->data());
-              if (i < methods.size()) {
-                ++methods[i].in_flight;
-                oldest[i] = std::min(oldest[i], arrived);
-              }
-              if (started == clock::time_point{}) {
-                ++waiting;
-                oldest_waiting = std::min(oldest_waiting, arrived);
-              }
-            });
-      }
-    }
-    if (stats != nullptr) {
-      for (std::size_t i = 0; i < methods.size() && i < stats->method_count(); ++i) {
-        method_row& row = methods[i];
-        const method_statistics& m = stats->method(i);
-        std::uint64_t failed = 0;
-        row.errors = errors_of(m, failed);
-        row.successes = m.successes.load(std::memory_order_relaxed);
-        row.calls = row.successes + failed + row.in_flight;
-        if (row.in_flight != 0) row.oldest = at - oldest[i];
-        row.latency = m.latency.read(at);
-      }
-      std::uint64_t ignored = 0;
-      unrouted = errors_of(stats->unrouted(), ignored);
-      recent = stats->recent_calls();
-      slow_call = stats->slow_threshold();
-    }
+  };
 
+  void read_methods(const server_context& context) {
+    if (context.handlers == nullptr) return;
+    for (const handler_entry& entry : context.handlers->methods()) {
+      method_row row;
+      row.name = entry.name;
+      row.signature = entry.signature;
+      row.fingerprint = entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint);
+      row.takes_stop_token = entry.takes_stop_token;
+      methods.push_back(std::move(row));
+    }
+  }
+
+  // The connections' rows, and, with statistics, what each has in flight.
+  in_flight_reading read_connections(const server_context& context, clock::time_point at) {
+    in_flight_reading out;
+    out.oldest.assign(methods.size(), clock::time_point::max());
+    const handler_entry* const first = context.handlers != nullptr ? context.handlers->methods().data() : nullptr;
+    std::lock_guard lock(context.connections_mutex);
+    connection_count = context.connections.size();
+    for (const listed_connection* connection : context.connections) {
+      const connection_view v = connection->describe();
+      if (connections.size() < max_connection_rows) {
+        connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
+        if (statistics) row.idle = at - v.last_activity;
+        connections.push_back(std::move(row));
+      }
+      if (!statistics || first == nullptr) continue;
+      connection->for_each_request(
+          [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+            const auto i = static_cast<std::size_t>(&handler - first);
+            if (i < methods.size()) {
+              ++methods[i].in_flight;
+              out.oldest[i] = std::min(out.oldest[i], arrived);
+            }
+            if (started == clock::time_point{}) {
+              ++out.waiting;
+              out.oldest_waiting = std::min(out.oldest_waiting, arrived);
+            }
+          });
+    }
+    return out;
+  }
+
+  void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
+    for (std::size_t i = 0; i < methods.size() && i < stats.method_count(); ++i) {
+      method_row& row = methods[i];
+      const method_statistics& m = stats.method(i);
+      std::uint64_t failed = 0;
+      row.errors = errors_of(m, failed);
+      row.successes = m.successes.load(std::memory_order_relaxed);
+      row.calls = row.successes + failed + row.in_flight;
+      if (row.in_flight != 0) row.oldest = at - flight.oldest[i];
+      row.latency = m.latency.read(at);
+    }
+    std::uint64_t ignored = 0;
+    unrouted = errors_of(stats.unrouted(), ignored);
+    recent = stats.recent_calls();
+    slow_call = stats.slow_threshold();
+  }
+
+  void read_pool(const server_context& context, clock::time_point at, const in_flight_reading& flight) {
     pool_view p;
     if (context.pool_probe != nullptr) p = context.pool_probe(context.pool_engine);
     pool = {count("threads", "threads", p.threads), count("busy", "busy in a handler", p.busy)};
-    if (stats != nullptr) {
+    if (const server_statistics* const stats = context.stats.get()) {
       const latency_summary wait = stats->queue_wait().read(at);
-      pool.push_back(count("waiting", "requests waiting for a thread", waiting));
+      pool.push_back(count("waiting", "requests waiting for a thread", flight.waiting));
       pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
-                          waiting != 0 ? at - oldest_waiting : std::chrono::nanoseconds::zero()));
+                          flight.waiting != 0 ? at - flight.oldest_waiting : std::chrono::nanoseconds::zero()));
       pool.push_back(
           span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+  }
 
+  void read_now(const server_context& context) {
     now = {
         count("connections", "connections", connection_count),
         count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
@@ -185,8 +207,12 @@ struct debug_snapshot {
               context.output.peak.load(std::memory_order_relaxed)),
         count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
     };
+  }
+
+  // Each limit, and, with statistics, how often it turned something away.
+  void read_limits(const server_context& context) {
+    const server_statistics* const stats = context.stats.get();
     const server_options& o = context.options;
-    // Each limit, and what it turns away (with statistics).
     const auto with = [stats](number n, std::optional<limit_kind> kind) {
       if (stats != nullptr && kind) n.turned_away = stats->turned_away_count(*kind);
       return n;
