@@ -26,6 +26,7 @@
 #include "../detail/byte_order.hpp"
 #include "../detail/integer_cast.hpp"
 #include "fingerprint.hpp"
+#include "serializable.hpp"
 #include "type_kind.hpp"
 
 GEERPC_BEGIN_NAMESPACE
