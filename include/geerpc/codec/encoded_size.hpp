@@ -44,6 +44,8 @@ constexpr std::size_t min_encoded_size() {
     return sizeof(typename T::rep);
   else if constexpr (kind == type_kind::bitset)
     return (T{}.size() + 7) / 8;
+  else if constexpr (kind == type_kind::custom && detail::has_direct_serializer<T>)
+    return detail::direct_min_encoded_size<T>();
   else if constexpr (kind == type_kind::custom)
     return min_encoded_size<typename serializer<T>::wire_type>();
   else if constexpr (kind == type_kind::array)

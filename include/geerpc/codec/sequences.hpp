@@ -1,5 +1,8 @@
 // geerpc: the codecs of sequences: std::vector, std::deque and std::list (a varint count, then each
 // element; a vector of numbers as one block), and std::array (its N elements, no count).
+//
+// Indexed sequences are walked by index, not by iterator: Clang 14 takes time exponential in the
+// nesting depth to compile the iterator comparisons of a range-for over a vector of vectors of...
 #pragma once
 
 #include <cstddef>
@@ -23,7 +26,8 @@ struct kind_codec<T, type_kind::vector> {
     if constexpr (bulk)
       out.raw(value.data(), value.size() * sizeof(element));
     else  // the cast reads a vector<bool>'s proxies as bools
-      for (const auto& item : value) value_codec<element>::encode(out, static_cast<const element&>(item));
+      for (std::size_t i = 0; i < value.size(); ++i)
+        value_codec<element>::encode(out, static_cast<const element&>(value[i]));
   }
 
   // A buffer is charged, then reserved exactly, so that growth never takes more than was charged.
@@ -45,9 +49,12 @@ struct kind_codec<T, type_kind::vector> {
       } else {
         if (!detail::charge_made<element>(in, size, start)) return false;
         value.clear();
-        // Each element is decoded where it will stay: a large one is never copied.
+        // Each element is made where it will stay, within the capacity reserved, and decoded there:
+        // a large one is never copied. (resize, not emplace_back per element: Clang 14 compiles
+        // emplace_back's growth path in time exponential in the nesting depth of vectors.)
+        value.resize(size);
         for (std::size_t i = 0; i < size; ++i)
-          if (!value_codec<element>::decode(in, value.emplace_back())) return false;
+          if (!value_codec<element>::decode(in, value[i])) return false;
         return true;
       }
     }
@@ -74,11 +81,11 @@ struct kind_codec<T, type_kind::array> {
   using element = typename T::value_type;
 
   static void encode(writer& out, const T& value) {
-    for (const auto& item : value) value_codec<element>::encode(out, item);
+    for (std::size_t i = 0; i < value.size(); ++i) value_codec<element>::encode(out, value[i]);
   }
   static bool decode(reader& in, T& value) {
-    for (auto& item : value)
-      if (!value_codec<element>::decode(in, item)) return false;
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (!value_codec<element>::decode(in, value[i])) return false;
     return true;
   }
 };
@@ -94,7 +101,10 @@ struct kind_codec<T, type_kind::sequence> {
 
   static void encode(writer& out, const T& value) {
     out.varint(value.size());
-    for (const auto& item : value) value_codec<element>::encode(out, item);
+    if constexpr (is_deque)
+      for (std::size_t i = 0; i < value.size(); ++i) value_codec<element>::encode(out, value[i]);
+    else
+      for (const auto& item : value) value_codec<element>::encode(out, item);
   }
   static bool decode(reader& in, T& value) {
     const std::byte* start = in.position();
@@ -113,8 +123,8 @@ struct kind_codec<T, type_kind::sequence> {
       return in.fail_at(memory_limit_reason, start);
     // Made at its size in one go, so that it never grows block by block and map by map.
     T filled(size, value.get_allocator());
-    for (auto& item : filled)
-      if (!value_codec<element>::decode(in, item)) return false;
+    for (std::size_t i = 0; i < size; ++i)
+      if (!value_codec<element>::decode(in, filled[i])) return false;
     value.swap(filled);
     return true;
   }

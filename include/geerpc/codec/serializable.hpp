@@ -110,6 +110,8 @@ struct first_unsupported {
       return std::type_identity<detail::made_problem<typename T::element_type>>{};
     else if constexpr (kind == type_kind::view)
       return std::type_identity<detail::element_problem<T, typename T::value_type>>{};
+    else if constexpr (kind == type_kind::custom && detail::has_direct_serializer<T>)
+      return std::type_identity<std::conditional_t<std::is_default_constructible_v<T>, void, T>>{};
     else if constexpr (kind == type_kind::custom)
       return std::type_identity<
           std::conditional_t<std::is_default_constructible_v<T>,

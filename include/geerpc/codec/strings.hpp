@@ -52,7 +52,7 @@ struct kind_codec<T, type_kind::view> {
       if constexpr (detail::copies_as_block<element>)
         out.raw(value.data(), value.size() * sizeof(element));
       else
-        for (const auto& item : value) value_codec<element>::encode(out, static_cast<const element&>(item));
+        for (std::size_t i = 0; i < value.size(); ++i) value_codec<element>::encode(out, value[i]);
     }
   }
   static bool decode(reader&, T&) { return view_cannot_be_decoded<T>::value; }

@@ -8,6 +8,7 @@
 #include <bitset>
 #include <boost/pfr/core.hpp>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <deque>
 #include <list>
@@ -31,8 +32,12 @@
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
 
+class writer;
+class reader;
+
 // The customization point for a class the codec cannot reflect (private members, invariants kept
-// by constructors): specialize it with a wire type the codec can carry and the two conversions.
+// by constructors), in one of two forms. The usual one gives a wire type the codec can carry and
+// the two conversions:
 //
 //   template <> struct geerpc::codec::serializer<money> {
 //     using wire_type = std::tuple<std::string, std::int64_t>;  // any serializable type
@@ -40,8 +45,30 @@ namespace codec {
 //     static money from_wire(wire_type&& w) { return money(std::get<0>(w), std::get<1>(w)); }
 //   };
 //
-// The value travels as its wire_type. from_wire may throw to refuse a value (a decode error, like
-// any malformed input); T must be default-constructible and move-assignable.
+// The value travels as its wire_type, and gets every check the codec makes. from_wire may throw to
+// refuse a value (a decode error, like any malformed input).
+//
+// The lower-level form writes and reads the bytes itself, through the codec's writer and reader
+// (codec/writer.hpp, codec/reader.hpp), as the codec's own kinds do (codec/kind_codec.hpp):
+//
+//   template <> struct geerpc::codec::serializer<ip4> {
+//     static constexpr std::size_t min_encoded_size = 4;  // optional; 1 if not given
+//     static void encode(geerpc::codec::writer& out, const ip4& a) { out.fixed(a.bits()); }
+//     static bool decode(geerpc::codec::reader& in, ip4& a) {
+//       std::uint32_t bits = 0;
+//       if (!in.fixed(bits)) return false;
+//       a = ip4(bits);
+//       return true;
+//     }
+//   };
+//
+// encode writes at least min_encoded_size bytes (containers bound a peer's counts by it); decode
+// reads with the reader's checked calls, returns false to refuse a value (the reader's failure, or
+// "value refused by its geerpc::codec::serializer"), and charges what it allocates
+// (in.charge(bytes, in.position())) so that the memory bound holds. The fingerprint sees such a
+// class as opaque, of that minimum size. Where a serializer has both forms, this one is used.
+//
+// Either way, T must be default-constructible and move-assignable.
 template <class T>
 struct serializer;
 
@@ -156,9 +183,25 @@ template <class T>
 struct is_view<std::span<const T>> : std::true_type {};
 
 template <class T>
-inline constexpr bool has_serializer = requires {
+inline constexpr bool has_wire_serializer = requires {
   typename serializer<T>::wire_type;
 };
+template <class T>
+inline constexpr bool has_direct_serializer = requires(writer& out, reader& in, const T& value, T& target) {
+  serializer<T>::encode(out, value);
+  { serializer<T>::decode(in, target) } -> std::same_as<bool>;
+};
+template <class T>
+inline constexpr bool has_serializer = has_wire_serializer<T> || has_direct_serializer<T>;
+
+// The fewest bytes a class with a serializer of the lower-level form encodes to.
+template <class T>
+constexpr std::size_t direct_min_encoded_size() {
+  if constexpr (requires { serializer<T>::min_encoded_size; })
+    return serializer<T>::min_encoded_size;
+  else
+    return 1;
+}
 
 // Converts only to a base class of T: aggregate-initialising T from it compiles exactly when T's
 // first element is a base class subobject, i.e. when T has a base.
