@@ -62,11 +62,12 @@ class reader;
 //     }
 //   };
 //
-// encode writes at least min_encoded_size bytes (containers bound a peer's counts by it); decode
-// reads with the reader's checked calls, returns false to refuse a value (the reader's failure, or
-// "value refused by its geerpc::codec::serializer"), and charges what it allocates
-// (in.charge(bytes, in.position())) so that the memory bound holds. The fingerprint sees such a
-// class as opaque, of that minimum size. Where a serializer has both forms, this one is used.
+// encode writes at least min_encoded_size bytes (containers bound a peer's counts by it; builds
+// with GEERPC_ASSERT on check it); decode reads with the reader's checked calls, returns false to
+// refuse a value (the reader's failure, or "value refused by its geerpc::codec::serializer"), and
+// charges what it allocates (in.charge(bytes, in.position())) so that the memory bound holds. The
+// fingerprint sees such a class as opaque, of that minimum size. Where a serializer has both
+// forms, this one is used.
 //
 // Either way, T must be default-constructible and move-assignable.
 template <class T>
