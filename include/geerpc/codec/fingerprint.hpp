@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ratio>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -46,22 +47,6 @@ struct fingerprint_hash {
 };
 
 template <class T>
-constexpr void add_structure(fingerprint_hash& h) noexcept;
-
-template <class Tuple, std::size_t... I>
-constexpr void add_elements(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-  (add_structure<std::tuple_element_t<I, Tuple>>(h), ...);
-}
-template <class T, std::size_t... I>
-constexpr void add_fields(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-  (add_structure<boost::pfr::tuple_element_t<I, T>>(h), ...);
-}
-template <class V, std::size_t... I>
-constexpr void add_alternatives(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-  ((h.add('['), add_structure<std::variant_alternative_t<I, V>>(h), h.add(']')), ...);
-}
-
-template <class T>
 constexpr void add_number_type(fingerprint_hash& h) noexcept {
   if constexpr (std::is_same_v<T, float>) {
     h.add('f');
@@ -73,71 +58,164 @@ constexpr void add_number_type(fingerprint_hash& h) noexcept {
   }
 }
 
+// structure<T>::add(h) adds T's tokens: one specialization per kind, as the codecs (kind_codec.hpp),
+// and for the same reason: recursion through class templates compiles in time linear in the depth.
+template <class T, type_kind Kind = kind_of<T>()>
+struct structure {
+  static constexpr void add(fingerprint_hash&) noexcept {}  // refused by require_serializable
+};
+
 template <class T>
-constexpr void add_structure(fingerprint_hash& h) noexcept {
-  constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean) {
-    h.add('b');
-  } else if constexpr (kind == type_kind::enumeration) {
+struct structure<T, type_kind::boolean> {
+  static constexpr void add(fingerprint_hash& h) noexcept { h.add('b'); }
+};
+template <class T>
+struct structure<T, type_kind::integer> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_number_type<T>(h); }
+};
+template <class T>
+struct structure<T, type_kind::floating> : structure<T, type_kind::integer> {};
+template <class T>
+struct structure<T, type_kind::enumeration> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
     if constexpr (std::is_same_v<std::underlying_type_t<T>, bool>)
       h.add('b');
     else
       add_number_type<std::underlying_type_t<T>>(h);
-  } else if constexpr (kind == type_kind::integer || kind == type_kind::floating) {
-    add_number_type<T>(h);
-  } else if constexpr (kind == type_kind::string) {
-    h.add('s');
-  } else if constexpr (kind == type_kind::view && std::is_same_v<T, std::string_view>) {
-    h.add('s');
-  } else if constexpr (kind == type_kind::vector || kind == type_kind::sequence || kind == type_kind::view) {
-    h.add("v[");
-    add_structure<std::remove_const_t<typename T::value_type>>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::array) {
+  }
+};
+template <class T>
+struct structure<T, type_kind::string> {
+  static constexpr void add(fingerprint_hash& h) noexcept { h.add('s'); }
+};
+
+// One element type between brackets after a prefix: "v[", "o[", "S[".
+template <class Element>
+constexpr void add_bracketed(fingerprint_hash& h, const char* prefix) noexcept {
+  h.add(prefix);
+  structure<Element>::add(h);
+  h.add(']');
+}
+
+// A vector, a deque, a list and a span are alike on the wire; a string_view is a string.
+template <class T>
+struct structure<T, type_kind::vector> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_bracketed<std::remove_const_t<typename T::value_type>>(h, "v[");
+  }
+};
+template <class T>
+struct structure<T, type_kind::sequence> : structure<T, type_kind::vector> {};
+template <class T>
+struct structure<T, type_kind::view> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    if constexpr (std::is_same_v<T, std::string_view>)
+      h.add('s');
+    else
+      structure<T, type_kind::vector>::add(h);
+  }
+};
+template <class T>
+struct structure<T, type_kind::array> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
     h.add('a');
     h.add_number(std::tuple_size_v<T>);
-    h.add('[');
-    add_structure<typename T::value_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::optional) {
-    h.add("o[");
-    add_structure<typename T::value_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::pointer) {
-    h.add("o[");
-    add_structure<typename T::element_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::map) {
-    h.add("m[");
-    add_structure<typename T::key_type>(h);
-    h.add("][");
-    add_structure<typename T::mapped_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::set) {
-    h.add("S[");
-    add_structure<typename T::value_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::tuple) {  // its elements in turn, as they encode
-    add_elements<T>(h, std::make_index_sequence<std::tuple_size_v<T>>{});
-  } else if constexpr (kind == type_kind::aggregate) {
-    add_fields<T>(h, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
-  } else if constexpr (kind == type_kind::duration || kind == type_kind::time_point) {
-    using period = typename T::period;
-    h.add(kind == type_kind::duration ? 'D' : 'P');
-    add_number_type<typename T::rep>(h);
-    h.add_number(static_cast<std::uintmax_t>(period::num));
-    h.add_number(static_cast<std::uintmax_t>(period::den));
-  } else if constexpr (kind == type_kind::variant) {
+    add_bracketed<typename T::value_type>(h, "[");
+  }
+};
+// An optional and a unique_ptr are alike on the wire.
+template <class T>
+struct structure<T, type_kind::optional> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::value_type>(h, "o["); }
+};
+template <class T>
+struct structure<T, type_kind::pointer> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::element_type>(h, "o["); }
+};
+template <class T>
+struct structure<T, type_kind::map> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_bracketed<typename T::key_type>(h, "m[");
+    add_bracketed<typename T::mapped_type>(h, "[");
+  }
+};
+template <class T>
+struct structure<T, type_kind::set> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::value_type>(h, "S["); }
+};
+
+// A tuple's elements and a struct's fields in turn, as they encode.
+template <class T>
+struct structure<T, type_kind::tuple> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_all(h, std::make_index_sequence<std::tuple_size_v<T>>{});
+  }
+  template <std::size_t... I>
+  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+    (structure<std::tuple_element_t<I, T>>::add(h), ...);
+  }
+};
+template <class T>
+struct structure<T, type_kind::aggregate> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_all(h, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  }
+  template <std::size_t... I>
+  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+    (structure<boost::pfr::tuple_element_t<I, T>>::add(h), ...);
+  }
+};
+
+// Its tag, its count's type and its period.
+template <class T>
+constexpr void add_chrono(fingerprint_hash& h, char tag) noexcept {
+  using period = typename T::period;
+  h.add(tag);
+  add_number_type<typename T::rep>(h);
+  h.add_number(static_cast<std::uintmax_t>(period::num));
+  h.add_number(static_cast<std::uintmax_t>(period::den));
+}
+template <class T>
+struct structure<T, type_kind::duration> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_chrono<T>(h, 'D'); }
+};
+template <class T>
+struct structure<T, type_kind::time_point> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_chrono<T>(h, 'P'); }
+};
+
+template <class T>
+struct structure<T, type_kind::variant> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
     h.add('V');
     h.add_number(std::variant_size_v<T>);
-    add_alternatives<T>(h, std::make_index_sequence<std::variant_size_v<T>>{});
-  } else if constexpr (kind == type_kind::bitset) {
+    add_all(h, std::make_index_sequence<std::variant_size_v<T>>{});
+  }
+  template <std::size_t... I>
+  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+    (add_bracketed<std::variant_alternative_t<I, T>>(h, "["), ...);
+  }
+};
+template <class T>
+struct structure<T, type_kind::bitset> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
     h.add('B');
     h.add_number(T{}.size());
-  } else if constexpr (kind == type_kind::custom) {
-    add_structure<typename serializer<T>::wire_type>(h);
   }
-}
+};
+
+// Its wire_type's structure; a class that writes its own bytes is opaque: 'c' and its minimum size.
+template <class T>
+struct structure<T, type_kind::custom> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    if constexpr (has_direct_serializer<T>) {
+      h.add('c');
+      h.add_number(direct_min_encoded_size<T>());
+    } else {
+      structure<typename serializer<T>::wire_type>::add(h);
+    }
+  }
+};
 
 }  // namespace detail
 
@@ -146,12 +224,12 @@ constexpr void add_structure(fingerprint_hash& h) noexcept {
 template <class Arguments, class Result>
 constexpr std::uint32_t fingerprint() noexcept {
   detail::fingerprint_hash h;
-  detail::add_structure<Arguments>(h);
+  detail::structure<Arguments>::add(h);
   h.add('>');
   if constexpr (std::is_void_v<Result>)
     h.add('x');
   else
-    detail::add_structure<Result>(h);
+    detail::structure<Result>::add(h);
   return h.value == 0 ? 1 : h.value;
 }
 
