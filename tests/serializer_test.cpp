@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <geerpc/codec/binary.hpp>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -269,3 +271,37 @@ TEST_CASE("a vector nested 16 deep round trips", "[codec][serializer]") {
 }
 
 }  // namespace
+
+// A raw pointer member travels when the pointer type has a serializer of its own: here a pointer
+// into a fixed table, sent as its index.
+struct colour {
+  const char* name;
+};
+inline constexpr colour colours[] = {{"red"}, {"green"}, {"blue"}};
+
+template <>
+struct geerpc::codec::serializer<const colour*> {
+  using wire_type = std::uint8_t;
+  static wire_type to_wire(const colour* c) { return static_cast<wire_type>(c - colours); }
+  static const colour* from_wire(wire_type&& i) {
+    if (i >= std::size(colours)) throw std::out_of_range("no such colour");
+    return &colours[i];
+  }
+};
+
+namespace {
+struct paint {
+  const colour* shade = &colours[0];
+  int coats = 0;
+};
+}  // namespace
+
+TEST_CASE("a raw pointer member with a serializer of its own travels", "[codec][serializer]") {
+  static_assert(geerpc::serializable<paint>);
+  byte_vector out;
+  binary_codec::encode(paint{&colours[2], 3}, out);
+  paint back;
+  REQUIRE(binary_codec::decode(out, back));
+  CHECK(back.shade == &colours[2]);
+  CHECK(back.coats == 3);
+}

@@ -217,9 +217,18 @@ auto reference_member() {
   }
 }
 
+// Converts to anything but S: with one value, S(v) would otherwise be S's copy constructor, which
+// takes any_prvalue through its conversion to S, whatever S's first member is.
+template <class S>
+struct any_prvalue_but {
+  template <class U>
+  requires(!std::is_same_v<std::remove_cvref_t<U>, S>) operator U()
+      const;  // NOLINT: never defined, only used in unevaluated context
+};
+
 template <class S, std::size_t... I>
 constexpr bool parentheses_take(std::index_sequence<I...>) {
-  return requires { S((void(I), any_prvalue{})...); };
+  return requires { S((void(I), any_prvalue_but<S>{})...); };
 }
 
 // The position (from 1) of S's first C array member: S(v1, ..., vk) (C++20's parenthesised

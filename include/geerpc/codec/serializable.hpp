@@ -34,10 +34,12 @@ struct first_non_void<Head, Tail...> {
 
 template <class T, class Indices>
 struct first_unsupported_field;
-// A raw pointer member is named as member_of<T, position, type>, for the message of its own.
-template <class T, std::size_t I, class Field = boost::pfr::tuple_element_t<I, T>>
+// A raw pointer member the codec cannot carry (one with a serializer of its own can travel) is
+// named as member_of<T, position, type>, for the message of its own.
+template <class T, std::size_t I, class Field = boost::pfr::tuple_element_t<I, T>,
+          class Problem = typename first_unsupported<Field>::type>
 using field_problem =
-    std::conditional_t<std::is_pointer_v<Field>, member_of<T, I + 1, Field>, typename first_unsupported<Field>::type>;
+    std::conditional_t<std::is_pointer_v<Field> && !std::is_void_v<Problem>, member_of<T, I + 1, Field>, Problem>;
 template <class T, std::size_t... I>
 struct first_unsupported_field<T, std::index_sequence<I...>> {
   using type = typename first_non_void<field_problem<T, I>...>::type;
