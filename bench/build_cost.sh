@@ -3,15 +3,16 @@
 # with one service, a server and one call (build_cost/one_service.cpp), header-only and with
 # GEERPC_SEPARATE_COMPILATION (the engines compiled once elsewhere), through the multi-header tree
 # and the single header; a client-only file (build_cost/client_only.cpp); then the once-per-program
-# file that compiles the engines, and the preprocessed size of each. Medians of RUNS compiles; run it
-# on a quiet machine (a compile racing other work measures the other work).
+# file that compiles the engines, and the preprocessed size of each. Medians of RUNS compiles, and the
+# least CPU time of them (cpu_min_s: on a loaded machine the least disturbed run); run it on a quiet
+# machine (a compile racing other work measures the other work).
 #
 # Then compile time against a type's nesting depth (build_cost/nested.cpp, header-only, one compile
 # each, stopped after DEPTH_TIMEOUT seconds): a method whose argument nests DEPTH levels, through
 # geerpc and, for comparison, walked by plain code without geerpc; for std::vector<std::vector<...>>
 # and for a struct template holding a vector of the level below.
 #
-#   bench/build_cost.sh            prints "build_cost <variant> wall_s=… cpu_s=… lines=…" per variant
+#   bench/build_cost.sh            prints "build_cost <variant> wall_s=… cpu_s=… cpu_min_s=… lines=…" per variant
 #                                  and "build_cost nesting shape=… depth=… geerpc_cpu_s=… plain_cpu_s=…"
 #   bench/build_cost.sh nesting    only the nesting depths
 #   bench/build_cost.sh trace      where the time of one_service.cpp and client_only.cpp goes:
@@ -34,6 +35,7 @@ printf '#define GEERPC_SEPARATE_COMPILATION\n#define GEERPC_IMPLEMENTATION\n#inc
   >"$scratch/impl_single.cpp"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+minimum() { sort -g | head -n 1; }
 
 measure() {  # label, source, compiler arguments...
   local label=$1 source=$2 walls=() cpus=() i
@@ -48,8 +50,9 @@ measure() {  # label, source, compiler arguments...
   done
   local lines
   lines=$("$CXX" "${flags[@]}" "$@" -E "$source" | wc -l)
-  printf 'build_cost %s wall_s=%.2f cpu_s=%.2f lines=%d\n' "$label" \
-    "$(printf '%s\n' "${walls[@]}" | median)" "$(printf '%s\n' "${cpus[@]}" | median)" "$lines"
+  printf 'build_cost %s wall_s=%.2f cpu_s=%.2f cpu_min_s=%.2f lines=%d\n' "$label" \
+    "$(printf '%s\n' "${walls[@]}" | median)" "$(printf '%s\n' "${cpus[@]}" | median)" \
+    "$(printf '%s\n' "${cpus[@]}" | minimum)" "$lines"
 }
 
 # CPU seconds of one compile of nested.cpp, or "timeout".
