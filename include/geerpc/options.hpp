@@ -16,6 +16,8 @@
 
 GEERPC_BEGIN_NAMESPACE
 
+class runtime;  // runtime.hpp
+
 // For geerpc::dial(). A zero duration means "no limit", and so, in effect, does one too long for
 // the clock (nanoseconds::max()): it saturates at the farthest deadline, never overflows.
 struct options {
@@ -41,6 +43,9 @@ struct options {
   std::shared_ptr<net::stream_session_factory> session{};
   // Code that sees every call of this client on its way out and its outcome (interceptor.hpp).
   std::vector<client_interceptor> interceptors{};
+  // The runtime whose scheduler fires this client's deadlines and whose CPU budget its heuristics
+  // plan for (runtime.hpp); null: the default runtime. The client holds it while it lives.
+  std::shared_ptr<geerpc::runtime> runtime{};
 };
 
 // For geerpc::server. Its timeouts are the server's own limits on its peers: zero or negative means
@@ -113,6 +118,8 @@ struct server_options {
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted
   // connection gets a session from it (a connection it refuses, by throwing, is closed).
   std::shared_ptr<net::stream_session_factory> session{};
+  // The runtime, as options::runtime; the server holds it from listen() until it stops.
+  std::shared_ptr<geerpc::runtime> runtime{};
 };
 
 GEERPC_END_NAMESPACE

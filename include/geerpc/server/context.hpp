@@ -1,5 +1,5 @@
-// geerpc: what every connection of one server shares: its handlers, its options, the scheduler of
-// its deadlines, and the counters its limits are checked against. A server owns one; its engine and
+// geerpc: what every connection of one server shares: its handlers, its options, its runtime (the
+// scheduler of its deadlines), and the counters its limits are checked against. A server owns one; its engine and
 // connections refer to it.
 #pragma once
 
@@ -17,14 +17,14 @@
 #include "../interceptor.hpp"
 #include "../net/memory_gauge.hpp"
 #include "../options.hpp"
+#include "../runtime.hpp"
 #include "connection_view.hpp"
 #include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-class dispatcher;          // server/dispatcher.hpp
-class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
+class dispatcher;  // server/dispatcher.hpp
 
 // The handler pool as its engine sees it, for the debug page.
 struct pool_view {
@@ -38,7 +38,10 @@ struct server_context {
   const dispatcher* handlers = nullptr;
   server_options options;
   std::uint8_t codec_id = 0;
-  std::shared_ptr<deadline_scheduler> scheduler;
+  // Set by listen() (server_options::runtime, or the default one) and held while the server lives;
+  // `scheduler` is the runtime's.
+  std::shared_ptr<geerpc::runtime> runtime;
+  deadline_scheduler* scheduler = nullptr;
   std::vector<server_interceptor> interceptors;      // set before serving; empty: calls skip them
   std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
   std::atomic<std::size_t> inflight{0};              // requests registered on any connection and not finished

@@ -116,7 +116,7 @@ class wire_session {
       owner().observer().turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        partial_since_ns_.store(context_.scheduler->now().time_since_epoch().count(), std::memory_order_relaxed);
       arm_stall_timer(context_.options.frame_timeout);
     } else {
       partial_since_ns_.store(0, std::memory_order_relaxed);
@@ -204,7 +204,8 @@ class wire_session {
         stream_(
             net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(stream_, context.options.max_pending_output, want_write, writer_context, &context.output),
+        writer_(stream_, context.options.max_pending_output, want_write, writer_context, &context.output,
+                &context.runtime->chunk_pool()),
         reader_(context.options.max_frame_size) {}
   ~wire_session() = default;
 
@@ -348,7 +349,8 @@ class wire_session {
     if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
     // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
     // callback cannot run before the guard is set: it needs stall_mutex_.
-    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
+    // By the runtime's clock, as partial_since_ns_ and on_stall's look.
+    context_.scheduler->schedule(stall_timer_, saturating_deadline(context_.scheduler->now(), limit), &on_stall, this);
     stall_guard_ = owner().shared_from_this();
     stall_armed_.store(true, std::memory_order_relaxed);
   }
@@ -377,7 +379,7 @@ class wire_session {
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
         const auto due =
             saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.frame_timeout);
-        if (due > clock::now()) {
+        if (due > self.context_.scheduler->now()) {
           self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
         }

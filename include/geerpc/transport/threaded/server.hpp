@@ -71,8 +71,8 @@ class threaded_server_engine {
         growth_delay_(std::max(context.options.pool_growth_delay, std::chrono::nanoseconds::zero())),
         handler_slots_(max_running_ + 1),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
-                                     this}) {
+        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
+                                     context.runtime->cpus(), &look_for_leader, this}) {
     context.pool_probe = &probe;
     context.pool_engine = this;
   }
