@@ -12,8 +12,9 @@
 // so once it returns the callback's context may be destroyed.
 //
 // Its owner is a runtime (runtime.hpp), which also chooses its clock: steady_clock, or a
-// manual_clock that a test moves by hand. The clock is read on the scheduler's thread only, once
-// per look at the heap: never on a call's path.
+// manual_clock that a test moves by hand. Its thread reads the clock once per look at the heap;
+// the engines read it through now() where they set a deadline or decide one has passed (a null
+// test before the clock read they made anyway: no indirect call on a call's path).
 #pragma once
 
 #include <chrono>
