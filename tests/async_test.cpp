@@ -106,7 +106,8 @@ TEMPLATE_TEST_CASE("a reply held for the next request of its connection is not k
   // is for the same peer, and then blocks in that one. The watchdog must send the held reply.
   one_handler_thread<TestType> t;
   auto& [s, peer] = t;
-  const auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  const auto runtime = geerpc::runtime::default_runtime();  // the server's: it holds it
+  geerpc::detail::deadline_scheduler* const scheduler = &runtime->scheduler();
   // Twice: the second time after the watchdog has gone idle, so that it must be armed again.
   for (std::uint64_t round = 0; round < 2; ++round) {
     const std::uint64_t quick_seq = 2 * round + 1, slow_seq = 2 * round + 2;
@@ -141,7 +142,7 @@ TEMPLATE_TEST_CASE("a held reply still goes out when its connection closes", "[a
   one_handler_thread<TestType> t;
   auto& [s, peer] = t;
   std::optional<test::hold_scheduler> busy;
-  busy.emplace(*geerpc::detail::deadline_scheduler::shared());
+  busy.emplace(geerpc::runtime::default_runtime()->scheduler());  // the server's: it holds it
   REQUIRE(busy->held());
   t.send_quick_then_slow(1, 2);
   REQUIRE(s.arith.started.wait_for_at_least(1));  // the slow one runs, so the quick one has answered
@@ -160,7 +161,7 @@ TEMPLATE_TEST_CASE("a reply whose caller's deadline is near is sent at once, not
   one_handler_thread<TestType> t;
   auto& [s, peer] = t;
   std::optional<test::hold_scheduler> busy;
-  busy.emplace(*geerpc::detail::deadline_scheduler::shared());
+  busy.emplace(geerpc::runtime::default_runtime()->scheduler());  // the server's: it holds it
   REQUIRE(busy->held());
   t.send_quick_then_slow(1, 2, 3000);
   const auto quick = peer.read_frame(2s);

@@ -375,17 +375,9 @@ TEST_CASE("random bytes in every file: never a crash, never a limit of zero", "[
   }
 }
 
-TEST_CASE("this process's budget: within its affinity, read once, overridable", "[cpu_budget]") {
-  using geerpc::detail::affinity_cpus;
-  using geerpc::detail::effective_cpus;
-  using geerpc::detail::process_cpus;
-  const unsigned cpus = process_cpus();
-  CHECK(cpus >= 1);
-  CHECK(cpus <= affinity_cpus());
-  // Not compared with a fresh reading: another test of this binary may have changed the affinity
-  // for a while (batched_requests_test), and the budget was read once, whenever it was first asked.
-  CHECK(geerpc::detail::several_cpus() == (cpus > 1));
-  CHECK(effective_cpus(0) == cpus);
-  CHECK(effective_cpus(1) == 1);
-  CHECK(effective_cpus(64) == 64);
+TEST_CASE("this process's budget: within its affinity, read by a runtime once, overridable", "[cpu_budget]") {
+  const geerpc::runtime rt;
+  CHECK(rt.cpus() >= 1);
+  CHECK(rt.cpus() <= geerpc::detail::affinity_cpus());
+  CHECK(geerpc::runtime({.cpus = 64}).cpus() == 64);
 }

@@ -44,7 +44,7 @@ struct cancel_on_exit {
 }  // namespace
 
 TEST_CASE("timers fire in deadline order, not in the order they were set", "[scheduler]") {
-  auto scheduler = deadline_scheduler::shared();
+  auto scheduler = std::make_shared<deadline_scheduler>();
   recorder r;
   tagged a{&r, 3}, b{&r, 1}, c{&r, 2};
   deadline_scheduler::timer ta, tb, tc;
@@ -59,7 +59,7 @@ TEST_CASE("timers fire in deadline order, not in the order they were set", "[sch
 }
 
 TEST_CASE("a cancelled timer never fires", "[scheduler]") {
-  auto scheduler = deadline_scheduler::shared();
+  auto scheduler = std::make_shared<deadline_scheduler>();
   recorder r;
   tagged cancelled{&r, 1}, later{&r, 2};
   deadline_scheduler::timer t, t_later;
@@ -81,7 +81,7 @@ TEST_CASE("a cancelled timer never fires", "[scheduler]") {
 }
 
 TEST_CASE("cancel() of a running callback returns only after it finished", "[scheduler]") {
-  auto scheduler = deadline_scheduler::shared();
+  auto scheduler = std::make_shared<deadline_scheduler>();
   struct blocking_callback {
     test::event entered, release;
     std::atomic<bool> done{false};
@@ -111,7 +111,7 @@ TEST_CASE("cancel() of a running callback returns only after it finished", "[sch
 }
 
 TEST_CASE("a callback may schedule another timer", "[scheduler]") {
-  auto scheduler = deadline_scheduler::shared();
+  auto scheduler = std::make_shared<deadline_scheduler>();
   struct chain {
     deadline_scheduler* scheduler;
     deadline_scheduler::timer first, next;
@@ -131,7 +131,7 @@ TEST_CASE("a callback may schedule another timer", "[scheduler]") {
 }
 
 TEST_CASE("a callback may set its own timer again, and cancel() takes that deadline off too", "[scheduler]") {
-  auto scheduler = deadline_scheduler::shared();
+  auto scheduler = std::make_shared<deadline_scheduler>();
   struct rearming {
     deadline_scheduler* scheduler;
     deadline_scheduler::timer timer;
@@ -164,7 +164,7 @@ TEST_CASE("a callback may set its own timer again, and cancel() takes that deadl
 }
 
 TEST_CASE("scheduling a queued timer moves it to the new deadline", "[scheduler]") {
-  auto scheduler = deadline_scheduler::shared();
+  auto scheduler = std::make_shared<deadline_scheduler>();
   // Three timers 1 ms apart, set while the scheduler is held, then one of them moved; `moves`
   // are (timer index, new offset in ms).
   const auto fire_order = [&](const std::vector<std::pair<int, int>>& moves) {
@@ -192,7 +192,7 @@ TEST_CASE("scheduling a queued timer moves it to the new deadline", "[scheduler]
 }
 
 TEST_CASE("many timers, half of them cancelled: the rest fire once each, in deadline order", "[scheduler]") {
-  auto scheduler = deadline_scheduler::shared();
+  auto scheduler = std::make_shared<deadline_scheduler>();
   constexpr int count = 200;
   recorder r;
   std::vector<tagged> contexts;
@@ -224,17 +224,6 @@ TEST_CASE("many timers, half of them cancelled: the rest fire once each, in dead
   REQUIRE(r.fired.wait_for_at_least(count / 2));
   std::lock_guard lock(r.mutex);
   CHECK(r.order == expected);
-}
-
-TEST_CASE("the shared scheduler is one thread, gone when nobody holds it", "[scheduler][resources]") {
-  const int before = test::baseline_thread_count();
-  {
-    auto first = deadline_scheduler::shared();
-    auto second = deadline_scheduler::shared();
-    CHECK(first == second);
-    CHECK(test::thread_count() == before + 1);
-  }
-  CHECK(test::thread_count() == before);
 }
 
 TEST_CASE("a scheduler whose last owner lets go inside one of its callbacks ends without joining itself",

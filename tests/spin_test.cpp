@@ -1,6 +1,7 @@
 // The bounded spin of a waiting caller (tuning/spin.hpp): a lone waiter on several CPUs looks for
 // its reply for a moment before it sleeps; a waiter among others, or on one CPU, never spins. And
 // a caller that reads the socket while it spins hands every reply to its own call.
+#include <atomic>
 #include <chrono>
 #include <vector>
 
@@ -9,11 +10,20 @@
 
 using namespace std::chrono_literals;
 using geerpc::detail::reply_wait;
-using geerpc::detail::several_cpus;
 using test::Args;
 
+namespace {
+// What a runtime would give a waiter: its own count of waiting callers, and its CPU budget.
+bool several_cpus() { return geerpc::detail::process_cpus() > 1; }
+struct lone_runtime {
+  std::atomic<int> waiting{0};
+  reply_wait waiter() { return reply_wait(waiting, geerpc::detail::spin_budget, several_cpus()); }
+};
+}  // namespace
+
 TEST_CASE("a lone waiter on several CPUs spins until its event comes", "[spin]") {
-  const reply_wait waiting;
+  lone_runtime rt;
+  const reply_wait waiting = rt.waiter();
   int polls = 0;
   const bool done = waiting.spin_until([&] { return ++polls >= 20; });
   if (several_cpus()) {
@@ -26,7 +36,8 @@ TEST_CASE("a lone waiter on several CPUs spins until its event comes", "[spin]")
 }
 
 TEST_CASE("a spin that finds nothing ends once its budget is spent", "[spin]") {
-  const reply_wait waiting;
+  lone_runtime rt;
+  const reply_wait waiting = rt.waiter();
   int polls = 0;
   const auto began = std::chrono::steady_clock::now();
   CHECK_FALSE(waiting.spin_until([&] {
@@ -42,8 +53,9 @@ TEST_CASE("a spin that finds nothing ends once its budget is spent", "[spin]") {
 }
 
 TEST_CASE("a waiter among other waiters sleeps at once", "[spin]") {
-  const reply_wait first;
-  const reply_wait second;
+  lone_runtime rt;
+  const reply_wait first = rt.waiter();
+  const reply_wait second = rt.waiter();
   int polls = 0;
   CHECK_FALSE(second.spin_until([&] {
     ++polls;

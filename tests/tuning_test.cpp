@@ -15,15 +15,17 @@ using namespace std::chrono_literals;
 
 TEST_CASE("tuning::settings: the CPUs to assume override detection", "[tuning]") {
   geerpc::tuning::settings knobs;
-  CHECK(knobs.several_cpus() == geerpc::detail::several_cpus());  // 0: detected
+  CHECK(knobs.several_cpus(2));  // 0: the runtime's
+  CHECK_FALSE(knobs.several_cpus(1));
   knobs.cpus = 1;
-  CHECK_FALSE(knobs.several_cpus());
+  CHECK_FALSE(knobs.several_cpus(4));
   knobs.cpus = 4;
-  CHECK(knobs.several_cpus());
+  CHECK(knobs.several_cpus(1));
 }
 
 TEST_CASE("a spin budget of 0 never spins, whatever the CPUs", "[tuning][spin]") {
-  const geerpc::detail::reply_wait waiting(0us, true);
+  std::atomic<int> waiters{0};  // a runtime's count of waiting callers
+  const geerpc::detail::reply_wait waiting(waiters, 0us, true);
   CHECK_FALSE(waiting.may_spin());
   int polls = 0;
   CHECK_FALSE(waiting.spin_until([&] {
@@ -34,11 +36,12 @@ TEST_CASE("a spin budget of 0 never spins, whatever the CPUs", "[tuning][spin]")
 }
 
 TEST_CASE("a lone waiter with a budget and spare CPUs spins; one told of a single CPU does not", "[tuning][spin]") {
+  std::atomic<int> waiters{0};
   {
-    const geerpc::detail::reply_wait waiting(50us, true);
+    const geerpc::detail::reply_wait waiting(waiters, 50us, true);
     CHECK(waiting.may_spin());
   }
-  const geerpc::detail::reply_wait one_cpu(50us, false);
+  const geerpc::detail::reply_wait one_cpu(waiters, 50us, false);
   CHECK_FALSE(one_cpu.may_spin());
 }
 
@@ -128,7 +131,7 @@ TEST_CASE("receive_timeout: the socket's SO_RCVTIMEO is set only when the one it
 }
 
 TEST_CASE("unled_runs: the watchdog asks for a leader only after a whole period unled", "[tuning][unled]") {
-  auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  auto scheduler = std::make_shared<geerpc::detail::deadline_scheduler>();
   geerpc::detail::unled_runs runs(
       *scheduler, true, [](void*) { return false; }, nullptr);
   CHECK(runs.may_run_unled());  // no handler found blocked yet
@@ -145,7 +148,7 @@ TEST_CASE("unled_runs: the watchdog asks for a leader only after a whole period 
 }
 
 TEST_CASE("unled_runs: off on several CPUs, and a handler found blocked turns it off for a while", "[tuning][unled]") {
-  auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  auto scheduler = std::make_shared<geerpc::detail::deadline_scheduler>();
   geerpc::detail::unled_runs off(
       *scheduler, false, [](void*) { return false; }, nullptr);
   CHECK_FALSE(off.may_run_unled());
@@ -166,9 +169,9 @@ TEST_CASE("reply_holds: a reply whose caller's deadline is near is never held", 
 
 TEST_CASE("tuning::none's hooks hold nothing and watch nothing: the plain core", "[tuning]") {
   using hooks = geerpc::tuning::none::server_hooks;
-  auto scheduler = geerpc::detail::deadline_scheduler::shared();
+  auto scheduler = std::make_shared<geerpc::detail::deadline_scheduler>();
   geerpc::tuning::settings knobs;
-  hooks server(geerpc::tuning::server_setup{*scheduler, 4, knobs, [](void*) { return false; }, nullptr});
+  hooks server(geerpc::tuning::server_setup{*scheduler, 4, knobs, 1, [](void*) { return false; }, nullptr});
   auto mine = server.thread_begins(0);
   geerpc::detail::server_request request;
   CHECK_FALSE(server.hold_reply(mine, request, true));

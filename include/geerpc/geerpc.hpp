@@ -19,6 +19,7 @@
 #include "interceptor.hpp"
 #include "options.hpp"
 #include "responder.hpp"
+#include "runtime.hpp"
 #include "server.hpp"
 #include "service.hpp"
 #include "transport/fwd.hpp"

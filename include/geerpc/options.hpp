@@ -1,5 +1,5 @@
 // geerpc: the settings of a client connection and of a server, grouped by concern (timeouts,
-// limits, threads, observability, tuning), as plain std::chrono values with defaults that suit
+// limits, threads, observability, tuning, the runtime), as plain std::chrono values with defaults that suit
 // most programs.
 #pragma once
 
@@ -16,6 +16,8 @@
 #include "wire/frame.hpp"
 
 GEERPC_BEGIN_NAMESPACE
+
+class runtime;  // runtime.hpp
 
 // The settings come in groups by concern, each a struct of its own, so that a designated
 // initializer names the group and then the setting:
@@ -63,6 +65,9 @@ struct options {
   // Observability: code that sees every call of this client on its way out and its outcome
   // (interceptor.hpp).
   std::vector<client_interceptor> interceptors{};
+  // The runtime whose scheduler fires this client's deadlines and whose CPU budget its heuristics
+  // plan for (runtime.hpp); null: the default runtime. The client holds it while it lives.
+  std::shared_ptr<geerpc::runtime> runtime{};
 };
 
 // A server's threads (threaded transport).
@@ -154,6 +159,8 @@ struct server_options {
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted
   // connection gets a session from it (a connection it refuses, by throwing, is closed).
   std::shared_ptr<net::stream_session_factory> session{};
+  // The runtime, as options::runtime; the server holds it from listen() until it stops.
+  std::shared_ptr<geerpc::runtime> runtime{};
 };
 
 GEERPC_END_NAMESPACE

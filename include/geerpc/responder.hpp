@@ -24,7 +24,7 @@
 // Do not answer or destroy a responder while holding a lock that a callback registered on its
 // stop_token takes: the server's timer may be running that callback, and waits for it first. On
 // the blocking transport, a deferred reply too large for the socket's buffer waits for the
-// connection's thread to send the rest, at its next request (or for write_timeout).
+// connection's thread to send the rest, at its next request (or for timeouts.write).
 #pragma once
 
 #include <atomic>

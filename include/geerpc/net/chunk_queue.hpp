@@ -24,8 +24,9 @@ namespace net {
 
 class chunk_queue {
  public:
-  // Blocks of `block_size` bytes (chunk_pool::block_size()), header included.
-  explicit chunk_queue(std::size_t block_size) noexcept : block_(block_size) {}
+  // Blocks of `block_size` bytes (chunk_pool::block_size()), header included, from `pool` (null:
+  // from the allocator).
+  explicit chunk_queue(std::size_t block_size, chunk_pool* pool = nullptr) noexcept : block_(block_size), pool_(pool) {}
   ~chunk_queue() { clear(); }
   chunk_queue(const chunk_queue&) = delete;
   chunk_queue& operator=(const chunk_queue&) = delete;
@@ -64,8 +65,7 @@ class chunk_queue {
     output_chunk** tail = &head;
     std::size_t taken = 0;
     try {
-      for (; taken < blocks_for(bytes.size()); ++taken, tail = &(*tail)->next)
-        *tail = chunk_pool::shared().take(block_);
+      for (; taken < blocks_for(bytes.size()); ++taken, tail = &(*tail)->next) *tail = take();
     } catch (...) {
       give_all(head);
       throw;
@@ -110,7 +110,7 @@ class chunk_queue {
       first_ = c->next;
       if (c == last_) last_ = nullptr;
       --blocks_;
-      chunk_pool::shared().give(c, block_);
+      give(c);
     }
     GEERPC_ASSERT(count == 0 && (first_ != nullptr || (blocks_ == 0 && bytes_ == 0)),
                   "chunk_queue: blocks and bytes agree");
@@ -132,7 +132,7 @@ class chunk_queue {
     output_chunk* head = nullptr;
     output_chunk** tail = &head;
     try {
-      for (std::size_t i = 0; i < count; ++i, tail = &(*tail)->next) *tail = chunk_pool::shared().take(block_);
+      for (std::size_t i = 0; i < count; ++i, tail = &(*tail)->next) *tail = take();
     } catch (...) {
       give_all(head);
       throw;
@@ -152,12 +152,20 @@ class chunk_queue {
   void give_all(output_chunk* c) noexcept {
     while (c != nullptr) {
       output_chunk* const next = c->next;
-      chunk_pool::shared().give(c, block_);
+      give(c);
       c = next;
     }
   }
+  output_chunk* take() { return pool_ != nullptr ? pool_->take(block_) : chunk_pool::allocate(block_); }
+  void give(output_chunk* c) noexcept {
+    if (pool_ != nullptr)
+      pool_->give(c, block_);
+    else
+      chunk_pool::release(c);
+  }
 
   const std::size_t block_;
+  chunk_pool* const pool_;
   output_chunk* first_ = nullptr;
   output_chunk* last_ = nullptr;  // the block appends go to; new blocks are linked after it
   std::size_t blocks_ = 0;

@@ -47,15 +47,16 @@ class frame_writer {
 
   // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
   // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
-  // their sum. Only changes of capacity touch it: none on the fast path.
+  // their sum. Only changes of capacity touch it: none on the fast path. Its blocks come from
+  // `pool` (its runtime's, which must outlive the writer), or straight from the allocator when null.
   frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
-               memory_gauge* gauge = nullptr) noexcept
+               memory_gauge* gauge = nullptr, chunk_pool* pool = nullptr) noexcept
       : stream_(out),
         max_pending_(max_pending),
         want_write_(want_write),
         context_(context),
         gauge_(gauge),
-        queue_(chunk_pool::block_size(max_pending)) {}
+        queue_(chunk_pool::block_size(max_pending), pool) {}
   ~frame_writer() { detach_gauge(); }
   // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
   // done with the gauge before the writer itself goes.

@@ -1,17 +1,16 @@
 // geerpc: the blocks a writer's queue is made of (net/chunk_queue.hpp), and where they come from:
-// the allocator, through a small free list the whole process shares.
+// the allocator, through a small free list that the writers of one runtime share (runtime.hpp).
 //
-// What fixed-size blocks trade. A queue grown by doubling left each outgrown buffer in the malloc
-// arena of the thread that grew it, where nothing of the next, larger size could reuse it: the
-// server's memory followed the sum of all those buffers, not what it held. A block freed is the size
-// of every other block, so the next block taken reuses it. Blocks are taken on handler threads and
-// given back on whichever thread sends them, though, and a block given back to malloc stays in the
-// arena of the thread that took it until that thread takes another. The free list, shared by every
-// thread and bounded (`kept_most` blocks), makes most blocks go round through it instead, from
-// whoever sent them to whoever queues next; it keeps that much memory for the life of the process
-// once used, and beyond it the arenas keep what their threads freed, in blocks their next queue
-// reuses. Pages mapped per block would leave nothing behind, but unmapping a page shared by threads
-// costs a TLB shootdown, hundreds of microseconds on these VMs, on every block sent.
+// What fixed-size blocks trade. A block freed is the size of every other block, so the next block
+// taken reuses it, and a queue holds what it holds, never an outgrown buffer. Blocks are taken on
+// handler threads and given back on whichever thread sends them, though, and a block given back to
+// malloc stays in the arena of the thread that took it until that thread takes another. The free
+// list, shared by every thread of a runtime and bounded (`kept_most` blocks), makes most blocks go
+// round through it instead, from whoever sent them to whoever queues next; it keeps that much
+// memory for the life of its runtime once used, and beyond it the arenas keep what their threads
+// freed, in blocks their next queue reuses. Pages mapped per block would leave nothing behind, but
+// unmapping a page shared by threads costs a TLB shootdown, hundreds of microseconds on these VMs,
+// on every block sent.
 #pragma once
 
 #include <algorithm>
@@ -29,7 +28,7 @@ namespace net {
 
 // One block: this header, then its bytes. Bytes [begin, end) of data() wait to be sent.
 struct output_chunk {
-  static constexpr std::size_t header = 64;  // keeps data() on a cache line of its own
+  static constexpr std::size_t header = 64;  // room for the fields below; data() keeps the allocator's alignment
   output_chunk* next = nullptr;
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
@@ -54,7 +53,7 @@ class chunk_pool {
   // The smallest block. A writer whose limit is below it still queues one frame at a time: a frame
   // may always wait alone (frame_writer::append_locked).
   static constexpr std::size_t smallest = 1u << 10;
-  // Blocks kept for reuse, for the whole process: 2 MiB. None under AddressSanitizer, so that a
+  // Blocks kept for reuse, per pool (one per runtime): 2 MiB. None under AddressSanitizer, so that a
   // block used after it was given back is a use after free it reports, not another connection's
   // bytes.
   static constexpr std::size_t kept_most = under_address_sanitizer ? 0 : 32;
@@ -66,13 +65,16 @@ class chunk_pool {
     return std::clamp(std::bit_floor(std::max<std::size_t>(limit / 8, 1)), smallest, standard);
   }
 
-  // The one free list of the process. Never destroyed: a writer may give a block back during static
-  // destruction.
-  static chunk_pool& shared() noexcept {
-    alignas(chunk_pool) static std::byte storage[sizeof(chunk_pool)];
-    static chunk_pool* const pool = ::new (storage) chunk_pool();
-    return *pool;
+  chunk_pool() = default;
+  // Every writer that takes from it must be gone first (its runtime outlives its users).
+  ~chunk_pool() {
+    while (output_chunk* const c = free_) {
+      free_ = c->next;
+      release(c);
+    }
   }
+  chunk_pool(const chunk_pool&) = delete;
+  chunk_pool& operator=(const chunk_pool&) = delete;
 
   // An empty block of `size` bytes (header included). Throws std::bad_alloc.
   output_chunk* take(std::size_t size) {
@@ -84,7 +86,7 @@ class chunk_pool {
         return ::new (c) output_chunk();  // as new: no bytes, no next
       }
     }
-    return ::new (allocate(size)) output_chunk();
+    return allocate(size);
   }
   // Takes back a block take(size) gave.
   void give(output_chunk* c, std::size_t size) noexcept {
@@ -101,15 +103,14 @@ class chunk_pool {
     release(c);
   }
 
- private:
-  chunk_pool() = default;
-
-  static void* allocate(std::size_t size) { return ::operator new(size); }
+  // A block of `size` bytes straight from the allocator, and back: for a writer without a pool.
+  static output_chunk* allocate(std::size_t size) { return ::new (::operator new(size)) output_chunk(); }
   static void release(output_chunk* c) noexcept {
     c->~output_chunk();
     ::operator delete(static_cast<void*>(c));
   }
 
+ private:
   std::mutex mutex_;
   output_chunk* free_ = nullptr;  // a stack of blocks of the standard size, linked through next
   std::size_t kept_ = 0;

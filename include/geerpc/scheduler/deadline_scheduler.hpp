@@ -10,11 +10,17 @@
 // Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
 // they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
 // so once it returns the callback's context may be destroyed.
+//
+// Its owner is a runtime (runtime.hpp), which also chooses its clock: steady_clock, or a
+// manual_clock that a test moves by hand. Its thread reads the clock once per look at the heap;
+// the engines read it through now() where they set a deadline or decide one has passed (a null
+// test before the clock read they made anyway: no indirect call on a call's path).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -22,6 +28,7 @@
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "manual_clock.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -49,7 +56,9 @@ class deadline_scheduler {
     std::size_t slot_ = unqueued;  // its index in the heap
   };
 
-  deadline_scheduler() : thread_([this] { run(); }) {}
+  // With `manual` (not null, outliving the scheduler), deadlines fall due by its time, not by
+  // steady_clock's, and the thread sleeps until catch_up() is called.
+  explicit deadline_scheduler(const manual_clock* manual = nullptr) : manual_(manual), thread_([this] { run(); }) {}
 
   ~deadline_scheduler() {
     {
@@ -57,6 +66,7 @@ class deadline_scheduler {
       stopping_ = true;
     }
     wake_.notify_all();
+    finished_.notify_all();  // a catch_up() still waiting returns
     // thread_ joins here, unless this is the scheduler thread: a callback may let go of the last
     // owner (a call's continuation frees the last client of the program). A thread cannot join
     // itself: it is told to leave run() without touching this object again, and let go.
@@ -68,20 +78,6 @@ class deadline_scheduler {
 
   deadline_scheduler(const deadline_scheduler&) = delete;
   deadline_scheduler& operator=(const deadline_scheduler&) = delete;
-
-  // The process-wide scheduler, created on first use and destroyed (its thread joined) when the last
-  // client or server holding it is gone.
-  static std::shared_ptr<deadline_scheduler> shared() {
-    static std::mutex mutex;
-    static std::weak_ptr<deadline_scheduler> current;
-    std::lock_guard lock(mutex);
-    auto scheduler = current.lock();
-    if (!scheduler) {
-      scheduler = std::make_shared<deadline_scheduler>();
-      current = scheduler;
-    }
-    return scheduler;
-  }
 
   // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
   // May be called from a callback, for its own timer too.
@@ -123,6 +119,19 @@ class deadline_scheduler {
   std::size_t pending() const {
     std::lock_guard lock(mutex_);
     return heap_.size();
+  }
+
+  // The time deadlines are measured against: the manual clock's, or steady_clock's.
+  clock::time_point now() const noexcept { return manual_ != nullptr ? manual_->now() : clock::now(); }
+
+  // Returns once the thread has looked at the heap after this call began, and run every callback
+  // due by then: after a manual clock moved, every deadline it passed has fired. Not from a callback.
+  void catch_up() {
+    GEERPC_ASSERT(std::this_thread::get_id() != thread_.get_id(), "deadline_scheduler: catch_up() from a callback");
+    std::unique_lock lock(mutex_);
+    const std::uint64_t ticket = ++looks_asked_;
+    wake_.notify_all();
+    finished_.wait(lock, [&] { return looks_done_ >= ticket || stopping_; });
   }
 
  private:
@@ -178,14 +187,14 @@ class deadline_scheduler {
         // After a storm of deadlines, give back what the heap grew to.
         if (heap_.capacity() > 4096) std::vector<timer*>().swap(heap_);
         wakes_at_ = clock::time_point::max();
-        wake_.wait(lock);
+        looked(lock);
         continue;
       }
       timer& first = *heap_.front();
       // A copy: the timer may be cancelled while we wait, and wait_until reads its argument again.
-      if (const clock::time_point when = first.when_; when > clock::now()) {
+      if (const clock::time_point when = first.when_; when > now()) {
         wakes_at_ = when;
-        wake_.wait_until(lock, when);
+        looked(lock, when);
         continue;
       }
       wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the heap again
@@ -203,15 +212,31 @@ class deadline_scheduler {
     }
   }
 
+  // Nothing is due now: answers catch_up() calls made before this look, then sleeps until
+  // `until` (by steady_clock; a manual clock's time moves only with a catch_up()) or a wake-up.
+  void looked(std::unique_lock<std::mutex>& lock, clock::time_point until = clock::time_point::max()) {
+    if (looks_done_ != looks_asked_) {
+      looks_done_ = looks_asked_;
+      finished_.notify_all();
+    }
+    if (manual_ != nullptr || until == clock::time_point::max())
+      wake_.wait(lock);
+    else
+      wake_.wait_until(lock, until);
+  }
+
+  const manual_clock* const manual_;  // null: steady_clock
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
-  std::condition_variable finished_;  // a callback returned
+  std::condition_variable finished_;  // a callback returned, or a look answered catch_up()
   // Shared with run(): set by a destructor called from a callback, read after the scheduler is gone.
   const std::shared_ptr<bool> destroyed_ = std::make_shared<bool>(false);
   std::vector<timer*> heap_;
   const timer* running_ = nullptr;  // whose callback runs now
   // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
   clock::time_point wakes_at_ = clock::time_point::min();
+  std::uint64_t looks_asked_ = 0;  // catch_up() calls made
+  std::uint64_t looks_done_ = 0;   // of them, answered by a look at the heap
   bool stopping_ = false;
   std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down
 };

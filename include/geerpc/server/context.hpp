@@ -1,5 +1,5 @@
-// geerpc: what every connection of one server shares: its handlers, its options, the scheduler of
-// its deadlines, and the counters its limits are checked against. A server owns one; its engine and
+// geerpc: what every connection of one server shares: its handlers, its options, its runtime (the
+// scheduler of its deadlines), and the counters its limits are checked against. A server owns one; its engine and
 // connections refer to it.
 #pragma once
 
@@ -17,14 +17,14 @@
 #include "../interceptor.hpp"
 #include "../net/memory_gauge.hpp"
 #include "../options.hpp"
+#include "../runtime.hpp"
 #include "connection_view.hpp"
 #include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-class dispatcher;          // server/dispatcher.hpp
-class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
+class dispatcher;  // server/dispatcher.hpp
 
 // The handler pool as its engine sees it, for the debug page.
 struct pool_view {
@@ -33,34 +33,49 @@ struct pool_view {
   std::size_t start_failures = 0;  // threads the system would not start
 };
 
-// What every connection of one server shares.
+// What every connection of one server shares, grouped by who writes each field: a field is
+// written by its group's owner only, and read by the others.
 struct server_context {
+  // ---- basic_server, before it serves (constructor, add(), use(), listen()); read-only while
+  // it serves.
   const dispatcher* handlers = nullptr;
   server_options options;
   std::uint8_t codec_id = 0;
-  std::shared_ptr<deadline_scheduler> scheduler;
-  std::vector<server_interceptor> interceptors;      // set before serving; empty: calls skip them
-  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
-  std::atomic<std::size_t> inflight{0};              // requests registered on any connection and not finished
+  std::vector<server_interceptor> interceptors;  // empty: calls skip them
+  // What the debug page shows of calls (statistics.hpp): made by listen() when
+  // server_options.observability.statistics is on; null when it is off. Its own counters are the observer's.
+  std::unique_ptr<server_statistics> stats;
+  // server_link::listen(): server_options::runtime, or the default one, held while the server
+  // lives; `scheduler` is the runtime's.
+  std::shared_ptr<geerpc::runtime> runtime;
+  deadline_scheduler* scheduler = nullptr;
+
+  // ---- The engine: its view of its handler pool, while one serves (set and cleared by it).
+  pool_view (*pool_probe)(const void* engine) = nullptr;
+  const void* pool_engine = nullptr;
+
+  // ---- The request ledgers of the connections (request_ledger.hpp), once per request.
+  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
   // Beside `inflight`, on its cache line: both change once per request.
   std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
+
+  // ---- The connections (connection.hpp, wire_session.hpp), and the engines' accept paths for
+  // `refused` (a connection closed at once for want of memory).
+  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
   std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
   net::memory_gauge output;                          // held by every connection's writer
-  // A graceful shutdown waits on `drained` for `inflight` to reach 0; the request that takes it
-  // there notifies while `draining` is set. The waiter also looks again every few milliseconds, so
-  // no per-request fence is spent closing the race between the two flags.
+
+  // ---- Graceful shutdown: server_link::shutdown() sets `draining` and waits on `drained` for
+  // `inflight` to reach 0; the request that takes it there notifies while `draining` is set. The
+  // waiter also looks again every few milliseconds, so no per-request fence is spent closing the
+  // race between the two flags.
   std::atomic<bool> draining{false};
   std::mutex drain_mutex;
   std::condition_variable drained;
-  // What the debug page shows of calls (statistics.hpp): made by listen() when
-  // server_options.observability.statistics is on; null when it is off.
-  std::unique_ptr<server_statistics> stats;
-  // The engine's view of its handler pool, while one serves (set and cleared by the engine).
-  pool_view (*pool_probe)(const void* engine) = nullptr;
-  const void* pool_engine = nullptr;
-  // Every connection alive, for the debug page: each adds itself when made and takes itself out
-  // when destroyed, under connections_mutex. Lock order: connections_mutex before a connection's
-  // own locks; nothing holding a connection's lock takes it.
+
+  // ---- Every connection alive, for the debug page: each adds itself when made and takes itself
+  // out when destroyed, under connections_mutex. Lock order: connections_mutex before a
+  // connection's own locks; nothing holding a connection's lock takes it.
   mutable std::mutex connections_mutex;
   std::vector<listed_connection*> connections;
   std::condition_variable connections_gone;  // notified when the last connection is destroyed

@@ -140,7 +140,7 @@ class request_ledger {
   // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
                          void (*on_deadline)(void*)) {
-    const auto now = clock::now();
+    const auto now = context_.scheduler->now();  // the runtime's clock, which the timer fires by
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
     if (budget_us > 0)

@@ -83,7 +83,7 @@ class wire_session {
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
 
   // Disconnects a peer that has not completed the handshake in time. Called when the connection is
-  // accepted; frame_timeout then guards every frame the peer starts in the same way.
+  // accepted; timeouts.frame then guards every frame the peer starts in the same way.
   void arm_handshake_timer() { arm_stall_timer(context_.options.timeouts.handshake); }
 
   // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
@@ -116,7 +116,7 @@ class wire_session {
       owner().observer().turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        partial_since_ns_.store(context_.scheduler->now().time_since_epoch().count(), std::memory_order_relaxed);
       arm_stall_timer(context_.options.timeouts.frame);
     } else {
       partial_since_ns_.store(0, std::memory_order_relaxed);
@@ -126,7 +126,7 @@ class wire_session {
   }
 
   // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
-  // dropped for not reading them: write_timeout, or the handshake timer still armed). What the peer
+  // dropped for not reading them: timeouts.write, or the handshake timer still armed). What the peer
   // sends meanwhile is ignored.
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
@@ -204,7 +204,8 @@ class wire_session {
         stream_(
             net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output),
+        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output,
+                &context.runtime->chunk_pool()),
         reader_(context.options.limits.max_frame_size) {}
   ~wire_session() = default;
 
@@ -348,7 +349,8 @@ class wire_session {
     if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
     // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
     // callback cannot run before the guard is set: it needs stall_mutex_.
-    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
+    // By the runtime's clock, as partial_since_ns_ and on_stall's look.
+    context_.scheduler->schedule(stall_timer_, saturating_deadline(context_.scheduler->now(), limit), &on_stall, this);
     stall_guard_ = owner().shared_from_this();
     stall_armed_.store(true, std::memory_order_relaxed);
   }
@@ -377,7 +379,7 @@ class wire_session {
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
         const auto due =
             saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.timeouts.frame);
-        if (due > clock::now()) {
+        if (due > self.context_.scheduler->now()) {
           self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
         }
@@ -394,7 +396,7 @@ class wire_session {
 
   // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
   // last learns it from the writer: status::pending), it closes a connection whose socket took
-  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
+  // none of their bytes for timeouts.write. One timer per stall, not per write: when it fires it
   // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
   // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
   // disarmed the same way, by close().

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "../config.hpp"
+#include "../runtime.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "../server/connection.hpp"
 #include "../server/context.hpp"
@@ -31,7 +32,9 @@ void server_link<Transport>::destroy(engine* e) noexcept {
 template <class Transport>
 typename server_link<Transport>::handle server_link<Transport>::listen(server_context& context,
                                                                        std::string_view address, std::string& bound) {
-  context.scheduler = deadline_scheduler::shared();
+  if (!context.runtime)  // kept when it listens again
+    context.runtime = context.options.runtime ? context.options.runtime : runtime::default_runtime();
+  context.scheduler = &context.runtime->scheduler();
   handle e(new engine(context));
   bound = e->listen(address);
   return e;

@@ -23,8 +23,9 @@ struct automatic {
   class client_hooks {
    public:
     explicit client_hooks(const client_setup& setup)
-        : spin_(setup.knobs.spin),
-          several_cpus_(setup.knobs.several_cpus()),
+        : waiting_callers_(setup.waiting_callers),
+          spin_(setup.knobs.spin),
+          several_cpus_(setup.knobs.several_cpus(setup.runtime_cpus)),
           batching_(setup.writer, setup.scheduler, setup.knobs.batching, setup.broken, setup.engine) {}
 
     // Request batching (request_batching.hpp).
@@ -46,9 +47,10 @@ struct automatic {
     bool receiver_watches() const noexcept { return watch_.receiver_watches(); }
 
     // A spin before sleeping (spin.hpp).
-    detail::reply_wait waiting() const noexcept { return detail::reply_wait(spin_, several_cpus_); }
+    detail::reply_wait waiting() const noexcept { return detail::reply_wait(waiting_callers_, spin_, several_cpus_); }
 
    private:
+    std::atomic<int>& waiting_callers_;
     const std::chrono::microseconds spin_;
     const bool several_cpus_;
     detail::socket_watch watch_;

@@ -19,7 +19,7 @@ namespace tuning {
 class automatic::server_hooks {
  public:
   explicit server_hooks(const server_setup& setup)
-      : one_cpu_(!setup.knobs.several_cpus()),
+      : one_cpu_(!setup.knobs.several_cpus(setup.runtime_cpus)),
         batching_(setup.knobs.batching),
         holds_(setup.thread_slots, setup.scheduler),
         unled_(setup.scheduler, one_cpu_, setup.look_for_leader, setup.engine) {}

@@ -7,7 +7,7 @@
 // children).
 //
 // Every file is read relative to a root directory, so that the tests can point the detection at a
-// fake tree; the process's own budget reads "/" once. A file that is missing, unreadable or
+// fake tree; a runtime reads "/" once, when it is made (runtime.hpp). A file that is missing, unreadable or
 // garbled means "no limit": a wrong guess costs some speed, never correctness, and nothing here
 // throws.
 #pragma once
@@ -336,16 +336,8 @@ inline unsigned cpu_budget(unsigned affinity, std::string_view root) noexcept {
   return budget == 0 ? 1 : budget;
 }
 
-// This process's budget, read once: affinity and cgroup limits are set before a program starts,
-// and reading them costs a few system calls.
-inline unsigned process_cpus() noexcept {
-  static const unsigned cpus = cpu_budget(affinity_cpus(), "/");
-  return cpus;
-}
-
-// The CPUs an engine plans for: `assumed` (a user's option, for a limit the detection cannot see)
-// unless it is 0, which means "detect".
-inline unsigned effective_cpus(unsigned assumed) noexcept { return assumed != 0 ? assumed : process_cpus(); }
+// This process's budget as it is now (a few system calls; a runtime reads it once).
+inline unsigned process_cpus() noexcept { return cpu_budget(affinity_cpus(), "/"); }
 
 }  // namespace detail
 GEERPC_END_NAMESPACE

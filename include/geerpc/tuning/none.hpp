@@ -24,24 +24,27 @@ class server_connection;  // server/connection.hpp
 
 namespace tuning {
 
-// What a client engine hands its hooks: its writer, the scheduler, the user's knobs, and how to
-// fail every call when a send the hooks made broke the connection.
+// What a client engine hands its hooks: its writer, the scheduler, the user's knobs, its runtime's
+// CPU budget and count of waiting callers, and how to fail every call when a send the hooks made broke the connection.
 struct client_setup {
   net::frame_writer& writer;
   detail::deadline_scheduler& scheduler;
   const settings& knobs;
+  unsigned runtime_cpus;
+  std::atomic<int>& waiting_callers;  // the runtime's (reply_wait)
   void (*broken)(void* engine);
   void* engine;
 };
 
 // What a server engine hands its hooks: the scheduler, how many pool threads there may be at most
-// (each has an index below that), the user's knobs, and the engine's look for a leader, which a
-// watchdog may call: with the pool locked it asks leader_overdue() and wakes a thread to lead
-// when told to; it returns whether the I/O is unled while a handler runs.
+// (each has an index below that), the user's knobs, its runtime's CPU budget, and the engine's look for a leader, which
+// a watchdog may call: with the pool locked it asks leader_overdue() and wakes a thread to lead when told to; it
+// returns whether the I/O is unled while a handler runs.
 struct server_setup {
   detail::deadline_scheduler& scheduler;
   std::size_t thread_slots;
   const settings& knobs;
+  unsigned runtime_cpus;
   bool (*look_for_leader)(void* engine);
   void* engine;
 };

@@ -18,13 +18,13 @@ struct settings {
   // Whether requests made together and replies answered together are held for a moment to leave
   // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
   bool batching = true;
-  // The CPUs the heuristics assume this process has; 0: detect them from the CPU affinity and the
-  // cgroup CPU quota. Several heuristics (spinning, running a handler without waking a thread to
-  // lead, yielding before a read) choose by whether there is more than one.
+  // The CPUs the heuristics assume this process has; 0: its runtime's (runtime_options::cpus, by
+  // default detected from the CPU affinity and the cgroup CPU quota). Several heuristics (spinning, running a handler
+  // without waking a thread to lead, yielding before a read) choose by whether there is more than one.
   unsigned cpus = 0;
 
-  // Whether the heuristics may count on more than one CPU.
-  bool several_cpus() const noexcept { return cpus != 0 ? cpus > 1 : detail::several_cpus(); }
+  // Whether the heuristics may count on more than one CPU, given the runtime's budget.
+  bool several_cpus(unsigned runtime_cpus) const noexcept { return (cpus != 0 ? cpus : runtime_cpus) > 1; }
 };
 
 }  // namespace tuning

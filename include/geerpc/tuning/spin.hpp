@@ -25,10 +25,6 @@ namespace detail {
 // spin wins little more and burns a CPU the peer may need.
 inline constexpr std::chrono::microseconds spin_budget{50};
 
-// Whether this process may run on more than one CPU: its affinity and its cgroup CPU quota both
-// allow it (cpu_budget.hpp; read once, since both are set before a program starts).
-inline bool several_cpus() noexcept { return process_cpus() > 1; }
-
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -38,21 +34,22 @@ inline void cpu_relax() noexcept {
 }
 
 // Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
-// callers of the process, so that a lone one may spin.
+// callers of its runtime (runtime::waiting_callers()), so that a lone one may spin.
 class reply_wait {
  public:
-  // `budget`: the longest spin (0: never); `several`: whether the process has CPUs to spare.
-  explicit reply_wait(std::chrono::microseconds budget = spin_budget, bool several = several_cpus()) noexcept
-      : budget_(budget), several_(several) {
-    waiting().fetch_add(1, std::memory_order_relaxed);
+  // `waiting`: the count of waiting callers it joins; `budget`: the longest spin (0: never);
+  // `several`: whether the runtime has CPUs to spare.
+  reply_wait(std::atomic<int>& waiting, std::chrono::microseconds budget, bool several) noexcept
+      : waiting_(waiting), budget_(budget), several_(several) {
+    waiting_.fetch_add(1, std::memory_order_relaxed);
   }
-  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+  ~reply_wait() { waiting_.fetch_sub(1, std::memory_order_relaxed); }
   reply_wait(const reply_wait&) = delete;
   reply_wait& operator=(const reply_wait&) = delete;
 
-  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
+  // Whether spinning pays now: several CPUs, and no other caller of the runtime waiting.
   bool may_spin() const noexcept {
-    return several_ && budget_.count() > 0 && waiting().load(std::memory_order_relaxed) == 1;
+    return several_ && budget_.count() > 0 && waiting_.load(std::memory_order_relaxed) == 1;
   }
 
   // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
@@ -69,12 +66,9 @@ class reply_wait {
   }
 
  private:
+  std::atomic<int>& waiting_;
   const std::chrono::microseconds budget_;
   const bool several_;
-  static std::atomic<int>& waiting() noexcept {
-    static std::atomic<int> count{0};
-    return count;
-  }
 };
 
 }  // namespace detail

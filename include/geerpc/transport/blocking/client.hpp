@@ -32,6 +32,7 @@
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
 #include "../../options.hpp"
+#include "../../runtime.hpp"
 #include "../../tuning/spin.hpp"
 #include "../../wire/frame.hpp"
 
@@ -43,7 +44,8 @@ class blocking_client_engine {
   blocking_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
-        writer_(stream_, std::size_t{64} << 20),
+        runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
+        writer_(stream_, std::size_t{64} << 20, nullptr, nullptr, nullptr, &runtime_->chunk_pool()),
         max_frame_size_(opts.limits.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
@@ -226,7 +228,7 @@ class blocking_client_engine {
 
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
-    const reply_wait waiting;
+    const reply_wait waiting(runtime_->waiting_callers(), spin_budget, runtime_->cpus() > 1);
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
@@ -386,6 +388,8 @@ class blocking_client_engine {
 
   net::stream stream_;
   const std::uint32_t server_max_frame_size_;
+  // Its CPU budget, waiting callers and writer blocks; no thread (this transport starts no scheduler).
+  const std::shared_ptr<runtime> runtime_;
   net::frame_writer writer_;
   const std::uint32_t max_frame_size_;  // of a reply
   net::event_fd wake_;                  // a stop_token's way into poll()

@@ -3,7 +3,7 @@
 //
 //   1. begin(): the call gets a sequence number and an entry in the pending table; its caller
 //      stamps the request and writes it itself (frames queued behind a busy writer go out with
-//      that writer's send); its deadline goes to the shared scheduler, its stop_token gets a
+//      that writer's send); its deadline goes to its runtime's scheduler, its stop_token gets a
 //      callback.
 //   2. One std::jthread (receive()) waits for replies and hands each to its call (deliver()).
 //   3. The call is completed exactly once, by whoever removes its entry from the pending table,
@@ -49,6 +49,7 @@
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
 #include "../../options.hpp"
+#include "../../runtime.hpp"
 #include "../../scheduler/deadline_scheduler.hpp"
 #include "../../tuning/none.hpp"
 #include "../../tuning/own_reply.hpp"
@@ -93,10 +94,12 @@ class threaded_client_engine {
   threaded_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
-        scheduler_(deadline_scheduler::shared()),
-        writer_(stream_, std::size_t{64} << 20, &want_write, this),
+        runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
+        scheduler_(&runtime_->scheduler()),
+        writer_(stream_, std::size_t{64} << 20, &want_write, this, nullptr, &runtime_->chunk_pool()),
         reader_(opts.limits.max_frame_size),
-        tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, &on_broken, this}),
+        tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, runtime_->cpus(), runtime_->waiting_callers(),
+                                     &on_broken, this}),
         receiver_([this] { receive(); }) {
     // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
     if constexpr (hooks::callers_read)
@@ -209,7 +212,9 @@ class threaded_client_engine {
     // deliver() writes a successful reply's body there, on whichever thread reads it.
     GEERPC_ASSERT(call.reply != nullptr, "threaded client: a call without a place for its reply");
     call.engine = this;
-    const auto now = clock::now();
+    // The runtime's clock (steady_clock's, unless a test's manual clock): the one the deadline
+    // fires by. A null test and a clock read, as before: no indirect call.
+    const auto now = scheduler_->now();
     // Asked first, so that a call that ends below still counts in its caller's history.
     const bool may_hold = call.synchronous && tuning_.caller_may_hold(now);
     if (ctx.stop_token().stop_requested()) {
@@ -436,7 +441,8 @@ class threaded_client_engine {
 
   net::stream stream_;
   const std::uint32_t server_max_frame_size_;
-  std::shared_ptr<deadline_scheduler> scheduler_;
+  const std::shared_ptr<runtime> runtime_;  // held while the engine lives: its scheduler fires our deadlines
+  deadline_scheduler* const scheduler_;
   net::frame_writer writer_;
   std::mutex reading_;  // held by whoever reads the socket: guards reader_, reading_over_, receive_timeout_
   net::frame_reader reader_;

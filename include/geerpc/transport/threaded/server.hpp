@@ -12,13 +12,13 @@
 //   3. server_connection::run() runs the handler and answers unless the request was answered
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
-// The pool starts with handler_threads + 1 threads. It grows, one thread at a time, while requests
-// wait, every thread is busy and either fewer than handler_threads threads are free of stuck
-// handlers (running one request for pool_growth_delay or more) or handlers were found stuck and
-// none has finished since, up to max_handler_threads running handlers plus one to lead: handlers
+// The pool starts with threads.handlers + 1 threads. It grows, one thread at a time, while requests
+// wait, every thread is busy and either fewer than threads.handlers threads are free of stuck
+// handlers (running one request for threads.growth_delay or more) or handlers were found stuck and
+// none has finished since, up to threads.max_handlers running handlers plus one to lead: handlers
 // that wait on something slow do not starve a quick call, as in Go's net/rpc, while a burst of
 // quick ones, which only needs the CPUs, is not spread over more threads than it needs. Threads
-// above the core size retire after idle_thread_timeout without work. A thread that cannot be
+// above the core size retire after threads.idle_timeout without work. A thread that cannot be
 // started is counted (thread_start_failures()); the requests wait for a thread that exists.
 //
 // The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
@@ -71,8 +71,8 @@ class threaded_server_engine {
         growth_delay_(std::max(context.options.threads.growth_delay, std::chrono::nanoseconds::zero())),
         handler_slots_(max_running_ + 1),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
-                                     this}) {
+        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
+                                     context.runtime->cpus(), &look_for_leader, this}) {
     context.pool_probe = &probe;
     context.pool_engine = this;
   }
@@ -216,7 +216,7 @@ class threaded_server_engine {
     bool woken = false;
   };
 
-  // idle_thread_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
+  // threads.idle_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
   // that long would overflow the clock's arithmetic).
   static std::optional<std::chrono::nanoseconds> idle_limit(std::chrono::nanoseconds timeout) {
     if (timeout > std::chrono::hours(24)) return std::nullopt;
@@ -465,7 +465,7 @@ class threaded_server_engine {
   }
 
   // A follower waits to be woken (to take a request or to lead). One above the core size that
-  // waits idle_thread_timeout in vain while another leads retires: returns false.
+  // waits threads.idle_timeout in vain while another leads retires: returns false.
   bool wait_as_follower(std::unique_lock<std::mutex>& lock, follower& me) {
     me.woken = false;
     idle_.push_back(&me);
@@ -692,7 +692,7 @@ class threaded_server_engine {
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once
   const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
-  const std::chrono::nanoseconds growth_delay_;               // pool_growth_delay, at least 0
+  const std::chrono::nanoseconds growth_delay_;               // threads.growth_delay, at least 0
   net::listener listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
