@@ -816,17 +816,451 @@ GEERPC_END_NAMESPACE
 #include <coroutine>
 
 // ---- begin geerpc/codec/binary.hpp
-// geerpc: the binary codec. Fields in declaration order, no names or tags: fixed-size little-endian
-// scalars, LEB128 varint counts, one-byte tags. The format is specified in docs/protocol.md.
+// geerpc: the binary codec's entry points (binary_codec, encode_value, decode_value); each kind of
+// value has its codec in a header of its own (kind_codec.hpp lists them). Fields in declaration
+// order, no names or tags: fixed-size little-endian scalars, LEB128 varint counts, one-byte tags.
+// The format is specified in docs/protocol.md.
 //
 // Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
 // remaining bytes could hold before anything is allocated, every allocation is charged against a
 // memory budget proportional to the input before it is made, and trailing bytes are an error.
 
+
+// ---- begin geerpc/codec/aggregates.hpp
+// geerpc: the codecs of values made of members: std::pair and std::tuple (the elements in order),
+// and plain aggregates (the fields in declaration order, through Boost.PFR). No count, no prefix.
+
 #include <boost/pfr/core.hpp>
-#include <climits>
-#include <limits>
+
+// ---- begin geerpc/codec/kind_codec.hpp
+// geerpc: the shape every codec of the binary format has. kind_codec<T> encodes and decodes the
+// values of one kind (a string, a map, an aggregate...), one specialization per kind, each in the
+// header of its family (scalars.hpp, strings.hpp, sequences.hpp, associative.hpp,
+// alternatives.hpp, aggregates.hpp, custom.hpp; binary.hpp includes them all):
+//
+//   static void encode(writer& out, const T& value);
+//   static bool decode(reader& in, T& value);   // false: `in` has failed and says why
+//
+// A codec reaches the values it holds through value_codec<Element>, which checks the codec's
+// invariants around each one. Recursion goes through class templates only: compilers (Clang 14
+// above all) take time exponential in the depth of nested types for recursive function
+// templates, and linear time for class templates.
+
+
+// ---- begin geerpc/detail/assert.hpp
+// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
+// relies on (a request answered once, a timer queued at most once, a counter that never goes
+// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
+// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
+// core dump shows the state that broke it.
+//
+// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
+// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
+// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
+// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
+// draws no "unused" warning and a check never rots.
+//
+// GEERPC_ASSERT is internal: the outermost entry header #undefs it at its end. Like config.hpp, this
+// file has no #pragma once, so that a header first reached after that gets it again.
+
+#ifndef GEERPC_DETAIL_ASSERT_HPP
+#define GEERPC_DETAIL_ASSERT_HPP
+
+#include <cstdio>
+#include <cstdlib>
+
+#ifndef GEERPC_ENABLE_ASSERTS
+#ifdef NDEBUG
+#define GEERPC_ENABLE_ASSERTS 0
+#else
+#define GEERPC_ENABLE_ASSERTS 1
+#endif
+#endif
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Out of line from the check, so that the passing path stays a compare and a branch.
+[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
+                                       const char* message) noexcept {
+  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+
+#endif  // GEERPC_DETAIL_ASSERT_HPP
+
+#ifndef GEERPC_ASSERT
+#if GEERPC_ENABLE_ASSERTS
+#define GEERPC_ASSERT(condition, message) \
+  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
+#else
+#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
+#endif
+#endif
+// ---- end geerpc/detail/assert.hpp
+// ---- begin geerpc/codec/encoded_size.hpp
+// geerpc: the fewest bytes a value of each type can encode to, known at compile time.
+
+
+// ---- begin geerpc/codec/type_kind.hpp
+// geerpc: the kind of each type the binary codec knows (a string, a map, an aggregate...), decided
+// at compile time, and the user's customisation point, geerpc::codec::serializer. What a kind's
+// values may hold is checked in serializable.hpp; how each kind travels, in the codec headers
+// named in binary.hpp.
+
+#include <bitset>
+#include <deque>
+#include <list>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <variant>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+class writer;
+class reader;
+
+// The customization point for a class the codec cannot reflect (private members, invariants kept
+// by constructors), in one of two forms. The usual one gives a wire type the codec can carry and
+// the two conversions:
+//
+//   template <> struct geerpc::codec::serializer<money> {
+//     using wire_type = std::tuple<std::string, std::int64_t>;  // any serializable type
+//     static wire_type to_wire(const money& m) { return {m.currency(), m.cents()}; }
+//     static money from_wire(wire_type&& w) { return money(std::get<0>(w), std::get<1>(w)); }
+//   };
+//
+// The value travels as its wire_type, and gets every check the codec makes. from_wire may throw to
+// refuse a value (a decode error, like any malformed input).
+//
+// The lower-level form writes and reads the bytes itself, through the codec's writer and reader
+// (codec/writer.hpp, codec/reader.hpp), as the codec's own kinds do (codec/kind_codec.hpp):
+//
+//   template <> struct geerpc::codec::serializer<ip4> {
+//     static constexpr std::size_t min_encoded_size = 4;  // optional; 1 if not given
+//     static void encode(geerpc::codec::writer& out, const ip4& a) { out.fixed(a.bits()); }
+//     static bool decode(geerpc::codec::reader& in, ip4& a) {
+//       std::uint32_t bits = 0;
+//       if (!in.fixed(bits)) return false;
+//       a = ip4(bits);
+//       return true;
+//     }
+//   };
+//
+// encode writes at least min_encoded_size bytes (containers bound a peer's counts by it; builds
+// with GEERPC_ASSERT on check it); decode reads with the reader's checked calls, returns false to
+// refuse a value (the reader's failure, or "value refused by its geerpc::codec::serializer"), and
+// charges what it allocates (in.charge(bytes, in.position())) so that the memory bound holds. The
+// fingerprint sees such a class as opaque, of that minimum size. Where a serializer has both
+// forms, this one is used.
+//
+// Either way, T must be default-constructible and move-assignable.
+template <class T>
+struct serializer;
+
+enum class type_kind {
+  unsupported,
+  boolean,
+  integer,
+  floating,
+  enumeration,
+  string,
+  vector,
+  array,
+  optional,
+  map,
+  tuple,  // std::pair and std::tuple
+  aggregate,
+  duration,    // std::chrono::duration
+  time_point,  // std::chrono::time_point of system_clock
+  variant,
+  set,       // std::set, std::multiset, std::unordered_set, std::unordered_multiset
+  sequence,  // std::deque, std::list
+  pointer,   // std::unique_ptr
+  bitset,
+  view,    // std::string_view, std::span<const T>: encoded (as a string, a vector), never decoded
+  custom,  // a class with a geerpc::codec::serializer
+};
+
+namespace detail {
+
+template <class T>
+struct is_std_string : std::false_type {};
+template <class Traits, class Alloc>
+struct is_std_string<std::basic_string<char, Traits, Alloc>> : std::true_type {};
+
+template <class T>
+struct is_std_vector : std::false_type {};
+template <class T, class Alloc>
+struct is_std_vector<std::vector<T, Alloc>> : std::true_type {};
+
+template <class T>
+struct is_std_array : std::false_type {};
+template <class T, std::size_t N>
+struct is_std_array<std::array<T, N>> : std::true_type {};
+
+template <class T>
+struct is_std_optional : std::false_type {};
+template <class T>
+struct is_std_optional<std::optional<T>> : std::true_type {};
+
+template <class T>
+struct is_std_map : std::false_type {};
+template <class K, class V, class Cmp, class Alloc>
+struct is_std_map<std::map<K, V, Cmp, Alloc>> : std::true_type {};
+template <class K, class V, class Hash, class Eq, class Alloc>
+struct is_std_map<std::unordered_map<K, V, Hash, Eq, Alloc>> : std::true_type {};
+
+template <class T>
+struct is_std_tuple : std::false_type {};
+template <class... T>
+struct is_std_tuple<std::tuple<T...>> : std::true_type {};
+template <class A, class B>
+struct is_std_tuple<std::pair<A, B>> : std::true_type {};
+
+template <class T>
+struct is_std_duration : std::false_type {};
+template <class Rep, class Period>
+struct is_std_duration<std::chrono::duration<Rep, Period>> : std::true_type {};
+
+template <class T>
+struct is_std_time_point : std::false_type {};
+template <class Clock, class Duration>
+struct is_std_time_point<std::chrono::time_point<Clock, Duration>> : std::true_type {};
+
+template <class T>
+struct is_std_variant : std::false_type {};
+template <class... T>
+struct is_std_variant<std::variant<T...>> : std::true_type {};
+
+template <class T>
+struct is_std_set : std::false_type {};
+template <class K, class Cmp, class Alloc>
+struct is_std_set<std::set<K, Cmp, Alloc>> : std::true_type {};
+template <class K, class Cmp, class Alloc>
+struct is_std_set<std::multiset<K, Cmp, Alloc>> : std::true_type {};
+template <class K, class Hash, class Eq, class Alloc>
+struct is_std_set<std::unordered_set<K, Hash, Eq, Alloc>> : std::true_type {};
+template <class K, class Hash, class Eq, class Alloc>
+struct is_std_set<std::unordered_multiset<K, Hash, Eq, Alloc>> : std::true_type {};
+
+template <class T>
+struct is_std_sequence : std::false_type {};
+template <class T, class Alloc>
+struct is_std_sequence<std::deque<T, Alloc>> : std::true_type {};
+template <class T, class Alloc>
+struct is_std_sequence<std::list<T, Alloc>> : std::true_type {};
+
+template <class T>
+struct is_std_unique_ptr : std::false_type {};
+template <class T>
+struct is_std_unique_ptr<std::unique_ptr<T>> : std::bool_constant<!std::is_array_v<T>> {};
+
+template <class T>
+struct is_std_bitset : std::false_type {};
+template <std::size_t N>
+struct is_std_bitset<std::bitset<N>> : std::true_type {};
+
+template <class T>
+struct is_view : std::false_type {};
+template <>
+struct is_view<std::string_view> : std::true_type {};
+template <class T>
+struct is_view<std::span<const T>> : std::true_type {};
+
+template <class T>
+inline constexpr bool has_wire_serializer = requires {
+  typename serializer<T>::wire_type;
+};
+template <class T>
+inline constexpr bool has_direct_serializer = requires(writer& out, reader& in, const T& value, T& target) {
+  serializer<T>::encode(out, value);
+  { serializer<T>::decode(in, target) } -> std::same_as<bool>;
+};
+template <class T>
+inline constexpr bool has_serializer = has_wire_serializer<T> || has_direct_serializer<T>;
+
+// The fewest bytes a class with a serializer of the lower-level form encodes to.
+template <class T>
+constexpr std::size_t direct_min_encoded_size() {
+  if constexpr (requires { serializer<T>::min_encoded_size; })
+    return serializer<T>::min_encoded_size;
+  else
+    return 1;
+}
+
+// Converts only to a base class of T: aggregate-initialising T from it compiles exactly when T's
+// first element is a base class subobject, i.e. when T has a base.
+template <class T>
+struct any_base_of {
+  template <class Base>
+  requires(std::is_base_of_v<Base, T> && !std::is_same_v<Base, T>) operator Base()
+      const;  // NOLINT: never defined, only used in unevaluated context
+};
+
+// Boost.PFR reflects "simple aggregates": no base classes, no virtual functions, no unions. (C array
+// members are not detectable here; PFR reports them itself.)
+template <class T>
+constexpr bool is_reflectable_aggregate() {
+  if constexpr (!std::is_class_v<T> || !std::is_aggregate_v<T> || std::is_polymorphic_v<T> ||
+                !std::is_default_constructible_v<T>)
+    return false;
+  else
+    return !requires { T{any_base_of<T>{}}; };
+}
+
+// Converts to any type: what Boost.PFR's count of fields initialises each one with.
+struct any_field {
+  template <class U>
+  operator U() const;  // NOLINT: never defined, only used in unevaluated context
+};
+
+// Whether a reflectable aggregate has a C array member. Boost.PFR counts the elements of a C array
+// as fields of their own (brace elision), then fails with an error of its own; parenthesised
+// aggregate initialisation (C++20) elides no braces, so it refuses that many values exactly when
+// some member is a C array. Compilers without it (Clang before 16) leave the report to Boost.PFR.
+template <class T, std::size_t... I>
+constexpr bool initialises_from(std::index_sequence<I...>) {
+  return requires { T((void(I), any_field{})...); };
+}
+template <class T>
+constexpr bool has_c_array_member() {
+#if defined(__cpp_aggregate_paren_init) && __cpp_aggregate_paren_init >= 201902L
+  return !initialises_from<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+#else
+  return false;
+#endif
+}
+
+// An enum with a fixed underlying type can hold any value of that type, so decoding cannot produce
+// an invalid one. Without a fixed type (`enum E { a, b }`) the valid range is unknowable here.
+template <class E>
+constexpr bool has_fixed_underlying_type() {
+  return requires { E{std::underlying_type_t<E>{}}; };
+}
+
+}  // namespace detail
+
+template <class T>
+constexpr type_kind kind_of() {
+  using namespace detail;
+  if constexpr (std::is_reference_v<T> || std::is_const_v<T> || std::is_volatile_v<T>)
+    return type_kind::unsupported;
+  else if constexpr (has_serializer<T>)
+    return type_kind::custom;
+  else if constexpr (std::is_same_v<T, bool>)
+    return type_kind::boolean;
+  else if constexpr (std::is_integral_v<T>)
+    return type_kind::integer;
+  // long double has no portable size or layout on the wire.
+  else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    return type_kind::floating;
+  else if constexpr (std::is_enum_v<T>)
+    return has_fixed_underlying_type<T>() ? type_kind::enumeration : type_kind::unsupported;
+  else if constexpr (is_std_string<T>::value)
+    return type_kind::string;
+  else if constexpr (is_std_vector<T>::value)
+    return type_kind::vector;
+  else if constexpr (is_std_array<T>::value)
+    return type_kind::array;  // before aggregate: std::array is one
+  else if constexpr (is_std_optional<T>::value)
+    return type_kind::optional;
+  else if constexpr (is_std_map<T>::value)
+    return type_kind::map;
+  else if constexpr (is_std_tuple<T>::value)
+    return type_kind::tuple;
+  else if constexpr (is_std_duration<T>::value)
+    return type_kind::duration;
+  else if constexpr (is_std_time_point<T>::value)
+    return std::is_same_v<typename T::clock, std::chrono::system_clock> ? type_kind::time_point
+                                                                        : type_kind::unsupported;
+  else if constexpr (is_std_variant<T>::value)
+    return type_kind::variant;
+  else if constexpr (is_std_set<T>::value)
+    return type_kind::set;
+  else if constexpr (is_std_sequence<T>::value)
+    return type_kind::sequence;
+  else if constexpr (is_std_unique_ptr<T>::value)
+    return type_kind::pointer;
+  else if constexpr (is_std_bitset<T>::value)
+    return type_kind::bitset;
+  else if constexpr (is_view<T>::value)
+    return type_kind::view;
+  else if constexpr (is_reflectable_aggregate<T>())
+    return has_c_array_member<T>() ? type_kind::unsupported : type_kind::aggregate;
+  else
+    return type_kind::unsupported;
+}
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/type_kind.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// The fewest bytes a value of T can encode to. Decoding uses it to refuse an element count that the
+// remaining bytes could not possibly hold, before allocating anything.
+template <class T>
+constexpr std::size_t min_encoded_size();
+
+namespace detail {
+template <class Tuple, std::size_t... I>
+constexpr std::size_t sum_min_sizes(std::index_sequence<I...>) {
+  return (std::size_t{0} + ... + min_encoded_size<std::tuple_element_t<I, Tuple>>());
+}
+template <class T, std::size_t... I>
+constexpr std::size_t sum_field_min_sizes(std::index_sequence<I...>) {
+  return (std::size_t{0} + ... + min_encoded_size<boost::pfr::tuple_element_t<I, T>>());
+}
+}  // namespace detail
+
+template <class T>
+constexpr std::size_t min_encoded_size() {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::boolean)
+    return 1;
+  else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration)
+    return sizeof(T);
+  else if constexpr (kind == type_kind::string || kind == type_kind::vector || kind == type_kind::optional ||
+                     kind == type_kind::map || kind == type_kind::set || kind == type_kind::sequence ||
+                     kind == type_kind::pointer || kind == type_kind::variant || kind == type_kind::view)
+    return 1;  // a one-byte count, tag or index
+  else if constexpr (kind == type_kind::duration)
+    return sizeof(typename T::rep);
+  else if constexpr (kind == type_kind::time_point)
+    return sizeof(typename T::rep);
+  else if constexpr (kind == type_kind::bitset)
+    return (T{}.size() + 7) / 8;
+  else if constexpr (kind == type_kind::custom && detail::has_direct_serializer<T>)
+    return detail::direct_min_encoded_size<T>();
+  else if constexpr (kind == type_kind::custom)
+    return min_encoded_size<typename serializer<T>::wire_type>();
+  else if constexpr (kind == type_kind::array)
+    return std::tuple_size_v<T> * min_encoded_size<typename T::value_type>();
+  else if constexpr (kind == type_kind::tuple)
+    return detail::sum_min_sizes<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::aggregate)
+    return detail::sum_field_min_sizes<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  else
+    return 0;
+}
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/encoded_size.hpp
+// ---- begin geerpc/codec/reader.hpp
+// geerpc: the binary codec's reader, which reads a value's bytes from a span, checking every read
+// against the end of the input and every allocation against the decode's memory budget.
+
+#include <limits>
 
 // ---- begin geerpc/detail/integer_cast.hpp
 // geerpc: a conversion between integer types that are one type on some ABIs and two on others
@@ -852,6 +1286,708 @@ constexpr To integer_cast(From value) noexcept {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/integer_cast.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// The memory a decode may allocate, unless its caller sets another limit: 16 bytes for each byte of
+// input, plus 64 KiB (docs/protocol.md, 5.6). A value costs more in memory than on the wire: an
+// empty string or vector is one byte there but 24 or 32 here, a map entry carries a node of 16 to
+// 32 bytes besides its key and value, and an empty optional<array<char, 4096>> in a vector is one
+// byte that costs 4097. Ordinary values cost 1x (bytes, numbers, long strings) to about 12x (maps
+// with short keys, lists of short words) their encoding; 16x lets them through while refusing bulk
+// empties, the shape of an attack, whose cost would otherwise have no bound but the count check's
+// (a 64 KiB body took about 480 MiB). The 64 KiB lets a small body through whatever its shape.
+inline constexpr std::size_t memory_per_input_byte = 16;
+inline constexpr std::size_t memory_base = std::size_t{64} << 10;
+
+constexpr std::size_t default_memory_limit(std::size_t input_size) noexcept {
+  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
+  return input_size > (most - memory_base) / memory_per_input_byte ? most
+                                                                   : input_size * memory_per_input_byte + memory_base;
+}
+
+// The reason a decode fails when the value would pass its memory limit. decode_status::message()
+// gives the numbers.
+inline constexpr char memory_limit_reason[] = "decoded value would need more memory than its limit";
+
+// Reads from a span; the first failure records why and where (the first byte of the value that
+// could not be decoded), and every later read fails too, so a decoder can run on and check once.
+// It also keeps the decode's memory budget: what the decoder may still allocate.
+class reader {
+ public:
+  explicit reader(std::span<const std::byte> in) noexcept : reader(in, default_memory_limit(in.size())) {}
+  reader(std::span<const std::byte> in, std::size_t memory_limit) noexcept
+      : begin_(in.data()),
+        pos_(in.data()),
+        end_(in.data() + in.size()),
+        memory_left_(memory_limit),
+        memory_limit_(memory_limit) {}
+
+  std::size_t remaining() const noexcept { return static_cast<std::size_t>(end_ - pos_); }
+  bool ok() const noexcept { return error_ == nullptr; }
+  const char* error() const noexcept { return error_; }
+  std::size_t error_offset() const noexcept { return error_offset_; }
+  std::size_t memory_limit() const noexcept { return memory_limit_; }
+  std::size_t memory_left() const noexcept { return memory_left_; }
+
+  bool fail(const char* why) noexcept { return fail_at(why, pos_); }
+  // Fails naming `at`, the first byte of the value found bad.
+  bool fail_at(const char* why, const std::byte* at) noexcept {
+    if (error_ == nullptr) {
+      error_ = why;
+      error_offset_ = static_cast<std::size_t>(at - begin_);
+    }
+    GEERPC_ASSERT(at >= begin_ && at <= end_, "a decode failure names a byte outside its input");
+    pos_ = end_;
+    return false;
+  }
+  const std::byte* position() const noexcept { return pos_; }
+  bool raw(void* out, std::size_t size) noexcept {
+    if (size > remaining()) return fail("truncated input");
+    if (size != 0) std::memcpy(out, pos_, size);
+    pos_ += size;
+    GEERPC_ASSERT(pos_ <= end_, "the reader went past the end of its input");
+    return true;
+  }
+  // A view of the next `size` bytes, consumed.
+  const std::byte* take(std::size_t size) noexcept {
+    if (size > remaining()) {
+      fail("truncated input");
+      return nullptr;
+    }
+    const std::byte* at = pos_;
+    pos_ += size;
+    GEERPC_ASSERT(pos_ <= end_, "the reader went past the end of its input");
+    return at;
+  }
+  template <class U>
+  bool fixed(U& value) noexcept {
+    const std::byte* at = take(sizeof(U));
+    if (at == nullptr) return false;
+    value = geerpc::detail::load_le<U>(at);
+    return true;
+  }
+  bool varint(std::uint64_t& value) noexcept {
+    const std::byte* start = pos_;
+    value = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (pos_ == end_) return fail_at("truncated varint", start);
+      const auto byte = static_cast<std::uint8_t>(*pos_++);
+      // The 10th byte holds bit 63 only: anything more is an overflow (or an 11th byte).
+      if (shift == 63 && byte > 1) return fail_at("varint overflows 64 bits", start);
+      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+  }
+  // A count of elements that each take at least `min_element_size` bytes: refused when the rest of
+  // the input could not hold that many, so no peer can claim more elements than it sent.
+  bool count(std::size_t& n, std::size_t min_element_size) noexcept {
+    const std::byte* start = pos_;
+    std::uint64_t value = 0;
+    if (!varint(value)) return false;
+    if (value > remaining() / min_element_size) return fail_at("element count exceeds the remaining bytes", start);
+    n = geerpc::detail::integer_cast<std::size_t>(value);
+    return true;
+  }
+
+  // Charges `bytes` the decoder is about to allocate for the value starting at `at`; fails naming
+  // `at` when the budget cannot pay. A subtraction and a compare: this runs on every allocation.
+  bool charge(std::size_t bytes, const std::byte* at) noexcept {
+    if (bytes > memory_left_) return fail_at(memory_limit_reason, at);
+    memory_left_ -= bytes;
+    GEERPC_ASSERT(memory_left_ <= memory_limit_, "a decode was charged more memory than its limit");
+    return true;
+  }
+  // Charges `n` elements of `size` bytes each (size > 0), without overflowing the product.
+  bool charge(std::size_t n, std::size_t size, const std::byte* at) noexcept {
+    GEERPC_ASSERT(size != 0, "memory charged per element of size 0");
+    if (n > memory_left_ / size) return fail_at(memory_limit_reason, at);
+    memory_left_ -= n * size;
+    GEERPC_ASSERT(memory_left_ <= memory_limit_, "a decode was charged more memory than its limit");
+    return true;
+  }
+
+ private:
+  const std::byte* begin_;
+  const std::byte* pos_;
+  const std::byte* end_;
+  const char* error_ = nullptr;
+  std::size_t error_offset_ = 0;
+  std::size_t memory_left_;
+  std::size_t memory_limit_;
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/reader.hpp
+// ---- begin geerpc/codec/writer.hpp
+// geerpc: the binary codec's writer, which appends encoded bytes (little-endian fixed-size numbers,
+// LEB128 varints, blocks) to a caller-owned buffer.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// Appends encoded bytes to a caller-owned buffer, so buffers can be reused across calls.
+class writer {
+ public:
+  explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
+
+  static constexpr std::size_t small_write = 8;
+
+  // A string or block is appended by insert, not resize and copy: a resize would first zero-fill
+  // the bytes the copy then overwrites, a second pass over every string and byte array encoded. A
+  // few bytes (a number, a count) go one by one: push_back's inline path is a store while the
+  // buffer has room, where insert and resize are calls that cost more than the bytes.
+  void raw(const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const std::byte*>(data);
+    if (size <= small_write) {
+      for (std::size_t i = 0; i < size; ++i) out_.push_back(bytes[i]);
+      return;
+    }
+    out_.insert(out_.end(), bytes, bytes + size);
+  }
+  template <class U>
+  void fixed(U value) {
+    std::byte bytes[sizeof(U)];
+    geerpc::detail::store_le(bytes, value);
+    for (const std::byte b : bytes) out_.push_back(b);
+  }
+  void varint(std::uint64_t value) {
+    std::byte bytes[10];
+    std::size_t n = 0;
+    while (value >= 0x80) {
+      bytes[n++] = static_cast<std::byte>((value & 0x7f) | 0x80);
+      value >>= 7;
+    }
+    bytes[n++] = static_cast<std::byte>(value);
+    raw(bytes, n);
+  }
+
+  // The bytes in the buffer so far (the caller's included): what an encoder's checks measure.
+  std::size_t size() const noexcept { return out_.size(); }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/writer.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// Left undefined for type_kind::unsupported: require_serializable refuses such a T, with a message,
+// where it enters geerpc.
+template <class T, type_kind Kind = kind_of<T>()>
+struct kind_codec;
+
+// A value of T as its kind's codec writes and reads it, with the invariants the format relies on
+// checked (GEERPC_ASSERT): a value never encodes to fewer bytes than min_encoded_size<T>() (the
+// count check refuses counts by it), a decode that succeeds consumes at least that many, and one
+// that fails leaves its reader failed, so that a caller checks once.
+template <class T>
+struct value_codec {
+  static void encode(writer& out, const T& value) {
+    [[maybe_unused]] const std::size_t before = out.size();
+    kind_codec<T>::encode(out, value);
+    GEERPC_ASSERT(out.size() - before >= min_encoded_size<T>(), "a value encoded to fewer bytes than its minimum");
+  }
+  static bool decode(reader& in, T& value) {
+    [[maybe_unused]] const bool was_ok = in.ok();
+    [[maybe_unused]] const std::byte* start = in.position();
+    const bool ok = kind_codec<T>::decode(in, value);
+    GEERPC_ASSERT(ok || !in.ok(), "a decode failed and left its reader in good state");
+    GEERPC_ASSERT(
+        !ok || !was_ok || (in.ok() && static_cast<std::size_t>(in.position() - start) >= min_encoded_size<T>()),
+        "a decode succeeded on fewer bytes than its type's minimum");
+    return ok;
+  }
+};
+
+namespace detail {
+template <class T>
+constexpr bool is_bool_like() {
+  if constexpr (std::is_enum_v<T>)
+    return std::is_same_v<std::underlying_type_t<T>, bool>;
+  else
+    return std::is_same_v<T, bool>;
+}
+
+// Elements whose every bit pattern is a valid value: a vector of them is copied as one block.
+template <class T>
+inline constexpr bool is_memcpy_array_element = (std::is_integral_v<T> || std::is_same_v<T, float> ||
+                                                 std::is_same_v<T, double> || std::is_enum_v<T>)&&!is_bool_like<T>();
+
+// A contiguous run of such elements is its own encoding on a little-endian machine.
+template <class T>
+inline constexpr bool copies_as_block = is_memcpy_array_element<T>&& std::endian::native == std::endian::little;
+}  // namespace detail
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/kind_codec.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+template <class T>
+struct kind_codec<T, type_kind::tuple> {
+  static void encode(writer& out, const T& value) {
+    encode_elements(out, value, std::make_index_sequence<std::tuple_size_v<T>>{});
+  }
+  static bool decode(reader& in, T& value) {
+    return decode_elements(in, value, std::make_index_sequence<std::tuple_size_v<T>>{});
+  }
+
+ private:
+  template <std::size_t... I>
+  static void encode_elements(writer& out, const T& value, std::index_sequence<I...>) {
+    (value_codec<std::tuple_element_t<I, T>>::encode(out, std::get<I>(value)), ...);
+  }
+  template <std::size_t... I>
+  static bool decode_elements(reader& in, T& value, std::index_sequence<I...>) {
+    return (value_codec<std::tuple_element_t<I, T>>::decode(in, std::get<I>(value)) && ...);
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::aggregate> {
+  static void encode(writer& out, const T& value) {
+    boost::pfr::for_each_field(
+        value, [&](const auto& field) { value_codec<std::remove_cvref_t<decltype(field)>>::encode(out, field); });
+  }
+  static bool decode(reader& in, T& value) {
+    bool ok = true;
+    boost::pfr::for_each_field(
+        value, [&](auto& field) { ok = ok && value_codec<std::remove_cvref_t<decltype(field)>>::decode(in, field); });
+    return ok;
+  }
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/aggregates.hpp
+// ---- begin geerpc/codec/alternatives.hpp
+// geerpc: the codecs of values that may be absent or one of several: std::optional and
+// std::unique_ptr (a tag byte 0 or 1, then the value if 1), std::variant (a varint index, then the
+// alternative held).
+
+
+// ---- begin geerpc/codec/allocation.hpp
+// geerpc: what decoding a value allocates, an upper bound charged against the decode's memory
+// budget before each allocation is made (docs/protocol.md, 5.6).
+
+#include <climits>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+
+// What the decoder charges for each allocation, an upper bound of what libstdc++ and libc++ ask of
+// the allocator (the fuzzer checks it by counting): the budget must pay for the memory really taken.
+
+// A string's buffer for `size` characters: size + 1 rounded up to 16 (libc++), or at least 31
+// (libstdc++, which doubles its 15-character inline capacity on the first growth).
+constexpr std::size_t string_allocation(std::size_t size) noexcept { return size + 16; }
+
+// A vector's buffer is sizeof(T) for each element, reserved exactly; vector<bool>'s packs bits into
+// words.
+constexpr std::size_t bool_vector_allocation(std::size_t size) noexcept {
+  constexpr std::size_t word_bits = CHAR_BIT * sizeof(std::size_t);
+  return (size + word_bits - 1) / word_bits * sizeof(std::size_t);
+}
+
+constexpr std::size_t round_up(std::size_t size, std::size_t alignment) noexcept {
+  return (size + alignment - 1) / alignment * alignment;
+}
+
+// One node of a std::map (three links and a colour) or std::unordered_map (a link and perhaps a
+// cached hash): four pointers' room besides the key and value covers both.
+template <class Value>
+constexpr std::size_t map_node_allocation() noexcept {
+  return round_up(4 * sizeof(void*), alignof(Value)) + round_up(sizeof(Value), alignof(void*));
+}
+
+// A node of a std::list (two links) or std::set (three links and a colour): as a map's.
+template <class Value>
+constexpr std::size_t list_node_allocation() noexcept {
+  return map_node_allocation<Value>();
+}
+
+// What a std::deque of `size` elements made at once takes: its blocks and its map of block
+// pointers. libstdc++ makes blocks of 512 bytes (or one element, if larger) and a map of at least 8
+// pointers, 2 more than the blocks; libc++ makes blocks of 4096 bytes (or 16 elements, if those
+// are larger than 256 bytes each).
+template <class Value>
+constexpr std::size_t deque_allocation(std::size_t size) noexcept {
+#if defined(_LIBCPP_VERSION)
+  constexpr std::size_t per_block = sizeof(Value) < 256 ? 4096 / sizeof(Value) : 16;
+  const std::size_t blocks = size / per_block + 1;
+  return blocks * per_block * sizeof(Value) + 2 * (blocks + 8) * sizeof(void*);
+#else
+  constexpr std::size_t per_block = sizeof(Value) < 512 ? 512 / sizeof(Value) : 1;
+  const std::size_t blocks = size / per_block + 1;
+  return blocks * per_block * sizeof(Value) + (blocks + 8) * sizeof(void*);
+#endif
+}
+
+// What default-constructing a T allocates: nothing, except where a std::deque is made (libstdc++
+// gives a new deque a map and one block; a variant is made holding its first alternative). Whoever
+// makes values to decode into (a container its elements, a variant its alternative, a unique_ptr
+// what it owns) charges for that too, so that a body of empty deques costs what it takes.
+template <class T>
+constexpr std::size_t default_allocation() noexcept;
+
+template <class Tuple, std::size_t... I>
+constexpr std::size_t elements_default_allocation(std::index_sequence<I...>) noexcept {
+  return (std::size_t{0} + ... + default_allocation<std::tuple_element_t<I, Tuple>>());
+}
+template <class T, std::size_t... I>
+constexpr std::size_t fields_default_allocation(std::index_sequence<I...>) noexcept {
+  return (std::size_t{0} + ... + default_allocation<boost::pfr::tuple_element_t<I, T>>());
+}
+
+template <class T>
+constexpr std::size_t default_allocation() noexcept {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::sequence && requires(T & d) { d.shrink_to_fit(); })
+    return deque_allocation<typename T::value_type>(0);
+  else if constexpr (kind == type_kind::array)
+    return std::tuple_size_v<T> * default_allocation<typename T::value_type>();
+  else if constexpr (kind == type_kind::tuple)
+    return elements_default_allocation<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::aggregate)
+    return fields_default_allocation<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::variant)
+    return default_allocation<std::variant_alternative_t<0, T>>();
+  else
+    return 0;
+}
+
+// Charges what making `count` of each of Made allocates by default (nothing, for most types).
+template <class... Made>
+bool charge_made(reader& in, std::size_t count, const std::byte* at) noexcept {
+  constexpr std::size_t each = (std::size_t{0} + ... + default_allocation<Made>());
+  if constexpr (each == 0)
+    return true;
+  else
+    return in.charge(count, each, at);
+}
+
+// A deque's elements are charged with its blocks: the count check bounds `size` by the input, so
+// this cannot overflow for a body that fits in memory; it is still checked.
+template <class Value>
+constexpr std::size_t deque_limit() noexcept {
+  return std::numeric_limits<std::size_t>::max() / 2 / (sizeof(Value) + sizeof(void*));
+}
+
+// An unordered_map's bucket array after reserve(size): a pointer per bucket, and the bucket count
+// is the next prime at or above `size` (from libstdc++'s table, or exactly), at most 2 * size + 2.
+constexpr std::size_t bucket_allocation(std::size_t size) noexcept { return (2 * size + 2) * sizeof(void*); }
+}  // namespace detail
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/allocation.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+// Reads a tag byte that must be 0 or 1.
+inline bool decode_tag(reader& in, bool& present, const char* why) {
+  const std::byte* at = in.position();
+  std::uint8_t tag = 0;
+  if (!in.fixed(tag)) return false;
+  if (tag > 1) return in.fail_at(why, at);
+  present = tag == 1;
+  return true;
+}
+}  // namespace detail
+
+template <class T>
+struct kind_codec<T, type_kind::optional> {
+  using element = typename T::value_type;
+
+  static void encode(writer& out, const T& value) {
+    out.fixed(static_cast<std::uint8_t>(value.has_value() ? 1 : 0));
+    if (value) value_codec<element>::encode(out, *value);
+  }
+  static bool decode(reader& in, T& value) {
+    const std::byte* at = in.position();
+    bool present = false;
+    if (!detail::decode_tag(in, present, "optional tag is neither 0 nor 1")) return false;
+    if (!present) {
+      value.reset();
+      return true;
+    }
+    if (!detail::charge_made<element>(in, 1, at)) return false;
+    return value_codec<element>::decode(in, value.emplace());
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::pointer> {
+  using element = typename T::element_type;
+
+  static void encode(writer& out, const T& value) {
+    out.fixed(static_cast<std::uint8_t>(value ? 1 : 0));
+    if (value) value_codec<element>::encode(out, *value);
+  }
+  static bool decode(reader& in, T& value) {
+    const std::byte* at = in.position();
+    bool present = false;
+    if (!detail::decode_tag(in, present, "unique_ptr tag is neither 0 nor 1")) return false;
+    if (!present) {
+      value.reset();
+      return true;
+    }
+    if (!value) {
+      if (!in.charge(detail::round_up(sizeof(element), alignof(std::max_align_t)), at) ||
+          !detail::charge_made<element>(in, 1, at))
+        return false;
+      value = std::make_unique<element>();
+    }
+    return value_codec<element>::decode(in, *value);
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::variant> {
+  static void encode(writer& out, const T& value) {
+    // A variant left valueless by an exception has no value to send.
+    if (value.valueless_by_exception()) throw std::bad_variant_access();
+    out.varint(value.index());
+    std::visit(
+        [&](const auto& alternative) {
+          value_codec<std::remove_cvref_t<decltype(alternative)>>::encode(out, alternative);
+        },
+        value);
+  }
+  static bool decode(reader& in, T& value) {
+    const std::byte* at = in.position();
+    std::uint64_t index = 0;
+    if (!in.varint(index)) return false;
+    if (index >= std::variant_size_v<T>) return in.fail_at("variant index out of range", at);
+    return decode_alternative(in, value, geerpc::detail::integer_cast<std::size_t>(index),
+                              std::make_index_sequence<std::variant_size_v<T>>{});
+  }
+
+ private:
+  // Makes alternative `index` and decodes into it.
+  template <std::size_t... I>
+  static bool decode_alternative(reader& in, T& value, std::size_t index, std::index_sequence<I...>) {
+    bool decoded = false;
+    (void)((index == I &&
+            (decoded = detail::charge_made<std::variant_alternative_t<I, T>>(in, 1, in.position()) &&
+                       value_codec<std::variant_alternative_t<I, T>>::decode(in, value.template emplace<I>()),
+             true)) ||
+           ...);
+    return decoded;
+  }
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/alternatives.hpp
+// ---- begin geerpc/codec/associative.hpp
+// geerpc: the codecs of associative containers: std::map and std::unordered_map (a varint pair
+// count, then key, value, key, value...), and the sets (a varint count, then each element). A key
+// that repeats is refused, except in a multiset.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+// Reserves an unordered container's buckets once, charged, so that its table never grows (and
+// holds two bucket arrays) while filling; an ordered one has nothing to reserve.
+template <class T>
+bool reserve_buckets(reader& in, T& value, std::size_t size, const std::byte* start) {
+  if constexpr (requires { value.reserve(size); }) {
+    if (size != 0) {
+      if (!in.charge(bucket_allocation(size), start)) return false;
+      value.reserve(size);
+    }
+  }
+  return true;
+}
+}  // namespace detail
+
+template <class T>
+struct kind_codec<T, type_kind::map> {
+  using key_type = typename T::key_type;
+  using mapped_type = typename T::mapped_type;
+
+  static void encode(writer& out, const T& value) {
+    out.varint(value.size());
+    for (const auto& [key, mapped] : value) {
+      value_codec<key_type>::encode(out, key);
+      value_codec<mapped_type>::encode(out, mapped);
+    }
+  }
+  static bool decode(reader& in, T& value) {
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<key_type>() + min_encoded_size<mapped_type>())) return false;
+    // Every node is charged before the first is made (a duplicate key's node is made, then freed).
+    if (!in.charge(size, detail::map_node_allocation<typename T::value_type>(), start) ||
+        !detail::charge_made<key_type, mapped_type>(in, size, start))
+      return false;
+    value.clear();
+    if (!detail::reserve_buckets(in, value, size, start)) return false;
+    for (std::size_t i = 0; i < size; ++i) {
+      const std::byte* at = in.position();
+      key_type key{};
+      mapped_type mapped{};
+      if (!value_codec<key_type>::decode(in, key) || !value_codec<mapped_type>::decode(in, mapped)) return false;
+      if (!value.emplace(std::move(key), std::move(mapped)).second) return in.fail_at("duplicate map key", at);
+    }
+    return true;
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::set> {
+  using key_type = typename T::value_type;
+  static constexpr bool unique = requires(T & value) { value.emplace(std::declval<key_type>()).second; };
+
+  static void encode(writer& out, const T& value) {
+    out.varint(value.size());
+    for (const auto& item : value) value_codec<key_type>::encode(out, item);
+  }
+  static bool decode(reader& in, T& value) {
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<key_type>())) return false;
+    if (!in.charge(size, detail::map_node_allocation<key_type>(), start) ||
+        !detail::charge_made<key_type>(in, size, start))
+      return false;
+    value.clear();
+    if (!detail::reserve_buckets(in, value, size, start)) return false;
+    for (std::size_t i = 0; i < size; ++i) {
+      const std::byte* at = in.position();
+      key_type key{};
+      if (!value_codec<key_type>::decode(in, key)) return false;
+      if constexpr (unique) {
+        if (!value.emplace(std::move(key)).second) return in.fail_at("duplicate set element", at);
+      } else {
+        value.emplace(std::move(key));
+      }
+    }
+    return true;
+  }
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/associative.hpp
+// ---- begin geerpc/codec/custom.hpp
+// geerpc: the codec of a class with a geerpc::codec::serializer (type_kind.hpp): its value travels
+// as its serializer's wire_type, made by to_wire and taken apart by from_wire; or, with a
+// serializer of the lower-level form, as its own encode writes it.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+inline constexpr char serializer_refusal_reason[] = "value refused by its geerpc::codec::serializer";
+
+template <class T>
+struct wire_serializer_codec {
+  using wire_type = typename serializer<T>::wire_type;
+
+  static void encode(writer& out, const T& value) {
+    value_codec<wire_type>::encode(out, serializer<T>::to_wire(value));
+  }
+  // A from_wire that throws refuses the value: a decode error, like any malformed input.
+  static bool decode(reader& in, T& value) {
+    const std::byte* at = in.position();
+    if (!detail::charge_made<wire_type>(in, 1, at)) return false;
+    wire_type wire{};
+    if (!value_codec<wire_type>::decode(in, wire)) return false;
+    try {
+      value = serializer<T>::from_wire(std::move(wire));
+    } catch (const std::exception&) {
+      return in.fail_at(serializer_refusal_reason, at);
+    }
+    return true;
+  }
+};
+
+// The user's code reads the bytes: a false it returns fails the reader if it has not failed yet,
+// and a true after a failed read (left unchecked) is a failure too.
+template <class T>
+struct direct_serializer_codec {
+  static void encode(writer& out, const T& value) { serializer<T>::encode(out, value); }
+  static bool decode(reader& in, T& value) {
+    const std::byte* at = in.position();
+    if (serializer<T>::decode(in, value) && in.ok()) return true;
+    return in.fail_at(serializer_refusal_reason, at);
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::custom>
+    : std::conditional_t<detail::has_direct_serializer<T>, direct_serializer_codec<T>, wire_serializer_codec<T>> {};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/custom.hpp
+// ---- begin geerpc/codec/decode_cost.hpp
+// geerpc: whether decoding a type costs about what copying its bytes does, known at compile time:
+// a client decodes such a reply straight from its receive buffer (binary_codec::cheap_to_decode).
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+
+// Whether decoding a T costs about what copying its encoding does: numbers, strings, vectors copied
+// as one block, and optionals, arrays, tuples and aggregates of those. Anything else (a map, a
+// vector of strings or of structs) works and may allocate per element, and can take many times
+// longer than a copy of its bytes.
+template <class T>
+constexpr bool decodes_like_copy();
+
+template <class Tuple, std::size_t... I>
+constexpr bool all_decode_like_copy(std::index_sequence<I...>) {
+  return (true && ... && decodes_like_copy<std::tuple_element_t<I, Tuple>>());
+}
+template <class T, std::size_t... I>
+constexpr bool all_fields_decode_like_copy(std::index_sequence<I...>) {
+  return (true && ... && decodes_like_copy<boost::pfr::tuple_element_t<I, T>>());
+}
+
+template <class T>
+constexpr bool decodes_like_copy() {
+  constexpr type_kind kind = kind_of<T>();
+  if constexpr (kind == type_kind::boolean || kind == type_kind::integer || kind == type_kind::floating ||
+                kind == type_kind::enumeration || kind == type_kind::string || kind == type_kind::duration ||
+                kind == type_kind::time_point || kind == type_kind::bitset)
+    return true;
+  else if constexpr (kind == type_kind::vector)
+    return is_memcpy_array_element<typename T::value_type>;
+  else if constexpr (kind == type_kind::array || kind == type_kind::optional)
+    return decodes_like_copy<typename T::value_type>();
+  else if constexpr (kind == type_kind::tuple)
+    return all_decode_like_copy<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (kind == type_kind::aggregate)
+    return all_fields_decode_like_copy<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  else
+    return false;
+}
+
+}  // namespace detail
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/decode_cost.hpp
 // ---- begin geerpc/codec/fingerprint.hpp
 // geerpc: the type fingerprint of a call (docs/protocol.md, 4.1): a 32-bit hash, computed at compile
 // time, of the structure of its arguments and its result as the binary codec encodes them, so
@@ -862,17 +1998,485 @@ GEERPC_END_NAMESPACE
 // duration in milliseconds and one in seconds, are not.
 
 
-// ---- begin geerpc/codec/type_kind.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+
+// FNV-1a over the structure's tokens (docs/protocol.md, 4.1, gives them as text).
+struct fingerprint_hash {
+  std::uint32_t value = 2166136261u;
+  constexpr void add(char c) noexcept {
+    value ^= static_cast<std::uint8_t>(c);
+    value *= 16777619u;
+  }
+  constexpr void add(const char* text) noexcept {
+    for (; *text != '\0'; ++text) add(*text);
+  }
+  constexpr void add_number(std::uintmax_t n) noexcept {  // decimal digits, then ';'
+    char digits[24] = {};
+    int count = 0;
+    do {
+      digits[count++] = static_cast<char>('0' + n % 10);
+      n /= 10;
+    } while (n != 0);
+    while (count > 0) add(digits[--count]);
+    add(';');
+  }
+};
+
+template <class T>
+constexpr void add_number_type(fingerprint_hash& h) noexcept {
+  if constexpr (std::is_same_v<T, float>) {
+    h.add('f');
+  } else if constexpr (std::is_same_v<T, double>) {
+    h.add('d');
+  } else {
+    h.add(std::is_signed_v<T> ? 'i' : 'u');
+    h.add_number(sizeof(T));
+  }
+}
+
+// structure<T>::add(h) adds T's tokens: one specialization per kind, as the codecs (kind_codec.hpp),
+// and for the same reason: recursion through class templates compiles in time linear in the depth.
+template <class T, type_kind Kind = kind_of<T>()>
+struct structure {
+  static constexpr void add(fingerprint_hash&) noexcept {}  // refused by require_serializable
+};
+
+template <class T>
+struct structure<T, type_kind::boolean> {
+  static constexpr void add(fingerprint_hash& h) noexcept { h.add('b'); }
+};
+template <class T>
+struct structure<T, type_kind::integer> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_number_type<T>(h); }
+};
+template <class T>
+struct structure<T, type_kind::floating> : structure<T, type_kind::integer> {};
+template <class T>
+struct structure<T, type_kind::enumeration> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    if constexpr (std::is_same_v<std::underlying_type_t<T>, bool>)
+      h.add('b');
+    else
+      add_number_type<std::underlying_type_t<T>>(h);
+  }
+};
+template <class T>
+struct structure<T, type_kind::string> {
+  static constexpr void add(fingerprint_hash& h) noexcept { h.add('s'); }
+};
+
+// One element type between brackets after a prefix: "v[", "o[", "S[".
+template <class Element>
+constexpr void add_bracketed(fingerprint_hash& h, const char* prefix) noexcept {
+  h.add(prefix);
+  structure<Element>::add(h);
+  h.add(']');
+}
+
+// A vector, a deque, a list and a span are alike on the wire; a string_view is a string.
+template <class T>
+struct structure<T, type_kind::vector> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_bracketed<std::remove_const_t<typename T::value_type>>(h, "v[");
+  }
+};
+template <class T>
+struct structure<T, type_kind::sequence> : structure<T, type_kind::vector> {};
+template <class T>
+struct structure<T, type_kind::view> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    if constexpr (std::is_same_v<T, std::string_view>)
+      h.add('s');
+    else
+      structure<T, type_kind::vector>::add(h);
+  }
+};
+template <class T>
+struct structure<T, type_kind::array> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    h.add('a');
+    h.add_number(std::tuple_size_v<T>);
+    add_bracketed<typename T::value_type>(h, "[");
+  }
+};
+// An optional and a unique_ptr are alike on the wire.
+template <class T>
+struct structure<T, type_kind::optional> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::value_type>(h, "o["); }
+};
+template <class T>
+struct structure<T, type_kind::pointer> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::element_type>(h, "o["); }
+};
+template <class T>
+struct structure<T, type_kind::map> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_bracketed<typename T::key_type>(h, "m[");
+    add_bracketed<typename T::mapped_type>(h, "[");
+  }
+};
+template <class T>
+struct structure<T, type_kind::set> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::value_type>(h, "S["); }
+};
+
+// A tuple's elements and a struct's fields in turn, as they encode.
+template <class T>
+struct structure<T, type_kind::tuple> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_all(h, std::make_index_sequence<std::tuple_size_v<T>>{});
+  }
+  template <std::size_t... I>
+  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+    (structure<std::tuple_element_t<I, T>>::add(h), ...);
+  }
+};
+template <class T>
+struct structure<T, type_kind::aggregate> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    add_all(h, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  }
+  template <std::size_t... I>
+  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+    (structure<boost::pfr::tuple_element_t<I, T>>::add(h), ...);
+  }
+};
+
+// Its tag, its count's type and its period.
+template <class T>
+constexpr void add_chrono(fingerprint_hash& h, char tag) noexcept {
+  using period = typename T::period;
+  h.add(tag);
+  add_number_type<typename T::rep>(h);
+  h.add_number(static_cast<std::uintmax_t>(period::num));
+  h.add_number(static_cast<std::uintmax_t>(period::den));
+}
+template <class T>
+struct structure<T, type_kind::duration> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_chrono<T>(h, 'D'); }
+};
+template <class T>
+struct structure<T, type_kind::time_point> {
+  static constexpr void add(fingerprint_hash& h) noexcept { add_chrono<T>(h, 'P'); }
+};
+
+template <class T>
+struct structure<T, type_kind::variant> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    h.add('V');
+    h.add_number(std::variant_size_v<T>);
+    add_all(h, std::make_index_sequence<std::variant_size_v<T>>{});
+  }
+  template <std::size_t... I>
+  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
+    (add_bracketed<std::variant_alternative_t<I, T>>(h, "["), ...);
+  }
+};
+template <class T>
+struct structure<T, type_kind::bitset> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    h.add('B');
+    h.add_number(T{}.size());
+  }
+};
+
+// Its wire_type's structure; a class that writes its own bytes is opaque: 'c' and its minimum size.
+template <class T>
+struct structure<T, type_kind::custom> {
+  static constexpr void add(fingerprint_hash& h) noexcept {
+    if constexpr (has_direct_serializer<T>) {
+      h.add('c');
+      h.add_number(direct_min_encoded_size<T>());
+    } else {
+      structure<typename serializer<T>::wire_type>::add(h);
+    }
+  }
+};
+
+}  // namespace detail
+
+// The fingerprint of a call taking Arguments (a std::tuple of the types sent) and returning
+// Result (void for none). Never 0, which on the wire would mean none.
+template <class Arguments, class Result>
+constexpr std::uint32_t fingerprint() noexcept {
+  detail::fingerprint_hash h;
+  detail::structure<Arguments>::add(h);
+  h.add('>');
+  if constexpr (std::is_void_v<Result>)
+    h.add('x');
+  else
+    detail::structure<Result>::add(h);
+  return h.value == 0 ? 1 : h.value;
+}
+
+}  // namespace codec
+
+namespace detail {
+// The fingerprint of a call with these argument and result types, if the codec has fingerprints
+// (a `fingerprint<Arguments, Result>` member, as binary_codec's); 0 if it has none.
+template <class Codec, class Arguments, class Result>
+constexpr std::uint32_t fingerprint_of() noexcept {
+  if constexpr (requires { Codec::template fingerprint<Arguments, Result>; })
+    return Codec::template fingerprint<Arguments, Result>;
+  else
+    return 0;
+}
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/fingerprint.hpp
+// ---- begin geerpc/codec/scalars.hpp
+// geerpc: the codecs of fixed-size values: bool, integers, float, double, enums (docs/protocol.md,
+// 5.1), std::chrono durations and system_clock time points (their count), std::bitset (its bits).
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// One byte, 0 or 1; also an enum whose underlying type is bool.
+template <class T>
+struct bool_codec {
+  static void encode(writer& out, const T& value) { out.fixed(std::bit_cast<geerpc::detail::bits_of<T>>(value)); }
+  static bool decode(reader& in, T& value) {
+    const std::byte* at = in.position();
+    std::uint8_t byte = 0;
+    if (!in.fixed(byte)) return false;
+    if (byte > 1) return in.fail_at("bool is neither 0 nor 1", at);
+    value = static_cast<T>(byte == 1);
+    return true;
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::boolean> {
+  static void encode(writer& out, const T& value) { out.fixed(static_cast<std::uint8_t>(value ? 1 : 0)); }
+  static bool decode(reader& in, T& value) { return bool_codec<T>::decode(in, value); }
+};
+
+// sizeof(T) bytes, little-endian, bit for bit.
+template <class T>
+struct number_codec {
+  static void encode(writer& out, const T& value) { out.fixed(std::bit_cast<geerpc::detail::bits_of<T>>(value)); }
+  static bool decode(reader& in, T& value) {
+    geerpc::detail::bits_of<T> bits{};
+    if (!in.fixed(bits)) return false;
+    value = std::bit_cast<T>(bits);
+    return true;
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::integer> : number_codec<T> {};
+template <class T>
+struct kind_codec<T, type_kind::floating> : number_codec<T> {};
+// Its underlying integer; over bool, checked as a bool.
+template <class T>
+struct kind_codec<T, type_kind::enumeration>
+    : std::conditional_t<detail::is_bool_like<T>(), bool_codec<T>, number_codec<T>> {};
+
+// Its count, as its representation.
+template <class T>
+struct kind_codec<T, type_kind::duration> {
+  static void encode(writer& out, const T& value) { value_codec<typename T::rep>::encode(out, value.count()); }
+  static bool decode(reader& in, T& value) {
+    typename T::rep count{};
+    if (!value_codec<typename T::rep>::decode(in, count)) return false;
+    value = T(count);
+    return true;
+  }
+};
+
+// Its count of ticks since 1970-01-01 00:00 UTC.
+template <class T>
+struct kind_codec<T, type_kind::time_point> {
+  static void encode(writer& out, const T& value) {
+    value_codec<typename T::rep>::encode(out, value.time_since_epoch().count());
+  }
+  static bool decode(reader& in, T& value) {
+    typename T::rep count{};
+    if (!value_codec<typename T::rep>::decode(in, count)) return false;
+    value = T(typename T::duration(count));
+    return true;
+  }
+};
+
+// ceil(N / 8) bytes: bit i in byte i / 8, at bit i % 8 (the low bits first).
+template <class T>
+struct kind_codec<T, type_kind::bitset> {
+  static constexpr std::size_t bits = T{}.size();
+
+  static void encode(writer& out, const T& value) {
+    for (std::size_t at = 0; at < bits; at += 8) {
+      unsigned byte = 0;
+      for (std::size_t bit = 0; bit < 8 && at + bit < bits; ++bit)
+        if (value.test(at + bit)) byte |= 1u << bit;
+      out.fixed(static_cast<std::uint8_t>(byte));
+    }
+  }
+  static bool decode(reader& in, T& value) {
+    const std::byte* at = in.take((bits + 7) / 8);
+    if (at == nullptr) return false;
+    value.reset();
+    for (std::size_t i = 0; i < (bits + 7) / 8; ++i) {
+      const auto byte = static_cast<unsigned>(at[i]);
+      for (std::size_t bit = 0; bit < 8; ++bit) {
+        if ((byte & (1u << bit)) == 0) continue;
+        if (i * 8 + bit >= bits) return in.fail_at("bitset has a bit set beyond its size", at + i);
+        value.set(i * 8 + bit);
+      }
+    }
+    return true;
+  }
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/scalars.hpp
+// ---- begin geerpc/codec/sequences.hpp
+// geerpc: the codecs of sequences: std::vector, std::deque and std::list (a varint count, then each
+// element; a vector of numbers as one block), and std::array (its N elements, no count).
+//
+// Indexed sequences are walked by index, not by iterator: Clang 14 takes time exponential in the
+// nesting depth to compile the iterator comparisons of a range-for over a vector of vectors of...
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+template <class T>
+struct kind_codec<T, type_kind::vector> {
+  using element = typename T::value_type;
+  static constexpr bool bulk = detail::copies_as_block<element>;
+
+  static void encode(writer& out, const T& value) {
+    out.varint(value.size());
+    if constexpr (bulk)
+      out.raw(value.data(), value.size() * sizeof(element));
+    else  // the cast reads a vector<bool>'s proxies as bools
+      for (std::size_t i = 0; i < value.size(); ++i)
+        value_codec<element>::encode(out, static_cast<const element&>(value[i]));
+  }
+
+  // A buffer is charged, then reserved exactly, so that growth never takes more than was charged.
+  static bool decode(reader& in, T& value) {
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<element>())) return false;
+    if constexpr (std::is_same_v<element, bool>) {
+      return decode_bools(in, value, size, start);
+    } else {
+      if (size > value.capacity()) {
+        if (!in.charge(size, sizeof(element), start)) return false;
+        value.clear();
+        value.reserve(size);  // exactly `size` elements (growth by resize could take more)
+      }
+      if constexpr (bulk) {
+        value.resize(size);
+        return in.raw(value.data(), size * sizeof(element));
+      } else {
+        if (!detail::charge_made<element>(in, size, start)) return false;
+        value.clear();
+        // Each element is made where it will stay, within the capacity reserved, and decoded there:
+        // a large one is never copied. (resize, not emplace_back per element: Clang 14 compiles
+        // emplace_back's growth path in time exponential in the nesting depth of vectors.)
+        value.resize(size);
+        for (std::size_t i = 0; i < size; ++i)
+          if (!value_codec<element>::decode(in, value[i])) return false;
+        return true;
+      }
+    }
+  }
+
+ private:
+  static bool decode_bools(reader& in, T& value, std::size_t size, const std::byte* start) {
+    value.clear();
+    if (size > value.capacity()) {
+      if (!in.charge(detail::bool_vector_allocation(size), start)) return false;
+      value.reserve(size);
+    }
+    for (std::size_t i = 0; i < size; ++i) {
+      bool item = false;
+      if (!value_codec<bool>::decode(in, item)) return false;
+      value.push_back(item);
+    }
+    return true;
+  }
+};
+
+template <class T>
+struct kind_codec<T, type_kind::array> {
+  using element = typename T::value_type;
+
+  static void encode(writer& out, const T& value) {
+    for (std::size_t i = 0; i < value.size(); ++i) value_codec<element>::encode(out, value[i]);
+  }
+  static bool decode(reader& in, T& value) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (!value_codec<element>::decode(in, value[i])) return false;
+    return true;
+  }
+};
+
+// A deque or a list, as a vector.
+template <class T>
+struct kind_codec<T, type_kind::sequence> {
+  using element = typename T::value_type;
+  static constexpr bool is_deque = requires(T & d) {
+    d.push_front(std::declval<element>());
+    d.shrink_to_fit();
+  };
+
+  static void encode(writer& out, const T& value) {
+    out.varint(value.size());
+    if constexpr (is_deque)
+      for (std::size_t i = 0; i < value.size(); ++i) value_codec<element>::encode(out, value[i]);
+    else
+      for (const auto& item : value) value_codec<element>::encode(out, item);
+  }
+  static bool decode(reader& in, T& value) {
+    const std::byte* start = in.position();
+    std::size_t size = 0;
+    if (!in.count(size, min_encoded_size<element>())) return false;
+    if constexpr (is_deque)
+      return decode_deque(in, value, size, start);
+    else
+      return decode_list(in, value, size, start);
+  }
+
+ private:
+  static bool decode_deque(reader& in, T& value, std::size_t size, const std::byte* start) {
+    if (size > detail::deque_limit<element>() || !in.charge(detail::deque_allocation<element>(size), start) ||
+        !detail::charge_made<element>(in, size, start))
+      return in.fail_at(memory_limit_reason, start);
+    // Made at its size in one go, so that it never grows block by block and map by map.
+    T filled(size, value.get_allocator());
+    for (std::size_t i = 0; i < size; ++i)
+      if (!value_codec<element>::decode(in, filled[i])) return false;
+    value.swap(filled);
+    return true;
+  }
+  static bool decode_list(reader& in, T& value, std::size_t size, const std::byte* start) {  // a node per element
+    if (!in.charge(size, detail::list_node_allocation<element>(), start) ||
+        !detail::charge_made<element>(in, size, start))
+      return false;
+    value.clear();
+    for (std::size_t i = 0; i < size; ++i)
+      if (!value_codec<element>::decode(in, value.emplace_back())) return false;
+    return true;
+  }
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/sequences.hpp
+// ---- begin geerpc/codec/serializable.hpp
 // geerpc: which values the binary codec can carry, decided at compile time, and a readable
 // compile error naming the offending type when one cannot be carried.
 
-#include <bitset>
-#include <deque>
-#include <list>
-#include <map>
-#include <set>
-#include <unordered_map>
-#include <unordered_set>
 
 // ---- begin geerpc/codec/culprit_member.hpp
 // geerpc: which member of a struct keeps the codec from carrying it, named in the compile error by
@@ -1088,9 +2692,18 @@ auto reference_member() {
   }
 }
 
+// Converts to anything but S: with one value, S(v) would otherwise be S's copy constructor, which
+// takes any_prvalue through its conversion to S, whatever S's first member is.
+template <class S>
+struct any_prvalue_but {
+  template <class U>
+  requires(!std::is_same_v<std::remove_cvref_t<U>, S>) operator U()
+      const;  // NOLINT: never defined, only used in unevaluated context
+};
+
 template <class S, std::size_t... I>
 constexpr bool parentheses_take(std::index_sequence<I...>) {
-  return requires { S((void(I), any_prvalue{})...); };
+  return requires { S((void(I), any_prvalue_but<S>{})...); };
 }
 
 // The position (from 1) of S's first C array member: S(v1, ..., vk) (C++20's parenthesised
@@ -1113,284 +2726,6 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
-
-// The customization point for a class the codec cannot reflect (private members, invariants kept
-// by constructors): specialize it with a wire type the codec can carry and the two conversions.
-//
-//   template <> struct geerpc::codec::serializer<money> {
-//     using wire_type = std::tuple<std::string, std::int64_t>;  // any serializable type
-//     static wire_type to_wire(const money& m) { return {m.currency(), m.cents()}; }
-//     static money from_wire(wire_type&& w) { return money(std::get<0>(w), std::get<1>(w)); }
-//   };
-//
-// The value travels as its wire_type. from_wire may throw to refuse a value (a decode error, like
-// any malformed input); T must be default-constructible and move-assignable.
-template <class T>
-struct serializer;
-
-enum class type_kind {
-  unsupported,
-  boolean,
-  integer,
-  floating,
-  enumeration,
-  string,
-  vector,
-  array,
-  optional,
-  map,
-  tuple,  // std::pair and std::tuple
-  aggregate,
-  duration,    // std::chrono::duration
-  time_point,  // std::chrono::time_point of system_clock
-  variant,
-  set,       // std::set, std::multiset, std::unordered_set, std::unordered_multiset
-  sequence,  // std::deque, std::list
-  pointer,   // std::unique_ptr
-  bitset,
-  view,    // std::string_view, std::span<const T>: encoded (as a string, a vector), never decoded
-  custom,  // a class with a geerpc::codec::serializer
-};
-
-namespace detail {
-
-template <class T>
-struct is_std_string : std::false_type {};
-template <class Traits, class Alloc>
-struct is_std_string<std::basic_string<char, Traits, Alloc>> : std::true_type {};
-
-template <class T>
-struct is_std_vector : std::false_type {};
-template <class T, class Alloc>
-struct is_std_vector<std::vector<T, Alloc>> : std::true_type {};
-
-template <class T>
-struct is_std_array : std::false_type {};
-template <class T, std::size_t N>
-struct is_std_array<std::array<T, N>> : std::true_type {};
-
-template <class T>
-struct is_std_optional : std::false_type {};
-template <class T>
-struct is_std_optional<std::optional<T>> : std::true_type {};
-
-template <class T>
-struct is_std_map : std::false_type {};
-template <class K, class V, class Cmp, class Alloc>
-struct is_std_map<std::map<K, V, Cmp, Alloc>> : std::true_type {};
-template <class K, class V, class Hash, class Eq, class Alloc>
-struct is_std_map<std::unordered_map<K, V, Hash, Eq, Alloc>> : std::true_type {};
-
-template <class T>
-struct is_std_tuple : std::false_type {};
-template <class... T>
-struct is_std_tuple<std::tuple<T...>> : std::true_type {};
-template <class A, class B>
-struct is_std_tuple<std::pair<A, B>> : std::true_type {};
-
-template <class T>
-struct is_std_duration : std::false_type {};
-template <class Rep, class Period>
-struct is_std_duration<std::chrono::duration<Rep, Period>> : std::true_type {};
-
-template <class T>
-struct is_std_time_point : std::false_type {};
-template <class Clock, class Duration>
-struct is_std_time_point<std::chrono::time_point<Clock, Duration>> : std::true_type {};
-
-template <class T>
-struct is_std_variant : std::false_type {};
-template <class... T>
-struct is_std_variant<std::variant<T...>> : std::true_type {};
-
-template <class T>
-struct is_std_set : std::false_type {};
-template <class K, class Cmp, class Alloc>
-struct is_std_set<std::set<K, Cmp, Alloc>> : std::true_type {};
-template <class K, class Cmp, class Alloc>
-struct is_std_set<std::multiset<K, Cmp, Alloc>> : std::true_type {};
-template <class K, class Hash, class Eq, class Alloc>
-struct is_std_set<std::unordered_set<K, Hash, Eq, Alloc>> : std::true_type {};
-template <class K, class Hash, class Eq, class Alloc>
-struct is_std_set<std::unordered_multiset<K, Hash, Eq, Alloc>> : std::true_type {};
-
-template <class T>
-struct is_std_sequence : std::false_type {};
-template <class T, class Alloc>
-struct is_std_sequence<std::deque<T, Alloc>> : std::true_type {};
-template <class T, class Alloc>
-struct is_std_sequence<std::list<T, Alloc>> : std::true_type {};
-
-template <class T>
-struct is_std_unique_ptr : std::false_type {};
-template <class T>
-struct is_std_unique_ptr<std::unique_ptr<T>> : std::bool_constant<!std::is_array_v<T>> {};
-
-template <class T>
-struct is_std_bitset : std::false_type {};
-template <std::size_t N>
-struct is_std_bitset<std::bitset<N>> : std::true_type {};
-
-template <class T>
-struct is_view : std::false_type {};
-template <>
-struct is_view<std::string_view> : std::true_type {};
-template <class T>
-struct is_view<std::span<const T>> : std::true_type {};
-
-template <class T>
-inline constexpr bool has_serializer = requires {
-  typename serializer<T>::wire_type;
-};
-
-// Converts only to a base class of T: aggregate-initialising T from it compiles exactly when T's
-// first element is a base class subobject, i.e. when T has a base.
-template <class T>
-struct any_base_of {
-  template <class Base>
-  requires(std::is_base_of_v<Base, T> && !std::is_same_v<Base, T>) operator Base()
-      const;  // NOLINT: never defined, only used in unevaluated context
-};
-
-// Boost.PFR reflects "simple aggregates": no base classes, no virtual functions, no unions. (C array
-// members are not detectable here; PFR reports them itself.)
-template <class T>
-constexpr bool is_reflectable_aggregate() {
-  if constexpr (!std::is_class_v<T> || !std::is_aggregate_v<T> || std::is_polymorphic_v<T> ||
-                !std::is_default_constructible_v<T>)
-    return false;
-  else
-    return !requires { T{any_base_of<T>{}}; };
-}
-
-// Converts to any type: what Boost.PFR's count of fields initialises each one with.
-struct any_field {
-  template <class U>
-  operator U() const;  // NOLINT: never defined, only used in unevaluated context
-};
-
-// Whether a reflectable aggregate has a C array member. Boost.PFR counts the elements of a C array
-// as fields of their own (brace elision), then fails with an error of its own; parenthesised
-// aggregate initialisation (C++20) elides no braces, so it refuses that many values exactly when
-// some member is a C array. Compilers without it (Clang before 16) leave the report to Boost.PFR.
-template <class T, std::size_t... I>
-constexpr bool initialises_from(std::index_sequence<I...>) {
-  return requires { T((void(I), any_field{})...); };
-}
-template <class T>
-constexpr bool has_c_array_member() {
-#if defined(__cpp_aggregate_paren_init) && __cpp_aggregate_paren_init >= 201902L
-  return !initialises_from<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
-#else
-  return false;
-#endif
-}
-
-// An enum with a fixed underlying type can hold any value of that type, so decoding cannot produce
-// an invalid one. Without a fixed type (`enum E { a, b }`) the valid range is unknowable here.
-template <class E>
-constexpr bool has_fixed_underlying_type() {
-  return requires { E{std::underlying_type_t<E>{}}; };
-}
-
-}  // namespace detail
-
-template <class T>
-constexpr type_kind kind_of() {
-  using namespace detail;
-  if constexpr (std::is_reference_v<T> || std::is_const_v<T> || std::is_volatile_v<T>)
-    return type_kind::unsupported;
-  else if constexpr (has_serializer<T>)
-    return type_kind::custom;
-  else if constexpr (std::is_same_v<T, bool>)
-    return type_kind::boolean;
-  else if constexpr (std::is_integral_v<T>)
-    return type_kind::integer;
-  // long double has no portable size or layout on the wire.
-  else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-    return type_kind::floating;
-  else if constexpr (std::is_enum_v<T>)
-    return has_fixed_underlying_type<T>() ? type_kind::enumeration : type_kind::unsupported;
-  else if constexpr (is_std_string<T>::value)
-    return type_kind::string;
-  else if constexpr (is_std_vector<T>::value)
-    return type_kind::vector;
-  else if constexpr (is_std_array<T>::value)
-    return type_kind::array;  // before aggregate: std::array is one
-  else if constexpr (is_std_optional<T>::value)
-    return type_kind::optional;
-  else if constexpr (is_std_map<T>::value)
-    return type_kind::map;
-  else if constexpr (is_std_tuple<T>::value)
-    return type_kind::tuple;
-  else if constexpr (is_std_duration<T>::value)
-    return type_kind::duration;
-  else if constexpr (is_std_time_point<T>::value)
-    return std::is_same_v<typename T::clock, std::chrono::system_clock> ? type_kind::time_point
-                                                                        : type_kind::unsupported;
-  else if constexpr (is_std_variant<T>::value)
-    return type_kind::variant;
-  else if constexpr (is_std_set<T>::value)
-    return type_kind::set;
-  else if constexpr (is_std_sequence<T>::value)
-    return type_kind::sequence;
-  else if constexpr (is_std_unique_ptr<T>::value)
-    return type_kind::pointer;
-  else if constexpr (is_std_bitset<T>::value)
-    return type_kind::bitset;
-  else if constexpr (is_view<T>::value)
-    return type_kind::view;
-  else if constexpr (is_reflectable_aggregate<T>())
-    return has_c_array_member<T>() ? type_kind::unsupported : type_kind::aggregate;
-  else
-    return type_kind::unsupported;
-}
-
-// The fewest bytes a value of T can encode to. Decoding uses it to refuse an element count that the
-// remaining bytes could not possibly hold, before allocating anything.
-template <class T>
-constexpr std::size_t min_encoded_size();
-
-namespace detail {
-template <class Tuple, std::size_t... I>
-constexpr std::size_t sum_min_sizes(std::index_sequence<I...>) {
-  return (std::size_t{0} + ... + min_encoded_size<std::tuple_element_t<I, Tuple>>());
-}
-template <class T, std::size_t... I>
-constexpr std::size_t sum_field_min_sizes(std::index_sequence<I...>) {
-  return (std::size_t{0} + ... + min_encoded_size<boost::pfr::tuple_element_t<I, T>>());
-}
-}  // namespace detail
-
-template <class T>
-constexpr std::size_t min_encoded_size() {
-  constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean)
-    return 1;
-  else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration)
-    return sizeof(T);
-  else if constexpr (kind == type_kind::string || kind == type_kind::vector || kind == type_kind::optional ||
-                     kind == type_kind::map || kind == type_kind::set || kind == type_kind::sequence ||
-                     kind == type_kind::pointer || kind == type_kind::variant || kind == type_kind::view)
-    return 1;  // a one-byte count, tag or index
-  else if constexpr (kind == type_kind::duration)
-    return sizeof(typename T::rep);
-  else if constexpr (kind == type_kind::time_point)
-    return sizeof(typename T::rep);
-  else if constexpr (kind == type_kind::bitset)
-    return (T{}.size() + 7) / 8;
-  else if constexpr (kind == type_kind::custom)
-    return min_encoded_size<typename serializer<T>::wire_type>();
-  else if constexpr (kind == type_kind::array)
-    return std::tuple_size_v<T> * min_encoded_size<typename T::value_type>();
-  else if constexpr (kind == type_kind::tuple)
-    return detail::sum_min_sizes<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
-  else if constexpr (kind == type_kind::aggregate)
-    return detail::sum_field_min_sizes<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
-  else
-    return 0;
-}
-
 // first_unsupported<T>: void when T can be carried, otherwise the innermost type that cannot (a field
 // of a struct, an element of a container), so that the compile error names the real culprit.
 template <class T>
@@ -1408,10 +2743,12 @@ struct first_non_void<Head, Tail...> {
 
 template <class T, class Indices>
 struct first_unsupported_field;
-// A raw pointer member is named as member_of<T, position, type>, for the message of its own.
-template <class T, std::size_t I, class Field = boost::pfr::tuple_element_t<I, T>>
+// A raw pointer member the codec cannot carry (one with a serializer of its own can travel) is
+// named as member_of<T, position, type>, for the message of its own.
+template <class T, std::size_t I, class Field = boost::pfr::tuple_element_t<I, T>,
+          class Problem = typename first_unsupported<Field>::type>
 using field_problem =
-    std::conditional_t<std::is_pointer_v<Field>, member_of<T, I + 1, Field>, typename first_unsupported<Field>::type>;
+    std::conditional_t<std::is_pointer_v<Field> && !std::is_void_v<Problem>, member_of<T, I + 1, Field>, Problem>;
 template <class T, std::size_t... I>
 struct first_unsupported_field<T, std::index_sequence<I...>> {
   using type = typename first_non_void<field_problem<T, I>...>::type;
@@ -1484,6 +2821,8 @@ struct first_unsupported {
       return std::type_identity<detail::made_problem<typename T::element_type>>{};
     else if constexpr (kind == type_kind::view)
       return std::type_identity<detail::element_problem<T, typename T::value_type>>{};
+    else if constexpr (kind == type_kind::custom && detail::has_direct_serializer<T>)
+      return std::type_identity<std::conditional_t<std::is_default_constructible_v<T>, void, T>>{};
     else if constexpr (kind == type_kind::custom)
       return std::type_identity<
           std::conditional_t<std::is_default_constructible_v<T>,
@@ -1604,584 +2943,23 @@ template <class T>
 concept serializable = codec::is_serializable_v<T>;
 
 GEERPC_END_NAMESPACE
-// ---- end geerpc/codec/type_kind.hpp
+// ---- end geerpc/codec/serializable.hpp
+// ---- begin geerpc/codec/strings.hpp
+// geerpc: the codecs of std::string (a varint byte count, then the bytes) and of the views that
+// encode as a string or a vector: std::string_view and std::span<const T>, sent, never decoded.
 
-GEERPC_BEGIN_NAMESPACE
-namespace codec {
-namespace detail {
 
-// FNV-1a over the structure's tokens (docs/protocol.md, 4.1, gives them as text).
-struct fingerprint_hash {
-  std::uint32_t value = 2166136261u;
-  constexpr void add(char c) noexcept {
-    value ^= static_cast<std::uint8_t>(c);
-    value *= 16777619u;
-  }
-  constexpr void add(const char* text) noexcept {
-    for (; *text != '\0'; ++text) add(*text);
-  }
-  constexpr void add_number(std::uintmax_t n) noexcept {  // decimal digits, then ';'
-    char digits[24] = {};
-    int count = 0;
-    do {
-      digits[count++] = static_cast<char>('0' + n % 10);
-      n /= 10;
-    } while (n != 0);
-    while (count > 0) add(digits[--count]);
-    add(';');
-  }
-};
-
-template <class T>
-constexpr void add_structure(fingerprint_hash& h) noexcept;
-
-template <class Tuple, std::size_t... I>
-constexpr void add_elements(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-  (add_structure<std::tuple_element_t<I, Tuple>>(h), ...);
-}
-template <class T, std::size_t... I>
-constexpr void add_fields(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-  (add_structure<boost::pfr::tuple_element_t<I, T>>(h), ...);
-}
-template <class V, std::size_t... I>
-constexpr void add_alternatives(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-  ((h.add('['), add_structure<std::variant_alternative_t<I, V>>(h), h.add(']')), ...);
-}
-
-template <class T>
-constexpr void add_number_type(fingerprint_hash& h) noexcept {
-  if constexpr (std::is_same_v<T, float>) {
-    h.add('f');
-  } else if constexpr (std::is_same_v<T, double>) {
-    h.add('d');
-  } else {
-    h.add(std::is_signed_v<T> ? 'i' : 'u');
-    h.add_number(sizeof(T));
-  }
-}
-
-template <class T>
-constexpr void add_structure(fingerprint_hash& h) noexcept {
-  constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean) {
-    h.add('b');
-  } else if constexpr (kind == type_kind::enumeration) {
-    if constexpr (std::is_same_v<std::underlying_type_t<T>, bool>)
-      h.add('b');
-    else
-      add_number_type<std::underlying_type_t<T>>(h);
-  } else if constexpr (kind == type_kind::integer || kind == type_kind::floating) {
-    add_number_type<T>(h);
-  } else if constexpr (kind == type_kind::string) {
-    h.add('s');
-  } else if constexpr (kind == type_kind::view && std::is_same_v<T, std::string_view>) {
-    h.add('s');
-  } else if constexpr (kind == type_kind::vector || kind == type_kind::sequence || kind == type_kind::view) {
-    h.add("v[");
-    add_structure<std::remove_const_t<typename T::value_type>>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::array) {
-    h.add('a');
-    h.add_number(std::tuple_size_v<T>);
-    h.add('[');
-    add_structure<typename T::value_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::optional) {
-    h.add("o[");
-    add_structure<typename T::value_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::pointer) {
-    h.add("o[");
-    add_structure<typename T::element_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::map) {
-    h.add("m[");
-    add_structure<typename T::key_type>(h);
-    h.add("][");
-    add_structure<typename T::mapped_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::set) {
-    h.add("S[");
-    add_structure<typename T::value_type>(h);
-    h.add(']');
-  } else if constexpr (kind == type_kind::tuple) {  // its elements in turn, as they encode
-    add_elements<T>(h, std::make_index_sequence<std::tuple_size_v<T>>{});
-  } else if constexpr (kind == type_kind::aggregate) {
-    add_fields<T>(h, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
-  } else if constexpr (kind == type_kind::duration || kind == type_kind::time_point) {
-    using period = typename T::period;
-    h.add(kind == type_kind::duration ? 'D' : 'P');
-    add_number_type<typename T::rep>(h);
-    h.add_number(static_cast<std::uintmax_t>(period::num));
-    h.add_number(static_cast<std::uintmax_t>(period::den));
-  } else if constexpr (kind == type_kind::variant) {
-    h.add('V');
-    h.add_number(std::variant_size_v<T>);
-    add_alternatives<T>(h, std::make_index_sequence<std::variant_size_v<T>>{});
-  } else if constexpr (kind == type_kind::bitset) {
-    h.add('B');
-    h.add_number(T{}.size());
-  } else if constexpr (kind == type_kind::custom) {
-    add_structure<typename serializer<T>::wire_type>(h);
-  }
-}
-
-}  // namespace detail
-
-// The fingerprint of a call taking Arguments (a std::tuple of the types sent) and returning
-// Result (void for none). Never 0, which on the wire would mean none.
-template <class Arguments, class Result>
-constexpr std::uint32_t fingerprint() noexcept {
-  detail::fingerprint_hash h;
-  detail::add_structure<Arguments>(h);
-  h.add('>');
-  if constexpr (std::is_void_v<Result>)
-    h.add('x');
-  else
-    detail::add_structure<Result>(h);
-  return h.value == 0 ? 1 : h.value;
-}
-
-}  // namespace codec
-
-namespace detail {
-// The fingerprint of a call with these argument and result types, if the codec has fingerprints
-// (a `fingerprint<Arguments, Result>` member, as binary_codec's); 0 if it has none.
-template <class Codec, class Arguments, class Result>
-constexpr std::uint32_t fingerprint_of() noexcept {
-  if constexpr (requires { Codec::template fingerprint<Arguments, Result>; })
-    return Codec::template fingerprint<Arguments, Result>;
-  else
-    return 0;
-}
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/codec/fingerprint.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
 
-// Appends encoded bytes to a caller-owned buffer, so buffers can be reused across calls.
-class writer {
- public:
-  explicit writer(std::vector<std::byte>& out) noexcept : out_(out) {}
-
-  static constexpr std::size_t small_write = 8;
-
-  // A string or block is appended by insert, not resize and copy: a resize would first zero-fill
-  // the bytes the copy then overwrites, a second pass over every string and byte array encoded. A
-  // few bytes (a number, a count) go one by one: push_back's inline path is a store while the
-  // buffer has room, where insert and resize are calls that cost more than the bytes.
-  void raw(const void* data, std::size_t size) {
-    const auto* bytes = static_cast<const std::byte*>(data);
-    if (size <= small_write) {
-      for (std::size_t i = 0; i < size; ++i) out_.push_back(bytes[i]);
-      return;
-    }
-    out_.insert(out_.end(), bytes, bytes + size);
-  }
-  template <class U>
-  void fixed(U value) {
-    std::byte bytes[sizeof(U)];
-    geerpc::detail::store_le(bytes, value);
-    for (const std::byte b : bytes) out_.push_back(b);
-  }
-  void varint(std::uint64_t value) {
-    std::byte bytes[10];
-    std::size_t n = 0;
-    while (value >= 0x80) {
-      bytes[n++] = static_cast<std::byte>((value & 0x7f) | 0x80);
-      value >>= 7;
-    }
-    bytes[n++] = static_cast<std::byte>(value);
-    raw(bytes, n);
-  }
-
- private:
-  std::vector<std::byte>& out_;
-};
-
-// The memory a decode may allocate, unless its caller sets another limit: 16 bytes for each byte of
-// input, plus 64 KiB (docs/protocol.md, 5.6). A value costs more in memory than on the wire: an
-// empty string or vector is one byte there but 24 or 32 here, a map entry carries a node of 16 to
-// 32 bytes besides its key and value, and an empty optional<array<char, 4096>> in a vector is one
-// byte that costs 4097. Ordinary values cost 1x (bytes, numbers, long strings) to about 12x (maps
-// with short keys, lists of short words) their encoding; 16x lets them through while refusing bulk
-// empties, the shape of an attack, whose cost would otherwise have no bound but the count check's
-// (a 64 KiB body took about 480 MiB). The 64 KiB lets a small body through whatever its shape.
-inline constexpr std::size_t memory_per_input_byte = 16;
-inline constexpr std::size_t memory_base = std::size_t{64} << 10;
-
-constexpr std::size_t default_memory_limit(std::size_t input_size) noexcept {
-  constexpr std::size_t most = std::numeric_limits<std::size_t>::max();
-  return input_size > (most - memory_base) / memory_per_input_byte ? most
-                                                                   : input_size * memory_per_input_byte + memory_base;
-}
-
-// The reason a decode fails when the value would pass its memory limit. decode_status::message()
-// gives the numbers.
-inline constexpr char memory_limit_reason[] = "decoded value would need more memory than its limit";
-
-// Reads from a span; the first failure records why and where (the first byte of the value that
-// could not be decoded), and every later read fails too, so a decoder can run on and check once.
-// It also keeps the decode's memory budget: what the decoder may still allocate.
-class reader {
- public:
-  explicit reader(std::span<const std::byte> in) noexcept : reader(in, default_memory_limit(in.size())) {}
-  reader(std::span<const std::byte> in, std::size_t memory_limit) noexcept
-      : begin_(in.data()),
-        pos_(in.data()),
-        end_(in.data() + in.size()),
-        memory_left_(memory_limit),
-        memory_limit_(memory_limit) {}
-
-  std::size_t remaining() const noexcept { return static_cast<std::size_t>(end_ - pos_); }
-  bool ok() const noexcept { return error_ == nullptr; }
-  const char* error() const noexcept { return error_; }
-  std::size_t error_offset() const noexcept { return error_offset_; }
-  std::size_t memory_limit() const noexcept { return memory_limit_; }
-  std::size_t memory_left() const noexcept { return memory_left_; }
-
-  bool fail(const char* why) noexcept { return fail_at(why, pos_); }
-  // Fails naming `at`, the first byte of the value found bad.
-  bool fail_at(const char* why, const std::byte* at) noexcept {
-    if (error_ == nullptr) {
-      error_ = why;
-      error_offset_ = static_cast<std::size_t>(at - begin_);
-    }
-    pos_ = end_;
-    return false;
-  }
-  const std::byte* position() const noexcept { return pos_; }
-  bool raw(void* out, std::size_t size) noexcept {
-    if (size > remaining()) return fail("truncated input");
-    if (size != 0) std::memcpy(out, pos_, size);
-    pos_ += size;
-    return true;
-  }
-  // A view of the next `size` bytes, consumed.
-  const std::byte* take(std::size_t size) noexcept {
-    if (size > remaining()) {
-      fail("truncated input");
-      return nullptr;
-    }
-    const std::byte* at = pos_;
-    pos_ += size;
-    return at;
-  }
-  template <class U>
-  bool fixed(U& value) noexcept {
-    const std::byte* at = take(sizeof(U));
-    if (at == nullptr) return false;
-    value = geerpc::detail::load_le<U>(at);
-    return true;
-  }
-  bool varint(std::uint64_t& value) noexcept {
-    const std::byte* start = pos_;
-    value = 0;
-    for (unsigned shift = 0;; shift += 7) {
-      if (pos_ == end_) return fail_at("truncated varint", start);
-      const auto byte = static_cast<std::uint8_t>(*pos_++);
-      // The 10th byte holds bit 63 only: anything more is an overflow (or an 11th byte).
-      if (shift == 63 && byte > 1) return fail_at("varint overflows 64 bits", start);
-      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-  }
-  // A count of elements that each take at least `min_element_size` bytes: refused when the rest of
-  // the input could not hold that many, so no peer can claim more elements than it sent.
-  bool count(std::size_t& n, std::size_t min_element_size) noexcept {
-    const std::byte* start = pos_;
-    std::uint64_t value = 0;
-    if (!varint(value)) return false;
-    if (value > remaining() / min_element_size) return fail_at("element count exceeds the remaining bytes", start);
-    n = geerpc::detail::integer_cast<std::size_t>(value);
-    return true;
-  }
-
-  // Charges `bytes` the decoder is about to allocate for the value starting at `at`; fails naming
-  // `at` when the budget cannot pay. A subtraction and a compare: this runs on every allocation.
-  bool charge(std::size_t bytes, const std::byte* at) noexcept {
-    if (bytes > memory_left_) return fail_at(memory_limit_reason, at);
-    memory_left_ -= bytes;
-    return true;
-  }
-  // Charges `n` elements of `size` bytes each (size > 0), without overflowing the product.
-  bool charge(std::size_t n, std::size_t size, const std::byte* at) noexcept {
-    if (n > memory_left_ / size) return fail_at(memory_limit_reason, at);
-    memory_left_ -= n * size;
-    return true;
-  }
-
- private:
-  const std::byte* begin_;
-  const std::byte* pos_;
-  const std::byte* end_;
-  const char* error_ = nullptr;
-  std::size_t error_offset_ = 0;
-  std::size_t memory_left_;
-  std::size_t memory_limit_;
-};
-
 template <class T>
-void encode_value(writer& out, const T& value);
-template <class T>
-bool decode_value(reader& in, T& value);
-
-namespace detail {
-template <class T>
-constexpr bool is_bool_like() {
-  if constexpr (std::is_enum_v<T>)
-    return std::is_same_v<std::underlying_type_t<T>, bool>;
-  else
-    return std::is_same_v<T, bool>;
-}
-
-// Elements whose every bit pattern is a valid value: a vector of them is copied as one block.
-template <class T>
-inline constexpr bool is_memcpy_array_element = (std::is_integral_v<T> || std::is_same_v<T, float> ||
-                                                 std::is_same_v<T, double> || std::is_enum_v<T>)&&!is_bool_like<T>();
-
-// Whether decoding a T costs about what copying its encoding does: numbers, strings, vectors copied
-// as one block, and optionals, arrays, tuples and aggregates of those. Anything else (a map, a
-// vector of strings or of structs) works and may allocate per element, and can take many times
-// longer than a copy of its bytes.
-template <class T>
-constexpr bool decodes_like_copy();
-
-template <class Tuple, std::size_t... I>
-constexpr bool all_decode_like_copy(std::index_sequence<I...>) {
-  return (true && ... && decodes_like_copy<std::tuple_element_t<I, Tuple>>());
-}
-template <class T, std::size_t... I>
-constexpr bool all_fields_decode_like_copy(std::index_sequence<I...>) {
-  return (true && ... && decodes_like_copy<boost::pfr::tuple_element_t<I, T>>());
-}
-
-template <class T>
-constexpr bool decodes_like_copy() {
-  constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean || kind == type_kind::integer || kind == type_kind::floating ||
-                kind == type_kind::enumeration || kind == type_kind::string || kind == type_kind::duration ||
-                kind == type_kind::time_point || kind == type_kind::bitset)
-    return true;
-  else if constexpr (kind == type_kind::vector)
-    return is_memcpy_array_element<typename T::value_type>;
-  else if constexpr (kind == type_kind::array || kind == type_kind::optional)
-    return decodes_like_copy<typename T::value_type>();
-  else if constexpr (kind == type_kind::tuple)
-    return all_decode_like_copy<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
-  else if constexpr (kind == type_kind::aggregate)
-    return all_fields_decode_like_copy<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
-  else
-    return false;
-}
-
-// What the decoder charges for each allocation, an upper bound of what libstdc++ and libc++ ask of
-// the allocator (the fuzzer checks it by counting): the budget must pay for the memory really taken.
-
-// A string's buffer for `size` characters: size + 1 rounded up to 16 (libc++), or at least 31
-// (libstdc++, which doubles its 15-character inline capacity on the first growth).
-constexpr std::size_t string_allocation(std::size_t size) noexcept { return size + 16; }
-
-// A vector's buffer is sizeof(T) for each element, reserved exactly; vector<bool>'s packs bits into
-// words.
-constexpr std::size_t bool_vector_allocation(std::size_t size) noexcept {
-  constexpr std::size_t word_bits = CHAR_BIT * sizeof(std::size_t);
-  return (size + word_bits - 1) / word_bits * sizeof(std::size_t);
-}
-
-constexpr std::size_t round_up(std::size_t size, std::size_t alignment) noexcept {
-  return (size + alignment - 1) / alignment * alignment;
-}
-
-// One node of a std::map (three links and a colour) or std::unordered_map (a link and perhaps a
-// cached hash): four pointers' room besides the key and value covers both.
-template <class Value>
-constexpr std::size_t map_node_allocation() noexcept {
-  return round_up(4 * sizeof(void*), alignof(Value)) + round_up(sizeof(Value), alignof(void*));
-}
-
-// A node of a std::list (two links) or std::set (three links and a colour): as a map's.
-template <class Value>
-constexpr std::size_t list_node_allocation() noexcept {
-  return map_node_allocation<Value>();
-}
-
-// What a std::deque of `size` elements made at once takes: its blocks and its map of block
-// pointers. libstdc++ makes blocks of 512 bytes (or one element, if larger) and a map of at least 8
-// pointers, 2 more than the blocks; libc++ makes blocks of 4096 bytes (or 16 elements, if those
-// are larger than 256 bytes each).
-template <class Value>
-constexpr std::size_t deque_allocation(std::size_t size) noexcept {
-#if defined(_LIBCPP_VERSION)
-  constexpr std::size_t per_block = sizeof(Value) < 256 ? 4096 / sizeof(Value) : 16;
-  const std::size_t blocks = size / per_block + 1;
-  return blocks * per_block * sizeof(Value) + 2 * (blocks + 8) * sizeof(void*);
-#else
-  constexpr std::size_t per_block = sizeof(Value) < 512 ? 512 / sizeof(Value) : 1;
-  const std::size_t blocks = size / per_block + 1;
-  return blocks * per_block * sizeof(Value) + (blocks + 8) * sizeof(void*);
-#endif
-}
-
-// What default-constructing a T allocates: nothing, except where a std::deque is made (libstdc++
-// gives a new deque a map and one block; a variant is made holding its first alternative). Whoever
-// makes values to decode into (a container its elements, a variant its alternative, a unique_ptr
-// what it owns) charges for that too, so that a body of empty deques costs what it takes.
-template <class T>
-constexpr std::size_t default_allocation() noexcept;
-
-template <class Tuple, std::size_t... I>
-constexpr std::size_t elements_default_allocation(std::index_sequence<I...>) noexcept {
-  return (std::size_t{0} + ... + default_allocation<std::tuple_element_t<I, Tuple>>());
-}
-template <class T, std::size_t... I>
-constexpr std::size_t fields_default_allocation(std::index_sequence<I...>) noexcept {
-  return (std::size_t{0} + ... + default_allocation<boost::pfr::tuple_element_t<I, T>>());
-}
-
-template <class T>
-constexpr std::size_t default_allocation() noexcept {
-  constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::sequence && requires(T & d) { d.shrink_to_fit(); })
-    return deque_allocation<typename T::value_type>(0);
-  else if constexpr (kind == type_kind::array)
-    return std::tuple_size_v<T> * default_allocation<typename T::value_type>();
-  else if constexpr (kind == type_kind::tuple)
-    return elements_default_allocation<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
-  else if constexpr (kind == type_kind::aggregate)
-    return fields_default_allocation<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
-  else if constexpr (kind == type_kind::variant)
-    return default_allocation<std::variant_alternative_t<0, T>>();
-  else
-    return 0;
-}
-
-// Charges what making `count` of each of Made allocates by default (nothing, for most types).
-template <class... Made>
-bool charge_made(reader& in, std::size_t count, const std::byte* at) noexcept {
-  constexpr std::size_t each = (std::size_t{0} + ... + default_allocation<Made>());
-  if constexpr (each == 0)
-    return true;
-  else
-    return in.charge(count, each, at);
-}
-
-// A deque's elements are charged with its blocks: the count check bounds `size` by the input, so
-// this cannot overflow for a body that fits in memory; it is still checked.
-template <class Value>
-constexpr std::size_t deque_limit() noexcept {
-  return std::numeric_limits<std::size_t>::max() / 2 / (sizeof(Value) + sizeof(void*));
-}
-
-// An unordered_map's bucket array after reserve(size): a pointer per bucket, and the bucket count
-// is the next prime at or above `size` (from libstdc++'s table, or exactly), at most 2 * size + 2.
-constexpr std::size_t bucket_allocation(std::size_t size) noexcept { return (2 * size + 2) * sizeof(void*); }
-}  // namespace detail
-
-namespace detail {
-// Makes alternative `index` of the variant and decodes into it.
-template <class V, std::size_t... I>
-bool decode_alternative(reader& in, V& value, std::size_t index, std::index_sequence<I...>) {
-  bool decoded = false;
-  (void)((index == I && (decoded = charge_made<std::variant_alternative_t<I, V>>(in, 1, in.position()) &&
-                                   decode_value(in, value.template emplace<I>()),
-                         true)) ||
-         ...);
-  return decoded;
-}
-}  // namespace detail
-
-template <class T>
-void encode_value(writer& out, const T& value) {
-  constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean) {
-    out.fixed(static_cast<std::uint8_t>(value ? 1 : 0));
-  } else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration) {
-    out.fixed(std::bit_cast<geerpc::detail::bits_of<T>>(value));
-  } else if constexpr (kind == type_kind::string) {
+struct kind_codec<T, type_kind::string> {
+  static void encode(writer& out, const T& value) {
     out.varint(value.size());
     out.raw(value.data(), value.size());
-  } else if constexpr (kind == type_kind::vector || kind == type_kind::array) {
-    using element = typename T::value_type;
-    if constexpr (kind == type_kind::vector) out.varint(value.size());
-    if constexpr (detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little &&
-                  kind == type_kind::vector && !std::is_same_v<element, bool>) {
-      out.raw(value.data(), value.size() * sizeof(element));
-    } else {
-      for (const auto& item : value) encode_value(out, static_cast<const element&>(item));
-    }
-  } else if constexpr (kind == type_kind::optional) {
-    out.fixed(static_cast<std::uint8_t>(value.has_value() ? 1 : 0));
-    if (value) encode_value(out, *value);
-  } else if constexpr (kind == type_kind::map) {
-    out.varint(value.size());
-    for (const auto& [key, mapped] : value) {
-      encode_value(out, key);
-      encode_value(out, mapped);
-    }
-  } else if constexpr (kind == type_kind::tuple) {
-    std::apply([&](const auto&... items) { (encode_value(out, items), ...); }, value);
-  } else if constexpr (kind == type_kind::aggregate) {
-    boost::pfr::for_each_field(value, [&](const auto& field) { encode_value(out, field); });
-  } else if constexpr (kind == type_kind::duration) {
-    encode_value(out, value.count());
-  } else if constexpr (kind == type_kind::time_point) {
-    encode_value(out, value.time_since_epoch().count());
-  } else if constexpr (kind == type_kind::variant) {
-    // A variant left valueless by an exception has no value to send.
-    if (value.valueless_by_exception()) throw std::bad_variant_access();
-    out.varint(value.index());
-    std::visit([&](const auto& alternative) { encode_value(out, alternative); }, value);
-  } else if constexpr (kind == type_kind::set || kind == type_kind::sequence) {
-    out.varint(value.size());
-    for (const auto& item : value) encode_value(out, item);
-  } else if constexpr (kind == type_kind::pointer) {
-    out.fixed(static_cast<std::uint8_t>(value ? 1 : 0));
-    if (value) encode_value(out, *value);
-  } else if constexpr (kind == type_kind::bitset) {
-    // Bit i in byte i / 8, at bit i % 8: the low bits first.
-    for (std::size_t at = 0; at < value.size(); at += 8) {
-      unsigned byte = 0;
-      for (std::size_t bit = 0; bit < 8 && at + bit < value.size(); ++bit)
-        if (value.test(at + bit)) byte |= 1u << bit;
-      out.fixed(static_cast<std::uint8_t>(byte));
-    }
-  } else if constexpr (kind == type_kind::view) {
-    if constexpr (std::is_same_v<T, std::string_view>) {
-      out.varint(value.size());
-      out.raw(value.data(), value.size());
-    } else {  // a span, as the vector it views
-      using element = std::remove_const_t<typename T::element_type>;
-      out.varint(value.size());
-      if constexpr (detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little)
-        out.raw(value.data(), value.size() * sizeof(element));
-      else
-        for (const auto& item : value) encode_value(out, static_cast<const element&>(item));
-    }
-  } else if constexpr (kind == type_kind::custom) {
-    encode_value(out, serializer<T>::to_wire(value));
   }
-  // Anything else was refused by require_serializable where T entered geerpc.
-}
-
-template <class T>
-bool decode_value(reader& in, T& value) {
-  constexpr type_kind kind = kind_of<T>();
-  if constexpr (kind == type_kind::boolean || (kind == type_kind::enumeration && detail::is_bool_like<T>())) {
-    const std::byte* at = in.position();
-    std::uint8_t byte = 0;
-    if (!in.fixed(byte)) return false;
-    if (byte > 1) return in.fail_at("bool is neither 0 nor 1", at);
-    value = static_cast<T>(byte == 1);
-    return true;
-  } else if constexpr (kind == type_kind::integer || kind == type_kind::floating || kind == type_kind::enumeration) {
-    geerpc::detail::bits_of<T> bits{};
-    if (!in.fixed(bits)) return false;
-    value = std::bit_cast<T>(bits);
-    return true;
-  } else if constexpr (kind == type_kind::string) {
+  static bool decode(reader& in, T& value) {
     const std::byte* start = in.position();
     std::size_t size = 0;
     if (!in.count(size, 1)) return false;
@@ -2197,208 +2975,45 @@ bool decode_value(reader& in, T& value) {
     if (at == nullptr) return false;
     value.assign(reinterpret_cast<const char*>(at), size);
     return true;
-  } else if constexpr (kind == type_kind::vector) {
-    using element = typename T::value_type;
-    const std::byte* start = in.position();
-    std::size_t size = 0;
-    if (!in.count(size, min_encoded_size<element>())) return false;
-    // A buffer is charged, then reserved exactly, so that growth never takes more than was charged.
-    if constexpr (std::is_same_v<element, bool>) {
-      value.clear();
-      if (size > value.capacity()) {
-        if (!in.charge(detail::bool_vector_allocation(size), start)) return false;
-        value.reserve(size);
-      }
-      for (std::size_t i = 0; i < size; ++i) {
-        bool item = false;
-        if (!decode_value(in, item)) return false;
-        value.push_back(item);
-      }
-      return true;
-    } else {
-      constexpr bool bulk = detail::is_memcpy_array_element<element> && std::endian::native == std::endian::little;
-      if (size > value.capacity()) {
-        if (!in.charge(size, sizeof(element), start)) return false;
-        value.clear();
-        value.reserve(size);  // exactly `size` elements (growth by resize could take more)
-      }
-      if constexpr (bulk) {
-        value.resize(size);
-        return in.raw(value.data(), size * sizeof(element));
-      } else {
-        if (!detail::charge_made<element>(in, size, start)) return false;
-        value.clear();
-        // Each element is decoded where it will stay: a large one is never copied.
-        for (std::size_t i = 0; i < size; ++i)
-          if (!decode_value(in, value.emplace_back())) return false;
-        return true;
-      }
-    }
-  } else if constexpr (kind == type_kind::array) {
-    for (auto& item : value)
-      if (!decode_value(in, item)) return false;
-    return true;
-  } else if constexpr (kind == type_kind::optional) {
-    const std::byte* at = in.position();
-    std::uint8_t tag = 0;
-    if (!in.fixed(tag)) return false;
-    if (tag > 1) return in.fail_at("optional tag is neither 0 nor 1", at);
-    if (tag == 0) {
-      value.reset();
-      return true;
-    }
-    if (!detail::charge_made<typename T::value_type>(in, 1, at)) return false;
-    return decode_value(in, value.emplace());
-  } else if constexpr (kind == type_kind::map) {
-    using key_type = typename T::key_type;
-    using mapped_type = typename T::mapped_type;
-    const std::byte* start = in.position();
-    std::size_t size = 0;
-    if (!in.count(size, min_encoded_size<key_type>() + min_encoded_size<mapped_type>())) return false;
-    // Every node is charged before the first is made (a duplicate key's node is made, then freed).
-    if (!in.charge(size, detail::map_node_allocation<typename T::value_type>(), start) ||
-        !detail::charge_made<key_type, mapped_type>(in, size, start))
-      return false;
-    value.clear();
-    if constexpr (requires { value.reserve(size); }) {
-      // Reserved once, so that the table never grows (and holds two bucket arrays) while filling.
-      if (size != 0) {
-        if (!in.charge(detail::bucket_allocation(size), start)) return false;
-        value.reserve(size);
-      }
-    }
-    for (std::size_t i = 0; i < size; ++i) {
-      const std::byte* at = in.position();
-      key_type key{};
-      mapped_type mapped{};
-      if (!decode_value(in, key) || !decode_value(in, mapped)) return false;
-      if (!value.emplace(std::move(key), std::move(mapped)).second) return in.fail_at("duplicate map key", at);
-    }
-    return true;
-  } else if constexpr (kind == type_kind::tuple) {
-    return std::apply([&](auto&... items) { return (decode_value(in, items) && ...); }, value);
-  } else if constexpr (kind == type_kind::aggregate) {
-    bool ok = true;
-    boost::pfr::for_each_field(value, [&](auto& field) { ok = ok && decode_value(in, field); });
-    return ok;
-  } else if constexpr (kind == type_kind::duration) {
-    typename T::rep count{};
-    if (!decode_value(in, count)) return false;
-    value = T(count);
-    return true;
-  } else if constexpr (kind == type_kind::time_point) {
-    typename T::rep count{};
-    if (!decode_value(in, count)) return false;
-    value = T(typename T::duration(count));
-    return true;
-  } else if constexpr (kind == type_kind::variant) {
-    const std::byte* at = in.position();
-    std::uint64_t index = 0;
-    if (!in.varint(index)) return false;
-    if (index >= std::variant_size_v<T>) return in.fail_at("variant index out of range", at);
-    return detail::decode_alternative(in, value, geerpc::detail::integer_cast<std::size_t>(index),
-                                      std::make_index_sequence<std::variant_size_v<T>>{});
-  } else if constexpr (kind == type_kind::set) {
-    using key_type = typename T::value_type;
-    const std::byte* start = in.position();
-    std::size_t size = 0;
-    if (!in.count(size, min_encoded_size<key_type>())) return false;
-    if (!in.charge(size, detail::map_node_allocation<key_type>(), start) ||
-        !detail::charge_made<key_type>(in, size, start))
-      return false;
-    value.clear();
-    if constexpr (requires { value.reserve(size); }) {
-      if (size != 0) {
-        if (!in.charge(detail::bucket_allocation(size), start)) return false;
-        value.reserve(size);
-      }
-    }
-    constexpr bool unique = requires { value.emplace(std::declval<key_type>()).second; };
-    for (std::size_t i = 0; i < size; ++i) {
-      const std::byte* at = in.position();
-      key_type key{};
-      if (!decode_value(in, key)) return false;
-      if constexpr (unique) {
-        if (!value.emplace(std::move(key)).second) return in.fail_at("duplicate set element", at);
-      } else {
-        value.emplace(std::move(key));
-      }
-    }
-    return true;
-  } else if constexpr (kind == type_kind::sequence) {
-    using element = typename T::value_type;
-    const std::byte* start = in.position();
-    std::size_t size = 0;
-    if (!in.count(size, min_encoded_size<element>())) return false;
-    if constexpr (requires {
-                    value.push_front(std::declval<element>());
-                    value.shrink_to_fit();
-                  }) {  // a deque
-      if (size > detail::deque_limit<element>() || !in.charge(detail::deque_allocation<element>(size), start) ||
-          !detail::charge_made<element>(in, size, start))
-        return in.fail_at(memory_limit_reason, start);
-      // Made at its size in one go, so that it never grows block by block and map by map.
-      T filled(size, value.get_allocator());
-      for (auto& item : filled)
-        if (!decode_value(in, item)) return false;
-      value.swap(filled);
-      return true;
-    } else {  // a list: a node per element
-      if (!in.charge(size, detail::list_node_allocation<element>(), start) ||
-          !detail::charge_made<element>(in, size, start))
-        return false;
-      value.clear();
-      for (std::size_t i = 0; i < size; ++i)
-        if (!decode_value(in, value.emplace_back())) return false;
-      return true;
-    }
-  } else if constexpr (kind == type_kind::pointer) {
-    using element = typename T::element_type;
-    const std::byte* at = in.position();
-    std::uint8_t tag = 0;
-    if (!in.fixed(tag)) return false;
-    if (tag > 1) return in.fail_at("unique_ptr tag is neither 0 nor 1", at);
-    if (tag == 0) {
-      value.reset();
-      return true;
-    }
-    if (!value) {
-      if (!in.charge(detail::round_up(sizeof(element), alignof(std::max_align_t)), at) ||
-          !detail::charge_made<element>(in, 1, at))
-        return false;
-      value = std::make_unique<element>();
-    }
-    return decode_value(in, *value);
-  } else if constexpr (kind == type_kind::bitset) {
-    constexpr std::size_t bits = T{}.size();
-    const std::byte* at = in.take((bits + 7) / 8);
-    if (at == nullptr) return false;
-    value.reset();
-    for (std::size_t i = 0; i < (bits + 7) / 8; ++i) {
-      const auto byte = static_cast<unsigned>(at[i]);
-      for (std::size_t bit = 0; bit < 8; ++bit) {
-        if ((byte & (1u << bit)) == 0) continue;
-        if (i * 8 + bit >= bits) return in.fail_at("bitset has a bit set beyond its size", at + i);
-        value.set(i * 8 + bit);
-      }
-    }
-    return true;
-  } else if constexpr (kind == type_kind::view) {
-    return view_cannot_be_decoded<T>::value;
-  } else if constexpr (kind == type_kind::custom) {
-    const std::byte* at = in.position();
-    if (!detail::charge_made<typename serializer<T>::wire_type>(in, 1, at)) return false;
-    typename serializer<T>::wire_type wire{};
-    if (!decode_value(in, wire)) return false;
-    try {
-      value = serializer<T>::from_wire(std::move(wire));
-    } catch (const std::exception&) {
-      return in.fail_at("value refused by its geerpc::codec::serializer", at);
-    }
-    return true;
-  } else {
-    return false;  // refused at compile time by require_serializable
   }
+};
+
+// A string_view as a string; a span as the vector it views.
+template <class T>
+struct kind_codec<T, type_kind::view> {
+  static void encode(writer& out, const T& value) {
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      out.varint(value.size());
+      out.raw(value.data(), value.size());
+    } else {
+      using element = std::remove_const_t<typename T::element_type>;
+      out.varint(value.size());
+      if constexpr (detail::copies_as_block<element>)
+        out.raw(value.data(), value.size() * sizeof(element));
+      else
+        for (std::size_t i = 0; i < value.size(); ++i) value_codec<element>::encode(out, value[i]);
+    }
+  }
+  static bool decode(reader&, T&) { return view_cannot_be_decoded<T>::value; }
+};
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/strings.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// Encodes a value of T, which must be serializable (require_serializable), after what `out` holds.
+template <class T>
+void encode_value(writer& out, const T& value) {
+  value_codec<T>::encode(out, value);
+}
+
+// Decodes a value of T into `value`; false when the input is bad, and then `in` says why and where.
+template <class T>
+bool decode_value(reader& in, T& value) {
+  return value_codec<T>::decode(in, value);
 }
 
 // Why a decode failed: a static description and the byte offset where it was noticed; and the
@@ -2538,7 +3153,7 @@ GEERPC_END_NAMESPACE
 
 // ---- begin geerpc/options.hpp
 // geerpc: the settings of a client connection and of a server, grouped by concern (timeouts,
-// limits, threads, observability, tuning), as plain std::chrono values with defaults that suit
+// limits, threads, observability, tuning, the runtime), as plain std::chrono values with defaults that suit
 // most programs.
 
 
@@ -2900,7 +3515,7 @@ GEERPC_END_NAMESPACE
 // children).
 //
 // Every file is read relative to a root directory, so that the tests can point the detection at a
-// fake tree; the process's own budget reads "/" once. A file that is missing, unreadable or
+// fake tree; a runtime reads "/" once, when it is made (runtime.hpp). A file that is missing, unreadable or
 // garbled means "no limit": a wrong guess costs some speed, never correctness, and nothing here
 // throws.
 
@@ -3221,16 +3836,8 @@ inline unsigned cpu_budget(unsigned affinity, std::string_view root) noexcept {
   return budget == 0 ? 1 : budget;
 }
 
-// This process's budget, read once: affinity and cgroup limits are set before a program starts,
-// and reading them costs a few system calls.
-inline unsigned process_cpus() noexcept {
-  static const unsigned cpus = cpu_budget(affinity_cpus(), "/");
-  return cpus;
-}
-
-// The CPUs an engine plans for: `assumed` (a user's option, for a limit the detection cannot see)
-// unless it is 0, which means "detect".
-inline unsigned effective_cpus(unsigned assumed) noexcept { return assumed != 0 ? assumed : process_cpus(); }
+// This process's budget as it is now (a few system calls; a runtime reads it once).
+inline unsigned process_cpus() noexcept { return cpu_budget(affinity_cpus(), "/"); }
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
@@ -3243,10 +3850,6 @@ namespace detail {
 // spin wins little more and burns a CPU the peer may need.
 inline constexpr std::chrono::microseconds spin_budget{50};
 
-// Whether this process may run on more than one CPU: its affinity and its cgroup CPU quota both
-// allow it (cpu_budget.hpp; read once, since both are set before a program starts).
-inline bool several_cpus() noexcept { return process_cpus() > 1; }
-
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -3256,21 +3859,22 @@ inline void cpu_relax() noexcept {
 }
 
 // Held by a caller for as long as it waits for its reply, asleep or not: counts the waiting
-// callers of the process, so that a lone one may spin.
+// callers of its runtime (runtime::waiting_callers()), so that a lone one may spin.
 class reply_wait {
  public:
-  // `budget`: the longest spin (0: never); `several`: whether the process has CPUs to spare.
-  explicit reply_wait(std::chrono::microseconds budget = spin_budget, bool several = several_cpus()) noexcept
-      : budget_(budget), several_(several) {
-    waiting().fetch_add(1, std::memory_order_relaxed);
+  // `waiting`: the count of waiting callers it joins; `budget`: the longest spin (0: never);
+  // `several`: whether the runtime has CPUs to spare.
+  reply_wait(std::atomic<int>& waiting, std::chrono::microseconds budget, bool several) noexcept
+      : waiting_(waiting), budget_(budget), several_(several) {
+    waiting_.fetch_add(1, std::memory_order_relaxed);
   }
-  ~reply_wait() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+  ~reply_wait() { waiting_.fetch_sub(1, std::memory_order_relaxed); }
   reply_wait(const reply_wait&) = delete;
   reply_wait& operator=(const reply_wait&) = delete;
 
-  // Whether spinning pays now: several CPUs, and no other caller of the process waiting.
+  // Whether spinning pays now: several CPUs, and no other caller of the runtime waiting.
   bool may_spin() const noexcept {
-    return several_ && budget_.count() > 0 && waiting().load(std::memory_order_relaxed) == 1;
+    return several_ && budget_.count() > 0 && waiting_.load(std::memory_order_relaxed) == 1;
   }
 
   // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
@@ -3287,12 +3891,9 @@ class reply_wait {
   }
 
  private:
+  std::atomic<int>& waiting_;
   const std::chrono::microseconds budget_;
   const bool several_;
-  static std::atomic<int>& waiting() noexcept {
-    static std::atomic<int> count{0};
-    return count;
-  }
 };
 
 }  // namespace detail
@@ -3309,13 +3910,13 @@ struct settings {
   // Whether requests made together and replies answered together are held for a moment to leave
   // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
   bool batching = true;
-  // The CPUs the heuristics assume this process has; 0: detect them from the CPU affinity and the
-  // cgroup CPU quota. Several heuristics (spinning, running a handler without waking a thread to
-  // lead, yielding before a read) choose by whether there is more than one.
+  // The CPUs the heuristics assume this process has; 0: its runtime's (runtime_options::cpus, by
+  // default detected from the CPU affinity and the cgroup CPU quota). Several heuristics (spinning, running a handler
+  // without waking a thread to lead, yielding before a read) choose by whether there is more than one.
   unsigned cpus = 0;
 
-  // Whether the heuristics may count on more than one CPU.
-  bool several_cpus() const noexcept { return cpus != 0 ? cpus > 1 : detail::several_cpus(); }
+  // Whether the heuristics may count on more than one CPU, given the runtime's budget.
+  bool several_cpus(unsigned runtime_cpus) const noexcept { return (cpus != 0 ? cpus : runtime_cpus) > 1; }
 };
 
 }  // namespace tuning
@@ -3323,6 +3924,8 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/tuning/settings.hpp
 
 GEERPC_BEGIN_NAMESPACE
+
+class runtime;  // runtime.hpp
 
 // The settings come in groups by concern, each a struct of its own, so that a designated
 // initializer names the group and then the setting:
@@ -3370,6 +3973,9 @@ struct options {
   // Observability: code that sees every call of this client on its way out and its outcome
   // (interceptor.hpp).
   std::vector<client_interceptor> interceptors{};
+  // The runtime whose scheduler fires this client's deadlines and whose CPU budget its heuristics
+  // plan for (runtime.hpp); null: the default runtime. The client holds it while it lives.
+  std::shared_ptr<geerpc::runtime> runtime{};
 };
 
 // A server's threads (threaded transport).
@@ -3461,6 +4067,8 @@ struct server_options {
   // The stream layer, as options::session: null for plain sockets; otherwise every accepted
   // connection gets a session from it (a connection it refuses, by throwing, is closed).
   std::shared_ptr<net::stream_session_factory> session{};
+  // The runtime, as options::runtime; the server holds it from listen() until it stops.
+  std::shared_ptr<geerpc::runtime> runtime{};
 };
 
 GEERPC_END_NAMESPACE
@@ -3873,7 +4481,7 @@ GEERPC_END_NAMESPACE
 // Do not answer or destroy a responder while holding a lock that a callback registered on its
 // stop_token takes: the server's timer may be running that callback, and waits for it first. On
 // the blocking transport, a deferred reply too large for the socket's buffer waits for the
-// connection's thread to send the rest, at its next request (or for write_timeout).
+// connection's thread to send the rest, at its next request (or for timeouts.write).
 
 
 
@@ -4559,61 +5167,6 @@ class call_surface {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/call_surface.hpp
-// ---- begin geerpc/detail/assert.hpp
-// geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
-// relies on (a request answered once, a timer queued at most once, a counter that never goes
-// below zero). A failed check is a bug in geerpc, never a peer's doing: hostile input gets an
-// error, not an assertion. It prints where and what to stderr and aborts, so that a sanitizer or a
-// core dump shows the state that broke it.
-//
-// On when GEERPC_ENABLE_ASSERTS is 1, which it is by default unless NDEBUG is defined (as
-// <cassert>); a user may define it to 1 to check a release build, or to 0 to drop the checks from a
-// debug one. geerpc's own tests and examples build with it on. When off, the condition is not
-// evaluated, but is still compiled (inside sizeof), so that a variable used only by a check
-// draws no "unused" warning and a check never rots.
-//
-// GEERPC_ASSERT is internal: the outermost entry header #undefs it at its end. Like config.hpp, this
-// file has no #pragma once, so that a header first reached after that gets it again.
-
-#ifndef GEERPC_DETAIL_ASSERT_HPP
-#define GEERPC_DETAIL_ASSERT_HPP
-
-#include <cstdio>
-#include <cstdlib>
-
-#ifndef GEERPC_ENABLE_ASSERTS
-#ifdef NDEBUG
-#define GEERPC_ENABLE_ASSERTS 0
-#else
-#define GEERPC_ENABLE_ASSERTS 1
-#endif
-#endif
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// Out of line from the check, so that the passing path stays a compare and a branch.
-[[noreturn]] inline void assert_failed(const char* file, int line, const char* condition,
-                                       const char* message) noexcept {
-  std::fprintf(stderr, "%s:%d: geerpc: assertion failed: %s: %s\n", file, line, condition, message);
-  std::fflush(stderr);
-  std::abort();
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-
-#endif  // GEERPC_DETAIL_ASSERT_HPP
-
-#ifndef GEERPC_ASSERT
-#if GEERPC_ENABLE_ASSERTS
-#define GEERPC_ASSERT(condition, message) \
-  ((condition) ? static_cast<void>(0) : ::geerpc::detail::assert_failed(__FILE__, __LINE__, #condition, message))
-#else
-#define GEERPC_ASSERT(condition, message) static_cast<void>(sizeof(!(condition)))
-#endif
-#endif
-// ---- end geerpc/detail/assert.hpp
 // ---- begin geerpc/detail/scratch.hpp
 // geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
 // Each use gets its own Tag: a handler that makes a client call while its reply is being built must
@@ -5574,6 +6127,511 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/macro_unscope.hpp
 #endif
 // ---- end geerpc/balanced_client.hpp
+// ---- begin geerpc/runtime.hpp
+// geerpc: the runtime, what clients and servers share beside their connections (asio's io_context
+// is the model): the thread that fires deadlines (scheduler/deadline_scheduler.hpp), the clock it
+// measures them by, the CPU budget the tuning heuristics plan for, the count of callers waiting for
+// a reply (a lone one may spin: tuning/spin.hpp) and the free list of writer blocks
+// (net/output_chunk.hpp). Its thread starts with the first user that needs deadlines fired (a
+// threaded client, a server): a program of blocking clients has none.
+//
+//   auto rt = std::make_shared<geerpc::runtime>();            // or {{.cpus = 1}}
+//   geerpc::server server({.runtime = rt});
+//   auto client = geerpc::dial(address, {.runtime = rt});
+//
+// A client or server given none uses the default runtime, made on first use and shared by all of
+// them; it is destroyed, its thread joined, when the last of them is gone, and made again by the
+// next. Ownership is shared: whatever uses a runtime holds it, so a runtime lives as long as
+// the last client or server made with it, whoever else lets go first.
+//
+// A runtime made with `manual_clock` measures deadlines by a clock that moves only in advance(),
+// for tests: a deadline fires when the clock is moved past it, never before.
+
+
+// ---- begin geerpc/net/output_chunk.hpp
+// geerpc: the blocks a writer's queue is made of (net/chunk_queue.hpp), and where they come from:
+// the allocator, through a small free list that the writers of one runtime share (runtime.hpp).
+//
+// What fixed-size blocks trade. A block freed is the size of every other block, so the next block
+// taken reuses it, and a queue holds what it holds, never an outgrown buffer. Blocks are taken on
+// handler threads and given back on whichever thread sends them, though, and a block given back to
+// malloc stays in the arena of the thread that took it until that thread takes another. The free
+// list, shared by every thread of a runtime and bounded (`kept_most` blocks), makes most blocks go
+// round through it instead, from whoever sent them to whoever queues next; it keeps that much
+// memory for the life of its runtime once used, and beyond it the arenas keep what their threads
+// freed, in blocks their next queue reuses. Pages mapped per block would leave nothing behind, but
+// unmapping a page shared by threads costs a TLB shootdown, hundreds of microseconds on these VMs,
+// on every block sent.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+// One block: this header, then its bytes. Bytes [begin, end) of data() wait to be sent.
+struct output_chunk {
+  static constexpr std::size_t header = 64;  // room for the fields below; data() keeps the allocator's alignment
+  output_chunk* next = nullptr;
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+
+  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this) + header; }
+};
+static_assert(sizeof(output_chunk) <= output_chunk::header);
+
+// Whether this is an AddressSanitizer build (GCC's macro, or Clang's feature test).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool under_address_sanitizer = true;
+#elif defined(__has_feature)
+inline constexpr bool under_address_sanitizer = __has_feature(address_sanitizer);
+#else
+inline constexpr bool under_address_sanitizer = false;
+#endif
+
+class chunk_pool {
+ public:
+  // The standard block: what a writer whose limit allows it uses, and what the free list keeps.
+  static constexpr std::size_t standard = 64u << 10;
+  // The smallest block. A writer whose limit is below it still queues one frame at a time: a frame
+  // may always wait alone (frame_writer::append_locked).
+  static constexpr std::size_t smallest = 1u << 10;
+  // Blocks kept for reuse, per pool (one per runtime): 2 MiB. None under AddressSanitizer, so that a
+  // block used after it was given back is a use after free it reports, not another connection's
+  // bytes.
+  static constexpr std::size_t kept_most = under_address_sanitizer ? 0 : 32;
+
+  // The block size for a writer that may hold `limit` bytes: the standard one, or the largest power
+  // of two within an eighth of a smaller limit, so that about eight blocks fit: a frame that waits
+  // behind another thread's send must not find the limit taken by one or two part-filled blocks.
+  static constexpr std::size_t block_size(std::size_t limit) noexcept {
+    return std::clamp(std::bit_floor(std::max<std::size_t>(limit / 8, 1)), smallest, standard);
+  }
+
+  chunk_pool() = default;
+  // Every writer that takes from it must be gone first (its runtime outlives its users).
+  ~chunk_pool() {
+    while (output_chunk* const c = free_) {
+      free_ = c->next;
+      release(c);
+    }
+  }
+  chunk_pool(const chunk_pool&) = delete;
+  chunk_pool& operator=(const chunk_pool&) = delete;
+
+  // An empty block of `size` bytes (header included). Throws std::bad_alloc.
+  output_chunk* take(std::size_t size) {
+    if (size == standard) {
+      std::lock_guard lock(mutex_);
+      if (output_chunk* const c = free_) {
+        free_ = c->next;
+        --kept_;
+        return ::new (c) output_chunk();  // as new: no bytes, no next
+      }
+    }
+    return allocate(size);
+  }
+  // Takes back a block take(size) gave.
+  void give(output_chunk* c, std::size_t size) noexcept {
+    GEERPC_ASSERT(c != nullptr, "chunk_pool: a block to give back");
+    if (size == standard) {
+      std::lock_guard lock(mutex_);
+      if (kept_ < kept_most) {
+        c->next = free_;
+        free_ = c;
+        ++kept_;
+        return;
+      }
+    }
+    release(c);
+  }
+
+  // A block of `size` bytes straight from the allocator, and back: for a writer without a pool.
+  static output_chunk* allocate(std::size_t size) { return ::new (::operator new(size)) output_chunk(); }
+  static void release(output_chunk* c) noexcept {
+    c->~output_chunk();
+    ::operator delete(static_cast<void*>(c));
+  }
+
+ private:
+  std::mutex mutex_;
+  output_chunk* free_ = nullptr;  // a stack of blocks of the standard size, linked through next
+  std::size_t kept_ = 0;
+};
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/output_chunk.hpp
+// ---- begin geerpc/scheduler/deadline_scheduler.hpp
+// geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
+// client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
+// (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
+// timeout.) A binary heap of timers ordered by deadline and a std::jthread that sleeps until the
+// earliest one: no thread per call, and a call without a deadline costs nothing here.
+//
+// The timers are the owners' objects (a call's, a request's), so a deadline costs no allocation:
+// the heap holds pointers to them and each timer knows its slot, which makes cancel() O(log n).
+//
+// Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
+// they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
+// so once it returns the callback's context may be destroyed.
+//
+// Its owner is a runtime (runtime.hpp), which also chooses its clock: steady_clock, or a
+// manual_clock that a test moves by hand. Its thread reads the clock once per look at the heap;
+// the engines read it through now() where they set a deadline or decide one has passed (a null
+// test before the clock read they made anyway: no indirect call on a call's path).
+
+
+// ---- begin geerpc/scheduler/manual_clock.hpp
+// geerpc: a clock that moves only when told to, for tests that drive deadlines without waiting for
+// them (a runtime made with runtime_options::manual_clock uses one; runtime.hpp). It reads as a
+// steady_clock time point, starting where steady_clock was when it was made, so deadlines computed
+// from steady_clock::now() (a context's with_timeout) fall due once it has been moved past them.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class manual_clock {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  explicit manual_clock(clock::time_point start = clock::now()) noexcept : ticks_(start.time_since_epoch().count()) {}
+  manual_clock(const manual_clock&) = delete;
+  manual_clock& operator=(const manual_clock&) = delete;
+
+  clock::time_point now() const noexcept {
+    return clock::time_point(clock::duration(ticks_.load(std::memory_order_acquire)));
+  }
+
+  // Moves the time forward by `by` (not backward: a steady clock never goes back).
+  void advance(clock::duration by) noexcept {
+    GEERPC_ASSERT(by.count() >= 0, "manual_clock: time moves forward only");
+    ticks_.fetch_add(by.count(), std::memory_order_acq_rel);
+  }
+
+ private:
+  std::atomic<clock::rep> ticks_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/scheduler/manual_clock.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class deadline_scheduler {
+ public:
+  using clock = std::chrono::steady_clock;
+  using callback = void (*)(void* context);
+
+  // One deadline, owned by whoever set it. While it is queued the scheduler points at it, so it
+  // stays where it is (neither copied nor moved) from schedule() until cancel() has returned or its
+  // callback has run. The scheduler's mutex guards every field.
+  class timer {
+   public:
+    timer() = default;
+    timer(const timer&) = delete;
+    timer& operator=(const timer&) = delete;
+
+   private:
+    friend class deadline_scheduler;
+    static constexpr std::size_t unqueued = static_cast<std::size_t>(-1);
+    clock::time_point when_{};
+    callback fn_ = nullptr;
+    void* context_ = nullptr;
+    std::size_t slot_ = unqueued;  // its index in the heap
+  };
+
+  // With `manual` (not null, outliving the scheduler), deadlines fall due by its time, not by
+  // steady_clock's, and the thread sleeps until catch_up() is called.
+  explicit deadline_scheduler(const manual_clock* manual = nullptr) : manual_(manual), thread_([this] { run(); }) {}
+
+  ~deadline_scheduler() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    finished_.notify_all();  // a catch_up() still waiting returns
+    // thread_ joins here, unless this is the scheduler thread: a callback may let go of the last
+    // owner (a call's continuation frees the last client of the program). A thread cannot join
+    // itself: it is told to leave run() without touching this object again, and let go.
+    if (std::this_thread::get_id() == thread_.get_id()) {
+      *destroyed_ = true;
+      thread_.detach();
+    }
+  }
+
+  deadline_scheduler(const deadline_scheduler&) = delete;
+  deadline_scheduler& operator=(const deadline_scheduler&) = delete;
+
+  // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
+  // May be called from a callback, for its own timer too.
+  void schedule(timer& t, clock::time_point when, callback fn, void* context) {
+    GEERPC_ASSERT(fn != nullptr, "deadline_scheduler: a timer needs a callback");
+    std::lock_guard lock(mutex_);
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
+    if (t.slot_ == timer::unqueued) {
+      heap_.push_back(&t);  // first: if it throws, nothing has changed
+      t.slot_ = heap_.size() - 1;
+    }
+    t.when_ = when;
+    t.fn_ = fn;
+    t.context_ = context;
+    sift_down(t.slot_);
+    sift_up(t.slot_);
+    // Wake the thread only if it would sleep past this deadline. Most timers are cancelled before
+    // they fire (a call answered in time), and the thread may still be set to wake for one of those:
+    // it then wakes early once, finds the later deadline, and sleeps again. Waking it on every
+    // schedule would cost a context switch per call.
+    if (when < wakes_at_) {
+      wakes_at_ = when;
+      wake_.notify_one();
+    }
+  }
+
+  // Takes `t` off the queue. If its callback is running, first waits for it to return (except on
+  // the scheduler thread), and then takes off the deadline that callback may have set again.
+  // Returns true when it took a deadline off the queue. Harmless on a timer never scheduled.
+  bool cancel(timer& t) {
+    std::unique_lock lock(mutex_);
+    if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
+    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
+    if (t.slot_ == timer::unqueued) return false;
+    remove(t.slot_);
+    return true;
+  }
+
+  std::size_t pending() const {
+    std::lock_guard lock(mutex_);
+    return heap_.size();
+  }
+
+  // The time deadlines are measured against: the manual clock's, or steady_clock's.
+  clock::time_point now() const noexcept { return manual_ != nullptr ? manual_->now() : clock::now(); }
+
+  // Returns once the thread has looked at the heap after this call began, and run every callback
+  // due by then: after a manual clock moved, every deadline it passed has fired. Not from a callback.
+  void catch_up() {
+    GEERPC_ASSERT(std::this_thread::get_id() != thread_.get_id(), "deadline_scheduler: catch_up() from a callback");
+    std::unique_lock lock(mutex_);
+    const std::uint64_t ticket = ++looks_asked_;
+    wake_.notify_all();
+    finished_.wait(lock, [&] { return looks_done_ >= ticket || stopping_; });
+  }
+
+ private:
+  // Whether `t` is unqueued or sits where it says it does in this heap. Called with mutex_ held.
+  bool queued_here(const timer& t) const noexcept {
+    return t.slot_ == timer::unqueued || (t.slot_ < heap_.size() && heap_[t.slot_] == &t);
+  }
+
+  // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
+  void place(std::size_t slot, timer* t) noexcept {
+    heap_[slot] = t;
+    t->slot_ = slot;
+  }
+  void sift_up(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    while (slot > 0) {
+      const std::size_t parent = (slot - 1) / 2;
+      if (!(t->when_ < heap_[parent]->when_)) break;
+      place(slot, heap_[parent]);
+      slot = parent;
+    }
+    place(slot, t);
+  }
+  void sift_down(std::size_t slot) noexcept {
+    timer* const t = heap_[slot];
+    const std::size_t size = heap_.size();
+    for (std::size_t child = 2 * slot + 1; child < size; child = 2 * slot + 1) {
+      if (child + 1 < size && heap_[child + 1]->when_ < heap_[child]->when_) ++child;
+      if (!(heap_[child]->when_ < t->when_)) break;
+      place(slot, heap_[child]);
+      slot = child;
+    }
+    place(slot, t);
+  }
+  void remove(std::size_t slot) noexcept {
+    GEERPC_ASSERT(slot < heap_.size() && heap_[slot]->slot_ == slot, "deadline_scheduler: a timer's slot is stale");
+    timer* const gone = heap_[slot];
+    timer* const last = heap_.back();
+    heap_.pop_back();
+    gone->slot_ = timer::unqueued;
+    if (last == gone) return;
+    place(slot, last);
+    sift_down(slot);
+    sift_up(last->slot_);
+  }
+
+  void run() {
+    // Set by a destructor that runs inside a callback, on this thread; outlives the scheduler.
+    const std::shared_ptr<bool> destroyed = destroyed_;
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      if (heap_.empty()) {
+        // After a storm of deadlines, give back what the heap grew to.
+        if (heap_.capacity() > 4096) std::vector<timer*>().swap(heap_);
+        wakes_at_ = clock::time_point::max();
+        looked(lock);
+        continue;
+      }
+      timer& first = *heap_.front();
+      // A copy: the timer may be cancelled while we wait, and wait_until reads its argument again.
+      if (const clock::time_point when = first.when_; when > now()) {
+        wakes_at_ = when;
+        looked(lock, when);
+        continue;
+      }
+      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the heap again
+      const callback fn = first.fn_;
+      void* const context = first.context_;
+      remove(0);
+      GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
+      running_ = &first;
+      lock.unlock();
+      fn(context);             // may destroy `first`: from here on it is only an address to compare
+      if (*destroyed) return;  // and the scheduler itself (`lock` no longer owns the mutex)
+      lock.lock();
+      running_ = nullptr;
+      finished_.notify_all();
+    }
+  }
+
+  // Nothing is due now: answers catch_up() calls made before this look, then sleeps until
+  // `until` (by steady_clock; a manual clock's time moves only with a catch_up()) or a wake-up.
+  void looked(std::unique_lock<std::mutex>& lock, clock::time_point until = clock::time_point::max()) {
+    if (looks_done_ != looks_asked_) {
+      looks_done_ = looks_asked_;
+      finished_.notify_all();
+    }
+    if (manual_ != nullptr || until == clock::time_point::max())
+      wake_.wait(lock);
+    else
+      wake_.wait_until(lock, until);
+  }
+
+  const manual_clock* const manual_;  // null: steady_clock
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
+  std::condition_variable finished_;  // a callback returned, or a look answered catch_up()
+  // Shared with run(): set by a destructor called from a callback, read after the scheduler is gone.
+  const std::shared_ptr<bool> destroyed_ = std::make_shared<bool>(false);
+  std::vector<timer*> heap_;
+  const timer* running_ = nullptr;  // whose callback runs now
+  // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
+  clock::time_point wakes_at_ = clock::time_point::min();
+  std::uint64_t looks_asked_ = 0;  // catch_up() calls made
+  std::uint64_t looks_done_ = 0;   // of them, answered by a look at the heap
+  bool stopping_ = false;
+  std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/scheduler/deadline_scheduler.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+struct runtime_options {
+  // The CPUs this process may use, as the tuning heuristics see them (a tuning::settings::cpus of
+  // 0 means this); 0: detect them once, when the runtime is made, from the CPU affinity and the
+  // cgroup CPU quota (tuning/cpu_budget.hpp).
+  unsigned cpus = 0;
+  // Deadlines by a clock that moves only in advance(), starting at steady_clock::now(): for tests.
+  bool manual_clock = false;
+};
+
+class runtime {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  explicit runtime(runtime_options opts = {}) : cpus_(opts.cpus != 0 ? opts.cpus : detail::process_cpus()) {
+    if (opts.manual_clock) manual_.emplace();
+  }
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  // The runtime of every client and server given none: made on first use, destroyed with its
+  // last user. The same one for all of them while any lives.
+  static std::shared_ptr<runtime> default_runtime() {
+    default_slot& slot = defaults();
+    std::lock_guard lock(slot.mutex);
+    std::shared_ptr<runtime> made = slot.current.lock();
+    if (!made) {
+      made = std::make_shared<runtime>();
+      slot.current = made;
+      slot.made.fetch_add(1, std::memory_order_relaxed);
+    }
+    return made;
+  }
+  // How many times the default runtime has been made in this process (for tests: a program that
+  // passes its own runtime everywhere never makes one).
+  static std::size_t default_runtimes_made() noexcept { return defaults().made.load(std::memory_order_relaxed); }
+  // Whether the default runtime exists now (for tests; it may be made or let go right after).
+  static bool default_runtime_alive() {
+    default_slot& slot = defaults();
+    std::lock_guard lock(slot.mutex);
+    return !slot.current.expired();
+  }
+
+  // The time deadlines are measured against: steady_clock's, or the manual clock's.
+  clock::time_point now() const noexcept { return manual_ ? manual_->now() : clock::now(); }
+  bool has_manual_clock() const noexcept { return manual_.has_value(); }
+  // Moves the manual clock forward by `by` and returns once every deadline it passed has fired.
+  // Only on a runtime made with manual_clock; not from a deadline's callback.
+  void advance(clock::duration by) {
+    GEERPC_ASSERT(manual_.has_value(), "runtime: advance() needs a runtime made with manual_clock");
+    manual_->advance(by);
+    scheduler().catch_up();
+  }
+
+  // The CPUs the tuning heuristics plan for (runtime_options::cpus).
+  unsigned cpus() const noexcept { return cpus_; }
+
+  // Its deadline scheduler, whose thread starts on the first call (an engine's, when it is made:
+  // never on a call's path).
+  detail::deadline_scheduler& scheduler() {
+    std::call_once(scheduler_once_, [&] {
+      scheduler_.emplace(manual_ ? &*manual_ : nullptr);
+      started_.store(true, std::memory_order_release);
+    });
+    return *scheduler_;
+  }
+  // Whether scheduler() has started its thread (for tests).
+  bool scheduler_started() const noexcept { return started_.load(std::memory_order_acquire); }
+
+  // For the engines: the callers of this runtime waiting for a reply (tuning/spin.hpp's
+  // reply_wait), and the free list their writers' blocks come from. Both outlive every user.
+  std::atomic<int>& waiting_callers() noexcept { return waiting_callers_; }
+  net::chunk_pool& chunk_pool() noexcept { return chunk_pool_; }
+
+ private:
+  struct default_slot {
+    std::mutex mutex;
+    std::weak_ptr<runtime> current;
+    std::atomic<std::size_t> made{0};
+  };
+  static default_slot& defaults() noexcept {
+    static default_slot slot;
+    return slot;
+  }
+
+  const unsigned cpus_;
+  std::optional<detail::manual_clock> manual_;
+  std::atomic<int> waiting_callers_{0};
+  net::chunk_pool chunk_pool_;
+  std::once_flag scheduler_once_;
+  std::atomic<bool> started_{false};  // scheduler_ is made
+  // Last: its thread stops first. Destroyed on its own thread (a deadline's callback let go of the
+  // last user), it lets that thread go without joining it (deadline_scheduler's destructor).
+  std::optional<detail::deadline_scheduler> scheduler_;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/runtime.hpp
 // ---- begin geerpc/server.hpp
 // geerpc: the server.
 //
@@ -5590,8 +6648,8 @@ GEERPC_END_NAMESPACE
 
 
 // ---- begin geerpc/server/context.hpp
-// geerpc: what every connection of one server shares: its handlers, its options, the scheduler of
-// its deadlines, and the counters its limits are checked against. A server owns one; its engine and
+// geerpc: what every connection of one server shares: its handlers, its options, its runtime (the
+// scheduler of its deadlines), and the counters its limits are checked against. A server owns one; its engine and
 // connections refer to it.
 
 
@@ -5941,8 +6999,7 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-class dispatcher;          // server/dispatcher.hpp
-class deadline_scheduler;  // scheduler/deadline_scheduler.hpp
+class dispatcher;  // server/dispatcher.hpp
 
 // The handler pool as its engine sees it, for the debug page.
 struct pool_view {
@@ -5951,34 +7008,49 @@ struct pool_view {
   std::size_t start_failures = 0;  // threads the system would not start
 };
 
-// What every connection of one server shares.
+// What every connection of one server shares, grouped by who writes each field: a field is
+// written by its group's owner only, and read by the others.
 struct server_context {
+  // ---- basic_server, before it serves (constructor, add(), use(), listen()); read-only while
+  // it serves.
   const dispatcher* handlers = nullptr;
   server_options options;
   std::uint8_t codec_id = 0;
-  std::shared_ptr<deadline_scheduler> scheduler;
-  std::vector<server_interceptor> interceptors;      // set before serving; empty: calls skip them
-  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
-  std::atomic<std::size_t> inflight{0};              // requests registered on any connection and not finished
+  std::vector<server_interceptor> interceptors;  // empty: calls skip them
+  // What the debug page shows of calls (statistics.hpp): made by listen() when
+  // server_options.observability.statistics is on; null when it is off. Its own counters are the observer's.
+  std::unique_ptr<server_statistics> stats;
+  // server_link::listen(): server_options::runtime, or the default one, held while the server
+  // lives; `scheduler` is the runtime's.
+  std::shared_ptr<geerpc::runtime> runtime;
+  deadline_scheduler* scheduler = nullptr;
+
+  // ---- The engine: its view of its handler pool, while one serves (set and cleared by it).
+  pool_view (*pool_probe)(const void* engine) = nullptr;
+  const void* pool_engine = nullptr;
+
+  // ---- The request ledgers of the connections (request_ledger.hpp), once per request.
+  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
   // Beside `inflight`, on its cache line: both change once per request.
   std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
+
+  // ---- The connections (connection.hpp, wire_session.hpp), and the engines' accept paths for
+  // `refused` (a connection closed at once for want of memory).
+  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
   std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
   net::memory_gauge output;                          // held by every connection's writer
-  // A graceful shutdown waits on `drained` for `inflight` to reach 0; the request that takes it
-  // there notifies while `draining` is set. The waiter also looks again every few milliseconds, so
-  // no per-request fence is spent closing the race between the two flags.
+
+  // ---- Graceful shutdown: server_link::shutdown() sets `draining` and waits on `drained` for
+  // `inflight` to reach 0; the request that takes it there notifies while `draining` is set. The
+  // waiter also looks again every few milliseconds, so no per-request fence is spent closing the
+  // race between the two flags.
   std::atomic<bool> draining{false};
   std::mutex drain_mutex;
   std::condition_variable drained;
-  // What the debug page shows of calls (statistics.hpp): made by listen() when
-  // server_options.observability.statistics is on; null when it is off.
-  std::unique_ptr<server_statistics> stats;
-  // The engine's view of its handler pool, while one serves (set and cleared by the engine).
-  pool_view (*pool_probe)(const void* engine) = nullptr;
-  const void* pool_engine = nullptr;
-  // Every connection alive, for the debug page: each adds itself when made and takes itself out
-  // when destroyed, under connections_mutex. Lock order: connections_mutex before a connection's
-  // own locks; nothing holding a connection's lock takes it.
+
+  // ---- Every connection alive, for the debug page: each adds itself when made and takes itself
+  // out when destroyed, under connections_mutex. Lock order: connections_mutex before a
+  // connection's own locks; nothing holding a connection's lock takes it.
   mutable std::mutex connections_mutex;
   std::vector<listed_connection*> connections;
   std::condition_variable connections_gone;  // notified when the last connection is destroyed
@@ -8127,126 +9199,15 @@ GEERPC_END_NAMESPACE
 
 
 
-// ---- begin geerpc/net/output_chunk.hpp
-// geerpc: the blocks a writer's queue is made of (net/chunk_queue.hpp), and where they come from:
-// the allocator, through a small free list the whole process shares.
-//
-// What fixed-size blocks trade. A queue grown by doubling left each outgrown buffer in the malloc
-// arena of the thread that grew it, where nothing of the next, larger size could reuse it: the
-// server's memory followed the sum of all those buffers, not what it held. A block freed is the size
-// of every other block, so the next block taken reuses it. Blocks are taken on handler threads and
-// given back on whichever thread sends them, though, and a block given back to malloc stays in the
-// arena of the thread that took it until that thread takes another. The free list, shared by every
-// thread and bounded (`kept_most` blocks), makes most blocks go round through it instead, from
-// whoever sent them to whoever queues next; it keeps that much memory for the life of the process
-// once used, and beyond it the arenas keep what their threads freed, in blocks their next queue
-// reuses. Pages mapped per block would leave nothing behind, but unmapping a page shared by threads
-// costs a TLB shootdown, hundreds of microseconds on these VMs, on every block sent.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-// One block: this header, then its bytes. Bytes [begin, end) of data() wait to be sent.
-struct output_chunk {
-  static constexpr std::size_t header = 64;  // keeps data() on a cache line of its own
-  output_chunk* next = nullptr;
-  std::uint32_t begin = 0;
-  std::uint32_t end = 0;
-
-  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this) + header; }
-};
-static_assert(sizeof(output_chunk) <= output_chunk::header);
-
-// Whether this is an AddressSanitizer build (GCC's macro, or Clang's feature test).
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool under_address_sanitizer = true;
-#elif defined(__has_feature)
-inline constexpr bool under_address_sanitizer = __has_feature(address_sanitizer);
-#else
-inline constexpr bool under_address_sanitizer = false;
-#endif
-
-class chunk_pool {
- public:
-  // The standard block: what a writer whose limit allows it uses, and what the free list keeps.
-  static constexpr std::size_t standard = 64u << 10;
-  // The smallest block. A writer whose limit is below it still queues one frame at a time: a frame
-  // may always wait alone (frame_writer::append_locked).
-  static constexpr std::size_t smallest = 1u << 10;
-  // Blocks kept for reuse, for the whole process: 2 MiB. None under AddressSanitizer, so that a
-  // block used after it was given back is a use after free it reports, not another connection's
-  // bytes.
-  static constexpr std::size_t kept_most = under_address_sanitizer ? 0 : 32;
-
-  // The block size for a writer that may hold `limit` bytes: the standard one, or the largest power
-  // of two within an eighth of a smaller limit, so that about eight blocks fit: a frame that waits
-  // behind another thread's send must not find the limit taken by one or two part-filled blocks.
-  static constexpr std::size_t block_size(std::size_t limit) noexcept {
-    return std::clamp(std::bit_floor(std::max<std::size_t>(limit / 8, 1)), smallest, standard);
-  }
-
-  // The one free list of the process. Never destroyed: a writer may give a block back during static
-  // destruction.
-  static chunk_pool& shared() noexcept {
-    alignas(chunk_pool) static std::byte storage[sizeof(chunk_pool)];
-    static chunk_pool* const pool = ::new (storage) chunk_pool();
-    return *pool;
-  }
-
-  // An empty block of `size` bytes (header included). Throws std::bad_alloc.
-  output_chunk* take(std::size_t size) {
-    if (size == standard) {
-      std::lock_guard lock(mutex_);
-      if (output_chunk* const c = free_) {
-        free_ = c->next;
-        --kept_;
-        return ::new (c) output_chunk();  // as new: no bytes, no next
-      }
-    }
-    return ::new (allocate(size)) output_chunk();
-  }
-  // Takes back a block take(size) gave.
-  void give(output_chunk* c, std::size_t size) noexcept {
-    GEERPC_ASSERT(c != nullptr, "chunk_pool: a block to give back");
-    if (size == standard) {
-      std::lock_guard lock(mutex_);
-      if (kept_ < kept_most) {
-        c->next = free_;
-        free_ = c;
-        ++kept_;
-        return;
-      }
-    }
-    release(c);
-  }
-
- private:
-  chunk_pool() = default;
-
-  static void* allocate(std::size_t size) { return ::operator new(size); }
-  static void release(output_chunk* c) noexcept {
-    c->~output_chunk();
-    ::operator delete(static_cast<void*>(c));
-  }
-
-  std::mutex mutex_;
-  output_chunk* free_ = nullptr;  // a stack of blocks of the standard size, linked through next
-  std::size_t kept_ = 0;
-};
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/output_chunk.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
 
 class chunk_queue {
  public:
-  // Blocks of `block_size` bytes (chunk_pool::block_size()), header included.
-  explicit chunk_queue(std::size_t block_size) noexcept : block_(block_size) {}
+  // Blocks of `block_size` bytes (chunk_pool::block_size()), header included, from `pool` (null:
+  // from the allocator).
+  explicit chunk_queue(std::size_t block_size, chunk_pool* pool = nullptr) noexcept : block_(block_size), pool_(pool) {}
   ~chunk_queue() { clear(); }
   chunk_queue(const chunk_queue&) = delete;
   chunk_queue& operator=(const chunk_queue&) = delete;
@@ -8285,8 +9246,7 @@ class chunk_queue {
     output_chunk** tail = &head;
     std::size_t taken = 0;
     try {
-      for (; taken < blocks_for(bytes.size()); ++taken, tail = &(*tail)->next)
-        *tail = chunk_pool::shared().take(block_);
+      for (; taken < blocks_for(bytes.size()); ++taken, tail = &(*tail)->next) *tail = take();
     } catch (...) {
       give_all(head);
       throw;
@@ -8331,7 +9291,7 @@ class chunk_queue {
       first_ = c->next;
       if (c == last_) last_ = nullptr;
       --blocks_;
-      chunk_pool::shared().give(c, block_);
+      give(c);
     }
     GEERPC_ASSERT(count == 0 && (first_ != nullptr || (blocks_ == 0 && bytes_ == 0)),
                   "chunk_queue: blocks and bytes agree");
@@ -8353,7 +9313,7 @@ class chunk_queue {
     output_chunk* head = nullptr;
     output_chunk** tail = &head;
     try {
-      for (std::size_t i = 0; i < count; ++i, tail = &(*tail)->next) *tail = chunk_pool::shared().take(block_);
+      for (std::size_t i = 0; i < count; ++i, tail = &(*tail)->next) *tail = take();
     } catch (...) {
       give_all(head);
       throw;
@@ -8373,12 +9333,20 @@ class chunk_queue {
   void give_all(output_chunk* c) noexcept {
     while (c != nullptr) {
       output_chunk* const next = c->next;
-      chunk_pool::shared().give(c, block_);
+      give(c);
       c = next;
     }
   }
+  output_chunk* take() { return pool_ != nullptr ? pool_->take(block_) : chunk_pool::allocate(block_); }
+  void give(output_chunk* c) noexcept {
+    if (pool_ != nullptr)
+      pool_->give(c, block_);
+    else
+      chunk_pool::release(c);
+  }
 
   const std::size_t block_;
+  chunk_pool* const pool_;
   output_chunk* first_ = nullptr;
   output_chunk* last_ = nullptr;  // the block appends go to; new blocks are linked after it
   std::size_t blocks_ = 0;
@@ -8406,15 +9374,16 @@ class frame_writer {
 
   // `gauge`, if given, is kept up to date with the memory this writer holds (added to it as the
   // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
-  // their sum. Only changes of capacity touch it: none on the fast path.
+  // their sum. Only changes of capacity touch it: none on the fast path. Its blocks come from
+  // `pool` (its runtime's, which must outlive the writer), or straight from the allocator when null.
   frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
-               memory_gauge* gauge = nullptr) noexcept
+               memory_gauge* gauge = nullptr, chunk_pool* pool = nullptr) noexcept
       : stream_(out),
         max_pending_(max_pending),
         want_write_(want_write),
         context_(context),
         gauge_(gauge),
-        queue_(chunk_pool::block_size(max_pending)) {}
+        queue_(chunk_pool::block_size(max_pending), pool) {}
   ~frame_writer() { detach_gauge(); }
   // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
   // done with the gauge before the writer itself goes.
@@ -8661,218 +9630,6 @@ GEERPC_END_NAMESPACE
 // this folder, one file each.
 
 
-// ---- begin geerpc/scheduler/deadline_scheduler.hpp
-// geerpc: the one timer thread behind every deadline that nobody waits on in poll(): a threaded
-// client's call deadlines, the server's handle timeouts, callers' budgets and handshake timeouts.
-// (dial() and the blocking client wait on their socket themselves, with the deadline as poll's
-// timeout.) A binary heap of timers ordered by deadline and a std::jthread that sleeps until the
-// earliest one: no thread per call, and a call without a deadline costs nothing here.
-//
-// The timers are the owners' objects (a call's, a request's), so a deadline costs no allocation:
-// the heap holds pointers to them and each timer knows its slot, which makes cancel() O(log n).
-//
-// Callbacks run on the scheduler thread, one at a time, and must be short and must not block:
-// they flip an atomic state, request a stop, queue a frame. cancel() waits for a running callback,
-// so once it returns the callback's context may be destroyed.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class deadline_scheduler {
- public:
-  using clock = std::chrono::steady_clock;
-  using callback = void (*)(void* context);
-
-  // One deadline, owned by whoever set it. While it is queued the scheduler points at it, so it
-  // stays where it is (neither copied nor moved) from schedule() until cancel() has returned or its
-  // callback has run. The scheduler's mutex guards every field.
-  class timer {
-   public:
-    timer() = default;
-    timer(const timer&) = delete;
-    timer& operator=(const timer&) = delete;
-
-   private:
-    friend class deadline_scheduler;
-    static constexpr std::size_t unqueued = static_cast<std::size_t>(-1);
-    clock::time_point when_{};
-    callback fn_ = nullptr;
-    void* context_ = nullptr;
-    std::size_t slot_ = unqueued;  // its index in the heap
-  };
-
-  deadline_scheduler() : thread_([this] { run(); }) {}
-
-  ~deadline_scheduler() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    // thread_ joins here, unless this is the scheduler thread: a callback may let go of the last
-    // owner (a call's continuation frees the last client of the program). A thread cannot join
-    // itself: it is told to leave run() without touching this object again, and let go.
-    if (std::this_thread::get_id() == thread_.get_id()) {
-      *destroyed_ = true;
-      thread_.detach();
-    }
-  }
-
-  deadline_scheduler(const deadline_scheduler&) = delete;
-  deadline_scheduler& operator=(const deadline_scheduler&) = delete;
-
-  // The process-wide scheduler, created on first use and destroyed (its thread joined) when the last
-  // client or server holding it is gone.
-  static std::shared_ptr<deadline_scheduler> shared() {
-    static std::mutex mutex;
-    static std::weak_ptr<deadline_scheduler> current;
-    std::lock_guard lock(mutex);
-    auto scheduler = current.lock();
-    if (!scheduler) {
-      scheduler = std::make_shared<deadline_scheduler>();
-      current = scheduler;
-    }
-    return scheduler;
-  }
-
-  // Queues `t` to call fn(context) at `when`; a timer already queued moves to the new deadline.
-  // May be called from a callback, for its own timer too.
-  void schedule(timer& t, clock::time_point when, callback fn, void* context) {
-    GEERPC_ASSERT(fn != nullptr, "deadline_scheduler: a timer needs a callback");
-    std::lock_guard lock(mutex_);
-    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
-    if (t.slot_ == timer::unqueued) {
-      heap_.push_back(&t);  // first: if it throws, nothing has changed
-      t.slot_ = heap_.size() - 1;
-    }
-    t.when_ = when;
-    t.fn_ = fn;
-    t.context_ = context;
-    sift_down(t.slot_);
-    sift_up(t.slot_);
-    // Wake the thread only if it would sleep past this deadline. Most timers are cancelled before
-    // they fire (a call answered in time), and the thread may still be set to wake for one of those:
-    // it then wakes early once, finds the later deadline, and sleeps again. Waking it on every
-    // schedule would cost a context switch per call.
-    if (when < wakes_at_) {
-      wakes_at_ = when;
-      wake_.notify_one();
-    }
-  }
-
-  // Takes `t` off the queue. If its callback is running, first waits for it to return (except on
-  // the scheduler thread), and then takes off the deadline that callback may have set again.
-  // Returns true when it took a deadline off the queue. Harmless on a timer never scheduled.
-  bool cancel(timer& t) {
-    std::unique_lock lock(mutex_);
-    if (std::this_thread::get_id() != thread_.get_id()) finished_.wait(lock, [&] { return running_ != &t; });
-    GEERPC_ASSERT(queued_here(t), "deadline_scheduler: a timer queued on another scheduler, or moved while queued");
-    if (t.slot_ == timer::unqueued) return false;
-    remove(t.slot_);
-    return true;
-  }
-
-  std::size_t pending() const {
-    std::lock_guard lock(mutex_);
-    return heap_.size();
-  }
-
- private:
-  // Whether `t` is unqueued or sits where it says it does in this heap. Called with mutex_ held.
-  bool queued_here(const timer& t) const noexcept {
-    return t.slot_ == timer::unqueued || (t.slot_ < heap_.size() && heap_[t.slot_] == &t);
-  }
-
-  // A heap of deadlines, earliest at slot 0; every move writes the timer's slot back.
-  void place(std::size_t slot, timer* t) noexcept {
-    heap_[slot] = t;
-    t->slot_ = slot;
-  }
-  void sift_up(std::size_t slot) noexcept {
-    timer* const t = heap_[slot];
-    while (slot > 0) {
-      const std::size_t parent = (slot - 1) / 2;
-      if (!(t->when_ < heap_[parent]->when_)) break;
-      place(slot, heap_[parent]);
-      slot = parent;
-    }
-    place(slot, t);
-  }
-  void sift_down(std::size_t slot) noexcept {
-    timer* const t = heap_[slot];
-    const std::size_t size = heap_.size();
-    for (std::size_t child = 2 * slot + 1; child < size; child = 2 * slot + 1) {
-      if (child + 1 < size && heap_[child + 1]->when_ < heap_[child]->when_) ++child;
-      if (!(heap_[child]->when_ < t->when_)) break;
-      place(slot, heap_[child]);
-      slot = child;
-    }
-    place(slot, t);
-  }
-  void remove(std::size_t slot) noexcept {
-    GEERPC_ASSERT(slot < heap_.size() && heap_[slot]->slot_ == slot, "deadline_scheduler: a timer's slot is stale");
-    timer* const gone = heap_[slot];
-    timer* const last = heap_.back();
-    heap_.pop_back();
-    gone->slot_ = timer::unqueued;
-    if (last == gone) return;
-    place(slot, last);
-    sift_down(slot);
-    sift_up(last->slot_);
-  }
-
-  void run() {
-    // Set by a destructor that runs inside a callback, on this thread; outlives the scheduler.
-    const std::shared_ptr<bool> destroyed = destroyed_;
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      if (heap_.empty()) {
-        // After a storm of deadlines, give back what the heap grew to.
-        if (heap_.capacity() > 4096) std::vector<timer*>().swap(heap_);
-        wakes_at_ = clock::time_point::max();
-        wake_.wait(lock);
-        continue;
-      }
-      timer& first = *heap_.front();
-      // A copy: the timer may be cancelled while we wait, and wait_until reads its argument again.
-      if (const clock::time_point when = first.when_; when > clock::now()) {
-        wakes_at_ = when;
-        wake_.wait_until(lock, when);
-        continue;
-      }
-      wakes_at_ = clock::time_point::min();  // awake: running callbacks, it looks at the heap again
-      const callback fn = first.fn_;
-      void* const context = first.context_;
-      remove(0);
-      GEERPC_ASSERT(running_ == nullptr, "deadline_scheduler: one callback at a time");
-      running_ = &first;
-      lock.unlock();
-      fn(context);             // may destroy `first`: from here on it is only an address to compare
-      if (*destroyed) return;  // and the scheduler itself (`lock` no longer owns the mutex)
-      lock.lock();
-      running_ = nullptr;
-      finished_.notify_all();
-    }
-  }
-
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;      // a deadline earlier than wakes_at_, or stopping
-  std::condition_variable finished_;  // a callback returned
-  // Shared with run(): set by a destructor called from a callback, read after the scheduler is gone.
-  const std::shared_ptr<bool> destroyed_ = std::make_shared<bool>(false);
-  std::vector<timer*> heap_;
-  const timer* running_ = nullptr;  // whose callback runs now
-  // When the thread will next look at the heap by itself: max() asleep with no timer, min() awake.
-  clock::time_point wakes_at_ = clock::time_point::min();
-  bool stopping_ = false;
-  std::jthread thread_;  // last member: starts after the rest is built, joins before it is torn down
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/scheduler/deadline_scheduler.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -8882,24 +9639,27 @@ class server_connection;  // server/connection.hpp
 
 namespace tuning {
 
-// What a client engine hands its hooks: its writer, the scheduler, the user's knobs, and how to
-// fail every call when a send the hooks made broke the connection.
+// What a client engine hands its hooks: its writer, the scheduler, the user's knobs, its runtime's
+// CPU budget and count of waiting callers, and how to fail every call when a send the hooks made broke the connection.
 struct client_setup {
   net::frame_writer& writer;
   detail::deadline_scheduler& scheduler;
   const settings& knobs;
+  unsigned runtime_cpus;
+  std::atomic<int>& waiting_callers;  // the runtime's (reply_wait)
   void (*broken)(void* engine);
   void* engine;
 };
 
 // What a server engine hands its hooks: the scheduler, how many pool threads there may be at most
-// (each has an index below that), the user's knobs, and the engine's look for a leader, which a
-// watchdog may call: with the pool locked it asks leader_overdue() and wakes a thread to lead
-// when told to; it returns whether the I/O is unled while a handler runs.
+// (each has an index below that), the user's knobs, its runtime's CPU budget, and the engine's look for a leader, which
+// a watchdog may call: with the pool locked it asks leader_overdue() and wakes a thread to lead when told to; it
+// returns whether the I/O is unled while a handler runs.
 struct server_setup {
   detail::deadline_scheduler& scheduler;
   std::size_t thread_slots;
   const settings& knobs;
+  unsigned runtime_cpus;
   bool (*look_for_leader)(void* engine);
   void* engine;
 };
@@ -9446,8 +10206,9 @@ struct automatic {
   class client_hooks {
    public:
     explicit client_hooks(const client_setup& setup)
-        : spin_(setup.knobs.spin),
-          several_cpus_(setup.knobs.several_cpus()),
+        : waiting_callers_(setup.waiting_callers),
+          spin_(setup.knobs.spin),
+          several_cpus_(setup.knobs.several_cpus(setup.runtime_cpus)),
           batching_(setup.writer, setup.scheduler, setup.knobs.batching, setup.broken, setup.engine) {}
 
     // Request batching (request_batching.hpp).
@@ -9469,9 +10230,10 @@ struct automatic {
     bool receiver_watches() const noexcept { return watch_.receiver_watches(); }
 
     // A spin before sleeping (spin.hpp).
-    detail::reply_wait waiting() const noexcept { return detail::reply_wait(spin_, several_cpus_); }
+    detail::reply_wait waiting() const noexcept { return detail::reply_wait(waiting_callers_, spin_, several_cpus_); }
 
    private:
+    std::atomic<int>& waiting_callers_;
     const std::chrono::microseconds spin_;
     const bool several_cpus_;
     detail::socket_watch watch_;
@@ -9505,7 +10267,8 @@ class blocking_client_engine {
   blocking_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
-        writer_(stream_, std::size_t{64} << 20),
+        runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
+        writer_(stream_, std::size_t{64} << 20, nullptr, nullptr, nullptr, &runtime_->chunk_pool()),
         max_frame_size_(opts.limits.max_frame_size) {}
 
   ~blocking_client_engine() { close(); }
@@ -9688,7 +10451,7 @@ class blocking_client_engine {
 
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
-    const reply_wait waiting;
+    const reply_wait waiting(runtime_->waiting_callers(), spin_budget, runtime_->cpus() > 1);
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
@@ -9848,6 +10611,8 @@ class blocking_client_engine {
 
   net::stream stream_;
   const std::uint32_t server_max_frame_size_;
+  // Its CPU budget, waiting callers and writer blocks; no thread (this transport starts no scheduler).
+  const std::shared_ptr<runtime> runtime_;
   net::frame_writer writer_;
   const std::uint32_t max_frame_size_;  // of a reply
   net::event_fd wake_;                  // a stop_token's way into poll()
@@ -9874,7 +10639,7 @@ GEERPC_END_NAMESPACE
 //
 //   1. begin(): the call gets a sequence number and an entry in the pending table; its caller
 //      stamps the request and writes it itself (frames queued behind a busy writer go out with
-//      that writer's send); its deadline goes to the shared scheduler, its stop_token gets a
+//      that writer's send); its deadline goes to its runtime's scheduler, its stop_token gets a
 //      callback.
 //   2. One std::jthread (receive()) waits for replies and hands each to its call (deliver()).
 //   3. The call is completed exactly once, by whoever removes its entry from the pending table,
@@ -10202,10 +10967,12 @@ class threaded_client_engine {
   threaded_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
-        scheduler_(deadline_scheduler::shared()),
-        writer_(stream_, std::size_t{64} << 20, &want_write, this),
+        runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
+        scheduler_(&runtime_->scheduler()),
+        writer_(stream_, std::size_t{64} << 20, &want_write, this, nullptr, &runtime_->chunk_pool()),
         reader_(opts.limits.max_frame_size),
-        tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, &on_broken, this}),
+        tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, runtime_->cpus(), runtime_->waiting_callers(),
+                                     &on_broken, this}),
         receiver_([this] { receive(); }) {
     // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
     if constexpr (hooks::callers_read)
@@ -10318,7 +11085,9 @@ class threaded_client_engine {
     // deliver() writes a successful reply's body there, on whichever thread reads it.
     GEERPC_ASSERT(call.reply != nullptr, "threaded client: a call without a place for its reply");
     call.engine = this;
-    const auto now = clock::now();
+    // The runtime's clock (steady_clock's, unless a test's manual clock): the one the deadline
+    // fires by. A null test and a clock read, as before: no indirect call.
+    const auto now = scheduler_->now();
     // Asked first, so that a call that ends below still counts in its caller's history.
     const bool may_hold = call.synchronous && tuning_.caller_may_hold(now);
     if (ctx.stop_token().stop_requested()) {
@@ -10545,7 +11314,8 @@ class threaded_client_engine {
 
   net::stream stream_;
   const std::uint32_t server_max_frame_size_;
-  std::shared_ptr<deadline_scheduler> scheduler_;
+  const std::shared_ptr<runtime> runtime_;  // held while the engine lives: its scheduler fires our deadlines
+  deadline_scheduler* const scheduler_;
   net::frame_writer writer_;
   std::mutex reading_;  // held by whoever reads the socket: guards reader_, reading_over_, receive_timeout_
   net::frame_reader reader_;
@@ -10910,7 +11680,7 @@ class request_ledger {
   // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
                          void (*on_deadline)(void*)) {
-    const auto now = clock::now();
+    const auto now = context_.scheduler->now();  // the runtime's clock, which the timer fires by
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
     if (budget_us > 0)
@@ -11563,77 +12333,99 @@ struct debug_snapshot {
     const auto at = clock::now();
     const server_statistics* const stats = context.stats.get();
     statistics = stats != nullptr;
-    const std::vector<handler_entry>* entries = context.handlers != nullptr ? &context.handlers->methods() : nullptr;
-    if (entries != nullptr)
-      for (const handler_entry& entry : *entries) {
-        method_row row;
-        row.name = entry.name;
-        row.signature = entry.signature;
-        row.fingerprint = entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint);
-        row.takes_stop_token = entry.takes_stop_token;
-        methods.push_back(std::move(row));
-      }
+    read_methods(context);
+    const in_flight_reading flight = read_connections(context, at);
+    if (stats != nullptr) read_statistics(*stats, at, flight);
+    read_pool(context, at, flight);
+    read_now(context);
+    read_limits(context);
+  }
 
-    // What is in flight now, read from the connections.
-    std::vector<clock::time_point> oldest(methods.size(), clock::time_point::max());
-    std::size_t waiting = 0;  // requests no handler thread has taken yet
+ private:
+  // What the connections have in flight: per method, and waiting for a handler thread.
+  struct in_flight_reading {
+    std::vector<clock::time_point> oldest;  // per method, its oldest call's arrival
+    std::size_t waiting = 0;                // requests no handler thread has taken yet
     clock::time_point oldest_waiting = clock::time_point::max();
-    {
-      std::lock_guard lock(context.connections_mutex);
-      connection_count = context.connections.size();
-      for (const listed_connection* connection : context.connections) {
-        const connection_view v = connection->describe();
-        if (connections.size() < max_connection_rows) {
-          connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
-          if (statistics) row.idle = at - v.last_activity;
-          connections.push_back(std::move(row));
-        }
-        if (!statistics || entries == nullptr) continue;
-        connection->for_each_request(
-            [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-              const auto i = static_cast<std::size_t>(&handler - entries->data());
-              if (i < methods.size()) {
-                ++methods[i].in_flight;
-                oldest[i] = std::min(oldest[i], arrived);
-              }
-              if (started == clock::time_point{}) {
-                ++waiting;
-                oldest_waiting = std::min(oldest_waiting, arrived);
-              }
-            });
-      }
-    }
-    if (stats != nullptr) {
-      for (std::size_t i = 0; i < methods.size() && i < stats->method_count(); ++i) {
-        method_row& row = methods[i];
-        const method_statistics& m = stats->method(i);
-        std::uint64_t failed = 0;
-        row.errors = errors_of(m, failed);
-        row.successes = m.successes.load(std::memory_order_relaxed);
-        row.calls = row.successes + failed + row.in_flight;
-        if (row.in_flight != 0) row.oldest = at - oldest[i];
-        row.latency = m.latency.read(at);
-      }
-      std::uint64_t ignored = 0;
-      unrouted = errors_of(stats->unrouted(), ignored);
-      recent = stats->recent_calls();
-      slow_call = stats->slow_threshold();
-    }
+  };
 
+  void read_methods(const server_context& context) {
+    if (context.handlers == nullptr) return;
+    for (const handler_entry& entry : context.handlers->methods()) {
+      method_row row;
+      row.name = entry.name;
+      row.signature = entry.signature;
+      row.fingerprint = entry.fingerprint == 0 ? "none" : fingerprint_text(entry.fingerprint);
+      row.takes_stop_token = entry.takes_stop_token;
+      methods.push_back(std::move(row));
+    }
+  }
+
+  // The connections' rows, and, with statistics, what each has in flight.
+  in_flight_reading read_connections(const server_context& context, clock::time_point at) {
+    in_flight_reading out;
+    out.oldest.assign(methods.size(), clock::time_point::max());
+    const handler_entry* const first = context.handlers != nullptr ? context.handlers->methods().data() : nullptr;
+    std::lock_guard lock(context.connections_mutex);
+    connection_count = context.connections.size();
+    for (const listed_connection* connection : context.connections) {
+      const connection_view v = connection->describe();
+      if (connections.size() < max_connection_rows) {
+        connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
+        if (statistics) row.idle = at - v.last_activity;
+        connections.push_back(std::move(row));
+      }
+      if (!statistics || first == nullptr) continue;
+      connection->for_each_request(
+          [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+            const auto i = static_cast<std::size_t>(&handler - first);
+            if (i < methods.size()) {
+              ++methods[i].in_flight;
+              out.oldest[i] = std::min(out.oldest[i], arrived);
+            }
+            if (started == clock::time_point{}) {
+              ++out.waiting;
+              out.oldest_waiting = std::min(out.oldest_waiting, arrived);
+            }
+          });
+    }
+    return out;
+  }
+
+  void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
+    for (std::size_t i = 0; i < methods.size() && i < stats.method_count(); ++i) {
+      method_row& row = methods[i];
+      const method_statistics& m = stats.method(i);
+      std::uint64_t failed = 0;
+      row.errors = errors_of(m, failed);
+      row.successes = m.successes.load(std::memory_order_relaxed);
+      row.calls = row.successes + failed + row.in_flight;
+      if (row.in_flight != 0) row.oldest = at - flight.oldest[i];
+      row.latency = m.latency.read(at);
+    }
+    std::uint64_t ignored = 0;
+    unrouted = errors_of(stats.unrouted(), ignored);
+    recent = stats.recent_calls();
+    slow_call = stats.slow_threshold();
+  }
+
+  void read_pool(const server_context& context, clock::time_point at, const in_flight_reading& flight) {
     pool_view p;
     if (context.pool_probe != nullptr) p = context.pool_probe(context.pool_engine);
     pool = {count("threads", "threads", p.threads), count("busy", "busy in a handler", p.busy)};
-    if (stats != nullptr) {
+    if (const server_statistics* const stats = context.stats.get()) {
       const latency_summary wait = stats->queue_wait().read(at);
-      pool.push_back(count("waiting", "requests waiting for a thread", waiting));
+      pool.push_back(count("waiting", "requests waiting for a thread", flight.waiting));
       pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
-                          waiting != 0 ? at - oldest_waiting : std::chrono::nanoseconds::zero()));
+                          flight.waiting != 0 ? at - flight.oldest_waiting : std::chrono::nanoseconds::zero()));
       pool.push_back(
           span("longest_wait_ns", "longest wait for a thread, last minute", std::chrono::nanoseconds(wait.max_ns)));
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+  }
 
+  void read_now(const server_context& context) {
     now = {
         count("connections", "connections", connection_count),
         count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
@@ -11645,8 +12437,12 @@ struct debug_snapshot {
               context.output.peak.load(std::memory_order_relaxed)),
         count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
     };
+  }
+
+  // Each limit, and, with statistics, how often it turned something away.
+  void read_limits(const server_context& context) {
+    const server_statistics* const stats = context.stats.get();
     const server_options& o = context.options;
-    // Each limit, and what it turns away (with statistics).
     const auto with = [stats](number n, std::optional<limit_kind> kind) {
       if (stats != nullptr && kind) n.turned_away = stats->turned_away_count(*kind);
       return n;
@@ -11707,107 +12503,125 @@ inline void append_json_errors(std::string& out, const std::vector<debug_snapsho
   out += '}';
 }
 
-inline std::string debug_page_json(const server_context& context) {
-  const debug_snapshot s(context);
-  const auto field = [](std::string& out, const char* key, std::uint64_t value) {
-    out += ",\"";
-    out += key;
-    out += "\":";
-    out += std::to_string(value);
-  };
-  const auto ns = [](std::chrono::nanoseconds d) {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
-  };
-  std::string out = "{\"statistics\":";
-  out += s.statistics ? "true" : "false";
-  out += ",\"methods\":[";
-  for (std::size_t i = 0; i < s.methods.size(); ++i) {
-    const auto& m = s.methods[i];
-    if (i != 0) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, m.name);
-    out += ",\"signature\":";
-    append_json_string(out, m.signature);
-    out += ",\"fingerprint\":";
-    append_json_string(out, m.fingerprint);
-    out += ",\"takes_stop_token\":";
-    out += m.takes_stop_token ? "true" : "false";
-    if (s.statistics) {
-      field(out, "calls", m.calls);
-      field(out, "successes", m.successes);
-      out += ",\"errors\":";
-      append_json_errors(out, m.errors);
-      field(out, "in_flight", m.in_flight);
-      field(out, "oldest_in_flight_ns", ns(m.oldest));
-      out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
-      field(out, "p50_ns", m.latency.p50_ns);
-      field(out, "p99_ns", m.latency.p99_ns);
-      field(out, "max_ns", m.latency.max_ns);
-      out += '}';
-    }
-    out += '}';
+// `,"key":value`
+inline void append_json_field(std::string& out, const char* key, std::uint64_t value) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+  out += std::to_string(value);
+}
+
+inline std::uint64_t json_ns(std::chrono::nanoseconds d) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
+}
+
+// Calls `append(out, item)` for each item, with commas between them, inside [ ].
+template <class Items, class Append>
+void append_json_array(std::string& out, const Items& items, Append&& append) {
+  out += '[';
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ',';
+    first = false;
+    append(out, item);
   }
   out += ']';
+}
+
+inline void append_json_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
+  out += "{\"name\":";
+  append_json_string(out, m.name);
+  out += ",\"signature\":";
+  append_json_string(out, m.signature);
+  out += ",\"fingerprint\":";
+  append_json_string(out, m.fingerprint);
+  out += ",\"takes_stop_token\":";
+  out += m.takes_stop_token ? "true" : "false";
+  if (statistics) {
+    append_json_field(out, "calls", m.calls);
+    append_json_field(out, "successes", m.successes);
+    out += ",\"errors\":";
+    append_json_errors(out, m.errors);
+    append_json_field(out, "in_flight", m.in_flight);
+    append_json_field(out, "oldest_in_flight_ns", json_ns(m.oldest));
+    out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
+    append_json_field(out, "p50_ns", m.latency.p50_ns);
+    append_json_field(out, "p99_ns", m.latency.p99_ns);
+    append_json_field(out, "max_ns", m.latency.max_ns);
+    out += '}';
+  }
+  out += '}';
+}
+
+inline void append_json_connection(std::string& out, const debug_snapshot::connection_row& c) {
+  out += "{\"peer\":";
+  append_json_string(out, c.peer);
+  append_json_field(out, "age_ns", json_ns(c.age));
+  if (c.idle) append_json_field(out, "idle_ns", json_ns(*c.idle));
+  append_json_field(out, "in_flight", c.in_flight);
+  append_json_field(out, "pending_output_bytes", c.pending_output);
+  out += '}';
+}
+
+inline void append_json_call(std::string& out, const call_record& r) {
+  out += "{\"finished_unix_ms\":";
+  out += std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
+  out += ",\"method\":";
+  append_json_string(out, r.method);
+  out += ",\"peer\":";
+  append_json_string(out, r.peer);
+  append_json_field(out, "queued_ns", json_ns(r.queued));
+  append_json_field(out, "handler_ns", json_ns(r.handling));
+  append_json_field(out, "latency_ns", json_ns(r.latency));
+  out += ",\"outcome\":";
+  append_json_string(out, errc_name(r.status));
+  out += ",\"message\":";
+  append_json_string(out, r.message);
+  out += '}';
+}
+
+// {"limit key": times it turned something away, ...} for the limits that count it.
+inline void append_json_turned_away(std::string& out, const std::vector<debug_snapshot::number>& limits) {
+  out += '{';
+  bool first = true;
+  for (const auto& limit : limits) {
+    if (!limit.turned_away) continue;
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, limit.key);
+    out += ':';
+    out += std::to_string(*limit.turned_away);
+  }
+  out += '}';
+}
+
+inline std::string debug_page_json(const server_context& context) {
+  const debug_snapshot s(context);
+  std::string out = "{\"statistics\":";
+  out += s.statistics ? "true" : "false";
+  out += ",\"methods\":";
+  append_json_array(out, s.methods, [&](std::string& o, const auto& m) { append_json_method(o, m, s.statistics); });
   if (s.statistics) {
     out += ",\"unrouted_errors\":";
     append_json_errors(out, s.unrouted);
   }
   out += ",\"pool\":";
   append_json_numbers(out, s.pool);
-  field(out, "connection_count", s.connection_count);
-  out += ",\"connections\":[";
-  for (std::size_t i = 0; i < s.connections.size(); ++i) {
-    const auto& c = s.connections[i];
-    if (i != 0) out += ',';
-    out += "{\"peer\":";
-    append_json_string(out, c.peer);
-    field(out, "age_ns", ns(c.age));
-    if (c.idle) field(out, "idle_ns", ns(*c.idle));
-    field(out, "in_flight", c.in_flight);
-    field(out, "pending_output_bytes", c.pending_output);
-    out += '}';
-  }
-  out += ']';
+  append_json_field(out, "connection_count", s.connection_count);
+  out += ",\"connections\":";
+  append_json_array(out, s.connections, append_json_connection);
   if (s.statistics) {
-    field(out, "slow_call_ns", ns(s.slow_call));
-    out += ",\"recent_calls\":[";
-    for (std::size_t i = 0; i < s.recent.size(); ++i) {
-      const call_record& r = s.recent[i];
-      if (i != 0) out += ',';
-      out += "{\"finished_unix_ms\":";
-      out +=
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
-      out += ",\"method\":";
-      append_json_string(out, r.method);
-      out += ",\"peer\":";
-      append_json_string(out, r.peer);
-      field(out, "queued_ns", ns(r.queued));
-      field(out, "handler_ns", ns(r.handling));
-      field(out, "latency_ns", ns(r.latency));
-      out += ",\"outcome\":";
-      append_json_string(out, errc_name(r.status));
-      out += ",\"message\":";
-      append_json_string(out, r.message);
-      out += '}';
-    }
-    out += ']';
+    append_json_field(out, "slow_call_ns", json_ns(s.slow_call));
+    out += ",\"recent_calls\":";
+    append_json_array(out, s.recent, append_json_call);
   }
   out += ",\"now\":";
   append_json_numbers(out, s.now);
   out += ",\"limits\":";
   append_json_numbers(out, s.limits);
   if (s.statistics) {
-    out += ",\"turned_away\":{";
-    bool first = true;
-    for (const auto& limit : s.limits) {
-      if (!limit.turned_away) continue;
-      if (!first) out += ',';
-      first = false;
-      append_json_string(out, limit.key);
-      out += ':';
-      out += std::to_string(*limit.turned_away);
-    }
-    out += '}';
+    out += ",\"turned_away\":";
+    append_json_turned_away(out, s.limits);
   }
   out += "}\n";
   return out;
@@ -11820,37 +12634,53 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-inline std::string debug_page_html(const server_context& context) {
-  const debug_snapshot s(context);
-  // A cell with an id the tests (and scripts of one's own) can find: "<row>/<column>".
-  const auto cell = [](std::string& out, std::string_view row, std::string_view column, std::string_view text,
-                       bool numeric = true) {
-    out += numeric ? "<td class=\"n\" id=\"" : "<td id=\"";
-    append_html_escaped(out, row);
-    out += '/';
-    out += column;
-    out += "\">";
-    append_html_escaped(out, text);
-    out += "</td>";
-  };
-  const auto latency = [](std::uint64_t ns) { return page_duration(std::chrono::nanoseconds(ns)); };
-  const auto errors_text = [](const std::vector<debug_snapshot::error_count>& errors) {
-    std::string text;
-    for (const auto& e : errors) {
-      if (!text.empty()) text += ", ";
-      text += std::string(e.code) + ": " + std::to_string(e.count);
-    }
-    return text.empty() ? std::string("none") : text;
-  };
-  std::string out =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
-      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
-      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
-      "td.bad{color:#a00}</style>\n"
-      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
-  if (!s.statistics)
-    out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
+// A cell with an id the tests (and scripts of one's own) can find: "<row>/<column>".
+inline void append_html_cell(std::string& out, std::string_view row, std::string_view column, std::string_view text,
+                             bool numeric = true) {
+  out += numeric ? "<td class=\"n\" id=\"" : "<td id=\"";
+  append_html_escaped(out, row);
+  out += '/';
+  out += column;
+  out += "\">";
+  append_html_escaped(out, text);
+  out += "</td>";
+}
 
+// "remote_error: 2, handle_timeout: 1", or "none".
+inline std::string page_errors_text(const std::vector<debug_snapshot::error_count>& errors) {
+  std::string text;
+  for (const auto& e : errors) {
+    if (!text.empty()) text += ", ";
+    text += std::string(e.code) + ": " + std::to_string(e.count);
+  }
+  return text.empty() ? std::string("none") : text;
+}
+
+inline void append_html_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
+  const auto latency = [&](std::uint64_t ns) {
+    return m.latency.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
+  };
+  out += "<tr><td>";
+  append_html_escaped(out, m.name);
+  out += "</td>";
+  append_html_cell(out, m.name, "types", m.signature, false);
+  append_html_cell(out, m.name, "fingerprint", m.fingerprint, false);
+  append_html_cell(out, m.name, "stop_token", m.takes_stop_token ? "yes" : "no", false);
+  if (statistics) {
+    append_html_cell(out, m.name, "calls", std::to_string(m.calls));
+    append_html_cell(out, m.name, "successes", std::to_string(m.successes));
+    append_html_cell(out, m.name, "errors", page_errors_text(m.errors), false);
+    append_html_cell(out, m.name, "in_flight", std::to_string(m.in_flight));
+    append_html_cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
+    append_html_cell(out, m.name, "window_calls", std::to_string(m.latency.count));
+    append_html_cell(out, m.name, "p50", latency(m.latency.p50_ns));
+    append_html_cell(out, m.name, "p99", latency(m.latency.p99_ns));
+    append_html_cell(out, m.name, "max", latency(m.latency.max_ns));
+  }
+  out += "</tr>\n";
+}
+
+inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   out +=
       "<h2>Methods</h2>\n<table id=\"methods\"><tr><th>method</th><th>types</th><th>fingerprint</th>"
       "<th>stop_token</th>";
@@ -11859,58 +12689,39 @@ inline std::string debug_page_html(const server_context& context) {
         "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
         "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
   out += "</tr>\n";
-  for (const auto& m : s.methods) {
-    out += "<tr><td>";
-    append_html_escaped(out, m.name);
-    out += "</td>";
-    cell(out, m.name, "types", m.signature, false);
-    cell(out, m.name, "fingerprint", m.fingerprint, false);
-    cell(out, m.name, "stop_token", m.takes_stop_token ? "yes" : "no", false);
-    if (s.statistics) {
-      cell(out, m.name, "calls", std::to_string(m.calls));
-      cell(out, m.name, "successes", std::to_string(m.successes));
-      cell(out, m.name, "errors", errors_text(m.errors), false);
-      cell(out, m.name, "in_flight", std::to_string(m.in_flight));
-      cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
-      cell(out, m.name, "window_calls", std::to_string(m.latency.count));
-      const bool any = m.latency.count != 0;
-      cell(out, m.name, "p50", any ? latency(m.latency.p50_ns) : "-");
-      cell(out, m.name, "p99", any ? latency(m.latency.p99_ns) : "-");
-      cell(out, m.name, "max", any ? latency(m.latency.max_ns) : "-");
-    }
+  for (const auto& m : s.methods) append_html_method(out, m, s.statistics);
+  out += "</table>\n";
+  if (!s.statistics) return;
+  out +=
+      "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
+      "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+  out += "<span id=\"unrouted\">";
+  out += page_errors_text(s.unrouted);
+  out += "</span></p>\n";
+}
+
+inline void append_html_numbers(std::string& out, const char* title, const char* id,
+                                const std::vector<debug_snapshot::number>& numbers, bool turned_away) {
+  out += "<h2>";
+  out += title;
+  out += "</h2>\n<table id=\"";
+  out += id;
+  out += "\">\n";
+  if (turned_away) out += "<tr><th>limit</th><th>in force</th><th>turned away</th></tr>\n";
+  for (const auto& n : numbers) {
+    out += "<tr><th>";
+    out += n.label;
+    out += "</th>";
+    append_html_cell(out, id, n.key, n.text);
+    if (turned_away)
+      append_html_cell(out, id, std::string(n.key) + "/turned_away",
+                       n.turned_away ? std::to_string(*n.turned_away) : "-");
     out += "</tr>\n";
   }
   out += "</table>\n";
-  if (s.statistics) {
-    out +=
-        "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-        "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
-    out += "<span id=\"unrouted\">";
-    out += errors_text(s.unrouted);
-    out += "</span></p>\n";
-  }
+}
 
-  const auto number_table = [&](const char* title, const char* id, const std::vector<debug_snapshot::number>& numbers,
-                                bool turned_away) {
-    out += "<h2>";
-    out += title;
-    out += "</h2>\n<table id=\"";
-    out += id;
-    out += "\">\n";
-    if (turned_away) out += "<tr><th>limit</th><th>in force</th><th>turned away</th></tr>\n";
-    for (const auto& n : numbers) {
-      out += "<tr><th>";
-      out += n.label;
-      out += "</th>";
-      cell(out, id, n.key, n.text);
-      if (turned_away)
-        cell(out, id, std::string(n.key) + "/turned_away", n.turned_away ? std::to_string(*n.turned_away) : "-");
-      out += "</tr>\n";
-    }
-    out += "</table>\n";
-  };
-  number_table("Handler pool", "pool", s.pool, false);
-
+inline void append_html_connections(std::string& out, const debug_snapshot& s) {
   out +=
       "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
   if (s.connection_count > s.connections.size())
@@ -11926,31 +12737,47 @@ inline std::string debug_page_html(const server_context& context) {
            (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td></tr>\n";
   }
   out += "</table>\n";
+}
 
-  if (s.statistics) {
-    out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
-           " calls that failed" +
-           (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
-                                                           : std::string()) +
-           ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
-           "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
-           "<th>message</th></tr>\n";
-    for (const call_record& r : s.recent) {
-      out += "<tr><td>" + utc_text(r.finished) + "</td><td>";
-      append_html_escaped(out, r.method);
-      out += "</td><td>";
-      append_html_escaped(out, r.peer);
-      out += "</td><td class=\"n\">" + page_duration(r.queued) + "</td><td class=\"n\">" +
-             (r.handling > std::chrono::nanoseconds::zero() ? page_duration(r.handling) : std::string("-")) +
-             "</td><td class=\"n\">" + page_duration(r.latency) + "</td><td" + (r.status != 0 ? " class=\"bad\"" : "") +
-             ">" + std::string(errc_name(r.status)) + "</td><td>";
-      append_html_escaped(out, r.message);
-      out += "</td></tr>\n";
-    }
-    out += "</table>\n";
+inline void append_html_recent(std::string& out, const debug_snapshot& s) {
+  out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
+         " calls that failed" +
+         (s.slow_call > std::chrono::nanoseconds::zero() ? " or took " + page_duration(s.slow_call) + " or more"
+                                                         : std::string()) +
+         ", newest first.</p>\n<table id=\"recent\"><tr><th>finished</th><th>method</th><th>peer</th>"
+         "<th>waited for a thread</th><th>in the handler</th><th>answered after</th><th>outcome</th>"
+         "<th>message</th></tr>\n";
+  for (const call_record& r : s.recent) {
+    out += "<tr><td>" + utc_text(r.finished) + "</td><td>";
+    append_html_escaped(out, r.method);
+    out += "</td><td>";
+    append_html_escaped(out, r.peer);
+    out += "</td><td class=\"n\">" + page_duration(r.queued) + "</td><td class=\"n\">" +
+           (r.handling > std::chrono::nanoseconds::zero() ? page_duration(r.handling) : std::string("-")) +
+           "</td><td class=\"n\">" + page_duration(r.latency) + "</td><td" + (r.status != 0 ? " class=\"bad\"" : "") +
+           ">" + std::string(errc_name(r.status)) + "</td><td>";
+    append_html_escaped(out, r.message);
+    out += "</td></tr>\n";
   }
-  number_table("Now", "now", s.now, false);
-  number_table("Limits in force", "limits", s.limits, s.statistics);
+  out += "</table>\n";
+}
+
+inline std::string debug_page_html(const server_context& context) {
+  const debug_snapshot s(context);
+  std::string out =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>geerpc debug</title>\n"
+      "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
+      "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
+      "td.bad{color:#a00}</style>\n"
+      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
+  if (!s.statistics)
+    out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
+  append_html_methods(out, s);
+  append_html_numbers(out, "Handler pool", "pool", s.pool, false);
+  append_html_connections(out, s);
+  if (s.statistics) append_html_recent(out, s);
+  append_html_numbers(out, "Now", "now", s.now, false);
+  append_html_numbers(out, "Limits in force", "limits", s.limits, s.statistics);
   out += "</body></html>\n";
   return out;
 }
@@ -12083,7 +12910,7 @@ class wire_session {
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
 
   // Disconnects a peer that has not completed the handshake in time. Called when the connection is
-  // accepted; frame_timeout then guards every frame the peer starts in the same way.
+  // accepted; timeouts.frame then guards every frame the peer starts in the same way.
   void arm_handshake_timer() { arm_stall_timer(context_.options.timeouts.handshake); }
 
   // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
@@ -12116,7 +12943,7 @@ class wire_session {
       owner().observer().turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        partial_since_ns_.store(context_.scheduler->now().time_since_epoch().count(), std::memory_order_relaxed);
       arm_stall_timer(context_.options.timeouts.frame);
     } else {
       partial_since_ns_.store(0, std::memory_order_relaxed);
@@ -12126,7 +12953,7 @@ class wire_session {
   }
 
   // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
-  // dropped for not reading them: write_timeout, or the handshake timer still armed). What the peer
+  // dropped for not reading them: timeouts.write, or the handshake timer still armed). What the peer
   // sends meanwhile is ignored.
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
@@ -12204,7 +13031,8 @@ class wire_session {
         stream_(
             net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output),
+        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output,
+                &context.runtime->chunk_pool()),
         reader_(context.options.limits.max_frame_size) {}
   ~wire_session() = default;
 
@@ -12348,7 +13176,8 @@ class wire_session {
     if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
     // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
     // callback cannot run before the guard is set: it needs stall_mutex_.
-    context_.scheduler->schedule(stall_timer_, saturating_deadline(clock::now(), limit), &on_stall, this);
+    // By the runtime's clock, as partial_since_ns_ and on_stall's look.
+    context_.scheduler->schedule(stall_timer_, saturating_deadline(context_.scheduler->now(), limit), &on_stall, this);
     stall_guard_ = owner().shared_from_this();
     stall_armed_.store(true, std::memory_order_relaxed);
   }
@@ -12377,7 +13206,7 @@ class wire_session {
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
         const auto due =
             saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.timeouts.frame);
-        if (due > clock::now()) {
+        if (due > self.context_.scheduler->now()) {
           self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
         }
@@ -12394,7 +13223,7 @@ class wire_session {
 
   // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
   // last learns it from the writer: status::pending), it closes a connection whose socket took
-  // none of their bytes for write_timeout. One timer per stall, not per write: when it fires it
+  // none of their bytes for timeouts.write. One timer per stall, not per write: when it fires it
   // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
   // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
   // disarmed the same way, by close().
@@ -13049,7 +13878,7 @@ namespace tuning {
 class automatic::server_hooks {
  public:
   explicit server_hooks(const server_setup& setup)
-      : one_cpu_(!setup.knobs.several_cpus()),
+      : one_cpu_(!setup.knobs.several_cpus(setup.runtime_cpus)),
         batching_(setup.knobs.batching),
         holds_(setup.thread_slots, setup.scheduler),
         unled_(setup.scheduler, one_cpu_, setup.look_for_leader, setup.engine) {}
@@ -13371,13 +14200,13 @@ GEERPC_END_NAMESPACE
 //   3. server_connection::run() runs the handler and answers unless the request was answered
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
-// The pool starts with handler_threads + 1 threads. It grows, one thread at a time, while requests
-// wait, every thread is busy and either fewer than handler_threads threads are free of stuck
-// handlers (running one request for pool_growth_delay or more) or handlers were found stuck and
-// none has finished since, up to max_handler_threads running handlers plus one to lead: handlers
+// The pool starts with threads.handlers + 1 threads. It grows, one thread at a time, while requests
+// wait, every thread is busy and either fewer than threads.handlers threads are free of stuck
+// handlers (running one request for threads.growth_delay or more) or handlers were found stuck and
+// none has finished since, up to threads.max_handlers running handlers plus one to lead: handlers
 // that wait on something slow do not starve a quick call, as in Go's net/rpc, while a burst of
 // quick ones, which only needs the CPUs, is not spread over more threads than it needs. Threads
-// above the core size retire after idle_thread_timeout without work. A thread that cannot be
+// above the core size retire after threads.idle_timeout without work. A thread that cannot be
 // started is counted (thread_start_failures()); the requests wait for a thread that exists.
 //
 // The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
@@ -13404,8 +14233,8 @@ class threaded_server_engine {
         growth_delay_(std::max(context.options.threads.growth_delay, std::chrono::nanoseconds::zero())),
         handler_slots_(max_running_ + 1),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning, &look_for_leader,
-                                     this}) {
+        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
+                                     context.runtime->cpus(), &look_for_leader, this}) {
     context.pool_probe = &probe;
     context.pool_engine = this;
   }
@@ -13549,7 +14378,7 @@ class threaded_server_engine {
     bool woken = false;
   };
 
-  // idle_thread_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
+  // threads.idle_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
   // that long would overflow the clock's arithmetic).
   static std::optional<std::chrono::nanoseconds> idle_limit(std::chrono::nanoseconds timeout) {
     if (timeout > std::chrono::hours(24)) return std::nullopt;
@@ -13798,7 +14627,7 @@ class threaded_server_engine {
   }
 
   // A follower waits to be woken (to take a request or to lead). One above the core size that
-  // waits idle_thread_timeout in vain while another leads retires: returns false.
+  // waits threads.idle_timeout in vain while another leads retires: returns false.
   bool wait_as_follower(std::unique_lock<std::mutex>& lock, follower& me) {
     me.woken = false;
     idle_.push_back(&me);
@@ -14025,7 +14854,7 @@ class threaded_server_engine {
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once
   const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
-  const std::chrono::nanoseconds growth_delay_;               // pool_growth_delay, at least 0
+  const std::chrono::nanoseconds growth_delay_;               // threads.growth_delay, at least 0
   net::listener listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
@@ -14089,7 +14918,9 @@ void server_link<Transport>::destroy(engine* e) noexcept {
 template <class Transport>
 typename server_link<Transport>::handle server_link<Transport>::listen(server_context& context,
                                                                        std::string_view address, std::string& bound) {
-  context.scheduler = deadline_scheduler::shared();
+  if (!context.runtime)  // kept when it listens again
+    context.runtime = context.options.runtime ? context.options.runtime : runtime::default_runtime();
+  context.scheduler = &context.runtime->scheduler();
   handle e(new engine(context));
   bound = e->listen(address);
   return e;
