@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "codec_bytes.hpp"
 
 namespace {
 
-using byte_vector = std::vector<std::byte>;
 using geerpc::binary_codec;
 using geerpc::codec::decode_status;
 using geerpc::codec::first_unsupported;
@@ -36,23 +36,13 @@ using geerpc::codec::is_serializable_v;
 using geerpc::codec::kind_of;
 using geerpc::codec::min_encoded_size;
 using geerpc::codec::type_kind;
-
-byte_vector bytes_of(std::initializer_list<int> values) {
-  byte_vector out;
-  for (int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
+using test::byte_vector;
+using test::bytes_of;
+using test::encode;
 
 byte_vector concat(byte_vector a, const byte_vector& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-template <class T>
-byte_vector encode(const T& value) {
-  byte_vector out;
-  binary_codec::encode(value, out);
-  return out;
 }
 
 template <class T>

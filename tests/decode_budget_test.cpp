@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "codec_bytes.hpp"
 #include "support.hpp"
 
 using namespace std::chrono_literals;
@@ -62,13 +63,6 @@ std::size_t empties_in(std::size_t size) {
   std::size_t n = size - 1;
   while (varint_size(n) + n > size) --n;
   return n;
-}
-
-template <class T>
-byte_vector bytes_of_value(const T& value) {
-  byte_vector out;
-  binary_codec::encode(value, out);
-  return out;
 }
 
 // A map of `n` entries: distinct little-endian u16 keys 0, 1, 2, ..., each followed by `value`.
@@ -259,13 +253,13 @@ TEST_CASE("decode budget: a caller may set its own limit", "[codec][budget]") {
 
   // What allocates nothing needs no budget: scalars, structs of them, a short string kept inline,
   // empty containers, and a vector that already has the room.
-  CHECK(binary_codec::decode(bytes_of_value(test::Args{1, 2}), *std::make_unique<test::Args>(), 0));
+  CHECK(binary_codec::decode(test::encode(test::Args{1, 2}), *std::make_unique<test::Args>(), 0));
   std::string text;
-  CHECK(binary_codec::decode(bytes_of_value(std::string("short")), text, 0));
+  CHECK(binary_codec::decode(test::encode(std::string("short")), text, 0));
   CHECK(text == "short");
-  CHECK_FALSE(binary_codec::decode(bytes_of_value(std::string(100, 'x')), text, 0));
+  CHECK_FALSE(binary_codec::decode(test::encode(std::string(100, 'x')), text, 0));
   std::map<std::string, std::vector<int>> empty_map;
-  CHECK(binary_codec::decode(bytes_of_value(empty_map), empty_map, 0));
+  CHECK(binary_codec::decode(test::encode(empty_map), empty_map, 0));
   CHECK(binary_codec::decode(body, value, 0));  // into the 300 it already holds
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "codec_bytes.hpp"
 
 namespace {
 
@@ -116,23 +117,12 @@ struct geerpc::codec::serializer<claims_too_much> {
 
 namespace {
 
-using byte_vector = std::vector<std::byte>;
 using geerpc::binary_codec;
 using geerpc::codec::decode_status;
 using geerpc::codec::min_encoded_size;
-
-byte_vector bytes_of(std::initializer_list<int> values) {
-  byte_vector out;
-  for (int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
-
-template <class T>
-byte_vector encode(const T& value) {
-  byte_vector out;
-  binary_codec::encode(value, out);
-  return out;
-}
+using test::byte_vector;
+using test::bytes_of;
+using test::encode;
 
 byte_vector little_endian_42() { return bytes_of({42, 0, 0, 0}); }
 

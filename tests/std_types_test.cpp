@@ -24,27 +24,17 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "codec_bytes.hpp"
 #include "support.hpp"
 
 using namespace std::chrono_literals;
 
 namespace {
 
-using byte_vector = std::vector<std::byte>;
 using geerpc::binary_codec;
-
-byte_vector bytes_of(std::initializer_list<int> values) {
-  byte_vector out;
-  for (int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
-
-template <class T>
-byte_vector encode(const T& value) {
-  byte_vector out;
-  binary_codec::encode(value, out);
-  return out;
-}
+using test::byte_vector;
+using test::bytes_of;
+using test::encode;
 
 template <class T>
 T decoded(const byte_vector& bytes) {
