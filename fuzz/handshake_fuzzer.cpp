@@ -38,7 +38,8 @@ struct server_under_test {
     handlers.add<geerpc::binary_codec, Api, void>(nullptr);
     context.handlers = &handlers;
     context.codec_id = geerpc::binary_codec::id;
-    context.scheduler = geerpc::detail::deadline_scheduler::shared();
+    context.runtime = geerpc::runtime::default_runtime();
+    context.scheduler = &context.runtime->scheduler();
     context.options.limits.max_frame_size = 4096;
     context.options.limits.max_pending_output = 64u << 10;
     context.options.timeouts.handshake = std::chrono::nanoseconds{0};  // no timers firing mid-input

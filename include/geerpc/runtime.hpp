@@ -80,7 +80,8 @@ class runtime {
   clock::time_point now() const noexcept { return manual_ ? manual_->now() : clock::now(); }
   bool has_manual_clock() const noexcept { return manual_.has_value(); }
   // Moves the manual clock forward by `by` and returns once every deadline it passed has fired.
-  // Only on a runtime made with manual_clock; not from a deadline's callback.
+  // Only on a runtime made with manual_clock; not from a deadline's callback; and by a caller
+  // that holds the runtime (a shared_ptr of its own), so that the runtime cannot go meanwhile.
   void advance(clock::duration by) {
     GEERPC_ASSERT(manual_.has_value(), "runtime: advance() needs a runtime made with manual_clock");
     manual_->advance(by);

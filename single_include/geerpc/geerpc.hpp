@@ -6581,7 +6581,8 @@ class runtime {
   clock::time_point now() const noexcept { return manual_ ? manual_->now() : clock::now(); }
   bool has_manual_clock() const noexcept { return manual_.has_value(); }
   // Moves the manual clock forward by `by` and returns once every deadline it passed has fired.
-  // Only on a runtime made with manual_clock; not from a deadline's callback.
+  // Only on a runtime made with manual_clock; not from a deadline's callback; and by a caller
+  // that holds the runtime (a shared_ptr of its own), so that the runtime cannot go meanwhile.
   void advance(clock::duration by) {
     GEERPC_ASSERT(manual_.has_value(), "runtime: advance() needs a runtime made with manual_clock");
     manual_->advance(by);
@@ -11664,13 +11665,13 @@ class request_ledger {
     } else if (!context_.try_acquire_inflight()) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
-      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      leave(context_);                                                // a draining shutdown hears of it at once
       out = busy("rpc server: too many request bytes waiting", limit);
     } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
     } else {  // the counts taken above are given back
       release_bytes(bytes);
-      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      leave(context_);
       out.outcome = admission::verdict::no_memory;
     }
     return out;

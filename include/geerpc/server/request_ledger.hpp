@@ -124,13 +124,13 @@ class request_ledger {
     } else if (!context_.try_acquire_inflight()) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
-      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      leave(context_);                                                // a draining shutdown hears of it at once
       out = busy("rpc server: too many request bytes waiting", limit);
     } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
     } else {  // the counts taken above are given back
       release_bytes(bytes);
-      context_.inflight.fetch_sub(1, std::memory_order_relaxed);
+      leave(context_);
       out.outcome = admission::verdict::no_memory;
     }
     return out;
