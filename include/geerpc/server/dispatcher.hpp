@@ -19,6 +19,7 @@
 
 #include "../call_context.hpp"
 #include "../codec/fingerprint.hpp"
+#include "../codec/serializable.hpp"
 #include "../config.hpp"
 #include "../detail/type_name.hpp"
 #include "../error.hpp"
