@@ -462,7 +462,8 @@ TEST_CASE("answers etcd would never give are errors and never crash the caller",
                   http_200(R"({"result":{"TTL":{"x":1}}})"), http_200(R"({"kvs":[{"key":"!!!!","value":"eA=="}]})"),
                   http_200(R"({"kvs":"nope"})"), http_200(R"({"ID":"0"})"),
                   "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
-                  http_200(std::string(17u << 20, ' ')),
+                  // A head that promises 17 MiB: refused before any of it is read.
+                  "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 17825792\r\n\r\n{",
                   // Watches: a line that is not JSON, an error object, a compaction.
                   http_200("{\"result\":{\"created\":true}}\nnot json\n"), http_200("{\"error\":\"boom\"}\n"),
                   http_200(R"({"result":{"compact_revision":"5"}})"

@@ -208,10 +208,13 @@ class gateway {
     return header != reply.end() && header->is_object() ? detail::json_int(*header, "revision") : 0;
   }
 
+  // A registry's answers are small: refuse a runaway one. An answer whose Content-Length says more
+  // is refused at its head (CURLOPT_MAXFILESIZE), one of unknown length as it passes the bound.
+  static constexpr std::size_t most_answer = 16u << 20;
+
   static std::size_t append_to_string(char* data, std::size_t size, std::size_t count, void* target) {
     auto& text = *static_cast<std::string*>(target);
-    constexpr std::size_t most = 16u << 20;  // a registry's answers are small: refuse a runaway one
-    if (text.size() + size * count > most) return 0;
+    if (text.size() + size * count > most_answer) return 0;
     text.append(data, size * count);
     return size * count;
   }
@@ -237,8 +240,9 @@ class gateway {
       curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
       curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &append_to_string);
       curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
+      curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(most_answer));
       const CURLcode done = curl_easy_perform(h);
-      if (done == CURLE_WRITE_ERROR) throw error("etcd: " + url + " answered more than 16 MiB");
+      if (done == CURLE_WRITE_ERROR || done == CURLE_FILESIZE_EXCEEDED) throw error("etcd: " + url + " answered more than 16 MiB");
       if (done != CURLE_OK) {
         last_failure = url + ": " + curl_easy_strerror(done);
         continue;
