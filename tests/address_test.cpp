@@ -5,6 +5,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace address_test {
+
 using geerpc::net::address;
 using geerpc::net::parse_address;
 using family = address::family;
@@ -178,3 +180,5 @@ TEST_CASE("address: long and odd texts are judged without recursion or overflow"
   CHECK_FALSE(parse_address("unix@" + std::string(1 << 20, '/')));
   for (int c = 0; c < 256; ++c) (void)parse_address(std::string(1, static_cast<char>(c)) + "x:1");
 }
+
+}  // namespace address_test

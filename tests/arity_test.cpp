@@ -9,6 +9,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace arity_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -133,3 +135,5 @@ TEMPLATE_TEST_CASE("asynchronous calls take any number of arguments", "[arity][a
   const int second = stub_ping.get();
   CHECK(first + second == 3);  // 1 and 2, in whichever order the handlers ran
 }
+
+}  // namespace arity_test

@@ -7,6 +7,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace async_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 using test::ArithApi;
@@ -337,3 +339,5 @@ TEMPLATE_TEST_CASE("a slow handler of a pipelining caller does not keep other re
   for (int i = 0; i < 4; ++i) CHECK(behind[static_cast<std::size_t>(i)].get() == i + 1);
   CHECK(slow.get() == 1000);
 }
+
+}  // namespace async_test

@@ -14,6 +14,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace balanced_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -362,3 +364,5 @@ TEST_CASE(
   for (int i = 0; i < 3; ++i) CHECK(lb.call<std::string>("Node.Who") == "n1");
   CHECK(source->asked == 6);
 }
+
+}  // namespace balanced_test

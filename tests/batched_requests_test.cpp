@@ -22,6 +22,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace batched_requests_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -348,3 +350,5 @@ TEST_CASE("due_senders: a hold that outlasts a whole look period is stale", "[ba
   CHECK(due.leave());
   due.sent();
 }
+
+}  // namespace batched_requests_test

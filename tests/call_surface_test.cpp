@@ -9,6 +9,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace call_surface_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -108,3 +110,5 @@ TEST_CASE("call surface: every form, with and without a context, on a balanced c
       {.client = {.timeouts = {.connect = 5s}}});
   calls_in_every_form(fleet);
 }
+
+}  // namespace call_surface_test

@@ -15,6 +15,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace callback_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -295,3 +297,5 @@ TEMPLATE_TEST_CASE("closing a client completes every pending call, even when a c
   CHECK(out.unknown.code() == geerpc::errc::connection_closed);
   s.arith.release.set();
 }
+
+}  // namespace callback_test

@@ -27,6 +27,8 @@
 #include "catch.hpp"
 #include "codec_bytes.hpp"
 
+namespace codec_test {
+
 namespace {
 
 using geerpc::binary_codec;
@@ -991,3 +993,5 @@ TEST_CASE("cheap_to_decode: numbers, strings, block-copied vectors and aggregate
   STATIC_REQUIRE_FALSE(binary_codec::cheap_to_decode<std::optional<std::vector<flat_reply>>>);
   STATIC_REQUIRE_FALSE(binary_codec::cheap_to_decode<deep_reply>);
 }
+
+}  // namespace codec_test

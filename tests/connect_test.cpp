@@ -8,6 +8,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace connect_test {
+
 using namespace std::chrono_literals;
 
 TEMPLATE_TEST_CASE("a server that never answers the handshake trips the connect timeout", "[connect][timeout]",
@@ -109,3 +111,5 @@ TEST_CASE("connections beyond max_connections are refused in the handshake", "[c
   CHECK(third.message() == "rpc client: handshake rejected: rpc server: too many connections (limit 2)");
   CHECK(second.call<int>("Arith.Sum", test::Args{2, 2}) == 4);
 }
+
+}  // namespace connect_test

@@ -15,6 +15,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace context_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -509,3 +511,5 @@ TEMPLATE_TEST_CASE("a client interceptor's after may start another call of the s
   std::lock_guard lock(mutex);
   CHECK(again[1].try_get().code() == geerpc::errc::connection_closed);
 }
+
+}  // namespace context_test

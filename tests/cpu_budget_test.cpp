@@ -12,6 +12,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace cpu_budget_test {
+
 namespace cgroup = geerpc::detail::cgroup;
 using geerpc::detail::cpu_budget;
 using namespace std::string_view_literals;
@@ -381,3 +383,5 @@ TEST_CASE("this process's budget: within its affinity, read by a runtime once, o
   CHECK(rt.cpus() <= geerpc::detail::affinity_cpus());
   CHECK(geerpc::runtime({.cpus = 64}).cpus() == 64);
 }
+
+}  // namespace cpu_budget_test

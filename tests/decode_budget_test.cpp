@@ -24,6 +24,8 @@
 #include "codec_bytes.hpp"
 #include "support.hpp"
 
+namespace decode_budget_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -452,3 +454,5 @@ TEMPLATE_TEST_CASE("decode budget: a client refuses a reply that would cost ~480
   CHECK(again->size() == 2);
   CHECK(answered.wait(5s));
 }
+
+}  // namespace decode_budget_test

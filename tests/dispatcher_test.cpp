@@ -9,6 +9,8 @@
 
 #include "catch.hpp"
 
+namespace dispatcher_test {
+
 namespace {
 
 struct Args {
@@ -131,3 +133,5 @@ TEST_CASE("a long list of methods is cut, with a count of the rest", "[service]"
   CHECK(message.find(" more)") != std::string::npos);
   CHECK(message.find("Method199") == std::string::npos);
 }
+
+}  // namespace dispatcher_test

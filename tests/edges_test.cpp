@@ -14,6 +14,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace edges_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -288,3 +290,5 @@ TEMPLATE_TEST_CASE("a server max_frame_size too small for a frame header is refu
   geerpc::basic_server<TestType> server(opts);
   CHECK_FALSE(server.listen("127.0.0.1:0").empty());
 }
+
+}  // namespace edges_test

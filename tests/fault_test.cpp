@@ -6,6 +6,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace fault_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -110,3 +112,5 @@ TEST_CASE("a client destroyed with calls in flight fails them, and the server le
   auto other = geerpc::dial(s.address);
   CHECK(other.call<int>("Arith.Sum", Args{1, 2}) == 3);
 }
+
+}  // namespace fault_test

@@ -22,6 +22,8 @@
 
 #include "catch.hpp"
 
+namespace fingerprint_test {
+
 namespace {
 
 using geerpc::codec::fingerprint;
@@ -89,3 +91,5 @@ TEST_CASE("fingerprints tell apart what decodes differently or means something e
   STATIC_REQUIRE(fingerprint<std::tuple<int>, void>() != fingerprint<std::tuple<int>, int>());
   STATIC_REQUIRE(fingerprint<std::tuple<>, void>() != 0);
 }
+
+}  // namespace fingerprint_test

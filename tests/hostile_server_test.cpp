@@ -13,6 +13,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace hostile_server_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -182,3 +184,5 @@ TEMPLATE_TEST_CASE("a flood of replies for unknown calls does not hold a call pa
   // The flood lasts 3 s: a call held by it would return that long after the stop.
   CHECK(returned - steady::time_point(steady::duration(stopped_at.load())) < 1s);
 }
+
+}  // namespace hostile_server_test

@@ -12,6 +12,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace hostile_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -685,3 +687,5 @@ TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per
   sender.join();
   CHECK(test::eventually([&] { return s.server.queued_request_bytes() == 0; }));
 }
+
+}  // namespace hostile_test

@@ -14,6 +14,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace http_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 namespace http = geerpc::wire::http;
@@ -370,3 +372,5 @@ TEST_CASE("http: a server that answers CONNECT with anything but 2xx, or not HTT
   if (client) client->close();
   server.join();
 }
+
+}  // namespace http_test

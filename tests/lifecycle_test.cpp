@@ -9,6 +9,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace lifecycle_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -111,3 +113,5 @@ TEST_CASE("a handler may stop its own blocking server", "[lifecycle]") {
   CHECK((r.has_value() || r.code() == geerpc::errc::connection_closed));
   server.stop();
 }
+
+}  // namespace lifecycle_test

@@ -9,6 +9,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace listen_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -141,3 +143,5 @@ TEST_CASE("a malformed address names the accepted forms, at dial and at listen",
   CHECK(listen_error(v6, "::1:0") == "rpc server: listen \"::1:0\": bad address: an IPv6 host must be in brackets; " +
                                          forms + " (did you mean [::1]:0?)");
 }
+
+}  // namespace listen_test

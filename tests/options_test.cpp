@@ -6,6 +6,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace options_test {
+
 using namespace std::chrono_literals;
 
 TEST_CASE("options: a client's settings by group, in a designated initializer", "[options]") {
@@ -61,3 +63,5 @@ TEST_CASE("options: grouped settings reach the server and the client", "[options
   REQUIRE_FALSE(bad);
   CHECK(bad.code() == geerpc::errc::invalid_argument);
 }
+
+}  // namespace options_test

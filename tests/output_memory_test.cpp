@@ -13,6 +13,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace output_memory_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -129,3 +131,5 @@ TEMPLATE_TEST_CASE("memory: peers that read nothing cost the server at most the 
   CHECK(accounted <= peers * limit);                                // within the limit by the books
   if (resident_set_is_ours) CHECK(grown * 5 <= peers * limit * 6);  // and in memory, within 1.2x, both times
 }
+
+}  // namespace output_memory_test

@@ -7,6 +7,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace page_text_test {
+
 using geerpc::detail::append_html_escaped;
 using geerpc::detail::append_json_string;
 using geerpc::detail::utf8_sequence_length;
@@ -100,3 +102,5 @@ TEMPLATE_TEST_CASE("page text: a method name of odd bytes from a peer shows prin
   CHECK(well_formed(page));
   CHECK(page.find("<blink>") == std::string::npos);
 }
+
+}  // namespace page_text_test

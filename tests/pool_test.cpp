@@ -13,6 +13,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace pool_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -210,3 +212,5 @@ TEMPLATE_TEST_CASE("a thread the system refuses to start never ends the process:
   CHECK(WEXITSTATUS(status) ==
         0);  // 12: no failure was seen; 13: a call did not complete; 14: no leader; 15: dial threw
 }
+
+}  // namespace pool_test

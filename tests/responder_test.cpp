@@ -12,6 +12,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace responder_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -236,3 +238,5 @@ TEMPLATE_TEST_CASE(
   std::lock_guard lock(edges.mutex);
   edges.on_stop.clear();
 }
+
+}  // namespace responder_test

@@ -8,6 +8,8 @@
 
 #include "catch.hpp"
 
+namespace result_test {
+
 namespace {
 geerpc::error busy() { return {geerpc::make_error_code(geerpc::errc::busy), "server busy: try later"}; }
 }  // namespace
@@ -55,3 +57,5 @@ TEST_CASE("result holds a move-only value", "[errors]") {
   const std::unique_ptr<int> taken = std::move(r).value();
   CHECK(*taken == 7);
 }
+
+}  // namespace result_test

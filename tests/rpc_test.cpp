@@ -9,6 +9,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace rpc_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 using test::ArithApi;
@@ -438,3 +440,5 @@ TEMPLATE_TEST_CASE("an error text longer than the client reads is cut, not fatal
   CHECK(r.message().rfind("xxx", 0) == 0);
   CHECK(client.template call<int>("Loud.Sum", Args{1, 2}) == 3);
 }
+
+}  // namespace rpc_test

@@ -9,6 +9,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace runtime_test {
+
 using namespace std::chrono_literals;
 using geerpc::runtime;
 using geerpc::detail::deadline_scheduler;
@@ -143,3 +145,5 @@ TEMPLATE_TEST_CASE("a manual clock: a server's handshake timeout fires when the 
   rt->advance(200ms);
   CHECK(peer.closed_by_peer());
 }
+
+}  // namespace runtime_test

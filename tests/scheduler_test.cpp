@@ -8,6 +8,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace scheduler_test {
+
 using namespace std::chrono_literals;
 using geerpc::detail::deadline_scheduler;
 using test::hold_scheduler;
@@ -260,3 +262,5 @@ TEST_CASE("durations read the way Go prints them", "[scheduler][messages]") {
   CHECK(duration_text(90s) == "1m30s");
   CHECK(duration_text(2h) == "2h0m0s");
 }
+
+}  // namespace scheduler_test

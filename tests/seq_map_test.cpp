@@ -6,6 +6,8 @@
 
 #include "catch.hpp"
 
+namespace seq_map_test {
+
 TEST_CASE("seq_map agrees with std::unordered_map under random use", "[seq_map]") {
   geerpc::detail::seq_map<int> map;
   std::unordered_map<std::uint64_t, int*> reference;
@@ -55,3 +57,5 @@ TEST_CASE("seq_map grows and shrinks back, and takes any key", "[seq_map]") {
   CHECK(drained.size() == 1);
   CHECK(map.empty());
 }
+
+}  // namespace seq_map_test

@@ -5,6 +5,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace service_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -103,3 +105,5 @@ TEST_CASE("error codes have a category, messages and an rpc_error that keeps the
   CHECK(fine.code() == std::error_code{});
   CHECK(*fine == 7);
 }
+
+}  // namespace service_test

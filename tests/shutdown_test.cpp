@@ -9,6 +9,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace shutdown_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -234,3 +236,5 @@ TEST_CASE("a flood of goaway frames does not exhaust the blocking client's stack
   CHECK(call.get().value() == 2);
   CHECK_FALSE(client.is_open());
 }
+
+}  // namespace shutdown_test

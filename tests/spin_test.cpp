@@ -8,6 +8,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace spin_test {
+
 using namespace std::chrono_literals;
 using geerpc::detail::reply_wait;
 using test::Args;
@@ -76,3 +78,5 @@ TEST_CASE("a caller reading replies while it spins hands each to its own call", 
   for (int i = 0; i < 300; ++i) REQUIRE(client.call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{i, 1}) == i + 1);
   for (int i = 0; i < 20; ++i) CHECK(held[static_cast<std::size_t>(i)].get() == i * 1000);
 }
+
+}  // namespace spin_test

@@ -13,6 +13,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace statistics_test {
+
 using namespace std::chrono_literals;
 using geerpc::detail::latency_buckets;
 using geerpc::detail::latency_window;
@@ -294,3 +296,5 @@ TEMPLATE_TEST_CASE("statistics off: the page says so, and the server keeps none"
   CHECK(body.find("\"signature\":\"(test::Args) -> int\"") != std::string::npos);
   CHECK(test::http_get(s.address, "/debug/geerpc").find("id=\"statistics-off\"") != std::string::npos);
 }
+
+}  // namespace statistics_test

@@ -16,6 +16,8 @@
 #include "scramble_session.hpp"
 #include "support.hpp"
 
+namespace stream_session_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -166,3 +168,5 @@ TEMPLATE_TEST_CASE("a session factory that refuses fails dial(), or closes that 
   CHECK_FALSE(geerpc::try_dial<TestType>(server.address, {.timeouts = {.connect = 1s}}).has_value());
   CHECK(server.server.connection_count() == 0);
 }
+
+}  // namespace stream_session_test

@@ -19,6 +19,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace thread_limit_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -117,3 +119,5 @@ TEMPLATE_TEST_CASE("refused_connections counts the connections refused in the ha
   CHECK_FALSE(reply->accepted);
   CHECK(s.server.refused_connections() == 2);
 }
+
+}  // namespace thread_limit_test

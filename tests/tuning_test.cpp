@@ -11,6 +11,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace tuning_test {
+
 using namespace std::chrono_literals;
 
 TEST_CASE("tuning::settings: the CPUs to assume override detection", "[tuning]") {
@@ -180,3 +182,5 @@ TEST_CASE("tuning::none's hooks hold nothing and watch nothing: the plain core",
   static_assert(!geerpc::tuning::none::client_hooks::callers_read);
   static_assert(std::is_empty_v<hooks>);
 }
+
+}  // namespace tuning_test

@@ -15,6 +15,8 @@
 #include "catch.hpp"
 #include "support.hpp"
 
+namespace unix_socket_test {
+
 using namespace std::chrono_literals;
 using test::Args;
 
@@ -229,3 +231,5 @@ TEMPLATE_TEST_CASE("a server stopped while clients call over a Unix socket ends 
     CHECK((code == geerpc::errc::connection_closed || !code));  // closed, or answered as its handler stopped
   }
 }
+
+}  // namespace unix_socket_test

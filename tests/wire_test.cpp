@@ -17,6 +17,8 @@
 
 #include "catch.hpp"
 
+namespace wire_test {
+
 namespace {
 
 using byte_vector = std::vector<std::byte>;
@@ -671,3 +673,5 @@ TEST_CASE("frame_reader reports the bytes of an unfinished frame it holds", "[fr
   REQUIRE(c.frames.size() == 1);
   CHECK(c.frames[0] == frame);
 }
+
+}  // namespace wire_test

@@ -16,6 +16,8 @@
 #include "geerpc/net/frame_writer.hpp"
 #include "geerpc/net/socket.hpp"
 
+namespace writer_test {
+
 namespace {
 
 struct socket_pair {
@@ -358,3 +360,5 @@ TEST_CASE("a frame written while another thread sends waits behind it, whatever 
   held.go.notify_all();
   sender.join();
 }
+
+}  // namespace writer_test
