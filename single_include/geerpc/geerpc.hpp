@@ -19,10 +19,8 @@
 //   int sum = fleet.call<int>(geerpc::with_timeout(1s), "Math.Add", 1, 2);
 //   auto all = fleet.broadcast<void>(geerpc::with_timeout(1s), "Cache.Flush");
 //
-// Connections: one per server, dialled when a call first needs it, outside any lock the other
-// servers' calls need (a server that does not answer holds up only the calls that chose it, for
-// its connect timeout or their deadline, whichever comes first). A server that leaves the list has
-// its connection closed once the calls made on it have ended (looked at on the next call).
+// The servers, their connections and back-offs, and the choice of one: client/server_set.hpp
+// (select_mode and balanced_options are there too).
 //
 // Failures: a failed dial or a broken connection leaves the server out for a back-off (growing,
 // capped; balanced_options), and the call moves to another server within its deadline: always
@@ -40,16 +38,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
-#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -80,17 +73,27 @@
 #define GEERPC_OUTERMOST_ENTRY 5  // this header ends the internal macros' scope
 #endif
 
+// ---- begin geerpc/client/basic_client.hpp
+// geerpc: basic_client, a connection to one server and the calls made on it (client.hpp, the entry
+// header, has its use and includes the engines).
+
+#include <chrono>
 #include <span>
 #include <system_error>
 #include <tuple>
 #include <type_traits>
 
-// ---- begin geerpc/client/call.hpp
-// geerpc: what both client transports share about one call: the request frame's patchable
-// fields, the outcome, and GeeRPC's wording for client-side failures.
+// ---- begin geerpc/codec/binary.hpp
+// geerpc: the binary codec's entry points (binary_codec, encode_value, decode_value); each kind of
+// value has its codec in a header of its own (kind_codec.hpp lists them). Fields in declaration
+// order, no names or tags: fixed-size little-endian scalars, LEB128 varint counts, one-byte tags.
+// The format is specified in docs/protocol.md.
+//
+// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
+// remaining bytes could hold before anything is allocated, every allocation is charged against a
+// memory budget proportional to the input before it is made, and trailing bytes are an error.
 
-#include <array>
-#include <functional>
+#include <cstdint>
 
 // ---- begin geerpc/config.hpp
 // geerpc: version, the ABI namespace, and the scope of the internal macros.
@@ -133,699 +136,6 @@ GEERPC_END_NAMESPACE
 
 #endif  // GEERPC_CONFIG_HPP
 // ---- end geerpc/config.hpp
-// ---- begin geerpc/context.hpp
-// geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
-// deadline on steady_clock, an optional std::stop_token, and metadata (string keys and values the
-// server's handler and interceptors read through geerpc::call_context).
-//
-//   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
-//   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
-//   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
-
-
-// ---- begin geerpc/detail/deadline.hpp
-// geerpc: turning a duration a user gave into a deadline without overflow. `now + timeout` is
-// undefined behaviour once the sum leaves the clock's range (nanoseconds::max(), hours::max()),
-// and converting a long duration to the clock's unit can overflow before the sum is even made.
-
-#include <ratio>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// `now + timeout`, rounded up to the clock's tick, saturated at both ends:
-//  - a timeout too long for the clock gives time_point::max(), the farthest deadline (in effect,
-//    none: it never passes);
-//  - a zero or negative timeout (and a floating-point NaN) gives `now`: the deadline has passed.
-// Any Rep and Period, floating point included. `now` must not be before the clock's epoch, as
-// steady_clock::now() never is.
-template <class Clock, class Duration, class Rep, class Period>
-std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_point<Clock, Duration> now,
-                                                             std::chrono::duration<Rep, Period> timeout) {
-  using time_point = std::chrono::time_point<Clock, Duration>;
-  using seconds = std::chrono::duration<double>;
-  if (!(timeout > timeout.zero())) return now;  // written so that NaN lands here too
-  // Judged in double seconds, where nothing overflows whatever the types: the second of margin is
-  // far wider than any rounding there, and no one waits 292 years minus a second.
-  const double wanted = seconds(timeout).count();
-  const double room = seconds(time_point::max().time_since_epoch()).count() - seconds(now.time_since_epoch()).count();
-  if (wanted >= room - 1.0) return time_point::max();
-  // Up to about 30 years the exact conversion has room to spare in every intermediate product;
-  // beyond that, a deadline off by a fraction of a microsecond does not matter.
-  if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
-  using period = typename Duration::period;
-  using rep = typename Duration::rep;
-  // Rounded up by hand (std::ceil's <cmath> is thousands of lines in every user's translation unit);
-  // `ticks` is below the clock's range here, so neither conversion overflows.
-  const double ticks = wanted * static_cast<double>(period::den) / static_cast<double>(period::num);
-  rep whole = static_cast<rep>(ticks);
-  if (static_cast<double>(whole) < ticks) ++whole;
-  return now + Duration(whole);
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/deadline.hpp
-
-GEERPC_BEGIN_NAMESPACE
-
-class context {
- public:
-  using clock = std::chrono::steady_clock;
-
-  context() = default;
-
-  // The earlier of the current deadline and `tp`: a context can only get stricter.
-  context with_deadline(clock::time_point tp) const {
-    context copy = *this;
-    if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
-    return copy;
-  }
-  // `timeout` from now, as Go's context.WithTimeout: zero or negative has already expired (a call
-  // fails at once with deadline_exceeded, sending nothing), and one too long for the clock
-  // (nanoseconds::max(), hours::max()) is the farthest deadline, never an overflow.
-  template <class Rep, class Period>
-  context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
-    return with_deadline(detail::saturating_deadline(clock::now(), timeout));
-  }
-  context with_stop_token(std::stop_token token) const {
-    context copy = *this;
-    copy.stop_ = std::move(token);
-    return copy;
-  }
-
-  // Adds `key` = `value` to the metadata sent with the call, replacing an earlier value of the same
-  // key. A key is 1 to 255 bytes of printable ASCII other than space, compared exactly (no case
-  // folding); a value is any bytes, at most 65,535 of them. A call whose metadata breaks these
-  // fails with errc::invalid_argument before anything is sent; the server bounds the whole block
-  // (server_options.limits.max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
-  context with_metadata(std::string key, std::string value) const {
-    context copy = *this;
-    for (auto& entry : copy.metadata_)
-      if (entry.first == key) {
-        entry.second = std::move(value);
-        return copy;
-      }
-    copy.metadata_.emplace_back(std::move(key), std::move(value));
-    return copy;
-  }
-
-  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
-  const std::stop_token& stop_token() const noexcept { return stop_; }
-  // The metadata, in the order the keys were first added.
-  const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept { return metadata_; }
-
- private:
-  std::optional<clock::time_point> deadline_;
-  std::stop_token stop_;
-  std::vector<std::pair<std::string, std::string>> metadata_;
-};
-
-inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
-template <class Rep, class Period>
-context with_timeout(std::chrono::duration<Rep, Period> timeout) {
-  return context{}.with_timeout(timeout);
-}
-inline context with_stop_token(std::stop_token token) { return context{}.with_stop_token(std::move(token)); }
-inline context with_metadata(std::string key, std::string value) {
-  return context{}.with_metadata(std::move(key), std::move(value));
-}
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/context.hpp
-// ---- begin geerpc/detail/byte_order.hpp
-// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
-// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
-
-#include <bit>
-#include <cstring>
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T>
-constexpr T byteswap_if_big_endian(T value) noexcept {
-  static_assert(std::is_unsigned_v<T>);
-  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
-    T swapped = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
-      value = static_cast<T>(value >> 8);
-    }
-    return swapped;
-  } else {
-    return value;
-  }
-}
-
-template <class T>
-inline void store_le(std::byte* out, T value) noexcept {
-  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
-  value = byteswap_if_big_endian(value);
-  std::memcpy(out, &value, sizeof value);
-}
-
-template <class T>
-inline T load_le(const std::byte* in) noexcept {
-  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
-  T value;
-  std::memcpy(&value, in, sizeof value);
-  return byteswap_if_big_endian(value);
-}
-
-// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
-template <std::size_t Size>
-struct unsigned_of_size;
-template <>
-struct unsigned_of_size<1> {
-  using type = std::uint8_t;
-};
-template <>
-struct unsigned_of_size<2> {
-  using type = std::uint16_t;
-};
-template <>
-struct unsigned_of_size<4> {
-  using type = std::uint32_t;
-};
-template <>
-struct unsigned_of_size<8> {
-  using type = std::uint64_t;
-};
-template <class T>
-using bits_of = typename unsigned_of_size<sizeof(T)>::type;
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/byte_order.hpp
-// ---- begin geerpc/error.hpp
-// geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
-// and result<T>, what the non-throwing calls return.
-
-#include <new>
-
-
-GEERPC_BEGIN_NAMESPACE
-
-// The numeric values are part of the wire protocol (the status byte of a response frame, see
-// docs/protocol.md): never renumber, only append.
-enum class errc : std::uint8_t {
-  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.timeouts.connect
-  deadline_exceeded = 2,    // the call's deadline passed
-  canceled = 3,             // the call's stop_token was triggered
-  handle_timeout = 4,       // server: the handler ran longer than options.timeouts.handle
-  unknown_service = 5,      // server: no such service
-  unknown_method = 6,       // server: no such method in the service
-  bad_request = 7,          // server: malformed "Service.Method" or a body that does not decode
-  remote_error = 8,         // server: the handler threw; the message is its what()
-  connection_closed = 9,    // client: the connection broke or was closed
-  busy = 10,                // server: too many requests in flight
-  protocol_error = 11,      // client: the handshake reply broke the protocol
-  connect_failed = 12,      // client: could not reach or resolve the address
-  handshake_rejected = 13,  // client: the server refused the handshake (its reason is the message)
-  bad_response = 14,        // client: the reply body does not decode as the expected type
-  invalid_argument = 15,    // a bad address or a bad use of the API
-  type_mismatch = 16,       // server: the call's argument or result types are not the method's
-  unauthenticated = 17,     // server: an interceptor found no valid credentials on the call
-  permission_denied = 18,   // server: an interceptor refused the caller this call
-  going_away = 19,          // the server is shutting down: the call was not run (safe to retry elsewhere)
-  aborted = 20,             // server: shutdown's drain deadline passed while the handler ran
-  no_servers = 21,          // balanced client: its discovery gave no server to call
-};
-inline constexpr errc last_errc = errc::no_servers;
-
-namespace detail {
-class error_category final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "geerpc"; }
-  std::string message(int value) const override {
-    switch (static_cast<errc>(value)) {
-      case errc::connect_timeout:
-        return "connect timeout";
-      case errc::deadline_exceeded:
-        return "deadline exceeded";
-      case errc::canceled:
-        return "canceled";
-      case errc::handle_timeout:
-        return "request handle timeout";
-      case errc::unknown_service:
-        return "unknown service";
-      case errc::unknown_method:
-        return "unknown method";
-      case errc::bad_request:
-        return "bad request";
-      case errc::remote_error:
-        return "remote error";
-      case errc::connection_closed:
-        return "connection closed";
-      case errc::busy:
-        return "server busy";
-      case errc::protocol_error:
-        return "protocol error";
-      case errc::connect_failed:
-        return "connect failed";
-      case errc::handshake_rejected:
-        return "handshake rejected";
-      case errc::bad_response:
-        return "bad response";
-      case errc::invalid_argument:
-        return "invalid argument";
-      case errc::type_mismatch:
-        return "type mismatch";
-      case errc::unauthenticated:
-        return "unauthenticated";
-      case errc::permission_denied:
-        return "permission denied";
-      case errc::going_away:
-        return "server going away";
-      case errc::aborted:
-        return "aborted by server shutdown";
-      case errc::no_servers:
-        return "no servers";
-    }
-    return "unknown geerpc error " + std::to_string(value);
-  }
-};
-}  // namespace detail
-
-inline const std::error_category& category() noexcept {
-  static const detail::error_category instance;
-  return instance;
-}
-
-inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
-
-namespace detail {
-// The errc a code a user chose travels as: itself when it is one of geerpc's, remote_error otherwise.
-inline errc wire_errc(const std::error_code& code) noexcept {
-  const bool ours =
-      code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
-  return ours ? static_cast<errc>(code.value()) : errc::remote_error;
-}
-}  // namespace detail
-
-// What a failed call carries: the code to branch on and the message to show (GeeRPC's wording, or the
-// text a remote handler threw).
-struct error {
-  std::error_code code;
-  std::string message;
-};
-
-// Thrown by the throwing calls. what() is the full message, code() the geerpc error code.
-class rpc_error : public std::system_error {
- public:
-  rpc_error(std::error_code code, const std::string& message) : std::system_error(code), message_(message) {}
-  explicit rpc_error(const error& e) : rpc_error(e.code, e.message) {}
-  // std::system_error::what() would append ": " and the category's text; our messages are complete.
-  const char* what() const noexcept override { return message_.what(); }
-
- private:
-  std::runtime_error message_;  // a copy-noexcept string holder, as exceptions should have
-};
-
-// The outcome of a non-throwing call: a value or an error. value() throws rpc_error on an error.
-// Its own storage rather than std::variant or std::optional: result<T> is instantiated for every
-// reply type a user calls with, and their layered machinery costs each instantiation dozens of
-// functions in every translation unit built without optimisation.
-template <class T>
-class result {
- public:
-  result(T value) : engaged_(true) { ::new (static_cast<void*>(&value_)) T(std::move(value)); }  // NOLINT: implicit
-  result(geerpc::error e) : error_(std::move(e)) {}                                              // NOLINT
-
-  result(const result& other) requires std::is_copy_constructible_v<T> : error_(other.error_) {
-    if (other.engaged_) emplace(other.value_);
-  }
-  result(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : error_(std::move(other.error_)) {
-    if (other.engaged_) emplace(std::move(other.value_));
-  }
-  result& operator=(const result& other) requires std::is_copy_constructible_v<T> {
-    if (this != &other) {
-      reset();
-      error_ = other.error_;
-      if (other.engaged_) emplace(other.value_);
-    }
-    return *this;
-  }
-  result& operator=(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
-    if (this != &other) {
-      reset();
-      error_ = std::move(other.error_);
-      if (other.engaged_) emplace(std::move(other.value_));
-    }
-    return *this;
-  }
-  ~result() { reset(); }
-
-  bool has_value() const noexcept { return engaged_; }
-  explicit operator bool() const noexcept { return has_value(); }
-
-  T& value() & {
-    throw_if_error();
-    return value_;
-  }
-  const T& value() const& {
-    throw_if_error();
-    return value_;
-  }
-  T&& value() && {
-    throw_if_error();
-    return std::move(value_);
-  }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
-  // The error, or a default (empty) one when there is a value.
-  std::error_code code() const noexcept { return error_.code; }
-  const std::string& message() const noexcept { return error_.message; }
-  const geerpc::error& error() const { return error_; }
-
- private:
-  template <class U>
-  void emplace(U&& from) {
-    ::new (static_cast<void*>(&value_)) T(std::forward<U>(from));
-    engaged_ = true;
-  }
-  void reset() noexcept {
-    if (engaged_) value_.~T();
-    engaged_ = false;
-  }
-  void throw_if_error() const {
-    if (!engaged_) throw rpc_error(error_);
-  }
-
-  union {
-    T value_;  // alive while engaged_
-  };
-  bool engaged_ = false;
-  geerpc::error error_;  // empty while there is a value
-};
-
-template <>
-class result<void> {
- public:
-  result() = default;
-  result(geerpc::error e) : error_(std::move(e)), failed_(true) {}  // NOLINT: implicit by design
-
-  bool has_value() const noexcept { return !failed_; }
-  explicit operator bool() const noexcept { return has_value(); }
-  void value() const {
-    if (failed_) throw rpc_error(error_);
-  }
-  std::error_code code() const noexcept { return error_.code; }
-  const std::string& message() const noexcept { return error_.message; }
-  const geerpc::error& error() const { return error_; }
-
- private:
-  geerpc::error error_;
-  bool failed_ = false;
-};
-
-GEERPC_END_NAMESPACE
-
-template <>
-struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
-// ---- end geerpc/error.hpp
-// ---- begin geerpc/wire/frame.hpp
-// geerpc: the frames that follow the handshake (docs/protocol.md, "Frames"): a 4-byte length, a
-// 20-byte header, a text (the method name of a request, the error of a response) and a body.
-// Pure functions over bytes: no I/O, so they can be fuzzed.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace wire {
-
-// goaway: server to client, "I am shutting down: send no more requests" (docs/protocol.md 4.9).
-enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3, goaway = 4 };
-
-inline constexpr std::size_t length_prefix_size = 4;
-inline constexpr std::size_t header_size = 20;  // after the length prefix
-inline constexpr std::size_t frame_overhead = length_prefix_size + header_size;
-inline constexpr std::size_t max_text_size = 0xffff;
-inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length field's value: header + text + body
-
-// A request's flags (its header's status byte, docs/protocol.md 4.1): what follows its text.
-namespace request_flag {
-inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
-inline constexpr std::uint8_t metadata = 0x02;     // a metadata block (wire/metadata.hpp), before the body
-inline constexpr std::uint8_t known = fingerprint | metadata;
-}  // namespace request_flag
-inline constexpr std::size_t fingerprint_size = 4;
-
-struct frame_header {
-  frame_kind kind = frame_kind::request;
-  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value; requests: flags
-  std::uint64_t seq = 0;        // chosen by the client, echoed by the server
-  std::uint64_t budget_us = 0;  // requests: the caller's remaining time, 0 = no deadline
-};
-
-// Byte offsets inside a frame, counted from the first byte of the length prefix.
-namespace offset {
-inline constexpr std::size_t length = 0;
-inline constexpr std::size_t kind = 4;
-inline constexpr std::size_t status = 5;
-inline constexpr std::size_t text_size = 6;
-inline constexpr std::size_t seq = 8;
-inline constexpr std::size_t budget = 16;
-inline constexpr std::size_t text = 24;
-}  // namespace offset
-
-// Appends the prefix, header and text of a frame whose body the caller appends next, and a
-// request's type fingerprint when it has one (and its flag set); then finish_frame() fills in the
-// length. Returns where the frame starts in `out`.
-inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text,
-                               std::uint32_t fingerprint = 0) {
-  using geerpc::detail::store_le;
-  if (text.size() > max_text_size) text = text.substr(0, max_text_size);
-  const std::size_t at = out.size();
-  const std::size_t extra = fingerprint != 0 ? fingerprint_size : 0;
-  out.resize(at + frame_overhead + text.size() + extra);
-  std::byte* p = out.data() + at;
-  store_le<std::uint32_t>(p + offset::length, 0);
-  p[offset::kind] = std::byte{static_cast<std::uint8_t>(h.kind)};
-  p[offset::status] = std::byte{h.status};
-  store_le<std::uint16_t>(p + offset::text_size, static_cast<std::uint16_t>(text.size()));
-  store_le<std::uint64_t>(p + offset::seq, h.seq);
-  store_le<std::uint64_t>(p + offset::budget, h.budget_us);
-  for (std::size_t i = 0; i < text.size(); ++i) p[offset::text + i] = static_cast<std::byte>(text[i]);
-  if (fingerprint != 0) store_le<std::uint32_t>(p + offset::text + text.size(), fingerprint);
-  return at;
-}
-
-// Writes the length of the frame that starts at `frame_start` and runs to the end of `out`.
-inline void finish_frame(std::vector<std::byte>& out, std::size_t frame_start) noexcept {
-  const std::size_t length = out.size() - frame_start - length_prefix_size;
-  geerpc::detail::store_le<std::uint32_t>(out.data() + frame_start, static_cast<std::uint32_t>(length));
-}
-
-// The size a frame with this text and body takes on the wire, prefix included.
-constexpr std::size_t frame_size(std::size_t text_size, std::size_t body_size) noexcept {
-  return frame_overhead + text_size + body_size;
-}
-
-// What the front of a byte stream holds.
-struct frame_scan {
-  enum class state { need_more, complete, too_large, too_small } what = state::need_more;
-  std::size_t size = 0;  // complete: the whole frame's size, prefix included; need_more: bytes wanted in all
-};
-
-// Looks only at the length prefix, so a peer's claimed size is judged before anything is allocated.
-inline frame_scan scan_frame(std::span<const std::byte> buffered, std::uint32_t max_frame_size) noexcept {
-  if (buffered.size() < length_prefix_size) return {frame_scan::state::need_more, length_prefix_size};
-  const std::uint32_t length = geerpc::detail::load_le<std::uint32_t>(buffered.data());
-  if (length < header_size) return {frame_scan::state::too_small, 0};
-  if (length > max_frame_size) return {frame_scan::state::too_large, 0};
-  const std::size_t whole = length_prefix_size + std::size_t{length};
-  if (buffered.size() < whole) return {frame_scan::state::need_more, whole};
-  return {frame_scan::state::complete, whole};
-}
-
-struct frame_view {
-  frame_header header;
-  std::string_view text;
-  std::span<const std::byte> body;
-  std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
-  // Requests: the metadata block after its size field (version byte first; checked by
-  // wire::check_metadata, not here), empty when none was sent. It ends where `body` begins.
-  std::span<const std::byte> metadata;
-  bool has_metadata = false;
-};
-
-// Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
-// rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
-inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out) noexcept {
-  using geerpc::detail::load_le;
-  if (frame.size() < frame_overhead) return "frame shorter than its header";
-  if (load_le<std::uint32_t>(frame.data()) != frame.size() - length_prefix_size) return "frame length mismatch";
-  const auto kind = static_cast<std::uint8_t>(frame[offset::kind]);
-  if (kind < 1 || kind > 4) return "unknown frame kind";
-  out.header.kind = static_cast<frame_kind>(kind);
-  out.header.status = static_cast<std::uint8_t>(frame[offset::status]);
-  out.header.seq = load_le<std::uint64_t>(frame.data() + offset::seq);
-  out.header.budget_us = load_le<std::uint64_t>(frame.data() + offset::budget);
-  const std::size_t text_size = load_le<std::uint16_t>(frame.data() + offset::text_size);
-  if (text_size > frame.size() - frame_overhead) return "text size exceeds the frame";
-  out.text = std::string_view(reinterpret_cast<const char*>(frame.data() + offset::text), text_size);
-  out.body = frame.subspan(offset::text + text_size);
-  switch (out.header.kind) {
-    case frame_kind::request:
-      if ((out.header.status & ~request_flag::known) != 0) return "request with unknown flags";
-      if ((out.header.status & request_flag::fingerprint) != 0) {
-        if (out.body.size() < fingerprint_size) return "request fingerprint exceeds the frame";
-        out.fingerprint = load_le<std::uint32_t>(out.body.data());
-        if (out.fingerprint == 0) return "request with a zero fingerprint";
-        out.body = out.body.subspan(fingerprint_size);
-      }
-      if ((out.header.status & request_flag::metadata) != 0) {
-        if (out.body.size() < 4) return "request metadata exceeds the frame";
-        const std::uint32_t size = load_le<std::uint32_t>(out.body.data());
-        if (size > out.body.size() - 4) return "request metadata exceeds the frame";
-        out.metadata = out.body.subspan(4, size);
-        out.has_metadata = true;
-        out.body = out.body.subspan(4 + std::size_t{size});
-      }
-      break;
-    case frame_kind::response:
-      if (out.header.budget_us != 0) return "response with a deadline budget";
-      if (out.header.status != 0 && !out.body.empty()) return "error response with a body";
-      if (out.header.status == 0 && text_size != 0) return "successful response with an error text";
-      break;
-    case frame_kind::cancel:
-      if (out.header.status != 0 || out.header.budget_us != 0 || text_size != 0 || !out.body.empty())
-        return "cancel frame with a payload";
-      break;
-    case frame_kind::goaway:  // its text says why; nothing else
-      if (out.header.status != 0 || out.header.seq != 0 || out.header.budget_us != 0 || !out.body.empty())
-        return "goaway frame with a payload";
-      break;
-  }
-  return nullptr;
-}
-
-}  // namespace wire
-GEERPC_END_NAMESPACE
-// ---- end geerpc/wire/frame.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// How a call ended: status 0 with the reply body in the caller's buffer, or an error.
-struct call_outcome {
-  std::uint8_t status = 0;  // 0 or a geerpc::errc value
-  std::string message;
-
-  bool ok() const noexcept { return status == 0; }
-  static call_outcome failure(errc code, std::string text) {
-    return {static_cast<std::uint8_t>(code), std::move(text)};
-  }
-  geerpc::error to_error() const {
-    // A status this client does not know (a newer server) is still the server's error.
-    const auto code = status <= static_cast<std::uint8_t>(last_errc) ? static_cast<errc>(status) : errc::remote_error;
-    return {make_error_code(code), message};
-  }
-};
-
-// Where a successful reply's body goes: whoever completes the call hands it the body while the body
-// is still in the receive buffer, before the call completes, so that a synchronous call decodes its
-// reply where it arrived instead of first copying it out (a 4 KiB string reply was copied twice).
-// A future keeps the bytes (into()) and decodes them when it is read.
-class reply_sink {
- public:
-  // Calls take(body) with the body; `take` must outlive the call.
-  template <class Take>
-  explicit reply_sink(Take& take) noexcept
-      : target_(&take), take_([](void* t, std::span<const std::byte> body) { (*static_cast<Take*>(t))(body); }) {}
-
-  static reply_sink into(std::vector<std::byte>& bytes) noexcept {
-    return reply_sink(&bytes, [](void* t, std::span<const std::byte> body) {
-      static_cast<std::vector<std::byte>*>(t)->assign(body.begin(), body.end());
-    });
-  }
-
-  void operator()(std::span<const std::byte> body) const { take_(target_, body); }
-
- private:
-  reply_sink(void* target, void (*take)(void*, std::span<const std::byte>)) noexcept : target_(target), take_(take) {}
-
-  void* target_;
-  void (*take_)(void*, std::span<const std::byte>);
-};
-
-// Called once when an asynchronous call completes, with its outcome, on the thread that completes
-// it, before its future sees it ready (client interceptors' `after`; it must not throw).
-using completion_hook = std::function<void(const call_outcome&)>;
-
-inline call_outcome deadline_exceeded_outcome() {
-  return call_outcome::failure(errc::deadline_exceeded, "rpc client: call failed: context deadline exceeded");
-}
-inline call_outcome canceled_outcome() {
-  return call_outcome::failure(errc::canceled, "rpc client: call failed: context canceled");
-}
-inline call_outcome going_away_outcome() {
-  return call_outcome::failure(errc::going_away, "rpc client: the server is shutting down: the call was not sent");
-}
-inline call_outcome connection_closed_outcome() {
-  return call_outcome::failure(errc::connection_closed, "rpc client: connection is shut down");
-}
-
-// The outcome a response frame carries. The server answers deadline_exceeded only when the deadline
-// the caller sent has passed: the same event as the caller's own timer, so it reads the same.
-inline call_outcome response_outcome(std::uint8_t status, std::string_view text) {
-  if (status == static_cast<std::uint8_t>(errc::deadline_exceeded)) return deadline_exceeded_outcome();
-  return {status, std::string(text)};
-}
-
-// The remaining time of a deadline as the request header carries it: whole microseconds, rounded
-// up so that a live deadline is never sent as 0 ("none").
-inline std::uint64_t budget_us(const std::optional<std::chrono::steady_clock::time_point>& deadline,
-                               std::chrono::steady_clock::time_point now) {
-  if (!deadline) return 0;
-  if (*deadline <= now) return 1;  // compared first: the difference overflows for time_point::min()
-  const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - now).count();
-  return left < 1 ? 1 : static_cast<std::uint64_t>(left);
-}
-
-// Fills in the fields of a request frame that are known only when it is sent.
-inline void stamp_request(std::span<std::byte> frame, std::uint64_t seq, std::uint64_t budget) noexcept {
-  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
-  store_le<std::uint64_t>(frame.data() + wire::offset::budget, budget);
-}
-
-inline std::array<std::byte, wire::frame_overhead> cancel_frame(std::uint64_t seq) {
-  std::array<std::byte, wire::frame_overhead> frame{};
-  store_le<std::uint32_t>(frame.data(), static_cast<std::uint32_t>(wire::header_size));
-  frame[wire::offset::kind] = std::byte{static_cast<std::uint8_t>(wire::frame_kind::cancel)};
-  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
-  return frame;
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/client/call.hpp
-// ---- begin geerpc/client/call_future.hpp
-// geerpc: the outcome of an asynchronous call (client.async_call): wait for it, get it, cancel it,
-// hand it a callback, or co_await it; and the decoding of a reply body, which every call shares.
-
-#include <concepts>
-#include <coroutine>
-
-// ---- begin geerpc/codec/binary.hpp
-// geerpc: the binary codec's entry points (binary_codec, encode_value, decode_value); each kind of
-// value has its codec in a header of its own (kind_codec.hpp lists them). Fields in declaration
-// order, no names or tags: fixed-size little-endian scalars, LEB128 varint counts, one-byte tags.
-// The format is specified in docs/protocol.md.
-//
-// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
-// remaining bytes could hold before anything is allocated, every allocation is charged against a
-// memory budget proportional to the input before it is made, and trailing bytes are an error.
-
-
 // ---- begin geerpc/codec/aggregates.hpp
 // geerpc: the codecs of values made of members: std::pair and std::tuple (the elements in order),
 // and plain aggregates (the fields in declaration order, through Boost.PFR). No count, no prefix.
@@ -846,6 +156,7 @@ GEERPC_END_NAMESPACE
 // above all) take time exponential in the depth of nested types for recursive function
 // templates, and linear time for class templates.
 
+#include <bit>
 
 // ---- begin geerpc/detail/assert.hpp
 // geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
@@ -912,7 +223,9 @@ GEERPC_END_NAMESPACE
 // values may hold is checked in serializable.hpp; how each kind travels, in the codec headers
 // named in binary.hpp.
 
+#include <array>
 #include <bitset>
+#include <concepts>
 #include <deque>
 #include <list>
 #include <map>
@@ -1260,8 +573,73 @@ GEERPC_END_NAMESPACE
 // geerpc: the binary codec's reader, which reads a value's bytes from a span, checking every read
 // against the end of the input and every allocation against the decode's memory budget.
 
+#include <cstring>
 #include <limits>
 
+// ---- begin geerpc/detail/byte_order.hpp
+// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
+// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+constexpr T byteswap_if_big_endian(T value) noexcept {
+  static_assert(std::is_unsigned_v<T>);
+  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+    T swapped = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
+      value = static_cast<T>(value >> 8);
+    }
+    return swapped;
+  } else {
+    return value;
+  }
+}
+
+template <class T>
+inline void store_le(std::byte* out, T value) noexcept {
+  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
+  value = byteswap_if_big_endian(value);
+  std::memcpy(out, &value, sizeof value);
+}
+
+template <class T>
+inline T load_le(const std::byte* in) noexcept {
+  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
+  T value;
+  std::memcpy(&value, in, sizeof value);
+  return byteswap_if_big_endian(value);
+}
+
+// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
+template <std::size_t Size>
+struct unsigned_of_size;
+template <>
+struct unsigned_of_size<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct unsigned_of_size<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct unsigned_of_size<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct unsigned_of_size<8> {
+  using type = std::uint64_t;
+};
+template <class T>
+using bits_of = typename unsigned_of_size<sizeof(T)>::type;
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/byte_order.hpp
 // ---- begin geerpc/detail/integer_cast.hpp
 // geerpc: a conversion between integer types that are one type on some ABIs and two on others
 // (std::uint64_t and std::size_t, time_t and long). Where they differ it is a static_cast; where
@@ -1997,6 +1375,7 @@ GEERPC_END_NAMESPACE
 // and so are a vector, a deque and a list of the same elements; an int32_t and a uint32_t, a
 // duration in milliseconds and one in seconds, are not.
 
+#include <ratio>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -3086,77 +2465,384 @@ struct binary_codec {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/binary.hpp
-// ---- begin geerpc/transport/fwd.hpp
-// geerpc: the transport policies, chosen as the first template argument of basic_client and
-// basic_server, by name only: this header declares the engines they stand for without their
-// definitions, so that the front classes compile without them (transport/link.hpp). The engines
-// themselves are in transport/policies.hpp. docs/transports.md says when to pick which.
+// ---- begin geerpc/context.hpp
+// geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
+// deadline on steady_clock, an optional std::stop_token, and metadata (string keys and values the
+// server's handler and interceptors read through geerpc::call_context).
+//
+//   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
+//   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
+//   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
+
+
+// ---- begin geerpc/detail/deadline.hpp
+// geerpc: turning a duration a user gave into a deadline without overflow. `now + timeout` is
+// undefined behaviour once the sum leaves the clock's range (nanoseconds::max(), hours::max()),
+// and converting a long duration to the clock's unit can overflow before the sum is even made.
+
 
 
 GEERPC_BEGIN_NAMESPACE
-namespace tuning {
-struct none;       // tuning/none.hpp
-struct automatic;  // tuning/automatic.hpp
-}  // namespace tuning
-
 namespace detail {
-template <class Tuning>
-class threaded_client_engine;  // transport/threaded/client.hpp
-template <class Tuning>
-class threaded_server_engine;  // transport/threaded/server.hpp
-class blocking_client_engine;  // transport/blocking/client.hpp
-class blocking_server_engine;  // transport/blocking/server.hpp
-}  // namespace detail
 
-// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
-// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
-// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
-// tuning::none for the plain core.
-template <class Tuning>
-struct basic_threaded {
-  using tuning_type = Tuning;
-  using client_engine = detail::threaded_client_engine<Tuning>;
-  using server_engine = detail::threaded_server_engine<Tuning>;
-  static constexpr bool supports_async = true;
+// `now + timeout`, rounded up to the clock's tick, saturated at both ends:
+//  - a timeout too long for the clock gives time_point::max(), the farthest deadline (in effect,
+//    none: it never passes);
+//  - a zero or negative timeout (and a floating-point NaN) gives `now`: the deadline has passed.
+// Any Rep and Period, floating point included. `now` must not be before the clock's epoch, as
+// steady_clock::now() never is.
+template <class Clock, class Duration, class Rep, class Period>
+std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_point<Clock, Duration> now,
+                                                             std::chrono::duration<Rep, Period> timeout) {
+  using time_point = std::chrono::time_point<Clock, Duration>;
+  using seconds = std::chrono::duration<double>;
+  if (!(timeout > timeout.zero())) return now;  // written so that NaN lands here too
+  // Judged in double seconds, where nothing overflows whatever the types: the second of margin is
+  // far wider than any rounding there, and no one waits 292 years minus a second.
+  const double wanted = seconds(timeout).count();
+  const double room = seconds(time_point::max().time_since_epoch()).count() - seconds(now.time_since_epoch()).count();
+  if (wanted >= room - 1.0) return time_point::max();
+  // Up to about 30 years the exact conversion has room to spare in every intermediate product;
+  // beyond that, a deadline off by a fraction of a microsecond does not matter.
+  if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
+  using period = typename Duration::period;
+  using rep = typename Duration::rep;
+  // Rounded up by hand (std::ceil's <cmath> is thousands of lines in every user's translation unit);
+  // `ticks` is below the clock's range here, so neither conversion overflows.
+  const double ticks = wanted * static_cast<double>(period::den) / static_cast<double>(period::num);
+  rep whole = static_cast<rep>(ticks);
+  if (static_cast<double>(whole) < ticks) ++whole;
+  return now + Duration(whole);
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/deadline.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+class context {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  context() = default;
+
+  // The earlier of the current deadline and `tp`: a context can only get stricter.
+  context with_deadline(clock::time_point tp) const {
+    context copy = *this;
+    if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
+    return copy;
+  }
+  // `timeout` from now, as Go's context.WithTimeout: zero or negative has already expired (a call
+  // fails at once with deadline_exceeded, sending nothing), and one too long for the clock
+  // (nanoseconds::max(), hours::max()) is the farthest deadline, never an overflow.
+  template <class Rep, class Period>
+  context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
+    return with_deadline(detail::saturating_deadline(clock::now(), timeout));
+  }
+  context with_stop_token(std::stop_token token) const {
+    context copy = *this;
+    copy.stop_ = std::move(token);
+    return copy;
+  }
+
+  // Adds `key` = `value` to the metadata sent with the call, replacing an earlier value of the same
+  // key. A key is 1 to 255 bytes of printable ASCII other than space, compared exactly (no case
+  // folding); a value is any bytes, at most 65,535 of them. A call whose metadata breaks these
+  // fails with errc::invalid_argument before anything is sent; the server bounds the whole block
+  // (server_options.limits.max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
+  context with_metadata(std::string key, std::string value) const {
+    context copy = *this;
+    for (auto& entry : copy.metadata_)
+      if (entry.first == key) {
+        entry.second = std::move(value);
+        return copy;
+      }
+    copy.metadata_.emplace_back(std::move(key), std::move(value));
+    return copy;
+  }
+
+  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  const std::stop_token& stop_token() const noexcept { return stop_; }
+  // The metadata, in the order the keys were first added.
+  const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept { return metadata_; }
+
+ private:
+  std::optional<clock::time_point> deadline_;
+  std::stop_token stop_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
-// The default transport.
-using threaded = basic_threaded<tuning::automatic>;
+inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
+template <class Rep, class Period>
+context with_timeout(std::chrono::duration<Rep, Period> timeout) {
+  return context{}.with_timeout(timeout);
+}
+inline context with_stop_token(std::stop_token token) { return context{}.with_stop_token(std::move(token)); }
+inline context with_metadata(std::string key, std::string value) {
+  return context{}.with_metadata(std::move(key), std::move(value));
+}
 
-// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
-// thread per connection runs its requests in order.
-struct blocking {
-  using client_engine = detail::blocking_client_engine;
-  using server_engine = detail::blocking_server_engine;
-  static constexpr bool supports_async = false;
+GEERPC_END_NAMESPACE
+// ---- end geerpc/context.hpp
+// ---- begin geerpc/detail/scratch.hpp
+// geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
+// Each use gets its own Tag: a handler that makes a client call while its reply is being built must
+// not have the two share a buffer. A buffer holds only the frame being built: whatever client or
+// server used it last, nothing in it reaches the next use but its capacity.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Tag>
+std::vector<std::byte>& frame_scratch() {
+  thread_local std::vector<std::byte> buffer;
+  buffer.clear();
+  return buffer;
+}
+
+// After an unusually large frame, give the memory back instead of keeping it for the thread's life.
+inline void trim_scratch(std::vector<std::byte>& buffer) {
+  if (buffer.capacity() > (1u << 20)) std::vector<std::byte>().swap(buffer);
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/scratch.hpp
+// ---- begin geerpc/error.hpp
+// geerpc: error codes (a std::error_category of our own), the exception the throwing calls raise,
+// and result<T>, what the non-throwing calls return.
+
+#include <new>
+#include <stdexcept>
+
+
+GEERPC_BEGIN_NAMESPACE
+
+// The numeric values are part of the wire protocol (the status byte of a response frame, see
+// docs/protocol.md): never renumber, only append.
+enum class errc : std::uint8_t {
+  connect_timeout = 1,      // client: TCP connect + handshake took longer than options.timeouts.connect
+  deadline_exceeded = 2,    // the call's deadline passed
+  canceled = 3,             // the call's stop_token was triggered
+  handle_timeout = 4,       // server: the handler ran longer than options.timeouts.handle
+  unknown_service = 5,      // server: no such service
+  unknown_method = 6,       // server: no such method in the service
+  bad_request = 7,          // server: malformed "Service.Method" or a body that does not decode
+  remote_error = 8,         // server: the handler threw; the message is its what()
+  connection_closed = 9,    // client: the connection broke or was closed
+  busy = 10,                // server: too many requests in flight
+  protocol_error = 11,      // client: the handshake reply broke the protocol
+  connect_failed = 12,      // client: could not reach or resolve the address
+  handshake_rejected = 13,  // client: the server refused the handshake (its reason is the message)
+  bad_response = 14,        // client: the reply body does not decode as the expected type
+  invalid_argument = 15,    // a bad address or a bad use of the API
+  type_mismatch = 16,       // server: the call's argument or result types are not the method's
+  unauthenticated = 17,     // server: an interceptor found no valid credentials on the call
+  permission_denied = 18,   // server: an interceptor refused the caller this call
+  going_away = 19,          // the server is shutting down: the call was not run (safe to retry elsewhere)
+  aborted = 20,             // server: shutdown's drain deadline passed while the handler ran
+  no_servers = 21,          // balanced client: its discovery gave no server to call
+};
+inline constexpr errc last_errc = errc::no_servers;
+
+namespace detail {
+class error_category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "geerpc"; }
+  std::string message(int value) const override {
+    switch (static_cast<errc>(value)) {
+      case errc::connect_timeout:
+        return "connect timeout";
+      case errc::deadline_exceeded:
+        return "deadline exceeded";
+      case errc::canceled:
+        return "canceled";
+      case errc::handle_timeout:
+        return "request handle timeout";
+      case errc::unknown_service:
+        return "unknown service";
+      case errc::unknown_method:
+        return "unknown method";
+      case errc::bad_request:
+        return "bad request";
+      case errc::remote_error:
+        return "remote error";
+      case errc::connection_closed:
+        return "connection closed";
+      case errc::busy:
+        return "server busy";
+      case errc::protocol_error:
+        return "protocol error";
+      case errc::connect_failed:
+        return "connect failed";
+      case errc::handshake_rejected:
+        return "handshake rejected";
+      case errc::bad_response:
+        return "bad response";
+      case errc::invalid_argument:
+        return "invalid argument";
+      case errc::type_mismatch:
+        return "type mismatch";
+      case errc::unauthenticated:
+        return "unauthenticated";
+      case errc::permission_denied:
+        return "permission denied";
+      case errc::going_away:
+        return "server going away";
+      case errc::aborted:
+        return "aborted by server shutdown";
+      case errc::no_servers:
+        return "no servers";
+    }
+    return "unknown geerpc error " + std::to_string(value);
+  }
+};
+}  // namespace detail
+
+inline const std::error_category& category() noexcept {
+  static const detail::error_category instance;
+  return instance;
+}
+
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
+
+namespace detail {
+// The errc a code a user chose travels as: itself when it is one of geerpc's, remote_error otherwise.
+inline errc wire_errc(const std::error_code& code) noexcept {
+  const bool ours =
+      code && code.category() == category() && code.value() > 0 && code.value() <= static_cast<int>(last_errc);
+  return ours ? static_cast<errc>(code.value()) : errc::remote_error;
+}
+}  // namespace detail
+
+// What a failed call carries: the code to branch on and the message to show (GeeRPC's wording, or the
+// text a remote handler threw).
+struct error {
+  std::error_code code;
+  std::string message;
+};
+
+// Thrown by the throwing calls. what() is the full message, code() the geerpc error code.
+class rpc_error : public std::system_error {
+ public:
+  rpc_error(std::error_code code, const std::string& message) : std::system_error(code), message_(message) {}
+  explicit rpc_error(const error& e) : rpc_error(e.code, e.message) {}
+  // std::system_error::what() would append ": " and the category's text; our messages are complete.
+  const char* what() const noexcept override { return message_.what(); }
+
+ private:
+  std::runtime_error message_;  // a copy-noexcept string holder, as exceptions should have
+};
+
+// The outcome of a non-throwing call: a value or an error. value() throws rpc_error on an error.
+// Its own storage rather than std::variant or std::optional: result<T> is instantiated for every
+// reply type a user calls with, and their layered machinery costs each instantiation dozens of
+// functions in every translation unit built without optimisation.
+template <class T>
+class result {
+ public:
+  result(T value) : engaged_(true) { ::new (static_cast<void*>(&value_)) T(std::move(value)); }  // NOLINT: implicit
+  result(geerpc::error e) : error_(std::move(e)) {}                                              // NOLINT
+
+  result(const result& other) requires std::is_copy_constructible_v<T> : error_(other.error_) {
+    if (other.engaged_) emplace(other.value_);
+  }
+  result(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : error_(std::move(other.error_)) {
+    if (other.engaged_) emplace(std::move(other.value_));
+  }
+  result& operator=(const result& other) requires std::is_copy_constructible_v<T> {
+    if (this != &other) {
+      reset();
+      error_ = other.error_;
+      if (other.engaged_) emplace(other.value_);
+    }
+    return *this;
+  }
+  result& operator=(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (this != &other) {
+      reset();
+      error_ = std::move(other.error_);
+      if (other.engaged_) emplace(std::move(other.value_));
+    }
+    return *this;
+  }
+  ~result() { reset(); }
+
+  bool has_value() const noexcept { return engaged_; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  T& value() & {
+    throw_if_error();
+    return value_;
+  }
+  const T& value() const& {
+    throw_if_error();
+    return value_;
+  }
+  T&& value() && {
+    throw_if_error();
+    return std::move(value_);
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  // The error, or a default (empty) one when there is a value.
+  std::error_code code() const noexcept { return error_.code; }
+  const std::string& message() const noexcept { return error_.message; }
+  const geerpc::error& error() const { return error_; }
+
+ private:
+  template <class U>
+  void emplace(U&& from) {
+    ::new (static_cast<void*>(&value_)) T(std::forward<U>(from));
+    engaged_ = true;
+  }
+  void reset() noexcept {
+    if (engaged_) value_.~T();
+    engaged_ = false;
+  }
+  void throw_if_error() const {
+    if (!engaged_) throw rpc_error(error_);
+  }
+
+  union {
+    T value_;  // alive while engaged_
+  };
+  bool engaged_ = false;
+  geerpc::error error_;  // empty while there is a value
+};
+
+template <>
+class result<void> {
+ public:
+  result() = default;
+  result(geerpc::error e) : error_(std::move(e)), failed_(true) {}  // NOLINT: implicit by design
+
+  bool has_value() const noexcept { return !failed_; }
+  explicit operator bool() const noexcept { return has_value(); }
+  void value() const {
+    if (failed_) throw rpc_error(error_);
+  }
+  std::error_code code() const noexcept { return error_.code; }
+  const std::string& message() const noexcept { return error_.message; }
+  const geerpc::error& error() const { return error_; }
+
+ private:
+  geerpc::error error_;
+  bool failed_ = false;
 };
 
 GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/fwd.hpp
-// ---- begin geerpc/transport/link.hpp
-// geerpc: what the front classes (basic_client, call_future, basic_server) ask of a transport's
-// engines: a handful of operations, declared here for every transport and defined with the engines
-// in transport/engines.hpp. The front classes know an engine only as an incomplete type, through
-// these, so a program can compile the engines once instead of in every translation unit that makes
-// a call or serves one:
-//
-//   - header-only (the default): every translation unit that uses a transport compiles its engines;
-//     nothing else to do.
-//   - GEERPC_SEPARATE_COMPILATION defined for the whole program (CMake: link geerpc::compiled):
-//     the headers stop here, and one source file includes <geerpc/implementation.hpp>, which
-//     compiles the engines of the three standard transports (threaded, basic_threaded<tuning::none>,
-//     blocking) once. A translation unit that uses another transport (its own tuning policy)
-//     includes <geerpc/transport/engines.hpp> too.
-//
-// README.md ("Build time") gives the figures.
 
-
-// ---- begin geerpc/options.hpp
-// geerpc: the settings of a client connection and of a server, grouped by concern (timeouts,
-// limits, threads, observability, tuning, the runtime), as plain std::chrono values with defaults that suit
-// most programs.
-
-
+template <>
+struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
+// ---- end geerpc/error.hpp
 // ---- begin geerpc/interceptor.hpp
 // geerpc: interceptors, code that sees every call on its way in and its outcome on its way out:
 // an auth check, logging, metrics, a trace id.
@@ -3176,6 +2862,7 @@ GEERPC_END_NAMESPACE
 //
 // With none installed (the default), calls pay nothing for them: one empty-check.
 
+#include <functional>
 
 // ---- begin geerpc/call_context.hpp
 // geerpc: what a handler (or a server interceptor) may learn about the call it serves.
@@ -3416,6 +3103,12 @@ struct client_interceptor {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/interceptor.hpp
+// ---- begin geerpc/options.hpp
+// geerpc: the settings of a client connection and of a server, grouped by concern (timeouts,
+// limits, threads, observability, tuning, the runtime), as plain std::chrono values with defaults that suit
+// most programs.
+
+
 // ---- begin geerpc/net/stream_session.hpp
 // geerpc: the seam a stream layer plugs into (TLS, in a later issue): a session sits between a
 // connection's bytes and its socket, transforming both ways, and a factory in the options makes one
@@ -3922,6 +3615,166 @@ struct settings {
 }  // namespace tuning
 GEERPC_END_NAMESPACE
 // ---- end geerpc/tuning/settings.hpp
+// ---- begin geerpc/wire/frame.hpp
+// geerpc: the frames that follow the handshake (docs/protocol.md, "Frames"): a 4-byte length, a
+// 20-byte header, a text (the method name of a request, the error of a response) and a body.
+// Pure functions over bytes: no I/O, so they can be fuzzed.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+// goaway: server to client, "I am shutting down: send no more requests" (docs/protocol.md 4.9).
+enum class frame_kind : std::uint8_t { request = 1, response = 2, cancel = 3, goaway = 4 };
+
+inline constexpr std::size_t length_prefix_size = 4;
+inline constexpr std::size_t header_size = 20;  // after the length prefix
+inline constexpr std::size_t frame_overhead = length_prefix_size + header_size;
+inline constexpr std::size_t max_text_size = 0xffff;
+inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length field's value: header + text + body
+
+// A request's flags (its header's status byte, docs/protocol.md 4.1): what follows its text.
+namespace request_flag {
+inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
+inline constexpr std::uint8_t metadata = 0x02;     // a metadata block (wire/metadata.hpp), before the body
+inline constexpr std::uint8_t known = fingerprint | metadata;
+}  // namespace request_flag
+inline constexpr std::size_t fingerprint_size = 4;
+
+struct frame_header {
+  frame_kind kind = frame_kind::request;
+  std::uint8_t status = 0;      // responses: 0 = ok, otherwise a geerpc::errc value; requests: flags
+  std::uint64_t seq = 0;        // chosen by the client, echoed by the server
+  std::uint64_t budget_us = 0;  // requests: the caller's remaining time, 0 = no deadline
+};
+
+// Byte offsets inside a frame, counted from the first byte of the length prefix.
+namespace offset {
+inline constexpr std::size_t length = 0;
+inline constexpr std::size_t kind = 4;
+inline constexpr std::size_t status = 5;
+inline constexpr std::size_t text_size = 6;
+inline constexpr std::size_t seq = 8;
+inline constexpr std::size_t budget = 16;
+inline constexpr std::size_t text = 24;
+}  // namespace offset
+
+// Appends the prefix, header and text of a frame whose body the caller appends next, and a
+// request's type fingerprint when it has one (and its flag set); then finish_frame() fills in the
+// length. Returns where the frame starts in `out`.
+inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text,
+                               std::uint32_t fingerprint = 0) {
+  using geerpc::detail::store_le;
+  if (text.size() > max_text_size) text = text.substr(0, max_text_size);
+  const std::size_t at = out.size();
+  const std::size_t extra = fingerprint != 0 ? fingerprint_size : 0;
+  out.resize(at + frame_overhead + text.size() + extra);
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p + offset::length, 0);
+  p[offset::kind] = std::byte{static_cast<std::uint8_t>(h.kind)};
+  p[offset::status] = std::byte{h.status};
+  store_le<std::uint16_t>(p + offset::text_size, static_cast<std::uint16_t>(text.size()));
+  store_le<std::uint64_t>(p + offset::seq, h.seq);
+  store_le<std::uint64_t>(p + offset::budget, h.budget_us);
+  for (std::size_t i = 0; i < text.size(); ++i) p[offset::text + i] = static_cast<std::byte>(text[i]);
+  if (fingerprint != 0) store_le<std::uint32_t>(p + offset::text + text.size(), fingerprint);
+  return at;
+}
+
+// Writes the length of the frame that starts at `frame_start` and runs to the end of `out`.
+inline void finish_frame(std::vector<std::byte>& out, std::size_t frame_start) noexcept {
+  const std::size_t length = out.size() - frame_start - length_prefix_size;
+  geerpc::detail::store_le<std::uint32_t>(out.data() + frame_start, static_cast<std::uint32_t>(length));
+}
+
+// The size a frame with this text and body takes on the wire, prefix included.
+constexpr std::size_t frame_size(std::size_t text_size, std::size_t body_size) noexcept {
+  return frame_overhead + text_size + body_size;
+}
+
+// What the front of a byte stream holds.
+struct frame_scan {
+  enum class state { need_more, complete, too_large, too_small } what = state::need_more;
+  std::size_t size = 0;  // complete: the whole frame's size, prefix included; need_more: bytes wanted in all
+};
+
+// Looks only at the length prefix, so a peer's claimed size is judged before anything is allocated.
+inline frame_scan scan_frame(std::span<const std::byte> buffered, std::uint32_t max_frame_size) noexcept {
+  if (buffered.size() < length_prefix_size) return {frame_scan::state::need_more, length_prefix_size};
+  const std::uint32_t length = geerpc::detail::load_le<std::uint32_t>(buffered.data());
+  if (length < header_size) return {frame_scan::state::too_small, 0};
+  if (length > max_frame_size) return {frame_scan::state::too_large, 0};
+  const std::size_t whole = length_prefix_size + std::size_t{length};
+  if (buffered.size() < whole) return {frame_scan::state::need_more, whole};
+  return {frame_scan::state::complete, whole};
+}
+
+struct frame_view {
+  frame_header header;
+  std::string_view text;
+  std::span<const std::byte> body;
+  std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
+  // Requests: the metadata block after its size field (version byte first; checked by
+  // wire::check_metadata, not here), empty when none was sent. It ends where `body` begins.
+  std::span<const std::byte> metadata;
+  bool has_metadata = false;
+};
+
+// Splits one complete frame (as delimited by scan_frame) into header, text and body, and checks the
+// rules every frame kind must keep. Returns nullptr, or why the frame is malformed.
+inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out) noexcept {
+  using geerpc::detail::load_le;
+  if (frame.size() < frame_overhead) return "frame shorter than its header";
+  if (load_le<std::uint32_t>(frame.data()) != frame.size() - length_prefix_size) return "frame length mismatch";
+  const auto kind = static_cast<std::uint8_t>(frame[offset::kind]);
+  if (kind < 1 || kind > 4) return "unknown frame kind";
+  out.header.kind = static_cast<frame_kind>(kind);
+  out.header.status = static_cast<std::uint8_t>(frame[offset::status]);
+  out.header.seq = load_le<std::uint64_t>(frame.data() + offset::seq);
+  out.header.budget_us = load_le<std::uint64_t>(frame.data() + offset::budget);
+  const std::size_t text_size = load_le<std::uint16_t>(frame.data() + offset::text_size);
+  if (text_size > frame.size() - frame_overhead) return "text size exceeds the frame";
+  out.text = std::string_view(reinterpret_cast<const char*>(frame.data() + offset::text), text_size);
+  out.body = frame.subspan(offset::text + text_size);
+  switch (out.header.kind) {
+    case frame_kind::request:
+      if ((out.header.status & ~request_flag::known) != 0) return "request with unknown flags";
+      if ((out.header.status & request_flag::fingerprint) != 0) {
+        if (out.body.size() < fingerprint_size) return "request fingerprint exceeds the frame";
+        out.fingerprint = load_le<std::uint32_t>(out.body.data());
+        if (out.fingerprint == 0) return "request with a zero fingerprint";
+        out.body = out.body.subspan(fingerprint_size);
+      }
+      if ((out.header.status & request_flag::metadata) != 0) {
+        if (out.body.size() < 4) return "request metadata exceeds the frame";
+        const std::uint32_t size = load_le<std::uint32_t>(out.body.data());
+        if (size > out.body.size() - 4) return "request metadata exceeds the frame";
+        out.metadata = out.body.subspan(4, size);
+        out.has_metadata = true;
+        out.body = out.body.subspan(4 + std::size_t{size});
+      }
+      break;
+    case frame_kind::response:
+      if (out.header.budget_us != 0) return "response with a deadline budget";
+      if (out.header.status != 0 && !out.body.empty()) return "error response with a body";
+      if (out.header.status == 0 && text_size != 0) return "successful response with an error text";
+      break;
+    case frame_kind::cancel:
+      if (out.header.status != 0 || out.header.budget_us != 0 || text_size != 0 || !out.body.empty())
+        return "cancel frame with a payload";
+      break;
+    case frame_kind::goaway:  // its text says why; nothing else
+      if (out.header.status != 0 || out.header.seq != 0 || out.header.budget_us != 0 || !out.body.empty())
+        return "goaway frame with a payload";
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/frame.hpp
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -4073,338 +3926,6 @@ struct server_options {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/options.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-struct server_context;  // server/context.hpp: basic_server's, which a program that only calls never sees
-
-// What runs once an asynchronous call is complete (a callback's holder, a suspended coroutine):
-// on the thread that completed it, after the call is done, with no lock held. It may destroy the
-// call's state.
-struct continuation {
-  void (*run)(void* context) noexcept = nullptr;
-  void* context = nullptr;
-};
-
-// An asynchronous call as its future sees it (the threaded transport's is async_call, in
-// transport/threaded/client.hpp). Completed exactly once, by whoever completes the call.
-class async_state {
- public:
-  virtual ~async_state() = default;
-  async_state(const async_state&) = delete;
-  async_state& operator=(const async_state&) = delete;
-
-  // Whether the call has completed; waiting for it, or for it until `deadline` (false: still pending).
-  virtual bool done() const = 0;
-  virtual void wait() const = 0;
-  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) const = 0;
-  // Completes the call with errc::canceled if nothing has completed it yet, and tells the server.
-  virtual void cancel() = 0;
-  // After completion: disarms the call's deadline and stop callback, so that its memory can go.
-  virtual void settle() = 0;
-  // After completion: how the call ended, and a successful reply's body.
-  virtual const call_outcome& final_outcome() const = 0;
-  virtual std::span<const std::byte> body() const = 0;
-  // Keeps `next` to run when the call completes (one at most); false when it has completed already,
-  // and the caller runs it.
-  virtual bool then(continuation next) = 0;
-  // Drops the continuation, if it has not run: its owner is going (a coroutine destroyed while
-  // suspended on the call), and the call is about to be cancelled.
-  virtual void forget() noexcept = 0;
-
- protected:
-  async_state() = default;
-};
-
-// A call that ended before it was sent (the client refused it, or had no connection).
-class finished_call final : public async_state {
- public:
-  explicit finished_call(call_outcome outcome) : outcome_(std::move(outcome)) {}
-  bool done() const override { return true; }
-  void wait() const override {}
-  bool wait_until(std::chrono::steady_clock::time_point) const override { return true; }
-  void cancel() override {}
-  void settle() override {}
-  const call_outcome& final_outcome() const override { return outcome_; }
-  std::span<const std::byte> body() const override { return {}; }
-  bool then(continuation) override { return false; }
-  void forget() noexcept override {}
-
- private:
-  call_outcome outcome_;
-};
-
-// A client connection's engine, as basic_client and call_future use it.
-template <class Transport>
-struct client_link {
-  using engine = typename Transport::client_engine;
-
-  // Resolves, connects and handshakes within opts.timeouts.connect; then the engine serves calls.
-  static result<std::shared_ptr<engine>> open(std::string_view address, const options& opts, std::uint8_t codec_id);
-  // A synchronous call: sends `frame` (a request frame whose seq and budget the engine fills in)
-  // and waits for the reply, whose body goes to `reply`, or for the failure.
-  static call_outcome call(engine& e, const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
-  // An asynchronous call (Transport::supports_async): on the wire when this returns.
-  // `hook`, if set, runs when the call completes.
-  static std::unique_ptr<async_state> start(const std::shared_ptr<engine>& e, const context& ctx,
-                                            std::span<std::byte> frame, completion_hook hook = {});
-  static std::uint32_t server_max_frame_size(const engine& e) noexcept;
-  static void close(engine& e);
-  static bool is_open(const engine& e);
-  // Whether the calling thread is the engine's own (its receiving thread, where completions run).
-  static bool on_own_thread(const engine& e);
-};
-
-// A server's engine, as basic_server uses it.
-template <class Transport>
-struct server_link {
-  using engine = typename Transport::server_engine;
-
-  static void destroy(engine* e) noexcept;
-  struct deleter {
-    void operator()(engine* e) const noexcept { server_link::destroy(e); }
-  };
-  using handle = std::unique_ptr<engine, deleter>;
-
-  // Binds `address`, starts serving and sets `bound` to the address to dial.
-  static handle listen(server_context& context, std::string_view address, std::string& bound);
-  static void stop(engine& e);
-  // Graceful: stops accepting, tells every client to send no more (goaway), lets calls in flight
-  // run until `drain_deadline`, aborts those left, then stops.
-  static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
-  static std::size_t connection_count(const engine& e);
-  // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
-  static bool on_own_thread(const engine& e);
-  // The threads serving now, and how often the system refused to start one (0 where the
-  // transport does not say).
-  static std::size_t thread_count(const engine& e);
-  static std::size_t thread_start_failures(const engine& e);
-};
-
-#if defined(GEERPC_SEPARATE_COMPILATION) && !defined(GEERPC_IMPLEMENTATION)
-// Compiled once, by the source file that includes <geerpc/implementation.hpp>.
-extern template struct client_link<threaded>;
-extern template struct client_link<basic_threaded<tuning::none>>;
-extern template struct client_link<blocking>;
-extern template struct server_link<threaded>;
-extern template struct server_link<basic_threaded<tuning::none>>;
-extern template struct server_link<blocking>;
-#endif
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/link.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// Decodes a reply body into `value`; returns why it could not, or nothing.
-template <class Codec, class R>
-std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& value) {
-  try {
-    if (auto status = Codec::decode(bytes, value); !status)
-      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
-    return std::nullopt;
-  } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
-    return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
-  }
-}
-
-template <class R, class Codec>
-result<R> decode_reply(std::span<const std::byte> bytes) {
-  if constexpr (std::is_void_v<R>) {
-    if (!bytes.empty())
-      return error{make_error_code(errc::bad_response),
-                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
-    return {};
-  } else {
-    R value{};
-    if (auto failed = decode_reply_into<Codec>(bytes, value)) return std::move(*failed);
-    return value;
-  }
-}
-}  // namespace detail
-
-template <class Transport, class Codec>
-class basic_client;  // client.hpp
-template <class Transport, class Codec>
-class basic_balanced_client;  // balanced_client.hpp
-
-// The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
-// co_await it. Destroying a future whose call is still pending cancels the call (the server's
-// handler sees its stop_token fire).
-
-template <class R, class Codec = binary_codec, class Transport = threaded>
-class call_future {
-  template <bool AsResult, class Future>
-  class awaiter;
-
- public:
-  call_future() = default;
-  call_future(call_future&&) noexcept = default;
-  call_future& operator=(call_future&& other) noexcept {
-    if (this != &other) {
-      release();
-      state_ = std::move(other.state_);
-    }
-    return *this;
-  }
-  ~call_future() { release(); }
-
-  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
-  // and cannot be cancelled; try_get() on it fails with invalid_argument.
-  bool valid() const noexcept { return state_ != nullptr; }
-  bool ready() const { return state_ && state_->done(); }
-  void wait() const {
-    if (state_) state_->wait();
-  }
-  template <class Clock, class Duration>
-  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    if (!state_) return false;
-    using seconds = std::chrono::duration<double>;  // where no time point's difference overflows
-    if constexpr (std::is_same_v<std::chrono::time_point<Clock, Duration>, std::chrono::steady_clock::time_point>)
-      return state_->wait_until(tp);
-    else  // the same moment on the steady clock, saturated
-      return wait_for(seconds(tp.time_since_epoch()) - seconds(Clock::now().time_since_epoch()));
-  }
-  template <class Rep, class Period>
-  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return state_ && state_->wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
-  }
-
-  // Completes the call with errc::canceled, if it has not completed, and tells the server.
-  void cancel() {
-    if (state_) state_->cancel();
-  }
-
-  // Waits, then yields the result (once: the future is empty afterwards).
-  result<R> try_get() {
-    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
-    state_->wait();
-    state_->settle();
-    auto state = std::move(state_);
-    if (!state->final_outcome().ok()) return state->final_outcome().to_error();
-    result<R> out = detail::decode_reply<R, Codec>(state->body());
-    return out;
-  }
-  R get() { return try_get().value(); }
-
-  // Hands the call's result to `on_done(geerpc::result<R>)`, once, when the call completes, and
-  // empties the future: the call then belongs to the callback (destroying the future no longer
-  // cancels it; the context's stop_token still does, and tells the server). `on_done` runs on the
-  // thread that completes the call: the client's receiving thread for a reply (or a caller
-  // reading replies), the process's timer thread for a deadline, the thread that cancels, closes
-  // or breaks the connection; or here, before then() returns, when the call is complete already.
-  // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
-  // no synchronous call of the same client and wait for no future of it (the thread that would
-  // complete it may be this one), and keep it short on the timer thread, which every deadline of
-  // the process shares. Nor may it close or destroy the client (the last handle to it): the
-  // receiving thread cannot end itself. An exception leaving `on_done` ends the program
-  // (std::terminate), as does a failure to allocate its holder; then() on a call that is complete
-  // already runs `on_done` here, so a callback that retries on a closed client recurses.
-  template <class F>
-  requires std::invocable < std::decay_t<F>
-  &, result < R >> void then(F&& on_done) && {
-    using callback_type = std::decay_t<F>;
-    struct holder {
-      call_future future;
-      callback_type callback;
-      static void run(void* self) noexcept {
-        const std::unique_ptr<holder> owned(static_cast<holder*>(self));
-        owned->callback(owned->future.try_get());
-      }
-    };
-    if (!state_) {
-      callback_type callback(std::forward<F>(on_done));
-      callback(try_get());
-      return;
-    }
-    auto owned = std::make_unique<holder>(holder{std::move(*this), callback_type(std::forward<F>(on_done))});
-    holder* const raw = owned.get();
-    const bool later = raw->future.state_->then({&holder::run, raw});
-    static_cast<void>(owned.release());  // run() owns it now, or is about to
-    if (!later) holder::run(raw);
-  }
-
-  // co_await: `R r = co_await client.async_call<R>(...)` (failure throws rpc_error, as get() does),
-  // or `geerpc::result<R> r = co_await client.async_call<R>(...).as_result()`. Works in any
-  // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
-  // that completes the call (as then()'s callback runs: the same rules hold until its next
-  // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
-  // until the result is taken, which empties it. A coroutine destroyed while suspended on a call
-  // cancels it and is not resumed; destroy it only from a thread that cannot be completing that
-  // call at the same moment (or cancel through the context's stop_token and let it resume).
-  auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
-  auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
-  auto as_result() && noexcept {
-    struct as_result_t {
-      call_future future;
-      auto operator co_await() && noexcept { return awaiter<true, call_future>(std::move(future)); }
-    };
-    return as_result_t{std::move(*this)};
-  }
-
- private:
-  template <bool AsResult, class Future>
-  class awaiter {
-   public:
-    explicit awaiter(Future&& future) noexcept : future_(std::forward<Future>(future)) {}
-    bool await_ready() const { return !future_.valid() || future_.ready(); }
-    bool await_suspend(std::coroutine_handle<> coroutine) {
-      return future_.state_->then({&resume, coroutine.address()});
-    }
-    auto await_resume() {
-      if constexpr (AsResult)
-        return future_.try_get();
-      else
-        return future_.get();
-    }
-
-   private:
-    static void resume(void* address) noexcept { std::coroutine_handle<>::from_address(address).resume(); }
-    Future future_;
-  };
-
-  template <class, class>
-  friend class basic_client;
-  template <class, class>
-  friend class basic_balanced_client;
-  explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
-
-  void release() {
-    if (!state_) return;
-    state_->forget();  // a coroutine destroyed while suspended here must not be resumed by the cancel
-    state_->cancel();
-    state_->wait();
-    state_->settle();
-    state_.reset();
-  }
-
-  std::unique_ptr<detail::async_state> state_;
-};
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/client/call_future.hpp
-// ---- begin geerpc/client/call_surface.hpp
-// geerpc: the one call surface that basic_client and basic_balanced_client share. Three verbs, each
-// by name or through a typed stub, each with an optional leading context:
-//
-//   R                  client.call<R>([ctx,] "Service.Method", arguments...)    by name
-//   result<R>          client.try_call<R>(...)                                  no exceptions
-//   call_future<R>     client.async_call<R>(...)                                threaded transport
-//   Fn::result_type    client.call<Api::fn<"Method">>([ctx,] arguments...)     typed stub, checked
-//
-// A client derives from call_surface<Itself, Transport, Codec> and gives it (a friend) two
-// primitives, both by name, with a context, the arguments encoded as they are given:
-//
-//   result<R> invoke<R>(const context&, std::string_view method, const A&... arguments);
-//   call_future<R, Codec, Transport> start<R>(const context&, std::string_view method, const A&...);
-//
-// Everything here is forwarding the compiler inlines: the context split off (a default one made
-// when none leads), a typed stub's arguments checked and each seen as its declared type.
-
-
 // ---- begin geerpc/service.hpp
 // geerpc: compile-time service declarations.
 //
@@ -4922,6 +4443,511 @@ struct service {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/service.hpp
+// ---- begin geerpc/transport/fwd.hpp
+// geerpc: the transport policies, chosen as the first template argument of basic_client and
+// basic_server, by name only: this header declares the engines they stand for without their
+// definitions, so that the front classes compile without them (transport/link.hpp). The engines
+// themselves are in transport/policies.hpp. docs/transports.md says when to pick which.
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace tuning {
+struct none;       // tuning/none.hpp
+struct automatic;  // tuning/automatic.hpp
+}  // namespace tuning
+
+namespace detail {
+template <class Tuning>
+class threaded_client_engine;  // transport/threaded/client.hpp
+template <class Tuning>
+class threaded_server_engine;  // transport/threaded/server.hpp
+class blocking_client_engine;  // transport/blocking/client.hpp
+class blocking_server_engine;  // transport/blocking/server.hpp
+}  // namespace detail
+
+// A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
+// the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
+// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
+// tuning::none for the plain core.
+template <class Tuning>
+struct basic_threaded {
+  using tuning_type = Tuning;
+  using client_engine = detail::threaded_client_engine<Tuning>;
+  using server_engine = detail::threaded_server_engine<Tuning>;
+  static constexpr bool supports_async = true;
+};
+
+// The default transport.
+using threaded = basic_threaded<tuning::automatic>;
+
+// No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
+// thread per connection runs its requests in order.
+struct blocking {
+  using client_engine = detail::blocking_client_engine;
+  using server_engine = detail::blocking_server_engine;
+  static constexpr bool supports_async = false;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/fwd.hpp
+// ---- begin geerpc/transport/link.hpp
+// geerpc: what the front classes (basic_client, call_future, basic_server) ask of a transport's
+// engines: a handful of operations, declared here for every transport and defined with the engines
+// in transport/engines.hpp. The front classes know an engine only as an incomplete type, through
+// these, so a program can compile the engines once instead of in every translation unit that makes
+// a call or serves one:
+//
+//   - header-only (the default): every translation unit that uses a transport compiles its engines;
+//     nothing else to do.
+//   - GEERPC_SEPARATE_COMPILATION defined for the whole program (CMake: link geerpc::compiled):
+//     the headers stop here, and one source file includes <geerpc/implementation.hpp>, which
+//     compiles the engines of the three standard transports (threaded, basic_threaded<tuning::none>,
+//     blocking) once. A translation unit that uses another transport (its own tuning policy)
+//     includes <geerpc/transport/engines.hpp> too.
+//
+// README.md ("Build time") gives the figures.
+
+
+// ---- begin geerpc/client/call.hpp
+// geerpc: what both client transports share about one call: the request frame's patchable
+// fields, the outcome, and GeeRPC's wording for client-side failures.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// How a call ended: status 0 with the reply body in the caller's buffer, or an error.
+struct call_outcome {
+  std::uint8_t status = 0;  // 0 or a geerpc::errc value
+  std::string message;
+
+  bool ok() const noexcept { return status == 0; }
+  static call_outcome failure(errc code, std::string text) {
+    return {static_cast<std::uint8_t>(code), std::move(text)};
+  }
+  geerpc::error to_error() const {
+    // A status this client does not know (a newer server) is still the server's error.
+    const auto code = status <= static_cast<std::uint8_t>(last_errc) ? static_cast<errc>(status) : errc::remote_error;
+    return {make_error_code(code), message};
+  }
+};
+
+// Where a successful reply's body goes: whoever completes the call hands it the body while the body
+// is still in the receive buffer, before the call completes, so that a synchronous call decodes its
+// reply where it arrived instead of first copying it out (a 4 KiB string reply was copied twice).
+// A future keeps the bytes (into()) and decodes them when it is read.
+class reply_sink {
+ public:
+  // Calls take(body) with the body; `take` must outlive the call.
+  template <class Take>
+  explicit reply_sink(Take& take) noexcept
+      : target_(&take), take_([](void* t, std::span<const std::byte> body) { (*static_cast<Take*>(t))(body); }) {}
+
+  static reply_sink into(std::vector<std::byte>& bytes) noexcept {
+    return reply_sink(&bytes, [](void* t, std::span<const std::byte> body) {
+      static_cast<std::vector<std::byte>*>(t)->assign(body.begin(), body.end());
+    });
+  }
+
+  void operator()(std::span<const std::byte> body) const { take_(target_, body); }
+
+ private:
+  reply_sink(void* target, void (*take)(void*, std::span<const std::byte>)) noexcept : target_(target), take_(take) {}
+
+  void* target_;
+  void (*take_)(void*, std::span<const std::byte>);
+};
+
+// Called once when an asynchronous call completes, with its outcome, on the thread that completes
+// it, before its future sees it ready (client interceptors' `after`; it must not throw).
+using completion_hook = std::function<void(const call_outcome&)>;
+
+inline call_outcome deadline_exceeded_outcome() {
+  return call_outcome::failure(errc::deadline_exceeded, "rpc client: call failed: context deadline exceeded");
+}
+inline call_outcome canceled_outcome() {
+  return call_outcome::failure(errc::canceled, "rpc client: call failed: context canceled");
+}
+inline call_outcome going_away_outcome() {
+  return call_outcome::failure(errc::going_away, "rpc client: the server is shutting down: the call was not sent");
+}
+inline call_outcome connection_closed_outcome() {
+  return call_outcome::failure(errc::connection_closed, "rpc client: connection is shut down");
+}
+
+// The outcome a response frame carries. The server answers deadline_exceeded only when the deadline
+// the caller sent has passed: the same event as the caller's own timer, so it reads the same.
+inline call_outcome response_outcome(std::uint8_t status, std::string_view text) {
+  if (status == static_cast<std::uint8_t>(errc::deadline_exceeded)) return deadline_exceeded_outcome();
+  return {status, std::string(text)};
+}
+
+// The remaining time of a deadline as the request header carries it: whole microseconds, rounded
+// up so that a live deadline is never sent as 0 ("none").
+inline std::uint64_t budget_us(const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                               std::chrono::steady_clock::time_point now) {
+  if (!deadline) return 0;
+  if (*deadline <= now) return 1;  // compared first: the difference overflows for time_point::min()
+  const auto left = std::chrono::ceil<std::chrono::microseconds>(*deadline - now).count();
+  return left < 1 ? 1 : static_cast<std::uint64_t>(left);
+}
+
+// Fills in the fields of a request frame that are known only when it is sent.
+inline void stamp_request(std::span<std::byte> frame, std::uint64_t seq, std::uint64_t budget) noexcept {
+  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
+  store_le<std::uint64_t>(frame.data() + wire::offset::budget, budget);
+}
+
+inline std::array<std::byte, wire::frame_overhead> cancel_frame(std::uint64_t seq) {
+  std::array<std::byte, wire::frame_overhead> frame{};
+  store_le<std::uint32_t>(frame.data(), static_cast<std::uint32_t>(wire::header_size));
+  frame[wire::offset::kind] = std::byte{static_cast<std::uint8_t>(wire::frame_kind::cancel)};
+  store_le<std::uint64_t>(frame.data() + wire::offset::seq, seq);
+  return frame;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/call.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct server_context;  // server/context.hpp: basic_server's, which a program that only calls never sees
+
+// What runs once an asynchronous call is complete (a callback's holder, a suspended coroutine):
+// on the thread that completed it, after the call is done, with no lock held. It may destroy the
+// call's state.
+struct continuation {
+  void (*run)(void* context) noexcept = nullptr;
+  void* context = nullptr;
+};
+
+// An asynchronous call as its future sees it (the threaded transport's is async_call, in
+// transport/threaded/client.hpp). Completed exactly once, by whoever completes the call.
+class async_state {
+ public:
+  virtual ~async_state() = default;
+  async_state(const async_state&) = delete;
+  async_state& operator=(const async_state&) = delete;
+
+  // Whether the call has completed; waiting for it, or for it until `deadline` (false: still pending).
+  virtual bool done() const = 0;
+  virtual void wait() const = 0;
+  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) const = 0;
+  // Completes the call with errc::canceled if nothing has completed it yet, and tells the server.
+  virtual void cancel() = 0;
+  // After completion: disarms the call's deadline and stop callback, so that its memory can go.
+  virtual void settle() = 0;
+  // After completion: how the call ended, and a successful reply's body.
+  virtual const call_outcome& final_outcome() const = 0;
+  virtual std::span<const std::byte> body() const = 0;
+  // Keeps `next` to run when the call completes (one at most); false when it has completed already,
+  // and the caller runs it.
+  virtual bool then(continuation next) = 0;
+  // Drops the continuation, if it has not run: its owner is going (a coroutine destroyed while
+  // suspended on the call), and the call is about to be cancelled.
+  virtual void forget() noexcept = 0;
+
+ protected:
+  async_state() = default;
+};
+
+// A call that ended before it was sent (the client refused it, or had no connection).
+class finished_call final : public async_state {
+ public:
+  explicit finished_call(call_outcome outcome) : outcome_(std::move(outcome)) {}
+  bool done() const override { return true; }
+  void wait() const override {}
+  bool wait_until(std::chrono::steady_clock::time_point) const override { return true; }
+  void cancel() override {}
+  void settle() override {}
+  const call_outcome& final_outcome() const override { return outcome_; }
+  std::span<const std::byte> body() const override { return {}; }
+  bool then(continuation) override { return false; }
+  void forget() noexcept override {}
+
+ private:
+  call_outcome outcome_;
+};
+
+// A client connection's engine, as basic_client and call_future use it.
+template <class Transport>
+struct client_link {
+  using engine = typename Transport::client_engine;
+
+  // Resolves, connects and handshakes within opts.timeouts.connect; then the engine serves calls.
+  static result<std::shared_ptr<engine>> open(std::string_view address, const options& opts, std::uint8_t codec_id);
+  // A synchronous call: sends `frame` (a request frame whose seq and budget the engine fills in)
+  // and waits for the reply, whose body goes to `reply`, or for the failure.
+  static call_outcome call(engine& e, const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
+  // An asynchronous call (Transport::supports_async): on the wire when this returns.
+  // `hook`, if set, runs when the call completes.
+  static std::unique_ptr<async_state> start(const std::shared_ptr<engine>& e, const context& ctx,
+                                            std::span<std::byte> frame, completion_hook hook = {});
+  static std::uint32_t server_max_frame_size(const engine& e) noexcept;
+  static void close(engine& e);
+  static bool is_open(const engine& e);
+  // Whether the calling thread is the engine's own (its receiving thread, where completions run).
+  static bool on_own_thread(const engine& e);
+};
+
+// A server's engine, as basic_server uses it.
+template <class Transport>
+struct server_link {
+  using engine = typename Transport::server_engine;
+
+  static void destroy(engine* e) noexcept;
+  struct deleter {
+    void operator()(engine* e) const noexcept { server_link::destroy(e); }
+  };
+  using handle = std::unique_ptr<engine, deleter>;
+
+  // Binds `address`, starts serving and sets `bound` to the address to dial.
+  static handle listen(server_context& context, std::string_view address, std::string& bound);
+  static void stop(engine& e);
+  // Graceful: stops accepting, tells every client to send no more (goaway), lets calls in flight
+  // run until `drain_deadline`, aborts those left, then stops.
+  static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
+  static std::size_t connection_count(const engine& e);
+  // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
+  static bool on_own_thread(const engine& e);
+  // The threads serving now, and how often the system refused to start one (0 where the
+  // transport does not say).
+  static std::size_t thread_count(const engine& e);
+  static std::size_t thread_start_failures(const engine& e);
+};
+
+#if defined(GEERPC_SEPARATE_COMPILATION) && !defined(GEERPC_IMPLEMENTATION)
+// Compiled once, by the source file that includes <geerpc/implementation.hpp>.
+extern template struct client_link<threaded>;
+extern template struct client_link<basic_threaded<tuning::none>>;
+extern template struct client_link<blocking>;
+extern template struct server_link<threaded>;
+extern template struct server_link<basic_threaded<tuning::none>>;
+extern template struct server_link<blocking>;
+#endif
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/link.hpp
+// ---- begin geerpc/client/call_future.hpp
+// geerpc: the outcome of an asynchronous call (client.async_call): wait for it, get it, cancel it,
+// hand it a callback, or co_await it; and the decoding of a reply body, which every call shares.
+
+#include <coroutine>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Decodes a reply body into `value`; returns why it could not, or nothing.
+template <class Codec, class R>
+std::optional<error> decode_reply_into(std::span<const std::byte> bytes, R& value) {
+  try {
+    if (auto status = Codec::decode(bytes, value); !status)
+      return error{make_error_code(errc::bad_response), "rpc client: bad response body: " + status.message()};
+    return std::nullopt;
+  } catch (const std::exception& e) {  // bad_alloc from a hostile reply: fail the call, not the caller
+    return error{make_error_code(errc::bad_response), std::string("rpc client: bad response body: ") + e.what()};
+  }
+}
+
+template <class R, class Codec>
+result<R> decode_reply(std::span<const std::byte> bytes) {
+  if constexpr (std::is_void_v<R>) {
+    if (!bytes.empty())
+      return error{make_error_code(errc::bad_response),
+                   "rpc client: bad response body: expected none, got " + std::to_string(bytes.size()) + " bytes"};
+    return {};
+  } else {
+    R value{};
+    if (auto failed = decode_reply_into<Codec>(bytes, value)) return std::move(*failed);
+    return value;
+  }
+}
+}  // namespace detail
+
+template <class Transport, class Codec>
+class basic_client;  // client.hpp
+template <class Transport, class Codec>
+class basic_balanced_client;  // balanced_client.hpp
+
+// The outcome of an async_call: wait for it, get it, or cancel it; hand it a callback (then), or
+// co_await it. Destroying a future whose call is still pending cancels the call (the server's
+// handler sees its stop_token fire).
+
+template <class R, class Codec = binary_codec, class Transport = threaded>
+class call_future {
+  template <bool AsResult, class Future>
+  class awaiter;
+
+ public:
+  call_future() = default;
+  call_future(call_future&&) noexcept = default;
+  call_future& operator=(call_future&& other) noexcept {
+    if (this != &other) {
+      release();
+      state_ = std::move(other.state_);
+    }
+    return *this;
+  }
+  ~call_future() { release(); }
+
+  // An empty future (default-constructed, moved from, or already got) is never ready, does not wait
+  // and cannot be cancelled; try_get() on it fails with invalid_argument.
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool ready() const { return state_ && state_->done(); }
+  void wait() const {
+    if (state_) state_->wait();
+  }
+  template <class Clock, class Duration>
+  bool wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    if (!state_) return false;
+    using seconds = std::chrono::duration<double>;  // where no time point's difference overflows
+    if constexpr (std::is_same_v<std::chrono::time_point<Clock, Duration>, std::chrono::steady_clock::time_point>)
+      return state_->wait_until(tp);
+    else  // the same moment on the steady clock, saturated
+      return wait_for(seconds(tp.time_since_epoch()) - seconds(Clock::now().time_since_epoch()));
+  }
+  template <class Rep, class Period>
+  bool wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return state_ && state_->wait_until(detail::saturating_deadline(std::chrono::steady_clock::now(), d));
+  }
+
+  // Completes the call with errc::canceled, if it has not completed, and tells the server.
+  void cancel() {
+    if (state_) state_->cancel();
+  }
+
+  // Waits, then yields the result (once: the future is empty afterwards).
+  result<R> try_get() {
+    if (!state_) return error{make_error_code(errc::invalid_argument), "geerpc: call_future has no call"};
+    state_->wait();
+    state_->settle();
+    auto state = std::move(state_);
+    if (!state->final_outcome().ok()) return state->final_outcome().to_error();
+    result<R> out = detail::decode_reply<R, Codec>(state->body());
+    return out;
+  }
+  R get() { return try_get().value(); }
+
+  // Hands the call's result to `on_done(geerpc::result<R>)`, once, when the call completes, and
+  // empties the future: the call then belongs to the callback (destroying the future no longer
+  // cancels it; the context's stop_token still does, and tells the server). `on_done` runs on the
+  // thread that completes the call: the client's receiving thread for a reply (or a caller
+  // reading replies), the process's timer thread for a deadline, the thread that cancels, closes
+  // or breaks the connection; or here, before then() returns, when the call is complete already.
+  // It may start other calls with async_call (a chain, a fan-out), but must not block there: make
+  // no synchronous call of the same client and wait for no future of it (the thread that would
+  // complete it may be this one), and keep it short on the timer thread, which every deadline of
+  // the process shares. Nor may it close or destroy the client (the last handle to it): the
+  // receiving thread cannot end itself. An exception leaving `on_done` ends the program
+  // (std::terminate), as does a failure to allocate its holder; then() on a call that is complete
+  // already runs `on_done` here, so a callback that retries on a closed client recurses.
+  template <class F>
+  requires std::invocable < std::decay_t<F>
+  &, result < R >> void then(F&& on_done) && {
+    using callback_type = std::decay_t<F>;
+    struct holder {
+      call_future future;
+      callback_type callback;
+      static void run(void* self) noexcept {
+        const std::unique_ptr<holder> owned(static_cast<holder*>(self));
+        owned->callback(owned->future.try_get());
+      }
+    };
+    if (!state_) {
+      callback_type callback(std::forward<F>(on_done));
+      callback(try_get());
+      return;
+    }
+    auto owned = std::make_unique<holder>(holder{std::move(*this), callback_type(std::forward<F>(on_done))});
+    holder* const raw = owned.get();
+    const bool later = raw->future.state_->then({&holder::run, raw});
+    static_cast<void>(owned.release());  // run() owns it now, or is about to
+    if (!later) holder::run(raw);
+  }
+
+  // co_await: `R r = co_await client.async_call<R>(...)` (failure throws rpc_error, as get() does),
+  // or `geerpc::result<R> r = co_await client.async_call<R>(...).as_result()`. Works in any
+  // coroutine type. A coroutine whose call is still pending suspends, and resumes on the thread
+  // that completes the call (as then()'s callback runs: the same rules hold until its next
+  // suspension); a complete call does not suspend. A future awaited as an lvalue stays valid
+  // until the result is taken, which empties it. A coroutine destroyed while suspended on a call
+  // cancels it and is not resumed; destroy it only from a thread that cannot be completing that
+  // call at the same moment (or cancel through the context's stop_token and let it resume).
+  auto operator co_await() && noexcept { return awaiter<false, call_future>(std::move(*this)); }
+  auto operator co_await() & noexcept { return awaiter<false, call_future&>(*this); }
+  auto as_result() && noexcept {
+    struct as_result_t {
+      call_future future;
+      auto operator co_await() && noexcept { return awaiter<true, call_future>(std::move(future)); }
+    };
+    return as_result_t{std::move(*this)};
+  }
+
+ private:
+  template <bool AsResult, class Future>
+  class awaiter {
+   public:
+    explicit awaiter(Future&& future) noexcept : future_(std::forward<Future>(future)) {}
+    bool await_ready() const { return !future_.valid() || future_.ready(); }
+    bool await_suspend(std::coroutine_handle<> coroutine) {
+      return future_.state_->then({&resume, coroutine.address()});
+    }
+    auto await_resume() {
+      if constexpr (AsResult)
+        return future_.try_get();
+      else
+        return future_.get();
+    }
+
+   private:
+    static void resume(void* address) noexcept { std::coroutine_handle<>::from_address(address).resume(); }
+    Future future_;
+  };
+
+  template <class, class>
+  friend class basic_client;
+  template <class, class>
+  friend class basic_balanced_client;
+  explicit call_future(std::unique_ptr<detail::async_state> state) : state_(std::move(state)) {}
+
+  void release() {
+    if (!state_) return;
+    state_->forget();  // a coroutine destroyed while suspended here must not be resumed by the cancel
+    state_->cancel();
+    state_->wait();
+    state_->settle();
+    state_.reset();
+  }
+
+  std::unique_ptr<detail::async_state> state_;
+};
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/call_future.hpp
+// ---- begin geerpc/client/call_surface.hpp
+// geerpc: the one call surface that basic_client and basic_balanced_client share. Three verbs, each
+// by name or through a typed stub, each with an optional leading context:
+//
+//   R                  client.call<R>([ctx,] "Service.Method", arguments...)    by name
+//   result<R>          client.try_call<R>(...)                                  no exceptions
+//   call_future<R>     client.async_call<R>(...)                                threaded transport
+//   Fn::result_type    client.call<Api::fn<"Method">>([ctx,] arguments...)     typed stub, checked
+//
+// A client derives from call_surface<Itself, Transport, Codec> and gives it (a friend) two
+// primitives, both by name, with a context, the arguments encoded as they are given:
+//
+//   result<R> invoke<R>(const context&, std::string_view method, const A&... arguments);
+//   call_future<R, Codec, Transport> start<R>(const context&, std::string_view method, const A&...);
+//
+// Everything here is forwarding the compiler inlines: the context split off (a default one made
+// when none leads), a typed stub's arguments checked and each seen as its declared type.
+
+
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -5167,32 +5193,6 @@ class call_surface {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/call_surface.hpp
-// ---- begin geerpc/detail/scratch.hpp
-// geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
-// Each use gets its own Tag: a handler that makes a client call while its reply is being built must
-// not have the two share a buffer. A buffer holds only the frame being built: whatever client or
-// server used it last, nothing in it reaches the next use but its capacity.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-template <class Tag>
-std::vector<std::byte>& frame_scratch() {
-  thread_local std::vector<std::byte> buffer;
-  buffer.clear();
-  return buffer;
-}
-
-// After an unusually large frame, give the memory back instead of keeping it for the thread's life.
-inline void trim_scratch(std::vector<std::byte>& buffer) {
-  if (buffer.capacity() > (1u << 20)) std::vector<std::byte>().swap(buffer);
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/scratch.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -5472,6 +5472,7 @@ basic_client<Transport, Codec> dial(std::string_view address, const options& opt
 using client = basic_client<threaded>;
 
 GEERPC_END_NAMESPACE
+// ---- end geerpc/client/basic_client.hpp
 
 // The engines, unless this program compiles them once elsewhere (transport/link.hpp).
 
@@ -5504,6 +5505,23 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/macro_unscope.hpp
 #endif
 // ---- end geerpc/client.hpp
+// ---- begin geerpc/client/server_set.hpp
+// geerpc: the servers a balanced client (balanced_client.hpp) calls: the discovery's list as
+// entries, the choice of one by select_mode, each server's connection (dialled when a call first
+// needs it) with the calls made on it counted, and the back-off of a server that failed.
+//
+// Connections: one per server, dialled outside any lock the other servers' calls need (a server
+// that does not answer holds up only the calls that chose it, for its connect timeout or their
+// deadline, whichever comes first). A server that leaves the list has its connection closed once
+// the calls made on it have ended (looked at on the next call).
+//
+// Failures: a failed dial or a broken connection leaves the server out for a back-off (growing,
+// capped; balanced_options). When every server is left out, the one whose back-off ends first is
+// tried anyway.
+
+#include <condition_variable>
+#include <random>
+
 // ---- begin geerpc/discovery.hpp
 // geerpc: where a balanced client (balanced_client.hpp) learns which servers to call. A static list
 // is here; <geerpc/etcd.hpp> watches etcd; implement geerpc::discovery for any other registry.
@@ -5582,132 +5600,15 @@ struct balanced_options {
   std::vector<std::string> idempotent{};
 };
 
-// What broadcast() got: success only if every server succeeded, else the first error; and each
-// server's own outcome, in the discovery's order.
-template <class R>
-struct broadcast_result {
-  struct reply {
-    std::string address;
-    result<R> value;
-  };
-  result<void> outcome;
-  std::vector<reply> replies;
-  explicit operator bool() const noexcept { return outcome.has_value(); }
-};
+namespace detail {
 
-template <class Transport = threaded, class Codec = binary_codec>
-class basic_balanced_client : public call_surface<basic_balanced_client<Transport, Codec>, Transport, Codec> {
+// Every member is safe to call from several threads at once.
+template <class Transport, class Codec>
+class server_set {
  public:
   using client_type = basic_client<Transport, Codec>;
-  template <class R>
-  using future = call_future<R, Codec, Transport>;
-
-  explicit basic_balanced_client(std::shared_ptr<discovery> source, balanced_options opts = {})
-      : source_(std::move(source)), opts_(std::move(opts)), random_(std::random_device{}()) {
-    if (!source_) throw std::invalid_argument("geerpc::balanced_client: no discovery");
-  }
-  // Closes every connection; calls on them still pending complete with connection_closed.
-  ~basic_balanced_client() {
-    std::vector<link_ptr> current;  // a server's current connection and the server hold each other
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& e : entries_)
-        if (e->current) current.push_back(std::move(e->current));
-    }
-  }  // closed here, then retiring_'s
-  basic_balanced_client(const basic_balanced_client&) = delete;
-  basic_balanced_client& operator=(const basic_balanced_client&) = delete;
-
-  // The calls (call, try_call, async_call: client/call_surface.hpp) come from call_surface, as
-  // basic_client's. An asynchronous call's server is chosen (and dialled, moving past a failed
-  // dial) before async_call returns; once the call is on the wire, its outcome is that server's.
-
-  // ---- broadcast: the call goes to every server listed, at once. It succeeds only if every
-  // server's does; the first failure cancels the others (their handlers see their stop_token
-  // fire, through the cancel frame). No server listed: errc::no_servers.
-  template <class R, class... A>
-  broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
-    auto listed = current_entries();
-    if (!listed) return {listed.error(), {}};
-    const std::vector<std::shared_ptr<entry>>& targets = listed.value();
-    if (targets.empty()) return {no_servers_error("broadcast " + std::string(method)), {}};
-
-    std::stop_source cancel_all;
-    std::optional<std::stop_callback<stop_forwarder>> forward;
-    if (ctx.stop_token().stop_possible()) forward.emplace(ctx.stop_token(), stop_forwarder{&cancel_all});
-    const context each = ctx.with_stop_token(cancel_all.get_token());
-    std::vector<std::optional<result<R>>> outcomes(targets.size());
-    std::vector<std::exception_ptr> thrown(targets.size());
-    std::mutex first_mutex;
-    std::optional<error> first_error;
-    const auto failed = [&](const error& e) {
-      {
-        std::lock_guard lock(first_mutex);
-        if (first_error) return;
-        first_error = e;
-      }
-      cancel_all.request_stop();  // outside the lock: the stop callbacks run here
-    };
-    {
-      std::vector<std::jthread> workers;
-      workers.reserve(targets.size());
-      for (std::size_t i = 0; i < targets.size(); ++i) {
-        workers.emplace_back([&, i] {
-          try {  // an interceptor's refusal, a codec's throw: the caller gets it, as from a call
-            auto connected = connect(targets[i], each);
-            result<R> r = [&]() -> result<R> {
-              if (!connected) return connected.error();
-              const call_hold hold(connected.value());
-              return hold.link->client.template try_call<R>(each, method, arguments...);
-            }();
-            if (!r) failed(r.error());
-            outcomes[i].emplace(std::move(r));
-          } catch (...) {
-            thrown[i] = std::current_exception();
-            failed(error{make_error_code(errc::canceled), "rpc client: broadcast: a call threw"});
-          }
-        });
-      }
-    }  // joined
-    for (const auto& e : thrown)
-      if (e) std::rethrow_exception(e);
-    broadcast_result<R> out{first_error ? result<void>(*first_error) : result<void>{}, {}};
-    out.replies.reserve(targets.size());
-    for (std::size_t i = 0; i < targets.size(); ++i)
-      out.replies.push_back({targets[i]->address, std::move(*outcomes[i])});
-    return out;
-  }
-  template <class R, class... A>
-  requires detail::not_context<A...> broadcast_result<R> broadcast(std::string_view method, const A&... arguments) {
-    return broadcast<R>(context{}, method, arguments...);
-  }
-
-  // The servers of the discovery's list last looked at, and whether each has a connection open.
-  std::size_t connection_count() const {
-    std::lock_guard lock(mutex_);
-    std::size_t open = 0;
-    for (const auto& e : entries_)
-      if (e->current && e->current->client.is_open()) ++open;
-    return open;
-  }
-
- private:
   using clock = std::chrono::steady_clock;
   struct entry;
-
-  friend class call_surface<basic_balanced_client, Transport, Codec>;
-
-  // The call surface's primitives: a call by name on a server chosen, with its context.
-  template <class R, class... A>
-  result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
-    return with_failover(ctx, method, [&](client_type& c) { return c.template invoke<R>(ctx, method, arguments...); });
-  }
-  template <class R, class... A>
-  future<R> start(const context& ctx, std::string_view method, const A&... arguments) {
-    return async_on<R>(ctx, [&](client_type& c, detail::completion_hook done) {
-      return c.template start_async<R>(std::move(done), ctx, method, arguments...);
-    });
-  }
 
   // One connection to a server, and the calls made on it that have not ended (sync calls until
   // they return, async ones until they complete): raised only under mutex_ and only while the
@@ -5765,68 +5666,38 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     // success that reads a stale false leaves a back-off that a concurrent failure has just begun.
     std::atomic<bool> failing{false};
   };
-  struct stop_forwarder {
-    std::stop_source* target;
-    void operator()() const noexcept { target->request_stop(); }
-  };
   using tried_list = std::vector<std::shared_ptr<entry>>;
+
+  explicit server_set(std::shared_ptr<discovery> source, balanced_options opts)
+      : source_(std::move(source)), opts_(std::move(opts)), random_(std::random_device{}()) {
+    if (!source_) throw std::invalid_argument("geerpc::balanced_client: no discovery");
+  }
+  // Closes every connection; calls on them still pending complete with connection_closed.
+  ~server_set() {
+    std::vector<link_ptr> current;  // a server's current connection and the server hold each other
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& e : entries_)
+        if (e->current) current.push_back(std::move(e->current));
+    }
+  }  // closed here, then retiring_'s
+  server_set(const server_set&) = delete;
+  server_set& operator=(const server_set&) = delete;
+
+  // The servers of the discovery's list last looked at, and whether each has a connection open.
+  std::size_t connection_count() const {
+    std::lock_guard lock(mutex_);
+    std::size_t open = 0;
+    for (const auto& e : entries_)
+      if (e->current && e->current->client.is_open()) ++open;
+    return open;
+  }
 
   static error no_servers_error(const std::string& what) {
     return {make_error_code(errc::no_servers), "rpc client: " + what + ": the discovery lists no servers"};
   }
   static error deadline_error(const std::string& address) {
     return {make_error_code(errc::deadline_exceeded), "rpc client: call to " + address + ": deadline exceeded"};
-  }
-
-  bool idempotent(std::string_view method) const {
-    return std::find(opts_.idempotent.begin(), opts_.idempotent.end(), method) != opts_.idempotent.end();
-  }
-
-  template <class F>
-  auto with_failover(const context& ctx, std::string_view method, F&& attempt) {
-    using out_type = decltype(attempt(std::declval<client_type&>()));
-    tried_list tried;
-    std::optional<error> last;
-    for (;;) {
-      auto picked = pick_connected(ctx, tried, last);
-      if (!picked) return out_type(picked.error());
-      const call_hold hold(picked.value());  // keeps the connection, and through it its server
-      entry& server = *hold.link->server;
-      out_type r = attempt(hold.link->client);
-      if (r) {
-        succeeded(server);
-        return r;
-      }
-      const bool never_ran = r.code() == errc::going_away || r.code() == errc::busy;
-      const bool broken = r.code() == errc::connection_closed;
-      if (broken || r.code() == errc::going_away) eject(server, r.error());
-      if (!(never_ran || (broken && idempotent(method)))) return r;
-      tried.push_back(hold.link->server);
-      last = r.error();
-    }
-  }
-
-  template <class R, class F>
-  future<R> async_on(const context& ctx, F&& start) {
-    tried_list tried;
-    std::optional<error> last;
-    auto picked = pick_connected(ctx, tried, last);
-    if (!picked) {
-      const error& e = picked.error();
-      const errc code = e.code.category() == category() ? static_cast<errc>(e.code.value()) : errc::connect_failed;
-      return future<R>(std::make_unique<detail::finished_call>(detail::call_outcome::failure(code, e.message)));
-    }
-    link_state& link = *picked.value();
-    std::shared_ptr<async_hold> held;
-    try {
-      held = std::make_shared<async_hold>(link.calls);
-    } catch (...) {
-      link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
-      throw;
-    }
-    // The hook lowers the count when the call completes; if the call cannot start, the hook is
-    // dropped unrun, and with it the hold.
-    return start(link.client, [held](const detail::call_outcome&) { held->release(); });
   }
 
   // A server to call and its open connection, with this call counted on it: chosen among those not
@@ -5856,6 +5727,97 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     reap(reaped);
     return entries_;
   }
+
+  // The server's open connection with this call counted on it, dialled if it has none, within the
+  // connect timeout and the caller's deadline. A failed dial leaves the server out (before the
+  // next caller waiting to dial it gets the lock: that one returns the same failure instead of
+  // dialling again).
+  result<link_state*> connect(const std::shared_ptr<entry>& server, const context& ctx) {
+    entry& e = *server;
+    const auto& deadline = ctx.deadline();
+    std::unique_lock lock(mutex_);
+    const std::uint64_t failures_before = e.failures;
+    for (;;) {
+      if (!e.listed) return no_servers_error("call to " + e.address + ": the server left the list");
+      if (e.current && e.current->client.is_open()) {
+        e.current->calls->fetch_add(1, std::memory_order_relaxed);
+        return e.current.get();
+      }
+      if (e.failures != failures_before && e.last_failure) return *e.last_failure;  // dialled and failed meanwhile
+      if (!e.dialing) break;
+      if (!deadline)
+        dialled_.wait(lock);
+      else if (dialled_.wait_until(lock, *deadline) == std::cv_status::timeout && e.dialing)
+        return deadline_error(e.address);
+    }
+    e.dialing = true;
+    lock.unlock();
+    struct dial_done {  // whatever way the dial ends, the next caller may dial
+      server_set& self;
+      entry& e;
+      bool pending = true;
+      void locked() noexcept {  // under mutex_
+        pending = false;
+        e.dialing = false;
+        self.dialled_.notify_all();
+      }
+      ~dial_done() {
+        if (!pending) return;
+        std::lock_guard relock(self.mutex_);
+        locked();
+      }
+    } done{*this, e};
+    options dial_options = opts_.client;
+    bool cut_by_deadline = false;
+    if (deadline) {
+      const auto left = *deadline - clock::now();
+      if (left <= clock::duration::zero()) return deadline_error(e.address);
+      if (dial_options.timeouts.connect == std::chrono::nanoseconds::zero() || left < dial_options.timeouts.connect) {
+        dial_options.timeouts.connect = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+        cut_by_deadline = true;
+      }
+    }
+    auto dialled = try_dial<Transport, Codec>(e.address, dial_options);
+    if (!dialled) {
+      if (cut_by_deadline && dialled.code() == errc::connect_timeout) return deadline_error(e.address);
+      eject(e, dialled.error());
+      return dialled.error();
+    }
+    auto made = std::make_shared<link_state>(std::move(dialled).value(), server);
+    made->calls->fetch_add(1, std::memory_order_relaxed);  // before anyone else can see it
+    link_state* held = made.get();
+    lock.lock();
+    done.locked();
+    if (!e.listed) {  // dropped from the list while it was dialled: it ends with its call
+      retiring_.push_back(std::move(made));
+      return held;
+    }
+    if (e.current) retiring_.push_back(std::move(e.current));  // closed or going away: it ends with its calls
+    e.current = std::move(made);
+    return held;
+  }
+
+  // A failure on `e`: left out for its back-off, which grows; its connection, if broken, retires.
+  void eject(entry& e, const error& why) {
+    std::lock_guard lock(mutex_);
+    e.backoff =
+        e.backoff == std::chrono::nanoseconds::zero() ? opts_.backoff : std::min(e.backoff * 2, opts_.max_backoff);
+    e.left_out_until = detail::saturating_deadline(clock::now(), e.backoff);
+    e.failing.store(true, std::memory_order_relaxed);
+    ++e.failures;
+    e.last_failure = why;
+    if (e.current && !e.current->client.is_open()) retiring_.push_back(std::move(e.current));
+  }
+  void succeeded(entry& e) {
+    // Most calls succeed on a server that was not failing: they take no lock here.
+    if (!e.failing.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(mutex_);
+    e.backoff = std::chrono::nanoseconds::zero();
+    e.left_out_until = {};
+    e.failing.store(false, std::memory_order_relaxed);
+  }
+
+ private:
 
   // The server chosen: its connection with this call counted on it when it has one open (taken
   // under the same lock, so that the common call locks mutex_ once), else the server to dial.
@@ -5993,95 +5955,6 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     }
   }
 
-  // The server's open connection with this call counted on it, dialled if it has none, within the
-  // connect timeout and the caller's deadline. A failed dial leaves the server out (before the
-  // next caller waiting to dial it gets the lock: that one returns the same failure instead of
-  // dialling again).
-  result<link_state*> connect(const std::shared_ptr<entry>& server, const context& ctx) {
-    entry& e = *server;
-    const auto& deadline = ctx.deadline();
-    std::unique_lock lock(mutex_);
-    const std::uint64_t failures_before = e.failures;
-    for (;;) {
-      if (!e.listed) return no_servers_error("call to " + e.address + ": the server left the list");
-      if (e.current && e.current->client.is_open()) {
-        e.current->calls->fetch_add(1, std::memory_order_relaxed);
-        return e.current.get();
-      }
-      if (e.failures != failures_before && e.last_failure) return *e.last_failure;  // dialled and failed meanwhile
-      if (!e.dialing) break;
-      if (!deadline)
-        dialled_.wait(lock);
-      else if (dialled_.wait_until(lock, *deadline) == std::cv_status::timeout && e.dialing)
-        return deadline_error(e.address);
-    }
-    e.dialing = true;
-    lock.unlock();
-    struct dial_done {  // whatever way the dial ends, the next caller may dial
-      basic_balanced_client& self;
-      entry& e;
-      bool pending = true;
-      void locked() noexcept {  // under mutex_
-        pending = false;
-        e.dialing = false;
-        self.dialled_.notify_all();
-      }
-      ~dial_done() {
-        if (!pending) return;
-        std::lock_guard relock(self.mutex_);
-        locked();
-      }
-    } done{*this, e};
-    options dial_options = opts_.client;
-    bool cut_by_deadline = false;
-    if (deadline) {
-      const auto left = *deadline - clock::now();
-      if (left <= clock::duration::zero()) return deadline_error(e.address);
-      if (dial_options.timeouts.connect == std::chrono::nanoseconds::zero() || left < dial_options.timeouts.connect) {
-        dial_options.timeouts.connect = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
-        cut_by_deadline = true;
-      }
-    }
-    auto dialled = try_dial<Transport, Codec>(e.address, dial_options);
-    if (!dialled) {
-      if (cut_by_deadline && dialled.code() == errc::connect_timeout) return deadline_error(e.address);
-      eject(e, dialled.error());
-      return dialled.error();
-    }
-    auto made = std::make_shared<link_state>(std::move(dialled).value(), server);
-    made->calls->fetch_add(1, std::memory_order_relaxed);  // before anyone else can see it
-    link_state* held = made.get();
-    lock.lock();
-    done.locked();
-    if (!e.listed) {  // dropped from the list while it was dialled: it ends with its call
-      retiring_.push_back(std::move(made));
-      return held;
-    }
-    if (e.current) retiring_.push_back(std::move(e.current));  // closed or going away: it ends with its calls
-    e.current = std::move(made);
-    return held;
-  }
-
-  // A failure on `e`: left out for its back-off, which grows; its connection, if broken, retires.
-  void eject(entry& e, const error& why) {
-    std::lock_guard lock(mutex_);
-    e.backoff =
-        e.backoff == std::chrono::nanoseconds::zero() ? opts_.backoff : std::min(e.backoff * 2, opts_.max_backoff);
-    e.left_out_until = detail::saturating_deadline(clock::now(), e.backoff);
-    e.failing.store(true, std::memory_order_relaxed);
-    ++e.failures;
-    e.last_failure = why;
-    if (e.current && !e.current->client.is_open()) retiring_.push_back(std::move(e.current));
-  }
-  void succeeded(entry& e) {
-    // Most calls succeed on a server that was not failing: they take no lock here.
-    if (!e.failing.load(std::memory_order_relaxed)) return;
-    std::lock_guard lock(mutex_);
-    e.backoff = std::chrono::nanoseconds::zero();
-    e.left_out_until = {};
-    e.failing.store(false, std::memory_order_relaxed);
-  }
-
   std::shared_ptr<discovery> source_;
   const balanced_options opts_;
   mutable std::mutex mutex_;         // guards everything below, and each entry's fields but its address
@@ -6092,6 +5965,188 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   std::vector<link_ptr> retiring_;  // of servers no longer listed, or replaced by a new dial
   std::size_t next_ = 0;            // round_robin's turn
   std::minstd_rand random_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/server_set.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+// What broadcast() got: success only if every server succeeded, else the first error; and each
+// server's own outcome, in the discovery's order.
+template <class R>
+struct broadcast_result {
+  struct reply {
+    std::string address;
+    result<R> value;
+  };
+  result<void> outcome;
+  std::vector<reply> replies;
+  explicit operator bool() const noexcept { return outcome.has_value(); }
+};
+
+template <class Transport = threaded, class Codec = binary_codec>
+class basic_balanced_client : public call_surface<basic_balanced_client<Transport, Codec>, Transport, Codec> {
+ public:
+  using client_type = basic_client<Transport, Codec>;
+  template <class R>
+  using future = call_future<R, Codec, Transport>;
+
+  explicit basic_balanced_client(std::shared_ptr<discovery> source, balanced_options opts = {})
+      : idempotent_(opts.idempotent), servers_(std::move(source), std::move(opts)) {}
+  // Closes every connection; calls on them still pending complete with connection_closed.
+  ~basic_balanced_client() = default;
+  basic_balanced_client(const basic_balanced_client&) = delete;
+  basic_balanced_client& operator=(const basic_balanced_client&) = delete;
+
+  // The calls (call, try_call, async_call: client/call_surface.hpp) come from call_surface, as
+  // basic_client's. An asynchronous call's server is chosen (and dialled, moving past a failed
+  // dial) before async_call returns; once the call is on the wire, its outcome is that server's.
+
+  // ---- broadcast: the call goes to every server listed, at once. It succeeds only if every
+  // server's does; the first failure cancels the others (their handlers see their stop_token
+  // fire, through the cancel frame). No server listed: errc::no_servers.
+  template <class R, class... A>
+  broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
+    auto listed = servers_.current_entries();
+    if (!listed) return {listed.error(), {}};
+    const std::vector<std::shared_ptr<entry>>& targets = listed.value();
+    if (targets.empty()) return {servers::no_servers_error("broadcast " + std::string(method)), {}};
+
+    std::stop_source cancel_all;
+    std::optional<std::stop_callback<stop_forwarder>> forward;
+    if (ctx.stop_token().stop_possible()) forward.emplace(ctx.stop_token(), stop_forwarder{&cancel_all});
+    const context each = ctx.with_stop_token(cancel_all.get_token());
+    std::vector<std::optional<result<R>>> outcomes(targets.size());
+    std::vector<std::exception_ptr> thrown(targets.size());
+    std::mutex first_mutex;
+    std::optional<error> first_error;
+    const auto failed = [&](const error& e) {
+      {
+        std::lock_guard lock(first_mutex);
+        if (first_error) return;
+        first_error = e;
+      }
+      cancel_all.request_stop();  // outside the lock: the stop callbacks run here
+    };
+    {
+      std::vector<std::jthread> workers;
+      workers.reserve(targets.size());
+      for (std::size_t i = 0; i < targets.size(); ++i) {
+        workers.emplace_back([&, i] {
+          try {  // an interceptor's refusal, a codec's throw: the caller gets it, as from a call
+            auto connected = servers_.connect(targets[i], each);
+            result<R> r = [&]() -> result<R> {
+              if (!connected) return connected.error();
+              const call_hold hold(connected.value());
+              return hold.link->client.template try_call<R>(each, method, arguments...);
+            }();
+            if (!r) failed(r.error());
+            outcomes[i].emplace(std::move(r));
+          } catch (...) {
+            thrown[i] = std::current_exception();
+            failed(error{make_error_code(errc::canceled), "rpc client: broadcast: a call threw"});
+          }
+        });
+      }
+    }  // joined
+    for (const auto& e : thrown)
+      if (e) std::rethrow_exception(e);
+    broadcast_result<R> out{first_error ? result<void>(*first_error) : result<void>{}, {}};
+    out.replies.reserve(targets.size());
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      out.replies.push_back({targets[i]->address, std::move(*outcomes[i])});
+    return out;
+  }
+  template <class R, class... A>
+  requires detail::not_context<A...> broadcast_result<R> broadcast(std::string_view method, const A&... arguments) {
+    return broadcast<R>(context{}, method, arguments...);
+  }
+
+  // The servers of the discovery's list last looked at, and whether each has a connection open.
+  std::size_t connection_count() const { return servers_.connection_count(); }
+
+ private:
+  using servers = detail::server_set<Transport, Codec>;
+  using entry = typename servers::entry;
+  using link_state = typename servers::link_state;
+  using call_hold = typename servers::call_hold;
+  using async_hold = typename servers::async_hold;
+  using tried_list = typename servers::tried_list;
+
+  friend class call_surface<basic_balanced_client, Transport, Codec>;
+
+  // The call surface's primitives: a call by name on a server chosen, with its context.
+  template <class R, class... A>
+  result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
+    return with_failover(ctx, method, [&](client_type& c) { return c.template invoke<R>(ctx, method, arguments...); });
+  }
+  template <class R, class... A>
+  future<R> start(const context& ctx, std::string_view method, const A&... arguments) {
+    return async_on<R>(ctx, [&](client_type& c, detail::completion_hook done) {
+      return c.template start_async<R>(std::move(done), ctx, method, arguments...);
+    });
+  }
+
+  struct stop_forwarder {
+    std::stop_source* target;
+    void operator()() const noexcept { target->request_stop(); }
+  };
+
+  bool idempotent(std::string_view method) const {
+    return std::find(idempotent_.begin(), idempotent_.end(), method) != idempotent_.end();
+  }
+
+  template <class F>
+  auto with_failover(const context& ctx, std::string_view method, F&& attempt) {
+    using out_type = decltype(attempt(std::declval<client_type&>()));
+    tried_list tried;
+    std::optional<error> last;
+    for (;;) {
+      auto picked = servers_.pick_connected(ctx, tried, last);
+      if (!picked) return out_type(picked.error());
+      const call_hold hold(picked.value());  // keeps the connection, and through it its server
+      entry& server = *hold.link->server;
+      out_type r = attempt(hold.link->client);
+      if (r) {
+        servers_.succeeded(server);
+        return r;
+      }
+      const bool never_ran = r.code() == errc::going_away || r.code() == errc::busy;
+      const bool broken = r.code() == errc::connection_closed;
+      if (broken || r.code() == errc::going_away) servers_.eject(server, r.error());
+      if (!(never_ran || (broken && idempotent(method)))) return r;
+      tried.push_back(hold.link->server);
+      last = r.error();
+    }
+  }
+
+  template <class R, class F>
+  future<R> async_on(const context& ctx, F&& start) {
+    tried_list tried;
+    std::optional<error> last;
+    auto picked = servers_.pick_connected(ctx, tried, last);
+    if (!picked) {
+      const error& e = picked.error();
+      const errc code = e.code.category() == category() ? static_cast<errc>(e.code.value()) : errc::connect_failed;
+      return future<R>(std::make_unique<detail::finished_call>(detail::call_outcome::failure(code, e.message)));
+    }
+    link_state& link = *picked.value();
+    std::shared_ptr<async_hold> held;
+    try {
+      held = std::make_shared<async_hold>(link.calls);
+    } catch (...) {
+      link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
+      throw;
+    }
+    // The hook lowers the count when the call completes; if the call cannot start, the hook is
+    // dropped unrun, and with it the hold.
+    return start(link.client, [held](const detail::call_outcome&) { held->release(); });
+  }
+
+  const std::vector<std::string> idempotent_;
+  servers servers_;
 };
 
 using balanced_client = basic_balanced_client<threaded>;
