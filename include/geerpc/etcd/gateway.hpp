@@ -242,7 +242,8 @@ class gateway {
       curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
       curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(most_answer));
       const CURLcode done = curl_easy_perform(h);
-      if (done == CURLE_WRITE_ERROR || done == CURLE_FILESIZE_EXCEEDED) throw error("etcd: " + url + " answered more than 16 MiB");
+      if (done == CURLE_WRITE_ERROR || done == CURLE_FILESIZE_EXCEEDED)
+        throw error("etcd: " + url + " answered more than 16 MiB");
       if (done != CURLE_OK) {
         last_failure = url + ": " + curl_easy_strerror(done);
         continue;
