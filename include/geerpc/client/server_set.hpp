@@ -274,7 +274,6 @@ class server_set {
   }
 
  private:
-
   // The server chosen: its connection with this call counted on it when it has one open (taken
   // under the same lock, so that the common call locks mutex_ once), else the server to dial.
   struct choice {
