@@ -246,7 +246,7 @@ class threaded_client_engine {
     }
     // Only a caller that nothing else needs to wake may sleep in recv() or poll() rather than on
     // its call.
-    const bool may_read = may_read_own_reply && !ctx.stop_token().stop_possible();
+    const bool may_read = waiting::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
     bool reads_own = false;
     bool wake_receiver = false;
     bool closed = false, going_away = false;
