@@ -58,15 +58,17 @@ struct batching_rig {
   bool holds() const { return writer->holds_unsent(); }
 };
 
-}  // namespace strategies_test
+// tuning::none's two client strategies.
+using none_send = geerpc::tuning::none::client_send;
+using none_wait = geerpc::tuning::none::client_wait;
 
-using strategies_test::batching_rig;
+}  // namespace strategies_test
 
 TEST_CASE(
     "request batching: the last caller due sends what is held as it returns, unless it keeps coming "
     "straight back",
     "[strategies][batching]") {
-  batching_rig rig;
+  strategies_test::batching_rig rig;
   auto& batching = *rig.batching;
   using geerpc::detail::due_senders;
   auto t = rig.rt->now();
@@ -109,7 +111,7 @@ TEST_CASE(
 
 TEST_CASE("request batching: a request held by a reader that never leaves goes out at the watchdog's second look",
           "[strategies][batching]") {
-  batching_rig rig;
+  strategies_test::batching_rig rig;
   auto& batching = *rig.batching;
   using geerpc::detail::due_senders;
   batching.arrive();  // a reader handing out replies
@@ -128,7 +130,7 @@ TEST_CASE("request batching: a request held by a reader that never leaves goes o
 }
 
 TEST_CASE("request batching: a request sent while nobody is due goes out at once", "[strategies][batching]") {
-  batching_rig rig;
+  strategies_test::batching_rig rig;
   // A caller that has not returned from this client yet may not hold its request.
   CHECK_FALSE(rig.batching->caller_may_hold(rig.rt->now()));
   CHECK(rig.batching->send_request(rig.frame, true) == geerpc::net::frame_writer::status::done);
@@ -224,14 +226,13 @@ TEST_CASE("own reply: the watch goes from caller to receiving thread and back, o
 
 // tuning::none's strategies are types with nothing in them to decide with: no batching state, no
 // socket watch, no count of waiters, no spin. What the engine compiles with them is the core.
-using none_send = geerpc::tuning::none::client_send;
-using none_wait = geerpc::tuning::none::client_wait;
-static_assert(sizeof(none_send) == sizeof(void*), "tuning::none's client_send holds only the writer it sends with");
-static_assert(std::is_empty_v<none_wait>, "tuning::none's client_wait has no state");
-static_assert(std::is_empty_v<none_wait::waiter>, "tuning::none's waiter counts no waiting callers");
-static_assert(std::is_empty_v<none_send::reader_turn>, "tuning::none's reader marks nothing");
-static_assert(!none_wait::callers_read, "under tuning::none the receiving thread reads every reply");
-static_assert(!none_wait::waiter::may_spin(), "under tuning::none a caller never spins");
+static_assert(sizeof(strategies_test::none_send) == sizeof(void*),
+              "tuning::none's client_send holds only the writer it sends with");
+static_assert(std::is_empty_v<strategies_test::none_wait>, "tuning::none's client_wait has no state");
+static_assert(std::is_empty_v<strategies_test::none_wait::waiter>, "tuning::none's waiter counts no waiting callers");
+static_assert(std::is_empty_v<strategies_test::none_send::reader_turn>, "tuning::none's reader marks nothing");
+static_assert(!strategies_test::none_wait::callers_read, "under tuning::none the receiving thread reads every reply");
+static_assert(!strategies_test::none_wait::waiter::may_spin(), "under tuning::none a caller never spins");
 static_assert(!std::is_empty_v<geerpc::tuning::automatic::client_wait>);
 
 TEMPLATE_TEST_CASE("a waiting caller joins its runtime's count of waiting callers only when its tuning may spin",
