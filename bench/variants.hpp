@@ -1,8 +1,8 @@
 // geerpc's benchmark: the transports and tuning variants the bench programs can run, so that what
 // each heuristic of include/geerpc/tuning/ buys is measured A/B in one run (bench/ab.sh). Each
 // variant is tuning::automatic with one heuristic off, through its user knob where it has one and
-// otherwise through a policy derived from automatic that replaces that heuristic's hooks with
-// tuning::none's. Both bench programs take the same `--tuning NAME` and apply what concerns them.
+// otherwise through a policy derived from automatic that turns that heuristic's part of a strategy
+// into tuning::none's. Both bench programs take the same `--tuning NAME` and apply what concerns them.
 //
 //   --transport threaded   tuning::automatic (the default) or the --tuning variant
 //   --transport plain      basic_threaded<tuning::none>: the core with every heuristic off
@@ -20,15 +20,13 @@
 namespace bench {
 
 // A lone synchronous caller never reads its own reply: the receiving thread always does
-// (tuning/own_reply.hpp off).
+// (tuning/own_reply.hpp off); the spin stays.
 struct no_own_reply {
-  class client_hooks : public geerpc::tuning::automatic::client_hooks {
+  using client_send = geerpc::tuning::automatic::client_send;
+  class client_wait : public geerpc::tuning::automatic::client_wait {
    public:
-    using geerpc::tuning::automatic::client_hooks::client_hooks;
+    using geerpc::tuning::automatic::client_wait::client_wait;
     static constexpr bool callers_read = false;
-    bool call_added(bool, bool& wake_receiver) noexcept { return wake_receiver = false; }
-    bool caller_done(bool) noexcept { return false; }
-    void receiver_read(bool) noexcept {}
     bool receiver_watches() const noexcept { return true; }
   };
   using server_hooks = geerpc::tuning::automatic::server_hooks;
@@ -37,7 +35,8 @@ struct no_own_reply {
 // On one CPU, a handler never runs with the I/O unled (tuning/unled_runs.hpp off): the engine
 // makes sure another thread leads, as on several CPUs.
 struct no_unled_runs {
-  using client_hooks = geerpc::tuning::automatic::client_hooks;
+  using client_send = geerpc::tuning::automatic::client_send;
+  using client_wait = geerpc::tuning::automatic::client_wait;
   class server_hooks : public geerpc::tuning::automatic::server_hooks {
    public:
     using geerpc::tuning::automatic::server_hooks::server_hooks;

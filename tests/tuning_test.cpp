@@ -179,7 +179,7 @@ TEST_CASE("tuning::none's hooks hold nothing and watch nothing: the plain core",
   CHECK_FALSE(server.hold_reply(mine, request, true));
   CHECK_FALSE(server.may_run_unled());
   CHECK(server.held(mine) == nullptr);
-  static_assert(!geerpc::tuning::none::client_hooks::callers_read);
+  static_assert(!geerpc::tuning::none::client_wait::callers_read);
   static_assert(std::is_empty_v<hooks>);
 }
 

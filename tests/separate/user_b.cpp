@@ -9,7 +9,8 @@
 #include <geerpc/transport/engines.hpp>
 
 struct no_spin_tuning {
-  using client_hooks = geerpc::tuning::none::client_hooks;
+  using client_send = geerpc::tuning::none::client_send;
+  using client_wait = geerpc::tuning::none::client_wait;
   using server_hooks = geerpc::tuning::automatic::server_hooks;
 };
 #endif

@@ -20,6 +20,10 @@ class frame_reader {
  public:
   explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
 
+  // A partial-frame buffer grown past this is given back once its frame is whole: a big frame's
+  // memory is not kept for the connection's life, at the price of growing again for the next one.
+  static constexpr std::size_t kept_partial = std::size_t{64} << 10;
+
   // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
   // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
   // stream is broken (the connection must then be closed: its framing can no longer be trusted).
@@ -37,7 +41,7 @@ class frame_reader {
       if (now.what == wire::frame_scan::state::complete) {
         const bool go_on = on_frame(std::span<const std::byte>(partial_));
         partial_.clear();
-        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
+        if (partial_.capacity() > kept_partial) std::vector<std::byte>().swap(partial_);
         if (!go_on) return nullptr;
       }
     }

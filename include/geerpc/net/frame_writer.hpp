@@ -107,6 +107,7 @@ class frame_writer {
   // Queues a frame without sending it, so that frames written in a row go out in one send; the
   // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
   // when another thread is sending or the socket is full, this is a plain write().
+  // batch_limit trades fewer sends for bytes held back: past it a batch is worth its own send.
   static constexpr std::size_t batch_limit = 64u << 10;
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
@@ -168,7 +169,9 @@ class frame_writer {
   //
   // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
   // already on this call.
-  static constexpr std::size_t max_parts = 64;  // blocks per send: 4 MiB of standard ones
+  // Blocks per send (4 MiB of standard ones): fewer system calls for a long queue against the
+  // iovec array on the sender's stack.
+  static constexpr std::size_t max_parts = 64;
   status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
     GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
     while (!queue_.empty()) {

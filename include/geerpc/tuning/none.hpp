@@ -1,9 +1,16 @@
 // geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
-// performance heuristic reaches them only through the hooks named here, which a tuning policy
-// provides: `geerpc::basic_threaded<Tuning>`. tuning::none is the reference: each hook does the
-// plain thing (or nothing) and compiles to nothing, so basic_threaded<tuning::none> is the core
-// alone. tuning::automatic (automatic.hpp), the default, fills the hooks with the heuristics of
-// this folder, one file each.
+// performance heuristic reaches them only through the strategies named here, each a type that a
+// tuning policy provides for `geerpc::basic_threaded<Tuning>` and that decides one thing:
+//
+//   client_send    how a client's requests are sent: at once, or held to leave with others
+//   client_wait    how a client's caller awaits its reply: who reads the socket, and whether the
+//                  caller spins before it sleeps
+//   server_hooks   how the server schedules reads and handlers, and when it holds replies
+//
+// tuning::none is the reference: each strategy does the plain thing (or nothing) and compiles to
+// nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
+// the default, fills them with the heuristics of this folder, one file each. The numbers each one
+// reads are listed in docs/transports.md ("Settings and constants").
 #pragma once
 
 #include <chrono>
@@ -24,8 +31,9 @@ class server_connection;  // server/connection.hpp
 
 namespace tuning {
 
-// What a client engine hands its hooks: its writer, the scheduler, the user's knobs, its runtime's
-// CPU budget and count of waiting callers, and how to fail every call when a send the hooks made broke the connection.
+// What a client engine hands its two strategies: its writer, the scheduler, the user's knobs, its
+// runtime's CPU budget and count of waiting callers, and how to fail every call when a send the
+// strategy made broke the connection.
 struct client_setup {
   net::frame_writer& writer;
   detail::deadline_scheduler& scheduler;
@@ -50,49 +58,66 @@ struct server_setup {
 };
 
 struct none {
-  // A threaded client's hooks, in the order a call meets them.
-  class client_hooks {
+  // How requests are sent (request_batching.hpp is the heuristic): each request goes out at once.
+  // The engine calls it as a call meets it: caller_begins() and send() as the call starts,
+  // caller_due() as it completes, caller_returns() as its caller returns; and a reader holds a
+  // reader_turn while it hands out what one recv brought.
+  class client_send {
    public:
-    explicit client_hooks(const client_setup& setup) noexcept : writer_(setup.writer) {}
+    using clock = std::chrono::steady_clock;
+    explicit client_send(const client_setup& setup) noexcept : writer_(setup.writer) {}
 
-    // A synchronous caller begins a call: whether its request may wait for others (batching).
-    bool caller_may_hold(std::chrono::steady_clock::time_point) noexcept { return false; }
-    // Sends a request, or holds it to go out with others.
-    net::frame_writer::status send_request(std::span<const std::byte> frame, bool) { return writer_.write(frame); }
+    // A synchronous caller begins a call at `now` (its runtime's clock): whether its request may
+    // wait for others.
+    bool caller_begins(clock::time_point) noexcept { return false; }
+    // Sends a request, or, with `may_hold`, may hold it to go out with others.
+    net::frame_writer::status send(std::span<const std::byte> frame, bool) { return writer_.write(frame); }
+    // Threads that will send soon. A synchronous caller whose call is completing (woken, it sends
+    // its next request) is due until it returns from its call at `now`.
+    void caller_due() noexcept {}
+    void caller_returns(clock::time_point) noexcept {}
+    // A reader is due while it hands out what one recv brought (it completes calls whose callers
+    // send): for as long as the turn lives.
+    struct reader_turn {};
+    reader_turn reading() noexcept { return {}; }
+    // The engine is closing: nothing runs on its own after this.
+    void stop() noexcept {}
 
-    // Whether a lone synchronous caller reads its own reply (own_reply.hpp) instead of waiting
-    // for the receiving thread to hand it over; with `false` the receiving thread always watches
-    // the socket, and the watch hooks below are never called.
+   private:
+    net::frame_writer& writer_;
+  };
+
+  // How a reply is awaited (own_reply.hpp and spin.hpp are the heuristics): the receiving thread
+  // always reads the socket and hands each reply over; a caller sleeps at once.
+  class client_wait {
+   public:
+    explicit client_wait(const client_setup&) noexcept {}
+
+    // Whether a lone synchronous caller may read its own reply instead of waiting for the
+    // receiving thread to hand it over. With `false` the receiving thread always watches the
+    // socket, and the engine compiles none of the four functions below.
     static constexpr bool callers_read = false;
+    // Who watches the socket, changed under the client's lock on its pending table. A call was
+    // added: whether its caller (`may_read`) watches; sets `wake_receiver` when the receiving
+    // thread must be woken to watch instead.
     bool call_added(bool, bool& wake_receiver) noexcept { return wake_receiver = false; }
+    // The watching caller is done: whether the receiving thread must be woken to take over.
     bool caller_done(bool) noexcept { return false; }
+    // The receiving thread read, and calls are pending or not.
     void receiver_read(bool) noexcept {}
+    // Whether the receiving thread waits for replies now (otherwise only for the connection's end).
     bool receiver_watches() const noexcept { return true; }
 
-    // How a synchronous caller waits: `waiting()` lives while it waits; a spin before sleeping
-    // (spin.hpp) polls `done` for a moment.
-    struct wait {
-      bool may_spin() const noexcept { return false; }
+    // How a synchronous caller waits: the waiter lives while it waits; a spin before sleeping
+    // polls `done` for a moment.
+    struct waiter {
+      static constexpr bool may_spin() noexcept { return false; }
       template <class Done>
       bool spin_until(Done&& done) const {
         return done();
       }
     };
-    wait waiting() const noexcept { return {}; }
-
-    // A reader is about to hand out what one recv brought, and is done with it (batching).
-    void reader_arrives() noexcept {}
-    void reader_leaves() noexcept {}
-    // A call is about to be completed; `synchronous`: its caller will send again soon (batching).
-    void call_completing(bool) noexcept {}
-    // A synchronous caller returns from its call (batching).
-    void caller_returns() noexcept {}
-
-    // The engine is closing: no hook runs on its own after this.
-    void stop() noexcept {}
-
-   private:
-    net::frame_writer& writer_;
+    waiter waiting() const noexcept { return {}; }
   };
 
   // A threaded server's hooks, in the order a round of the pool meets them.

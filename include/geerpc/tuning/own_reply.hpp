@@ -78,7 +78,11 @@ class socket_watch {
 // the watching caller, under the engine's reading lock, uses it.
 class receive_timeout {
  public:
+  // The least time left to the deadline when a recv under the timeout ends: room for the kernel's
+  // rounding, against the stretch that costs a poll() and a recv() per reply.
   static constexpr std::chrono::milliseconds margin{25};
+  // The timeouts used: short enough that the kernel rounds them by a tick or two, long enough
+  // that a long wait wakes only about 30 times a second to look at the clock.
   static constexpr std::chrono::milliseconds short_step{16};
   static constexpr std::chrono::milliseconds long_step{32};
 
@@ -91,6 +95,10 @@ class receive_timeout {
       if (!net::set_receive_timeout(fd, want)) return false;
       set_ = want;
     }
+    // A recv under the timeout ends at least the margin before the deadline; without one, it
+    // waits for data alone.
+    GEERPC_ASSERT(left ? set_.count() != 0 && set_ + margin <= *left : set_.count() == 0,
+                  "receive_timeout: a recv that may outlast its call's deadline");
     return true;
   }
 
@@ -121,10 +129,12 @@ class receive_timeout {
 // complete such a call, and a close shuts the socket down, which ends the recv), with the socket's
 // receive timeout below the call's deadline (receive_timeout above); otherwise, and in the last
 // stretch before the deadline, in poll() (for POLLIN and what the stream's session wants) with
-// the deadline, at which it calls `expire()`. Returns false when the connection is over.
-template <class Done, class ReadOnce, class Expire>
+// the deadline, at which it calls `expire()`. Returns false when the connection is over. `now`
+// reads the clock the deadline is compared with (steady_clock's; a test's fake one).
+template <class Done, class ReadOnce, class Expire, class Now = steady_now>
 bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::steady_clock::time_point>& deadline,
-                    const reply_wait& wait, receive_timeout& timeout, Done done, ReadOnce read_once, Expire expire) {
+                    const reply_wait& wait, receive_timeout& timeout, Done done, ReadOnce read_once, Expire expire,
+                    Now now_fn = {}) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
   if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
@@ -133,7 +143,7 @@ bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::
     // the socket readable long past this call's deadline.
     std::optional<std::chrono::steady_clock::duration> left;
     if (deadline) {
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = now_fn();
       if (now >= *deadline) {
         expire();
         break;

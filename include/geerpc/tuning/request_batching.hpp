@@ -35,6 +35,7 @@
 #include <utility>
 
 #include "../config.hpp"
+#include "../detail/assert.hpp"
 #include "../net/frame_writer.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "watchdog.hpp"
@@ -59,12 +60,21 @@ class due_senders {
 
   // A thread will send soon: a caller whose call is about to complete, a reader about to hand out
   // replies. Each arrive() is matched by exactly one leave().
-  void arrive() noexcept { state_.fetch_add(1, std::memory_order_seq_cst); }
+  void arrive() noexcept {
+    const std::uint32_t before = state_.fetch_add(1, std::memory_order_seq_cst);
+    // The count stays below the held bit: far fewer threads than that are ever due at once.
+    GEERPC_ASSERT((before & ~held_bit) < held_bit - 1, "due_senders: too many threads due");
+  }
 
   // That thread is done. Returns true when it was the last one due and something is held: it must
   // then send what is held and call sent(), unless it is a caller that keeps the lot for its next
   // request (see the top).
-  bool leave() noexcept { return state_.fetch_sub(1, std::memory_order_seq_cst) == (held_bit | 1); }
+  bool leave() noexcept {
+    const std::uint32_t before = state_.fetch_sub(1, std::memory_order_seq_cst);
+    // Every leave() matches an arrive(): the count of threads due never goes below zero.
+    GEERPC_ASSERT((before & ~held_bit) != 0, "due_senders: a thread left that was not due");
+    return before == (held_bit | 1);
+  }
 
   // Whether a request sent now should be held instead.
   bool any() const noexcept { return (state_.load(std::memory_order_seq_cst) & ~held_bit) != 0; }
@@ -134,14 +144,10 @@ class request_batching {
   // Once no call is left to hold a request: after this, no look runs.
   void stop() { watch_.stop(); }
 
-  // A call is about to be completed; a synchronous caller woken now will send its next request soon.
-  void call_completing(bool synchronous) noexcept {
-    if (enabled_ && synchronous) due_.arrive();
-  }
-
-  // A reader is about to hand out what one recv brought (it completes calls whose callers send),
-  // and is done with it.
-  void reader_arrives() noexcept {
+  // A thread will send soon: a synchronous caller whose call is about to be completed (woken, it
+  // sends its next request), or a reader about to hand out what one recv brought (it completes
+  // calls whose callers send). A reader done with it leaves.
+  void arrive() noexcept {
     if (enabled_) due_.arrive();
   }
   void reader_leaves() { leave(false); }
@@ -152,9 +158,19 @@ class request_batching {
     if (!enabled_) return false;
     caller_history& mine = history();
     const bool same_client = std::exchange(mine.returned_from, 0) == id_;
+    // Both times come from the engine's runtime clock: a return is never after the next call.
+    GEERPC_ASSERT(!same_client || now >= mine.returned_at, "request_batching: a call began before its caller returned");
     const bool quick = same_client && now - mine.returned_at <= due_senders::quick_return;
     mine.quick_returns = quick ? std::min(mine.quick_returns + 1, due_senders::quick_streak) : 0;
     return same_client;
+  }
+
+  // Whether the calling thread, on returning now, keeps what is held for its next request: it
+  // came straight back for its last quick_streak calls.
+  bool caller_keeps_lot() const noexcept {
+    const caller_history& mine = history();
+    GEERPC_ASSERT(mine.quick_returns <= due_senders::quick_streak, "request_batching: a streak past its cap");
+    return mine.quick_returns >= due_senders::quick_streak;
   }
 
   // Sends a request, or, when allowed, holds it while threads that will send soon are due.
@@ -177,12 +193,13 @@ class request_batching {
 
   // A synchronous caller returns from its call, once done with it: the last one due sends what is
   // held, unless it is expected straight back with its next request, which takes the lot along.
-  void caller_returns() {
+  // `now`: by the clock caller_may_hold() is given (the engine's runtime's).
+  void caller_returns(clock::time_point now) {
     if (!enabled_) return;
-    leave(history().quick_returns >= due_senders::quick_streak);
+    leave(caller_keeps_lot());
     caller_history& mine = history();
     mine.returned_from = id_;
-    mine.returned_at = clock::now();
+    mine.returned_at = now;
   }
 
  private:

@@ -13,10 +13,14 @@ namespace tuning {
 
 struct settings {
   // How long a waiting caller looks for its reply before it sleeps, when it is the only caller of
-  // the process waiting and a CPU is spare (spin.hpp). 0: never spin.
-  std::chrono::microseconds spin = std::chrono::microseconds(50);
+  // its runtime waiting and a CPU is spare (spin.hpp; the threaded client's client_wait and the
+  // blocking client). Trades a CPU burnt for up to this long against a sleeping thread's wake-up
+  // (tens of microseconds on a VM whose idle CPUs halt). 0: never spin.
+  std::chrono::microseconds spin = detail::spin_budget;
   // Whether requests made together and replies answered together are held for a moment to leave
-  // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
+  // in one send (request_batching.hpp, reply_holds.hpp). Trades up to a millisecond or two of a
+  // held request's latency, when its senders are kept off the CPU, for one send and one wake-up
+  // of the peer per batch. Off: each goes out on its own.
   bool batching = true;
   // The CPUs the heuristics assume this process has; 0: its runtime's (runtime_options::cpus, by
   // default detected from the CPU affinity and the cgroup CPU quota). Several heuristics (spinning, running a handler

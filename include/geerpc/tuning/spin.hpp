@@ -16,14 +16,20 @@
 #include <chrono>
 
 #include "../config.hpp"
+#include "../detail/assert.hpp"
 #include "cpu_budget.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
-// spin wins little more and burns a CPU the peer may need.
+// How long a caller spins before it sleeps, by default (tuning::settings::spin): about one wake-up
+// of a halted virtual CPU. A longer spin wins little more and burns a CPU the peer may need.
 inline constexpr std::chrono::microseconds spin_budget{50};
+
+// The clock a spin is measured by: steady_clock's, or a test's.
+struct steady_now {
+  std::chrono::steady_clock::time_point operator()() const noexcept { return std::chrono::steady_clock::now(); }
+};
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -41,6 +47,7 @@ class reply_wait {
   // `several`: whether the runtime has CPUs to spare.
   reply_wait(std::atomic<int>& waiting, std::chrono::microseconds budget, bool several) noexcept
       : waiting_(waiting), budget_(budget), several_(several) {
+    GEERPC_ASSERT(budget.count() >= 0, "reply_wait: a negative spin budget");
     waiting_.fetch_add(1, std::memory_order_relaxed);
   }
   ~reply_wait() { waiting_.fetch_sub(1, std::memory_order_relaxed); }
@@ -49,18 +56,22 @@ class reply_wait {
 
   // Whether spinning pays now: several CPUs, and no other caller of the runtime waiting.
   bool may_spin() const noexcept {
-    return several_ && budget_.count() > 0 && waiting_.load(std::memory_order_relaxed) == 1;
+    const int waiting = waiting_.load(std::memory_order_relaxed);
+    // This waiter counts itself from its construction to its end.
+    GEERPC_ASSERT(waiting >= 1, "reply_wait: a waiter that the count of waiting callers misses");
+    return several_ && budget_.count() > 0 && waiting == 1;
   }
 
-  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
-  // make a system call: the clock is read after each poll.
-  template <class Done>
-  bool spin_until(Done&& done) const {
+  // Polls `done` for up to the budget, by `now` (a clock: steady_clock's unless a test's), when
+  // spinning pays; returns its last answer. `done` may make a system call: the clock is read
+  // after each poll.
+  template <class Done, class Now = steady_now>
+  bool spin_until(Done&& done, Now now = {}) const {
     if (!may_spin()) return done();
-    const auto until = std::chrono::steady_clock::now() + budget_;
+    const auto until = now() + budget_;
     for (;;) {
       if (done()) return true;
-      if (std::chrono::steady_clock::now() >= until) return done();
+      if (now() >= until) return done();
       cpu_relax();
     }
   }

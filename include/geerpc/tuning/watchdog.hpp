@@ -44,7 +44,7 @@ class watchdog {
   // look misses is one whose caller sees armed_ clear and arms it.
   void arm() noexcept {
     if (!armed_.load() && !armed_.exchange(true))
-      scheduler_.schedule(timer_, deadline_scheduler::clock::now() + period_, &on_timer, this);
+      scheduler_.schedule(timer_, scheduler_.now() + period_, &on_timer, this);  // the runtime's clock
   }
 
   static void on_timer(void* context) {

@@ -39,14 +39,33 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// The blocking client's fixed numbers, each with what it trades (docs/transports.md lists them all).
+struct blocking_client_constants {
+  // How long the first waiting caller may be overtaken by callers that come later, before the
+  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
+  // saves a thread switch per call under load; the bound keeps that from starving anyone.
+  static constexpr std::chrono::milliseconds overtake_limit{1};
+  // Requests queued while the socket is full before the connection breaks.
+  static constexpr std::size_t max_pending_output = std::size_t{64} << 20;
+  // The receive buffer a connection starts with and shrinks back to: fewer reads per reply
+  // against memory held by an idle connection.
+  static constexpr std::size_t initial_buffer = std::size_t{16} << 10;
+  // A buffer grown past this by a big reply is given back after it: a big reply's memory is not
+  // kept for the connection's life, at the price of growing again for the next big one.
+  static constexpr std::size_t kept_buffer = std::size_t{64} << 10;
+};
+
 class blocking_client_engine {
  public:
   blocking_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
         runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
-        writer_(stream_, std::size_t{64} << 20, nullptr, nullptr, nullptr, &runtime_->chunk_pool()),
-        max_frame_size_(opts.limits.max_frame_size) {}
+        writer_(stream_, blocking_client_constants::max_pending_output, nullptr, nullptr, nullptr,
+                &runtime_->chunk_pool()),
+        max_frame_size_(opts.limits.max_frame_size),
+        spin_(opts.tuning.spin),
+        several_cpus_(opts.tuning.several_cpus(runtime_->cpus())) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -83,10 +102,7 @@ class blocking_client_engine {
     return count;
   }
 
-  // How long the first waiting caller may be overtaken by callers that come later, before the
-  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
-  // saves a thread switch per call under load; the bound keeps that from starving anyone.
-  static constexpr std::chrono::milliseconds overtake_limit{1};
+  static constexpr std::chrono::milliseconds overtake_limit = blocking_client_constants::overtake_limit;
 
  private:
   bool connected() const noexcept { return !closed_.load(std::memory_order_acquire); }
@@ -228,7 +244,7 @@ class blocking_client_engine {
 
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
-    const reply_wait waiting(runtime_->waiting_callers(), spin_budget, runtime_->cpus() > 1);
+    const reply_wait waiting(runtime_->waiting_callers(), spin_, several_cpus_);
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
@@ -373,7 +389,7 @@ class blocking_client_engine {
 
   // After a big reply: gives the grown buffer back, keeping what is held for the next call.
   void trim_buffer() {
-    if (buffer_.size() <= (64u << 10) || end_ - begin_ > initial_buffer_size) return;
+    if (buffer_.size() <= blocking_client_constants::kept_buffer || end_ - begin_ > initial_buffer_size) return;
     std::vector<std::byte> smaller(initial_buffer_size);
     std::memcpy(smaller.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
@@ -391,9 +407,11 @@ class blocking_client_engine {
   // Its CPU budget, waiting callers and writer blocks; no thread (this transport starts no scheduler).
   const std::shared_ptr<runtime> runtime_;
   net::frame_writer writer_;
-  const std::uint32_t max_frame_size_;  // of a reply
-  net::event_fd wake_;                  // a stop_token's way into poll()
-  static constexpr std::size_t initial_buffer_size = 16u << 10;
+  const std::uint32_t max_frame_size_;    // of a reply
+  net::event_fd wake_;                    // a stop_token's way into poll()
+  const std::chrono::microseconds spin_;  // tuning::settings::spin (spin.hpp)
+  const bool several_cpus_;
+  static constexpr std::size_t initial_buffer_size = blocking_client_constants::initial_buffer;
   // Received bytes: [begin_, end_) are not consumed yet. Only the caller whose turn it is touches them.
   std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);
   std::size_t begin_ = 0, end_ = 0;

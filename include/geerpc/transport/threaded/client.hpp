@@ -13,11 +13,12 @@
 //   4. The caller (a synchronous call waiting on a futex, or a call_future) then settles the
 //      call: the deadline and the stop callback are disarmed, and its memory may go.
 //
-// The tuning policy (tuning/none.hpp names its hooks) may change who reads and when requests
-// leave: with tuning::automatic a lone synchronous caller reads its own reply (tuning/own_reply.hpp),
-// a waiting caller may spin for a moment before it sleeps (tuning/spin.hpp), and callers woken by
-// one batch of replies send their next requests together (tuning/request_batching.hpp). None of
-// them changes which call a reply completes or how a call ends.
+// The tuning policy gives the engine two strategies (tuning/none.hpp names them): `client_send`,
+// how requests are sent, and `client_wait`, how a reply is awaited. With tuning::automatic callers
+// woken by one batch of replies send their next requests together (tuning/request_batching.hpp),
+// a lone synchronous caller reads its own reply (tuning/own_reply.hpp) and a waiting caller may
+// spin for a moment before it sleeps (tuning/spin.hpp); with tuning::none neither does anything.
+// Neither changes which call a reply completes or how a call ends.
 #pragma once
 
 #include <poll.h>
@@ -25,7 +26,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,7 +42,6 @@
 #include "../../config.hpp"
 #include "../../context.hpp"
 #include "../../detail/assert.hpp"
-#include "../../detail/futex.hpp"
 #include "../../detail/seq_map.hpp"
 #include "../../net/frame_reader.hpp"
 #include "../../net/frame_writer.hpp"
@@ -55,13 +54,28 @@
 #include "../../tuning/own_reply.hpp"
 #include "../../wire/frame.hpp"
 #include "../link.hpp"
+#include "client_calls.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// The threaded client's fixed sizes, each with what it trades (docs/transports.md lists them all).
+struct threaded_client_sizes {
+  // Requests queued while the socket is full before the connection breaks: a server that stops
+  // reading fails the calls after this much, rather than let the client's memory grow.
+  static constexpr std::size_t max_pending_output = std::size_t{64} << 20;
+  // The receiving thread's recv buffer, on its stack: more replies per recv against more stack
+  // touched by a burst.
+  static constexpr std::size_t receive_buffer = std::size_t{64} << 10;
+  // The buffer of a caller reading replies itself (its own, or while it spins), on its stack:
+  // smaller than the receiving thread's, since it reads for one call.
+  static constexpr std::size_t caller_buffer = std::size_t{16} << 10;
+};
+
 template <class Tuning>
 class threaded_client_engine {
-  using hooks = typename Tuning::client_hooks;
+  using sending = typename Tuning::client_send;  // how requests are sent
+  using waiting = typename Tuning::client_wait;  // how a reply is awaited
 
  public:
   // One call in flight. Whoever owns it (a waiting caller, a future) keeps it alive until settle().
@@ -96,13 +110,14 @@ class threaded_client_engine {
         server_max_frame_size_(connection.server_max_frame_size),
         runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
         scheduler_(&runtime_->scheduler()),
-        writer_(stream_, std::size_t{64} << 20, &want_write, this, nullptr, &runtime_->chunk_pool()),
+        writer_(stream_, threaded_client_sizes::max_pending_output, &want_write, this, nullptr,
+                &runtime_->chunk_pool()),
         reader_(opts.limits.max_frame_size),
-        tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, runtime_->cpus(), runtime_->waiting_callers(),
-                                     &on_broken, this}),
+        send_(setup(opts)),
+        wait_(setup(opts)),
         receiver_([this] { receive(); }) {
     // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
-    if constexpr (hooks::callers_read)
+    if constexpr (waiting::callers_read)
       if (stream_.blocking_reads()) net::set_blocking(stream_.fd());
   }
 
@@ -111,7 +126,7 @@ class threaded_client_engine {
     // close() failed every pending call, and closed_ refuses new ones: no call is left to be
     // completed by a dead engine. (The receiving thread is joined; nobody else holds the engine.)
     GEERPC_ASSERT(pending_.size() == 0, "threaded client: a call pending past the engine's end");
-    tuning_.stop();  // no call is left for a hook to act on
+    send_.stop();  // no call is left for the strategy to act on
   }
 
   threaded_client_engine(const threaded_client_engine&) = delete;
@@ -177,10 +192,14 @@ class threaded_client_engine {
  private:
   using clock = std::chrono::steady_clock;
 
+  tuning::client_setup setup(const options& opts) {
+    return {writer_, *scheduler_, opts.tuning, runtime_->cpus(), runtime_->waiting_callers(), &on_broken, this};
+  }
+
   // Every completion goes through here, exactly once per call.
   void finish(pending_call& call, call_outcome&& outcome) noexcept {
     call.outcome = std::move(outcome);
-    tuning_.call_completing(call.synchronous);
+    if (call.synchronous) send_.caller_due();  // woken, its caller sends its next request soon
     call.complete();
   }
 
@@ -216,7 +235,7 @@ class threaded_client_engine {
     // fires by. A null test and a clock read, as before: no indirect call.
     const auto now = scheduler_->now();
     // Asked first, so that a call that ends below still counts in its caller's history.
-    const bool may_hold = call.synchronous && tuning_.caller_may_hold(now);
+    const bool may_hold = call.synchronous && send_.caller_begins(now);
     if (ctx.stop_token().stop_requested()) {
       finish(call, canceled_outcome());
       return false;
@@ -227,7 +246,7 @@ class threaded_client_engine {
     }
     // Only a caller that nothing else needs to wake may sleep in recv() or poll() rather than on
     // its call.
-    const bool may_read = hooks::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
+    const bool may_read = waiting::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
     bool reads_own = false;
     bool wake_receiver = false;
     bool closed = false, going_away = false;
@@ -238,7 +257,7 @@ class threaded_client_engine {
       if (!closed && !going_away) {
         call.seq = ++last_seq_;
         pending_.insert(call.seq, &call);
-        if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
+        reads_own = wait_.call_added(may_read, wake_receiver);  // tuning::none's: never
       }
     }
     if (closed || going_away) {  // completed outside the lock: a completion hook may start another call
@@ -252,7 +271,7 @@ class threaded_client_engine {
         call.timed = true;
         scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
       }
-      if (tuning_.send_request(frame, may_hold) == net::frame_writer::status::broken) fail_all();
+      if (send_.send(frame, may_hold) == net::frame_writer::status::broken) fail_all();
     } catch (...) {  // out of memory arming the timer or queueing the frame: the call must not stay
                      // in the table or the heap
       const bool taken = take(call.seq, &call) != nullptr;
@@ -274,7 +293,7 @@ class threaded_client_engine {
     bool wake_receiver = false;
     {
       std::lock_guard lock(mutex_);
-      wake_receiver = tuning_.caller_done(!pending_.empty());
+      wake_receiver = wait_.caller_done(!pending_.empty());
     }
     if (wake_receiver) wake_.signal();
   }
@@ -284,7 +303,7 @@ class threaded_client_engine {
   // receiving thread, a reader that cannot allocate ends the process rather than lose calls.
   template <class Call, class Wait>
   void read_own_reply(Call& call, const context& ctx, const Wait& wait) noexcept {
-    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
+    std::byte buffer[threaded_client_sizes::caller_buffer];  // on the stack: pages are touched only as data arrives
     std::unique_lock lock(reading_);
     const bool open = detail::read_own_reply(
         stream_, ctx.deadline(), wait, receive_timeout_, [&] { return call.done(); },
@@ -301,7 +320,7 @@ class threaded_client_engine {
   template <class Wait, class Done>
   void spin_until_done(const Wait& wait, Done done) noexcept {
     if (!wait.may_spin()) return;
-    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
+    std::byte buffer[threaded_client_sizes::caller_buffer];  // on the stack: pages are touched only as data arrives
     wait.spin_until([&] {
       if (done()) return true;
       if (std::unique_lock lock(reading_, std::try_to_lock);
@@ -346,9 +365,10 @@ class threaded_client_engine {
   // read wants itself: the receiving thread must then go on flushing, never wait for the caller's
   // reading_ (a large request would never finish going out).
   void receive() {
-    std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
+    std::byte buffer[threaded_client_sizes::receive_buffer];  // on this thread's stack: pages are touched only as data
+                                                              // arrives
     for (;;) {
-      const bool watching = tuning_.receiver_watches();
+      const bool watching = wait_.receiver_watches();
       const bool want_write = want_write_.load(std::memory_order_acquire);
       auto events = (watching ? POLLIN : POLLRDHUP) | (want_write ? POLLOUT : 0);
       const bool plain = stream_.plain();
@@ -371,9 +391,9 @@ class threaded_client_engine {
           return fail_all();
         }
         lock.unlock();
-        if constexpr (hooks::callers_read) {
+        if constexpr (waiting::callers_read) {
           std::lock_guard table(mutex_);
-          tuning_.receiver_read(!pending_.empty());
+          wait_.receiver_read(!pending_.empty());
         }
       }
     }
@@ -402,11 +422,7 @@ class threaded_client_engine {
       {
         // One recv's replies at a time, so that a peer keeping the socket full never keeps
         // requests held (tuning/request_batching.hpp).
-        tuning_.reader_arrives();
-        struct leave_at_end {
-          hooks& tuning;
-          ~leave_at_end() { tuning.reader_leaves(); }
-        } leave{tuning_};
+        [[maybe_unused]] const auto turn = send_.reading();
         broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
           valid = deliver(bytes);
           return valid;
@@ -452,43 +468,17 @@ class threaded_client_engine {
   std::atomic<bool> want_write_{false};
   std::atomic<bool> stopping_{false};
 
-  mutable std::mutex mutex_;  // guards the pending table and closed_ (and the tuning's socket watch)
+  mutable std::mutex mutex_;  // guards the pending table and closed_ (and client_wait's socket watch)
   seq_map<pending_call> pending_;
   std::uint64_t last_seq_ = 0;
   bool closed_ = false;
   bool going_away_ = false;  // the server sent goaway: new calls fail with errc::going_away
 
-  hooks tuning_;  // after what its hooks use
+  sending send_;  // after what the strategies use
+  waiting wait_;
 
   std::once_flag joined_;
   std::jthread receiver_;  // last: starts once everything it uses exists
-};
-
-// A synchronous call's completion. The caller announces that it sleeps (a futex), so the completer
-// makes the wake-up system call only when someone sleeps. The completer's last touch is the final
-// store, so the caller may destroy the call as soon as it sees `released`.
-template <class Engine>
-class blocking_wait_call final : public Engine::pending_call {
- public:
-  void complete() noexcept override {
-    const std::uint32_t before = state_.exchange(completed, std::memory_order_acq_rel);
-    // Only whoever took the call's entry from the pending table completes it: exactly once.
-    GEERPC_ASSERT(before == waiting || before == sleeping, "threaded client: a call completed twice");
-    if (before == sleeping) futex_wake_one(state_);
-    state_.store(released, std::memory_order_release);
-  }
-  bool done() const noexcept { return state_.load(std::memory_order_acquire) != waiting; }
-  void wait() noexcept {
-    std::uint32_t expected = waiting;
-    if (state_.compare_exchange_strong(expected, sleeping, std::memory_order_acq_rel))
-      while (state_.load(std::memory_order_acquire) == sleeping) futex_wait(state_, sleeping);
-    // Between `completed` and `released` the completer is a few instructions from done.
-    while (state_.load(std::memory_order_acquire) != released) std::this_thread::yield();
-  }
-
- private:
-  static constexpr std::uint32_t waiting = 0, sleeping = 1, completed = 2, released = 3;
-  std::atomic<std::uint32_t> state_{waiting};
 };
 
 template <class Tuning>
@@ -497,92 +487,21 @@ call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<
   blocking_wait_call<threaded_client_engine> call;
   call.reply = &reply;
   call.synchronous = true;
-  const auto waiting = tuning_.waiting();
-  if constexpr (hooks::callers_read) {
+  const auto waiter = wait_.waiting();
+  if constexpr (waiting::callers_read) {
     if (begin(call, ctx, frame, true))
-      read_own_reply(call, ctx, waiting);
+      read_own_reply(call, ctx, waiter);
     else
-      spin_until_done(waiting, [&] { return call.done(); });
+      spin_until_done(waiter, [&] { return call.done(); });
   } else {
     begin(call, ctx, frame, false);
-    spin_until_done(waiting, [&] { return call.done(); });
+    spin_until_done(waiter, [&] { return call.done(); });
   }
   call.wait();
   settle(call);
-  tuning_.caller_returns();
+  send_.caller_returns(scheduler_->now());
   return std::move(call.outcome);
 }
-
-// An asynchronous call's state, shared by its future and the engine until the future settles it.
-// Waiting uses a mutex and a condition variable, for wait_until; the completer notifies under the
-// mutex, so the future may destroy the state as soon as it sees `done`.
-template <class Engine>
-class async_call final : public Engine::pending_call, public async_state {
- public:
-  explicit async_call(std::shared_ptr<Engine> owner, completion_hook hook = {})
-      : engine_(std::move(owner)), hook_(std::move(hook)) {
-    this->reply = &sink_;
-  }
-
-  void complete() noexcept override {
-    // Before `done`: the future may destroy the call after that. What the hook throws (it builds
-    // strings) must not leave this noexcept function.
-    if (hook_) {
-      try {
-        hook_(this->outcome);
-      } catch (...) {
-      }
-    }
-    continuation next;
-    {
-      std::lock_guard lock(mutex_);
-      // Only whoever took the call's entry from the pending table completes it: exactly once.
-      GEERPC_ASSERT(!done_, "threaded client: a call completed twice");
-      done_ = true;
-      next = next_;
-      done_changed_.notify_all();
-    }
-    // Last: it may destroy this call (its owner is the continuation, which nobody else waits for).
-    if (next.run != nullptr) next.run(next.context);
-  }
-  bool then(continuation next) override {
-    std::lock_guard lock(mutex_);
-    GEERPC_ASSERT(next_.run == nullptr, "threaded client: a call's continuation set twice");
-    if (done_) return false;
-    next_ = next;
-    return true;
-  }
-  void forget() noexcept override {
-    std::lock_guard lock(mutex_);
-    next_ = {};
-  }
-  bool done() const override {
-    std::lock_guard lock(mutex_);
-    return done_;
-  }
-  void wait() const override {
-    std::unique_lock lock(mutex_);
-    done_changed_.wait(lock, [&] { return done_; });
-  }
-  bool wait_until(std::chrono::steady_clock::time_point deadline) const override {
-    std::unique_lock lock(mutex_);
-    return done_changed_.wait_until(lock, deadline, [&] { return done_; });
-  }
-  void cancel() override { engine_->cancel(*this, canceled_outcome(), true); }
-  void settle() override { engine_->settle(*this); }
-  const call_outcome& final_outcome() const override { return this->outcome; }
-  std::span<const std::byte> body() const override { return body_; }
-
- private:
-  std::shared_ptr<Engine> engine_;  // outlives the client if the future does
-  completion_hook hook_;
-  std::vector<std::byte> body_;
-  reply_sink sink_ = reply_sink::into(body_);
-  mutable std::mutex mutex_;
-  mutable std::condition_variable done_changed_;
-  bool done_ = false;
-  continuation next_;  // guarded by mutex_
-};
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
