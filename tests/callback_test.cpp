@@ -15,11 +15,11 @@
 #include "catch.hpp"
 #include "support.hpp"
 
-// No anonymous namespace in this file: GCC (-Wsubobject-linkage) refuses a coroutine frame whose
-// types use one in a unity batch, where this file is not the main source. The named one suffices.
 namespace callback_test {
 
 using namespace std::chrono_literals;
+
+namespace {
 
 // The smallest coroutine type: starts at once, nobody resumes it but its awaits, frees itself at
 // the end. Nothing of geerpc's: co_await works in any coroutine.
@@ -32,6 +32,8 @@ struct detached {
     void unhandled_exception() noexcept { std::terminate(); }
   };
 };
+
+}  // namespace
 
 TEMPLATE_TEST_CASE("then() hands each result to its callback once, as calls complete, not in the order made",
                    "[callback]", GEERPC_ASYNC_TRANSPORTS) {
@@ -141,6 +143,8 @@ TEMPLATE_TEST_CASE(
                                               geerpc::errc::connection_closed});
 }
 
+namespace {
+
 // What the coroutines below saw. Written on whichever thread resumed them; read by the test once
 // `finished` is set.
 struct awaited {
@@ -189,6 +193,8 @@ detached await_cancellable(Client& client, std::stop_token stop, awaited& out) {
   out.finished.set();
 }
 
+}  // namespace
+
 TEMPLATE_TEST_CASE("co_await suspends a coroutine until its call completes, and it resumes where the call completed",
                    "[callback][coroutine]", GEERPC_ASYNC_TRANSPORTS) {
   test::arith_server<geerpc::threaded> s;
@@ -235,6 +241,8 @@ TEMPLATE_TEST_CASE("a coroutine's call is cancelled through its context's stop_t
   CHECK(s.arith.stops_seen.wait_for_at_least(1));
 }
 
+namespace {
+
 // Its frame is destroyed by its owner, not at its end: for destroying one while it is suspended.
 struct owned {
   struct promise_type {
@@ -262,6 +270,8 @@ detached hold_several(Client& client, awaited& out) {
   out.unknown = co_await std::move(calls[0]).as_result();
   out.finished.set();
 }
+
+}  // namespace
 
 TEMPLATE_TEST_CASE("a coroutine destroyed while suspended on a call cancels it and is not resumed",
                    "[callback][coroutine]", GEERPC_ASYNC_TRANSPORTS) {

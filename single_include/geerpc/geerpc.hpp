@@ -3539,9 +3539,14 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// How long a caller spins before it sleeps: about one wake-up of a halted virtual CPU. A longer
-// spin wins little more and burns a CPU the peer may need.
+// How long a caller spins before it sleeps, by default (tuning::settings::spin): about one wake-up
+// of a halted virtual CPU. A longer spin wins little more and burns a CPU the peer may need.
 inline constexpr std::chrono::microseconds spin_budget{50};
+
+// The clock a spin is measured by: steady_clock's, or a test's.
+struct steady_now {
+  std::chrono::steady_clock::time_point operator()() const noexcept { return std::chrono::steady_clock::now(); }
+};
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -3559,6 +3564,7 @@ class reply_wait {
   // `several`: whether the runtime has CPUs to spare.
   reply_wait(std::atomic<int>& waiting, std::chrono::microseconds budget, bool several) noexcept
       : waiting_(waiting), budget_(budget), several_(several) {
+    GEERPC_ASSERT(budget.count() >= 0, "reply_wait: a negative spin budget");
     waiting_.fetch_add(1, std::memory_order_relaxed);
   }
   ~reply_wait() { waiting_.fetch_sub(1, std::memory_order_relaxed); }
@@ -3567,18 +3573,22 @@ class reply_wait {
 
   // Whether spinning pays now: several CPUs, and no other caller of the runtime waiting.
   bool may_spin() const noexcept {
-    return several_ && budget_.count() > 0 && waiting_.load(std::memory_order_relaxed) == 1;
+    const int waiting = waiting_.load(std::memory_order_relaxed);
+    // This waiter counts itself from its construction to its end.
+    GEERPC_ASSERT(waiting >= 1, "reply_wait: a waiter that the count of waiting callers misses");
+    return several_ && budget_.count() > 0 && waiting == 1;
   }
 
-  // Polls `done` for up to spin_budget when spinning pays; returns its last answer. `done` may
-  // make a system call: the clock is read after each poll.
-  template <class Done>
-  bool spin_until(Done&& done) const {
+  // Polls `done` for up to the budget, by `now` (a clock: steady_clock's unless a test's), when
+  // spinning pays; returns its last answer. `done` may make a system call: the clock is read
+  // after each poll.
+  template <class Done, class Now = steady_now>
+  bool spin_until(Done&& done, Now now = {}) const {
     if (!may_spin()) return done();
-    const auto until = std::chrono::steady_clock::now() + budget_;
+    const auto until = now() + budget_;
     for (;;) {
       if (done()) return true;
-      if (std::chrono::steady_clock::now() >= until) return done();
+      if (now() >= until) return done();
       cpu_relax();
     }
   }
@@ -3598,10 +3608,14 @@ namespace tuning {
 
 struct settings {
   // How long a waiting caller looks for its reply before it sleeps, when it is the only caller of
-  // the process waiting and a CPU is spare (spin.hpp). 0: never spin.
-  std::chrono::microseconds spin = std::chrono::microseconds(50);
+  // its runtime waiting and a CPU is spare (spin.hpp; the threaded client's client_wait and the
+  // blocking client). Trades a CPU burnt for up to this long against a sleeping thread's wake-up
+  // (tens of microseconds on a VM whose idle CPUs halt). 0: never spin.
+  std::chrono::microseconds spin = detail::spin_budget;
   // Whether requests made together and replies answered together are held for a moment to leave
-  // in one send (request_batching.hpp, reply_holds.hpp). Off: each goes out on its own.
+  // in one send (request_batching.hpp, reply_holds.hpp). Trades up to a millisecond or two of a
+  // held request's latency, when its senders are kept off the CPU, for one send and one wake-up
+  // of the peer per batch. Off: each goes out on its own.
   bool batching = true;
   // The CPUs the heuristics assume this process has; 0: its runtime's (runtime_options::cpus, by
   // default detected from the CPU affinity and the cgroup CPU quota). Several heuristics (spinning, running a handler
@@ -3817,7 +3831,8 @@ struct options {
   client_timeouts timeouts{};
   client_limits limits{};
   // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
-  // (tuning/settings.hpp). The defaults suit most programs.
+  // (tuning/settings.hpp); the blocking client's caller spins by `spin` and `cpus` too. The
+  // defaults suit most programs.
   tuning::settings tuning{};
   // The stream layer between the connection's bytes and its socket: null (the default) for a
   // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
@@ -9220,7 +9235,7 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/client/dial.hpp
 // ---- begin geerpc/tuning/automatic.hpp
 // geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
-// folder behind the hooks that tuning::none (none.hpp) names, each with its knob in
+// folder behind the strategies that tuning::none (none.hpp) names, each with its knob in
 // tuning::settings. bench/README.md says what each one buys. The server's hooks are in
 // automatic_server.hpp.
 
@@ -9489,6 +9504,7 @@ class frame_writer {
   // Queues a frame without sending it, so that frames written in a row go out in one send; the
   // caller owes a flush() (or a later write()) that sends them. Past `batch_limit` queued bytes, or
   // when another thread is sending or the socket is full, this is a plain write().
+  // batch_limit trades fewer sends for bytes held back: past it a batch is worth its own send.
   static constexpr std::size_t batch_limit = 64u << 10;
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
@@ -9550,7 +9566,9 @@ class frame_writer {
   //
   // Precondition: this thread is the sender (sending_ == true). `progressed`: bytes went out
   // already on this call.
-  static constexpr std::size_t max_parts = 64;  // blocks per send: 4 MiB of standard ones
+  // Blocks per send (4 MiB of standard ones): fewer system calls for a long queue against the
+  // iovec array on the sender's stack.
+  static constexpr std::size_t max_parts = 64;
   status drain_locked(std::unique_lock<std::mutex>& lock, bool progressed) {
     GEERPC_ASSERT(sending_, "frame_writer: only the sender drains");
     while (!queue_.empty()) {
@@ -9678,11 +9696,18 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_writer.hpp
 // ---- begin geerpc/tuning/none.hpp
 // geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
-// performance heuristic reaches them only through the hooks named here, which a tuning policy
-// provides: `geerpc::basic_threaded<Tuning>`. tuning::none is the reference: each hook does the
-// plain thing (or nothing) and compiles to nothing, so basic_threaded<tuning::none> is the core
-// alone. tuning::automatic (automatic.hpp), the default, fills the hooks with the heuristics of
-// this folder, one file each.
+// performance heuristic reaches them only through the strategies named here, each a type that a
+// tuning policy provides for `geerpc::basic_threaded<Tuning>` and that decides one thing:
+//
+//   client_send    how a client's requests are sent: at once, or held to leave with others
+//   client_wait    how a client's caller awaits its reply: who reads the socket, and whether the
+//                  caller spins before it sleeps
+//   server_hooks   how the server schedules reads and handlers, and when it holds replies
+//
+// tuning::none is the reference: each strategy does the plain thing (or nothing) and compiles to
+// nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
+// the default, fills them with the heuristics of this folder, one file each. The numbers each one
+// reads are listed in docs/transports.md ("Settings and constants").
 
 
 
@@ -9694,8 +9719,9 @@ class server_connection;  // server/connection.hpp
 
 namespace tuning {
 
-// What a client engine hands its hooks: its writer, the scheduler, the user's knobs, its runtime's
-// CPU budget and count of waiting callers, and how to fail every call when a send the hooks made broke the connection.
+// What a client engine hands its two strategies: its writer, the scheduler, the user's knobs, its
+// runtime's CPU budget and count of waiting callers, and how to fail every call when a send the
+// strategy made broke the connection.
 struct client_setup {
   net::frame_writer& writer;
   detail::deadline_scheduler& scheduler;
@@ -9720,49 +9746,66 @@ struct server_setup {
 };
 
 struct none {
-  // A threaded client's hooks, in the order a call meets them.
-  class client_hooks {
+  // How requests are sent (request_batching.hpp is the heuristic): each request goes out at once.
+  // The engine calls it as a call meets it: caller_begins() and send() as the call starts,
+  // caller_due() as it completes, caller_returns() as its caller returns; and a reader holds a
+  // reader_turn while it hands out what one recv brought.
+  class client_send {
    public:
-    explicit client_hooks(const client_setup& setup) noexcept : writer_(setup.writer) {}
+    using clock = std::chrono::steady_clock;
+    explicit client_send(const client_setup& setup) noexcept : writer_(setup.writer) {}
 
-    // A synchronous caller begins a call: whether its request may wait for others (batching).
-    bool caller_may_hold(std::chrono::steady_clock::time_point) noexcept { return false; }
-    // Sends a request, or holds it to go out with others.
-    net::frame_writer::status send_request(std::span<const std::byte> frame, bool) { return writer_.write(frame); }
+    // A synchronous caller begins a call at `now` (its runtime's clock): whether its request may
+    // wait for others.
+    bool caller_begins(clock::time_point) noexcept { return false; }
+    // Sends a request, or, with `may_hold`, may hold it to go out with others.
+    net::frame_writer::status send(std::span<const std::byte> frame, bool) { return writer_.write(frame); }
+    // Threads that will send soon. A synchronous caller whose call is completing (woken, it sends
+    // its next request) is due until it returns from its call at `now`.
+    void caller_due() noexcept {}
+    void caller_returns(clock::time_point) noexcept {}
+    // A reader is due while it hands out what one recv brought (it completes calls whose callers
+    // send): for as long as the turn lives.
+    struct reader_turn {};
+    reader_turn reading() noexcept { return {}; }
+    // The engine is closing: nothing runs on its own after this.
+    void stop() noexcept {}
 
-    // Whether a lone synchronous caller reads its own reply (own_reply.hpp) instead of waiting
-    // for the receiving thread to hand it over; with `false` the receiving thread always watches
-    // the socket, and the watch hooks below are never called.
+   private:
+    net::frame_writer& writer_;
+  };
+
+  // How a reply is awaited (own_reply.hpp and spin.hpp are the heuristics): the receiving thread
+  // always reads the socket and hands each reply over; a caller sleeps at once.
+  class client_wait {
+   public:
+    explicit client_wait(const client_setup&) noexcept {}
+
+    // Whether a lone synchronous caller may read its own reply instead of waiting for the
+    // receiving thread to hand it over. With `false` the receiving thread always watches the
+    // socket, and the engine compiles none of the four functions below.
     static constexpr bool callers_read = false;
+    // Who watches the socket, changed under the client's lock on its pending table. A call was
+    // added: whether its caller (`may_read`) watches; sets `wake_receiver` when the receiving
+    // thread must be woken to watch instead.
     bool call_added(bool, bool& wake_receiver) noexcept { return wake_receiver = false; }
+    // The watching caller is done: whether the receiving thread must be woken to take over.
     bool caller_done(bool) noexcept { return false; }
+    // The receiving thread read, and calls are pending or not.
     void receiver_read(bool) noexcept {}
+    // Whether the receiving thread waits for replies now (otherwise only for the connection's end).
     bool receiver_watches() const noexcept { return true; }
 
-    // How a synchronous caller waits: `waiting()` lives while it waits; a spin before sleeping
-    // (spin.hpp) polls `done` for a moment.
-    struct wait {
-      bool may_spin() const noexcept { return false; }
+    // How a synchronous caller waits: the waiter lives while it waits; a spin before sleeping
+    // polls `done` for a moment.
+    struct waiter {
+      static constexpr bool may_spin() noexcept { return false; }
       template <class Done>
       bool spin_until(Done&& done) const {
         return done();
       }
     };
-    wait waiting() const noexcept { return {}; }
-
-    // A reader is about to hand out what one recv brought, and is done with it (batching).
-    void reader_arrives() noexcept {}
-    void reader_leaves() noexcept {}
-    // A call is about to be completed; `synchronous`: its caller will send again soon (batching).
-    void call_completing(bool) noexcept {}
-    // A synchronous caller returns from its call (batching).
-    void caller_returns() noexcept {}
-
-    // The engine is closing: no hook runs on its own after this.
-    void stop() noexcept {}
-
-   private:
-    net::frame_writer& writer_;
+    waiter waiting() const noexcept { return {}; }
   };
 
   // A threaded server's hooks, in the order a round of the pool meets them.
@@ -9874,7 +9917,11 @@ class socket_watch {
 // the watching caller, under the engine's reading lock, uses it.
 class receive_timeout {
  public:
+  // The least time left to the deadline when a recv under the timeout ends: room for the kernel's
+  // rounding, against the stretch that costs a poll() and a recv() per reply.
   static constexpr std::chrono::milliseconds margin{25};
+  // The timeouts used: short enough that the kernel rounds them by a tick or two, long enough
+  // that a long wait wakes only about 30 times a second to look at the clock.
   static constexpr std::chrono::milliseconds short_step{16};
   static constexpr std::chrono::milliseconds long_step{32};
 
@@ -9887,6 +9934,10 @@ class receive_timeout {
       if (!net::set_receive_timeout(fd, want)) return false;
       set_ = want;
     }
+    // A recv under the timeout ends at least the margin before the deadline; without one, it
+    // waits for data alone.
+    GEERPC_ASSERT(left ? set_.count() != 0 && set_ + margin <= *left : set_.count() == 0,
+                  "receive_timeout: a recv that may outlast its call's deadline");
     return true;
   }
 
@@ -9917,10 +9968,12 @@ class receive_timeout {
 // complete such a call, and a close shuts the socket down, which ends the recv), with the socket's
 // receive timeout below the call's deadline (receive_timeout above); otherwise, and in the last
 // stretch before the deadline, in poll() (for POLLIN and what the stream's session wants) with
-// the deadline, at which it calls `expire()`. Returns false when the connection is over.
-template <class Done, class ReadOnce, class Expire>
+// the deadline, at which it calls `expire()`. Returns false when the connection is over. `now`
+// reads the clock the deadline is compared with (steady_clock's; a test's fake one).
+template <class Done, class ReadOnce, class Expire, class Now = steady_now>
 bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::steady_clock::time_point>& deadline,
-                    const reply_wait& wait, receive_timeout& timeout, Done done, ReadOnce read_once, Expire expire) {
+                    const reply_wait& wait, receive_timeout& timeout, Done done, ReadOnce read_once, Expire expire,
+                    Now now_fn = {}) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
   if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
@@ -9929,7 +9982,7 @@ bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::
     // the socket readable long past this call's deadline.
     std::optional<std::chrono::steady_clock::duration> left;
     if (deadline) {
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = now_fn();
       if (now >= *deadline) {
         expire();
         break;
@@ -10025,7 +10078,7 @@ class watchdog {
   // look misses is one whose caller sees armed_ clear and arms it.
   void arm() noexcept {
     if (!armed_.load() && !armed_.exchange(true))
-      scheduler_.schedule(timer_, deadline_scheduler::clock::now() + period_, &on_timer, this);
+      scheduler_.schedule(timer_, scheduler_.now() + period_, &on_timer, this);  // the runtime's clock
   }
 
   static void on_timer(void* context) {
@@ -10071,12 +10124,21 @@ class due_senders {
 
   // A thread will send soon: a caller whose call is about to complete, a reader about to hand out
   // replies. Each arrive() is matched by exactly one leave().
-  void arrive() noexcept { state_.fetch_add(1, std::memory_order_seq_cst); }
+  void arrive() noexcept {
+    const std::uint32_t before = state_.fetch_add(1, std::memory_order_seq_cst);
+    // The count stays below the held bit: far fewer threads than that are ever due at once.
+    GEERPC_ASSERT((before & ~held_bit) < held_bit - 1, "due_senders: too many threads due");
+  }
 
   // That thread is done. Returns true when it was the last one due and something is held: it must
   // then send what is held and call sent(), unless it is a caller that keeps the lot for its next
   // request (see the top).
-  bool leave() noexcept { return state_.fetch_sub(1, std::memory_order_seq_cst) == (held_bit | 1); }
+  bool leave() noexcept {
+    const std::uint32_t before = state_.fetch_sub(1, std::memory_order_seq_cst);
+    // Every leave() matches an arrive(): the count of threads due never goes below zero.
+    GEERPC_ASSERT((before & ~held_bit) != 0, "due_senders: a thread left that was not due");
+    return before == (held_bit | 1);
+  }
 
   // Whether a request sent now should be held instead.
   bool any() const noexcept { return (state_.load(std::memory_order_seq_cst) & ~held_bit) != 0; }
@@ -10146,14 +10208,10 @@ class request_batching {
   // Once no call is left to hold a request: after this, no look runs.
   void stop() { watch_.stop(); }
 
-  // A call is about to be completed; a synchronous caller woken now will send its next request soon.
-  void call_completing(bool synchronous) noexcept {
-    if (enabled_ && synchronous) due_.arrive();
-  }
-
-  // A reader is about to hand out what one recv brought (it completes calls whose callers send),
-  // and is done with it.
-  void reader_arrives() noexcept {
+  // A thread will send soon: a synchronous caller whose call is about to be completed (woken, it
+  // sends its next request), or a reader about to hand out what one recv brought (it completes
+  // calls whose callers send). A reader done with it leaves.
+  void arrive() noexcept {
     if (enabled_) due_.arrive();
   }
   void reader_leaves() { leave(false); }
@@ -10164,9 +10222,19 @@ class request_batching {
     if (!enabled_) return false;
     caller_history& mine = history();
     const bool same_client = std::exchange(mine.returned_from, 0) == id_;
+    // Both times come from the engine's runtime clock: a return is never after the next call.
+    GEERPC_ASSERT(!same_client || now >= mine.returned_at, "request_batching: a call began before its caller returned");
     const bool quick = same_client && now - mine.returned_at <= due_senders::quick_return;
     mine.quick_returns = quick ? std::min(mine.quick_returns + 1, due_senders::quick_streak) : 0;
     return same_client;
+  }
+
+  // Whether the calling thread, on returning now, keeps what is held for its next request: it
+  // came straight back for its last quick_streak calls.
+  bool caller_keeps_lot() const noexcept {
+    const caller_history& mine = history();
+    GEERPC_ASSERT(mine.quick_returns <= due_senders::quick_streak, "request_batching: a streak past its cap");
+    return mine.quick_returns >= due_senders::quick_streak;
   }
 
   // Sends a request, or, when allowed, holds it while threads that will send soon are due.
@@ -10189,12 +10257,13 @@ class request_batching {
 
   // A synchronous caller returns from its call, once done with it: the last one due sends what is
   // held, unless it is expected straight back with its next request, which takes the lot along.
-  void caller_returns() {
+  // `now`: by the clock caller_may_hold() is given (the engine's runtime's).
+  void caller_returns(clock::time_point now) {
     if (!enabled_) return;
-    leave(history().quick_returns >= due_senders::quick_streak);
+    leave(caller_keeps_lot());
     caller_history& mine = history();
     mine.returned_from = id_;
-    mine.returned_at = clock::now();
+    mine.returned_at = now;
   }
 
  private:
@@ -10258,41 +10327,59 @@ GEERPC_BEGIN_NAMESPACE
 namespace tuning {
 
 struct automatic {
-  class client_hooks {
+  // Request batching (request_batching.hpp): requests of callers woken together leave together.
+  class client_send {
    public:
-    explicit client_hooks(const client_setup& setup)
-        : waiting_callers_(setup.waiting_callers),
-          spin_(setup.knobs.spin),
-          several_cpus_(setup.knobs.several_cpus(setup.runtime_cpus)),
-          batching_(setup.writer, setup.scheduler, setup.knobs.batching, setup.broken, setup.engine) {}
+    using clock = std::chrono::steady_clock;
+    explicit client_send(const client_setup& setup)
+        : batching_(setup.writer, setup.scheduler, setup.knobs.batching, setup.broken, setup.engine) {}
 
-    // Request batching (request_batching.hpp).
-    bool caller_may_hold(std::chrono::steady_clock::time_point now) noexcept { return batching_.caller_may_hold(now); }
-    net::frame_writer::status send_request(std::span<const std::byte> frame, bool may_hold) {
+    bool caller_begins(clock::time_point now) noexcept { return batching_.caller_may_hold(now); }
+    net::frame_writer::status send(std::span<const std::byte> frame, bool may_hold) {
       return batching_.send_request(frame, may_hold);
     }
-    void reader_arrives() noexcept { batching_.reader_arrives(); }
-    void reader_leaves() { batching_.reader_leaves(); }
-    void call_completing(bool synchronous) noexcept { batching_.call_completing(synchronous); }
-    void caller_returns() { batching_.caller_returns(); }
+    void caller_due() noexcept { batching_.arrive(); }
+    void caller_returns(clock::time_point now) { batching_.caller_returns(now); }
+    class reader_turn {
+     public:
+      explicit reader_turn(detail::request_batching& batching) noexcept : batching_(batching) { batching_.arrive(); }
+      ~reader_turn() { batching_.reader_leaves(); }
+      reader_turn(const reader_turn&) = delete;
+      reader_turn& operator=(const reader_turn&) = delete;
+
+     private:
+      detail::request_batching& batching_;
+    };
+    reader_turn reading() noexcept { return reader_turn(batching_); }
     void stop() { batching_.stop(); }
 
-    // A lone caller reads its own reply (own_reply.hpp).
+   private:
+    detail::request_batching batching_;
+  };
+
+  // A lone caller reads its own reply (own_reply.hpp), and spins for a moment before it sleeps
+  // (spin.hpp).
+  class client_wait {
+   public:
+    explicit client_wait(const client_setup& setup) noexcept
+        : waiting_callers_(setup.waiting_callers),
+          spin_(setup.knobs.spin),
+          several_cpus_(setup.knobs.several_cpus(setup.runtime_cpus)) {}
+
     static constexpr bool callers_read = true;
     bool call_added(bool may_read, bool& wake_receiver) noexcept { return watch_.call_added(may_read, wake_receiver); }
     bool caller_done(bool calls_pending) noexcept { return watch_.caller_done(calls_pending); }
     void receiver_read(bool calls_pending) noexcept { watch_.receiver_read(calls_pending); }
     bool receiver_watches() const noexcept { return watch_.receiver_watches(); }
 
-    // A spin before sleeping (spin.hpp).
-    detail::reply_wait waiting() const noexcept { return detail::reply_wait(waiting_callers_, spin_, several_cpus_); }
+    using waiter = detail::reply_wait;
+    waiter waiting() const noexcept { return waiter(waiting_callers_, spin_, several_cpus_); }
 
    private:
     std::atomic<int>& waiting_callers_;
     const std::chrono::microseconds spin_;
     const bool several_cpus_;
     detail::socket_watch watch_;
-    detail::request_batching batching_;
   };
 
   // With the engines that use them: automatic_server.hpp (a program that only makes calls
@@ -10317,14 +10404,33 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// The blocking client's fixed numbers, each with what it trades (docs/transports.md lists them all).
+struct blocking_client_constants {
+  // How long the first waiting caller may be overtaken by callers that come later, before the
+  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
+  // saves a thread switch per call under load; the bound keeps that from starving anyone.
+  static constexpr std::chrono::milliseconds overtake_limit{1};
+  // Requests queued while the socket is full before the connection breaks.
+  static constexpr std::size_t max_pending_output = std::size_t{64} << 20;
+  // The receive buffer a connection starts with and shrinks back to: fewer reads per reply
+  // against memory held by an idle connection.
+  static constexpr std::size_t initial_buffer = std::size_t{16} << 10;
+  // A buffer grown past this by a big reply is given back after it: a big reply's memory is not
+  // kept for the connection's life, at the price of growing again for the next big one.
+  static constexpr std::size_t kept_buffer = std::size_t{64} << 10;
+};
+
 class blocking_client_engine {
  public:
   blocking_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
         runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
-        writer_(stream_, std::size_t{64} << 20, nullptr, nullptr, nullptr, &runtime_->chunk_pool()),
-        max_frame_size_(opts.limits.max_frame_size) {}
+        writer_(stream_, blocking_client_constants::max_pending_output, nullptr, nullptr, nullptr,
+                &runtime_->chunk_pool()),
+        max_frame_size_(opts.limits.max_frame_size),
+        spin_(opts.tuning.spin),
+        several_cpus_(opts.tuning.several_cpus(runtime_->cpus())) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -10361,10 +10467,7 @@ class blocking_client_engine {
     return count;
   }
 
-  // How long the first waiting caller may be overtaken by callers that come later, before the
-  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
-  // saves a thread switch per call under load; the bound keeps that from starving anyone.
-  static constexpr std::chrono::milliseconds overtake_limit{1};
+  static constexpr std::chrono::milliseconds overtake_limit = blocking_client_constants::overtake_limit;
 
  private:
   bool connected() const noexcept { return !closed_.load(std::memory_order_acquire); }
@@ -10506,7 +10609,7 @@ class blocking_client_engine {
 
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
-    const reply_wait waiting(runtime_->waiting_callers(), spin_budget, runtime_->cpus() > 1);
+    const reply_wait waiting(runtime_->waiting_callers(), spin_, several_cpus_);
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
@@ -10651,7 +10754,7 @@ class blocking_client_engine {
 
   // After a big reply: gives the grown buffer back, keeping what is held for the next call.
   void trim_buffer() {
-    if (buffer_.size() <= (64u << 10) || end_ - begin_ > initial_buffer_size) return;
+    if (buffer_.size() <= blocking_client_constants::kept_buffer || end_ - begin_ > initial_buffer_size) return;
     std::vector<std::byte> smaller(initial_buffer_size);
     std::memcpy(smaller.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
@@ -10669,9 +10772,11 @@ class blocking_client_engine {
   // Its CPU budget, waiting callers and writer blocks; no thread (this transport starts no scheduler).
   const std::shared_ptr<runtime> runtime_;
   net::frame_writer writer_;
-  const std::uint32_t max_frame_size_;  // of a reply
-  net::event_fd wake_;                  // a stop_token's way into poll()
-  static constexpr std::size_t initial_buffer_size = 16u << 10;
+  const std::uint32_t max_frame_size_;    // of a reply
+  net::event_fd wake_;                    // a stop_token's way into poll()
+  const std::chrono::microseconds spin_;  // tuning::settings::spin (spin.hpp)
+  const bool several_cpus_;
+  static constexpr std::size_t initial_buffer_size = blocking_client_constants::initial_buffer;
   // Received bytes: [begin_, end_) are not consumed yet. Only the caller whose turn it is touches them.
   std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);
   std::size_t begin_ = 0, end_ = 0;
@@ -10704,42 +10809,15 @@ GEERPC_END_NAMESPACE
 //   4. The caller (a synchronous call waiting on a futex, or a call_future) then settles the
 //      call: the deadline and the stop callback are disarmed, and its memory may go.
 //
-// The tuning policy (tuning/none.hpp names its hooks) may change who reads and when requests
-// leave: with tuning::automatic a lone synchronous caller reads its own reply (tuning/own_reply.hpp),
-// a waiting caller may spin for a moment before it sleeps (tuning/spin.hpp), and callers woken by
-// one batch of replies send their next requests together (tuning/request_batching.hpp). None of
-// them changes which call a reply completes or how a call ends.
+// The tuning policy gives the engine two strategies (tuning/none.hpp names them): `client_send`,
+// how requests are sent, and `client_wait`, how a reply is awaited. With tuning::automatic callers
+// woken by one batch of replies send their next requests together (tuning/request_batching.hpp),
+// a lone synchronous caller reads its own reply (tuning/own_reply.hpp) and a waiting caller may
+// spin for a moment before it sleeps (tuning/spin.hpp); with tuning::none neither does anything.
+// Neither changes which call a reply completes or how a call ends.
 
 
 
-// ---- begin geerpc/detail/futex.hpp
-// geerpc: the Linux futex, for a caller waiting on one reply. std::atomic::wait in libstdc++ 12
-// first spins with a dozen sched_yield calls, each a system call; a waiter that knows what it is
-// waiting for does better to say whether it sleeps, so that the waker skips the wake-up when
-// nobody sleeps.
-
-#include <linux/futex.h>
-#include <sys/syscall.h>
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "futex needs a plain 32-bit word");
-
-// Sleeps while `word` holds `expected` (returns at once if it does not; may wake spuriously).
-inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
-}
-
-inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/futex.hpp
 // ---- begin geerpc/detail/seq_map.hpp
 // geerpc: a map from sequence number to a pointer, for the calls in flight on one connection. Open
 // addressing with linear probing and backward-shift deletion, in one array that grows and shrinks
@@ -10923,6 +11001,10 @@ class frame_reader {
  public:
   explicit frame_reader(std::uint32_t max_frame_size) noexcept : max_frame_size_(max_frame_size) {}
 
+  // A partial-frame buffer grown past this is given back once its frame is whole: a big frame's
+  // memory is not kept for the connection's life, at the price of growing again for the next one.
+  static constexpr std::size_t kept_partial = std::size_t{64} << 10;
+
   // Calls on_frame(std::span<const std::byte> whole_frame) for every frame completed by `data`;
   // on_frame returns false to stop (the rest of `data` is dropped). Returns nullptr, or why the
   // stream is broken (the connection must then be closed: its framing can no longer be trusted).
@@ -10940,7 +11022,7 @@ class frame_reader {
       if (now.what == wire::frame_scan::state::complete) {
         const bool go_on = on_frame(std::span<const std::byte>(partial_));
         partial_.clear();
-        if (partial_.capacity() > (64u << 10)) std::vector<std::byte>().swap(partial_);
+        if (partial_.capacity() > kept_partial) std::vector<std::byte>().swap(partial_);
         if (!go_on) return nullptr;
       }
     }
@@ -10983,414 +11065,44 @@ class frame_reader {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_reader.hpp
+// ---- begin geerpc/transport/threaded/client_calls.hpp
+// geerpc: the threaded client's two kinds of call, each the engine's pending_call with its own
+// way of waiting for completion: a synchronous caller's (blocking_wait_call, on a futex) and an
+// asynchronous call's state behind its future (async_call, a mutex and a condition variable).
+// The engine (client.hpp) completes either exactly once.
+
+
+// ---- begin geerpc/detail/futex.hpp
+// geerpc: the Linux futex, for a caller waiting on one reply. std::atomic::wait in libstdc++ 12
+// first spins with a dozen sched_yield calls, each a system call; a waiter that knows what it is
+// waiting for does better to say whether it sleeps, so that the waker skips the wake-up when
+// nobody sleeps.
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-template <class Tuning>
-class threaded_client_engine {
-  using hooks = typename Tuning::client_hooks;
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "futex needs a plain 32-bit word");
 
- public:
-  // One call in flight. Whoever owns it (a waiting caller, a future) keeps it alive until settle().
-  class pending_call {
-   public:
-    call_outcome outcome;
-    const reply_sink* reply = nullptr;  // where a successful reply's body goes
+// Sleeps while `word` holds `expected` (returns at once if it does not; may wake spuriously).
+inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
 
-    // Called exactly once, by whoever completed the call; afterwards it must not touch *this.
-    virtual void complete() noexcept = 0;
+inline void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
 
-   protected:
-    pending_call() = default;
-    ~pending_call() = default;
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/futex.hpp
 
-   private:
-    friend class threaded_client_engine;
-    struct stop_action {
-      pending_call* call;
-      void operator()() const noexcept { call->engine->cancel(*call, canceled_outcome(), true); }
-    };
-    threaded_client_engine* engine = nullptr;
-    std::uint64_t seq = 0;
-    deadline_scheduler::timer timer;
-    bool timed = false;        // the timer was set: settle() must cancel it
-    bool synchronous = false;  // a call() caller: it will send its next request soon after completion
-    std::optional<std::stop_callback<stop_action>> on_stop;
-  };
-
-  threaded_client_engine(connection_info connection, const options& opts)
-      : stream_(std::move(connection.stream)),
-        server_max_frame_size_(connection.server_max_frame_size),
-        runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
-        scheduler_(&runtime_->scheduler()),
-        writer_(stream_, std::size_t{64} << 20, &want_write, this, nullptr, &runtime_->chunk_pool()),
-        reader_(opts.limits.max_frame_size),
-        tuning_(tuning::client_setup{writer_, *scheduler_, opts.tuning, runtime_->cpus(), runtime_->waiting_callers(),
-                                     &on_broken, this}),
-        receiver_([this] { receive(); }) {
-    // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
-    if constexpr (hooks::callers_read)
-      if (stream_.blocking_reads()) net::set_blocking(stream_.fd());
-  }
-
-  ~threaded_client_engine() {
-    close();
-    // close() failed every pending call, and closed_ refuses new ones: no call is left to be
-    // completed by a dead engine. (The receiving thread is joined; nobody else holds the engine.)
-    GEERPC_ASSERT(pending_.size() == 0, "threaded client: a call pending past the engine's end");
-    tuning_.stop();  // no call is left for a hook to act on
-  }
-
-  threaded_client_engine(const threaded_client_engine&) = delete;
-  threaded_client_engine& operator=(const threaded_client_engine&) = delete;
-
-  std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
-
-  // Whether new calls may be made: not closed, and the server has not said it is going away.
-  bool is_open() const {
-    std::lock_guard lock(mutex_);
-    return !closed_ && !going_away_;
-  }
-
-  // Whether the calling thread is the receiving thread (where completions run).
-  bool on_own_thread() const noexcept { return std::this_thread::get_id() == receiver_.get_id(); }
-
-  // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
-  call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
-
-  // Sends a request and arms its deadline and cancellation. From here on `call` completes exactly
-  // once; its owner waits for that, then calls settle().
-  void start(pending_call& call, const context& ctx, std::span<std::byte> frame) { begin(call, ctx, frame, false); }
-
-  // After completion: disarms the deadline and the stop callback, waiting for either if it is
-  // running right now, so that the call's memory can go.
-  void settle(pending_call& call) {
-    if (call.timed) scheduler_->cancel(call.timer);
-    call.on_stop.reset();
-  }
-
-  // Completes `call` with `outcome` if nothing else has; tells the server when asked to.
-  bool cancel(pending_call& call, call_outcome outcome, bool tell_server) {
-    if (!take(call.seq, &call)) return false;
-    if (tell_server) {
-      const auto frame = cancel_frame(call.seq);
-      // A writer that breaks here dropped other callers' queued requests too: fail them all.
-      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
-    }
-    finish(call, std::move(outcome));
-    return true;
-  }
-
-  // Fails every pending call with connection_closed, makes later calls fail fast, and stops the
-  // receiving thread. Safe from several threads at once; calls in progress elsewhere see
-  // connection_closed.
-  void close() {
-    fail_all();
-    stopping_.store(true, std::memory_order_release);
-    wake_.signal();
-    // A completion (a callback, a coroutine resumed by its call) runs on the receiving thread:
-    // closing the client there would have that thread join itself.
-    GEERPC_ASSERT(std::this_thread::get_id() != receiver_.get_id(),
-                  "threaded client: closed or destroyed from its own receiving thread (in a callback or a "
-                  "coroutine resumed by a call): close it from another thread");
-    std::call_once(joined_, [&] { receiver_.join(); });
-  }
-
-  std::size_t pending_count() const {
-    std::lock_guard lock(mutex_);
-    return pending_.size();
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-
-  // Every completion goes through here, exactly once per call.
-  void finish(pending_call& call, call_outcome&& outcome) noexcept {
-    call.outcome = std::move(outcome);
-    tuning_.call_completing(call.synchronous);
-    call.complete();
-  }
-
-  // Removes the entry of `seq` (only if it belongs to `expected`, when given): whoever succeeds
-  // owns the call's completion.
-  pending_call* take(std::uint64_t seq, pending_call* expected = nullptr) {
-    std::lock_guard lock(mutex_);
-    if (expected == nullptr) return pending_.erase(seq);  // a reply: whichever call it is for
-    if (pending_.find(seq) != expected) return nullptr;
-    pending_.erase(seq);
-    return expected;
-  }
-
-  static void on_deadline(void* context) {
-    auto& call = *static_cast<pending_call*>(context);
-    call.engine->expire(call);
-  }
-
-  // Completes `call` with deadline_exceeded if nothing else has. No cancel frame: the server has
-  // the same deadline.
-  void expire(pending_call& call) { cancel(call, deadline_exceeded_outcome(), false); }
-
-  // start(); with `may_read_own_reply` (a synchronous caller), the tuning may make the caller the
-  // socket's watcher instead of the receiving thread: then this returns true, no deadline timer is
-  // armed, and the caller must call read_own_reply() next.
-  bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
-    // A call object serves one call: begun twice, it would have two entries and two completions.
-    GEERPC_ASSERT(call.engine == nullptr && call.seq == 0, "threaded client: a call begun twice");
-    // deliver() writes a successful reply's body there, on whichever thread reads it.
-    GEERPC_ASSERT(call.reply != nullptr, "threaded client: a call without a place for its reply");
-    call.engine = this;
-    // The runtime's clock (steady_clock's, unless a test's manual clock): the one the deadline
-    // fires by. A null test and a clock read, as before: no indirect call.
-    const auto now = scheduler_->now();
-    // Asked first, so that a call that ends below still counts in its caller's history.
-    const bool may_hold = call.synchronous && tuning_.caller_may_hold(now);
-    if (ctx.stop_token().stop_requested()) {
-      finish(call, canceled_outcome());
-      return false;
-    }
-    if (ctx.deadline() && *ctx.deadline() <= now) {
-      finish(call, deadline_exceeded_outcome());
-      return false;
-    }
-    // Only a caller that nothing else needs to wake may sleep in recv() or poll() rather than on
-    // its call.
-    const bool may_read = hooks::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
-    bool reads_own = false;
-    bool wake_receiver = false;
-    bool closed = false, going_away = false;
-    {
-      std::lock_guard lock(mutex_);
-      closed = closed_;
-      going_away = going_away_;
-      if (!closed && !going_away) {
-        call.seq = ++last_seq_;
-        pending_.insert(call.seq, &call);
-        if constexpr (hooks::callers_read) reads_own = tuning_.call_added(may_read, wake_receiver);
-      }
-    }
-    if (closed || going_away) {  // completed outside the lock: a completion hook may start another call
-      finish(call, closed ? connection_closed_outcome() : going_away_outcome());
-      return false;
-    }
-    if (wake_receiver) wake_.signal();
-    stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
-    try {
-      if (ctx.deadline() && !reads_own) {
-        call.timed = true;
-        scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
-      }
-      if (tuning_.send_request(frame, may_hold) == net::frame_writer::status::broken) fail_all();
-    } catch (...) {  // out of memory arming the timer or queueing the frame: the call must not stay
-                     // in the table or the heap
-      const bool taken = take(call.seq, &call) != nullptr;
-      if (reads_own) stop_watching();  // after take(): the call no longer counts as pending
-      if (!taken) return false;        // a deadline or a close completed it already: that stands
-      if (call.timed) scheduler_->cancel(call.timer);
-      throw;
-    }
-    // After the request is sent or queued, so that a cancel frame never overtakes the request it
-    // cancels.
-    if (ctx.stop_token().stop_possible())
-      call.on_stop.emplace(ctx.stop_token(), typename pending_call::stop_action{&call});
-    return reads_own;
-  }
-
-  // The caller that watched the socket, once its call is complete (or never sent), hands the
-  // watch to the receiving thread if other calls are pending.
-  void stop_watching() {
-    bool wake_receiver = false;
-    {
-      std::lock_guard lock(mutex_);
-      wake_receiver = tuning_.caller_done(!pending_.empty());
-    }
-    if (wake_receiver) wake_.signal();
-  }
-
-  // The caller made the socket's watcher by begin() waits here until its call completes, reading
-  // and handing other calls' replies to their owners (tuning/own_reply.hpp). noexcept: like the
-  // receiving thread, a reader that cannot allocate ends the process rather than lose calls.
-  template <class Call, class Wait>
-  void read_own_reply(Call& call, const context& ctx, const Wait& wait) noexcept {
-    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
-    std::unique_lock lock(reading_);
-    const bool open = detail::read_own_reply(
-        stream_, ctx.deadline(), wait, receive_timeout_, [&] { return call.done(); },
-        [&](bool wait_for_data) { return read_ready(buffer, sizeof buffer, false, wait_for_data); },
-        [&] { expire(call); });
-    // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
-    if (!open) fail_all();
-    stop_watching();
-  }
-
-  // A waiting caller reads for a moment itself when the tuning says spinning pays and nobody else
-  // is reading: on loopback its reply is often microseconds away, while the receiving thread,
-  // asleep in poll, would first need a CPU woken (tuning/spin.hpp). noexcept for the reason above.
-  template <class Wait, class Done>
-  void spin_until_done(const Wait& wait, Done done) noexcept {
-    if (!wait.may_spin()) return;
-    std::byte buffer[16 << 10];  // on the stack: pages are touched only as data arrives
-    wait.spin_until([&] {
-      if (done()) return true;
-      if (std::unique_lock lock(reading_, std::try_to_lock);
-          lock.owns_lock() && !read_ready(buffer, sizeof buffer, false)) {
-        lock.unlock();
-        fail_all();
-      }
-      return done();
-    });
-  }
-
-  // The pending calls are taken one at a time, each completed before the next is taken: a
-  // completion may run user code (a callback, a coroutine) that cancels or drops another pending
-  // call, which then completes it itself instead of waiting for this loop.
-  void fail_all() {
-    std::vector<std::uint64_t> orphans;
-    {
-      std::lock_guard lock(mutex_);
-      if (!closed_) {
-        closed_ = true;
-        stream_.shutdown();
-      }
-      orphans.reserve(pending_.size());
-      pending_.for_each([&](std::uint64_t seq, pending_call*) { orphans.push_back(seq); });
-    }
-    for (const std::uint64_t seq : orphans)
-      if (pending_call* call = take(seq)) finish(*call, connection_closed_outcome());
-  }
-  static void on_broken(void* context) { static_cast<threaded_client_engine*>(context)->fail_all(); }
-
-  static void want_write(void* context, bool want) {
-    auto& self = *static_cast<threaded_client_engine*>(context);
-    self.want_write_.store(want, std::memory_order_release);
-    if (want) self.wake_.signal();
-  }
-
-  // The receiving thread: waits for replies (or, while a caller watches the socket, only for the
-  // connection's end), for writability while requests wait for the socket, and for a wake-up.
-  // With a session (stream.hpp's rules 2 and 3), bytes it holds are read without waiting, it waits
-  // for what the session wants too, and any readiness retries both the flush and, while it
-  // watches, the read. While a caller watches, that caller reads, and waits for what the session's
-  // read wants itself: the receiving thread must then go on flushing, never wait for the caller's
-  // reading_ (a large request would never finish going out).
-  void receive() {
-    std::byte buffer[64 << 10];  // on this thread's stack: pages are touched only as data arrives
-    for (;;) {
-      const bool watching = tuning_.receiver_watches();
-      const bool want_write = want_write_.load(std::memory_order_acquire);
-      auto events = (watching ? POLLIN : POLLRDHUP) | (want_write ? POLLOUT : 0);
-      const bool plain = stream_.plain();
-      const bool held = !plain && watching && stream_.buffered();
-      if (!plain && (watching || want_write)) events |= stream_.wants();
-      pollfd fds[2] = {{stream_.fd(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
-      if (::poll(fds, 2, held ? 0 : -1) < 0 && errno != EINTR) return fail_all();
-      if (fds[1].revents & POLLIN) {
-        wake_.drain();
-        if (stopping_.load(std::memory_order_acquire)) return;
-      }
-      const bool retry_both = !plain && (held || fds[0].revents != 0);
-      if ((retry_both || (fds[0].revents & POLLOUT)) && writer_.flush() == net::frame_writer::status::broken)
-        return fail_all();
-      const short read_on = static_cast<short>((watching ? POLLIN : 0) | POLLRDHUP | POLLHUP | POLLERR);
-      if ((retry_both && watching) || (fds[0].revents & read_on)) {
-        std::unique_lock lock(reading_);  // a caller reading its own reply holds it until done
-        if (!read_ready(buffer, sizeof buffer, true)) {
-          lock.unlock();
-          return fail_all();
-        }
-        lock.unlock();
-        if constexpr (hooks::callers_read) {
-          std::lock_guard table(mutex_);
-          tuning_.receiver_read(!pending_.empty());
-        }
-      }
-    }
-  }
-
-  // Reads and hands out replies; returns false once the connection is over. The receiving thread
-  // reads until the socket is empty; a caller spinning for its reply reads once, so that it never
-  // stays past its spin however fast replies come; `wait` lets the first recv wait for data (a
-  // caller reading its own reply). Whoever reads holds reading_.
-  bool read_ready(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
-    if (!reading_over_ && !read_socket(buffer, size, until_empty, wait)) reading_over_ = true;
-    return !reading_over_;
-  }
-
-  // Reads once, or until the socket is empty; with `wait`, the first read waits for data (the
-  // socket is in blocking mode then). Either way it goes on while the stream's session holds bytes
-  // (rule 1): nobody would wait on the socket for those. Returns false when the connection is over.
-  bool read_socket(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
-    for (;;) {
-      const net::io_result r = stream_.read_some(std::span<std::byte>(buffer, size), wait);
-      if (r.status != net::io_status::data) return r.status == net::io_status::would_block;
-      const std::size_t got = r.bytes;
-      wait = false;
-      bool valid = true;
-      const char* broken = nullptr;
-      {
-        // One recv's replies at a time, so that a peer keeping the socket full never keeps
-        // requests held (tuning/request_batching.hpp).
-        tuning_.reader_arrives();
-        struct leave_at_end {
-          hooks& tuning;
-          ~leave_at_end() { tuning.reader_leaves(); }
-        } leave{tuning_};
-        broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
-          valid = deliver(bytes);
-          return valid;
-        });
-      }
-      if (broken != nullptr || !valid) return false;
-      if (stream_.buffered()) continue;
-      if (!until_empty || got < size) return true;  // a short read emptied the socket: no recv for EAGAIN
-    }
-  }
-
-  // Hands a reply to its call. Returns false when the frame breaks the protocol.
-  bool deliver(std::span<const std::byte> bytes) {
-    wire::frame_view frame;
-    if (wire::parse_frame(bytes, frame) != nullptr) return false;
-    if (frame.header.kind == wire::frame_kind::goaway) {  // the calls in flight still get their replies
-      std::lock_guard lock(mutex_);
-      going_away_ = true;
-      return true;
-    }
-    if (frame.header.kind != wire::frame_kind::response) return false;
-    pending_call* call = take(frame.header.seq);
-    if (call == nullptr) return true;  // its caller gave up: drop the late reply
-    if (frame.header.status == 0) {
-      (*call->reply)(frame.body);
-      finish(*call, {});
-    } else {
-      finish(*call, response_outcome(frame.header.status, frame.text));
-    }
-    return true;
-  }
-
-  net::stream stream_;
-  const std::uint32_t server_max_frame_size_;
-  const std::shared_ptr<runtime> runtime_;  // held while the engine lives: its scheduler fires our deadlines
-  deadline_scheduler* const scheduler_;
-  net::frame_writer writer_;
-  std::mutex reading_;  // held by whoever reads the socket: guards reader_, reading_over_, receive_timeout_
-  net::frame_reader reader_;
-  bool reading_over_ = false;
-  receive_timeout receive_timeout_;  // the socket's, for a caller reading its own reply (tuning/own_reply.hpp)
-  net::event_fd wake_;               // wakes the receiver: to stop, to watch for writability, or to watch again
-  std::atomic<bool> want_write_{false};
-  std::atomic<bool> stopping_{false};
-
-  mutable std::mutex mutex_;  // guards the pending table and closed_ (and the tuning's socket watch)
-  seq_map<pending_call> pending_;
-  std::uint64_t last_seq_ = 0;
-  bool closed_ = false;
-  bool going_away_ = false;  // the server sent goaway: new calls fail with errc::going_away
-
-  hooks tuning_;  // after what its hooks use
-
-  std::once_flag joined_;
-  std::jthread receiver_;  // last: starts once everything it uses exists
-};
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
 
 // A synchronous call's completion. The caller announces that it sleeps (a futex), so the completer
 // makes the wake-up system call only when someone sleeps. The completer's last touch is the final
@@ -11418,28 +11130,6 @@ class blocking_wait_call final : public Engine::pending_call {
   static constexpr std::uint32_t waiting = 0, sleeping = 1, completed = 2, released = 3;
   std::atomic<std::uint32_t> state_{waiting};
 };
-
-template <class Tuning>
-call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<std::byte> frame,
-                                                  const reply_sink& reply) {
-  blocking_wait_call<threaded_client_engine> call;
-  call.reply = &reply;
-  call.synchronous = true;
-  const auto waiting = tuning_.waiting();
-  if constexpr (hooks::callers_read) {
-    if (begin(call, ctx, frame, true))
-      read_own_reply(call, ctx, waiting);
-    else
-      spin_until_done(waiting, [&] { return call.done(); });
-  } else {
-    begin(call, ctx, frame, false);
-    spin_until_done(waiting, [&] { return call.done(); });
-  }
-  call.wait();
-  settle(call);
-  tuning_.caller_returns();
-  return std::move(call.outcome);
-}
 
 // An asynchronous call's state, shared by its future and the engine until the future settles it.
 // Waiting uses a mutex and a condition variable, for wait_until; the completer notifies under the
@@ -11511,6 +11201,457 @@ class async_call final : public Engine::pending_call, public async_state {
   bool done_ = false;
   continuation next_;  // guarded by mutex_
 };
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/threaded/client_calls.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The threaded client's fixed sizes, each with what it trades (docs/transports.md lists them all).
+struct threaded_client_sizes {
+  // Requests queued while the socket is full before the connection breaks: a server that stops
+  // reading fails the calls after this much, rather than let the client's memory grow.
+  static constexpr std::size_t max_pending_output = std::size_t{64} << 20;
+  // The receiving thread's recv buffer, on its stack: more replies per recv against more stack
+  // touched by a burst.
+  static constexpr std::size_t receive_buffer = std::size_t{64} << 10;
+  // The buffer of a caller reading replies itself (its own, or while it spins), on its stack:
+  // smaller than the receiving thread's, since it reads for one call.
+  static constexpr std::size_t caller_buffer = std::size_t{16} << 10;
+};
+
+template <class Tuning>
+class threaded_client_engine {
+  using sending = typename Tuning::client_send;  // how requests are sent
+  using waiting = typename Tuning::client_wait;  // how a reply is awaited
+
+ public:
+  // One call in flight. Whoever owns it (a waiting caller, a future) keeps it alive until settle().
+  class pending_call {
+   public:
+    call_outcome outcome;
+    const reply_sink* reply = nullptr;  // where a successful reply's body goes
+
+    // Called exactly once, by whoever completed the call; afterwards it must not touch *this.
+    virtual void complete() noexcept = 0;
+
+   protected:
+    pending_call() = default;
+    ~pending_call() = default;
+
+   private:
+    friend class threaded_client_engine;
+    struct stop_action {
+      pending_call* call;
+      void operator()() const noexcept { call->engine->cancel(*call, canceled_outcome(), true); }
+    };
+    threaded_client_engine* engine = nullptr;
+    std::uint64_t seq = 0;
+    deadline_scheduler::timer timer;
+    bool timed = false;        // the timer was set: settle() must cancel it
+    bool synchronous = false;  // a call() caller: it will send its next request soon after completion
+    std::optional<std::stop_callback<stop_action>> on_stop;
+  };
+
+  threaded_client_engine(connection_info connection, const options& opts)
+      : stream_(std::move(connection.stream)),
+        server_max_frame_size_(connection.server_max_frame_size),
+        runtime_(opts.runtime ? opts.runtime : runtime::default_runtime()),
+        scheduler_(&runtime_->scheduler()),
+        writer_(stream_, threaded_client_sizes::max_pending_output, &want_write, this, nullptr,
+                &runtime_->chunk_pool()),
+        reader_(opts.limits.max_frame_size),
+        send_(setup(opts)),
+        wait_(setup(opts)),
+        receiver_([this] { receive(); }) {
+    // For a caller's recv that waits; a session's reads never wait (its socket stays non-blocking).
+    if constexpr (waiting::callers_read)
+      if (stream_.blocking_reads()) net::set_blocking(stream_.fd());
+  }
+
+  ~threaded_client_engine() {
+    close();
+    // close() failed every pending call, and closed_ refuses new ones: no call is left to be
+    // completed by a dead engine. (The receiving thread is joined; nobody else holds the engine.)
+    GEERPC_ASSERT(pending_.size() == 0, "threaded client: a call pending past the engine's end");
+    send_.stop();  // no call is left for the strategy to act on
+  }
+
+  threaded_client_engine(const threaded_client_engine&) = delete;
+  threaded_client_engine& operator=(const threaded_client_engine&) = delete;
+
+  std::uint32_t server_max_frame_size() const noexcept { return server_max_frame_size_; }
+
+  // Whether new calls may be made: not closed, and the server has not said it is going away.
+  bool is_open() const {
+    std::lock_guard lock(mutex_);
+    return !closed_ && !going_away_;
+  }
+
+  // Whether the calling thread is the receiving thread (where completions run).
+  bool on_own_thread() const noexcept { return std::this_thread::get_id() == receiver_.get_id(); }
+
+  // A synchronous call: sends `frame` and waits for the reply (into `reply`) or the failure.
+  call_outcome call(const context& ctx, std::span<std::byte> frame, const reply_sink& reply);
+
+  // Sends a request and arms its deadline and cancellation. From here on `call` completes exactly
+  // once; its owner waits for that, then calls settle().
+  void start(pending_call& call, const context& ctx, std::span<std::byte> frame) { begin(call, ctx, frame, false); }
+
+  // After completion: disarms the deadline and the stop callback, waiting for either if it is
+  // running right now, so that the call's memory can go.
+  void settle(pending_call& call) {
+    if (call.timed) scheduler_->cancel(call.timer);
+    call.on_stop.reset();
+  }
+
+  // Completes `call` with `outcome` if nothing else has; tells the server when asked to.
+  bool cancel(pending_call& call, call_outcome outcome, bool tell_server) {
+    if (!take(call.seq, &call)) return false;
+    if (tell_server) {
+      const auto frame = cancel_frame(call.seq);
+      // A writer that breaks here dropped other callers' queued requests too: fail them all.
+      if (writer_.write(frame) == net::frame_writer::status::broken) fail_all();
+    }
+    finish(call, std::move(outcome));
+    return true;
+  }
+
+  // Fails every pending call with connection_closed, makes later calls fail fast, and stops the
+  // receiving thread. Safe from several threads at once; calls in progress elsewhere see
+  // connection_closed.
+  void close() {
+    fail_all();
+    stopping_.store(true, std::memory_order_release);
+    wake_.signal();
+    // A completion (a callback, a coroutine resumed by its call) runs on the receiving thread:
+    // closing the client there would have that thread join itself.
+    GEERPC_ASSERT(std::this_thread::get_id() != receiver_.get_id(),
+                  "threaded client: closed or destroyed from its own receiving thread (in a callback or a "
+                  "coroutine resumed by a call): close it from another thread");
+    std::call_once(joined_, [&] { receiver_.join(); });
+  }
+
+  std::size_t pending_count() const {
+    std::lock_guard lock(mutex_);
+    return pending_.size();
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  tuning::client_setup setup(const options& opts) {
+    return {writer_, *scheduler_, opts.tuning, runtime_->cpus(), runtime_->waiting_callers(), &on_broken, this};
+  }
+
+  // Every completion goes through here, exactly once per call.
+  void finish(pending_call& call, call_outcome&& outcome) noexcept {
+    call.outcome = std::move(outcome);
+    if (call.synchronous) send_.caller_due();  // woken, its caller sends its next request soon
+    call.complete();
+  }
+
+  // Removes the entry of `seq` (only if it belongs to `expected`, when given): whoever succeeds
+  // owns the call's completion.
+  pending_call* take(std::uint64_t seq, pending_call* expected = nullptr) {
+    std::lock_guard lock(mutex_);
+    if (expected == nullptr) return pending_.erase(seq);  // a reply: whichever call it is for
+    if (pending_.find(seq) != expected) return nullptr;
+    pending_.erase(seq);
+    return expected;
+  }
+
+  static void on_deadline(void* context) {
+    auto& call = *static_cast<pending_call*>(context);
+    call.engine->expire(call);
+  }
+
+  // Completes `call` with deadline_exceeded if nothing else has. No cancel frame: the server has
+  // the same deadline.
+  void expire(pending_call& call) { cancel(call, deadline_exceeded_outcome(), false); }
+
+  // start(); with `may_read_own_reply` (a synchronous caller), the tuning may make the caller the
+  // socket's watcher instead of the receiving thread: then this returns true, no deadline timer is
+  // armed, and the caller must call read_own_reply() next.
+  bool begin(pending_call& call, const context& ctx, std::span<std::byte> frame, bool may_read_own_reply) {
+    // A call object serves one call: begun twice, it would have two entries and two completions.
+    GEERPC_ASSERT(call.engine == nullptr && call.seq == 0, "threaded client: a call begun twice");
+    // deliver() writes a successful reply's body there, on whichever thread reads it.
+    GEERPC_ASSERT(call.reply != nullptr, "threaded client: a call without a place for its reply");
+    call.engine = this;
+    // The runtime's clock (steady_clock's, unless a test's manual clock): the one the deadline
+    // fires by. A null test and a clock read, as before: no indirect call.
+    const auto now = scheduler_->now();
+    // Asked first, so that a call that ends below still counts in its caller's history.
+    const bool may_hold = call.synchronous && send_.caller_begins(now);
+    if (ctx.stop_token().stop_requested()) {
+      finish(call, canceled_outcome());
+      return false;
+    }
+    if (ctx.deadline() && *ctx.deadline() <= now) {
+      finish(call, deadline_exceeded_outcome());
+      return false;
+    }
+    // Only a caller that nothing else needs to wake may sleep in recv() or poll() rather than on
+    // its call.
+    const bool may_read = waiting::callers_read && may_read_own_reply && !ctx.stop_token().stop_possible();
+    bool reads_own = false;
+    bool wake_receiver = false;
+    bool closed = false, going_away = false;
+    {
+      std::lock_guard lock(mutex_);
+      closed = closed_;
+      going_away = going_away_;
+      if (!closed && !going_away) {
+        call.seq = ++last_seq_;
+        pending_.insert(call.seq, &call);
+        reads_own = wait_.call_added(may_read, wake_receiver);  // tuning::none's: never
+      }
+    }
+    if (closed || going_away) {  // completed outside the lock: a completion hook may start another call
+      finish(call, closed ? connection_closed_outcome() : going_away_outcome());
+      return false;
+    }
+    if (wake_receiver) wake_.signal();
+    stamp_request(frame, call.seq, budget_us(ctx.deadline(), now));
+    try {
+      if (ctx.deadline() && !reads_own) {
+        call.timed = true;
+        scheduler_->schedule(call.timer, *ctx.deadline(), &on_deadline, &call);
+      }
+      if (send_.send(frame, may_hold) == net::frame_writer::status::broken) fail_all();
+    } catch (...) {  // out of memory arming the timer or queueing the frame: the call must not stay
+                     // in the table or the heap
+      const bool taken = take(call.seq, &call) != nullptr;
+      if (reads_own) stop_watching();  // after take(): the call no longer counts as pending
+      if (!taken) return false;        // a deadline or a close completed it already: that stands
+      if (call.timed) scheduler_->cancel(call.timer);
+      throw;
+    }
+    // After the request is sent or queued, so that a cancel frame never overtakes the request it
+    // cancels.
+    if (ctx.stop_token().stop_possible())
+      call.on_stop.emplace(ctx.stop_token(), typename pending_call::stop_action{&call});
+    return reads_own;
+  }
+
+  // The caller that watched the socket, once its call is complete (or never sent), hands the
+  // watch to the receiving thread if other calls are pending.
+  void stop_watching() {
+    bool wake_receiver = false;
+    {
+      std::lock_guard lock(mutex_);
+      wake_receiver = wait_.caller_done(!pending_.empty());
+    }
+    if (wake_receiver) wake_.signal();
+  }
+
+  // The caller made the socket's watcher by begin() waits here until its call completes, reading
+  // and handing other calls' replies to their owners (tuning/own_reply.hpp). noexcept: like the
+  // receiving thread, a reader that cannot allocate ends the process rather than lose calls.
+  template <class Call, class Wait>
+  void read_own_reply(Call& call, const context& ctx, const Wait& wait) noexcept {
+    std::byte buffer[threaded_client_sizes::caller_buffer];  // on the stack: pages are touched only as data arrives
+    std::unique_lock lock(reading_);
+    const bool open = detail::read_own_reply(
+        stream_, ctx.deadline(), wait, receive_timeout_, [&] { return call.done(); },
+        [&](bool wait_for_data) { return read_ready(buffer, sizeof buffer, false, wait_for_data); },
+        [&] { expire(call); });
+    // A close elsewhere may have taken the call and be about to complete it: the caller waits for that.
+    if (!open) fail_all();
+    stop_watching();
+  }
+
+  // A waiting caller reads for a moment itself when the tuning says spinning pays and nobody else
+  // is reading: on loopback its reply is often microseconds away, while the receiving thread,
+  // asleep in poll, would first need a CPU woken (tuning/spin.hpp). noexcept for the reason above.
+  template <class Wait, class Done>
+  void spin_until_done(const Wait& wait, Done done) noexcept {
+    if (!wait.may_spin()) return;
+    std::byte buffer[threaded_client_sizes::caller_buffer];  // on the stack: pages are touched only as data arrives
+    wait.spin_until([&] {
+      if (done()) return true;
+      if (std::unique_lock lock(reading_, std::try_to_lock);
+          lock.owns_lock() && !read_ready(buffer, sizeof buffer, false)) {
+        lock.unlock();
+        fail_all();
+      }
+      return done();
+    });
+  }
+
+  // The pending calls are taken one at a time, each completed before the next is taken: a
+  // completion may run user code (a callback, a coroutine) that cancels or drops another pending
+  // call, which then completes it itself instead of waiting for this loop.
+  void fail_all() {
+    std::vector<std::uint64_t> orphans;
+    {
+      std::lock_guard lock(mutex_);
+      if (!closed_) {
+        closed_ = true;
+        stream_.shutdown();
+      }
+      orphans.reserve(pending_.size());
+      pending_.for_each([&](std::uint64_t seq, pending_call*) { orphans.push_back(seq); });
+    }
+    for (const std::uint64_t seq : orphans)
+      if (pending_call* call = take(seq)) finish(*call, connection_closed_outcome());
+  }
+  static void on_broken(void* context) { static_cast<threaded_client_engine*>(context)->fail_all(); }
+
+  static void want_write(void* context, bool want) {
+    auto& self = *static_cast<threaded_client_engine*>(context);
+    self.want_write_.store(want, std::memory_order_release);
+    if (want) self.wake_.signal();
+  }
+
+  // The receiving thread: waits for replies (or, while a caller watches the socket, only for the
+  // connection's end), for writability while requests wait for the socket, and for a wake-up.
+  // With a session (stream.hpp's rules 2 and 3), bytes it holds are read without waiting, it waits
+  // for what the session wants too, and any readiness retries both the flush and, while it
+  // watches, the read. While a caller watches, that caller reads, and waits for what the session's
+  // read wants itself: the receiving thread must then go on flushing, never wait for the caller's
+  // reading_ (a large request would never finish going out).
+  void receive() {
+    std::byte buffer[threaded_client_sizes::receive_buffer];  // on this thread's stack: pages are touched only as data
+                                                              // arrives
+    for (;;) {
+      const bool watching = wait_.receiver_watches();
+      const bool want_write = want_write_.load(std::memory_order_acquire);
+      auto events = (watching ? POLLIN : POLLRDHUP) | (want_write ? POLLOUT : 0);
+      const bool plain = stream_.plain();
+      const bool held = !plain && watching && stream_.buffered();
+      if (!plain && (watching || want_write)) events |= stream_.wants();
+      pollfd fds[2] = {{stream_.fd(), static_cast<short>(events), 0}, {wake_.get(), POLLIN, 0}};
+      if (::poll(fds, 2, held ? 0 : -1) < 0 && errno != EINTR) return fail_all();
+      if (fds[1].revents & POLLIN) {
+        wake_.drain();
+        if (stopping_.load(std::memory_order_acquire)) return;
+      }
+      const bool retry_both = !plain && (held || fds[0].revents != 0);
+      if ((retry_both || (fds[0].revents & POLLOUT)) && writer_.flush() == net::frame_writer::status::broken)
+        return fail_all();
+      const short read_on = static_cast<short>((watching ? POLLIN : 0) | POLLRDHUP | POLLHUP | POLLERR);
+      if ((retry_both && watching) || (fds[0].revents & read_on)) {
+        std::unique_lock lock(reading_);  // a caller reading its own reply holds it until done
+        if (!read_ready(buffer, sizeof buffer, true)) {
+          lock.unlock();
+          return fail_all();
+        }
+        lock.unlock();
+        if constexpr (waiting::callers_read) {
+          std::lock_guard table(mutex_);
+          wait_.receiver_read(!pending_.empty());
+        }
+      }
+    }
+  }
+
+  // Reads and hands out replies; returns false once the connection is over. The receiving thread
+  // reads until the socket is empty; a caller spinning for its reply reads once, so that it never
+  // stays past its spin however fast replies come; `wait` lets the first recv wait for data (a
+  // caller reading its own reply). Whoever reads holds reading_.
+  bool read_ready(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
+    if (!reading_over_ && !read_socket(buffer, size, until_empty, wait)) reading_over_ = true;
+    return !reading_over_;
+  }
+
+  // Reads once, or until the socket is empty; with `wait`, the first read waits for data (the
+  // socket is in blocking mode then). Either way it goes on while the stream's session holds bytes
+  // (rule 1): nobody would wait on the socket for those. Returns false when the connection is over.
+  bool read_socket(std::byte* buffer, std::size_t size, bool until_empty, bool wait = false) {
+    for (;;) {
+      const net::io_result r = stream_.read_some(std::span<std::byte>(buffer, size), wait);
+      if (r.status != net::io_status::data) return r.status == net::io_status::would_block;
+      const std::size_t got = r.bytes;
+      wait = false;
+      bool valid = true;
+      const char* broken = nullptr;
+      {
+        // One recv's replies at a time, so that a peer keeping the socket full never keeps
+        // requests held (tuning/request_batching.hpp).
+        [[maybe_unused]] const auto turn = send_.reading();
+        broken = reader_.feed(std::span<const std::byte>(buffer, got), [&](std::span<const std::byte> bytes) {
+          valid = deliver(bytes);
+          return valid;
+        });
+      }
+      if (broken != nullptr || !valid) return false;
+      if (stream_.buffered()) continue;
+      if (!until_empty || got < size) return true;  // a short read emptied the socket: no recv for EAGAIN
+    }
+  }
+
+  // Hands a reply to its call. Returns false when the frame breaks the protocol.
+  bool deliver(std::span<const std::byte> bytes) {
+    wire::frame_view frame;
+    if (wire::parse_frame(bytes, frame) != nullptr) return false;
+    if (frame.header.kind == wire::frame_kind::goaway) {  // the calls in flight still get their replies
+      std::lock_guard lock(mutex_);
+      going_away_ = true;
+      return true;
+    }
+    if (frame.header.kind != wire::frame_kind::response) return false;
+    pending_call* call = take(frame.header.seq);
+    if (call == nullptr) return true;  // its caller gave up: drop the late reply
+    if (frame.header.status == 0) {
+      (*call->reply)(frame.body);
+      finish(*call, {});
+    } else {
+      finish(*call, response_outcome(frame.header.status, frame.text));
+    }
+    return true;
+  }
+
+  net::stream stream_;
+  const std::uint32_t server_max_frame_size_;
+  const std::shared_ptr<runtime> runtime_;  // held while the engine lives: its scheduler fires our deadlines
+  deadline_scheduler* const scheduler_;
+  net::frame_writer writer_;
+  std::mutex reading_;  // held by whoever reads the socket: guards reader_, reading_over_, receive_timeout_
+  net::frame_reader reader_;
+  bool reading_over_ = false;
+  receive_timeout receive_timeout_;  // the socket's, for a caller reading its own reply (tuning/own_reply.hpp)
+  net::event_fd wake_;               // wakes the receiver: to stop, to watch for writability, or to watch again
+  std::atomic<bool> want_write_{false};
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex mutex_;  // guards the pending table and closed_ (and client_wait's socket watch)
+  seq_map<pending_call> pending_;
+  std::uint64_t last_seq_ = 0;
+  bool closed_ = false;
+  bool going_away_ = false;  // the server sent goaway: new calls fail with errc::going_away
+
+  sending send_;  // after what the strategies use
+  waiting wait_;
+
+  std::once_flag joined_;
+  std::jthread receiver_;  // last: starts once everything it uses exists
+};
+
+template <class Tuning>
+call_outcome threaded_client_engine<Tuning>::call(const context& ctx, std::span<std::byte> frame,
+                                                  const reply_sink& reply) {
+  blocking_wait_call<threaded_client_engine> call;
+  call.reply = &reply;
+  call.synchronous = true;
+  const auto waiter = wait_.waiting();
+  if constexpr (waiting::callers_read) {
+    if (begin(call, ctx, frame, true))
+      read_own_reply(call, ctx, waiter);
+    else
+      spin_until_done(waiter, [&] { return call.done(); });
+  } else {
+    begin(call, ctx, frame, false);
+    spin_until_done(waiter, [&] { return call.done(); });
+  }
+  call.wait();
+  settle(call);
+  send_.caller_returns(scheduler_->now());
+  return std::move(call.outcome);
+}
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
