@@ -8,6 +8,7 @@
 // its readiness is handed to the server, which admits each new connection to a reactor in turn.
 #pragma once
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
