@@ -99,14 +99,19 @@ class threaded_reactor {
   void join() {
     // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
     // joined; a handler's stop() meanwhile still finds its own thread in them.
-    std::vector<std::thread*> all;
+    std::vector<worker*> all;
     {
       std::lock_guard lock(mutex_);
-      for (auto& w : workers_) all.push_back(&w.thread);
-      for (auto& w : retired_) all.push_back(&w.thread);
+      for (auto& w : workers_) all.push_back(&w);
+      for (auto& w : retired_) all.push_back(&w);
     }
-    for (std::thread* thread : all)
-      if (thread->joinable()) thread->join();
+    for (worker* w : all) {
+      if (w->thread.joinable()) w->thread.join();
+      // A thread started from now on may get the joined one's id: on_own_thread() must not take a
+      // stop() from it (a second stopper made meanwhile) for a handler's, which returns at once.
+      std::lock_guard lock(mutex_);
+      w->id = std::thread::id();
+    }
     {
       std::lock_guard lock(mutex_);
       // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
