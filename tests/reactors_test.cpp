@@ -47,18 +47,13 @@ struct stopper {
   }
 };
 
-}  // namespace reactors_test
-
-using reactors_test::Args;
-using namespace std::chrono_literals;
-
 TEMPLATE_TEST_CASE("connections are spread over io_threads reactors in turn, and calls on every one succeed",
                    "[reactors]", GEERPC_ASYNC_TRANSPORTS) {
   const std::size_t reactors = GENERATE(2u, 4u);
-  test::arith_server<TestType> s(reactors_test::with_reactors(reactors));
+  test::arith_server<TestType> s(with_reactors(reactors));
   // Eight handler threads shared out, and a leader for each reactor.
   CHECK(s.server.thread_count() == 8 + reactors);
-  auto peers = reactors_test::dial_many<TestType>(s.address, 2 * reactors);
+  auto peers = dial_many<TestType>(s.address, 2 * reactors);
   // Each dial's handshake was answered, so its connection has been admitted to a reactor.
   CHECK(s.server.reactor_connections() == std::vector<std::size_t>(reactors, 2));
   for (std::size_t i = 0; i < peers.size(); ++i) {
@@ -70,16 +65,16 @@ TEMPLATE_TEST_CASE("connections are spread over io_threads reactors in turn, and
 
 TEMPLATE_TEST_CASE("io_threads = 1 keeps one epoll set: every connection on it, handlers + 1 threads", "[reactors]",
                    GEERPC_ASYNC_TRANSPORTS) {
-  test::arith_server<TestType> s(reactors_test::with_reactors(1, 2));
+  test::arith_server<TestType> s(with_reactors(1, 2));
   CHECK(s.server.thread_count() == 3);
-  auto peers = reactors_test::dial_many<TestType>(s.address, 4);
+  auto peers = dial_many<TestType>(s.address, 4);
   CHECK(s.server.reactor_connections() == std::vector<std::size_t>{4});
   for (auto& peer : peers) CHECK(peer.template call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}) == 5);
 }
 
 TEMPLATE_TEST_CASE("no more reactors than handler threads: each runs at least one", "[reactors]",
                    GEERPC_ASYNC_TRANSPORTS) {
-  test::arith_server<TestType> s(reactors_test::with_reactors(4, 2));
+  test::arith_server<TestType> s(with_reactors(4, 2));
   CHECK(s.server.reactor_connections().size() == 2);
   CHECK(s.server.thread_count() == 4);  // one handler thread and one leader on each
 }
@@ -113,8 +108,8 @@ TEST_CASE("the handler budget is shared out evenly, the remainder to the first r
 TEMPLATE_TEST_CASE("many callers on connections over every reactor all get their own replies", "[reactors]",
                    GEERPC_ASYNC_TRANSPORTS) {
   const std::size_t reactors = GENERATE(2u, 4u);
-  test::arith_server<TestType> s(reactors_test::with_reactors(reactors));
-  auto peers = reactors_test::dial_many<TestType>(s.address, 8);
+  test::arith_server<TestType> s(with_reactors(reactors));
+  auto peers = dial_many<TestType>(s.address, 8);
   std::atomic<int> wrong{0};
   {
     std::vector<std::jthread> callers;
@@ -136,7 +131,7 @@ TEMPLATE_TEST_CASE("many callers on connections over every reactor all get their
 
 TEMPLATE_TEST_CASE("handlers blocked on one reactor grow its pool, and a quick call on another still gets through",
                    "[reactors][pool]", GEERPC_ASYNC_TRANSPORTS) {
-  test::arith_server<TestType> s(reactors_test::with_reactors(2, 2));
+  test::arith_server<TestType> s(with_reactors(2, 2));
   struct release_at_end {  // Late ignores its stop token: a failed REQUIRE must not leave it blocked
     test::event& release;
     ~release_at_end() { release.set(); }
@@ -157,8 +152,8 @@ TEMPLATE_TEST_CASE("handlers blocked on one reactor grow its pool, and a quick c
 TEMPLATE_TEST_CASE("stop() with handlers running on every reactor stops them all and ends every call",
                    "[reactors][shutdown]", GEERPC_ASYNC_TRANSPORTS) {
   const std::size_t reactors = GENERATE(2u, 4u);
-  auto s = std::make_unique<test::arith_server<TestType>>(reactors_test::with_reactors(reactors));
-  auto peers = reactors_test::dial_many<TestType>(s->address, 3 * reactors);
+  auto s = std::make_unique<test::arith_server<TestType>>(with_reactors(reactors));
+  auto peers = dial_many<TestType>(s->address, 3 * reactors);
   std::atomic<int> ended{0};
   std::vector<std::jthread> callers;
   for (auto& peer : peers)
@@ -178,8 +173,8 @@ TEMPLATE_TEST_CASE("stop() with handlers running on every reactor stops them all
 
 TEMPLATE_TEST_CASE("two threads stopping a server with connections on every reactor both return once it has stopped",
                    "[reactors][shutdown]", GEERPC_ASYNC_TRANSPORTS) {
-  test::arith_server<TestType> s(reactors_test::with_reactors(4));
-  auto peers = reactors_test::dial_many<TestType>(s.address, 4);
+  test::arith_server<TestType> s(with_reactors(4));
+  auto peers = dial_many<TestType>(s.address, 4);
   std::vector<std::jthread> callers;
   for (auto& peer : peers)
     callers.emplace_back([&] { (void)peer.template try_call<int>("Arith.WaitForStop", Args{}); });
@@ -198,9 +193,9 @@ TEMPLATE_TEST_CASE("two threads stopping a server with connections on every reac
 
 TEMPLATE_TEST_CASE("a handler on the last reactor may stop its own server", "[reactors][shutdown]",
                    GEERPC_ASYNC_TRANSPORTS) {
-  reactors_test::stopper<TestType> impl;
-  using api = geerpc::service<"Admin", geerpc::method<"Stop", &reactors_test::stopper<TestType>::stop>>;
-  auto server = std::make_unique<geerpc::basic_server<TestType>>(reactors_test::with_reactors(2));
+  stopper<TestType> impl;
+  using api = geerpc::service<"Admin", geerpc::method<"Stop", &stopper<TestType>::stop>>;
+  auto server = std::make_unique<geerpc::basic_server<TestType>>(with_reactors(2));
   impl.server = server.get();
   server->template add<api>(impl);
   const std::string address = server->listen("127.0.0.1:0");
@@ -218,12 +213,12 @@ TEMPLATE_TEST_CASE("a handler on the last reactor may stop its own server", "[re
 TEMPLATE_TEST_CASE("shutdown() drains calls in flight on every reactor, then stops", "[reactors][shutdown]",
                    GEERPC_ASYNC_TRANSPORTS) {
   const std::size_t reactors = GENERATE(2u, 4u);
-  test::arith_server<TestType> s(reactors_test::with_reactors(reactors));
+  test::arith_server<TestType> s(with_reactors(reactors));
   struct release_at_end {
     test::event& release;
     ~release_at_end() { release.set(); }
   } guard{s.arith.release};
-  auto peers = reactors_test::dial_many<TestType>(s.address, 2 * reactors);
+  auto peers = dial_many<TestType>(s.address, 2 * reactors);
   std::vector<test::future<int, TestType>> calls;
   for (std::size_t i = 0; i < peers.size(); ++i)
     calls.push_back(peers[i].template async_call<int>("Arith.Late", Args{static_cast<int>(i), 0}));
@@ -239,8 +234,8 @@ TEMPLATE_TEST_CASE("shutdown() drains calls in flight on every reactor, then sto
 }
 
 TEST_CASE("the debug page shows the reactors and the connections of each", "[reactors][debug_page]") {
-  test::arith_server<geerpc::threaded> s(reactors_test::with_reactors(2));
-  auto peers = reactors_test::dial_many<geerpc::threaded>(s.address, 3);  // 2 on reactor 0, 1 on reactor 1
+  test::arith_server<geerpc::threaded> s(with_reactors(2));
+  auto peers = dial_many<geerpc::threaded>(s.address, 3);  // 2 on reactor 0, 1 on reactor 1
   // The page's own connection is the fourth: reactor 1's second.
   const std::string json = test::http_get(s.address, "/debug/geerpc/stats.json");
   CHECK(json.find("\"reactors\":2") != std::string::npos);
@@ -248,3 +243,5 @@ TEST_CASE("the debug page shows the reactors and the connections of each", "[rea
   CHECK(json.find("\"threads\":10") != std::string::npos);  // 8 handler threads and 2 leaders
   CHECK(test::http_get(s.address, "/debug/geerpc").find("connections per reactor") != std::string::npos);
 }
+
+}  // namespace reactors_test
