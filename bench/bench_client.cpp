@@ -2,7 +2,9 @@
 // prints the "bench ..." line; W1 and W2 add a "# ... allocs_per_call" line (client and server).
 //   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|plain|blocking]
 //                       [--tuning NAME] [--peer NAME] [--deadline-ms N] [--handle-timeout-ms N]
-//                       [--scale F] [--server-pid N] [--balanced]
+//                       [--scale F] [--server-pid N] [--balanced] [--thread-cpu-of PID]
+//   --thread-cpu-of: prints the CPU time per call of each thread of process PID (the server) over
+//   the timed phase (thread_cpu.hpp).
 //   --transport and --tuning: variants.hpp.
 //   --balanced: the calls go through a geerpc::balanced_client over a static list of this one
 //   server (round-robin), to measure what the balanced client costs over a plain one.
@@ -18,6 +20,7 @@
 #include "arith.hpp"
 #include "harness.hpp"
 #include "storm.hpp"
+#include "thread_cpu.hpp"
 #include "variants.hpp"
 
 namespace {
@@ -85,7 +88,10 @@ int run(int argc, char** argv, const std::string& peer) {
     return clients.front().template call<std::uint64_t>("Arith.Allocations", std::uint8_t{0});
   };
   std::uint64_t client_before = 0, server_before = 0;
+  const int cpu_of = std::atoi(bench::flag(argc, argv, "--thread-cpu-of", "0"));
+  bench::thread_cpu_sample cpu_before;
   bench::result r = bench::run(w, call, [&] {
+    if (cpu_of > 0) cpu_before = bench::sample_threads(cpu_of);
     if (!count_allocations) return;
     server_before = server_allocations();
     client_before = bench::allocations();
@@ -98,6 +104,9 @@ int run(int argc, char** argv, const std::string& peer) {
                  client_per_call, server_per_call);
   }
   bench::print(peer, w, r);
+  if (cpu_of > 0)
+    bench::print_thread_cpu(peer, w.name, cpu_before, bench::sample_threads(cpu_of),
+                            static_cast<double>(r.latencies_ns.size()));
   return r.errors == 0 ? 0 : 1;
 }
 

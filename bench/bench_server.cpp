@@ -2,7 +2,7 @@
 // pid=<pid>" on stdout once it listens, and runs until SIGTERM or SIGINT.
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
 //                       [--handler-threads N] [--max-handler-threads N] [--pool-growth-delay-us N]
-//                       [--no-statistics]
+//                       [--io-threads N] [--no-statistics]
 //   (--transport, --tuning: variants.hpp; --no-statistics: server_options.observability.statistics = false;
 //   the others set the server_options of the same names)
 #include <unistd.h>
@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   // 0 or absent: the default (server_options.threads.max_handlers).
   if (const auto most = std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")); most > 0)
     options.threads.max_handlers = static_cast<std::size_t>(most);
+  // 0 or absent: the default (server_options.threads.io_threads: from the CPU budget).
+  options.threads.io_threads = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--io-threads", "0")));
   if (const char* delay = bench::flag(argc, argv, "--pool-growth-delay-us", nullptr); delay != nullptr)
     options.threads.growth_delay = std::chrono::microseconds(std::atol(delay));
   options.observability.statistics = !bench::has_flag(argc, argv, "--no-statistics");

@@ -16,6 +16,11 @@
 #                        protobuf-compiler-grpc) and gnuplot when missing
 #   STORM_RUNS=10        timeout storms (storm.hpp) per placement, each against a fresh server; 0: none
 #   CALLGRIND=1          0: no instruction counts (they run only where valgrind is installed)
+#   TRANSPORTS="threaded plain blocking"   geerpc's transports to run
+#   IO_THREADS="1 2"     the threaded server once per reactor count (server_options.threads.io_threads),
+#                        named geerpc-threaded-io<N>, with each server thread's CPU time per call
+#                        ("threadcpu"/"reactorcpu" lines in raw.txt); unset: the default count, as
+#                        geerpc-threaded
 #   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,6 +36,8 @@ PEERS_DIR=${PEERS_DIR:-"$root/../shared/peers"}
 INSTALL_DEPS=${INSTALL_DEPS:-0}
 OUT=${OUT:-"$here/results/$(date +%Y%m%d-%H%M%S)"}
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-600}
+IO_THREADS=${IO_THREADS:-}
+TRANSPORTS=${TRANSPORTS:-"threaded plain blocking"}
 
 if [ "$INSTALL_DEPS" = 1 ]; then
   need=()
@@ -91,11 +98,12 @@ await_server_port() {  # pid, output file, name; sets port, or fails saying why
   return 1
 }
 
+server_args=()  # more flags for the next server (--io-threads)
 start_geerpc_server() {  # transport, pin prefix...; sets server_pid and port
   local transport=$1 out
   shift
   out=$(mktemp "$scratch/geerpc-$transport-server.XXXXXX")
-  "$@" "$bin/geerpc_bench_server" --transport "$transport" >"$out" 2>"$out.err" &
+  "$@" "$bin/geerpc_bench_server" --transport "$transport" "${server_args[@]}" >"$out" 2>"$out.err" &
   server_pid=$!
   await_server_port "$server_pid" "$out" "geerpc-$transport" || exit 1
 }
@@ -112,26 +120,44 @@ stop_geerpc_server() {
 run_geerpc() {  # pin
   local pin=()
   [ "$1" = same ] && pin=(taskset -c 0)
-  for transport in threaded plain blocking; do
-    start_geerpc_server "$transport" "${pin[@]}"
-    for w in W1 W2 W3 W4; do
-      wants "$w" || continue
-      timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
-        --workload "$w" --scale "$SCALE" || true
-      if [ "$transport" = threaded ] && { [ "$w" = W1 ] || [ "$w" = W2 ]; }; then
-        timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport threaded --port "$port" \
-          --workload "$w" --scale "$SCALE" --deadline-ms 1000 --handle-timeout-ms 1000 \
-          --peer geerpc-threaded-timeouts || true
+  for transport in $TRANSPORTS; do
+    local counts=default
+    [ "$transport" = threaded ] && [ -n "$IO_THREADS" ] && counts=$IO_THREADS
+    for io in $counts; do
+      local name="geerpc-$transport"
+      server_args=()
+      if [ "$io" != default ]; then
+        name="geerpc-$transport-io$io"
+        server_args=(--io-threads "$io")
       fi
+      run_geerpc_server "$transport" "$name"
     done
-    stop_geerpc_server
-    if wants W5; then  # a fresh server: its peak RSS is part of the result
-      start_geerpc_server "$transport" "${pin[@]}"
-      timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
-        --workload W5 --scale "$SCALE" --server-pid "$server_pid" || true
-      stop_geerpc_server
+  done
+  server_args=()
+}
+
+run_geerpc_server() {  # transport, peer name; uses pin, server_args
+  local transport=$1 name=$2 cpu=()
+  start_geerpc_server "$transport" "${pin[@]}"
+  [ ${#server_args[@]} -eq 0 ] || cpu=(--thread-cpu-of "$server_pid")
+  for w in W1 W2 W3 W4; do
+    wants "$w" || continue
+    timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
+      --workload "$w" --scale "$SCALE" --peer "$name" "${cpu[@]}" || true
+    if [ "$transport" = threaded ] && { [ "$w" = W1 ] || [ "$w" = W2 ]; }; then
+      timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport threaded --port "$port" \
+        --workload "$w" --scale "$SCALE" --deadline-ms 1000 --handle-timeout-ms 1000 \
+        --peer "$name-timeouts" || true
     fi
   done
+  stop_geerpc_server
+  if wants W5; then  # a fresh server: its peak RSS is part of the result
+    start_geerpc_server "$transport" "${pin[@]}"
+    [ ${#server_args[@]} -eq 0 ] || cpu=(--thread-cpu-of "$server_pid")
+    timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
+      --workload W5 --scale "$SCALE" --server-pid "$server_pid" --peer "$name" "${cpu[@]}" || true
+    stop_geerpc_server
+  fi
 }
 
 run_peer() {  # name, pin
@@ -160,7 +186,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for peer in $PEERS; do
       echo "# round $round pin=$pin peer $peer" >&2
       run_peer "$peer" "$pin" 2>>"$OUT/stderr.txt" | while read -r line; do
-        case "$line" in bench\ *) echo "$line round=$round pin=$pin" | tee -a "$raw" ;; esac
+        case "$line" in bench\ * | threadcpu\ * | reactorcpu\ *) echo "$line round=$round pin=$pin" | tee -a "$raw" ;; esac
       done
     done
   done

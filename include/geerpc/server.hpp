@@ -19,6 +19,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "codec/binary.hpp"
 #include "config.hpp"
@@ -126,6 +127,11 @@ class basic_server {
 
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? link::connection_count(*engine_) : 0; }
+  // The open connections of each reactor (threaded transport: server_options.threads.io_threads of
+  // them); one number for the blocking transport; empty while not listening.
+  std::vector<std::size_t> reactor_connections() const {
+    return engine_ ? link::reactor_connections(*engine_) : std::vector<std::size_t>{};
+  }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
   // server was made (server_options.limits.max_pending_output bounds each connection's share).

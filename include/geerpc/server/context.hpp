@@ -31,6 +31,7 @@ struct pool_view {
   std::size_t threads = 0;         // threads that serve (threaded: the pool; blocking: one per connection)
   std::size_t busy = 0;            // of them, inside a handler now
   std::size_t start_failures = 0;  // threads the system would not start
+  std::vector<std::size_t> reactor_connections;  // threaded: the open connections of each reactor
 };
 
 // What every connection of one server shares, grouped by who writes each field: a field is

@@ -193,6 +193,17 @@ struct debug_snapshot {
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+    if (!p.reactor_connections.empty()) read_reactors(p.reactor_connections);
+  }
+
+  // The threaded transport's reactors: how many, and the connections of each ("3 / 2" on the page;
+  // the busiest's count in the JSON).
+  void read_reactors(const std::vector<std::size_t>& connections) {
+    pool.push_back(count("reactors", "reactors (epoll sets, each with its own leader)", connections.size()));
+    std::string text;
+    for (const std::size_t n : connections) text += (text.empty() ? "" : " / ") + std::to_string(n);
+    const std::size_t busiest = *std::max_element(connections.begin(), connections.end());
+    pool.push_back({"busiest_reactor_connections", "connections per reactor", std::move(text), busiest});
   }
 
   void read_now(const server_context& context) {

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../client/call.hpp"
 #include "../config.hpp"
@@ -130,6 +131,8 @@ struct server_link {
   // run until `drain_deadline`, aborts those left, then stops.
   static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
   static std::size_t connection_count(const engine& e);
+  // The open connections of each reactor (one number where the transport has no reactors).
+  static std::vector<std::size_t> reactor_connections(const engine& e);
   // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
   static bool on_own_thread(const engine& e);
   // The threads serving now, and how often the system refused to start one (0 where the

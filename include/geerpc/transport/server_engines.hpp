@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../config.hpp"
 #include "../runtime.hpp"
@@ -48,6 +49,14 @@ void server_link<Transport>::stop(engine& e) {
 template <class Transport>
 std::size_t server_link<Transport>::connection_count(const engine& e) {
   return e.connection_count();
+}
+
+template <class Transport>
+std::vector<std::size_t> server_link<Transport>::reactor_connections(const engine& e) {
+  if constexpr (requires { e.reactor_connections(); })
+    return e.reactor_connections();
+  else
+    return {e.connection_count()};
 }
 
 template <class Transport>

@@ -135,7 +135,7 @@ class blocking_server_engine {
   static pool_view probe(const void* engine) {
     const auto& self = *static_cast<const blocking_server_engine*>(engine);
     std::lock_guard lock(self.mutex_);
-    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0};
+    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0, {}};
   }
   struct peer {
     std::shared_ptr<server_connection> connection;

@@ -1,0 +1,408 @@
+// geerpc: one reactor of the threaded server: an epoll set (reactor_io.hpp) and an elastic pool
+// of threads around it, in the leader/followers style. The life of one request:
+//
+//   1. One thread of the reactor at a time, the leader, waits for I/O (reactor_io::lead()), reads
+//      every ready connection and turns complete frames into requests.
+//   2. The leader stops leading, takes the first new request and queues the rest. Before it runs
+//      a handler, a thread makes sure the I/O stays led: it wakes a waiting thread, or, when none
+//      waits, starts a new one. A woken thread takes a queued request before it leads, and does
+//      the same before it runs it; so requests queued behind slow handlers get a thread each, one
+//      after another, and a burst of quick ones costs few wake-ups.
+//   3. server_connection::run() runs the handler and answers unless the request was answered
+//      already (its deadline or a cancel won: exactly one response); then the request is finished.
+//
+// The pool starts with its core size (its share of threads.handlers) plus one threads, and grows
+// by pool_growth.hpp's rule, one thread at a time, up to its share of threads.max_handlers running
+// handlers plus one to lead. Threads above the core size retire after threads.idle_timeout without
+// work. A thread that cannot be started is counted; the requests wait for a thread that exists.
+// The pool's threads are named "geerpc-r<index>" (top -H, /proc/<pid>/task/*/comm).
+//
+// The tuning policy (tuning/none.hpp names its hooks), one per reactor, may hold replies of one
+// connection to send them together (tuning/reply_holds.hpp), and, on one CPU, run a handler
+// without making sure another thread leads (tuning/unled_runs.hpp).
+#pragma once
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../config.hpp"
+#include "../../detail/assert.hpp"
+#include "../../detail/deadline.hpp"
+#include "../../error.hpp"
+#include "../../options.hpp"
+#include "../../server/connection.hpp"
+#include "../../tuning/none.hpp"
+#include "pool_growth.hpp"
+#include "reactor_io.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Tuning>
+class threaded_reactor {
+  using hooks = typename Tuning::server_hooks;
+  using clock = std::chrono::steady_clock;
+
+ public:
+  // `threads`: this reactor's share of the server's (transport/threaded/server.hpp).
+  threaded_reactor(server_context& context, std::size_t index, const server_threads& threads)
+      : index_(index),
+        io_(context),
+        core_threads_(std::max<std::size_t>(1, threads.handlers)),
+        max_running_(std::max(core_threads_, threads.max_handlers)),
+        idle_limit_(idle_limit(threads.idle_timeout)),
+        growth_(core_threads_, max_running_ + 1, threads.growth_delay, context.scheduler, &on_growth_look, this),
+        slot_used_(max_running_ + 1, false),
+        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
+                                     context.runtime->cpus(), &look_for_leader, this}) {}
+  ~threaded_reactor() = default;  // the server joined its threads (stop())
+
+  threaded_reactor(const threaded_reactor&) = delete;
+  threaded_reactor& operator=(const threaded_reactor&) = delete;
+
+  reactor_io& io() noexcept { return io_; }
+  const reactor_io& io() const noexcept { return io_; }
+
+  // Makes the epoll set and starts as many of the core threads as the system allows: one alone
+  // leads and runs handlers too.
+  void start() {
+    io_.open();
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < core_threads_ + 1; ++i) start_thread_locked();
+    if (threads_ == 0) throw rpc_error(errc::invalid_argument, "rpc server: the system would not start a thread");
+  }
+
+  // Stop's first step, from any thread, handlers' included: no thread starts or retires from now
+  // on, every follower and leader is woken to leave, and the connections are closed.
+  void begin_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+      for (follower* f : idle_) f->wake.notify_one();
+    }
+    io_.begin_closing();
+  }
+
+  // Joins every thread (not from one of them), then drops the requests that never started.
+  void join() {
+    // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
+    // joined; a handler's stop() meanwhile still finds its own thread in them.
+    std::vector<worker*> all;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& w : workers_) all.push_back(&w);
+      for (auto& w : retired_) all.push_back(&w);
+    }
+    for (worker* w : all) {
+      if (w->thread.joinable()) w->thread.join();
+      // A thread started from now on may get the joined one's id: on_own_thread() must not take a
+      // stop() from it (a second stopper made meanwhile) for a handler's, which returns at once.
+      std::lock_guard lock(mutex_);
+      w->id = std::thread::id();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
+      // way. A thread that could not start never counted itself.
+      GEERPC_ASSERT(running_ == 0 && starting_ == 0 && woken_ == 0 && !leading_,
+                    "threaded server: a joined pool still counts a thread at work");
+      workers_.clear();
+      retired_.clear();
+    }
+    growth_.cancel();  // stopping_ is set: nothing arms it again
+    tuning_.stop();
+    std::deque<server_request*> never_ran;
+    {
+      std::lock_guard lock(mutex_);
+      never_ran.swap(queue_);
+    }
+    for (server_request* request : never_ran) server_connection::finish(request);
+  }
+
+  // Whether the calling thread is one of this reactor's.
+  bool on_own_thread() const {
+    std::lock_guard lock(mutex_);
+    const auto me = std::this_thread::get_id();
+    const auto mine = [&](const worker& w) { return w.id == me; };
+    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
+  }
+
+  // The pool now: threads, of them inside a handler, and threads the system would not start.
+  pool_view view() const {
+    std::lock_guard lock(mutex_);
+    return {threads_, running_, start_failures_, {}};
+  }
+
+ private:
+  struct worker {
+    std::thread thread;
+    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
+    std::size_t slot = 0;
+  };
+  using worker_ref = typename std::list<worker>::iterator;
+
+  // A follower asleep until it is woken to take a request or to lead. Each has its own condition
+  // variable, so that the most recently idle is woken first: the others stay idle, and those above
+  // the core size retire.
+  struct follower {
+    std::condition_variable wake;
+    bool woken = false;
+  };
+
+  // threads.idle_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
+  // that long would overflow the clock's arithmetic).
+  static std::optional<std::chrono::nanoseconds> idle_limit(std::chrono::nanoseconds timeout) {
+    if (timeout > std::chrono::hours(24)) return std::nullopt;
+    return std::max(timeout, std::chrono::nanoseconds::zero());
+  }
+
+  // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
+  // and holds back further tries for a moment. Called with mutex_ held.
+  void start_thread_locked() noexcept {
+    // Every live thread holds a slot, and there are max_running_ + 1 of both.
+    const auto slot =
+        static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
+    if (slot == slot_used_.size()) return;
+    try {
+      workers_.emplace_back();
+      const worker_ref self = std::prev(workers_.end());
+      self->slot = slot;
+      self->thread = std::thread([this, self] { work(self); });
+      self->id = self->thread.get_id();
+      slot_used_[slot] = true;
+      ++threads_;
+      ++starting_;
+      // Every live thread holds one of the max_running_ + 1 slots, taken above.
+      GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
+    } catch (...) {
+      if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
+      ++start_failures_;
+      no_start_before_ = clock::now() + std::chrono::milliseconds(50);
+    }
+  }
+
+  // Makes sure a thread is on its way for what this one leaves undone while it runs a handler:
+  // leading the I/O if nobody leads, the queued requests if any. Wakes the most recently idle
+  // follower, unless one is on its way already (woken, or just started), or starts a new one when
+  // the growth rule allows: so the pool grows one thread at a time. Called with mutex_ held.
+  void hand_on_locked() {
+    if (woken_ > 0 || starting_ > 0 || stopping_ || (leading_ && queue_.empty())) return;
+    if (!idle_.empty()) {
+      follower* f = idle_.back();
+      idle_.pop_back();
+      // A follower in idle_ waits, not woken: whoever wakes one takes it out of idle_ first.
+      GEERPC_ASSERT(!f->woken, "threaded server: a woken follower left among the idle");
+      f->woken = true;
+      ++woken_;
+      f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
+    } else if (threads_ < max_running_ + 1) {
+      const auto now = clock::now();
+      if (now < no_start_before_)  // after a refused start: try again then, in a look a whole delay long
+        growth_.arm_look(std::max(no_start_before_, saturating_deadline(now, growth_.delay())));
+      else if (growth_.may_grow(threads_, now))
+        start_thread_locked();
+    }
+  }
+
+  // The growth timer: marks stuck handlers, then asks again whether the pool needs a thread (one
+  // may have finished, or taken the work, meanwhile).
+  static void on_growth_look(void* context) {
+    auto& self = *static_cast<threaded_reactor*>(context);
+    std::lock_guard lock(self.mutex_);
+    self.growth_.look();
+    self.hand_on_locked();
+  }
+
+  // Whether this thread may take a request to run now: below the bound, and leaving one thread
+  // out of handlers to lead (a lone thread, all the system allowed, runs them itself). Called with
+  // mutex_ held.
+  bool may_take_request() const noexcept {
+    return running_ < max_running_ && running_ + 1 < std::max<std::size_t>(threads_, 2);
+  }
+
+  // The tuning's lead watchdog: if its look says the I/O has been unled too long while a handler
+  // runs, a thread is woken (or started) to lead. Returns whether the I/O is unled.
+  static bool look_for_leader(void* context) {
+    auto& self = *static_cast<threaded_reactor*>(context);
+    std::lock_guard lock(self.mutex_);
+    const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
+    if (self.tuning_.leader_overdue(unled)) self.hand_on_locked();
+    return unled;
+  }
+
+  void name_this_thread() const noexcept {
+    const std::string name = "geerpc-r" + std::to_string(index_);
+    ::pthread_setname_np(::pthread_self(), name.substr(0, 15).c_str());
+  }
+
+  void work(worker_ref self) {
+    std::vector<server_request*> fresh;
+    std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
+    follower me;
+    std::unique_lock lock(mutex_);
+    // start_thread_locked() counted this thread as starting, under this lock, before it could run.
+    GEERPC_ASSERT(starting_ > 0, "threaded server: a thread started that was not counted");
+    --starting_;
+    name_this_thread();
+    auto mine_state = tuning_.thread_begins(self->slot);
+    bool retired = false;
+    while (!stopping_) {
+      server_request* mine = nullptr;
+      if (!queue_.empty() && may_take_request()) {
+        mine = queue_.front();
+        queue_.pop_front();
+      } else if (!leading_) {
+        leading_ = true;
+        tuning_.lead_round_began();
+        // Requests wait that this thread may not take (every other thread is in a handler): one
+        // more thread takes them while this one leads.
+        if (!queue_.empty()) hand_on_locked();
+        std::list<worker> finished;
+        if (!retired_.empty()) finished.splice(finished.end(), retired_);
+        lock.unlock();
+        if (!finished.empty()) {
+          for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
+          finished.clear();
+        }
+        fresh.clear();
+        if (buffer.empty()) buffer.resize(64u << 10);
+        io_.lead(fresh, buffer);
+        lock.lock();
+        // One leader at a time: leading_ was set by this thread and nobody else clears it.
+        GEERPC_ASSERT(leading_, "threaded server: the lead was taken from its leader");
+        leading_ = false;
+        // The leader runs the first new request itself: no hand-off on the quick path.
+        std::size_t taken = 0;
+        if (!fresh.empty() && may_take_request()) mine = fresh[taken++];
+        if (taken < fresh.size())  // (an empty range still costs deque::insert its bookkeeping)
+          queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
+        if (mine == nullptr && !queue_.empty()) hand_on_locked();  // someone else runs them
+      } else {
+        if (!wait_as_follower(lock, me)) {
+          retired = true;
+          break;
+        }
+        continue;
+      }
+      if (mine == nullptr) continue;
+      ++running_;
+      growth_.handler_began(self->slot);
+      // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
+      // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
+      // while another leads, so the count of threads never falls under that either.
+      GEERPC_ASSERT(running_ <= max_running_ && running_ < std::max<std::size_t>(threads_, 2),
+                    "threaded server: a handler runs past the bound, or on the thread left to lead");
+      tuning_.run_began();
+      const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
+      if (!unled) hand_on_locked();
+      const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
+      lock.unlock();
+      const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
+      if (unled) {
+        const auto probe = tuning_.unled_run_begins(mine_state);
+        server_connection::run(mine, hold);
+        const bool blocked = hooks::blocked(probe);
+        lock.lock();
+        if (blocked) tuning_.found_blocked();
+      } else {
+        server_connection::run(mine, hold);
+        lock.lock();
+      }
+      GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
+      --running_;
+      growth_.handler_ended(self->slot);
+      if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
+        lock.unlock();
+        tuning_.release(mine_state);
+        lock.lock();
+      }
+    }
+    // Stopping, or retired.
+    if (tuning_.held(mine_state) != nullptr) {
+      lock.unlock();
+      tuning_.release(mine_state);
+      lock.lock();
+    }
+    if (retired) {
+      // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
+      // through it, above.
+      GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
+      slot_used_[self->slot] = false;
+      retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
+    }
+  }
+
+  // A follower waits to be woken (to take a request or to lead). One above the core size that
+  // waits threads.idle_timeout in vain while another leads retires: returns false.
+  bool wait_as_follower(std::unique_lock<std::mutex>& lock, follower& me) {
+    me.woken = false;
+    idle_.push_back(&me);
+    const auto woken_or_stopping = [&] { return me.woken || stopping_; };
+    bool timed_out = false;
+    if (threads_ > core_threads_ + 1 && idle_limit_)
+      timed_out = !me.wake.wait_for(lock, *idle_limit_, woken_or_stopping);
+    else
+      me.wake.wait(lock, woken_or_stopping);
+    if (me.woken) {
+      // hand_on_locked() counted the wake-up when it took this follower out of idle_.
+      GEERPC_ASSERT(woken_ > 0, "threaded server: a follower woken without being counted");
+      --woken_;
+      return true;
+    }
+    // Not woken: nobody took this follower out of idle_ (only a wake-up does).
+    const auto mine = std::find(idle_.begin(), idle_.end(), &me);
+    GEERPC_ASSERT(mine != idle_.end(), "threaded server: an idle follower missing from idle_");
+    idle_.erase(mine);
+    const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
+    // Counted out here, under the same lock as the decision: work() may unlock before it leaves
+    // (to send held replies), and another surplus thread timing out then must not also see room
+    // to retire, which would take the pool below its core size.
+    if (retire) --threads_;
+    GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
+    return !retire;
+  }
+
+  // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
+  bool runs_next(const server_connection* connection) const {
+    return !stopping_ && !queue_.empty() && running_ < max_running_ && queue_.front()->connection.get() == connection;
+  }
+
+  const std::size_t index_;
+  reactor_io io_;
+  const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
+  const std::size_t max_running_;   // the most threads that run handlers at once
+  const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
+
+  mutable std::mutex mutex_;             // guards the pool state below
+  std::deque<server_request*> queue_;    // received, waiting for a handler thread
+  std::vector<follower*> idle_;          // followers asleep, the most recently idle last
+  std::size_t running_ = 0;              // threads inside a handler
+  std::size_t woken_ = 0;                // followers woken that have not run yet
+  std::size_t starting_ = 0;             // threads started that have not run yet
+  std::size_t threads_ = 0;              // threads started and not retired
+  std::size_t start_failures_ = 0;       // threads the system would not start
+  clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
+  pool_growth growth_;                   // when the pool may grow above its core size
+  bool leading_ = false;
+  bool stopping_ = false;
+  std::list<worker> workers_;    // live threads
+  std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
+  std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
+
+  hooks tuning_;  // after what its hooks use
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE

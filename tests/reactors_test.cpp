@@ -1,0 +1,247 @@
+// The threaded server's reactors (server_options.threads.io_threads): connections are spread over
+// them round-robin and served on each, the handler budget is shared out between them, what the
+// server reports is summed over them, and stop() and shutdown() keep their guarantees with
+// connections on every reactor. io_threads = 1 keeps one epoll set for the whole server.
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+namespace reactors_test {
+
+using namespace std::chrono_literals;
+using test::Args;
+
+template <class Transport>
+using clients = std::vector<geerpc::basic_client<Transport>>;
+
+template <class Transport>
+clients<Transport> dial_many(const std::string& address, std::size_t count) {
+  clients<Transport> out;
+  for (std::size_t i = 0; i < count; ++i) out.push_back(geerpc::dial<Transport>(address));
+  return out;
+}
+
+inline geerpc::server_options with_reactors(std::size_t io_threads, std::size_t handlers = 8) {
+  geerpc::server_options options;
+  options.threads.io_threads = io_threads;
+  options.threads.handlers = handlers;
+  return options;
+}
+
+// A handler that stops its own server, on whichever reactor its connection is.
+template <class Transport>
+struct stopper {
+  geerpc::basic_server<Transport>* server = nullptr;
+  test::event stop_returned;
+  int stop(const Args&) {
+    server->stop();  // only begins the stop: it runs on one of the server's threads
+    stop_returned.set();
+    return 1;
+  }
+};
+
+TEMPLATE_TEST_CASE("connections are spread over io_threads reactors in turn, and calls on every one succeed",
+                   "[reactors]", GEERPC_ASYNC_TRANSPORTS) {
+  const std::size_t reactors = GENERATE(2u, 4u);
+  test::arith_server<TestType> s(with_reactors(reactors));
+  // Eight handler threads shared out, and a leader for each reactor.
+  CHECK(s.server.thread_count() == 8 + reactors);
+  auto peers = dial_many<TestType>(s.address, 2 * reactors);
+  // Each dial's handshake was answered, so its connection has been admitted to a reactor.
+  CHECK(s.server.reactor_connections() == std::vector<std::size_t>(reactors, 2));
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const int n = static_cast<int>(i);
+    CHECK(peers[i].template call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{n, 1}) == n + 1);
+  }
+  CHECK(s.server.connection_count() == 2 * reactors);
+}
+
+TEMPLATE_TEST_CASE("io_threads = 1 keeps one epoll set: every connection on it, handlers + 1 threads", "[reactors]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s(with_reactors(1, 2));
+  CHECK(s.server.thread_count() == 3);
+  auto peers = dial_many<TestType>(s.address, 4);
+  CHECK(s.server.reactor_connections() == std::vector<std::size_t>{4});
+  for (auto& peer : peers) CHECK(peer.template call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}) == 5);
+}
+
+TEMPLATE_TEST_CASE("no more reactors than handler threads: each runs at least one", "[reactors]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s(with_reactors(4, 2));
+  CHECK(s.server.reactor_connections().size() == 2);
+  CHECK(s.server.thread_count() == 4);  // one handler thread and one leader on each
+}
+
+TEST_CASE("io_threads = 0 takes its count from the runtime's CPU budget", "[reactors]") {
+  CHECK(geerpc::detail::default_io_threads(1) == 1);
+  CHECK(geerpc::detail::default_io_threads(2) == 1);
+  CHECK(geerpc::detail::default_io_threads(4) == 2);
+  CHECK(geerpc::detail::default_io_threads(64) == 8);
+  auto rt = std::make_shared<geerpc::runtime>(geerpc::runtime_options{.cpus = 8});
+  geerpc::server_options options;
+  options.runtime = rt;
+  test::arith_server<geerpc::threaded> s(options);
+  CHECK(s.server.reactor_connections().size() == 4);
+}
+
+TEST_CASE("the handler budget is shared out evenly, the remainder to the first reactors", "[reactors]") {
+  const geerpc::server_threads all{.handlers = 5, .max_handlers = 11};
+  std::size_t handlers = 0, most = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto share = geerpc::detail::reactor_share(all, i, 3);
+    CHECK(share.handlers == (i < 2 ? 2u : 1u));
+    CHECK(share.max_handlers == (i < 2 ? 4u : 3u));
+    handlers += share.handlers;
+    most += share.max_handlers;
+  }
+  CHECK(handlers == 5);
+  CHECK(most == 11);
+}
+
+TEMPLATE_TEST_CASE("many callers on connections over every reactor all get their own replies", "[reactors]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  const std::size_t reactors = GENERATE(2u, 4u);
+  test::arith_server<TestType> s(with_reactors(reactors));
+  auto peers = dial_many<TestType>(s.address, 8);
+  std::atomic<int> wrong{0};
+  {
+    std::vector<std::jthread> callers;
+    for (std::size_t c = 0; c < peers.size(); ++c)
+      for (int t = 0; t < 4; ++t)
+        callers.emplace_back([&, c, t] {
+          for (int i = 0; i < 200; ++i) {
+            const int a = static_cast<int>(c) * 100000 + t * 1000;
+            const auto r = peers[c].template try_call<int>(geerpc::with_timeout(10s), "Arith.Sum", Args{a, i});
+            if (!r || r.value() != a + i) wrong.fetch_add(1);
+          }
+        });
+  }
+  CHECK(wrong.load() == 0);
+  // The reply leaves before its request is counted out: the count follows at once.
+  CHECK(test::eventually([&] { return s.server.inflight() == 0; }));
+  for (const std::size_t n : s.server.reactor_connections()) CHECK(n == 8 / reactors);
+}
+
+TEMPLATE_TEST_CASE("handlers blocked on one reactor grow its pool, and a quick call on another still gets through",
+                   "[reactors][pool]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s(with_reactors(2, 2));
+  struct release_at_end {  // Late ignores its stop token: a failed REQUIRE must not leave it blocked
+    test::event& release;
+    ~release_at_end() { release.set(); }
+  } guard{s.arith.release};
+  auto slow = geerpc::dial<TestType>(s.address);   // reactor 0
+  auto quick = geerpc::dial<TestType>(s.address);  // reactor 1
+  REQUIRE(s.server.reactor_connections() == std::vector<std::size_t>{1, 1});
+  std::vector<test::future<int, TestType>> blocked;
+  for (int i = 0; i < 6; ++i) blocked.push_back(slow.template async_call<int>("Arith.Late", Args{i, 0}));
+  // Reactor 0 has one handler thread of its own; it grows one for each request waiting.
+  REQUIRE(s.arith.started.wait_for_at_least(6, 10s));
+  CHECK(quick.template call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}) == 5);
+  CHECK(s.server.thread_count() >= 2 + 6 + 1);  // six in handlers and a leader on reactor 0, two on 1
+  s.arith.release.set();
+  for (int i = 0; i < 6; ++i) CHECK(blocked[static_cast<std::size_t>(i)].get() == i * 1000);
+}
+
+TEMPLATE_TEST_CASE("stop() with handlers running on every reactor stops them all and ends every call",
+                   "[reactors][shutdown]", GEERPC_ASYNC_TRANSPORTS) {
+  const std::size_t reactors = GENERATE(2u, 4u);
+  auto s = std::make_unique<test::arith_server<TestType>>(with_reactors(reactors));
+  auto peers = dial_many<TestType>(s->address, 3 * reactors);
+  std::atomic<int> ended{0};
+  std::vector<std::jthread> callers;
+  for (auto& peer : peers)
+    callers.emplace_back([&] {
+      (void)peer.template try_call<int>("Arith.WaitForStop", Args{1, 2});  // a reply or an error
+      ended.fetch_add(1);
+    });
+  const int calls = static_cast<int>(peers.size());
+  REQUIRE(s->arith.started.wait_for_at_least(calls, 10s));
+  s->server.stop();
+  CHECK(s->arith.stops_seen.value() == calls);
+  CHECK(s->arith.finished.value() == calls);  // stop() returned after every handler had
+  callers.clear();
+  CHECK(ended.load() == calls);
+  CHECK(s->server.reactor_connections() == std::vector<std::size_t>(reactors, 0));
+}
+
+TEMPLATE_TEST_CASE("two threads stopping a server with connections on every reactor both return once it has stopped",
+                   "[reactors][shutdown]", GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s(with_reactors(4));
+  auto peers = dial_many<TestType>(s.address, 4);
+  std::vector<std::jthread> callers;
+  for (auto& peer : peers)
+    callers.emplace_back([&] { (void)peer.template try_call<int>("Arith.WaitForStop", Args{}); });
+  REQUIRE(s.arith.started.wait_for_at_least(4, 10s));
+  std::atomic<int> finished_when_returned{0};
+  {
+    std::vector<std::jthread> stoppers;
+    for (int i = 0; i < 2; ++i)
+      stoppers.emplace_back([&] {
+        s.server.stop();
+        finished_when_returned.fetch_add(s.arith.finished.value());
+      });
+  }
+  CHECK(finished_when_returned.load() == 8);  // each stop() returned after all four handlers had
+}
+
+TEMPLATE_TEST_CASE("a handler on the last reactor may stop its own server", "[reactors][shutdown]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  stopper<TestType> impl;
+  using api = geerpc::service<"Admin", geerpc::method<"Stop", &stopper<TestType>::stop>>;
+  auto server = std::make_unique<geerpc::basic_server<TestType>>(with_reactors(2));
+  impl.server = server.get();
+  server->template add<api>(impl);
+  const std::string address = server->listen("127.0.0.1:0");
+  auto first = geerpc::dial<TestType>(address);   // reactor 0
+  auto second = geerpc::dial<TestType>(address);  // reactor 1
+  REQUIRE(server->reactor_connections() == std::vector<std::size_t>{1, 1});
+  const auto r = second.template try_call<int>("Admin.Stop", Args{});
+  CHECK(impl.stop_returned.wait());
+  CHECK((r.has_value() || r.code() == geerpc::errc::connection_closed));
+  server->stop();  // from outside: joins every thread of both reactors, the one that asked among them
+  server.reset();
+  CHECK(first.template try_call<int>("Admin.Stop", Args{}).code() == geerpc::errc::connection_closed);
+}
+
+TEMPLATE_TEST_CASE("shutdown() drains calls in flight on every reactor, then stops", "[reactors][shutdown]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  const std::size_t reactors = GENERATE(2u, 4u);
+  test::arith_server<TestType> s(with_reactors(reactors));
+  struct release_at_end {
+    test::event& release;
+    ~release_at_end() { release.set(); }
+  } guard{s.arith.release};
+  auto peers = dial_many<TestType>(s.address, 2 * reactors);
+  std::vector<test::future<int, TestType>> calls;
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    calls.push_back(peers[i].template async_call<int>("Arith.Late", Args{static_cast<int>(i), 0}));
+  const int count = static_cast<int>(calls.size());
+  REQUIRE(s.arith.started.wait_for_at_least(count, 10s));
+  std::jthread stopping([&] { s.server.shutdown(30s); });
+  // Once the listener is shut, the drain has begun: dials are refused.
+  CHECK(test::eventually([&] { return !geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = 1s}}); }));
+  s.arith.release.set();
+  for (int i = 0; i < count; ++i) CHECK(calls[static_cast<std::size_t>(i)].get() == i * 1000);
+  stopping.join();
+  CHECK(s.server.connection_count() == 0);
+}
+
+TEST_CASE("the debug page shows the reactors and the connections of each", "[reactors][debug_page]") {
+  test::arith_server<geerpc::threaded> s(with_reactors(2));
+  auto peers = dial_many<geerpc::threaded>(s.address, 3);  // 2 on reactor 0, 1 on reactor 1
+  // The page's own connection is the fourth: reactor 1's second.
+  const std::string json = test::http_get(s.address, "/debug/geerpc/stats.json");
+  CHECK(json.find("\"reactors\":2") != std::string::npos);
+  CHECK(json.find("\"busiest_reactor_connections\":2") != std::string::npos);
+  CHECK(json.find("\"threads\":10") != std::string::npos);  // 8 handler threads and 2 leaders
+  CHECK(test::http_get(s.address, "/debug/geerpc").find("connections per reactor") != std::string::npos);
+}
+
+}  // namespace reactors_test
