@@ -140,7 +140,7 @@ class blocking_server_engine {
   struct peer {
     std::shared_ptr<server_connection> connection;
     std::thread thread;
-    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
+    std::thread::id id;  // set when it starts, cleared when done; compared by stop() from a handler
     bool done = false;   // the thread has returned and can be joined without waiting
   };
 
@@ -260,6 +260,9 @@ class blocking_server_engine {
     GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
     self->connection.reset();
     self->done = true;
+    // Once joined, its id may be given to a new thread (glibc reuses the stack): stop() keeps the
+    // node listed while it joins the others, and on_own_thread() must not take that thread for this.
+    self->id = std::thread::id();
   }
 
   server_context& context_;

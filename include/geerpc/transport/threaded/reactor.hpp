@@ -99,19 +99,16 @@ class threaded_reactor {
   void join() {
     // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
     // joined; a handler's stop() meanwhile still finds its own thread in them.
-    std::vector<worker*> all;
+    // A joined thread's node no longer has its id (work() cleared it as its last act): a thread
+    // started since may have that id (glibc reuses the stack), and is not this pool's.
+    std::vector<std::thread*> all;
     {
       std::lock_guard lock(mutex_);
-      for (auto& w : workers_) all.push_back(&w);
-      for (auto& w : retired_) all.push_back(&w);
+      for (auto& w : workers_) all.push_back(&w.thread);
+      for (auto& w : retired_) all.push_back(&w.thread);
     }
-    for (worker* w : all) {
-      if (w->thread.joinable()) w->thread.join();
-      // A thread started from now on may get the joined one's id: on_own_thread() must not take a
-      // stop() from it (a second stopper made meanwhile) for a handler's, which returns at once.
-      std::lock_guard lock(mutex_);
-      w->id = std::thread::id();
-    }
+    for (std::thread* thread : all)
+      if (thread->joinable()) thread->join();
     {
       std::lock_guard lock(mutex_);
       // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
@@ -148,7 +145,7 @@ class threaded_reactor {
  private:
   struct worker {
     std::thread thread;
-    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
+    std::thread::id id;  // set when it starts, cleared as it leaves work(); compared by stop() from a handler
     std::size_t slot = 0;
   };
   using worker_ref = typename std::list<worker>::iterator;
@@ -335,6 +332,10 @@ class threaded_reactor {
       tuning_.release(mine_state);
       lock.lock();
     }
+    // Its last act under the lock, while it is alive: once joined, its id may be given to a new
+    // thread (glibc reuses the stack), which on_own_thread() must not take for this one while the
+    // node stays listed (a second stop() made while the first joins would return at once).
+    self->id = std::thread::id();
     if (retired) {
       // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
       // through it, above.
