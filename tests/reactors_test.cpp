@@ -80,6 +80,7 @@ TEMPLATE_TEST_CASE("no more reactors than handler threads: each runs at least on
 }
 
 TEST_CASE("io_threads = 0 takes its count from the runtime's CPU budget", "[reactors]") {
+  CHECK(geerpc::server_options{}.threads.io_threads == 1);  // the default: one reactor, as before
   CHECK(geerpc::detail::default_io_threads(1) == 1);
   CHECK(geerpc::detail::default_io_threads(2) == 1);
   CHECK(geerpc::detail::default_io_threads(4) == 2);

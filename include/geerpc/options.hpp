@@ -74,12 +74,13 @@ struct options {
 // A server's threads (threaded transport).
 struct server_threads {
   // Reactors: epoll sets, each with its own leader thread and handler pool, over which the
-  // connections are spread (round-robin, each staying on its reactor for life). 0: one per two
-  // CPUs of the runtime's budget, at least 1 and at most 8 (1 on a machine of 2 or 3 CPUs); 1: one
-  // epoll set for the whole server. `handlers` and `max_handlers` are the whole server's, shared out
-  // evenly between the reactors (at least one handler thread each). The blocking transport has no
-  // reactor and ignores this.
-  std::size_t io_threads = 0;
+  // connections are spread (round-robin, each staying on its reactor for life). 1 (the default):
+  // one epoll set for the whole server; 0: one per two CPUs of the runtime's budget, at least 1 and
+  // at most 8. `handlers` and `max_handlers` are the whole server's, shared out evenly between the
+  // reactors (at least one handler thread each): a connection's requests run on its reactor's share
+  // only, so several reactors serve many connections better and one busy connection worse
+  // (docs/transports.md, "Several reactors"). The blocking transport has no reactor and ignores this.
+  std::size_t io_threads = 1;
   // Threads that run handlers and never retire (at least 1). One more thread does the I/O, so a
   // server with every handler busy still reads, answers "busy" and fires timeouts.
   std::size_t handlers = 8;

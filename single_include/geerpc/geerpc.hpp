@@ -3848,6 +3848,14 @@ struct options {
 
 // A server's threads (threaded transport).
 struct server_threads {
+  // Reactors: epoll sets, each with its own leader thread and handler pool, over which the
+  // connections are spread (round-robin, each staying on its reactor for life). 1 (the default):
+  // one epoll set for the whole server; 0: one per two CPUs of the runtime's budget, at least 1 and
+  // at most 8. `handlers` and `max_handlers` are the whole server's, shared out evenly between the
+  // reactors (at least one handler thread each): a connection's requests run on its reactor's share
+  // only, so several reactors serve many connections better and one busy connection worse
+  // (docs/transports.md, "Several reactors"). The blocking transport has no reactor and ignores this.
+  std::size_t io_threads = 1;
   // Threads that run handlers and never retire (at least 1). One more thread does the I/O, so a
   // server with every handler busy still reads, answers "busy" and fires timeouts.
   std::size_t handlers = 8;
@@ -4726,6 +4734,8 @@ struct server_link {
   // run until `drain_deadline`, aborts those left, then stops.
   static void shutdown(engine& e, server_context& context, std::chrono::steady_clock::time_point drain_deadline);
   static std::size_t connection_count(const engine& e);
+  // The open connections of each reactor (one number where the transport has no reactors).
+  static std::vector<std::size_t> reactor_connections(const engine& e);
   // Whether the calling thread is one of the engine's (a handler's): its stop() only begins there.
   static bool on_own_thread(const engine& e);
   // The threads serving now, and how often the system refused to start one (0 where the
@@ -7076,6 +7086,7 @@ struct pool_view {
   std::size_t threads = 0;         // threads that serve (threaded: the pool; blocking: one per connection)
   std::size_t busy = 0;            // of them, inside a handler now
   std::size_t start_failures = 0;  // threads the system would not start
+  std::vector<std::size_t> reactor_connections;  // threaded: the open connections of each reactor
 };
 
 // What every connection of one server shares, grouped by who writes each field: a field is
@@ -7836,6 +7847,11 @@ class basic_server {
 
   const std::string& address() const noexcept { return address_; }
   std::size_t connection_count() const { return engine_ ? link::connection_count(*engine_) : 0; }
+  // The open connections of each reactor (threaded transport: server_options.threads.io_threads of
+  // them); one number for the blocking transport; empty while not listening.
+  std::vector<std::size_t> reactor_connections() const {
+    return engine_ ? link::reactor_connections(*engine_) : std::vector<std::size_t>{};
+  }
   std::size_t inflight() const noexcept { return context_.inflight.load(); }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
   // server was made (server_options.limits.max_pending_output bounds each connection's share).
@@ -12619,6 +12635,17 @@ struct debug_snapshot {
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+    if (!p.reactor_connections.empty()) read_reactors(p.reactor_connections);
+  }
+
+  // The threaded transport's reactors: how many, and the connections of each ("3 / 2" on the page;
+  // the busiest's count in the JSON).
+  void read_reactors(const std::vector<std::size_t>& connections) {
+    pool.push_back(count("reactors", "reactors (epoll sets, each with its own leader)", connections.size()));
+    std::string text;
+    for (const std::size_t n : connections) text += (text.empty() ? "" : " / ") + std::to_string(n);
+    const std::size_t busiest = *std::max_element(connections.begin(), connections.end());
+    pool.push_back({"busiest_reactor_connections", "connections per reactor", std::move(text), busiest});
   }
 
   void read_now(const server_context& context) {
@@ -14239,12 +14266,12 @@ class blocking_server_engine {
   static pool_view probe(const void* engine) {
     const auto& self = *static_cast<const blocking_server_engine*>(engine);
     std::lock_guard lock(self.mutex_);
-    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0};
+    return {self.peers_.size(), self.running_.load(std::memory_order_relaxed), 0, {}};
   }
   struct peer {
     std::shared_ptr<server_connection> connection;
     std::thread thread;
-    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
+    std::thread::id id;  // set when it starts, cleared when done; compared by stop() from a handler
     bool done = false;   // the thread has returned and can be joined without waiting
   };
 
@@ -14364,6 +14391,9 @@ class blocking_server_engine {
     GEERPC_ASSERT(!self->done, "blocking server: a connection's thread finished twice");
     self->connection.reset();
     self->done = true;
+    // Once joined, its id may be given to a new thread (glibc reuses the stack): stop() keeps the
+    // node listed while it joins the others, and on_own_thread() must not take that thread for this.
+    self->id = std::thread::id();
   }
 
   server_context& context_;
@@ -14382,12 +14412,34 @@ class blocking_server_engine {
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/blocking/server.hpp
 // ---- begin geerpc/transport/threaded/server.hpp
-// geerpc: the server half of the `threaded` transport: an elastic pool of threads around one epoll
-// set, in the leader/followers style. The life of one request:
+// geerpc: the server half of the `threaded` transport: a listening socket and threads.io_threads
+// reactors (reactor.hpp), each an epoll set with its own leader/followers pool of threads. A
+// server's throughput is no longer capped by the one thread that leads an epoll set: each reactor
+// has its own leader.
 //
-//   1. One thread at a time, the leader, waits for I/O (lead()), reads every ready connection and
-//      turns complete frames into requests (server/connection.hpp registers each, with its
-//      deadline, and answers "busy" past the limits).
+// Accepting: the listener is watched by reactor 0 alone; its leader accepts every pending
+// connection and hands each to the next reactor in turn (round-robin), which watches it in its own
+// epoll set for the connection's life. Chosen over the listener in every reactor's set with
+// EPOLLEXCLUSIVE: the kernel wakes the first reactor whose leader waits, so an idle server (or a
+// test dialling one connection after another) puts every connection on reactor 0, and a server
+// under load puts them wherever a leader happens to wait; round-robin spreads them evenly and
+// predictably, and the accept itself is a small share of a connection's work. (SO_REUSEPORT's
+// listener per reactor spreads by a hash of the peer's address: no better for a few connections.)
+//
+// Threads: threads.handlers and threads.max_handlers are one budget for the whole server, shared
+// out evenly between the reactors, plus one leader each (there are no more reactors than handler
+// threads: each runs at least one); each
+// reactor grows and shrinks its own pool by the growth rule (pool_growth.hpp) within its share.
+// What the server reports (thread counts, the pool's probe, start failures) is summed over them.
+
+
+
+// ---- begin geerpc/transport/threaded/reactor.hpp
+// geerpc: one reactor of the threaded server: an epoll set (reactor_io.hpp) and an elastic pool
+// of threads around it, in the leader/followers style. The life of one request:
+//
+//   1. One thread of the reactor at a time, the leader, waits for I/O (reactor_io::lead()), reads
+//      every ready connection and turns complete frames into requests.
 //   2. The leader stops leading, takes the first new request and queues the rest. Before it runs
 //      a handler, a thread makes sure the I/O stays led: it wakes a waiting thread, or, when none
 //      waits, starts a new one. A woken thread takes a queued request before it leads, and does
@@ -14396,18 +14448,150 @@ GEERPC_END_NAMESPACE
 //   3. server_connection::run() runs the handler and answers unless the request was answered
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
-// The pool starts with threads.handlers + 1 threads. It grows, one thread at a time, while requests
-// wait, every thread is busy and either fewer than threads.handlers threads are free of stuck
-// handlers (running one request for threads.growth_delay or more) or handlers were found stuck and
-// none has finished since, up to threads.max_handlers running handlers plus one to lead: handlers
-// that wait on something slow do not starve a quick call, as in Go's net/rpc, while a burst of
-// quick ones, which only needs the CPUs, is not spread over more threads than it needs. Threads
-// above the core size retire after threads.idle_timeout without work. A thread that cannot be
-// started is counted (thread_start_failures()); the requests wait for a thread that exists.
+// The pool starts with its core size (its share of threads.handlers) plus one threads, and grows
+// by pool_growth.hpp's rule, one thread at a time, up to its share of threads.max_handlers running
+// handlers plus one to lead. Threads above the core size retire after threads.idle_timeout without
+// work. A thread that cannot be started is counted; the requests wait for a thread that exists.
+// The pool's threads are named "geerpc-r<index>" (top -H, /proc/<pid>/task/*/comm).
 //
-// The tuning policy (tuning/none.hpp names its hooks) may hold replies of one connection to send
-// them together (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure
-// another thread leads (tuning/unled_runs.hpp).
+// The tuning policy (tuning/none.hpp names its hooks), one per reactor, may hold replies of one
+// connection to send them together (tuning/reply_holds.hpp), and, on one CPU, run a handler
+// without making sure another thread leads (tuning/unled_runs.hpp).
+
+#include <pthread.h>
+
+
+// ---- begin geerpc/transport/threaded/pool_growth.hpp
+// geerpc: the rule by which one reactor's handler pool (reactor.hpp) grows above its core size.
+//
+// The pool may start a thread at once while it is under its core size (threads.handlers, its share
+// of them, plus one to lead). Above it, only while fewer than the core's threads are free of stuck
+// handlers (those a look found running the same request as when it was armed, growth_delay before,
+// blocked or not), or while stalled: from a look that found handlers newly stuck until a handler
+// finishes. Handlers that keep finishing are CPU work, which more threads would only spread over
+// the same CPUs; handlers that stop finishing most often wait on something, and so will the
+// requests waiting behind them: those get a thread each, one right after another, at the speed
+// threads start. When the pool may not grow, a look is armed on the scheduler.
+//
+// Every member is called with the pool's lock held; the look's callback takes that lock, calls
+// look(), then asks the pool again whether it needs a thread.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class pool_growth {
+ public:
+  using clock = std::chrono::steady_clock;
+  using look_callback = void (*)(void* pool);
+
+  // `core_threads`: the threads that never retire (one more leads); `slots`: the pool's thread
+  // slots; `scheduler` null: the pool grows whenever requests wait and every thread is busy.
+  pool_growth(std::size_t core_threads, std::size_t slots, std::chrono::nanoseconds delay,
+              deadline_scheduler* scheduler, look_callback on_look, void* pool)
+      : core_threads_(core_threads),
+        delay_(std::max(delay, std::chrono::nanoseconds::zero())),
+        scheduler_(scheduler),
+        on_look_(on_look),
+        pool_(pool),
+        slots_(slots) {}
+
+  pool_growth(const pool_growth&) = delete;
+  pool_growth& operator=(const pool_growth&) = delete;
+
+  std::chrono::nanoseconds delay() const noexcept { return delay_; }
+
+  // Whether the pool, holding `threads` threads, may start one more now; if not, a look is armed.
+  bool may_grow(std::size_t threads, clock::time_point now) noexcept {
+    if (threads < core_threads_ + 1 || delay_ == std::chrono::nanoseconds::zero() || scheduler_ == nullptr) return true;
+    if (stalled_ || threads < core_threads_ + 1 + stuck_) return true;
+    return !arm_look(saturating_deadline(now, delay_));
+  }
+
+  // Arms the look, unless it is armed, and notes which request each thread runs, for the look to
+  // compare. Returns false if it could not (no scheduler, or no memory for the timer).
+  bool arm_look(clock::time_point when) noexcept {
+    if (armed_) return true;
+    if (scheduler_ == nullptr) return false;
+    try {
+      scheduler_->schedule(timer_, when, on_look_, pool_);
+    } catch (...) {
+      return false;
+    }
+    armed_ = true;
+    for (handler_slot& h : slots_) h.runs_at_look = h.runs;
+    return true;
+  }
+
+  // The look: a handler still running the request it ran when the look was armed is stuck (it has
+  // run at least the delay).
+  void look() noexcept {
+    armed_ = false;
+    for (handler_slot& h : slots_)
+      if (h.running && !h.stuck && h.runs == h.runs_at_look) {
+        h.stuck = true;
+        ++stuck_;
+        stalled_ = true;
+      }
+  }
+
+  // What the look reads of one thread's handler.
+  void handler_began(std::size_t slot) noexcept {
+    handler_slot& h = slots_[slot];
+    ++h.runs;
+    h.running = true;
+  }
+  void handler_ended(std::size_t slot) noexcept {
+    handler_slot& h = slots_[slot];
+    if (h.stuck) {
+      GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
+      h.stuck = false;
+      --stuck_;
+    }
+    h.running = false;
+    stalled_ = false;  // handlers finish again
+  }
+
+  // Once the pool stops (its lock not held: this waits for a look that runs): nothing arms it again.
+  void cancel() {
+    if (scheduler_ != nullptr) scheduler_->cancel(timer_);
+  }
+
+ private:
+  // Per thread slot: requests begun, and their count when the look was armed; whether a handler
+  // runs, and whether the look found it stuck (counted in stuck_).
+  struct handler_slot {
+    std::uint64_t runs = 0;
+    std::uint64_t runs_at_look = 0;
+    bool running = false;
+    bool stuck = false;
+  };
+
+  const std::size_t core_threads_;
+  const std::chrono::nanoseconds delay_;
+  deadline_scheduler* const scheduler_;
+  const look_callback on_look_;
+  void* const pool_;
+  std::vector<handler_slot> slots_;
+  std::size_t stuck_ = 0;  // handlers running that a look found stuck
+  bool stalled_ = false;   // a look found handlers newly stuck, and none has finished since
+  bool armed_ = false;     // timer_ is queued, or its callback runs
+  deadline_scheduler::timer timer_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/threaded/pool_growth.hpp
+// ---- begin geerpc/transport/threaded/reactor_io.hpp
+// geerpc: the I/O half of one reactor of the threaded server (reactor.hpp has its thread pool): an
+// epoll set, the connections it watches, and one round of I/O as its leader runs it (lead()):
+// wait for events, read every ready connection and turn complete frames into requests
+// (server/connection.hpp registers each, with its deadline, and answers "busy" past the limits),
+// flush what waits for writability. A connection stays on the reactor that admitted it for life.
+//
+// The listening socket is watched by the acceptor's reactor only (transport/threaded/server.hpp);
+// its readiness is handed to the server, which admits each new connection to a reactor in turn.
 
 #include <sys/epoll.h>
 
@@ -14416,106 +14600,66 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-template <class Tuning>
-class threaded_server_engine {
-  using hooks = typename Tuning::server_hooks;
-
+class reactor_io {
  public:
-  explicit threaded_server_engine(server_context& context)
-      : context_(context),
-        core_threads_(std::max<std::size_t>(1, context.options.threads.handlers)),
-        max_running_(std::max(core_threads_, context.options.threads.max_handlers)),
-        idle_limit_(idle_limit(context.options.threads.idle_timeout)),
-        growth_delay_(std::max(context.options.threads.growth_delay, std::chrono::nanoseconds::zero())),
-        handler_slots_(max_running_ + 1),
-        slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
-                                     context.runtime->cpus(), &look_for_leader, this}) {
-    context.pool_probe = &probe;
-    context.pool_engine = this;
-  }
-  ~threaded_server_engine() {
-    stop();
-    context_.pool_probe = nullptr;
-    context_.pool_engine = nullptr;
-  }
+  explicit reactor_io(server_context& context) : context_(context) {}
+  reactor_io(const reactor_io&) = delete;
+  reactor_io& operator=(const reactor_io&) = delete;
 
-  threaded_server_engine(const threaded_server_engine&) = delete;
-  threaded_server_engine& operator=(const threaded_server_engine&) = delete;
-
-  std::string listen(std::string_view address) {
-    std::string bound;
-    listen_ = net::listen_on(address, bound);
+  // Makes the epoll set, watching the wake-up fd (stop).
+  void open() {
     epoll_ = net::unique_fd(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) throw std::system_error(errno, std::generic_category(), "rpc server: epoll_create1");
-    watch(listen_.get(), EPOLLIN, &listen_tag_);
     watch(wake_.get(), EPOLLIN, &wake_tag_);
-    std::lock_guard lock(mutex_);
-    // As many of the core threads as the system allows: one alone leads and runs handlers too.
-    for (std::size_t i = 0; i < core_threads_ + 1; ++i) start_thread_locked();
-    if (threads_ == 0) throw rpc_error(errc::invalid_argument, "rpc server: the system would not start a thread");
-    return bound;
   }
+  int poller() const noexcept { return epoll_.get(); }
 
-  // Stops accepting, closes every connection (their clients see the connection end), asks running
-  // handlers to stop, joins every thread, and drops requests that never started. Safe from several
-  // threads at once: each returns once all is done. From a handler it only starts the stop; the
-  // threads are joined by the next stop() from outside, at the latest by the destructor.
-  void stop() {
-    begin_stop();
-    if (on_own_thread()) return;
-    std::lock_guard joining(join_mutex_);
-    // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
-    // joined; a handler's stop() meanwhile still finds its own thread in them.
-    std::vector<std::thread*> all;
+  // This reactor's leader hands the readiness of `fd` (the listening socket) to on_ready(owner).
+  void watch_listener(int fd, void (*on_ready)(void*), void* owner) {
+    on_listener_ = on_ready;
+    listener_owner_ = owner;
+    watch(fd, EPOLLIN, &listen_tag_);
+  }
+  // Watches the listener again (events EPOLLIN), or not (0), as the acceptor pauses.
+  void rewatch_listener(int fd, std::uint32_t events) { watch(fd, events, &listen_tag_, EPOLL_CTL_MOD); }
+
+  // Stop's first step: wakes every leader for good, refuses connections from now on, and closes
+  // those open (their handlers' stop callbacks run: no lock held).
+  void begin_closing() {
+    wake_.signal();
+    std::vector<std::shared_ptr<server_connection>> open;
     {
-      std::lock_guard lock(mutex_);
-      for (auto& w : workers_) all.push_back(&w.thread);
-      for (auto& w : retired_) all.push_back(&w.thread);
+      std::lock_guard lock(connections_mutex_);
+      closing_ = true;
+      for (auto& [raw, connection] : connections_) open.push_back(connection);
     }
-    for (std::thread* thread : all)
-      if (thread->joinable()) thread->join();
-    {
-      std::lock_guard lock(mutex_);
-      // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
-      // way. A thread that could not start never counted itself.
-      GEERPC_ASSERT(running_ == 0 && starting_ == 0 && woken_ == 0 && !leading_,
-                    "threaded server: a joined pool still counts a thread at work");
-      workers_.clear();
-      retired_.clear();
-    }
-    if (context_.scheduler) {
-      context_.scheduler->cancel(accept_retry_);
-      context_.scheduler->cancel(growth_timer_);  // stopping_ is set: nothing arms it again
-    }
-    listen_.close();  // no leader or accept retry can touch it now: frees the address at once
-    tuning_.stop();
-    std::deque<server_request*> never_ran;
-    {
-      std::lock_guard lock(mutex_);
-      never_ran.swap(queue_);
-    }
-    for (server_request* request : never_ran) server_connection::finish(request);
-    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
-    // its request holds its connection, and the context it refers to must outlive it.
-    context_.wait_drained(clock::time_point::max());
+    for (auto& connection : open) connection->close();
+  }
+  // Stop's last: lets go of the connections (requests still running keep theirs alive).
+  void clear_connections() {
     std::lock_guard lock(connections_mutex_);
     connections_.clear();
   }
 
-  // Graceful shutdown's first step: no more connections. The listening socket leaves the poller
-  // and is shut down (dials are refused from now on); stop() closes it.
-  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
-  bool stop_accepting() {
-    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
-    // Under the lock that stop() sets stopping_ under before it ever closes the socket.
-    std::lock_guard lock(mutex_);
-    if (stopping_) return false;
-    if (!accepting_) return true;
-    accepting_ = false;
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listen_.get(), nullptr);
-    listen_.shutdown();
-    return true;
+  // Watches a connection accepted for this reactor (its poller is this reactor's), refuses it when
+  // `over_limit`, or closes it when the reactor is closing.
+  void admit(const std::shared_ptr<server_connection>& connection, bool over_limit) {
+    std::lock_guard lock(connections_mutex_);
+    if (closing_) {
+      connection->close();
+      return;
+    }
+    if (over_limit) {
+      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
+      connection->reject("rpc server: too many connections (limit " +
+                         std::to_string(context_.options.limits.max_connections) + ")");
+      return;
+    }
+    connection->arm_handshake_timer();
+    connections_.emplace(connection.get(), connection);
+    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
+    // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
+    if (context_.draining.load()) connection->go_away();
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.
@@ -14529,338 +14673,15 @@ class threaded_server_engine {
     for (auto& connection : open) f(*connection);
   }
 
-  // Whether the calling thread is one of this server's (a handler's).
-  bool on_own_thread() const {
-    std::lock_guard lock(mutex_);
-    const auto me = std::this_thread::get_id();
-    const auto mine = [&](const worker& w) { return w.id == me; };
-    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
-  }
-
   std::size_t connection_count() const {
     std::lock_guard lock(connections_mutex_);
     return connections_.size();
   }
-  // Threads in the pool now, and threads it could not start (the system refused).
-  std::size_t thread_count() const {
-    std::lock_guard lock(mutex_);
-    return threads_;
-  }
-  std::size_t thread_start_failures() const {
-    std::lock_guard lock(mutex_);
-    return start_failures_;
-  }
 
- private:
-  // The debug page's view of the pool (server_context::pool_probe).
-  static pool_view probe(const void* engine) {
-    const auto& self = *static_cast<const threaded_server_engine*>(engine);
-    std::lock_guard lock(self.mutex_);
-    return {self.threads_, self.running_, self.start_failures_};
-  }
-
-  struct worker {
-    std::thread thread;
-    std::thread::id id;  // set once, when it starts; compared by stop() from a handler
-    std::size_t slot = 0;
-  };
-  using worker_ref = typename std::list<worker>::iterator;
-
-  // A follower asleep until it is woken to take a request or to lead. Each has its own condition
-  // variable, so that the most recently idle is woken first: the others stay idle, and those above
-  // the core size retire.
-  struct follower {
-    std::condition_variable wake;
-    bool woken = false;
-  };
-
-  // threads.idle_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
-  // that long would overflow the clock's arithmetic).
-  static std::optional<std::chrono::nanoseconds> idle_limit(std::chrono::nanoseconds timeout) {
-    if (timeout > std::chrono::hours(24)) return std::nullopt;
-    return std::max(timeout, std::chrono::nanoseconds::zero());
-  }
-
-  void begin_stop() {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
-      for (follower* f : idle_) f->wake.notify_one();
-      listen_.shutdown();  // refuses dials from now on; closed in stop() once no thread can accept
-    }
-    wake_.signal();
-    std::vector<std::shared_ptr<server_connection>> open;
-    {
-      std::lock_guard lock(connections_mutex_);
-      for (auto& [raw, connection] : connections_) open.push_back(connection);
-    }
-    for (auto& connection : open) connection->close();  // runs handlers' stop callbacks: no lock held
-  }
-
-  // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
-  // and holds back further tries for a moment. Called with mutex_ held.
-  void start_thread_locked() noexcept {
-    // Every live thread holds a slot, and there are max_running_ + 1 of both.
-    const auto slot =
-        static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
-    if (slot == slot_used_.size()) return;
-    try {
-      workers_.emplace_back();
-      const worker_ref self = std::prev(workers_.end());
-      self->slot = slot;
-      self->thread = std::thread([this, self] { work(self); });
-      self->id = self->thread.get_id();
-      slot_used_[slot] = true;
-      ++threads_;
-      ++starting_;
-      // Every live thread holds one of the max_running_ + 1 slots, taken above.
-      GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
-    } catch (...) {
-      if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
-      ++start_failures_;
-      no_start_before_ = clock::now() + std::chrono::milliseconds(50);
-    }
-  }
-
-  // Makes sure a thread is on its way for what this one leaves undone while it runs a handler:
-  // leading the I/O if nobody leads, the queued requests if any. Wakes the most recently idle
-  // follower, unless one is on its way already (woken, or just started), or starts a new one when
-  // may_grow_locked() allows: so the pool grows one thread at a time. Called with mutex_ held.
-  void hand_on_locked() {
-    if (woken_ > 0 || starting_ > 0 || stopping_ || (leading_ && queue_.empty())) return;
-    if (!idle_.empty()) {
-      follower* f = idle_.back();
-      idle_.pop_back();
-      // A follower in idle_ waits, not woken: whoever wakes one takes it out of idle_ first.
-      GEERPC_ASSERT(!f->woken, "threaded server: a woken follower left among the idle");
-      f->woken = true;
-      ++woken_;
-      f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
-    } else if (threads_ < max_running_ + 1) {
-      const auto now = clock::now();
-      if (now < no_start_before_)  // after a refused start: try again then, in a look a whole delay long
-        arm_look_locked(std::max(no_start_before_, saturating_deadline(now, growth_delay_)));
-      else if (may_grow_locked(now))
-        start_thread_locked();
-    }
-  }
-
-  // Whether the pool may start a thread now. Up to its core size at once (after a refused start);
-  // above it only while fewer than core_threads_ threads are free of stuck handlers (those a look
-  // found running the same request as when it was armed, growth_delay_ before, blocked or not), or
-  // while stalled: from a look that found handlers newly stuck until a handler finishes. Handlers
-  // that keep finishing are CPU work, which more threads would only spread over the same CPUs;
-  // handlers that stop finishing most often wait on something, and so will the requests waiting
-  // behind them: those get a thread each, one right after another, at the speed threads start.
-  // When the pool may not grow, a look is armed. Called with mutex_ held.
-  bool may_grow_locked(clock::time_point now) noexcept {
-    if (threads_ < core_threads_ + 1 || growth_delay_ == std::chrono::nanoseconds::zero() ||
-        context_.scheduler == nullptr)
-      return true;
-    if (stalled_ || threads_ < core_threads_ + 1 + stuck_) return true;
-    return !arm_look_locked(saturating_deadline(now, growth_delay_));
-  }
-
-  // Arms the growth timer, unless it is armed, and notes which request each thread runs, for the
-  // look to compare. Returns false if it could not (no memory for the timer). Called with mutex_ held.
-  bool arm_look_locked(clock::time_point when) noexcept {
-    if (growth_armed_) return true;
-    if (context_.scheduler == nullptr) return false;
-    try {
-      context_.scheduler->schedule(growth_timer_, when, &on_growth_look, this);
-    } catch (...) {
-      return false;
-    }
-    growth_armed_ = true;
-    for (handler_slot& h : handler_slots_) h.runs_at_look = h.runs;
-    return true;
-  }
-
-  // The growth timer: a handler still running the request it ran when the look was armed is stuck
-  // (it has run at least growth_delay_); then the pool is asked again whether it needs a thread.
-  static void on_growth_look(void* context) {
-    auto& self = *static_cast<threaded_server_engine*>(context);
-    std::lock_guard lock(self.mutex_);
-    self.growth_armed_ = false;
-    for (handler_slot& h : self.handler_slots_)
-      if (h.running && !h.stuck && h.runs == h.runs_at_look) {
-        h.stuck = true;
-        ++self.stuck_;
-        self.stalled_ = true;
-      }
-    self.hand_on_locked();  // a thread may have finished, or taken the work, meanwhile
-  }
-
-  // What the growth look reads of one thread's handler (may_grow_locked). Called with mutex_ held.
-  void handler_began_locked(std::size_t slot) noexcept {
-    handler_slot& h = handler_slots_[slot];
-    ++h.runs;
-    h.running = true;
-  }
-  void handler_ended_locked(std::size_t slot) noexcept {
-    handler_slot& h = handler_slots_[slot];
-    if (h.stuck) {
-      GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
-      h.stuck = false;
-      --stuck_;
-    }
-    h.running = false;
-    stalled_ = false;  // handlers finish again
-  }
-
-  // Whether this thread may take a request to run now: below the bound, and leaving one thread
-  // out of handlers to lead (a lone thread, all the system allowed, runs them itself). Called with
-  // mutex_ held.
-  bool may_take_request() const noexcept {
-    return running_ < max_running_ && running_ + 1 < std::max<std::size_t>(threads_, 2);
-  }
-
-  // The tuning's lead watchdog: if its look says the I/O has been unled too long while a handler
-  // runs, a thread is woken (or started) to lead. Returns whether the I/O is unled.
-  static bool look_for_leader(void* context) {
-    auto& self = *static_cast<threaded_server_engine*>(context);
-    std::lock_guard lock(self.mutex_);
-    const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
-    if (self.tuning_.leader_overdue(unled)) self.hand_on_locked();
-    return unled;
-  }
-
-  void work(worker_ref self) {
-    std::vector<server_request*> fresh;
-    std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
-    follower me;
-    std::unique_lock lock(mutex_);
-    // start_thread_locked() counted this thread as starting, under this lock, before it could run.
-    GEERPC_ASSERT(starting_ > 0, "threaded server: a thread started that was not counted");
-    --starting_;
-    auto mine_state = tuning_.thread_begins(self->slot);
-    bool retired = false;
-    while (!stopping_) {
-      server_request* mine = nullptr;
-      if (!queue_.empty() && may_take_request()) {
-        mine = queue_.front();
-        queue_.pop_front();
-      } else if (!leading_) {
-        leading_ = true;
-        tuning_.lead_round_began();
-        // Requests wait that this thread may not take (every other thread is in a handler): one
-        // more thread takes them while this one leads.
-        if (!queue_.empty()) hand_on_locked();
-        std::list<worker> finished;
-        if (!retired_.empty()) finished.splice(finished.end(), retired_);
-        lock.unlock();
-        if (!finished.empty()) {
-          for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
-          finished.clear();
-        }
-        fresh.clear();
-        if (buffer.empty()) buffer.resize(64u << 10);
-        lead(fresh, buffer);
-        lock.lock();
-        // One leader at a time: leading_ was set by this thread and nobody else clears it.
-        GEERPC_ASSERT(leading_, "threaded server: the lead was taken from its leader");
-        leading_ = false;
-        // The leader runs the first new request itself: no hand-off on the quick path.
-        std::size_t taken = 0;
-        if (!fresh.empty() && may_take_request()) mine = fresh[taken++];
-        if (taken < fresh.size())  // (an empty range still costs deque::insert its bookkeeping)
-          queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
-        if (mine == nullptr && !queue_.empty()) hand_on_locked();  // someone else runs them
-      } else {
-        if (!wait_as_follower(lock, me)) {
-          retired = true;
-          break;
-        }
-        continue;
-      }
-      if (mine == nullptr) continue;
-      ++running_;
-      handler_began_locked(self->slot);
-      // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
-      // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
-      // while another leads, so the count of threads never falls under that either.
-      GEERPC_ASSERT(running_ <= max_running_ && running_ < std::max<std::size_t>(threads_, 2),
-                    "threaded server: a handler runs past the bound, or on the thread left to lead");
-      tuning_.run_began();
-      const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
-      if (!unled) hand_on_locked();
-      const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
-      lock.unlock();
-      const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
-      if (unled) {
-        const auto probe = tuning_.unled_run_begins(mine_state);
-        server_connection::run(mine, hold);
-        const bool blocked = hooks::blocked(probe);
-        lock.lock();
-        if (blocked) tuning_.found_blocked();
-      } else {
-        server_connection::run(mine, hold);
-        lock.lock();
-      }
-      GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
-      --running_;
-      handler_ended_locked(self->slot);
-      if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
-        lock.unlock();
-        tuning_.release(mine_state);
-        lock.lock();
-      }
-    }
-    // Stopping, or retired.
-    if (tuning_.held(mine_state) != nullptr) {
-      lock.unlock();
-      tuning_.release(mine_state);
-      lock.lock();
-    }
-    if (retired) {
-      // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
-      // through it, above.
-      GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
-      slot_used_[self->slot] = false;
-      retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
-    }
-  }
-
-  // A follower waits to be woken (to take a request or to lead). One above the core size that
-  // waits threads.idle_timeout in vain while another leads retires: returns false.
-  bool wait_as_follower(std::unique_lock<std::mutex>& lock, follower& me) {
-    me.woken = false;
-    idle_.push_back(&me);
-    const auto woken_or_stopping = [&] { return me.woken || stopping_; };
-    bool timed_out = false;
-    if (threads_ > core_threads_ + 1 && idle_limit_)
-      timed_out = !me.wake.wait_for(lock, *idle_limit_, woken_or_stopping);
-    else
-      me.wake.wait(lock, woken_or_stopping);
-    if (me.woken) {
-      // hand_on_locked() counted the wake-up when it took this follower out of idle_.
-      GEERPC_ASSERT(woken_ > 0, "threaded server: a follower woken without being counted");
-      --woken_;
-      return true;
-    }
-    // Not woken: nobody took this follower out of idle_ (only a wake-up does).
-    const auto mine = std::find(idle_.begin(), idle_.end(), &me);
-    GEERPC_ASSERT(mine != idle_.end(), "threaded server: an idle follower missing from idle_");
-    idle_.erase(mine);
-    const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
-    // Counted out here, under the same lock as the decision: work() may unlock before it leaves
-    // (to send held replies), and another surplus thread timing out then must not also see room
-    // to retire, which would take the pool below its core size.
-    if (retire) --threads_;
-    GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
-    return !retire;
-  }
-
-  // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
-  bool runs_next(const server_connection* connection) const {
-    return !stopping_ && !queue_.empty() && running_ < max_running_ && queue_.front()->connection.get() == connection;
-  }
-
-  // One round of I/O: waits for events, accepts, reads, flushes. New requests go to `fresh`.
-  // Connections whose stream session holds bytes after a round cut short (resume_) are read
-  // again without waiting for their descriptor, which may never become readable for those bytes:
-  // while there are any, epoll is only looked at (stream.hpp, rule 2).
+  // One round of I/O: waits for events, reads, flushes. New requests go to `fresh`. Connections
+  // whose stream session holds bytes after a round cut short (resume_) are read again without
+  // waiting for their descriptor, which may never become readable for those bytes: while there
+  // are any, epoll is only looked at (stream.hpp, rule 2). Only the leader calls it.
   void lead(std::vector<server_request*>& fresh, std::vector<std::byte>& buffer) {
     constexpr int max_events = 64;
     epoll_event events[max_events];
@@ -14870,6 +14691,17 @@ class threaded_server_engine {
     resuming_.clear();
   }
 
+  // The frame_writer's hook: watch for writability while replies wait for the peer to read.
+  static void want_write(void* context, bool want) {
+    auto* connection = static_cast<server_connection*>(context);
+    if (!connection->stream().plain()) return rewatch(*connection, &want, nullptr);
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
+    event.data.ptr = connection;
+    ::epoll_ctl(connection->poller_fd(), EPOLL_CTL_MOD, connection->fd(), &event);  // ENOENT once dropped: fine
+  }
+
+ private:
   // Returns false when it finds the server stopping.
   bool service_events(const epoll_event* events, int count, std::vector<server_request*>& fresh,
                       std::vector<std::byte>& buffer) {
@@ -14877,7 +14709,7 @@ class threaded_server_engine {
       void* tag = events[i].data.ptr;
       if (tag == &wake_tag_) return false;  // stopping; the eventfd stays readable for every leader
       if (tag == &listen_tag_) {
-        accept_all();
+        on_listener_(listener_owner_);
         continue;
       }
       auto* connection = static_cast<server_connection*>(tag);
@@ -14952,77 +14784,6 @@ class threaded_server_engine {
     connections_.erase(connection);  // requests still running keep it alive until they finish
   }
 
-  void accept_all() {
-    for (;;) {
-      const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pause_accepting();
-        return;
-      }
-      net::set_no_delay(fd);
-      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
-      std::shared_ptr<server_connection> connection;
-      try {
-        connection = std::make_shared<server_connection>(context_, std::move(accepted), &want_write, epoll_.get());
-        admit(connection);
-      } catch (...) {
-        // No memory for this connection's state (or its table entry, or its reason): it is closed
-        // without a word and counted; the leader goes on serving the others.
-        context_.refused.fetch_add(1, std::memory_order_relaxed);
-        if (connection) connection->close();
-      }
-    }
-  }
-
-  // Watches an accepted connection, or refuses it.
-  void admit(const std::shared_ptr<server_connection>& connection) {
-    std::lock_guard lock(connections_mutex_);
-    if (stopping_now()) {
-      connection->close();
-      return;
-    }
-    if (connections_.size() >= context_.options.limits.max_connections) {
-      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
-      connection->reject("rpc server: too many connections (limit " +
-                         std::to_string(context_.options.limits.max_connections) + ")");
-      return;
-    }
-    connection->arm_handshake_timer();
-    connections_.emplace(connection.get(), connection);
-    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
-    // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
-    if (context_.draining.load()) connection->go_away();
-  }
-
-  // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
-  // forever, and try again a little later. Only the leader gets here, so one retry is armed at a time.
-  void pause_accepting() {
-    watch(listen_.get(), 0, &listen_tag_, EPOLL_CTL_MOD);
-    context_.scheduler->cancel(accept_retry_);
-    context_.scheduler->schedule(accept_retry_, clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
-  }
-  static void resume_accepting(void* context) {
-    auto& self = *static_cast<threaded_server_engine*>(context);
-    // (After stop_accepting() the socket has left the poller, and this fails with ENOENT.)
-    self.watch(self.listen_.get(), EPOLLIN, &self.listen_tag_, EPOLL_CTL_MOD);
-  }
-
-  bool stopping_now() {
-    std::lock_guard lock(mutex_);
-    return stopping_;
-  }
-
-  // The frame_writer's hook: watch for writability while replies wait for the peer to read.
-  static void want_write(void* context, bool want) {
-    auto* connection = static_cast<server_connection*>(context);
-    if (!connection->stream().plain()) return rewatch(*connection, &want, nullptr);
-    epoll_event event{};
-    event.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
-    event.data.ptr = connection;
-    ::epoll_ctl(connection->poller_fd(), EPOLL_CTL_MOD, connection->fd(), &event);  // ENOENT once dropped: fine
-  }
-
   // For a connection with a stream session: the writer's wish or the reader's (null: unchanged)
   // for writability, and the poller updated when their sum changes (server_connection::wishes()).
   static void rewatch(server_connection& connection, const bool* writer, const bool* reader) {
@@ -15047,15 +14808,365 @@ class threaded_server_engine {
   }
 
   server_context& context_;
-  const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
-  const std::size_t max_running_;   // the most threads that run handlers at once
-  const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
-  const std::chrono::nanoseconds growth_delay_;               // threads.growth_delay, at least 0
-  net::listener listen_;
   net::unique_fd epoll_;
   net::event_fd wake_;
   char listen_tag_ = 0;  // addresses that mark the listener and the wake-up fd in epoll events
   char wake_tag_ = 0;
+  void (*on_listener_)(void*) = nullptr;
+  void* listener_owner_ = nullptr;
+
+  // Only the leader touches these: connections whose session holds bytes after a round cut short,
+  // to read next round without waiting (resume_), and the round's own copy (resuming_).
+  std::vector<server_connection*> resume_, resuming_;
+
+  mutable std::mutex connections_mutex_;
+  std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
+  bool closing_ = false;  // begin_closing() has run: admit() closes what comes
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/threaded/reactor_io.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Tuning>
+class threaded_reactor {
+  using hooks = typename Tuning::server_hooks;
+  using clock = std::chrono::steady_clock;
+
+ public:
+  // `threads`: this reactor's share of the server's (transport/threaded/server.hpp).
+  threaded_reactor(server_context& context, std::size_t index, const server_threads& threads)
+      : index_(index),
+        io_(context),
+        core_threads_(std::max<std::size_t>(1, threads.handlers)),
+        max_running_(std::max(core_threads_, threads.max_handlers)),
+        idle_limit_(idle_limit(threads.idle_timeout)),
+        growth_(core_threads_, max_running_ + 1, threads.growth_delay, context.scheduler, &on_growth_look, this),
+        slot_used_(max_running_ + 1, false),
+        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
+                                     context.runtime->cpus(), &look_for_leader, this}) {}
+  ~threaded_reactor() = default;  // the server joined its threads (stop())
+
+  threaded_reactor(const threaded_reactor&) = delete;
+  threaded_reactor& operator=(const threaded_reactor&) = delete;
+
+  reactor_io& io() noexcept { return io_; }
+  const reactor_io& io() const noexcept { return io_; }
+
+  // Makes the epoll set and starts as many of the core threads as the system allows: one alone
+  // leads and runs handlers too.
+  void start() {
+    io_.open();
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < core_threads_ + 1; ++i) start_thread_locked();
+    if (threads_ == 0) throw rpc_error(errc::invalid_argument, "rpc server: the system would not start a thread");
+  }
+
+  // Stop's first step, from any thread, handlers' included: no thread starts or retires from now
+  // on, every follower and leader is woken to leave, and the connections are closed.
+  void begin_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+      for (follower* f : idle_) f->wake.notify_one();
+    }
+    io_.begin_closing();
+  }
+
+  // Joins every thread (not from one of them), then drops the requests that never started.
+  void join() {
+    // Once stopping, no thread starts or retires, so the lists keep their nodes while they are
+    // joined; a handler's stop() meanwhile still finds its own thread in them.
+    // A joined thread's node no longer has its id (work() cleared it as its last act): a thread
+    // started since may have that id (glibc reuses the stack), and is not this pool's.
+    std::vector<std::thread*> all;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& w : workers_) all.push_back(&w.thread);
+      for (auto& w : retired_) all.push_back(&w.thread);
+    }
+    for (std::thread* thread : all)
+      if (thread->joinable()) thread->join();
+    {
+      std::lock_guard lock(mutex_);
+      // Every thread has left work(), each undoing what it counted: none runs, leads or is on its
+      // way. A thread that could not start never counted itself.
+      GEERPC_ASSERT(running_ == 0 && starting_ == 0 && woken_ == 0 && !leading_,
+                    "threaded server: a joined pool still counts a thread at work");
+      workers_.clear();
+      retired_.clear();
+    }
+    growth_.cancel();  // stopping_ is set: nothing arms it again
+    tuning_.stop();
+    std::deque<server_request*> never_ran;
+    {
+      std::lock_guard lock(mutex_);
+      never_ran.swap(queue_);
+    }
+    for (server_request* request : never_ran) server_connection::finish(request);
+  }
+
+  // Whether the calling thread is one of this reactor's.
+  bool on_own_thread() const {
+    std::lock_guard lock(mutex_);
+    const auto me = std::this_thread::get_id();
+    const auto mine = [&](const worker& w) { return w.id == me; };
+    return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
+  }
+
+  // The pool now: threads, of them inside a handler, and threads the system would not start.
+  pool_view view() const {
+    std::lock_guard lock(mutex_);
+    return {threads_, running_, start_failures_, {}};
+  }
+
+ private:
+  struct worker {
+    std::thread thread;
+    std::thread::id id;  // set when it starts, cleared as it leaves work(); compared by stop() from a handler
+    std::size_t slot = 0;
+  };
+  using worker_ref = typename std::list<worker>::iterator;
+
+  // A follower asleep until it is woken to take a request or to lead. Each has its own condition
+  // variable, so that the most recently idle is woken first: the others stay idle, and those above
+  // the core size retire.
+  struct follower {
+    std::condition_variable wake;
+    bool woken = false;
+  };
+
+  // threads.idle_timeout as a wait: none at or below zero, and "never retire" beyond a day (a wait
+  // that long would overflow the clock's arithmetic).
+  static std::optional<std::chrono::nanoseconds> idle_limit(std::chrono::nanoseconds timeout) {
+    if (timeout > std::chrono::hours(24)) return std::nullopt;
+    return std::max(timeout, std::chrono::nanoseconds::zero());
+  }
+
+  // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
+  // and holds back further tries for a moment. Called with mutex_ held.
+  void start_thread_locked() noexcept {
+    // Every live thread holds a slot, and there are max_running_ + 1 of both.
+    const auto slot =
+        static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
+    if (slot == slot_used_.size()) return;
+    try {
+      workers_.emplace_back();
+      const worker_ref self = std::prev(workers_.end());
+      self->slot = slot;
+      self->thread = std::thread([this, self] { work(self); });
+      self->id = self->thread.get_id();
+      slot_used_[slot] = true;
+      ++threads_;
+      ++starting_;
+      // Every live thread holds one of the max_running_ + 1 slots, taken above.
+      GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
+    } catch (...) {
+      if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
+      ++start_failures_;
+      no_start_before_ = clock::now() + std::chrono::milliseconds(50);
+    }
+  }
+
+  // Makes sure a thread is on its way for what this one leaves undone while it runs a handler:
+  // leading the I/O if nobody leads, the queued requests if any. Wakes the most recently idle
+  // follower, unless one is on its way already (woken, or just started), or starts a new one when
+  // the growth rule allows: so the pool grows one thread at a time. Called with mutex_ held.
+  void hand_on_locked() {
+    if (woken_ > 0 || starting_ > 0 || stopping_ || (leading_ && queue_.empty())) return;
+    if (!idle_.empty()) {
+      follower* f = idle_.back();
+      idle_.pop_back();
+      // A follower in idle_ waits, not woken: whoever wakes one takes it out of idle_ first.
+      GEERPC_ASSERT(!f->woken, "threaded server: a woken follower left among the idle");
+      f->woken = true;
+      ++woken_;
+      f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
+    } else if (threads_ < max_running_ + 1) {
+      const auto now = clock::now();
+      if (now < no_start_before_)  // after a refused start: try again then, in a look a whole delay long
+        growth_.arm_look(std::max(no_start_before_, saturating_deadline(now, growth_.delay())));
+      else if (growth_.may_grow(threads_, now))
+        start_thread_locked();
+    }
+  }
+
+  // The growth timer: marks stuck handlers, then asks again whether the pool needs a thread (one
+  // may have finished, or taken the work, meanwhile).
+  static void on_growth_look(void* context) {
+    auto& self = *static_cast<threaded_reactor*>(context);
+    std::lock_guard lock(self.mutex_);
+    self.growth_.look();
+    self.hand_on_locked();
+  }
+
+  // Whether this thread may take a request to run now: below the bound, and leaving one thread
+  // out of handlers to lead (a lone thread, all the system allowed, runs them itself). Called with
+  // mutex_ held.
+  bool may_take_request() const noexcept {
+    return running_ < max_running_ && running_ + 1 < std::max<std::size_t>(threads_, 2);
+  }
+
+  // The tuning's lead watchdog: if its look says the I/O has been unled too long while a handler
+  // runs, a thread is woken (or started) to lead. Returns whether the I/O is unled.
+  static bool look_for_leader(void* context) {
+    auto& self = *static_cast<threaded_reactor*>(context);
+    std::lock_guard lock(self.mutex_);
+    const bool unled = !self.leading_ && self.running_ > 0 && !self.stopping_;
+    if (self.tuning_.leader_overdue(unled)) self.hand_on_locked();
+    return unled;
+  }
+
+  void name_this_thread() const noexcept {
+    const std::string name = "geerpc-r" + std::to_string(index_);
+    ::pthread_setname_np(::pthread_self(), name.substr(0, 15).c_str());
+  }
+
+  void work(worker_ref self) {
+    std::vector<server_request*> fresh;
+    std::vector<std::byte> buffer;  // for reading, once this thread leads: most of a grown pool never does
+    follower me;
+    std::unique_lock lock(mutex_);
+    // start_thread_locked() counted this thread as starting, under this lock, before it could run.
+    GEERPC_ASSERT(starting_ > 0, "threaded server: a thread started that was not counted");
+    --starting_;
+    name_this_thread();
+    auto mine_state = tuning_.thread_begins(self->slot);
+    bool retired = false;
+    while (!stopping_) {
+      server_request* mine = nullptr;
+      if (!queue_.empty() && may_take_request()) {
+        mine = queue_.front();
+        queue_.pop_front();
+      } else if (!leading_) {
+        leading_ = true;
+        tuning_.lead_round_began();
+        // Requests wait that this thread may not take (every other thread is in a handler): one
+        // more thread takes them while this one leads.
+        if (!queue_.empty()) hand_on_locked();
+        std::list<worker> finished;
+        if (!retired_.empty()) finished.splice(finished.end(), retired_);
+        lock.unlock();
+        if (!finished.empty()) {
+          for (auto& w : finished) w.thread.join();  // they are past their last use of the pool
+          finished.clear();
+        }
+        fresh.clear();
+        if (buffer.empty()) buffer.resize(64u << 10);
+        io_.lead(fresh, buffer);
+        lock.lock();
+        // One leader at a time: leading_ was set by this thread and nobody else clears it.
+        GEERPC_ASSERT(leading_, "threaded server: the lead was taken from its leader");
+        leading_ = false;
+        // The leader runs the first new request itself: no hand-off on the quick path.
+        std::size_t taken = 0;
+        if (!fresh.empty() && may_take_request()) mine = fresh[taken++];
+        if (taken < fresh.size())  // (an empty range still costs deque::insert its bookkeeping)
+          queue_.insert(queue_.end(), fresh.begin() + static_cast<std::ptrdiff_t>(taken), fresh.end());
+        if (mine == nullptr && !queue_.empty()) hand_on_locked();  // someone else runs them
+      } else {
+        if (!wait_as_follower(lock, me)) {
+          retired = true;
+          break;
+        }
+        continue;
+      }
+      if (mine == nullptr) continue;
+      ++running_;
+      growth_.handler_began(self->slot);
+      // `mine` was taken under this lock only when may_take_request() allowed it: within the bound,
+      // and one thread left out of handlers to lead (or a lone thread). Threads retire only idle,
+      // while another leads, so the count of threads never falls under that either.
+      GEERPC_ASSERT(running_ <= max_running_ && running_ < std::max<std::size_t>(threads_, 2),
+                    "threaded server: a handler runs past the bound, or on the thread left to lead");
+      tuning_.run_began();
+      const bool unled = !leading_ && woken_ == 0 && starting_ == 0 && tuning_.may_run_unled();
+      if (!unled) hand_on_locked();
+      const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
+      lock.unlock();
+      const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
+      if (unled) {
+        const auto probe = tuning_.unled_run_begins(mine_state);
+        server_connection::run(mine, hold);
+        const bool blocked = hooks::blocked(probe);
+        lock.lock();
+        if (blocked) tuning_.found_blocked();
+      } else {
+        server_connection::run(mine, hold);
+        lock.lock();
+      }
+      GEERPC_ASSERT(running_ > 0, "threaded server: more handlers ended than began");
+      --running_;
+      growth_.handler_ended(self->slot);
+      if (const server_connection* held = tuning_.held(mine_state); held != nullptr && !runs_next(held)) {
+        lock.unlock();
+        tuning_.release(mine_state);
+        lock.lock();
+      }
+    }
+    // Stopping, or retired.
+    if (tuning_.held(mine_state) != nullptr) {
+      lock.unlock();
+      tuning_.release(mine_state);
+      lock.lock();
+    }
+    // Its last act under the lock, while it is alive: once joined, its id may be given to a new
+    // thread (glibc reuses the stack), which on_own_thread() must not take for this one while the
+    // node stays listed (a second stop() made while the first joins would return at once).
+    self->id = std::thread::id();
+    if (retired) {
+      // Counted out by wait_as_follower(); its slot stays taken until its held replies are sent
+      // through it, above.
+      GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
+      slot_used_[self->slot] = false;
+      retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
+    }
+  }
+
+  // A follower waits to be woken (to take a request or to lead). One above the core size that
+  // waits threads.idle_timeout in vain while another leads retires: returns false.
+  bool wait_as_follower(std::unique_lock<std::mutex>& lock, follower& me) {
+    me.woken = false;
+    idle_.push_back(&me);
+    const auto woken_or_stopping = [&] { return me.woken || stopping_; };
+    bool timed_out = false;
+    if (threads_ > core_threads_ + 1 && idle_limit_)
+      timed_out = !me.wake.wait_for(lock, *idle_limit_, woken_or_stopping);
+    else
+      me.wake.wait(lock, woken_or_stopping);
+    if (me.woken) {
+      // hand_on_locked() counted the wake-up when it took this follower out of idle_.
+      GEERPC_ASSERT(woken_ > 0, "threaded server: a follower woken without being counted");
+      --woken_;
+      return true;
+    }
+    // Not woken: nobody took this follower out of idle_ (only a wake-up does).
+    const auto mine = std::find(idle_.begin(), idle_.end(), &me);
+    GEERPC_ASSERT(mine != idle_.end(), "threaded server: an idle follower missing from idle_");
+    idle_.erase(mine);
+    const bool retire = timed_out && !stopping_ && leading_ && queue_.empty() && threads_ > core_threads_ + 1;
+    // Counted out here, under the same lock as the decision: work() may unlock before it leaves
+    // (to send held replies), and another surplus thread timing out then must not also see room
+    // to retire, which would take the pool below its core size.
+    if (retire) --threads_;
+    GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
+    return !retire;
+  }
+
+  // Whether the loop above takes a request of `connection` next. Called with mutex_ held.
+  bool runs_next(const server_connection* connection) const {
+    return !stopping_ && !queue_.empty() && running_ < max_running_ && queue_.front()->connection.get() == connection;
+  }
+
+  const std::size_t index_;
+  reactor_io io_;
+  const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
+  const std::size_t max_running_;   // the most threads that run handlers at once
+  const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
 
   mutable std::mutex mutex_;             // guards the pool state below
   std::deque<server_request*> queue_;    // received, waiting for a handler thread
@@ -15066,36 +15177,213 @@ class threaded_server_engine {
   std::size_t threads_ = 0;              // threads started and not retired
   std::size_t start_failures_ = 0;       // threads the system would not start
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
-  // What the growth look compares, per thread slot: requests begun, and their count when the look
-  // was armed; whether a handler runs, and whether the look found it stuck (counted in stuck_).
-  struct handler_slot {
-    std::uint64_t runs = 0;
-    std::uint64_t runs_at_look = 0;
-    bool running = false;
-    bool stuck = false;
-  };
-  std::vector<handler_slot> handler_slots_;
-  std::size_t stuck_ = 0;      // handlers running that a look found stuck
-  bool stalled_ = false;       // a look found handlers newly stuck, and none has finished since
-  bool growth_armed_ = false;  // growth_timer_ is queued, or its callback runs
+  pool_growth growth_;                   // when the pool may grow above its core size
   bool leading_ = false;
   bool stopping_ = false;
-  bool accepting_ = true;        // until stop_accepting()
   std::list<worker> workers_;    // live threads
   std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
 
-  // Only the leader touches these: connections whose session holds bytes after a round cut short,
-  // to read next round without waiting (resume_), and the round's own copy (resuming_).
-  std::vector<server_connection*> resume_, resuming_;
-
-  mutable std::mutex connections_mutex_;
-  std::unordered_map<server_connection*, std::shared_ptr<server_connection>> connections_;
-  deadline_scheduler::timer accept_retry_;
-  deadline_scheduler::timer growth_timer_;  // asks again whether the pool may grow (may_grow_locked)
-
   hooks tuning_;  // after what its hooks use
+};
 
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/threaded/reactor.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// threads.io_threads 0: one reactor per two CPUs of the runtime's budget, at least 1 and at most 8
+// (docs/transports.md, "Several reactors", has the figures behind it).
+inline std::size_t default_io_threads(unsigned cpus) noexcept { return std::clamp<std::size_t>(cpus / 2, 1, 8); }
+
+// Reactor `index`'s share of `all` among `count` reactors (no more than all.handlers): an even
+// split, the remainder to the first ones.
+inline server_threads reactor_share(const server_threads& all, std::size_t index, std::size_t count) {
+  const auto share = [&](std::size_t total) { return total / count + (index < total % count ? 1 : 0); };
+  server_threads mine = all;
+  mine.handlers = std::max<std::size_t>(1, share(std::max<std::size_t>(1, all.handlers)));
+  mine.max_handlers = std::max(mine.handlers, share(std::max(all.handlers, all.max_handlers)));
+  return mine;
+}
+
+template <class Tuning>
+class threaded_server_engine {
+  using reactor = threaded_reactor<Tuning>;
+  using clock = std::chrono::steady_clock;
+
+ public:
+  explicit threaded_server_engine(server_context& context) : context_(context) {
+    const server_threads& threads = context.options.threads;
+    const std::size_t wanted =
+        threads.io_threads != 0 ? threads.io_threads : default_io_threads(context.runtime->cpus());
+    // Each reactor runs at least one handler: no more reactors than handler threads.
+    const std::size_t count = std::min(wanted, std::max<std::size_t>(1, threads.handlers));
+    reactors_.reserve(count);
+    for (std::size_t i = 0; i < count; ++i)
+      reactors_.push_back(std::make_unique<reactor>(context, i, reactor_share(context.options.threads, i, count)));
+    context.pool_probe = &probe;
+    context.pool_engine = this;
+  }
+  ~threaded_server_engine() {
+    stop();
+    context_.pool_probe = nullptr;
+    context_.pool_engine = nullptr;
+  }
+
+  threaded_server_engine(const threaded_server_engine&) = delete;
+  threaded_server_engine& operator=(const threaded_server_engine&) = delete;
+
+  std::string listen(std::string_view address) {
+    std::string bound;
+    listen_ = net::listen_on(address, bound);
+    for (auto& r : reactors_) r->start();
+    reactors_.front()->io().watch_listener(listen_.get(), &on_listener, this);
+    return bound;
+  }
+
+  // Stops accepting, closes every connection (their clients see the connection end), asks running
+  // handlers to stop, joins every thread, and drops requests that never started. Safe from several
+  // threads at once: each returns once all is done. From a handler it only starts the stop; the
+  // threads are joined by the next stop() from outside, at the latest by the destructor.
+  void stop() {
+    begin_stop();
+    if (on_own_thread()) return;
+    std::lock_guard joining(join_mutex_);
+    for (auto& r : reactors_) r->join();
+    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    listen_.close();  // no leader or accept retry can touch it now: frees the address at once
+    // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
+    // its request holds its connection, and the context it refers to must outlive it.
+    context_.wait_drained(clock::time_point::max());
+    for (auto& r : reactors_) r->io().clear_connections();
+  }
+
+  // Graceful shutdown's first step: no more connections. The listening socket leaves the poller
+  // and is shut down (dials are refused from now on); stop() closes it.
+  // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
+  bool stop_accepting() {
+    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
+    std::lock_guard lock(listen_mutex_);
+    if (stopping_) return false;
+    if (!accepting_) return true;
+    accepting_ = false;
+    ::epoll_ctl(reactors_.front()->io().poller(), EPOLL_CTL_DEL, listen_.get(), nullptr);
+    listen_.shutdown();
+    return true;
+  }
+
+  // Calls f(server_connection&) for each open connection, with no lock held.
+  template <class F>
+  void for_each_connection(F&& f) {
+    for (auto& r : reactors_) r->io().for_each_connection(f);
+  }
+
+  // Whether the calling thread is one of this server's (a handler's).
+  bool on_own_thread() const {
+    return std::any_of(reactors_.begin(), reactors_.end(), [](const auto& r) { return r->on_own_thread(); });
+  }
+
+  std::size_t connection_count() const {
+    std::size_t n = 0;
+    for (const auto& r : reactors_) n += r->io().connection_count();
+    return n;
+  }
+  // The open connections of each reactor, in order.
+  std::vector<std::size_t> reactor_connections() const {
+    std::vector<std::size_t> counts;
+    for (const auto& r : reactors_) counts.push_back(r->io().connection_count());
+    return counts;
+  }
+  // Threads in the pools now, and threads they could not start (the system refused).
+  std::size_t thread_count() const { return pools().threads; }
+  std::size_t thread_start_failures() const { return pools().start_failures; }
+
+ private:
+  pool_view pools() const {
+    pool_view sum;
+    for (const auto& r : reactors_) {
+      const pool_view v = r->view();
+      sum.threads += v.threads;
+      sum.busy += v.busy;
+      sum.start_failures += v.start_failures;
+    }
+    return sum;
+  }
+
+  // The debug page's view of the pools (server_context::pool_probe).
+  static pool_view probe(const void* engine) {
+    const auto& self = *static_cast<const threaded_server_engine*>(engine);
+    pool_view v = self.pools();
+    v.reactor_connections = self.reactor_connections();
+    return v;
+  }
+
+  void begin_stop() {
+    {
+      std::lock_guard lock(listen_mutex_);
+      if (!stopping_) {
+        stopping_ = true;
+        listen_.shutdown();  // refuses dials from now on; closed in stop() once no thread can accept
+      }
+    }
+    for (auto& r : reactors_) r->begin_stop();
+  }
+
+  // Reactor 0's leader: the listener is ready.
+  static void on_listener(void* engine) { static_cast<threaded_server_engine*>(engine)->accept_all(); }
+
+  void accept_all() {
+    for (;;) {
+      const int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pause_accepting();
+        return;
+      }
+      net::set_no_delay(fd);
+      net::unique_fd accepted(fd);  // closes the socket if no connection takes it
+      reactor& to = *reactors_[next_reactor_];
+      next_reactor_ = (next_reactor_ + 1) % reactors_.size();
+      std::shared_ptr<server_connection> connection;
+      try {
+        connection = std::make_shared<server_connection>(context_, std::move(accepted), &reactor_io::want_write,
+                                                         to.io().poller());
+        // Only this thread admits, and connections only leave meanwhile: the count cannot pass
+        // the limit between this look and the admission.
+        to.io().admit(connection, connection_count() >= context_.options.limits.max_connections);
+      } catch (...) {
+        // No memory for this connection's state (or its table entry, or its reason): it is closed
+        // without a word and counted; the leader goes on serving the others.
+        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (connection) connection->close();
+      }
+    }
+  }
+
+  // Out of descriptors (or kernel memory): stop watching the listener, which would report readiness
+  // forever, and try again a little later. Only reactor 0's leader gets here, so one retry is armed
+  // at a time.
+  void pause_accepting() {
+    reactors_.front()->io().rewatch_listener(listen_.get(), 0);
+    context_.scheduler->cancel(accept_retry_);
+    context_.scheduler->schedule(accept_retry_, clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
+  }
+  static void resume_accepting(void* context) {
+    auto& self = *static_cast<threaded_server_engine*>(context);
+    // (After stop_accepting() the socket has left the poller, and this fails with ENOENT.)
+    self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
+  }
+
+  server_context& context_;
+  std::vector<std::unique_ptr<reactor>> reactors_;
+  net::listener listen_;
+  std::size_t next_reactor_ = 0;  // the reactor the next accepted connection goes to (acceptor only)
+  std::mutex listen_mutex_;       // guards the two flags below, and the listener's shutdown
+  bool stopping_ = false;
+  bool accepting_ = true;  // until stop_accepting()
+  deadline_scheduler::timer accept_retry_;
   std::mutex join_mutex_;  // one stop() joins; a concurrent one waits for it
 };
 
@@ -15130,6 +15418,14 @@ void server_link<Transport>::stop(engine& e) {
 template <class Transport>
 std::size_t server_link<Transport>::connection_count(const engine& e) {
   return e.connection_count();
+}
+
+template <class Transport>
+std::vector<std::size_t> server_link<Transport>::reactor_connections(const engine& e) {
+  if constexpr (requires { e.reactor_connections(); })
+    return e.reactor_connections();
+  else
+    return {e.connection_count()};
 }
 
 template <class Transport>
