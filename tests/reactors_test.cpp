@@ -88,6 +88,7 @@ TEST_CASE("io_threads = 0 takes its count from the runtime's CPU budget", "[reac
   auto rt = std::make_shared<geerpc::runtime>(geerpc::runtime_options{.cpus = 8});
   geerpc::server_options options;
   options.runtime = rt;
+  options.threads.io_threads = 0;
   test::arith_server<geerpc::threaded> s(options);
   CHECK(s.server.reactor_connections().size() == 4);
 }
