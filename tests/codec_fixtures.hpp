@@ -28,6 +28,7 @@
 
 #include "catch.hpp"
 #include "codec_bytes.hpp"
+#include "counting_allocator.hpp"
 
 namespace codec_fixtures {
 
@@ -234,30 +235,8 @@ struct deep_culprit {
 
 // ---- an allocator that counts, to prove a refused count allocated nothing
 
-struct allocation_log {
-  static inline std::size_t allocations = 0;
-  static inline std::size_t bytes = 0;
-  static void reset() { allocations = bytes = 0; }
-};
-
-template <class T>
-struct counting_allocator {
-  using value_type = T;
-  counting_allocator() = default;
-  template <class U>
-  counting_allocator(const counting_allocator<U>&) noexcept {}  // NOLINT: rebinding must be implicit
-
-  T* allocate(std::size_t n) {
-    ++allocation_log::allocations;
-    allocation_log::bytes += n * sizeof(T);  // NOLINT(bugprone-sizeof-expression): T may be a pointer type
-    return std::allocator<T>{}.allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
-};
-template <class T, class U>
-bool operator==(const counting_allocator<T>&, const counting_allocator<U>&) noexcept {
-  return true;
-}
+using test::allocation_log;
+using test::counting_allocator;
 
 // A fixed, portable generator: the same mutations on every platform and standard library.
 class splitmix64 {

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "counting_allocator.hpp"
+
 // GEERPC_TEST_TSAN: this build runs under ThreadSanitizer, as GCC (__SANITIZE_THREAD__) or Clang
 // (__has_feature) tells it.
 #if defined(__SANITIZE_THREAD__)
@@ -58,33 +60,6 @@ struct Args {
   int num1;
   int num2;
 };
-
-// An allocator that counts the bytes asked of it (in one thread at a time), to compare what a
-// decode allocated with what it charged.
-struct allocation_log {
-  static inline std::size_t bytes = 0;
-  static void reset() { bytes = 0; }
-};
-
-template <class T>
-struct counting_allocator {
-  using value_type = T;
-  counting_allocator() = default;
-  template <class U>
-  counting_allocator(const counting_allocator<U>&) noexcept {}  // NOLINT: rebinding must be implicit
-
-  T* allocate(std::size_t n) {
-    allocation_log::bytes += n * sizeof(T);  // NOLINT(bugprone-sizeof-expression): T may be a pointer type
-    return std::allocator<T>{}.allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
-};
-template <class T, class U>
-bool operator==(const counting_allocator<T>&, const counting_allocator<U>&) noexcept {
-  return true;
-}
-
-using counted_string = std::basic_string<char, std::char_traits<char>, counting_allocator<char>>;
 
 // The binary codec without type fingerprints: what a client in another language that skips them
 // sends (docs/protocol.md, 4.1). The server then finds a wrong type only by decoding.
