@@ -12640,11 +12640,11 @@ struct debug_snapshot {
 
   // The threaded transport's reactors: how many, and the connections of each ("3 / 2" on the page;
   // the busiest's count in the JSON).
-  void read_reactors(const std::vector<std::size_t>& connections) {
-    pool.push_back(count("reactors", "reactors (epoll sets, each with its own leader)", connections.size()));
+  void read_reactors(const std::vector<std::size_t>& per_reactor) {
+    pool.push_back(count("reactors", "reactors (epoll sets, each with its own leader)", per_reactor.size()));
     std::string text;
-    for (const std::size_t n : connections) text += (text.empty() ? "" : " / ") + std::to_string(n);
-    const std::size_t busiest = *std::max_element(connections.begin(), connections.end());
+    for (const std::size_t n : per_reactor) text += (text.empty() ? "" : " / ") + std::to_string(n);
+    const std::size_t busiest = *std::max_element(per_reactor.begin(), per_reactor.end());
     pool.push_back({"busiest_reactor_connections", "connections per reactor", std::move(text), busiest});
   }
 
