@@ -11,7 +11,8 @@
 #
 # Environment: ROUNDS=5, PLACEMENTS="same none" (same: every process on CPU 0; none: unpinned),
 # WORKLOADS="W1 W2 W3 W4 W5", SCALE=1, OUT=bench/results/ab-<mode>-<date>, CLIENT_TIMEOUT=300,
-# NO_CALLGRIND=1 (commits mode: skip the instruction counts),
+# NO_CALLGRIND=1 (commits mode: skip the instruction counts), BACKGROUND_LOAD=N (N busy processes
+# beside client and server for the whole run: background_load.sh),
 # VARIANTS="automatic no-spin ..." (heuristics mode: only these, in this order; the first is the
 # reference). A variant whose heuristic cannot act in a placement (no-spin, no-own-reply's spin
 # part and others on one CPU; no-unled-runs unpinned) runs the same code as automatic there: its
@@ -34,7 +35,10 @@ scratch=$(mktemp -d)
 server_pid=""
 base_tree=""
 also_trees=()
+# shellcheck source=background_load.sh
+source "$here/background_load.sh"
 cleanup() {
+  stop_background_load
   [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
   [ -z "$base_tree" ] || git -C "$root" worktree remove --force "$base_tree" >/dev/null 2>&1 || true
   for tree in "${also_trees[@]}"; do git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1 || true; done
@@ -119,6 +123,7 @@ stop_server() {
 }
 
 count=${#variants[@]}
+start_background_load "$OUT"
 for v in "${variants[@]}"; do echo "${v%%|*}"; done >"$OUT/variants.txt"
 for round in $(seq 1 "$ROUNDS"); do
   for pin in $PLACEMENTS; do
@@ -140,6 +145,8 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
 done
+
+stop_background_load
 
 if [ "$mode" = commits ] && [ -z "${NO_CALLGRIND:-}" ] && command -v valgrind >/dev/null; then
   # callgrind.sh of HEAD runs either build: both programs take the same flags it passes.

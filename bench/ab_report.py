@@ -49,6 +49,9 @@ def main() -> int:
 
     lines = [f"# A/B: medians of {rounds} interleaved round(s); ratios are {reference} / variant\n"]
     lines.append("Calls/s (W1 also p50 µs). A ratio above 1 is what the variant loses against the reference.\n")
+    load = out / "load.txt"
+    if load.exists() and load.read_text().strip() not in ("", "0"):
+        lines.append(f"Background load: {load.read_text().strip()} busy processes beside client and server.\n")
     for pin in pins:
         lines.append(f"\n## PIN={pin}\n")
         head = []

@@ -101,6 +101,9 @@ def main() -> int:
         return med.get((pin, peer, workload, metric))
 
     lines = [f"# Benchmark results\n", f"Medians of {rounds} round(s); each round ran every peer once per placement.\n"]
+    load = out / "load.txt"
+    if load.exists() and load.read_text().strip() not in ("", "0"):
+        lines.append(f"Background load: {load.read_text().strip()} busy processes beside client and server.\n")
     for pin in pins:
         lines.append(f"\n## PIN={pin}\n")
         lines.append("| peer | " + " | ".join(f"{w} calls/s | {w} p50 µs | {w} p99 µs" for w in workloads) + " |")

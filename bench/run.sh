@@ -22,6 +22,8 @@
 #                        ("threadcpu"/"reactorcpu" lines in raw.txt); unset: the default count, as
 #                        geerpc-threaded
 #   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
+#   BACKGROUND_LOAD=0    N busy processes at normal priority beside client and server for the whole
+#                        run (background_load.sh): a busy machine, as in production
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -52,7 +54,10 @@ raw="$OUT/raw.txt"
 : >"$OUT/callgrind.txt"  # this run's counts only, like raw.txt
 scratch=$(mktemp -d)
 server_pid=""
+# shellcheck source=background_load.sh
+source "$here/background_load.sh"
 cleanup() {
+  stop_background_load
   [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
   rm -rf "$scratch"
 }
@@ -181,6 +186,7 @@ run_peer() {  # name, pin
   esac
 }
 
+start_background_load "$OUT"
 for round in $(seq 1 "$ROUNDS"); do
   for pin in $PLACEMENTS; do
     for peer in $PEERS; do
@@ -209,6 +215,8 @@ if [[ " $PEERS " == *" geerpc "* ]]; then
     done
   done
 fi
+
+stop_background_load
 
 # Instructions per W1 call: repeatable where the timings are not, so regressions show.
 if [[ " $PEERS " == *" geerpc "* ]] && wants W1 && [ "$CALLGRIND" != 0 ] && command -v valgrind >/dev/null; then
