@@ -23,7 +23,7 @@
 #include "blocking/client.hpp"
 #include "fwd.hpp"
 #include "link.hpp"
-#include "threaded/client.hpp"
+#include "threaded/client_receive.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

@@ -9,5 +9,5 @@
 #include "blocking/client.hpp"
 #include "blocking/server.hpp"
 #include "fwd.hpp"
-#include "threaded/client.hpp"
+#include "threaded/client_receive.hpp"
 #include "threaded/server.hpp"
