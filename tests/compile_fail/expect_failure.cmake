@@ -14,19 +14,63 @@
 #
 # Both compiles of a case run in one test: one ctest and one CMake start per case, not two.
 #
+# With -DPRECOMPILED=<dir>/geerpc_all.hpp (GCC only), a case whose source defines no macro before
+# its first geerpc include is compiled with `-include` of that header, which includes
+# <geerpc/geerpc.hpp> and has been precompiled (its .gch beside it) by this script run with
+# -DPRECOMPILE=<the same path>: most of a case's compile is parsing geerpc, once for all cases.
+# A case then sees every public header, which none of them is about; its diagnostics and include
+# chain are the same. Should the .gch not fit (other flags), GCC reads the header's text instead.
+#
 # Run as: cmake -DCOMPILER=... -DSOURCE=... [-DINCLUDE_DIRS=a|b] [-DSYSTEM_INCLUDE_DIRS=a|b]
 #               [-DIMPLICIT_INCLUDE_DIRS=a|b] [-DFLAGS="..."] -P expect_failure.cmake
 # Lists are '|'-separated because a ';' would split the argument on the way through add_test().
 # Regexes are CMake regexes and must not contain ';'.
 cmake_minimum_required(VERSION 3.21)
 
-foreach(required COMPILER SOURCE)
-  if(NOT DEFINED ${required} OR "${${required}}" STREQUAL "")
-    message(FATAL_ERROR "expect_failure.cmake: -D${required}=... is required")
+set(required COMPILER SOURCE)
+if(PRECOMPILE)
+  set(required COMPILER)
+endif()
+foreach(name IN LISTS required)
+  if(NOT DEFINED ${name} OR "${${name}}" STREQUAL "")
+    message(FATAL_ERROR "expect_failure.cmake: -D${name}=... is required")
   endif()
 endforeach()
-if(NOT EXISTS "${SOURCE}")
+if(NOT PRECOMPILE AND NOT EXISTS "${SOURCE}")
   message(FATAL_ERROR "expect_failure.cmake: no such case: ${SOURCE}")
+endif()
+
+# System directories given as -I or -isystem can break the compiler's own #include_next chains.
+string(REPLACE "|" ";" implicit_dirs "${IMPLICIT_INCLUDE_DIRS}")
+set(include_args "")
+foreach(kind IN ITEMS INCLUDE_DIRS SYSTEM_INCLUDE_DIRS)
+  string(REPLACE "|" ";" dirs "${${kind}}")
+  foreach(dir IN LISTS dirs)
+    if(dir STREQUAL "" OR dir IN_LIST implicit_dirs)
+      continue()
+    endif()
+    if(kind STREQUAL "INCLUDE_DIRS")
+      list(APPEND include_args "-I${dir}")
+    else()
+      list(APPEND include_args "-isystem" "${dir}")
+    endif()
+  endforeach()
+endforeach()
+
+separate_arguments(extra_flags UNIX_COMMAND "${FLAGS}")
+
+if(PRECOMPILE)
+  get_filename_component(pch_dir "${PRECOMPILE}" DIRECTORY)
+  file(MAKE_DIRECTORY "${pch_dir}")
+  file(WRITE "${PRECOMPILE}" "// geerpc's compile-fail cases: every public header, precompiled once.\n#include <geerpc/geerpc.hpp>\n")
+  execute_process(COMMAND "${COMPILER}" ${extra_flags} -std=c++20 -x c++-header ${include_args} "${PRECOMPILE}"
+                          -o "${PRECOMPILE}.gch"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "precompiling <geerpc/geerpc.hpp> failed (${result}):\n${output}")
+  endif()
+  message(STATUS "precompiled: ${PRECOMPILE}.gch")
+  return()
 endif()
 
 file(STRINGS "${SOURCE}" error_lines REGEX "^// expect-error: ")
@@ -49,29 +93,27 @@ elseif(NOT regexes AND NOT compiles_lines)
   message(FATAL_ERROR "${SOURCE}: declares no '// expect-error: REGEX' nor '// expect: compiles' line")
 endif()
 
-# System directories given as -I or -isystem can break the compiler's own #include_next chains.
-string(REPLACE "|" ";" implicit_dirs "${IMPLICIT_INCLUDE_DIRS}")
-set(include_args "")
-foreach(kind IN ITEMS INCLUDE_DIRS SYSTEM_INCLUDE_DIRS)
-  string(REPLACE "|" ";" dirs "${${kind}}")
-  foreach(dir IN LISTS dirs)
-    if(dir STREQUAL "" OR dir IN_LIST implicit_dirs)
-      continue()
-    endif()
-    if(kind STREQUAL "INCLUDE_DIRS")
-      list(APPEND include_args "-I${dir}")
-    else()
-      list(APPEND include_args "-isystem" "${dir}")
+# The precompiled header, unless the case defines a macro before its first geerpc include.
+set(pch_args "")
+if(PRECOMPILED AND EXISTS "${PRECOMPILED}.gch")
+  file(READ "${SOURCE}" case_text)
+  string(FIND "${case_text}" "\n#include <geerpc/" first_include)
+  set(defines_first FALSE)
+  foreach(directive IN ITEMS "\n#define " "\n#undef ")
+    string(FIND "${case_text}" "${directive}" at)
+    if(at GREATER -1 AND at LESS first_include)
+      set(defines_first TRUE)
     endif()
   endforeach()
-endforeach()
-
-separate_arguments(extra_flags UNIX_COMMAND "${FLAGS}")
+  if(first_include GREATER -1 AND NOT defines_first)
+    set(pch_args -include "${PRECOMPILED}")
+  endif()
+endif()
 
 # Compiles the case (with -D<define> if given), leaving the exit status, the compiler's output and
 # the command line in the caller's variables <prefix>_result, _output and _command.
 function(compile_case prefix define)
-  set(command "${COMPILER}" ${extra_flags} -std=c++20 -fsyntax-only ${define} ${include_args} "${SOURCE}")
+  set(command "${COMPILER}" ${extra_flags} -std=c++20 -fsyntax-only ${define} ${pch_args} ${include_args} "${SOURCE}")
   # LC_ALL=C: the regexes are written against the compilers' English diagnostics.
   execute_process(COMMAND "${CMAKE_COMMAND}" -E env LC_ALL=C ${command}
                   RESULT_VARIABLE result
