@@ -138,8 +138,9 @@ TEST_CASE("pool growth: the core at once; above it, a thread per stuck handler, 
   CHECK(rig.looks == 0);
   rig.rt->advance(1ns);  // the look: both still run what they ran when it was armed
   CHECK(rig.looks == 1);
-  CHECK(rig.may_grow(core + 1));  // stalled: a thread for each waiting request
+  CHECK(rig.may_grow(core + 1));  // stalled: a thread for each waiting request,
   CHECK(rig.may_grow(core + 2));
+  CHECK(rig.may_grow(core + 3));  // beyond one per stuck handler
   rig.growth->handler_began(2);
   rig.growth->handler_ended(1);         // a handler finishes: no longer stalled; slot 0 is still stuck
   CHECK(rig.may_grow(core + 1));        // one thread more for the stuck one
@@ -192,6 +193,8 @@ TEST_CASE("tuning::none's pool starts a thread for each waiting request at once:
 TEST_CASE("tuning::automatic's pool grows past its core once its runtime's clock passes the growth delay",
           "[strategies][pool]") {
   auto rt = server_strategies_test::manual_runtime();
+  // An hour ahead of steady_clock: a look armed by steady_clock's time would be due at once.
+  rt->advance(1h);
   test::arith_server<geerpc::threaded> s(
       {.threads = {.io_threads = 1, .handlers = 1, .growth_delay = 1ms}, .runtime = rt});
   struct release_at_end {
@@ -202,9 +205,10 @@ TEST_CASE("tuning::automatic's pool grows past its core once its runtime's clock
   std::vector<test::future<int, geerpc::threaded>> calls;
   for (int i = 0; i < 3; ++i) calls.push_back(client.async_call<int>("Arith.Late", test::Args{i, 0}));
   REQUIRE(s.arith.started.wait_for_at_least(1));
+  // The pool may not grow before its runtime's clock has moved by the delay.
+  CHECK_FALSE(s.arith.started.wait_for_at_least(2, 100ms));
   // The look is armed once the other requests are read, which this thread cannot see: the manual
-  // clock is moved by the delay until they run. On steady_clock's time the look would never come:
-  // the manual clock moves a millisecond per 10 ms of real time at most.
+  // clock is moved by the delay until they run.
   for (int moves = 0; moves < 500 && !s.arith.started.wait_for_at_least(3, 10ms); ++moves) rt->advance(1ms);
   CHECK(s.arith.started.wait_for_at_least(3, 0ms));
   s.arith.release.set();
