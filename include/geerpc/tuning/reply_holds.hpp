@@ -58,13 +58,15 @@ class basic_reply_holds {
   const Connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
 
   // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
-  // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
-  // request of another connection. noexcept, as watchdog::request() is.
+  // Its slot is most often empty or already holds `connection`: the pool releases a hold before
+  // it runs a request of another connection, unless one of the held connection was next.
+  // noexcept, as watchdog::request() is.
   void hold(std::size_t index, const std::shared_ptr<Connection>& connection) noexcept {
     GEERPC_ASSERT(index < count_ && connection != nullptr, "reply_holds: a hold outside the slots, or of nothing");
     slot& s = slots_[index];
+    // Then the other connection's held replies leave with the answer to that next request (a
+    // write sends what the writer holds), or by the hold of whichever thread runs it.
     if (s.connection == connection) return;
-    GEERPC_ASSERT(s.connection == nullptr, "reply_holds: a thread holds replies of two connections");
     {
       std::lock_guard lock(s.mutex);
       s.connection = connection;
