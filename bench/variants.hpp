@@ -29,7 +29,8 @@ struct no_own_reply {
     static constexpr bool callers_read = false;
     bool receiver_watches() const noexcept { return true; }
   };
-  using server_hooks = geerpc::tuning::automatic::server_hooks;
+  using server_schedule = geerpc::tuning::automatic::server_schedule;
+  using pool_grow = geerpc::tuning::automatic::pool_grow;
 };
 
 // On one CPU, a handler never runs with the I/O unled (tuning/unled_runs.hpp off): the engine
@@ -37,9 +38,10 @@ struct no_own_reply {
 struct no_unled_runs {
   using client_send = geerpc::tuning::automatic::client_send;
   using client_wait = geerpc::tuning::automatic::client_wait;
-  class server_hooks : public geerpc::tuning::automatic::server_hooks {
+  using pool_grow = geerpc::tuning::automatic::pool_grow;
+  class server_schedule : public geerpc::tuning::automatic::server_schedule {
    public:
-    using geerpc::tuning::automatic::server_hooks::server_hooks;
+    using geerpc::tuning::automatic::server_schedule::server_schedule;
     bool may_run_unled() const noexcept { return false; }
     bool leader_overdue(bool) noexcept { return false; }
   };

@@ -74,8 +74,10 @@ TEMPLATE_TEST_CASE("after a burst the pool returns to its core size", "[pool][re
   again.cancel();
 }
 
+// The growth rule is tuning::automatic's pool_grow (tuning::none's grows whenever requests wait
+// and every thread is busy: server_strategies_test.cpp).
 TEMPLATE_TEST_CASE("a burst of quick calls does not grow the pool while its handlers keep finishing",
-                   "[pool][resources]", GEERPC_ASYNC_TRANSPORTS) {
+                   "[pool][resources]", geerpc::threaded) {
   // Threads above the core stay long enough to be seen; the pool may grow only once no handler
   // has finished for 10 s, which quick handlers never let happen.
   test::arith_server<TestType> s(
@@ -94,7 +96,7 @@ TEMPLATE_TEST_CASE("a burst of quick calls does not grow the pool while its hand
 }
 
 TEMPLATE_TEST_CASE("handlers stuck for pool_growth_delay make the pool grow for every request waiting", "[pool]",
-                   GEERPC_ASYNC_TRANSPORTS) {
+                   geerpc::threaded) {
   test::arith_server<TestType> s({.threads = {.io_threads = 1, .handlers = 2, .growth_delay = 500ms}});
   struct release_at_end {  // Late ignores its stop token: a failed REQUIRE must not leave it blocked
     test::event& release;

@@ -160,27 +160,18 @@ TEST_CASE("unled_runs: off on several CPUs, and a handler found blocked turns it
   CHECK_FALSE(on.may_run_unled());
 }
 
-TEST_CASE("reply_holds: a reply whose caller's deadline is near is never held", "[tuning][reply_holds]") {
-  geerpc::detail::server_request request;
-  CHECK(geerpc::detail::reply_holds::deadline_allows(request));  // no deadline
-  request.caller_deadline = std::chrono::steady_clock::now() + 1s;
-  CHECK(geerpc::detail::reply_holds::deadline_allows(request));
-  request.caller_deadline = std::chrono::steady_clock::now() + 1ms;
-  CHECK_FALSE(geerpc::detail::reply_holds::deadline_allows(request));
-}
-
-TEST_CASE("tuning::none's hooks hold nothing and watch nothing: the plain core", "[tuning]") {
-  using hooks = geerpc::tuning::none::server_hooks;
+TEST_CASE("tuning::none's server_schedule holds nothing and watches nothing: the plain core", "[tuning]") {
+  using schedule = geerpc::tuning::none::server_schedule;
   auto scheduler = std::make_shared<geerpc::detail::deadline_scheduler>();
   geerpc::tuning::settings knobs;
-  hooks server(geerpc::tuning::server_setup{*scheduler, 4, knobs, 1, [](void*) { return false; }, nullptr});
+  schedule server(geerpc::tuning::server_setup{*scheduler, 4, knobs, 1, [](void*) { return false; }, nullptr});
   auto mine = server.thread_begins(0);
   geerpc::detail::server_request request;
   CHECK_FALSE(server.hold_reply(mine, request, true));
   CHECK_FALSE(server.may_run_unled());
   CHECK(server.held(mine) == nullptr);
   static_assert(!geerpc::tuning::none::client_wait::callers_read);
-  static_assert(std::is_empty_v<hooks>);
+  static_assert(std::is_empty_v<schedule>);
 }
 
 }  // namespace tuning_test

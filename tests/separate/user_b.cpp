@@ -4,14 +4,15 @@
 #include "service.hpp"
 
 #if !defined(GEERPC_TEST_SINGLE_HEADER)
-// A transport of the program's own (here: tuning::automatic's hooks without the spin) is not among
+// A transport of the program's own (here: tuning::automatic's server strategies, none's client ones) is not among
 // those compiled once: a translation unit that uses one includes the engines itself.
 #include <geerpc/transport/engines.hpp>
 
 struct no_spin_tuning {
   using client_send = geerpc::tuning::none::client_send;
   using client_wait = geerpc::tuning::none::client_wait;
-  using server_hooks = geerpc::tuning::automatic::server_hooks;
+  using server_schedule = geerpc::tuning::automatic::server_schedule;
+  using pool_grow = geerpc::tuning::automatic::pool_grow;
 };
 #endif
 

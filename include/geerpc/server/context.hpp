@@ -88,6 +88,10 @@ struct server_context {
     connections_gone.wait(lock, [&] { return connections.empty(); });
   }
 
+  // How often wait_drained() looks again, besides the wake-up of the last request finishing: a
+  // late look costs a stopping server this long at most, an early one a wake-up.
+  static constexpr std::chrono::milliseconds drain_poll{5};
+
   // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(drain_mutex);
@@ -95,7 +99,7 @@ struct server_context {
       if (inflight.load() == 0) return true;
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return false;
-      drained.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(5)));
+      drained.wait_until(lock, std::min(deadline, now + drain_poll));
     }
   }
 

@@ -23,7 +23,7 @@ class blocking_server_engine;  // transport/blocking/server.hpp
 
 // A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
 // the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
-// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
+// performance heuristics (tuning/none.hpp names its strategies): tuning::automatic by default,
 // tuning::none for the plain core.
 template <class Tuning>
 struct basic_threaded {

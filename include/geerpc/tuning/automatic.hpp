@@ -1,6 +1,6 @@
 // geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
 // folder behind the strategies that tuning::none (none.hpp) names, each with its knob in
-// tuning::settings. bench/README.md says what each one buys. The server's hooks are in
+// tuning::settings. bench/README.md says what each one buys. The server's strategies are in
 // automatic_server.hpp.
 #pragma once
 
@@ -77,7 +77,8 @@ struct automatic {
 
   // With the engines that use them: automatic_server.hpp (a program that only makes calls
   // compiles no server).
-  class server_hooks;
+  class server_schedule;
+  class pool_grow;
 };
 
 }  // namespace tuning

@@ -1,13 +1,18 @@
-// geerpc: tuning::automatic's hooks on the threaded server (automatic.hpp has the client's): unled
-// runs on one CPU (unled_runs.hpp) and reply holds (reply_holds.hpp), behind the hooks that
-// tuning::none (none.hpp) names.
+// geerpc: tuning::automatic's two server strategies (automatic.hpp has the client's), behind the
+// functions that tuning::none (none.hpp) names: server_schedule with unled runs on one CPU
+// (unled_runs.hpp) and reply holds (reply_holds.hpp); pool_grow with the growth rule of
+// transport/threaded/pool_growth.hpp.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
 #include "../config.hpp"
+#include "../detail/deadline.hpp"
 #include "../server/connection.hpp"
+#include "../transport/threaded/pool_growth.hpp"
 #include "automatic.hpp"
 #include "none.hpp"
 #include "reply_holds.hpp"
@@ -16,9 +21,9 @@
 GEERPC_BEGIN_NAMESPACE
 namespace tuning {
 
-class automatic::server_hooks {
+class automatic::server_schedule {
  public:
-  explicit server_hooks(const server_setup& setup)
+  explicit server_schedule(const server_setup& setup)
       : one_cpu_(!setup.knobs.several_cpus(setup.runtime_cpus)),
         batching_(setup.knobs.batching),
         holds_(setup.thread_slots, setup.scheduler),
@@ -44,7 +49,7 @@ class automatic::server_hooks {
 
   // Reply holds (reply_holds.hpp).
   bool hold_reply(thread_state& mine, const detail::server_request& request, bool next_same) noexcept {
-    if (!batching_ || !next_same || !detail::reply_holds::deadline_allows(request)) return false;
+    if (!batching_ || !next_same || !holds_.deadline_allows(request)) return false;
     holds_.hold(mine.index, request.connection);
     return true;
   }
@@ -61,6 +66,28 @@ class automatic::server_hooks {
   const bool batching_;
   detail::reply_holds holds_;
   detail::unled_runs unled_;
+};
+
+// The growth rule (pool_growth.hpp): above the core size, a thread only while handlers are stuck,
+// a look armed on the scheduler otherwise; after a refused start, a look when the pool may retry.
+class automatic::pool_grow {
+ public:
+  using clock = std::chrono::steady_clock;
+  explicit pool_grow(const pool_setup& setup)
+      : growth_(setup.core_threads, setup.slots, setup.growth_delay, &setup.scheduler, setup.look, setup.pool) {}
+
+  bool may_grow(std::size_t threads, clock::time_point now) noexcept { return growth_.may_grow(threads, now); }
+  // A look a whole delay long at least, so that a refused start is not retried at once.
+  void retry_at(clock::time_point when, clock::time_point now) noexcept {
+    growth_.arm_look(std::max(when, detail::saturating_deadline(now, growth_.delay())));
+  }
+  void look() noexcept { growth_.look(); }
+  void handler_began(std::size_t slot) noexcept { growth_.handler_began(slot); }
+  void handler_ended(std::size_t slot) noexcept { growth_.handler_ended(slot); }
+  void stop() { growth_.cancel(); }
+
+ private:
+  detail::pool_growth growth_;
 };
 
 }  // namespace tuning

@@ -5,10 +5,12 @@
 //   client_send    how a client's requests are sent: at once, or held to leave with others
 //   client_wait    how a client's caller awaits its reply: who reads the socket, and whether the
 //                  caller spins before it sleeps
-//   server_hooks   how the server schedules reads and handlers, and when it holds replies
+//   server_schedule  how the threaded server schedules reads and handlers (whether a handler may
+//                    run while nobody leads the I/O) and when its replies leave (held or at once)
+//   pool_grow        how a reactor's handler pool grows above its core size
 //
-// tuning::none is the reference: each strategy does the plain thing (or nothing) and compiles to
-// nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
+// tuning::none is the reference: each strategy does the plain thing (or nothing), holds no state
+// and compiles to nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
 // the default, fills them with the heuristics of this folder, one file each. The numbers each one
 // reads are listed in docs/transports.md ("Settings and constants").
 #pragma once
@@ -44,10 +46,11 @@ struct client_setup {
   void* engine;
 };
 
-// What a server engine hands its hooks: the scheduler, how many pool threads there may be at most
-// (each has an index below that), the user's knobs, its runtime's CPU budget, and the engine's look for a leader, which
-// a watchdog may call: with the pool locked it asks leader_overdue() and wakes a thread to lead when told to; it
-// returns whether the I/O is unled while a handler runs.
+// What a server reactor hands its server_schedule: the scheduler (and with it the runtime's
+// clock), how many pool threads there may be at most (each has an index below that), the user's
+// knobs, its runtime's CPU budget, and the reactor's look for a leader, which a watchdog may call:
+// with the pool locked it asks leader_overdue() and wakes a thread to lead when told to; it returns
+// whether the I/O is unled while a handler runs.
 struct server_setup {
   detail::deadline_scheduler& scheduler;
   std::size_t thread_slots;
@@ -55,6 +58,19 @@ struct server_setup {
   unsigned runtime_cpus;
   bool (*look_for_leader)(void* engine);
   void* engine;
+};
+
+// What a server reactor hands its pool_grow: the threads that never retire (one more leads), the
+// pool's thread slots, threads.growth_delay, the scheduler (and the runtime's clock), and the
+// pool's look, which the strategy may arm on the scheduler: with the pool locked it calls look()
+// and then asks again whether the pool needs a thread.
+struct pool_setup {
+  std::size_t core_threads;
+  std::size_t slots;
+  std::chrono::nanoseconds growth_delay;
+  detail::deadline_scheduler& scheduler;
+  void (*look)(void* pool);
+  void* pool;
 };
 
 struct none {
@@ -120,21 +136,25 @@ struct none {
     waiter waiting() const noexcept { return {}; }
   };
 
-  // A threaded server's hooks, in the order a round of the pool meets them.
-  class server_hooks {
+  // How the threaded server schedules reads and handlers, and when replies leave (unled_runs.hpp
+  // and reply_holds.hpp are the heuristics): a thread always makes sure another leads the I/O
+  // before it runs a handler, and every reply leaves as its handler returns. The reactor calls it
+  // in the order a round of its pool meets it.
+  class server_schedule {
    public:
-    explicit server_hooks(const server_setup&) noexcept {}
+    explicit server_schedule(const server_setup&) noexcept {}
 
     // Each pool thread's own state, made when the thread starts, with its index.
     struct thread_state {};
     thread_state thread_begins(std::size_t) noexcept { return {}; }
 
     // With the pool locked: a thread begins to lead; a thread begins to run a request; whether
-    // it may run it without making sure another thread leads the I/O (unled_runs.hpp); the
-    // watchdog's look, with whether the I/O is unled now: whether a thread must be woken to lead.
+    // it may run it without making sure another thread leads the I/O; the watchdog's look, with
+    // whether the I/O is unled now: whether a thread must be woken to lead; a handler that ran
+    // unled was found blocked.
     void lead_round_began() noexcept {}
     void run_began() noexcept {}
-    bool may_run_unled() const noexcept { return false; }
+    static constexpr bool may_run_unled() noexcept { return false; }
     bool leader_overdue(bool) noexcept { return false; }
     void found_blocked() noexcept {}
 
@@ -143,15 +163,36 @@ struct none {
     run_probe unled_run_begins(thread_state&) noexcept { return {}; }
     static bool blocked(const run_probe&) noexcept { return false; }
 
-    // Replies held while the same thread runs the next request of the same connection
-    // (reply_holds.hpp): whether to hold this request's reply (`next_same`: the next queued
-    // request is of the same connection); the connection whose replies this thread holds, or
-    // null; send them.
+    // Whether to hold this request's reply while the same thread runs the next request of the same
+    // connection (`next_same`); the connection whose replies this thread holds, or null; send them.
     bool hold_reply(thread_state&, const detail::server_request&, bool) noexcept { return false; }
-    const detail::server_connection* held(const thread_state&) const noexcept { return nullptr; }
+    static constexpr const detail::server_connection* held(const thread_state&) noexcept { return nullptr; }
     void release(thread_state&) {}
 
-    // Every pool thread has ended: no hook runs on its own after this.
+    // Every pool thread has ended: nothing runs on its own after this.
+    void stop() noexcept {}
+  };
+
+  // How a reactor's pool grows above its core size (transport/threaded/pool_growth.hpp is the
+  // heuristic): a thread whenever requests wait and every thread is busy, up to max_handlers; no
+  // looks, no timers. Called with the pool locked, except stop().
+  class pool_grow {
+   public:
+    using clock = std::chrono::steady_clock;
+    explicit pool_grow(const pool_setup&) noexcept {}
+
+    // Whether the pool, holding `threads` threads (its bound not reached), may start one more at
+    // `now` (the runtime's clock).
+    static constexpr bool may_grow(std::size_t, clock::time_point) noexcept { return true; }
+    // The system refused a thread, and the pool starts none before `when`: whether to look again
+    // then (here: no; the next request that finds every thread busy tries again).
+    void retry_at(clock::time_point, clock::time_point) noexcept {}
+    // The look that the strategy armed (never, here); a thread of slot `slot` begins and ends a
+    // handler.
+    void look() noexcept {}
+    void handler_began(std::size_t) noexcept {}
+    void handler_ended(std::size_t) noexcept {}
+    // Once the pool stops (its lock not held): no look runs after this.
     void stop() noexcept {}
   };
 };

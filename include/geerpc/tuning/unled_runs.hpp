@@ -9,7 +9,8 @@
 // its previous look), or, in a random one unled run out of blocking_sample, when its thread made a
 // voluntary context switch (getrusage): one that blocks for less than a period is never found by
 // the watchdog, yet makes the requests queued behind it wait. Waits inside the library count too
-// (a contended lock, cancelling a deadline).
+// (a contended lock, cancelling a deadline). Time is the runtime's clock (the scheduler's now()),
+// so that a runtime with a manual clock drives the decision in tests.
 #pragma once
 
 #include <sys/resource.h>
@@ -19,6 +20,7 @@
 #include <cstdint>
 
 #include "../config.hpp"
+#include "../detail/assert.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "watchdog.hpp"
 
@@ -39,7 +41,7 @@ class unled_runs {
 
   // `enabled`: the process has one CPU (more: a woken follower runs at once, and this buys nothing).
   unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn engine_look, void* engine)
-      : enabled_(enabled), watch_(scheduler, lead_watch_period, engine_look, engine) {}
+      : enabled_(enabled), scheduler_(scheduler), watch_(scheduler, lead_watch_period, engine_look, engine) {}
 
   unled_runs(const unled_runs&) = delete;
   unled_runs& operator=(const unled_runs&) = delete;
@@ -47,7 +49,7 @@ class unled_runs {
   // The rest are called with the engine's pool lock held, except where said.
 
   // Whether a thread about to run a request may leave the I/O unled meanwhile.
-  bool may_run_unled() const noexcept { return enabled_ && clock::now() - last_blocked_ >= calm_period; }
+  bool may_run_unled() const noexcept { return enabled_ && scheduler_.now() - last_blocked_ >= calm_period; }
   void lead_round_began() noexcept { ++lead_rounds_; }
   void run_began() noexcept { ++runs_started_; }
 
@@ -56,9 +58,12 @@ class unled_runs {
   // handler found blocked if no handler started meanwhile either (a thread working through a queue
   // of quick requests is not blocked).
   bool look(bool unled) noexcept {
+    // The counts only grow, and the look's copies only catch up with them.
+    GEERPC_ASSERT(lead_rounds_ >= lead_rounds_seen_ && runs_started_ >= runs_started_seen_,
+                  "unled_runs: a count went back since the watchdog's last look");
     bool wake = false;
     if (unled && lead_rounds_ == lead_rounds_seen_) {
-      if (runs_started_ == runs_started_seen_) last_blocked_ = clock::now();
+      if (runs_started_ == runs_started_seen_) note_blocked();
       wake = true;
     }
     lead_rounds_seen_ = lead_rounds_;
@@ -80,11 +85,17 @@ class unled_runs {
   // Without the lock, after the run: whether it blocked.
   static bool blocked(const probe& p) noexcept { return p.sampled && voluntary_switches() != p.switches_before; }
   // With the lock: a handler was found blocked.
-  void found_blocked() noexcept { last_blocked_ = clock::now(); }
+  void found_blocked() noexcept { note_blocked(); }
 
   void stop() { watch_.stop(); }
 
  private:
+  void note_blocked() noexcept {
+    const clock::time_point now = scheduler_.now();
+    // The runtime's clock is steady: a blocked handler is never found before the last one.
+    GEERPC_ASSERT(now >= last_blocked_, "unled_runs: the clock went back");
+    last_blocked_ = now;
+  }
   // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
   static std::uint32_t next_draw(std::uint32_t& state) noexcept {
     state ^= state << 13;
@@ -99,6 +110,7 @@ class unled_runs {
   }
 
   const bool enabled_;
+  deadline_scheduler& scheduler_;      // its now(): the runtime's clock
   clock::time_point last_blocked_{};   // when a handler was last found blocked
   std::size_t lead_rounds_ = 0;        // times a thread began to lead
   std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,16 @@
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
+
+// The blocking server's own numbers (docs/transports.md, "Settings and constants").
+struct blocking_server_constants {
+  // Each connection thread's read buffer, on its stack: requests per recv against the stack pages
+  // a connection touches (a page becomes resident only once a read reaches it).
+  static constexpr std::size_t read_buffer = 32u << 10;
+  // After accept() ran out of descriptors (or kernel memory), how long the accept thread waits
+  // before it tries again: the listener stays readable, and retrying at once would spin.
+  static constexpr std::chrono::milliseconds accept_retry{50};
+};
 
 class blocking_server_engine {
  public:
@@ -156,7 +167,7 @@ class blocking_server_engine {
         }
         // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          const auto retry = net::clock::now() + std::chrono::milliseconds(50);
+          const auto retry = net::clock::now() + blocking_server_constants::accept_retry;
           if (net::wait_for(stop_signal_.get(), POLLIN, retry) == net::wait_result::ready) return;
         }
         continue;
@@ -227,7 +238,7 @@ class blocking_server_engine {
     server_connection& connection = *self->connection;
     // On this thread's stack: a page becomes resident only once a read reaches it, so an idle
     // connection costs its thread's few stack pages, not a buffer.
-    std::byte buffer[32u << 10];
+    std::byte buffer[blocking_server_constants::read_buffer];
     std::vector<server_request*> ready;
     net::stream& stream = connection.stream();
     for (;;) {

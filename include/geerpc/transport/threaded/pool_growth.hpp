@@ -1,4 +1,6 @@
-// geerpc: the rule by which one reactor's handler pool (reactor.hpp) grows above its core size.
+// geerpc: tuning::automatic's rule (its pool_grow strategy, tuning/automatic_server.hpp) by which
+// one reactor's handler pool (reactor.hpp) grows above its core size; tuning::none's pool grows
+// whenever requests wait and every thread is busy.
 //
 // The pool may start a thread at once while it is under its core size (threads.handlers, its share
 // of them, plus one to lead). Above it, only while fewer than the core's threads are free of stuck
@@ -10,7 +12,8 @@
 // threads start. When the pool may not grow, a look is armed on the scheduler.
 //
 // Every member is called with the pool's lock held; the look's callback takes that lock, calls
-// look(), then asks the pool again whether it needs a thread.
+// look(), then asks the pool again whether it needs a thread. The times it is given and the look's
+// timer are the runtime's clock (the scheduler's), so a manual clock drives it in tests.
 #pragma once
 
 #include <algorithm>
@@ -73,6 +76,7 @@ class pool_growth {
   // The look: a handler still running the request it ran when the look was armed is stuck (it has
   // run at least the delay).
   void look() noexcept {
+    GEERPC_ASSERT(armed_, "pool_growth: a look ran that was not armed");
     armed_ = false;
     for (handler_slot& h : slots_)
       if (h.running && !h.stuck && h.runs == h.runs_at_look) {
@@ -80,16 +84,19 @@ class pool_growth {
         ++stuck_;
         stalled_ = true;
       }
+    GEERPC_ASSERT(stuck_ <= slots_.size(), "pool_growth: more stuck handlers than threads");
   }
 
   // What the look reads of one thread's handler.
   void handler_began(std::size_t slot) noexcept {
     handler_slot& h = slots_[slot];
+    GEERPC_ASSERT(!h.running && !h.stuck, "pool_growth: a thread began a handler inside another");
     ++h.runs;
     h.running = true;
   }
   void handler_ended(std::size_t slot) noexcept {
     handler_slot& h = slots_[slot];
+    GEERPC_ASSERT(h.running, "pool_growth: a handler ended that had not begun");
     if (h.stuck) {
       GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
       h.stuck = false;

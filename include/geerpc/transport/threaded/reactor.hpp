@@ -12,14 +12,16 @@
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
 // The pool starts with its core size (its share of threads.handlers) plus one threads, and grows
-// by pool_growth.hpp's rule, one thread at a time, up to its share of threads.max_handlers running
-// handlers plus one to lead. Threads above the core size retire after threads.idle_timeout without
-// work. A thread that cannot be started is counted; the requests wait for a thread that exists.
-// The pool's threads are named "geerpc-r<index>" (top -H, /proc/<pid>/task/*/comm).
+// by its tuning's pool_grow (tuning::automatic: pool_growth.hpp's rule), one thread at a time, up
+// to its share of threads.max_handlers running handlers plus one to lead. Threads above the core
+// size retire after threads.idle_timeout without work. A thread that cannot be started is counted;
+// the requests wait for a thread that exists. The pool's threads are named "geerpc-r<index>"
+// (top -H, /proc/<pid>/task/*/comm).
 //
-// The tuning policy (tuning/none.hpp names its hooks), one per reactor, may hold replies of one
-// connection to send them together (tuning/reply_holds.hpp), and, on one CPU, run a handler
-// without making sure another thread leads (tuning/unled_runs.hpp).
+// The tuning policy's two server strategies (tuning/none.hpp names them), one each per reactor:
+// server_schedule may hold replies of one connection to send them together
+// (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure another thread
+// leads (tuning/unled_runs.hpp); pool_grow decides when the pool may grow above its core size.
 #pragma once
 
 #include <pthread.h>
@@ -43,29 +45,32 @@
 #include "../../options.hpp"
 #include "../../server/connection.hpp"
 #include "../../tuning/none.hpp"
-#include "pool_growth.hpp"
 #include "reactor_io.hpp"
+#include "server_constants.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Tuning>
 class threaded_reactor {
-  using hooks = typename Tuning::server_hooks;
+  using schedule = typename Tuning::server_schedule;
+  using grow = typename Tuning::pool_grow;
   using clock = std::chrono::steady_clock;
 
  public:
   // `threads`: this reactor's share of the server's (transport/threaded/server.hpp).
   threaded_reactor(server_context& context, std::size_t index, const server_threads& threads)
       : index_(index),
+        scheduler_(*context.scheduler),
         io_(context),
         core_threads_(std::max<std::size_t>(1, threads.handlers)),
         max_running_(std::max(core_threads_, threads.max_handlers)),
         idle_limit_(idle_limit(threads.idle_timeout)),
-        growth_(core_threads_, max_running_ + 1, threads.growth_delay, context.scheduler, &on_growth_look, this),
+        growth_(tuning::pool_setup{core_threads_, max_running_ + 1, threads.growth_delay, scheduler_, &on_growth_look,
+                                   this}),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
-                                     context.runtime->cpus(), &look_for_leader, this}) {}
+        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.options.tuning, context.runtime->cpus(),
+                                     &look_for_leader, this}) {}
   ~threaded_reactor() = default;  // the server joined its threads (stop())
 
   threaded_reactor(const threaded_reactor&) = delete;
@@ -118,7 +123,7 @@ class threaded_reactor {
       workers_.clear();
       retired_.clear();
     }
-    growth_.cancel();  // stopping_ is set: nothing arms it again
+    growth_.stop();  // stopping_ is set: nothing arms it again
     tuning_.stop();
     std::deque<server_request*> never_ran;
     {
@@ -186,7 +191,7 @@ class threaded_reactor {
     } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
       ++start_failures_;
-      no_start_before_ = clock::now() + std::chrono::milliseconds(50);
+      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
     }
   }
 
@@ -205,9 +210,9 @@ class threaded_reactor {
       ++woken_;
       f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
     } else if (threads_ < max_running_ + 1) {
-      const auto now = clock::now();
-      if (now < no_start_before_)  // after a refused start: try again then, in a look a whole delay long
-        growth_.arm_look(std::max(no_start_before_, saturating_deadline(now, growth_.delay())));
+      const auto now = scheduler_.now();  // the runtime's clock
+      if (now < no_start_before_)         // after a refused start: not before then
+        growth_.retry_at(no_start_before_, now);
       else if (growth_.may_grow(threads_, now))
         start_thread_locked();
     }
@@ -274,7 +279,7 @@ class threaded_reactor {
           finished.clear();
         }
         fresh.clear();
-        if (buffer.empty()) buffer.resize(64u << 10);
+        if (buffer.empty()) buffer.resize(threaded_server_constants::read_buffer);
         io_.lead(fresh, buffer);
         lock.lock();
         // One leader at a time: leading_ was set by this thread and nobody else clears it.
@@ -310,7 +315,7 @@ class threaded_reactor {
       if (unled) {
         const auto probe = tuning_.unled_run_begins(mine_state);
         server_connection::run(mine, hold);
-        const bool blocked = hooks::blocked(probe);
+        const bool blocked = schedule::blocked(probe);
         lock.lock();
         if (blocked) tuning_.found_blocked();
       } else {
@@ -381,6 +386,7 @@ class threaded_reactor {
   }
 
   const std::size_t index_;
+  deadline_scheduler& scheduler_;  // the runtime's: its clock, and the strategies' timers
   reactor_io io_;
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once
@@ -395,14 +401,14 @@ class threaded_reactor {
   std::size_t threads_ = 0;              // threads started and not retired
   std::size_t start_failures_ = 0;       // threads the system would not start
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
-  pool_growth growth_;                   // when the pool may grow above its core size
+  grow growth_;                          // when the pool may grow above its core size
   bool leading_ = false;
   bool stopping_ = false;
   std::list<worker> workers_;    // live threads
   std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
 
-  hooks tuning_;  // after what its hooks use
+  schedule tuning_;  // after what it uses
 };
 
 }  // namespace detail

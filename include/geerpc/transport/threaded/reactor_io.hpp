@@ -27,6 +27,7 @@
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
 #include "../../server/connection.hpp"
+#include "server_constants.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -114,7 +115,7 @@ class reactor_io {
   // waiting for their descriptor, which may never become readable for those bytes: while there
   // are any, epoll is only looked at (stream.hpp, rule 2). Only the leader calls it.
   void lead(std::vector<server_request*>& fresh, std::vector<std::byte>& buffer) {
-    constexpr int max_events = 64;
+    constexpr int max_events = threaded_server_constants::max_events;
     epoll_event events[max_events];
     resuming_.swap(resume_);
     const int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);

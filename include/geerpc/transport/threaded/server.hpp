@@ -37,6 +37,7 @@
 #include "../../server/connection.hpp"
 #include "../../tuning/none.hpp"
 #include "reactor.hpp"
+#include "server_constants.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -215,7 +216,8 @@ class threaded_server_engine {
   void pause_accepting() {
     reactors_.front()->io().rewatch_listener(listen_.get(), 0);
     context_.scheduler->cancel(accept_retry_);
-    context_.scheduler->schedule(accept_retry_, clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
+    context_.scheduler->schedule(accept_retry_, context_.scheduler->now() + threaded_server_constants::accept_retry,
+                                 &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
