@@ -15,16 +15,6 @@ namespace tuning_test {
 
 using namespace std::chrono_literals;
 
-TEST_CASE("tuning::settings: the CPUs to assume override detection", "[tuning]") {
-  geerpc::tuning::settings knobs;
-  CHECK(knobs.several_cpus(2));  // 0: the runtime's
-  CHECK_FALSE(knobs.several_cpus(1));
-  knobs.cpus = 1;
-  CHECK_FALSE(knobs.several_cpus(4));
-  knobs.cpus = 4;
-  CHECK(knobs.several_cpus(1));
-}
-
 TEST_CASE("a spin budget of 0 never spins, whatever the CPUs", "[tuning][spin]") {
   std::atomic<int> waiters{0};  // a runtime's count of waiting callers
   const geerpc::detail::reply_wait waiting(waiters, 0us, true);

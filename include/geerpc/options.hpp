@@ -55,9 +55,9 @@ struct client_limits {
 struct options {
   client_timeouts timeouts{};
   client_limits limits{};
-  // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
-  // (tuning/settings.hpp); the blocking client's caller spins by `spin` and `cpus` too. The
-  // defaults suit most programs.
+  // The threaded transport's performance heuristics: spinning, batching (tuning/settings.hpp); the
+  // blocking client's caller spins by `spin` too. The CPUs they plan for are the runtime's
+  // (runtime_options::cpus). The defaults suit most programs.
   tuning::settings tuning{};
   // The stream layer between the connection's bytes and its socket: null (the default) for a
   // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,

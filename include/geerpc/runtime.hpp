@@ -35,9 +35,9 @@
 GEERPC_BEGIN_NAMESPACE
 
 struct runtime_options {
-  // The CPUs this process may use, as the tuning heuristics see them (a tuning::settings::cpus of
-  // 0 means this); 0: detect them once, when the runtime is made, from the CPU affinity and the
-  // cgroup CPU quota (tuning/cpu_budget.hpp).
+  // The CPUs this process may use, as the tuning heuristics of every client and server of this
+  // runtime see them, and the budget a server's io_threads = 0 is drawn from; 0: detect them once,
+  // when the runtime is made, from the CPU affinity and the cgroup CPU quota (tuning/cpu_budget.hpp).
   unsigned cpus = 0;
   // Deadlines by a clock that moves only in advance(), starting at steady_clock::now(): for tests.
   bool manual_clock = false;

@@ -55,9 +55,7 @@ struct automatic {
   class client_wait {
    public:
     explicit client_wait(const client_setup& setup) noexcept
-        : waiting_callers_(setup.waiting_callers),
-          spin_(setup.knobs.spin),
-          several_cpus_(setup.knobs.several_cpus(setup.runtime_cpus)) {}
+        : waiting_callers_(setup.waiting_callers), spin_(setup.knobs.spin), several_cpus_(setup.runtime_cpus > 1) {}
 
     static constexpr bool callers_read = true;
     bool call_added(bool may_read, bool& wake_receiver) noexcept { return watch_.call_added(may_read, wake_receiver); }

@@ -24,7 +24,7 @@ namespace tuning {
 class automatic::server_schedule {
  public:
   explicit server_schedule(const server_setup& setup)
-      : one_cpu_(!setup.knobs.several_cpus(setup.runtime_cpus)),
+      : one_cpu_(setup.runtime_cpus <= 1),
         batching_(setup.knobs.batching),
         holds_(setup.thread_slots, setup.scheduler),
         unled_(setup.scheduler, one_cpu_, setup.look_for_leader, setup.engine) {}

@@ -1,6 +1,7 @@
 // geerpc: the knobs of the threaded transport's performance heuristics (tuning/), as options a
 // user may set: `options::tuning` for a client, `server_options::tuning` for a server. Every
-// default suits most programs; tuning::none ignores them all.
+// default suits most programs; tuning::none ignores them all. The CPUs the heuristics plan for are
+// their runtime's (runtime_options::cpus): one setting, shared by the clients and servers of a runtime.
 #pragma once
 
 #include <chrono>
@@ -22,13 +23,6 @@ struct settings {
   // held request's latency, when its senders are kept off the CPU, for one send and one wake-up
   // of the peer per batch. Off: each goes out on its own.
   bool batching = true;
-  // The CPUs the heuristics assume this process has; 0: its runtime's (runtime_options::cpus, by
-  // default detected from the CPU affinity and the cgroup CPU quota). Several heuristics (spinning, running a handler
-  // without waking a thread to lead, yielding before a read) choose by whether there is more than one.
-  unsigned cpus = 0;
-
-  // Whether the heuristics may count on more than one CPU, given the runtime's budget.
-  bool several_cpus(unsigned runtime_cpus) const noexcept { return (cpus != 0 ? cpus : runtime_cpus) > 1; }
 };
 
 }  // namespace tuning

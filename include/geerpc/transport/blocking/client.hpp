@@ -65,7 +65,7 @@ class blocking_client_engine {
                 &runtime_->chunk_pool()),
         max_frame_size_(opts.limits.max_frame_size),
         spin_(opts.tuning.spin),
-        several_cpus_(opts.tuning.several_cpus(runtime_->cpus())) {}
+        several_cpus_(runtime_->cpus() > 1) {}
 
   ~blocking_client_engine() { close(); }
 
