@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -116,7 +117,7 @@ class threaded_server_engine {
     if (stopping_) return false;
     if (!accepting_) return true;
     accepting_ = false;
-    ::epoll_ctl(reactors_.front()->io().poller(), EPOLL_CTL_DEL, listen_.get(), nullptr);
+    ::epoll_ctl(reactors_.front()->io().poller(), EPOLL_CTL_DEL, listen_.get(), nullptr);  // cannot fail: it is watched
     listen_.shutdown();
     return true;
   }
@@ -213,14 +214,22 @@ class threaded_server_engine {
   // forever, and try again a little later. Only reactor 0's leader gets here, so one retry is armed
   // at a time.
   void pause_accepting() {
-    reactors_.front()->io().rewatch_listener(listen_.get(), 0);
+    // Should the watch not change, the leader finds the listener ready again and comes back here.
+    (void)reactors_.front()->io().rewatch_listener(listen_.get(), 0);
     context_.scheduler->cancel(accept_retry_);
     context_.scheduler->schedule(accept_retry_, clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
-    // (After stop_accepting() the socket has left the poller, and this fails with ENOENT.)
-    self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
+    // After stop_accepting() the socket has left the poller, and this fails with ENOENT: done.
+    // Another failure (no kernel memory) would leave the listener unwatched: try again later.
+    const int failed = self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
+    if (failed == 0 || failed == ENOENT) return;
+    try {
+      self.context_.scheduler->schedule(self.accept_retry_, clock::now() + std::chrono::milliseconds(50),
+                                        &resume_accepting, &self);
+    } catch (...) {  // no memory for the timer either: the listener stays paused until stop
+    }
   }
 
   server_context& context_;
