@@ -207,7 +207,10 @@ class threaded_reactor {
     // Every live thread holds a slot, and there are max_running_ + 1 of both.
     const auto slot =
         static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
-    if (slot == slot_used_.size()) return false;
+    if (slot == slot_used_.size()) {  // a retired thread still sends its held replies through its slot
+      no_start_before_ = clock::now() + std::chrono::milliseconds(50);
+      return false;
+    }
     // Every thread but the first takes a unit of the server's budget (the first is left to lead).
     const bool takes = threads_ > 0;
     if (takes && !budget_.try_take()) {
