@@ -1,5 +1,6 @@
 // The threaded server's reactors (server_options.threads.io_threads): connections are spread over
-// them round-robin and served on each, the handler budget is shared out between them, what the
+// them round-robin and served on each, threads.max_handlers is one budget they share (the core,
+// threads.handlers, split between them), max_connections counts them all, what the
 // server reports is summed over them, and stop() and shutdown() keep their guarantees with
 // connections on every reactor. io_threads = 1 keeps one epoll set for the whole server.
 #include <atomic>
@@ -35,6 +36,21 @@ inline geerpc::server_options with_reactors(std::size_t io_threads, std::size_t 
   return options;
 }
 
+// Lets Arith.Late's blocked handlers go as the test ends, a failed REQUIRE's included (Late
+// ignores its stop token).
+struct release_at_end {
+  test::event& release;
+  ~release_at_end() { release.set(); }
+};
+
+// Sends `count` calls of Arith.Late (blocked until released) on `peer`.
+template <class Transport>
+std::vector<test::future<int, Transport>> late_calls(geerpc::basic_client<Transport>& peer, int count) {
+  std::vector<test::future<int, Transport>> calls;
+  for (int i = 0; i < count; ++i) calls.push_back(peer.template async_call<int>("Arith.Late", Args{i, 0}));
+  return calls;
+}
+
 // A handler that stops its own server, on whichever reactor its connection is.
 template <class Transport>
 struct stopper {
@@ -65,7 +81,7 @@ TEMPLATE_TEST_CASE("connections are spread over io_threads reactors in turn, and
 
 TEMPLATE_TEST_CASE("io_threads = 1 keeps one epoll set: every connection on it, handlers + 1 threads", "[reactors]",
                    GEERPC_ASYNC_TRANSPORTS) {
-  test::arith_server<TestType> s(with_reactors(1, 2));
+  test::arith_server<TestType> s(with_reactors(1, 2), "127.0.0.1:0", test::as_given);
   CHECK(s.server.thread_count() == 3);
   auto peers = dial_many<TestType>(s.address, 4);
   CHECK(s.server.reactor_connections() == std::vector<std::size_t>{4});
@@ -93,18 +109,119 @@ TEST_CASE("io_threads = 0 takes its count from the runtime's CPU budget", "[reac
   CHECK(s.server.reactor_connections().size() == 4);
 }
 
-TEST_CASE("the handler budget is shared out evenly, the remainder to the first reactors", "[reactors]") {
+TEST_CASE("the core is split evenly, and each reactor may hold the budget less the others' cores", "[reactors]") {
   const geerpc::server_threads all{.handlers = 5, .max_handlers = 11};
-  std::size_t handlers = 0, most = 0;
+  std::size_t handlers = 0;
   for (std::size_t i = 0; i < 3; ++i) {
     const auto share = geerpc::detail::reactor_share(all, i, 3);
-    CHECK(share.handlers == (i < 2 ? 2u : 1u));
-    CHECK(share.max_handlers == (i < 2 ? 4u : 3u));
+    CHECK(share.handlers == (i < 2 ? 2u : 1u));  // the remainder to the first reactors
+    CHECK(share.max_handlers == 11 - (5 - share.handlers));
     handlers += share.handlers;
-    most += share.max_handlers;
   }
   CHECK(handlers == 5);
-  CHECK(most == 11);
+  // max_handlers below handlers means handlers: each reactor holds its core and no more.
+  CHECK(geerpc::detail::reactor_share({.handlers = 4, .max_handlers = 1}, 1, 2).max_handlers == 2);
+}
+
+TEMPLATE_TEST_CASE("one busy connection grows its reactor's pool past an even share, to the server's max_handlers",
+                   "[reactors][pool]", GEERPC_ASYNC_TRANSPORTS) {
+  // Two reactors, a core of one thread each, six handler threads for the whole server. Split
+  // evenly, reactor 0 would stop at three.
+  auto options = with_reactors(2, 2);
+  options.threads.max_handlers = 6;
+  options.threads.growth_delay = 0ns;  // grow as soon as requests wait
+  test::arith_server<TestType> s(options);
+  release_at_end guard{s.arith.release};
+  auto busy = geerpc::dial<TestType>(s.address);  // reactor 0
+  auto idle = geerpc::dial<TestType>(s.address);  // reactor 1
+  REQUIRE(s.server.reactor_connections() == std::vector<std::size_t>{1, 1});
+  auto blocked = late_calls(busy, 7);
+  // All but reactor 1's core thread: five handlers on reactor 0.
+  REQUIRE(s.arith.started.wait_for_at_least(5, 10s));
+  CHECK(s.server.thread_count() == 5 + 1 + 2);                        // and a leader; reactor 1: its core and a leader
+  CHECK(test::eventually([&] { return s.server.inflight() == 7; }));  // two wait: the budget is spent
+  // Reactor 1 still runs calls on its core.
+  CHECK(idle.template call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}) == 5);
+  CHECK(s.server.thread_count() == 8);
+  s.arith.release.set();
+  for (int i = 0; i < 7; ++i) CHECK(blocked[static_cast<std::size_t>(i)].get() == i * 1000);
+  CHECK(s.arith.started.value() == 7);
+}
+
+TEMPLATE_TEST_CASE("threads a reactor retires go back to the budget, and another reactor's pool grows with them",
+                   "[reactors][pool]", GEERPC_ASYNC_TRANSPORTS) {
+  auto options = with_reactors(2, 2);
+  options.threads.max_handlers = 4;
+  options.threads.growth_delay = 0ns;
+  options.threads.idle_timeout = 1ms;  // surplus threads retire as soon as they idle
+  test::arith_server<TestType> s(options);
+  release_at_end guard{s.arith.release};
+  auto first = geerpc::dial<TestType>(s.address);   // reactor 0
+  auto second = geerpc::dial<TestType>(s.address);  // reactor 1
+  REQUIRE(s.server.reactor_connections() == std::vector<std::size_t>{1, 1});
+  auto early = late_calls(first, 3);
+  REQUIRE(s.arith.started.wait_for_at_least(3, 10s));  // reactor 0 holds the budget less reactor 1's core
+  s.arith.release.set();
+  for (auto& call : early) CHECK(call.get() >= 0);
+  REQUIRE(test::eventually([&] { return s.server.thread_count() == 4; }));  // back to the cores and leaders
+  std::vector<test::future<int, TestType>> waiting;                         // handlers that return as the server stops
+  for (int i = 0; i < 3; ++i) waiting.push_back(second.template async_call<int>("Arith.WaitForStop", Args{}));
+  CHECK(s.arith.started.wait_for_at_least(3 + 3, 10s));  // reactor 1 now grows to three
+  s.server.stop();
+  CHECK(s.arith.stops_seen.value() == 3);
+}
+
+TEMPLATE_TEST_CASE("io_threads = 1: one connection's handlers reach max_handlers, and no more", "[reactors][pool]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  auto options = with_reactors(1, 2);
+  options.threads.max_handlers = 4;
+  options.threads.growth_delay = 0ns;
+  test::arith_server<TestType> s(options, "127.0.0.1:0", test::as_given);
+  release_at_end guard{s.arith.release};
+  auto peer = geerpc::dial<TestType>(s.address);
+  auto blocked = late_calls(peer, 6);
+  REQUIRE(s.arith.started.wait_for_at_least(4, 10s));
+  CHECK(s.server.thread_count() == 4 + 1);
+  s.arith.release.set();
+  for (int i = 0; i < 6; ++i) CHECK(blocked[static_cast<std::size_t>(i)].get() == i * 1000);
+}
+
+TEMPLATE_TEST_CASE("max_connections counts the connections of every reactor", "[reactors][limits]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  auto options = with_reactors(2);
+  options.limits.max_connections = 3;
+  test::arith_server<TestType> s(options);
+  auto peers = dial_many<TestType>(s.address, 3);  // reactors 0, 1, 0
+  REQUIRE(s.server.reactor_connections() == std::vector<std::size_t>{2, 1});
+  // The next two would go to reactor 1, then 0: both refused, though neither reactor holds three.
+  for (int i = 0; i < 2; ++i) {
+    auto refused = geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = 5s}});
+    CHECK(refused.code() == geerpc::errc::handshake_rejected);
+  }
+  CHECK(s.server.refused_connections() == 2);
+  CHECK(s.server.connection_count() == 3);
+  peers.pop_back();  // one leaves reactor 0: room for one more, wherever it goes
+  REQUIRE(test::eventually([&] { return s.server.connection_count() == 2; }));
+  auto again = geerpc::dial<TestType>(s.address);
+  CHECK(again.template call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{1, 2}) == 3);
+}
+
+TEMPLATE_TEST_CASE("shutdown() drains calls in flight on a reactor other than 0", "[reactors][shutdown]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::arith_server<TestType> s(with_reactors(2));
+  release_at_end guard{s.arith.release};
+  auto quiet = geerpc::dial<TestType>(s.address);  // reactor 0: nothing in flight
+  auto busy = geerpc::dial<TestType>(s.address);   // reactor 1
+  REQUIRE(s.server.reactor_connections() == std::vector<std::size_t>{1, 1});
+  auto calls = late_calls(busy, 3);
+  REQUIRE(s.arith.started.wait_for_at_least(3, 10s));
+  std::jthread stopping([&] { s.server.shutdown(30s); });
+  CHECK(test::eventually([&] { return !geerpc::try_dial<TestType>(s.address, {.timeouts = {.connect = 1s}}); }));
+  CHECK(s.arith.finished.value() == 0);  // the drain waits for them
+  s.arith.release.set();
+  for (int i = 0; i < 3; ++i) CHECK(calls[static_cast<std::size_t>(i)].get() == i * 1000);  // answered, not cut
+  stopping.join();
+  CHECK(s.server.connection_count() == 0);
 }
 
 TEMPLATE_TEST_CASE("many callers on connections over every reactor all get their own replies", "[reactors]",
@@ -134,10 +251,7 @@ TEMPLATE_TEST_CASE("many callers on connections over every reactor all get their
 TEMPLATE_TEST_CASE("handlers blocked on one reactor grow its pool, and a quick call on another still gets through",
                    "[reactors][pool]", GEERPC_ASYNC_TRANSPORTS) {
   test::arith_server<TestType> s(with_reactors(2, 2));
-  struct release_at_end {  // Late ignores its stop token: a failed REQUIRE must not leave it blocked
-    test::event& release;
-    ~release_at_end() { release.set(); }
-  } guard{s.arith.release};
+  release_at_end guard{s.arith.release};
   auto slow = geerpc::dial<TestType>(s.address);   // reactor 0
   auto quick = geerpc::dial<TestType>(s.address);  // reactor 1
   REQUIRE(s.server.reactor_connections() == std::vector<std::size_t>{1, 1});
@@ -216,10 +330,7 @@ TEMPLATE_TEST_CASE("shutdown() drains calls in flight on every reactor, then sto
                    GEERPC_ASYNC_TRANSPORTS) {
   const std::size_t reactors = GENERATE(2u, 4u);
   test::arith_server<TestType> s(with_reactors(reactors));
-  struct release_at_end {
-    test::event& release;
-    ~release_at_end() { release.set(); }
-  } guard{s.arith.release};
+  release_at_end guard{s.arith.release};
   auto peers = dial_many<TestType>(s.address, 2 * reactors);
   std::vector<test::future<int, TestType>> calls;
   for (std::size_t i = 0; i < peers.size(); ++i)

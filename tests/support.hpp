@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <geerpc/geerpc.hpp>
 #include <geerpc/transport/engines.hpp>  // the tests reach into engines; with GEERPC_SEPARATE_COMPILATION too
@@ -192,14 +193,34 @@ using ArithApi =
                     geerpc::method<"Echo", &Arith::echo>,           //
                     geerpc::method<"WaitForStop", &Arith::wait_for_stop>, geerpc::method<"Late", &Arith::late>>;
 
-// A server of the given transport with Arith registered, listening on loopback.
+// GEERPC_TEST_IO_THREADS=N: the tests' threaded servers run N reactors where they leave
+// threads.io_threads at its default (unset or 0: the default), so that the whole suite can run
+// over several. The blocking transport ignores it.
+inline geerpc::server_options with_test_io_threads(geerpc::server_options opts) {
+  static const std::size_t forced = [] {
+    const char* value = std::getenv("GEERPC_TEST_IO_THREADS");
+    return value != nullptr ? static_cast<std::size_t>(std::strtoul(value, nullptr, 10)) : std::size_t{0};
+  }();
+  if (forced != 0 && opts.threads.io_threads == geerpc::server_options{}.threads.io_threads)
+    opts.threads.io_threads = forced;
+  return opts;
+}
+
+// For arith_server's `exact_options`: its io_threads as the test gave them, whatever the environment
+// (a test of one pool's shape).
+inline constexpr bool as_given = true;
+
+// A server of the given transport with Arith registered, listening on loopback; with
+// GEERPC_TEST_IO_THREADS's reactors, unless `exact_options`.
 template <class Transport>
 struct arith_server {
   Arith arith;
   geerpc::basic_server<Transport> server;
   std::string address;
 
-  explicit arith_server(geerpc::server_options opts = {}, const std::string& listen_on = "127.0.0.1:0") : server(opts) {
+  explicit arith_server(geerpc::server_options opts = {}, const std::string& listen_on = "127.0.0.1:0",
+                        bool exact_options = false)
+      : server(exact_options ? opts : with_test_io_threads(opts)) {
     server.template add<ArithApi>(arith);
     address = server.listen(listen_on);
   }

@@ -76,17 +76,18 @@ struct server_threads {
   // Reactors: epoll sets, each with its own leader thread and handler pool, over which the
   // connections are spread (round-robin, each staying on its reactor for life). 1 (the default):
   // one epoll set for the whole server; 0: one per two CPUs of the runtime's budget, at least 1 and
-  // at most 8. `handlers` and `max_handlers` are the whole server's, shared out evenly between the
-  // reactors (at least one handler thread each): a connection's requests run on its reactor's share
-  // only, so several reactors serve many connections better and one busy connection worse
-  // (docs/transports.md, "Several reactors"). The blocking transport has no reactor and ignores this.
+  // at most 8. `handlers` is split evenly between the reactors (at least one each: no more reactors
+  // than handlers), `max_handlers` is one budget their pools share: one busy connection's blocked
+  // handlers may take all of it but the other reactors' cores, while its quick requests run on its
+  // reactor's core (docs/transports.md, "Several reactors"). The blocking transport has no reactor
+  // and ignores this.
   std::size_t io_threads = 1;
   // Threads that run handlers and never retire (at least 1). One more thread does the I/O, so a
   // server with every handler busy still reads, answers "busy" and fires timeouts.
   std::size_t handlers = 8;
   // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
-  // to this many threads running handlers: handlers that wait on something slow do not starve a
-  // quick call. Values below `handlers` mean `handlers`.
+  // to this many threads running handlers, in the whole server (its reactors share it): handlers
+  // that wait on something slow do not starve a quick call. Values below `handlers` mean `handlers`.
   std::size_t max_handlers = 1024;
   // A handler running one request for this long counts as stuck, blocked or not. The pool grows
   // above `handlers` only to keep `handlers` threads free of stuck handlers, and, once handlers are

@@ -12,11 +12,17 @@
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
 // The pool starts with its core size (its share of threads.handlers) plus one threads, and grows
-// by its tuning's pool_grow (tuning::automatic: pool_growth.hpp's rule), one thread at a time, up
-// to its share of threads.max_handlers running handlers plus one to lead. Threads above the core
-// size retire after threads.idle_timeout without work. A thread that cannot be started is counted;
-// the requests wait for a thread that exists. The pool's threads are named "geerpc-r<index>"
-// (top -H, /proc/<pid>/task/*/comm).
+// by its tuning's pool_grow (tuning::automatic: pool_growth.hpp's rule), one thread at a time,
+// while the server's handler budget (below) has room. Threads above the core size retire after
+// threads.idle_timeout without work. A thread that cannot be started is counted; the requests wait
+// for a thread that exists, and the pool may try again a little later (as it does when the budget
+// is spent: another reactor's thread may retire).
+//
+// The budget is threads.max_handlers, one for the whole server: every thread of a reactor but the
+// first (the one left to lead) takes a unit of it as it starts and gives it back as it retires. So
+// one busy connection may grow its reactor's pool to the server's max_handlers, less the core
+// threads of the other reactors, which never retire.
+// The pool's threads are named "geerpc-r<index>" (top -H, /proc/<pid>/task/*/comm).
 //
 // The tuning policy's two server strategies (tuning/none.hpp names them), one each per reactor:
 // server_schedule may hold replies of one connection to send them together
@@ -27,6 +33,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -51,6 +58,32 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// threads.max_handlers, shared by a server's reactors: the handler threads they may hold at once.
+class handler_budget {
+ public:
+  explicit handler_budget(std::size_t limit) noexcept : limit_(limit) {}
+  handler_budget(const handler_budget&) = delete;
+  handler_budget& operator=(const handler_budget&) = delete;
+
+  // Takes one unit, unless all are taken.
+  bool try_take() noexcept {
+    std::size_t used = used_.load(std::memory_order_relaxed);
+    do {
+      if (used >= limit_) return false;
+    } while (!used_.compare_exchange_weak(used, used + 1, std::memory_order_relaxed));
+    return true;
+  }
+  void give_back() noexcept {
+    [[maybe_unused]] const std::size_t before = used_.fetch_sub(1, std::memory_order_relaxed);
+    GEERPC_ASSERT(before > 0, "threaded server: a handler thread gave back more budget than it took");
+  }
+  std::size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> used_{0};
+};
+
 template <class Tuning>
 class threaded_reactor {
   using schedule = typename Tuning::server_schedule;
@@ -58,10 +91,12 @@ class threaded_reactor {
   using clock = std::chrono::steady_clock;
 
  public:
-  // `threads`: this reactor's share of the server's (transport/threaded/server.hpp).
-  threaded_reactor(server_context& context, std::size_t index, const server_threads& threads)
+  // `threads`: this reactor's share of the server's (transport/threaded/server.hpp): its core, and
+  // the most handler threads it could hold, the budget permitting; `budget`: the server's.
+  threaded_reactor(server_context& context, std::size_t index, const server_threads& threads, handler_budget& budget)
       : index_(index),
         scheduler_(*context.scheduler),
+        budget_(budget),
         io_(context),
         core_threads_(std::max<std::size_t>(1, threads.handlers)),
         max_running_(std::max(core_threads_, threads.max_handlers)),
@@ -170,13 +205,23 @@ class threaded_reactor {
     return std::max(timeout, std::chrono::nanoseconds::zero());
   }
 
-  // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
-  // and holds back further tries for a moment. Called with mutex_ held.
-  void start_thread_locked() noexcept {
+  // Starts one more pool thread; returns whether it did. A refusal (the system's limit on threads,
+  // or memory) is counted; it, or the server's budget found spent, holds back further tries for a
+  // moment. Called with mutex_ held.
+  bool start_thread_locked() noexcept {
     // Every live thread holds a slot, and there are max_running_ + 1 of both.
     const auto slot =
         static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
-    if (slot == slot_used_.size()) return;
+    if (slot == slot_used_.size()) {  // a retired thread still sends its held replies through its slot
+      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
+      return false;
+    }
+    // Every thread but the first takes a unit of the server's budget (the first is left to lead).
+    const bool takes = threads_ > 0;
+    if (takes && !budget_.try_take()) {
+      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
+      return false;
+    }
     try {
       workers_.emplace_back();
       const worker_ref self = std::prev(workers_.end());
@@ -188,10 +233,13 @@ class threaded_reactor {
       ++starting_;
       // Every live thread holds one of the max_running_ + 1 slots, taken above.
       GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
+      return true;
     } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
+      if (takes) budget_.give_back();
       ++start_failures_;
       no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
+      return false;
     }
   }
 
@@ -213,8 +261,8 @@ class threaded_reactor {
       const auto now = scheduler_.now();  // the runtime's clock
       if (now < no_start_before_)         // after a refused start: not before then
         growth_.retry_at(no_start_before_, now);
-      else if (growth_.may_grow(threads_, now))
-        start_thread_locked();
+      else if (growth_.may_grow(threads_, now) && !start_thread_locked())
+        growth_.retry_at(no_start_before_, now);  // refused (no slot, the budget spent): try again then
     }
   }
 
@@ -375,7 +423,10 @@ class threaded_reactor {
     // Counted out here, under the same lock as the decision: work() may unlock before it leaves
     // (to send held replies), and another surplus thread timing out then must not also see room
     // to retire, which would take the pool below its core size.
-    if (retire) --threads_;
+    if (retire) {
+      --threads_;
+      budget_.give_back();
+    }
     GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
     return !retire;
   }
@@ -387,9 +438,10 @@ class threaded_reactor {
 
   const std::size_t index_;
   deadline_scheduler& scheduler_;  // the runtime's: its clock, and the strategies' timers
+  handler_budget& budget_;         // the server's, shared with the other reactors
   reactor_io io_;
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
-  const std::size_t max_running_;   // the most threads that run handlers at once
+  const std::size_t max_running_;   // the most threads that run handlers at once, if the budget allows
   const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
 
   mutable std::mutex mutex_;             // guards the pool state below

@@ -6,6 +6,13 @@
 //
 // The listening socket is watched by the acceptor's reactor only (transport/threaded/server.hpp);
 // its readiness is handed to the server, which admits each new connection to a reactor in turn.
+//
+// epoll_ctl can fail for want of kernel memory (ENOMEM) or of the user's watch quota
+// (fs.epoll.max_user_watches, ENOSPC). Nothing is ignored: making the epoll set or watching the
+// listener throws (listen() fails); a connection that cannot be watched is closed at once and
+// counted with the refused ones; a connection whose watch cannot be changed (writability) is shut
+// down, and the reactor drops it as it sees the end. Removing a watch needs no check: closing the
+// descriptor removes it too.
 #pragma once
 
 #include <poll.h>
@@ -13,6 +20,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,8 +49,10 @@ class reactor_io {
   // Makes the epoll set, watching the wake-up fd (stop).
   void open() {
     epoll_ = net::unique_fd(::epoll_create1(EPOLL_CLOEXEC));
-    if (!epoll_) throw std::system_error(errno, std::generic_category(), "rpc server: epoll_create1");
-    watch(wake_.get(), EPOLLIN, &wake_tag_);
+    if (!epoll_)
+      throw std::system_error(errno, std::generic_category(), "rpc server: could not make a reactor's epoll set");
+    if (!watch(wake_.get(), EPOLLIN, &wake_tag_))
+      throw std::system_error(errno, std::generic_category(), "rpc server: could not watch a reactor's wake-up fd");
   }
   int poller() const noexcept { return epoll_.get(); }
 
@@ -50,10 +60,14 @@ class reactor_io {
   void watch_listener(int fd, void (*on_ready)(void*), void* owner) {
     on_listener_ = on_ready;
     listener_owner_ = owner;
-    watch(fd, EPOLLIN, &listen_tag_);
+    if (!watch(fd, EPOLLIN, &listen_tag_))
+      throw std::system_error(errno, std::generic_category(), "rpc server: could not watch the listening socket");
   }
-  // Watches the listener again (events EPOLLIN), or not (0), as the acceptor pauses.
-  void rewatch_listener(int fd, std::uint32_t events) { watch(fd, events, &listen_tag_, EPOLL_CTL_MOD); }
+  // Watches the listener again (events EPOLLIN), or not (0), as the acceptor pauses. Returns 0, or
+  // the errno of a failure (ENOENT once stop_accepting() has taken it out of the set).
+  int rewatch_listener(int fd, std::uint32_t events) {
+    return watch(fd, events, &listen_tag_, EPOLL_CTL_MOD) ? 0 : errno;
+  }
 
   // Stop's first step: wakes every leader for good, refuses connections from now on, and closes
   // those open (their handlers' stop callbacks run: no lock held).
@@ -74,7 +88,8 @@ class reactor_io {
   }
 
   // Watches a connection accepted for this reactor (its poller is this reactor's), refuses it when
-  // `over_limit`, or closes it when the reactor is closing.
+  // `over_limit`, or closes it when the reactor is closing. One that cannot be watched is closed
+  // and counted (refused_connections()): nothing would ever read it.
   void admit(const std::shared_ptr<server_connection>& connection, bool over_limit) {
     std::lock_guard lock(connections_mutex_);
     if (closing_) {
@@ -89,7 +104,12 @@ class reactor_io {
     }
     connection->arm_handshake_timer();
     connections_.emplace(connection.get(), connection);
-    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
+    if (!watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get())) {
+      connections_.erase(connection.get());
+      context_.refused.fetch_add(1, std::memory_order_relaxed);
+      connection->close();  // (with its timer)
+      return;
+    }
     // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
     if (context_.draining.load()) connection->go_away();
   }
@@ -130,7 +150,7 @@ class reactor_io {
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
     event.data.ptr = connection;
-    ::epoll_ctl(connection->poller_fd(), EPOLL_CTL_MOD, connection->fd(), &event);  // ENOENT once dropped: fine
+    modify(*connection, event);
   }
 
  private:
@@ -210,7 +230,7 @@ class reactor_io {
 
   void drop(server_connection* connection) {
     if (!connection->stream().plain()) std::erase(resume_, connection);
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, connection->fd(), nullptr);
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, connection->fd(), nullptr);  // (its close() would remove it too)
     connection->close();
     std::lock_guard lock(connections_mutex_);
     connections_.erase(connection);  // requests still running keep it alive until they finish
@@ -229,14 +249,24 @@ class reactor_io {
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u);
     event.data.ptr = &connection;
-    ::epoll_ctl(connection.poller_fd(), EPOLL_CTL_MOD, connection.fd(), &event);  // ENOENT once dropped: fine
+    modify(connection, event);
   }
 
-  void watch(int fd, std::uint32_t events, void* tag, int op = EPOLL_CTL_ADD) {
+  // Changes a connection's watch. ENOENT once it was dropped: fine. Any other failure leaves the
+  // old watch, which would never report the writability the replies wait for: the connection is
+  // shut down instead, and the watch it has reports the end, on which the leader drops it (no
+  // lock is taken here: the writer may hold its own).
+  static void modify(server_connection& connection, epoll_event& event) {
+    if (::epoll_ctl(connection.poller_fd(), EPOLL_CTL_MOD, connection.fd(), &event) == 0 || errno == ENOENT) return;
+    ::shutdown(connection.fd(), SHUT_RDWR);
+  }
+
+  // Returns false, errno set, when epoll_ctl fails.
+  bool watch(int fd, std::uint32_t events, void* tag, int op = EPOLL_CTL_ADD) {
     epoll_event event{};
     event.events = events;
     event.data.ptr = tag;
-    ::epoll_ctl(epoll_.get(), op, fd, &event);
+    return ::epoll_ctl(epoll_.get(), op, fd, &event) == 0;
   }
 
   server_context& context_;

@@ -12,16 +12,20 @@
 // predictably, and the accept itself is a small share of a connection's work. (SO_REUSEPORT's
 // listener per reactor spreads by a hash of the peer's address: no better for a few connections.)
 //
-// Threads: threads.handlers and threads.max_handlers are one budget for the whole server, shared
-// out evenly between the reactors, plus one leader each (there are no more reactors than handler
-// threads: each runs at least one); each
-// reactor grows and shrinks its own pool by the growth rule (pool_growth.hpp) within its share.
+// Threads: threads.max_handlers is one budget for the whole server, shared by the reactors (not
+// split): each grows and shrinks its own pool by the growth rule (pool_growth.hpp) while the budget
+// has room, so one busy connection can have as many handler threads on its reactor as the server
+// allows, less the other reactors' cores. threads.handlers, the core that never retires, is split
+// evenly, at least one each (there are no more reactors than handler threads): a core is where a
+// reactor's quick requests run without waiting for a thread to start, and threads that never
+// retire are threads the others cannot take; one leader each comes on top.
 // What the server reports (thread counts, the pool's probe, start failures) is summed over them.
 #pragma once
 
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -46,13 +50,14 @@ namespace detail {
 // (docs/transports.md, "Several reactors", has the figures behind it).
 inline std::size_t default_io_threads(unsigned cpus) noexcept { return std::clamp<std::size_t>(cpus / 2, 1, 8); }
 
-// Reactor `index`'s share of `all` among `count` reactors (no more than all.handlers): an even
-// split, the remainder to the first ones.
+// Reactor `index`'s threads among `count` reactors (no more than all.handlers): its core, an even
+// split of all.handlers, the remainder to the first ones; and the most handler threads it can hold,
+// the whole budget less the other reactors' cores.
 inline server_threads reactor_share(const server_threads& all, std::size_t index, std::size_t count) {
-  const auto share = [&](std::size_t total) { return total / count + (index < total % count ? 1 : 0); };
+  const std::size_t handlers = std::max<std::size_t>(1, all.handlers);
   server_threads mine = all;
-  mine.handlers = std::max<std::size_t>(1, share(std::max<std::size_t>(1, all.handlers)));
-  mine.max_handlers = std::max(mine.handlers, share(std::max(all.handlers, all.max_handlers)));
+  mine.handlers = std::max<std::size_t>(1, handlers / count + (index < handlers % count ? 1 : 0));
+  mine.max_handlers = std::max(handlers, all.max_handlers) - (handlers - mine.handlers);
   return mine;
 }
 
@@ -62,7 +67,10 @@ class threaded_server_engine {
   using clock = std::chrono::steady_clock;
 
  public:
-  explicit threaded_server_engine(server_context& context) : context_(context) {
+  explicit threaded_server_engine(server_context& context)
+      : context_(context),
+        budget_(std::max(std::max<std::size_t>(1, context.options.threads.handlers),
+                         context.options.threads.max_handlers)) {
     const server_threads& threads = context.options.threads;
     const std::size_t wanted =
         threads.io_threads != 0 ? threads.io_threads : default_io_threads(context.runtime->cpus());
@@ -70,7 +78,8 @@ class threaded_server_engine {
     const std::size_t count = std::min(wanted, std::max<std::size_t>(1, threads.handlers));
     reactors_.reserve(count);
     for (std::size_t i = 0; i < count; ++i)
-      reactors_.push_back(std::make_unique<reactor>(context, i, reactor_share(context.options.threads, i, count)));
+      reactors_.push_back(
+          std::make_unique<reactor>(context, i, reactor_share(context.options.threads, i, count), budget_));
     context.pool_probe = &probe;
     context.pool_engine = this;
   }
@@ -117,7 +126,7 @@ class threaded_server_engine {
     if (stopping_) return false;
     if (!accepting_) return true;
     accepting_ = false;
-    ::epoll_ctl(reactors_.front()->io().poller(), EPOLL_CTL_DEL, listen_.get(), nullptr);
+    ::epoll_ctl(reactors_.front()->io().poller(), EPOLL_CTL_DEL, listen_.get(), nullptr);  // cannot fail: it is watched
     listen_.shutdown();
     return true;
   }
@@ -214,18 +223,28 @@ class threaded_server_engine {
   // forever, and try again a little later. Only reactor 0's leader gets here, so one retry is armed
   // at a time.
   void pause_accepting() {
-    reactors_.front()->io().rewatch_listener(listen_.get(), 0);
+    // Should the watch not change, the leader finds the listener ready again and comes back here.
+    (void)reactors_.front()->io().rewatch_listener(listen_.get(), 0);
     context_.scheduler->cancel(accept_retry_);
     context_.scheduler->schedule(accept_retry_, context_.scheduler->now() + threaded_server_constants::accept_retry,
                                  &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
-    // (After stop_accepting() the socket has left the poller, and this fails with ENOENT.)
-    self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
+    // After stop_accepting() the socket has left the poller, and this fails with ENOENT: done.
+    // Another failure (no kernel memory) would leave the listener unwatched: try again later.
+    const int failed = self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
+    if (failed == 0 || failed == ENOENT) return;
+    try {
+      self.context_.scheduler->schedule(self.accept_retry_,
+                                        self.context_.scheduler->now() + threaded_server_constants::accept_retry,
+                                        &resume_accepting, &self);
+    } catch (...) {  // no memory for the timer either: the listener stays paused until stop
+    }
   }
 
   server_context& context_;
+  handler_budget budget_;  // threads.max_handlers, shared by the reactors: it outlives them
   std::vector<std::unique_ptr<reactor>> reactors_;
   net::listener listen_;
   std::size_t next_reactor_ = 0;  // the reactor the next accepted connection goes to (acceptor only)
