@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +28,7 @@
 
 #include "../config.hpp"
 #include "../context.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/deadline.hpp"
 #include "../discovery.hpp"
 #include "../error.hpp"

@@ -7,7 +7,6 @@
 #include <array>
 #include <bitset>
 #include <boost/pfr/core.hpp>
-#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <deque>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {

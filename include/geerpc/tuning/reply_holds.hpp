@@ -9,12 +9,12 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "../server/connection.hpp"
 #include "watchdog.hpp"

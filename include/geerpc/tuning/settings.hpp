@@ -3,9 +3,8 @@
 // default suits most programs; tuning::none ignores them all.
 #pragma once
 
-#include <chrono>
-
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "spin.hpp"
 
 GEERPC_BEGIN_NAMESPACE

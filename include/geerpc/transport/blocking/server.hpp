@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -23,6 +22,7 @@
 
 #include "../../config.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
 #include "../../server/connection.hpp"

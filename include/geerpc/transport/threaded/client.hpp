@@ -25,7 +25,6 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,6 +41,7 @@
 #include "../../config.hpp"
 #include "../../context.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../detail/seq_map.hpp"
 #include "../../net/frame_reader.hpp"
 #include "../../net/frame_writer.hpp"

@@ -25,7 +25,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -38,6 +37,7 @@
 
 #include "../../config.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../detail/deadline.hpp"
 #include "../../error.hpp"
 #include "../../options.hpp"

@@ -22,7 +22,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -31,6 +30,7 @@
 #include <vector>
 
 #include "../../config.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../error.hpp"
 #include "../../net/socket.hpp"
 #include "../../options.hpp"
