@@ -19,10 +19,10 @@ class random_index {
   // two processes (address space layout randomisation), draw different sequences.
   random_index() noexcept
       : state_(static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-               (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(this)) << 16)) {}
+               (std::uint64_t{reinterpret_cast<std::uintptr_t>(this)} << 16)) {}
 
   // A number in [0, count), count > 0; the modulo's bias is below count / 2^64.
-  std::size_t below(std::size_t count) noexcept { return static_cast<std::size_t>(next() % count); }
+  std::size_t below(std::size_t count) noexcept { return next() % count; }
 
  private:
   std::uint64_t next() noexcept {
