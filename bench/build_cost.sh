@@ -19,7 +19,12 @@
 #                                  the top items of clang++ -ftime-trace
 #
 # Environment: CXX=g++, RUNS=5, CXXFLAGS="-std=c++20 -O0", DEPTHS="4 8 16 32 64", DEPTH_TIMEOUT=300,
-# TRACE_CXX=clang++.
+# TRACE_CXX=clang++, BASE (unset).
+#
+# BASE=<another checkout>: each variant and depth is compiled from both trees (this tree's sources,
+# each tree's headers), run by run in turn, so that a loaded machine disturbs both alike; each line
+# names its tree (tree=base, tree=this), and a "build_cost ratio <variant> cpu_min=…" line follows
+# (this tree's least CPU time over the base's).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -37,22 +42,47 @@ printf '#define GEERPC_SEPARATE_COMPILATION\n#define GEERPC_IMPLEMENTATION\n#inc
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 minimum() { sort -g | head -n 1; }
 
-measure() {  # label, source, compiler arguments...
-  local label=$1 source=$2 walls=() cpus=() i
-  shift 2
+# The trees measured: this one, and BASE's first when it is set.
+trees=("$root")
+names=(this)
+if [[ -n ${BASE:-} ]]; then
+  trees=("$(cd "$BASE" && pwd)" "$root")
+  names=(base this)
+fi
+tree_label() { [[ -n ${BASE:-} ]] && printf ' tree=%s' "$1"; return 0; }
+
+# CPU seconds of one compile: compiler arguments... (with the source)
+compile_cpu() {
+  local usage
+  usage=$( { TIMEFORMAT='%U %S'; time "$CXX" "${flags[@]}" "$@" -o "$scratch/out.o"; } 2>&1 >/dev/null)
+  echo "$usage" | awk '{ print $1 + $2 }'
+}
+
+measure() {  # label, source, include folder (include, single_include), compiler arguments...
+  local label=$1 source=$2 folder=$3 i t
+  shift 3
+  local -a walls cpus mins
+  for ((t = 0; t < ${#trees[@]}; t++)); do walls[t]=""; cpus[t]=""; done
   for ((i = 0; i < RUNS; i++)); do
-    local start end usage
-    start=$(date +%s.%N)
-    usage=$( { TIMEFORMAT='%U %S'; time "$CXX" "${flags[@]}" "$@" -c "$source" -o "$scratch/out.o"; } 2>&1 >/dev/null)
-    end=$(date +%s.%N)
-    walls+=("$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')")
-    cpus+=("$(echo "$usage" | awk '{ print $1 + $2 }')")
+    for ((t = 0; t < ${#trees[@]}; t++)); do
+      local start end
+      start=$(date +%s.%N)
+      cpus[t]+="$(compile_cpu "$@" -I "${trees[t]}/$folder" -c "$source") "
+      end=$(date +%s.%N)
+      walls[t]+="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }') "
+    done
   done
-  local lines
-  lines=$("$CXX" "${flags[@]}" "$@" -E "$source" | wc -l)
-  printf 'build_cost %s wall_s=%.2f cpu_s=%.2f cpu_min_s=%.2f lines=%d\n' "$label" \
-    "$(printf '%s\n' "${walls[@]}" | median)" "$(printf '%s\n' "${cpus[@]}" | median)" \
-    "$(printf '%s\n' "${cpus[@]}" | minimum)" "$lines"
+  for ((t = 0; t < ${#trees[@]}; t++)); do
+    local lines
+    lines=$("$CXX" "${flags[@]}" "$@" -I "${trees[t]}/$folder" -E "$source" | wc -l)
+    mins[t]=$(printf '%s\n' ${cpus[t]} | minimum)
+    printf 'build_cost %s%s wall_s=%.2f cpu_s=%.2f cpu_min_s=%.2f lines=%d\n' "$label" "$(tree_label "${names[t]}")" \
+      "$(printf '%s\n' ${walls[t]} | median)" "$(printf '%s\n' ${cpus[t]} | median)" "${mins[t]}" "$lines"
+  done
+  if [[ ${#trees[@]} -eq 2 ]]; then
+    awk -v l="$label" -v a="${mins[0]}" -v b="${mins[1]}" \
+      'BEGIN { printf "build_cost ratio %s cpu_min=%.2f\n", l, (a > 0 ? b / a : 0) }'
+  fi
 }
 
 # CPU seconds of one compile of nested.cpp, or "timeout".
@@ -67,14 +97,17 @@ compile_nested() {  # compiler arguments...
 }
 
 nesting() {
-  local shape depth define
+  local shape depth define t plain
   for shape in vector level; do
     define=()
     [[ $shape == level ]] && define=(-DSHAPE_LEVEL)
     for depth in $DEPTHS; do
-      printf 'build_cost nesting shape=%s depth=%d geerpc_cpu_s=%s plain_cpu_s=%s\n' "$shape" "$depth" \
-        "$(compile_nested "${define[@]}" -DDEPTH="$depth" -I "$root/include")" \
-        "$(compile_nested "${define[@]}" -DDEPTH="$depth" -DPLAIN)"
+      plain=$(compile_nested "${define[@]}" -DDEPTH="$depth" -DPLAIN)  # no geerpc: the same for each tree
+      for ((t = 0; t < ${#trees[@]}; t++)); do
+        printf 'build_cost nesting shape=%s depth=%d%s geerpc_cpu_s=%s plain_cpu_s=%s\n' "$shape" "$depth" \
+          "$(tree_label "${names[t]}")" "$(compile_nested "${define[@]}" -DDEPTH="$depth" -I "${trees[t]}/include")" \
+          "$plain"
+      done
     done
   done
 }
@@ -113,11 +146,11 @@ if [[ ${1:-} == trace ]]; then
 fi
 
 tu=$here/build_cost/one_service.cpp
-measure header-only "$tu" -I "$root/include"
-measure separate "$tu" -DGEERPC_SEPARATE_COMPILATION -I "$root/include"
-measure client-only "$here/build_cost/client_only.cpp" -I "$root/include"
-measure single-header-only "$tu" -I "$root/single_include"
-measure single-separate "$tu" -DGEERPC_SEPARATE_COMPILATION -I "$root/single_include"
-measure engines-once "$scratch/impl.cpp" -I "$root/include"
-measure single-engines-once "$scratch/impl_single.cpp" -I "$root/single_include"
+measure header-only "$tu" include
+measure separate "$tu" include -DGEERPC_SEPARATE_COMPILATION
+measure client-only "$here/build_cost/client_only.cpp" include
+measure single-header-only "$tu" single_include
+measure single-separate "$tu" single_include -DGEERPC_SEPARATE_COMPILATION
+measure engines-once "$scratch/impl.cpp" include
+measure single-engines-once "$scratch/impl_single.cpp" single_include
 nesting

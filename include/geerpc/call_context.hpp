@@ -10,7 +10,6 @@
 // outlive that.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,6 +18,7 @@
 #include <utility>
 
 #include "config.hpp"
+#include "detail/chrono.hpp"
 #include "wire/metadata.hpp"
 
 GEERPC_BEGIN_NAMESPACE

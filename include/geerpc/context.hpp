@@ -7,7 +7,6 @@
 //   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
 #pragma once
 
-#include <chrono>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "detail/chrono.hpp"
 #include "detail/deadline.hpp"
 
 GEERPC_BEGIN_NAMESPACE

@@ -17,7 +17,6 @@
 // With none installed (the default), calls pay nothing for them: one empty-check.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -26,6 +25,7 @@
 #include "call_context.hpp"
 #include "config.hpp"
 #include "context.hpp"
+#include "detail/chrono.hpp"
 #include "error.hpp"
 
 GEERPC_BEGIN_NAMESPACE

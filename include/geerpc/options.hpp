@@ -3,13 +3,13 @@
 // most programs.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "config.hpp"
+#include "detail/chrono.hpp"
 #include "interceptor.hpp"
 #include "net/stream_session.hpp"
 #include "tuning/settings.hpp"

@@ -19,7 +19,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -27,6 +26,7 @@
 
 #include "config.hpp"
 #include "detail/assert.hpp"
+#include "detail/chrono.hpp"
 #include "net/output_chunk.hpp"
 #include "scheduler/deadline_scheduler.hpp"
 #include "scheduler/manual_clock.hpp"

@@ -13,7 +13,6 @@
 #endif
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +22,7 @@
 
 #include "codec/binary.hpp"
 #include "config.hpp"
+#include "detail/chrono.hpp"
 #include "detail/deadline.hpp"
 #include "error.hpp"
 #include "interceptor.hpp"

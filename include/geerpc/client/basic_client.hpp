@@ -2,7 +2,6 @@
 // header, has its use and includes the engines).
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -20,6 +19,7 @@
 #include "../config.hpp"
 #include "../context.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/scratch.hpp"
 #include "../error.hpp"
 #include "../interceptor.hpp"

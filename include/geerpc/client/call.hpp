@@ -3,7 +3,6 @@
 #pragma once
 
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,6 +15,7 @@
 #include "../config.hpp"
 #include "../context.hpp"
 #include "../detail/byte_order.hpp"
+#include "../detail/chrono.hpp"
 #include "../error.hpp"
 #include "../wire/frame.hpp"
 

@@ -2,7 +2,6 @@
 // hand it a callback, or co_await it; and the decoding of a reply body, which every call shares.
 #pragma once
 
-#include <chrono>
 #include <concepts>
 #include <coroutine>
 #include <cstddef>
@@ -16,6 +15,7 @@
 
 #include "../codec/binary.hpp"
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/deadline.hpp"
 #include "../error.hpp"
 #include "../transport/fwd.hpp"

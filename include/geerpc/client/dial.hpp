@@ -6,7 +6,6 @@
 #include <poll.h>
 
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/deadline.hpp"
 #include "../detail/duration_text.hpp"
 #include "../error.hpp"

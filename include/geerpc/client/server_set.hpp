@@ -14,14 +14,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -29,7 +27,9 @@
 
 #include "../config.hpp"
 #include "../context.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/deadline.hpp"
+#include "../detail/random_index.hpp"
 #include "../discovery.hpp"
 #include "../error.hpp"
 #include "../options.hpp"
@@ -125,7 +125,7 @@ class server_set {
   using tried_list = std::vector<std::shared_ptr<entry>>;
 
   explicit server_set(std::shared_ptr<discovery> source, balanced_options opts)
-      : source_(std::move(source)), opts_(std::move(opts)), random_(std::random_device{}()) {
+      : source_(std::move(source)), opts_(std::move(opts)) {
     if (!source_) throw std::invalid_argument("geerpc::balanced_client: no discovery");
   }
   // Closes every connection; calls on them still pending complete with connection_closed.
@@ -343,10 +343,10 @@ class server_set {
   template <class Nth>
   entry* select(std::size_t count, Nth&& nth) {
     if (opts_.mode == select_mode::round_robin) return nth(next_++ % count);
-    const std::size_t first = std::uniform_int_distribution<std::size_t>(0, count - 1)(random_);
+    const std::size_t first = random_.below(count);
     entry* pick = nth(first);
     if (opts_.mode == select_mode::least_inflight && count > 1) {
-      std::size_t second = std::uniform_int_distribution<std::size_t>(0, count - 2)(random_);
+      std::size_t second = random_.below(count - 1);
       if (second >= first) ++second;  // another one than the first
       entry* other = nth(second);
       if (load(*other) < load(*pick)) pick = other;
@@ -419,7 +419,7 @@ class server_set {
   std::vector<std::shared_ptr<entry>> entries_;
   std::vector<link_ptr> retiring_;  // of servers no longer listed, or replaced by a new dial
   std::size_t next_ = 0;            // round_robin's turn
-  std::minstd_rand random_;
+  detail::random_index random_;
 };
 
 }  // namespace detail

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/pfr/core.hpp>
-#include <chrono>
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
@@ -11,6 +10,7 @@
 #include <variant>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "culprit_member.hpp"
 #include "encoded_size.hpp"
 #include "type_kind.hpp"

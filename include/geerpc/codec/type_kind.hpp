@@ -5,17 +5,11 @@
 #pragma once
 
 #include <array>
-#include <bitset>
 #include <boost/pfr/core.hpp>
-#include <chrono>
 #include <concepts>
 #include <cstddef>
-#include <deque>
-#include <list>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +22,8 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
+#include "container_shape.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
@@ -120,9 +116,7 @@ template <class T>
 struct is_std_optional<std::optional<T>> : std::true_type {};
 
 template <class T>
-struct is_std_map : std::false_type {};
-template <class K, class V, class Cmp, class Alloc>
-struct is_std_map<std::map<K, V, Cmp, Alloc>> : std::true_type {};
+struct is_std_map : is_std_ordered_map<T> {};
 template <class K, class V, class Hash, class Eq, class Alloc>
 struct is_std_map<std::unordered_map<K, V, Hash, Eq, Alloc>> : std::true_type {};
 
@@ -149,32 +143,16 @@ template <class... T>
 struct is_std_variant<std::variant<T...>> : std::true_type {};
 
 template <class T>
-struct is_std_set : std::false_type {};
-template <class K, class Cmp, class Alloc>
-struct is_std_set<std::set<K, Cmp, Alloc>> : std::true_type {};
-template <class K, class Cmp, class Alloc>
-struct is_std_set<std::multiset<K, Cmp, Alloc>> : std::true_type {};
+struct is_std_set : is_std_ordered_set<T> {};
 template <class K, class Hash, class Eq, class Alloc>
 struct is_std_set<std::unordered_set<K, Hash, Eq, Alloc>> : std::true_type {};
 template <class K, class Hash, class Eq, class Alloc>
 struct is_std_set<std::unordered_multiset<K, Hash, Eq, Alloc>> : std::true_type {};
 
 template <class T>
-struct is_std_sequence : std::false_type {};
-template <class T, class Alloc>
-struct is_std_sequence<std::deque<T, Alloc>> : std::true_type {};
-template <class T, class Alloc>
-struct is_std_sequence<std::list<T, Alloc>> : std::true_type {};
-
-template <class T>
 struct is_std_unique_ptr : std::false_type {};
 template <class T>
 struct is_std_unique_ptr<std::unique_ptr<T>> : std::bool_constant<!std::is_array_v<T>> {};
-
-template <class T>
-struct is_std_bitset : std::false_type {};
-template <std::size_t N>
-struct is_std_bitset<std::bitset<N>> : std::true_type {};
 
 template <class T>
 struct is_view : std::false_type {};

@@ -3,10 +3,10 @@
 // and converting a long duration to the clock's unit can overflow before the sum is even made.
 #pragma once
 
-#include <chrono>
 #include <ratio>
 
 #include "../config.hpp"
+#include "chrono.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

@@ -2,11 +2,11 @@
 // messages read like GeeRPC's ("rpc client: connect timeout: expect within 1s").
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 
 #include "../config.hpp"
+#include "chrono.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

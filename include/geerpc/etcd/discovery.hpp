@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../discovery.hpp"
 #include "../error.hpp"
 #include "gateway.hpp"

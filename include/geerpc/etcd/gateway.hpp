@@ -11,7 +11,6 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "base64.hpp"
 
 GEERPC_BEGIN_NAMESPACE

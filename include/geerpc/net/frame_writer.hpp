@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <new>
@@ -25,6 +24,7 @@
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "chunk_queue.hpp"
 #include "memory_gauge.hpp"
 #include "output_chunk.hpp"

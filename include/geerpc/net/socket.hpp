@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -32,6 +31,7 @@
 #include <utility>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/integer_cast.hpp"
 #include "../error.hpp"
 #include "address.hpp"

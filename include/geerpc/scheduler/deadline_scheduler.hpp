@@ -17,7 +17,6 @@
 // test before the clock read they made anyway: no indirect call on a call's path).
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +27,7 @@
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "manual_clock.hpp"
 
 GEERPC_BEGIN_NAMESPACE

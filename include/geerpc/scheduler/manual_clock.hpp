@@ -5,10 +5,10 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

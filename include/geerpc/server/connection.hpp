@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +34,7 @@
 #include "../call_context.hpp"
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/deadline.hpp"
 #include "../detail/duration_text.hpp"
 #include "../detail/scratch.hpp"

@@ -4,13 +4,13 @@
 // serves the page through its HTTP door.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <string>
 #include <type_traits>
 #include <utility>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../interceptor.hpp"
 #include "../net/memory_gauge.hpp"
 #include "../options.hpp"

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"

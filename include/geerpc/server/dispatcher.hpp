@@ -138,14 +138,18 @@ struct invoker {
     return {0, true, {}};
   }
 
-  // The arguments are the handler's own: one taken by value is moved into it.
+  // The arguments are the handler's own: one taken by value is moved into it. One argument is
+  // passed on as it is, never in a std::tuple: GCC 12 spends time exponential in a type's nesting
+  // depth on a tuple of it (a vector nested 26 deep: 12 s for a std::tuple<T&> alone).
   template <class Responder>
   static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
                              const call_context& context, Responder&& reply) {
     if constexpr (Method::arity == 1)
-      return call_with(impl, std::forward_as_tuple(argument), stop, context, reply);
+      return call_with(impl, stop, context, reply, std::move(argument));
     else
-      return call_with(impl, argument, stop, context, reply);
+      return std::apply(
+          [&](auto&... args) -> decltype(auto) { return call_with(impl, stop, context, reply, std::move(args)...); },
+          argument);
   }
 
   // The extra of `Kind` (service.hpp's detail::extra) the handler takes next.
@@ -159,27 +163,26 @@ struct invoker {
       return std::move(reply);
   }
 
-  template <class Tuple, class Responder>
-  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context,
-                                  Responder& reply) {
-    // The handler, given its arguments and then the extras it takes, in its order.
-    auto handler_of = [impl](auto&&... all) -> decltype(auto) {
-      constexpr auto handler = Method::handler;
-      if constexpr (std::is_void_v<typename Method::owner>) {
-        (void)impl;
-        return handler(std::forward<decltype(all)>(all)...);
-      } else {
-        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(all)>(all)...);
-      }
-    };
-    return std::apply(
-        [&](auto&... args) -> decltype(auto) {
-          return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-            return handler_of(std::move(args)..., extra_of<Method::extra_kinds[I]>(stop, context, reply)...);
-          }
-          (std::make_index_sequence<Method::extra_kinds.size()>{});
-        },
-        arguments);
+  // The handler, given its arguments and then the extras it takes, in its order.
+  template <class Responder, class... Arguments>
+  static decltype(auto) call_with(void* impl, std::stop_token& stop, const call_context& context, Responder& reply,
+                                  Arguments&&... arguments) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return handler_of(impl, std::forward<Arguments>(arguments)...,
+                        extra_of<Method::extra_kinds[I]>(stop, context, reply)...);
+    }
+    (std::make_index_sequence<Method::extra_kinds.size()>{});
+  }
+
+  template <class... All>
+  static decltype(auto) handler_of(void* impl, All&&... all) {
+    constexpr auto handler = Method::handler;
+    if constexpr (std::is_void_v<typename Method::owner>) {
+      (void)impl;
+      return handler(std::forward<All>(all)...);
+    } else {
+      return (static_cast<Impl*>(impl)->*handler)(std::forward<All>(all)...);
+    }
   }
 };
 

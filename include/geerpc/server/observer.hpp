@@ -10,7 +10,6 @@
 // context and nothing else: no clock read, no allocation, no virtual call.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -20,6 +19,7 @@
 
 #include "../call_context.hpp"
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../error.hpp"
 #include "../interceptor.hpp"
 #include "../wire/frame.hpp"

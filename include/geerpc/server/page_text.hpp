@@ -2,7 +2,6 @@
 // a user chose, so never trusted), and durations, times and fingerprints as people read them.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <string_view>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../detail/duration_text.hpp"
 
 GEERPC_BEGIN_NAMESPACE

@@ -12,7 +12,6 @@
 #include <array>
 #include <atomic>
 #include <bit>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../error.hpp"
 
 GEERPC_BEGIN_NAMESPACE

@@ -15,7 +15,6 @@
 // README.md ("Build time") gives the figures.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,6 +26,7 @@
 #include "../client/call.hpp"
 #include "../config.hpp"
 #include "../context.hpp"
+#include "../detail/chrono.hpp"
 #include "../error.hpp"
 #include "../options.hpp"
 #include "fwd.hpp"

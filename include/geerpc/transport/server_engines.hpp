@@ -4,13 +4,13 @@
 // <geerpc/implementation.hpp> does (transport/engines.hpp).
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../runtime.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "../server/connection.hpp"

@@ -4,11 +4,11 @@
 // automatic_server.hpp.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <span>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../net/frame_writer.hpp"
 #include "none.hpp"
 #include "own_reply.hpp"

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include "../detail/chrono.hpp"
 
 #include "../config.hpp"
 #include "../detail/deadline.hpp"

@@ -15,12 +15,12 @@
 // reads are listed in docs/transports.md ("Settings and constants").
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <span>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../net/frame_writer.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "settings.hpp"

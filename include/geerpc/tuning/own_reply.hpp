@@ -9,12 +9,12 @@
 #include <poll.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <optional>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "../net/socket.hpp"
 #include "../net/stream.hpp"
 #include "spin.hpp"

@@ -12,13 +12,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "../server/connection.hpp"
 #include "watchdog.hpp"

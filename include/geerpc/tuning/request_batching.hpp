@@ -29,13 +29,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <span>
 #include <utility>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "../net/frame_writer.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "watchdog.hpp"

@@ -4,9 +4,8 @@
 // their runtime's (runtime_options::cpus): one setting, shared by the clients and servers of a runtime.
 #pragma once
 
-#include <chrono>
-
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "spin.hpp"
 
 GEERPC_BEGIN_NAMESPACE

@@ -13,10 +13,10 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "cpu_budget.hpp"
 
 GEERPC_BEGIN_NAMESPACE

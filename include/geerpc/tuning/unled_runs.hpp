@@ -15,12 +15,12 @@
 
 #include <sys/resource.h>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
+#include "../detail/chrono.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 #include "watchdog.hpp"
 

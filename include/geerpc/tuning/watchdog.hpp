@@ -6,9 +6,9 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 
 #include "../config.hpp"
+#include "../detail/chrono.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
 
 GEERPC_BEGIN_NAMESPACE

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +27,7 @@
 #include "../../config.hpp"
 #include "../../context.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../net/frame_writer.hpp"
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstddef>
 #include <list>
 #include <memory>
@@ -24,6 +23,7 @@
 
 #include "../../config.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../net/socket.hpp"
 #include "../../net/stream.hpp"
 #include "../../server/connection.hpp"

@@ -28,7 +28,6 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -45,6 +44,7 @@
 #include "../../config.hpp"
 #include "../../context.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../detail/seq_map.hpp"
 #include "../../net/frame_reader.hpp"
 #include "../../net/frame_writer.hpp"

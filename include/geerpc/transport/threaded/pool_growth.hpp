@@ -17,13 +17,13 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "../../config.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../detail/deadline.hpp"
 #include "../../scheduler/deadline_scheduler.hpp"
 

@@ -34,7 +34,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -47,6 +46,7 @@
 
 #include "../../config.hpp"
 #include "../../detail/assert.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../detail/deadline.hpp"
 #include "../../error.hpp"
 #include "../../options.hpp"

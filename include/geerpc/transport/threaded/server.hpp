@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -35,6 +34,7 @@
 #include <vector>
 
 #include "../../config.hpp"
+#include "../../detail/chrono.hpp"
 #include "../../error.hpp"
 #include "../../net/socket.hpp"
 #include "../../options.hpp"

@@ -4,8 +4,8 @@
 // timeouts) is in server_options already.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
+#include "../../detail/chrono.hpp"
 
 #include "../../config.hpp"
 
