@@ -171,6 +171,36 @@ TEMPLATE_TEST_CASE("threads a reactor retires go back to the budget, and another
   CHECK(s.arith.stops_seen.value() == 3);
 }
 
+TEMPLATE_TEST_CASE("a reactor refused a thread for want of budget starts one when another reactor gives it back",
+                   "[reactors][pool]", GEERPC_ASYNC_TRANSPORTS) {
+  // Reactor 0 holds the whole budget with three blocked handlers; reactor 1's core thread blocks,
+  // and its next request finds the budget spent. Once reactor 0's handlers return and its surplus
+  // threads retire, that request runs: with tuning::none too, where no growth look comes back to
+  // it (the pool's own retry does).
+  auto options = with_reactors(2, 2);
+  options.threads.max_handlers = 4;
+  options.threads.growth_delay = 0ns;
+  options.threads.idle_timeout = 1ms;  // surplus threads retire as soon as they idle
+  test::arith_server<TestType> s(options);
+  release_at_end guard{s.arith.release};
+  auto first = geerpc::dial<TestType>(s.address);   // reactor 0
+  auto second = geerpc::dial<TestType>(s.address);  // reactor 1
+  REQUIRE(s.server.reactor_connections() == std::vector<std::size_t>{1, 1});
+  auto early = late_calls(first, 3);
+  REQUIRE(s.arith.started.wait_for_at_least(3, 10s));  // the budget is spent
+  auto blocker = second.template async_call<int>("Arith.WaitForStop", Args{});
+  REQUIRE(s.arith.started.wait_for_at_least(4, 10s));  // reactor 1's core thread is busy
+  auto quick = second.template async_call<int>("Arith.Sum", Args{2, 3});
+  REQUIRE(test::eventually([&] { return s.server.inflight() == 5; }));  // it waits for a thread
+  s.arith.release.set();
+  for (auto& call : early) CHECK(call.get() >= 0);
+  // Well before WaitForStop gives up on its own (10 s), which would free reactor 1's core thread.
+  REQUIRE(quick.wait_for(5s));
+  CHECK(quick.get() == 5);
+  s.server.stop();
+  CHECK(s.arith.stops_seen.value() == 1);
+}
+
 TEMPLATE_TEST_CASE("io_threads = 1: one connection's handlers reach max_handlers, and no more", "[reactors][pool]",
                    GEERPC_ASYNC_TRANSPORTS) {
   auto options = with_reactors(1, 2);

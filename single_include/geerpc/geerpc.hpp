@@ -77,7 +77,6 @@
 // geerpc: basic_client, a connection to one server and the calls made on it (client.hpp, the entry
 // header, has its use and includes the engines).
 
-#include <chrono>
 #include <span>
 #include <system_error>
 #include <tuple>
@@ -224,16 +223,115 @@ GEERPC_END_NAMESPACE
 // named in binary.hpp.
 
 #include <array>
-#include <bitset>
 #include <concepts>
-#include <deque>
-#include <list>
-#include <map>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
 
+// ---- begin geerpc/detail/chrono.hpp
+// geerpc: std::chrono's durations, clocks, time points and literals, without the rest of <chrono>.
+// With libstdc++ and C++20, <chrono> also brings the calendar, time zones and their stream I/O, and
+// with them <sstream> and <istream>: about a quarter of a second of every user's compile (g++ 12,
+// -O0) for parts geerpc never uses. libstdc++ (GCC 11 and later) keeps what <thread> and
+// <condition_variable> need in <bits/chrono.h>; elsewhere this is <chrono>. A user who wants the
+// rest (the calendar, `std::cout << 1s`) includes <chrono>, as any user of std::chrono does.
+
+#if __has_include(<bits/chrono.h>)
+#include <bits/chrono.h>
+#else
+#include <chrono>
+#endif
+// ---- end geerpc/detail/chrono.hpp
+// ---- begin geerpc/codec/container_shape.hpp
+// geerpc: std::map, std::set and std::multiset, std::deque, std::list and std::bitset recognised by
+// their shape (their template parameters and the members the standard gives them), not by name, so
+// that the codec need not include <map>, <set>, <deque>, <list> and <bitset>: 12,800 preprocessed
+// lines in every source that includes geerpc, most of which send none of them. A source that sends
+// one has included its header. A class template of exactly the same shape (the same parameters,
+// member types and the members checked here) is taken for the standard one, and must behave as
+// it does: the codec uses only those members.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+
+// Map<K, V, Compare, Allocator> with unique keys: std::multimap's insert returns an iterator alone.
+template <class T, class K, class V, class Compare, class Allocator>
+concept ordered_map_shape = requires(T& map, const typename T::value_type& item) {
+  requires std::is_same_v<typename T::key_type, K> && std::is_same_v<typename T::mapped_type, V>;
+  requires std::is_same_v<typename T::key_compare, Compare> && std::is_same_v<typename T::allocator_type, Allocator>;
+  requires std::is_same_v<typename T::value_type, std::pair<const K, V>>;
+  { map.insert(item) } -> std::same_as<std::pair<typename T::iterator, bool>>;
+};
+
+// Set<K, Compare, Allocator>, with unique keys or not (std::set, std::multiset).
+template <class T, class K, class Compare, class Allocator>
+concept ordered_set_shape = requires(T& set, const K& key) {
+  requires std::is_same_v<typename T::key_type, K> && std::is_same_v<typename T::value_type, K>;
+  requires std::is_same_v<typename T::key_compare, Compare> && std::is_same_v<typename T::allocator_type, Allocator>;
+  set.insert(key);
+  set.lower_bound(key);
+};
+
+// Sequence<E, Allocator> with both ends open: std::deque (indexed, shrinks to fit) or std::list
+// (spliced). std::vector has no push_front, std::forward_list no push_back.
+template <class T, class E, class Allocator>
+concept double_ended_shape = requires(T& sequence, E&& item) {
+  requires std::is_same_v<typename T::value_type, E> && std::is_same_v<typename T::allocator_type, Allocator>;
+  sequence.push_front(std::move(item));
+  sequence.push_back(std::move(item));
+  { sequence.size() } -> std::same_as<typename T::size_type>;
+};
+template <class T>
+concept deque_shape = requires(T& sequence) {
+  sequence.shrink_to_fit();
+  sequence[0];
+};
+template <class T>
+concept list_shape = requires(T& sequence) {
+  sequence.splice(sequence.begin(), sequence);
+};
+
+// Bitset<N>: bits tested and set one by one, through a proxy reference.
+template <class T>
+concept bitset_shape = requires(T& bits, const T& constant) {
+  typename T::reference;
+  { constant.size() } -> std::same_as<std::size_t>;
+  { constant.test(std::size_t{}) } -> std::same_as<bool>;
+  bits.set(std::size_t{}, true);
+  bits.reset();
+};
+
+template <class T>
+struct is_std_ordered_map : std::false_type {};
+template <template <class, class, class, class> class Map, class K, class V, class Compare, class Allocator>
+struct is_std_ordered_map<Map<K, V, Compare, Allocator>>
+    : std::bool_constant<ordered_map_shape<Map<K, V, Compare, Allocator>, K, V, Compare, Allocator>> {};
+
+template <class T>
+struct is_std_ordered_set : std::false_type {};
+template <template <class, class, class> class Set, class K, class Compare, class Allocator>
+struct is_std_ordered_set<Set<K, Compare, Allocator>>
+    : std::bool_constant<ordered_set_shape<Set<K, Compare, Allocator>, K, Compare, Allocator>> {};
+
+template <class T>
+struct is_std_sequence : std::false_type {};
+template <template <class, class> class Sequence, class E, class Allocator>
+struct is_std_sequence<Sequence<E, Allocator>>
+    : std::bool_constant<double_ended_shape<Sequence<E, Allocator>, E, Allocator> &&
+                         (deque_shape<Sequence<E, Allocator>> || list_shape<Sequence<E, Allocator>>)> {};
+
+template <class T>
+struct is_std_bitset : std::false_type {};
+template <template <std::size_t> class Bitset, std::size_t N>
+struct is_std_bitset<Bitset<N>> : std::bool_constant<bitset_shape<Bitset<N>>> {};
+
+}  // namespace detail
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/container_shape.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
@@ -326,9 +424,7 @@ template <class T>
 struct is_std_optional<std::optional<T>> : std::true_type {};
 
 template <class T>
-struct is_std_map : std::false_type {};
-template <class K, class V, class Cmp, class Alloc>
-struct is_std_map<std::map<K, V, Cmp, Alloc>> : std::true_type {};
+struct is_std_map : is_std_ordered_map<T> {};
 template <class K, class V, class Hash, class Eq, class Alloc>
 struct is_std_map<std::unordered_map<K, V, Hash, Eq, Alloc>> : std::true_type {};
 
@@ -355,32 +451,16 @@ template <class... T>
 struct is_std_variant<std::variant<T...>> : std::true_type {};
 
 template <class T>
-struct is_std_set : std::false_type {};
-template <class K, class Cmp, class Alloc>
-struct is_std_set<std::set<K, Cmp, Alloc>> : std::true_type {};
-template <class K, class Cmp, class Alloc>
-struct is_std_set<std::multiset<K, Cmp, Alloc>> : std::true_type {};
+struct is_std_set : is_std_ordered_set<T> {};
 template <class K, class Hash, class Eq, class Alloc>
 struct is_std_set<std::unordered_set<K, Hash, Eq, Alloc>> : std::true_type {};
 template <class K, class Hash, class Eq, class Alloc>
 struct is_std_set<std::unordered_multiset<K, Hash, Eq, Alloc>> : std::true_type {};
 
 template <class T>
-struct is_std_sequence : std::false_type {};
-template <class T, class Alloc>
-struct is_std_sequence<std::deque<T, Alloc>> : std::true_type {};
-template <class T, class Alloc>
-struct is_std_sequence<std::list<T, Alloc>> : std::true_type {};
-
-template <class T>
 struct is_std_unique_ptr : std::false_type {};
 template <class T>
 struct is_std_unique_ptr<std::unique_ptr<T>> : std::bool_constant<!std::is_array_v<T>> {};
-
-template <class T>
-struct is_std_bitset : std::false_type {};
-template <std::size_t N>
-struct is_std_bitset<std::bitset<N>> : std::true_type {};
 
 template <class T>
 struct is_view : std::false_type {};
@@ -3180,8 +3260,8 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/tuning/settings.hpp
 // geerpc: the knobs of the threaded transport's performance heuristics (tuning/), as options a
 // user may set: `options::tuning` for a client, `server_options::tuning` for a server. Every
-// default suits most programs; tuning::none ignores them all.
-
+// default suits most programs; tuning::none ignores them all. The CPUs the heuristics plan for are
+// their runtime's (runtime_options::cpus): one setting, shared by the clients and servers of a runtime.
 
 // ---- begin geerpc/tuning/spin.hpp
 // geerpc: a short, bounded spin before a caller sleeps. On a virtual machine an idle CPU halts,
@@ -3617,13 +3697,6 @@ struct settings {
   // held request's latency, when its senders are kept off the CPU, for one send and one wake-up
   // of the peer per batch. Off: each goes out on its own.
   bool batching = true;
-  // The CPUs the heuristics assume this process has; 0: its runtime's (runtime_options::cpus, by
-  // default detected from the CPU affinity and the cgroup CPU quota). Several heuristics (spinning, running a handler
-  // without waking a thread to lead, yielding before a read) choose by whether there is more than one.
-  unsigned cpus = 0;
-
-  // Whether the heuristics may count on more than one CPU, given the runtime's budget.
-  bool several_cpus(unsigned runtime_cpus) const noexcept { return (cpus != 0 ? cpus : runtime_cpus) > 1; }
 };
 
 }  // namespace tuning
@@ -3830,9 +3903,9 @@ struct client_limits {
 struct options {
   client_timeouts timeouts{};
   client_limits limits{};
-  // The threaded transport's performance heuristics: spinning, batching, the CPUs to assume
-  // (tuning/settings.hpp); the blocking client's caller spins by `spin` and `cpus` too. The
-  // defaults suit most programs.
+  // The threaded transport's performance heuristics: spinning, batching (tuning/settings.hpp); the
+  // blocking client's caller spins by `spin` too. The CPUs they plan for are the runtime's
+  // (runtime_options::cpus). The defaults suit most programs.
   tuning::settings tuning{};
   // The stream layer between the connection's bytes and its socket: null (the default) for a
   // plain TCP or Unix socket. The seam a TLS layer fills (net/stream_session.hpp,
@@ -3851,17 +3924,18 @@ struct server_threads {
   // Reactors: epoll sets, each with its own leader thread and handler pool, over which the
   // connections are spread (round-robin, each staying on its reactor for life). 1 (the default):
   // one epoll set for the whole server; 0: one per two CPUs of the runtime's budget, at least 1 and
-  // at most 8. `handlers` and `max_handlers` are the whole server's, shared out evenly between the
-  // reactors (at least one handler thread each): a connection's requests run on its reactor's share
-  // only, so several reactors serve many connections better and one busy connection worse
-  // (docs/transports.md, "Several reactors"). The blocking transport has no reactor and ignores this.
+  // at most 8. `handlers` is split evenly between the reactors (at least one each: no more reactors
+  // than handlers), `max_handlers` is one budget their pools share: one busy connection's blocked
+  // handlers may take all of it but the other reactors' cores, while its quick requests run on its
+  // reactor's core (docs/transports.md, "Several reactors"). The blocking transport has no reactor
+  // and ignores this.
   std::size_t io_threads = 1;
   // Threads that run handlers and never retire (at least 1). One more thread does the I/O, so a
   // server with every handler busy still reads, answers "busy" and fires timeouts.
   std::size_t handlers = 8;
   // While requests wait and every handler thread is busy, the pool grows, one thread at a time, up
-  // to this many threads running handlers: handlers that wait on something slow do not starve a
-  // quick call. Values below `handlers` mean `handlers`.
+  // to this many threads running handlers, in the whole server (its reactors share it): handlers
+  // that wait on something slow do not starve a quick call. Values below `handlers` mean `handlers`.
   std::size_t max_handlers = 1024;
   // A handler running one request for this long counts as stuck, blocked or not. The pool grows
   // above `handlers` only to keep `handlers` threads free of stuck handlers, and, once handlers are
@@ -4490,7 +4564,7 @@ class blocking_server_engine;  // transport/blocking/server.hpp
 
 // A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
 // the server an elastic pool of handler threads around one epoll set. `Tuning` chooses the
-// performance heuristics (tuning/none.hpp names the hooks): tuning::automatic by default,
+// performance heuristics (tuning/none.hpp names its strategies): tuning::automatic by default,
 // tuning::none for the plain core.
 template <class Tuning>
 struct basic_threaded {
@@ -5545,8 +5619,43 @@ GEERPC_END_NAMESPACE
 // tried anyway.
 
 #include <condition_variable>
-#include <random>
 
+// ---- begin geerpc/detail/random_index.hpp
+// geerpc: a small, fast source of random indices (splitmix64), for choosing among a few servers.
+// <random> (std::random_device, std::minstd_rand, std::uniform_int_distribution) costs every
+// translation unit that includes geerpc.hpp about a tenth of a second of compile time at -O0 for
+// the one line that picks a server; this needs neither its quality nor its portability guarantees.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class random_index {
+ public:
+  // Seeded from the clock and this object's address: two sets made at once in one process, or in
+  // two processes (address space layout randomisation), draw different sequences.
+  random_index() noexcept
+      : state_(static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+               (std::uint64_t{reinterpret_cast<std::uintptr_t>(this)} << 16)) {}
+
+  // A number in [0, count), count > 0; the modulo's bias is below count / 2^64.
+  std::size_t below(std::size_t count) noexcept { return next() % count; }
+
+ private:
+  std::uint64_t next() noexcept {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+  std::uint64_t state_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/random_index.hpp
 // ---- begin geerpc/discovery.hpp
 // geerpc: where a balanced client (balanced_client.hpp) learns which servers to call. A static list
 // is here; <geerpc/etcd.hpp> watches etcd; implement geerpc::discovery for any other registry.
@@ -5694,7 +5803,7 @@ class server_set {
   using tried_list = std::vector<std::shared_ptr<entry>>;
 
   explicit server_set(std::shared_ptr<discovery> source, balanced_options opts)
-      : source_(std::move(source)), opts_(std::move(opts)), random_(std::random_device{}()) {
+      : source_(std::move(source)), opts_(std::move(opts)) {
     if (!source_) throw std::invalid_argument("geerpc::balanced_client: no discovery");
   }
   // Closes every connection; calls on them still pending complete with connection_closed.
@@ -5912,10 +6021,10 @@ class server_set {
   template <class Nth>
   entry* select(std::size_t count, Nth&& nth) {
     if (opts_.mode == select_mode::round_robin) return nth(next_++ % count);
-    const std::size_t first = std::uniform_int_distribution<std::size_t>(0, count - 1)(random_);
+    const std::size_t first = random_.below(count);
     entry* pick = nth(first);
     if (opts_.mode == select_mode::least_inflight && count > 1) {
-      std::size_t second = std::uniform_int_distribution<std::size_t>(0, count - 2)(random_);
+      std::size_t second = random_.below(count - 1);
       if (second >= first) ++second;  // another one than the first
       entry* other = nth(second);
       if (load(*other) < load(*pick)) pick = other;
@@ -5988,7 +6097,7 @@ class server_set {
   std::vector<std::shared_ptr<entry>> entries_;
   std::vector<link_ptr> retiring_;  // of servers no longer listed, or replaced by a new dial
   std::size_t next_ = 0;            // round_robin's turn
-  std::minstd_rand random_;
+  detail::random_index random_;
 };
 
 }  // namespace detail
@@ -6615,9 +6724,9 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 
 struct runtime_options {
-  // The CPUs this process may use, as the tuning heuristics see them (a tuning::settings::cpus of
-  // 0 means this); 0: detect them once, when the runtime is made, from the CPU affinity and the
-  // cgroup CPU quota (tuning/cpu_budget.hpp).
+  // The CPUs this process may use, as the tuning heuristics of every client and server of this
+  // runtime see them, and the budget a server's io_threads = 0 is drawn from; 0: detect them once,
+  // when the runtime is made, from the CPU affinity and the cgroup CPU quota (tuning/cpu_budget.hpp).
   unsigned cpus = 0;
   // Deadlines by a clock that moves only in advance(), starting at steady_clock::now(): for tests.
   bool manual_clock = false;
@@ -6832,6 +6941,7 @@ GEERPC_END_NAMESPACE
 // slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
 // (server_options.observability.statistics = false), the server keeps none of it.
 
+#include <deque>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -7143,6 +7253,10 @@ struct server_context {
     connections_gone.wait(lock, [&] { return connections.empty(); });
   }
 
+  // How often wait_drained() looks again, besides the wake-up of the last request finishing: a
+  // late look costs a stopping server this long at most, an early one a wake-up.
+  static constexpr std::chrono::milliseconds drain_poll{5};
+
   // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(drain_mutex);
@@ -7150,7 +7264,7 @@ struct server_context {
       if (inflight.load() == 0) return true;
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return false;
-      drained.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(5)));
+      drained.wait_until(lock, std::min(deadline, now + drain_poll));
     }
   }
 
@@ -7588,14 +7702,18 @@ struct invoker {
     return {0, true, {}};
   }
 
-  // The arguments are the handler's own: one taken by value is moved into it.
+  // The arguments are the handler's own: one taken by value is moved into it. One argument is
+  // passed on as it is, never in a std::tuple: GCC 12 spends time exponential in a type's nesting
+  // depth on a tuple of it (a vector nested 26 deep: 12 s for a std::tuple<T&> alone).
   template <class Responder>
   static decltype(auto) call(void* impl, typename Method::argument_type& argument, std::stop_token& stop,
                              const call_context& context, Responder&& reply) {
     if constexpr (Method::arity == 1)
-      return call_with(impl, std::forward_as_tuple(argument), stop, context, reply);
+      return call_with(impl, stop, context, reply, std::move(argument));
     else
-      return call_with(impl, argument, stop, context, reply);
+      return std::apply(
+          [&](auto&... args) -> decltype(auto) { return call_with(impl, stop, context, reply, std::move(args)...); },
+          argument);
   }
 
   // The extra of `Kind` (service.hpp's detail::extra) the handler takes next.
@@ -7609,27 +7727,26 @@ struct invoker {
       return std::move(reply);
   }
 
-  template <class Tuple, class Responder>
-  static decltype(auto) call_with(void* impl, Tuple&& arguments, std::stop_token& stop, const call_context& context,
-                                  Responder& reply) {
-    // The handler, given its arguments and then the extras it takes, in its order.
-    auto handler_of = [impl](auto&&... all) -> decltype(auto) {
-      constexpr auto handler = Method::handler;
-      if constexpr (std::is_void_v<typename Method::owner>) {
-        (void)impl;
-        return handler(std::forward<decltype(all)>(all)...);
-      } else {
-        return (static_cast<Impl*>(impl)->*handler)(std::forward<decltype(all)>(all)...);
-      }
-    };
-    return std::apply(
-        [&](auto&... args) -> decltype(auto) {
-          return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-            return handler_of(std::move(args)..., extra_of<Method::extra_kinds[I]>(stop, context, reply)...);
-          }
-          (std::make_index_sequence<Method::extra_kinds.size()>{});
-        },
-        arguments);
+  // The handler, given its arguments and then the extras it takes, in its order.
+  template <class Responder, class... Arguments>
+  static decltype(auto) call_with(void* impl, std::stop_token& stop, const call_context& context, Responder& reply,
+                                  Arguments&&... arguments) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return handler_of(impl, std::forward<Arguments>(arguments)...,
+                        extra_of<Method::extra_kinds[I]>(stop, context, reply)...);
+    }
+    (std::make_index_sequence<Method::extra_kinds.size()>{});
+  }
+
+  template <class... All>
+  static decltype(auto) handler_of(void* impl, All&&... all) {
+    constexpr auto handler = Method::handler;
+    if constexpr (std::is_void_v<typename Method::owner>) {
+      (void)impl;
+      return handler(std::forward<All>(all)...);
+    } else {
+      return (static_cast<Impl*>(impl)->*handler)(std::forward<All>(all)...);
+    }
   }
 };
 
@@ -9252,7 +9369,7 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/tuning/automatic.hpp
 // geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
 // folder behind the strategies that tuning::none (none.hpp) names, each with its knob in
-// tuning::settings. bench/README.md says what each one buys. The server's hooks are in
+// tuning::settings. bench/README.md says what each one buys. The server's strategies are in
 // automatic_server.hpp.
 
 
@@ -9718,10 +9835,12 @@ GEERPC_END_NAMESPACE
 //   client_send    how a client's requests are sent: at once, or held to leave with others
 //   client_wait    how a client's caller awaits its reply: who reads the socket, and whether the
 //                  caller spins before it sleeps
-//   server_hooks   how the server schedules reads and handlers, and when it holds replies
+//   server_schedule  how the threaded server schedules reads and handlers (whether a handler may
+//                    run while nobody leads the I/O) and when its replies leave (held or at once)
+//   pool_grow        how a reactor's handler pool grows above its core size
 //
-// tuning::none is the reference: each strategy does the plain thing (or nothing) and compiles to
-// nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
+// tuning::none is the reference: each strategy does the plain thing (or nothing), holds no state
+// and compiles to nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
 // the default, fills them with the heuristics of this folder, one file each. The numbers each one
 // reads are listed in docs/transports.md ("Settings and constants").
 
@@ -9748,10 +9867,11 @@ struct client_setup {
   void* engine;
 };
 
-// What a server engine hands its hooks: the scheduler, how many pool threads there may be at most
-// (each has an index below that), the user's knobs, its runtime's CPU budget, and the engine's look for a leader, which
-// a watchdog may call: with the pool locked it asks leader_overdue() and wakes a thread to lead when told to; it
-// returns whether the I/O is unled while a handler runs.
+// What a server reactor hands its server_schedule: the scheduler (and with it the runtime's
+// clock), how many pool threads there may be at most (each has an index below that), the user's
+// knobs, its runtime's CPU budget, and the reactor's look for a leader, which a watchdog may call:
+// with the pool locked it asks leader_overdue() and wakes a thread to lead when told to; it returns
+// whether the I/O is unled while a handler runs.
 struct server_setup {
   detail::deadline_scheduler& scheduler;
   std::size_t thread_slots;
@@ -9759,6 +9879,19 @@ struct server_setup {
   unsigned runtime_cpus;
   bool (*look_for_leader)(void* engine);
   void* engine;
+};
+
+// What a server reactor hands its pool_grow: the threads that never retire (one more leads), the
+// pool's thread slots, threads.growth_delay, the scheduler (and the runtime's clock), and the
+// pool's look, which the strategy may arm on the scheduler: with the pool locked it calls look()
+// and then asks again whether the pool needs a thread.
+struct pool_setup {
+  std::size_t core_threads;
+  std::size_t slots;
+  std::chrono::nanoseconds growth_delay;
+  detail::deadline_scheduler& scheduler;
+  void (*look)(void* pool);
+  void* pool;
 };
 
 struct none {
@@ -9824,21 +9957,25 @@ struct none {
     waiter waiting() const noexcept { return {}; }
   };
 
-  // A threaded server's hooks, in the order a round of the pool meets them.
-  class server_hooks {
+  // How the threaded server schedules reads and handlers, and when replies leave (unled_runs.hpp
+  // and reply_holds.hpp are the heuristics): a thread always makes sure another leads the I/O
+  // before it runs a handler, and every reply leaves as its handler returns. The reactor calls it
+  // in the order a round of its pool meets it.
+  class server_schedule {
    public:
-    explicit server_hooks(const server_setup&) noexcept {}
+    explicit server_schedule(const server_setup&) noexcept {}
 
     // Each pool thread's own state, made when the thread starts, with its index.
     struct thread_state {};
     thread_state thread_begins(std::size_t) noexcept { return {}; }
 
     // With the pool locked: a thread begins to lead; a thread begins to run a request; whether
-    // it may run it without making sure another thread leads the I/O (unled_runs.hpp); the
-    // watchdog's look, with whether the I/O is unled now: whether a thread must be woken to lead.
+    // it may run it without making sure another thread leads the I/O; the watchdog's look, with
+    // whether the I/O is unled now: whether a thread must be woken to lead; a handler that ran
+    // unled was found blocked.
     void lead_round_began() noexcept {}
     void run_began() noexcept {}
-    bool may_run_unled() const noexcept { return false; }
+    static constexpr bool may_run_unled() noexcept { return false; }
     bool leader_overdue(bool) noexcept { return false; }
     void found_blocked() noexcept {}
 
@@ -9847,15 +9984,36 @@ struct none {
     run_probe unled_run_begins(thread_state&) noexcept { return {}; }
     static bool blocked(const run_probe&) noexcept { return false; }
 
-    // Replies held while the same thread runs the next request of the same connection
-    // (reply_holds.hpp): whether to hold this request's reply (`next_same`: the next queued
-    // request is of the same connection); the connection whose replies this thread holds, or
-    // null; send them.
+    // Whether to hold this request's reply while the same thread runs the next request of the same
+    // connection (`next_same`); the connection whose replies this thread holds, or null; send them.
     bool hold_reply(thread_state&, const detail::server_request&, bool) noexcept { return false; }
-    const detail::server_connection* held(const thread_state&) const noexcept { return nullptr; }
+    static constexpr const detail::server_connection* held(const thread_state&) noexcept { return nullptr; }
     void release(thread_state&) {}
 
-    // Every pool thread has ended: no hook runs on its own after this.
+    // Every pool thread has ended: nothing runs on its own after this.
+    void stop() noexcept {}
+  };
+
+  // How a reactor's pool grows above its core size (transport/threaded/pool_growth.hpp is the
+  // heuristic): a thread whenever requests wait and every thread is busy, up to max_handlers; no
+  // looks, no timers. Called with the pool locked, except stop().
+  class pool_grow {
+   public:
+    using clock = std::chrono::steady_clock;
+    explicit pool_grow(const pool_setup&) noexcept {}
+
+    // Whether the pool, holding `threads` threads (its bound not reached), may start one more at
+    // `now` (the runtime's clock).
+    static constexpr bool may_grow(std::size_t, clock::time_point) noexcept { return true; }
+    // The system refused a thread, and the pool starts none before `when`: whether to look again
+    // then (here: no; the next request that finds every thread busy tries again).
+    void retry_at(clock::time_point, clock::time_point) noexcept {}
+    // The look that the strategy armed (never, here); a thread of slot `slot` begins and ends a
+    // handler.
+    void look() noexcept {}
+    void handler_began(std::size_t) noexcept {}
+    void handler_ended(std::size_t) noexcept {}
+    // Once the pool stops (its lock not held): no look runs after this.
     void stop() noexcept {}
   };
 };
@@ -10378,9 +10536,7 @@ struct automatic {
   class client_wait {
    public:
     explicit client_wait(const client_setup& setup) noexcept
-        : waiting_callers_(setup.waiting_callers),
-          spin_(setup.knobs.spin),
-          several_cpus_(setup.knobs.several_cpus(setup.runtime_cpus)) {}
+        : waiting_callers_(setup.waiting_callers), spin_(setup.knobs.spin), several_cpus_(setup.runtime_cpus > 1) {}
 
     static constexpr bool callers_read = true;
     bool call_added(bool may_read, bool& wake_receiver) noexcept { return watch_.call_added(may_read, wake_receiver); }
@@ -10400,7 +10556,8 @@ struct automatic {
 
   // With the engines that use them: automatic_server.hpp (a program that only makes calls
   // compiles no server).
-  class server_hooks;
+  class server_schedule;
+  class pool_grow;
 };
 
 }  // namespace tuning
@@ -10446,7 +10603,7 @@ class blocking_client_engine {
                 &runtime_->chunk_pool()),
         max_frame_size_(opts.limits.max_frame_size),
         spin_(opts.tuning.spin),
-        several_cpus_(opts.tuning.several_cpus(runtime_->cpus())) {}
+        several_cpus_(runtime_->cpus() > 1) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -11857,6 +12014,15 @@ class request_ledger {
  public:
   static constexpr std::uint64_t max_budget_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
 
+  // Finished requests kept for reuse, per connection: allocations saved per call against what an
+  // idle connection keeps. Enough spares for a client with a few dozen calls in flight; the first
+  // spare_big_kept keep an argument buffer of up to spare_big_capacity, the others up to
+  // spare_small_capacity (a bigger one is freed with its request).
+  static constexpr std::size_t spare_requests = 64;
+  static constexpr std::size_t spare_big_kept = 16;
+  static constexpr std::size_t spare_big_capacity = 64u << 10;
+  static constexpr std::size_t spare_small_capacity = 4u << 10;
+
   explicit request_ledger(server_context& context) noexcept : context_(context) {}
   request_ledger(const request_ledger&) = delete;
   request_ledger& operator=(const request_ledger&) = delete;
@@ -12104,10 +12270,9 @@ class request_ledger {
   }
   void recycle(server_request* request) noexcept {
     std::unique_ptr<server_request> owned(request);
-    // Bounded: enough spares for a client with a few dozen calls in flight, and big argument
-    // buffers kept only by the first few.
-    const std::size_t keep_capacity = spare_.size() < 16 ? (64u << 10) : (4u << 10);
-    if (spare_.size() >= 64 || request->argument.capacity() > keep_capacity) return;
+    // Bounded (spare_requests above), and big argument buffers kept only by the first few.
+    const std::size_t keep_capacity = spare_.size() < spare_big_kept ? spare_big_capacity : spare_small_capacity;
+    if (spare_.size() >= spare_requests || request->argument.capacity() > keep_capacity) return;
     request->handler = nullptr;
     request->argument.clear();
     request->metadata_size = 0;
@@ -13901,11 +14066,141 @@ class server_connection final : public wire_session<server_connection>,
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/connection.hpp
 // ---- begin geerpc/tuning/automatic_server.hpp
-// geerpc: tuning::automatic's hooks on the threaded server (automatic.hpp has the client's): unled
-// runs on one CPU (unled_runs.hpp) and reply holds (reply_holds.hpp), behind the hooks that
-// tuning::none (none.hpp) names.
+// geerpc: tuning::automatic's two server strategies (automatic.hpp has the client's), behind the
+// functions that tuning::none (none.hpp) names: server_schedule with unled runs on one CPU
+// (unled_runs.hpp) and reply holds (reply_holds.hpp); pool_grow with the growth rule of
+// transport/threaded/pool_growth.hpp.
 
 
+// ---- begin geerpc/transport/threaded/pool_growth.hpp
+// geerpc: tuning::automatic's rule (its pool_grow strategy, tuning/automatic_server.hpp) by which
+// one reactor's handler pool (reactor.hpp) grows above its core size; tuning::none's pool grows
+// whenever requests wait and every thread is busy.
+//
+// The pool may start a thread at once while it is under its core size (threads.handlers, its share
+// of them, plus one to lead). Above it, only while fewer than the core's threads are free of stuck
+// handlers (those a look found running the same request as when it was armed, growth_delay before,
+// blocked or not), or while stalled: from a look that found handlers newly stuck until a handler
+// finishes. Handlers that keep finishing are CPU work, which more threads would only spread over
+// the same CPUs; handlers that stop finishing most often wait on something, and so will the
+// requests waiting behind them: those get a thread each, one right after another, at the speed
+// threads start. When the pool may not grow, a look is armed on the scheduler.
+//
+// Every member is called with the pool's lock held; the look's callback takes that lock, calls
+// look(), then asks the pool again whether it needs a thread. The times it is given and the look's
+// timer are the runtime's clock (the scheduler's), so a manual clock drives it in tests.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class pool_growth {
+ public:
+  using clock = std::chrono::steady_clock;
+  using look_callback = void (*)(void* pool);
+
+  // `core_threads`: the threads that never retire (one more leads); `slots`: the pool's thread
+  // slots; `scheduler` null: the pool grows whenever requests wait and every thread is busy.
+  pool_growth(std::size_t core_threads, std::size_t slots, std::chrono::nanoseconds delay,
+              deadline_scheduler* scheduler, look_callback on_look, void* pool)
+      : core_threads_(core_threads),
+        delay_(std::max(delay, std::chrono::nanoseconds::zero())),
+        scheduler_(scheduler),
+        on_look_(on_look),
+        pool_(pool),
+        slots_(slots) {}
+
+  pool_growth(const pool_growth&) = delete;
+  pool_growth& operator=(const pool_growth&) = delete;
+
+  std::chrono::nanoseconds delay() const noexcept { return delay_; }
+
+  // Whether the pool, holding `threads` threads, may start one more now; if not, a look is armed.
+  bool may_grow(std::size_t threads, clock::time_point now) noexcept {
+    if (threads < core_threads_ + 1 || delay_ == std::chrono::nanoseconds::zero() || scheduler_ == nullptr) return true;
+    if (stalled_ || threads < core_threads_ + 1 + stuck_) return true;
+    return !arm_look(saturating_deadline(now, delay_));
+  }
+
+  // Arms the look, unless it is armed, and notes which request each thread runs, for the look to
+  // compare. Returns false if it could not (no scheduler, or no memory for the timer).
+  bool arm_look(clock::time_point when) noexcept {
+    if (armed_) return true;
+    if (scheduler_ == nullptr) return false;
+    try {
+      scheduler_->schedule(timer_, when, on_look_, pool_);
+    } catch (...) {
+      return false;
+    }
+    armed_ = true;
+    for (handler_slot& h : slots_) h.runs_at_look = h.runs;
+    return true;
+  }
+
+  // The look: a handler still running the request it ran when the look was armed is stuck (it has
+  // run at least the delay).
+  void look() noexcept {
+    GEERPC_ASSERT(armed_, "pool_growth: a look ran that was not armed");
+    armed_ = false;
+    for (handler_slot& h : slots_)
+      if (h.running && !h.stuck && h.runs == h.runs_at_look) {
+        h.stuck = true;
+        ++stuck_;
+        stalled_ = true;
+      }
+    GEERPC_ASSERT(stuck_ <= slots_.size(), "pool_growth: more stuck handlers than threads");
+  }
+
+  // What the look reads of one thread's handler.
+  void handler_began(std::size_t slot) noexcept {
+    handler_slot& h = slots_[slot];
+    GEERPC_ASSERT(!h.running && !h.stuck, "pool_growth: a thread began a handler inside another");
+    ++h.runs;
+    h.running = true;
+  }
+  void handler_ended(std::size_t slot) noexcept {
+    handler_slot& h = slots_[slot];
+    GEERPC_ASSERT(h.running, "pool_growth: a handler ended that had not begun");
+    if (h.stuck) {
+      GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
+      h.stuck = false;
+      --stuck_;
+    }
+    h.running = false;
+    stalled_ = false;  // handlers finish again
+  }
+
+  // Once the pool stops (its lock not held: this waits for a look that runs): nothing arms it again.
+  void cancel() {
+    if (scheduler_ != nullptr) scheduler_->cancel(timer_);
+  }
+
+ private:
+  // Per thread slot: requests begun, and their count when the look was armed; whether a handler
+  // runs, and whether the look found it stuck (counted in stuck_).
+  struct handler_slot {
+    std::uint64_t runs = 0;
+    std::uint64_t runs_at_look = 0;
+    bool running = false;
+    bool stuck = false;
+  };
+
+  const std::size_t core_threads_;
+  const std::chrono::nanoseconds delay_;
+  deadline_scheduler* const scheduler_;
+  const look_callback on_look_;
+  void* const pool_;
+  std::vector<handler_slot> slots_;
+  std::size_t stuck_ = 0;  // handlers running that a look found stuck
+  bool stalled_ = false;   // a look found handlers newly stuck, and none has finished since
+  bool armed_ = false;     // timer_ is queued, or its callback runs
+  deadline_scheduler::timer timer_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/threaded/pool_growth.hpp
 // ---- begin geerpc/tuning/reply_holds.hpp
 // geerpc: replies that a server thread holds back while it runs more requests of the same
 // connection, so that requests read together are answered together: one send instead of one per
@@ -13914,48 +14209,60 @@ GEERPC_END_NAMESPACE
 // A reply must not wait for a slow handler, and the thread holding it may be running one. So a
 // watchdog (watchdog.hpp) sends whatever a thread has held for longer than max_hold. It looks
 // every max_hold while holds keep happening: a server that never reads two requests of a
-// connection at once pays nothing.
+// connection at once pays nothing. Time is the runtime's clock (the scheduler's now()), so that a
+// runtime with a manual clock drives holds and their release in tests; and the connection is a
+// template parameter (server_connection in the server: anything with flush_replies() in a test).
 
 
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-class reply_holds {
+template <class Connection>
+class basic_reply_holds {
  public:
+  using clock = std::chrono::steady_clock;
+
   // The most a held reply waits: the thread that holds it sends it sooner unless the handler it
   // runs next is slow; then the watchdog sends it within max_hold to 2 * max_hold.
   static constexpr std::chrono::microseconds max_hold{500};
 
   // One slot per thread that runs requests; thread `index` alone holds and releases through slot `index`.
-  reply_holds(std::size_t threads, deadline_scheduler& scheduler)
-      : slots_(std::make_unique<slot[]>(threads)), count_(threads), watchdog_(scheduler, max_hold, &look, this) {}
-  ~reply_holds() { stop(); }
+  basic_reply_holds(std::size_t threads, deadline_scheduler& scheduler)
+      : slots_(std::make_unique<slot[]>(threads)),
+        count_(threads),
+        scheduler_(scheduler),
+        watchdog_(scheduler, max_hold, &look, this) {}
+  ~basic_reply_holds() { stop(); }
 
-  reply_holds(const reply_holds&) = delete;
-  reply_holds& operator=(const reply_holds&) = delete;
+  basic_reply_holds(const basic_reply_holds&) = delete;
+  basic_reply_holds& operator=(const basic_reply_holds&) = delete;
 
   // A held reply may wait up to about twice max_hold; a caller whose deadline is nearer than this
   // margin gets its reply now, so that holding never turns an answer given in time into a timeout.
   static constexpr std::chrono::milliseconds hold_margin{5};
-  static bool deadline_allows(const server_request& request) {
-    return !request.caller_deadline || *request.caller_deadline - clock::now() > hold_margin;
+  bool deadline_allows(const server_request& request) const {
+    return !request.caller_deadline || *request.caller_deadline - scheduler_.now() > hold_margin;
   }
 
   // The connection whose replies thread `index` holds, or null. Only that thread calls it, and
   // only that thread changes the answer, so it reads without the lock.
-  const server_connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
+  const Connection* held(std::size_t index) const noexcept { return slots_[index].connection.get(); }
 
   // Thread `index` is about to hold a reply of `connection` (server_connection::run with hold).
-  // Its slot is empty or already holds `connection`: the pool releases a hold before it runs a
-  // request of another connection. noexcept, as watchdog::request() is.
-  void hold(std::size_t index, const std::shared_ptr<server_connection>& connection) noexcept {
+  // Its slot is most often empty or already holds `connection`: the pool releases a hold before
+  // it runs a request of another connection, unless one of the held connection was next.
+  // noexcept, as watchdog::request() is.
+  void hold(std::size_t index, const std::shared_ptr<Connection>& connection) noexcept {
+    GEERPC_ASSERT(index < count_ && connection != nullptr, "reply_holds: a hold outside the slots, or of nothing");
     slot& s = slots_[index];
+    // Then the other connection's held replies leave with the answer to that next request (a
+    // write sends what the writer holds), or by the hold of whichever thread runs it.
     if (s.connection == connection) return;
     {
       std::lock_guard lock(s.mutex);
       s.connection = connection;
-      s.since = clock::now();
+      s.since = scheduler_.now();
     }
     for (std::size_t used = used_.load(std::memory_order_relaxed);
          used <= index && !used_.compare_exchange_weak(used, index + 1, std::memory_order_release);) {
@@ -13966,7 +14273,7 @@ class reply_holds {
   // Sends what thread `index` held and forgets the connection.
   void release(std::size_t index) {
     slot& s = slots_[index];
-    std::shared_ptr<server_connection> connection;
+    std::shared_ptr<Connection> connection;
     {
       std::lock_guard lock(s.mutex);
       connection.swap(s.connection);
@@ -13980,20 +14287,20 @@ class reply_holds {
  private:
   struct alignas(64) slot {  // one cache line each: the owners write theirs often
     std::mutex mutex;        // the owner writes `connection` and the watchdog reads it under it
-    std::shared_ptr<server_connection> connection;
+    std::shared_ptr<Connection> connection;
     clock::time_point since;  // when holding began, or when the watchdog last sent
   };
 
   // The watchdog's look: sends what has been held too long; returns whether anything is held.
   static bool look(void* context) {
-    auto& self = *static_cast<reply_holds*>(context);
-    const auto now = clock::now();
+    auto& self = *static_cast<basic_reply_holds*>(context);
+    const auto now = self.scheduler_.now();
     bool any = false;
     // Up to the highest slot that ever held: a pool that grew once does not cost every look.
     const std::size_t used = std::min(self.used_.load(std::memory_order_acquire), self.count_);
     for (std::size_t i = 0; i < used; ++i) {
       slot& s = self.slots_[i];
-      std::shared_ptr<server_connection> stale;
+      std::shared_ptr<Connection> stale;
       {
         std::lock_guard lock(s.mutex);
         if (!s.connection) continue;
@@ -14009,9 +14316,12 @@ class reply_holds {
 
   std::unique_ptr<slot[]> slots_;
   const std::size_t count_;
+  deadline_scheduler& scheduler_;     // its now(): the runtime's clock
   std::atomic<std::size_t> used_{0};  // 1 + the highest slot that ever held
   watchdog watchdog_;                 // last: its looks use the slots
 };
+
+using reply_holds = basic_reply_holds<server_connection>;
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
@@ -14028,7 +14338,8 @@ GEERPC_END_NAMESPACE
 // its previous look), or, in a random one unled run out of blocking_sample, when its thread made a
 // voluntary context switch (getrusage): one that blocks for less than a period is never found by
 // the watchdog, yet makes the requests queued behind it wait. Waits inside the library count too
-// (a contended lock, cancelling a deadline).
+// (a contended lock, cancelling a deadline). Time is the runtime's clock (the scheduler's now()),
+// so that a runtime with a manual clock drives the decision in tests.
 
 #include <sys/resource.h>
 
@@ -14051,7 +14362,7 @@ class unled_runs {
 
   // `enabled`: the process has one CPU (more: a woken follower runs at once, and this buys nothing).
   unled_runs(deadline_scheduler& scheduler, bool enabled, engine_look_fn engine_look, void* engine)
-      : enabled_(enabled), watch_(scheduler, lead_watch_period, engine_look, engine) {}
+      : enabled_(enabled), scheduler_(scheduler), watch_(scheduler, lead_watch_period, engine_look, engine) {}
 
   unled_runs(const unled_runs&) = delete;
   unled_runs& operator=(const unled_runs&) = delete;
@@ -14059,7 +14370,7 @@ class unled_runs {
   // The rest are called with the engine's pool lock held, except where said.
 
   // Whether a thread about to run a request may leave the I/O unled meanwhile.
-  bool may_run_unled() const noexcept { return enabled_ && clock::now() - last_blocked_ >= calm_period; }
+  bool may_run_unled() const noexcept { return enabled_ && scheduler_.now() - last_blocked_ >= calm_period; }
   void lead_round_began() noexcept { ++lead_rounds_; }
   void run_began() noexcept { ++runs_started_; }
 
@@ -14068,9 +14379,12 @@ class unled_runs {
   // handler found blocked if no handler started meanwhile either (a thread working through a queue
   // of quick requests is not blocked).
   bool look(bool unled) noexcept {
+    // The counts only grow, and the look's copies only catch up with them.
+    GEERPC_ASSERT(lead_rounds_ >= lead_rounds_seen_ && runs_started_ >= runs_started_seen_,
+                  "unled_runs: a count went back since the watchdog's last look");
     bool wake = false;
     if (unled && lead_rounds_ == lead_rounds_seen_) {
-      if (runs_started_ == runs_started_seen_) last_blocked_ = clock::now();
+      if (runs_started_ == runs_started_seen_) note_blocked();
       wake = true;
     }
     lead_rounds_seen_ = lead_rounds_;
@@ -14092,11 +14406,17 @@ class unled_runs {
   // Without the lock, after the run: whether it blocked.
   static bool blocked(const probe& p) noexcept { return p.sampled && voluntary_switches() != p.switches_before; }
   // With the lock: a handler was found blocked.
-  void found_blocked() noexcept { last_blocked_ = clock::now(); }
+  void found_blocked() noexcept { note_blocked(); }
 
   void stop() { watch_.stop(); }
 
  private:
+  void note_blocked() noexcept {
+    const clock::time_point now = scheduler_.now();
+    // The runtime's clock is steady: a blocked handler is never found before the last one.
+    GEERPC_ASSERT(now >= last_blocked_, "unled_runs: the clock went back");
+    last_blocked_ = now;
+  }
   // One step of xorshift32: a draw cheap enough for every run, random enough to pick samples.
   static std::uint32_t next_draw(std::uint32_t& state) noexcept {
     state ^= state << 13;
@@ -14111,6 +14431,7 @@ class unled_runs {
   }
 
   const bool enabled_;
+  deadline_scheduler& scheduler_;      // its now(): the runtime's clock
   clock::time_point last_blocked_{};   // when a handler was last found blocked
   std::size_t lead_rounds_ = 0;        // times a thread began to lead
   std::size_t lead_rounds_seen_ = 0;   // lead_rounds_ at the watchdog's last look
@@ -14126,10 +14447,10 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace tuning {
 
-class automatic::server_hooks {
+class automatic::server_schedule {
  public:
-  explicit server_hooks(const server_setup& setup)
-      : one_cpu_(!setup.knobs.several_cpus(setup.runtime_cpus)),
+  explicit server_schedule(const server_setup& setup)
+      : one_cpu_(setup.runtime_cpus <= 1),
         batching_(setup.knobs.batching),
         holds_(setup.thread_slots, setup.scheduler),
         unled_(setup.scheduler, one_cpu_, setup.look_for_leader, setup.engine) {}
@@ -14154,7 +14475,7 @@ class automatic::server_hooks {
 
   // Reply holds (reply_holds.hpp).
   bool hold_reply(thread_state& mine, const detail::server_request& request, bool next_same) noexcept {
-    if (!batching_ || !next_same || !detail::reply_holds::deadline_allows(request)) return false;
+    if (!batching_ || !next_same || !holds_.deadline_allows(request)) return false;
     holds_.hold(mine.index, request.connection);
     return true;
   }
@@ -14173,6 +14494,28 @@ class automatic::server_hooks {
   detail::unled_runs unled_;
 };
 
+// The growth rule (pool_growth.hpp): above the core size, a thread only while handlers are stuck,
+// a look armed on the scheduler otherwise; after a refused start, a look when the pool may retry.
+class automatic::pool_grow {
+ public:
+  using clock = std::chrono::steady_clock;
+  explicit pool_grow(const pool_setup& setup)
+      : growth_(setup.core_threads, setup.slots, setup.growth_delay, &setup.scheduler, setup.look, setup.pool) {}
+
+  bool may_grow(std::size_t threads, clock::time_point now) noexcept { return growth_.may_grow(threads, now); }
+  // A look a whole delay long at least, so that a refused start is not retried at once.
+  void retry_at(clock::time_point when, clock::time_point now) noexcept {
+    growth_.arm_look(std::max(when, detail::saturating_deadline(now, growth_.delay())));
+  }
+  void look() noexcept { growth_.look(); }
+  void handler_began(std::size_t slot) noexcept { growth_.handler_began(slot); }
+  void handler_ended(std::size_t slot) noexcept { growth_.handler_ended(slot); }
+  void stop() { growth_.cancel(); }
+
+ private:
+  detail::pool_growth growth_;
+};
+
 }  // namespace tuning
 GEERPC_END_NAMESPACE
 // ---- end geerpc/tuning/automatic_server.hpp
@@ -14184,10 +14527,21 @@ GEERPC_END_NAMESPACE
 // a request that runs too long and fires its handler's stop_token.
 
 
+#include <list>
 
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
+
+// The blocking server's own numbers (docs/transports.md, "Settings and constants").
+struct blocking_server_constants {
+  // Each connection thread's read buffer, on its stack: requests per recv against the stack pages
+  // a connection touches (a page becomes resident only once a read reaches it).
+  static constexpr std::size_t read_buffer = 32u << 10;
+  // After accept() ran out of descriptors (or kernel memory), how long the accept thread waits
+  // before it tries again: the listener stays readable, and retrying at once would spin.
+  static constexpr std::chrono::milliseconds accept_retry{50};
+};
 
 class blocking_server_engine {
  public:
@@ -14315,7 +14669,7 @@ class blocking_server_engine {
         }
         // Out of descriptors or kernel memory: the listener stays readable, so pause instead of spinning.
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          const auto retry = net::clock::now() + std::chrono::milliseconds(50);
+          const auto retry = net::clock::now() + blocking_server_constants::accept_retry;
           if (net::wait_for(stop_signal_.get(), POLLIN, retry) == net::wait_result::ready) return;
         }
         continue;
@@ -14386,7 +14740,7 @@ class blocking_server_engine {
     server_connection& connection = *self->connection;
     // On this thread's stack: a page becomes resident only once a read reaches it, so an idle
     // connection costs its thread's few stack pages, not a buffer.
-    std::byte buffer[32u << 10];
+    std::byte buffer[blocking_server_constants::read_buffer];
     std::vector<server_request*> ready;
     net::stream& stream = connection.stream();
     for (;;) {
@@ -14454,10 +14808,13 @@ GEERPC_END_NAMESPACE
 // predictably, and the accept itself is a small share of a connection's work. (SO_REUSEPORT's
 // listener per reactor spreads by a hash of the peer's address: no better for a few connections.)
 //
-// Threads: threads.handlers and threads.max_handlers are one budget for the whole server, shared
-// out evenly between the reactors, plus one leader each (there are no more reactors than handler
-// threads: each runs at least one); each
-// reactor grows and shrinks its own pool by the growth rule (pool_growth.hpp) within its share.
+// Threads: threads.max_handlers is one budget for the whole server, shared by the reactors (not
+// split): each grows and shrinks its own pool by the growth rule (pool_growth.hpp) while the budget
+// has room, so one busy connection can have as many handler threads on its reactor as the server
+// allows, less the other reactors' cores. threads.handlers, the core that never retires, is split
+// evenly, at least one each (there are no more reactors than handler threads): a core is where a
+// reactor's quick requests run without waiting for a thread to start, and threads that never
+// retire are threads the others cannot take; one leader each comes on top.
 // What the server reports (thread counts, the pool's probe, start failures) is summed over them.
 
 
@@ -14477,140 +14834,26 @@ GEERPC_END_NAMESPACE
 //      already (its deadline or a cancel won: exactly one response); then the request is finished.
 //
 // The pool starts with its core size (its share of threads.handlers) plus one threads, and grows
-// by pool_growth.hpp's rule, one thread at a time, up to its share of threads.max_handlers running
-// handlers plus one to lead. Threads above the core size retire after threads.idle_timeout without
-// work. A thread that cannot be started is counted; the requests wait for a thread that exists.
+// by its tuning's pool_grow (tuning::automatic: pool_growth.hpp's rule), one thread at a time,
+// while the server's handler budget (below) has room. Threads above the core size retire after
+// threads.idle_timeout without work. A thread that cannot be started is counted; the requests wait
+// for a thread that exists, and the pool may try again a little later (as it does when the budget
+// is spent: another reactor's thread may retire).
+//
+// The budget is threads.max_handlers, one for the whole server: every thread of a reactor but the
+// first (the one left to lead) takes a unit of it as it starts and gives it back as it retires. So
+// one busy connection may grow its reactor's pool to the server's max_handlers, less the core
+// threads of the other reactors, which never retire.
 // The pool's threads are named "geerpc-r<index>" (top -H, /proc/<pid>/task/*/comm).
 //
-// The tuning policy (tuning/none.hpp names its hooks), one per reactor, may hold replies of one
-// connection to send them together (tuning/reply_holds.hpp), and, on one CPU, run a handler
-// without making sure another thread leads (tuning/unled_runs.hpp).
+// The tuning policy's two server strategies (tuning/none.hpp names them), one each per reactor:
+// server_schedule may hold replies of one connection to send them together
+// (tuning/reply_holds.hpp), and, on one CPU, run a handler without making sure another thread
+// leads (tuning/unled_runs.hpp); pool_grow decides when the pool may grow above its core size.
 
 #include <pthread.h>
 
 
-// ---- begin geerpc/transport/threaded/pool_growth.hpp
-// geerpc: the rule by which one reactor's handler pool (reactor.hpp) grows above its core size.
-//
-// The pool may start a thread at once while it is under its core size (threads.handlers, its share
-// of them, plus one to lead). Above it, only while fewer than the core's threads are free of stuck
-// handlers (those a look found running the same request as when it was armed, growth_delay before,
-// blocked or not), or while stalled: from a look that found handlers newly stuck until a handler
-// finishes. Handlers that keep finishing are CPU work, which more threads would only spread over
-// the same CPUs; handlers that stop finishing most often wait on something, and so will the
-// requests waiting behind them: those get a thread each, one right after another, at the speed
-// threads start. When the pool may not grow, a look is armed on the scheduler.
-//
-// Every member is called with the pool's lock held; the look's callback takes that lock, calls
-// look(), then asks the pool again whether it needs a thread.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-class pool_growth {
- public:
-  using clock = std::chrono::steady_clock;
-  using look_callback = void (*)(void* pool);
-
-  // `core_threads`: the threads that never retire (one more leads); `slots`: the pool's thread
-  // slots; `scheduler` null: the pool grows whenever requests wait and every thread is busy.
-  pool_growth(std::size_t core_threads, std::size_t slots, std::chrono::nanoseconds delay,
-              deadline_scheduler* scheduler, look_callback on_look, void* pool)
-      : core_threads_(core_threads),
-        delay_(std::max(delay, std::chrono::nanoseconds::zero())),
-        scheduler_(scheduler),
-        on_look_(on_look),
-        pool_(pool),
-        slots_(slots) {}
-
-  pool_growth(const pool_growth&) = delete;
-  pool_growth& operator=(const pool_growth&) = delete;
-
-  std::chrono::nanoseconds delay() const noexcept { return delay_; }
-
-  // Whether the pool, holding `threads` threads, may start one more now; if not, a look is armed.
-  bool may_grow(std::size_t threads, clock::time_point now) noexcept {
-    if (threads < core_threads_ + 1 || delay_ == std::chrono::nanoseconds::zero() || scheduler_ == nullptr) return true;
-    if (stalled_ || threads < core_threads_ + 1 + stuck_) return true;
-    return !arm_look(saturating_deadline(now, delay_));
-  }
-
-  // Arms the look, unless it is armed, and notes which request each thread runs, for the look to
-  // compare. Returns false if it could not (no scheduler, or no memory for the timer).
-  bool arm_look(clock::time_point when) noexcept {
-    if (armed_) return true;
-    if (scheduler_ == nullptr) return false;
-    try {
-      scheduler_->schedule(timer_, when, on_look_, pool_);
-    } catch (...) {
-      return false;
-    }
-    armed_ = true;
-    for (handler_slot& h : slots_) h.runs_at_look = h.runs;
-    return true;
-  }
-
-  // The look: a handler still running the request it ran when the look was armed is stuck (it has
-  // run at least the delay).
-  void look() noexcept {
-    armed_ = false;
-    for (handler_slot& h : slots_)
-      if (h.running && !h.stuck && h.runs == h.runs_at_look) {
-        h.stuck = true;
-        ++stuck_;
-        stalled_ = true;
-      }
-  }
-
-  // What the look reads of one thread's handler.
-  void handler_began(std::size_t slot) noexcept {
-    handler_slot& h = slots_[slot];
-    ++h.runs;
-    h.running = true;
-  }
-  void handler_ended(std::size_t slot) noexcept {
-    handler_slot& h = slots_[slot];
-    if (h.stuck) {
-      GEERPC_ASSERT(stuck_ > 0, "threaded server: a stuck handler ended that was not counted");
-      h.stuck = false;
-      --stuck_;
-    }
-    h.running = false;
-    stalled_ = false;  // handlers finish again
-  }
-
-  // Once the pool stops (its lock not held: this waits for a look that runs): nothing arms it again.
-  void cancel() {
-    if (scheduler_ != nullptr) scheduler_->cancel(timer_);
-  }
-
- private:
-  // Per thread slot: requests begun, and their count when the look was armed; whether a handler
-  // runs, and whether the look found it stuck (counted in stuck_).
-  struct handler_slot {
-    std::uint64_t runs = 0;
-    std::uint64_t runs_at_look = 0;
-    bool running = false;
-    bool stuck = false;
-  };
-
-  const std::size_t core_threads_;
-  const std::chrono::nanoseconds delay_;
-  deadline_scheduler* const scheduler_;
-  const look_callback on_look_;
-  void* const pool_;
-  std::vector<handler_slot> slots_;
-  std::size_t stuck_ = 0;  // handlers running that a look found stuck
-  bool stalled_ = false;   // a look found handlers newly stuck, and none has finished since
-  bool armed_ = false;     // timer_ is queued, or its callback runs
-  deadline_scheduler::timer timer_;
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/transport/threaded/pool_growth.hpp
 // ---- begin geerpc/transport/threaded/reactor_io.hpp
 // geerpc: the I/O half of one reactor of the threaded server (reactor.hpp has its thread pool): an
 // epoll set, the connections it watches, and one round of I/O as its leader runs it (lead()):
@@ -14620,10 +14863,46 @@ GEERPC_END_NAMESPACE
 //
 // The listening socket is watched by the acceptor's reactor only (transport/threaded/server.hpp);
 // its readiness is handed to the server, which admits each new connection to a reactor in turn.
+//
+// epoll_ctl can fail for want of kernel memory (ENOMEM) or of the user's watch quota
+// (fs.epoll.max_user_watches, ENOSPC). Nothing is ignored: making the epoll set or watching the
+// listener throws (listen() fails); a connection that cannot be watched is closed at once and
+// counted with the refused ones; a connection whose watch cannot be changed (writability) is shut
+// down, and the reactor drops it as it sees the end. Removing a watch needs no check: closing the
+// descriptor removes it too.
 
 #include <sys/epoll.h>
 
 
+// ---- begin geerpc/transport/threaded/server_constants.hpp
+// geerpc: the threaded server's own numbers, in one place (docs/transports.md, "Settings and
+// constants", lists them with the rest). None is a setting: each trades a little memory or a few
+// system calls inside the engine, and what a user has reason to change (threads, limits,
+// timeouts) is in server_options already.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+struct threaded_server_constants {
+  // The buffer a thread reads into once it leads (made then: most threads of a grown pool never
+  // lead): requests per recv against memory per leading thread.
+  static constexpr std::size_t read_buffer = 64u << 10;
+  // Events one epoll_wait returns: ready connections served per wake-up against the array on the
+  // leader's stack.
+  static constexpr int max_events = 64;
+  // After the system refused a thread, how long the pool starts none: a refusal (a pids limit) is
+  // not retried for every request meanwhile.
+  static constexpr std::chrono::milliseconds thread_start_retry{50};
+  // After accept() ran out of descriptors (or kernel memory), how long the listener is left unwatched:
+  // a listener that stays ready would otherwise wake its leader without end.
+  static constexpr std::chrono::milliseconds accept_retry{50};
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/transport/threaded/server_constants.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -14637,8 +14916,10 @@ class reactor_io {
   // Makes the epoll set, watching the wake-up fd (stop).
   void open() {
     epoll_ = net::unique_fd(::epoll_create1(EPOLL_CLOEXEC));
-    if (!epoll_) throw std::system_error(errno, std::generic_category(), "rpc server: epoll_create1");
-    watch(wake_.get(), EPOLLIN, &wake_tag_);
+    if (!epoll_)
+      throw std::system_error(errno, std::generic_category(), "rpc server: could not make a reactor's epoll set");
+    if (!watch(wake_.get(), EPOLLIN, &wake_tag_))
+      throw std::system_error(errno, std::generic_category(), "rpc server: could not watch a reactor's wake-up fd");
   }
   int poller() const noexcept { return epoll_.get(); }
 
@@ -14646,10 +14927,14 @@ class reactor_io {
   void watch_listener(int fd, void (*on_ready)(void*), void* owner) {
     on_listener_ = on_ready;
     listener_owner_ = owner;
-    watch(fd, EPOLLIN, &listen_tag_);
+    if (!watch(fd, EPOLLIN, &listen_tag_))
+      throw std::system_error(errno, std::generic_category(), "rpc server: could not watch the listening socket");
   }
-  // Watches the listener again (events EPOLLIN), or not (0), as the acceptor pauses.
-  void rewatch_listener(int fd, std::uint32_t events) { watch(fd, events, &listen_tag_, EPOLL_CTL_MOD); }
+  // Watches the listener again (events EPOLLIN), or not (0), as the acceptor pauses. Returns 0, or
+  // the errno of a failure (ENOENT once stop_accepting() has taken it out of the set).
+  int rewatch_listener(int fd, std::uint32_t events) {
+    return watch(fd, events, &listen_tag_, EPOLL_CTL_MOD) ? 0 : errno;
+  }
 
   // Stop's first step: wakes every leader for good, refuses connections from now on, and closes
   // those open (their handlers' stop callbacks run: no lock held).
@@ -14670,7 +14955,8 @@ class reactor_io {
   }
 
   // Watches a connection accepted for this reactor (its poller is this reactor's), refuses it when
-  // `over_limit`, or closes it when the reactor is closing.
+  // `over_limit`, or closes it when the reactor is closing. One that cannot be watched is closed
+  // and counted (refused_connections()): nothing would ever read it.
   void admit(const std::shared_ptr<server_connection>& connection, bool over_limit) {
     std::lock_guard lock(connections_mutex_);
     if (closing_) {
@@ -14685,7 +14971,12 @@ class reactor_io {
     }
     connection->arm_handshake_timer();
     connections_.emplace(connection.get(), connection);
-    watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get());
+    if (!watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get())) {
+      connections_.erase(connection.get());
+      context_.refused.fetch_add(1, std::memory_order_relaxed);
+      connection->close();  // (with its timer)
+      return;
+    }
     // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
     if (context_.draining.load()) connection->go_away();
   }
@@ -14711,7 +15002,7 @@ class reactor_io {
   // waiting for their descriptor, which may never become readable for those bytes: while there
   // are any, epoll is only looked at (stream.hpp, rule 2). Only the leader calls it.
   void lead(std::vector<server_request*>& fresh, std::vector<std::byte>& buffer) {
-    constexpr int max_events = 64;
+    constexpr int max_events = threaded_server_constants::max_events;
     epoll_event events[max_events];
     resuming_.swap(resume_);
     const int count = ::epoll_wait(epoll_.get(), events, max_events, resuming_.empty() ? -1 : 0);
@@ -14726,7 +15017,7 @@ class reactor_io {
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
     event.data.ptr = connection;
-    ::epoll_ctl(connection->poller_fd(), EPOLL_CTL_MOD, connection->fd(), &event);  // ENOENT once dropped: fine
+    modify(*connection, event);
   }
 
  private:
@@ -14806,7 +15097,7 @@ class reactor_io {
 
   void drop(server_connection* connection) {
     if (!connection->stream().plain()) std::erase(resume_, connection);
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, connection->fd(), nullptr);
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, connection->fd(), nullptr);  // (its close() would remove it too)
     connection->close();
     std::lock_guard lock(connections_mutex_);
     connections_.erase(connection);  // requests still running keep it alive until they finish
@@ -14825,14 +15116,24 @@ class reactor_io {
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u);
     event.data.ptr = &connection;
-    ::epoll_ctl(connection.poller_fd(), EPOLL_CTL_MOD, connection.fd(), &event);  // ENOENT once dropped: fine
+    modify(connection, event);
   }
 
-  void watch(int fd, std::uint32_t events, void* tag, int op = EPOLL_CTL_ADD) {
+  // Changes a connection's watch. ENOENT once it was dropped: fine. Any other failure leaves the
+  // old watch, which would never report the writability the replies wait for: the connection is
+  // shut down instead, and the watch it has reports the end, on which the leader drops it (no
+  // lock is taken here: the writer may hold its own).
+  static void modify(server_connection& connection, epoll_event& event) {
+    if (::epoll_ctl(connection.poller_fd(), EPOLL_CTL_MOD, connection.fd(), &event) == 0 || errno == ENOENT) return;
+    ::shutdown(connection.fd(), SHUT_RDWR);
+  }
+
+  // Returns false, errno set, when epoll_ctl fails.
+  bool watch(int fd, std::uint32_t events, void* tag, int op = EPOLL_CTL_ADD) {
     epoll_event event{};
     event.events = events;
     event.data.ptr = tag;
-    ::epoll_ctl(epoll_.get(), op, fd, &event);
+    return ::epoll_ctl(epoll_.get(), op, fd, &event) == 0;
   }
 
   server_context& context_;
@@ -14859,23 +15160,54 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// threads.max_handlers, shared by a server's reactors: the handler threads they may hold at once.
+class handler_budget {
+ public:
+  explicit handler_budget(std::size_t limit) noexcept : limit_(limit) {}
+  handler_budget(const handler_budget&) = delete;
+  handler_budget& operator=(const handler_budget&) = delete;
+
+  // Takes one unit, unless all are taken.
+  bool try_take() noexcept {
+    std::size_t used = used_.load(std::memory_order_relaxed);
+    do {
+      if (used >= limit_) return false;
+    } while (!used_.compare_exchange_weak(used, used + 1, std::memory_order_relaxed));
+    return true;
+  }
+  void give_back() noexcept {
+    [[maybe_unused]] const std::size_t before = used_.fetch_sub(1, std::memory_order_relaxed);
+    GEERPC_ASSERT(before > 0, "threaded server: a handler thread gave back more budget than it took");
+  }
+  std::size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> used_{0};
+};
+
 template <class Tuning>
 class threaded_reactor {
-  using hooks = typename Tuning::server_hooks;
+  using schedule = typename Tuning::server_schedule;
+  using grow = typename Tuning::pool_grow;
   using clock = std::chrono::steady_clock;
 
  public:
-  // `threads`: this reactor's share of the server's (transport/threaded/server.hpp).
-  threaded_reactor(server_context& context, std::size_t index, const server_threads& threads)
+  // `threads`: this reactor's share of the server's (transport/threaded/server.hpp): its core, and
+  // the most handler threads it could hold, the budget permitting; `budget`: the server's.
+  threaded_reactor(server_context& context, std::size_t index, const server_threads& threads, handler_budget& budget)
       : index_(index),
+        scheduler_(*context.scheduler),
+        budget_(budget),
         io_(context),
         core_threads_(std::max<std::size_t>(1, threads.handlers)),
         max_running_(std::max(core_threads_, threads.max_handlers)),
         idle_limit_(idle_limit(threads.idle_timeout)),
-        growth_(core_threads_, max_running_ + 1, threads.growth_delay, context.scheduler, &on_growth_look, this),
+        growth_(tuning::pool_setup{core_threads_, max_running_ + 1, threads.growth_delay, scheduler_, &on_growth_look,
+                                   this}),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{*context.scheduler, max_running_ + 1, context.options.tuning,
-                                     context.runtime->cpus(), &look_for_leader, this}) {}
+        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.options.tuning, context.runtime->cpus(),
+                                     &look_for_leader, this}) {}
   ~threaded_reactor() = default;  // the server joined its threads (stop())
 
   threaded_reactor(const threaded_reactor&) = delete;
@@ -14928,7 +15260,8 @@ class threaded_reactor {
       workers_.clear();
       retired_.clear();
     }
-    growth_.cancel();  // stopping_ is set: nothing arms it again
+    growth_.stop();                   // stopping_ is set: nothing arms it again
+    scheduler_.cancel(start_retry_);  // nor this one (hand_on_locked() returns when stopping)
     tuning_.stop();
     std::deque<server_request*> never_ran;
     {
@@ -14975,13 +15308,23 @@ class threaded_reactor {
     return std::max(timeout, std::chrono::nanoseconds::zero());
   }
 
-  // Starts one more pool thread. A refusal (the system's limit on threads, or memory) is counted
-  // and holds back further tries for a moment. Called with mutex_ held.
-  void start_thread_locked() noexcept {
+  // Starts one more pool thread; returns whether it did. A refusal (the system's limit on threads,
+  // or memory) is counted; it, or the server's budget found spent, holds back further tries for a
+  // moment. Called with mutex_ held.
+  bool start_thread_locked() noexcept {
     // Every live thread holds a slot, and there are max_running_ + 1 of both.
     const auto slot =
         static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
-    if (slot == slot_used_.size()) return;
+    if (slot == slot_used_.size()) {  // a retired thread still sends its held replies through its slot
+      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
+      return false;
+    }
+    // Every thread but the first takes a unit of the server's budget (the first is left to lead).
+    const bool takes = threads_ > 0;
+    if (takes && !budget_.try_take()) {
+      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
+      return false;
+    }
     try {
       workers_.emplace_back();
       const worker_ref self = std::prev(workers_.end());
@@ -14993,10 +15336,13 @@ class threaded_reactor {
       ++starting_;
       // Every live thread holds one of the max_running_ + 1 slots, taken above.
       GEERPC_ASSERT(threads_ <= max_running_ + 1, "threaded server: more threads than slots");
+      return true;
     } catch (...) {
       if (!workers_.empty() && !workers_.back().thread.joinable()) workers_.pop_back();
+      if (takes) budget_.give_back();
       ++start_failures_;
-      no_start_before_ = clock::now() + std::chrono::milliseconds(50);
+      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
+      return false;
     }
   }
 
@@ -15015,12 +15361,31 @@ class threaded_reactor {
       ++woken_;
       f->wake.notify_one();  // under the lock: the follower, and its condition variable, outlive it
     } else if (threads_ < max_running_ + 1) {
-      const auto now = clock::now();
-      if (now < no_start_before_)  // after a refused start: try again then, in a look a whole delay long
-        growth_.arm_look(std::max(no_start_before_, saturating_deadline(now, growth_.delay())));
-      else if (growth_.may_grow(threads_, now))
-        start_thread_locked();
+      const auto now = scheduler_.now();  // the runtime's clock
+      if (now < no_start_before_)         // after a refused start: not before then
+        retry_start_locked(now);
+      else if (growth_.may_grow(threads_, now) && !start_thread_locked())
+        retry_start_locked(now);  // refused (no slot, the budget spent, the system): try again then
     }
+  }
+
+  // After a refused start, requests may wait with every thread busy, and nothing here would come
+  // back to them: a budget unit another reactor gives back, or a slot a retiring thread frees,
+  // wakes nobody. So the pool tries again at no_start_before_ on its own timer, whatever its
+  // tuning (tuning::automatic's pool_grow also looks then, to mark stuck handlers). Should the
+  // timer not be queued (no memory), the next request or finished handler tries again.
+  void retry_start_locked(clock::time_point now) {
+    growth_.retry_at(no_start_before_, now);
+    if (queue_.empty()) return;
+    try {
+      scheduler_.schedule(start_retry_, no_start_before_, &on_start_retry, this);
+    } catch (...) {
+    }
+  }
+  static void on_start_retry(void* context) {
+    auto& self = *static_cast<threaded_reactor*>(context);
+    std::lock_guard lock(self.mutex_);
+    self.hand_on_locked();
   }
 
   // The growth timer: marks stuck handlers, then asks again whether the pool needs a thread (one
@@ -15084,7 +15449,7 @@ class threaded_reactor {
           finished.clear();
         }
         fresh.clear();
-        if (buffer.empty()) buffer.resize(64u << 10);
+        if (buffer.empty()) buffer.resize(threaded_server_constants::read_buffer);
         io_.lead(fresh, buffer);
         lock.lock();
         // One leader at a time: leading_ was set by this thread and nobody else clears it.
@@ -15116,11 +15481,15 @@ class threaded_reactor {
       if (!unled) hand_on_locked();
       const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
+      // Replies held for another connection (whose request was next when they were held, before
+      // this thread led or waited) go now: they must not wait behind this handler.
+      if (const server_connection* held = tuning_.held(mine_state); held != nullptr && held != mine->connection.get())
+        tuning_.release(mine_state);
       const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
       if (unled) {
         const auto probe = tuning_.unled_run_begins(mine_state);
         server_connection::run(mine, hold);
-        const bool blocked = hooks::blocked(probe);
+        const bool blocked = schedule::blocked(probe);
         lock.lock();
         if (blocked) tuning_.found_blocked();
       } else {
@@ -15180,7 +15549,10 @@ class threaded_reactor {
     // Counted out here, under the same lock as the decision: work() may unlock before it leaves
     // (to send held replies), and another surplus thread timing out then must not also see room
     // to retire, which would take the pool below its core size.
-    if (retire) --threads_;
+    if (retire) {
+      --threads_;
+      budget_.give_back();
+    }
     GEERPC_ASSERT(threads_ >= core_threads_ + 1 || !retire, "threaded server: the pool retired below its core size");
     return !retire;
   }
@@ -15191,9 +15563,12 @@ class threaded_reactor {
   }
 
   const std::size_t index_;
+  deadline_scheduler& scheduler_;          // the runtime's: its clock, and the strategies' timers
+  handler_budget& budget_;                 // the server's, shared with the other reactors
+  deadline_scheduler::timer start_retry_;  // retry_start_locked()'s
   reactor_io io_;
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
-  const std::size_t max_running_;   // the most threads that run handlers at once
+  const std::size_t max_running_;   // the most threads that run handlers at once, if the budget allows
   const std::optional<std::chrono::nanoseconds> idle_limit_;  // how long a surplus thread idles; none: forever
 
   mutable std::mutex mutex_;             // guards the pool state below
@@ -15205,14 +15580,14 @@ class threaded_reactor {
   std::size_t threads_ = 0;              // threads started and not retired
   std::size_t start_failures_ = 0;       // threads the system would not start
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
-  pool_growth growth_;                   // when the pool may grow above its core size
+  grow growth_;                          // when the pool may grow above its core size
   bool leading_ = false;
   bool stopping_ = false;
   std::list<worker> workers_;    // live threads
   std::list<worker> retired_;    // retired threads, joined by the next leader (or by stop())
   std::vector<bool> slot_used_;  // which thread indexes (the tuning's per-thread slots) are taken
 
-  hooks tuning_;  // after what its hooks use
+  schedule tuning_;  // after what it uses
 };
 
 }  // namespace detail
@@ -15226,13 +15601,14 @@ namespace detail {
 // (docs/transports.md, "Several reactors", has the figures behind it).
 inline std::size_t default_io_threads(unsigned cpus) noexcept { return std::clamp<std::size_t>(cpus / 2, 1, 8); }
 
-// Reactor `index`'s share of `all` among `count` reactors (no more than all.handlers): an even
-// split, the remainder to the first ones.
+// Reactor `index`'s threads among `count` reactors (no more than all.handlers): its core, an even
+// split of all.handlers, the remainder to the first ones; and the most handler threads it can hold,
+// the whole budget less the other reactors' cores.
 inline server_threads reactor_share(const server_threads& all, std::size_t index, std::size_t count) {
-  const auto share = [&](std::size_t total) { return total / count + (index < total % count ? 1 : 0); };
+  const std::size_t handlers = std::max<std::size_t>(1, all.handlers);
   server_threads mine = all;
-  mine.handlers = std::max<std::size_t>(1, share(std::max<std::size_t>(1, all.handlers)));
-  mine.max_handlers = std::max(mine.handlers, share(std::max(all.handlers, all.max_handlers)));
+  mine.handlers = std::max<std::size_t>(1, handlers / count + (index < handlers % count ? 1 : 0));
+  mine.max_handlers = std::max(handlers, all.max_handlers) - (handlers - mine.handlers);
   return mine;
 }
 
@@ -15242,7 +15618,10 @@ class threaded_server_engine {
   using clock = std::chrono::steady_clock;
 
  public:
-  explicit threaded_server_engine(server_context& context) : context_(context) {
+  explicit threaded_server_engine(server_context& context)
+      : context_(context),
+        budget_(std::max(std::max<std::size_t>(1, context.options.threads.handlers),
+                         context.options.threads.max_handlers)) {
     const server_threads& threads = context.options.threads;
     const std::size_t wanted =
         threads.io_threads != 0 ? threads.io_threads : default_io_threads(context.runtime->cpus());
@@ -15250,7 +15629,8 @@ class threaded_server_engine {
     const std::size_t count = std::min(wanted, std::max<std::size_t>(1, threads.handlers));
     reactors_.reserve(count);
     for (std::size_t i = 0; i < count; ++i)
-      reactors_.push_back(std::make_unique<reactor>(context, i, reactor_share(context.options.threads, i, count)));
+      reactors_.push_back(
+          std::make_unique<reactor>(context, i, reactor_share(context.options.threads, i, count), budget_));
     context.pool_probe = &probe;
     context.pool_engine = this;
   }
@@ -15297,7 +15677,7 @@ class threaded_server_engine {
     if (stopping_) return false;
     if (!accepting_) return true;
     accepting_ = false;
-    ::epoll_ctl(reactors_.front()->io().poller(), EPOLL_CTL_DEL, listen_.get(), nullptr);
+    ::epoll_ctl(reactors_.front()->io().poller(), EPOLL_CTL_DEL, listen_.get(), nullptr);  // cannot fail: it is watched
     listen_.shutdown();
     return true;
   }
@@ -15394,17 +15774,28 @@ class threaded_server_engine {
   // forever, and try again a little later. Only reactor 0's leader gets here, so one retry is armed
   // at a time.
   void pause_accepting() {
-    reactors_.front()->io().rewatch_listener(listen_.get(), 0);
+    // Should the watch not change, the leader finds the listener ready again and comes back here.
+    (void)reactors_.front()->io().rewatch_listener(listen_.get(), 0);
     context_.scheduler->cancel(accept_retry_);
-    context_.scheduler->schedule(accept_retry_, clock::now() + std::chrono::milliseconds(50), &resume_accepting, this);
+    context_.scheduler->schedule(accept_retry_, context_.scheduler->now() + threaded_server_constants::accept_retry,
+                                 &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
-    // (After stop_accepting() the socket has left the poller, and this fails with ENOENT.)
-    self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
+    // After stop_accepting() the socket has left the poller, and this fails with ENOENT: done.
+    // Another failure (no kernel memory) would leave the listener unwatched: try again later.
+    const int failed = self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
+    if (failed == 0 || failed == ENOENT) return;
+    try {
+      self.context_.scheduler->schedule(self.accept_retry_,
+                                        self.context_.scheduler->now() + threaded_server_constants::accept_retry,
+                                        &resume_accepting, &self);
+    } catch (...) {  // no memory for the timer either: the listener stays paused until stop
+    }
   }
 
   server_context& context_;
+  handler_budget budget_;  // threads.max_handlers, shared by the reactors: it outlives them
   std::vector<std::unique_ptr<reactor>> reactors_;
   net::listener listen_;
   std::size_t next_reactor_ = 0;  // the reactor the next accepted connection goes to (acceptor only)

@@ -158,7 +158,8 @@ class threaded_reactor {
       workers_.clear();
       retired_.clear();
     }
-    growth_.stop();  // stopping_ is set: nothing arms it again
+    growth_.stop();                   // stopping_ is set: nothing arms it again
+    scheduler_.cancel(start_retry_);  // nor this one (hand_on_locked() returns when stopping)
     tuning_.stop();
     std::deque<server_request*> never_ran;
     {
@@ -260,10 +261,29 @@ class threaded_reactor {
     } else if (threads_ < max_running_ + 1) {
       const auto now = scheduler_.now();  // the runtime's clock
       if (now < no_start_before_)         // after a refused start: not before then
-        growth_.retry_at(no_start_before_, now);
+        retry_start_locked(now);
       else if (growth_.may_grow(threads_, now) && !start_thread_locked())
-        growth_.retry_at(no_start_before_, now);  // refused (no slot, the budget spent): try again then
+        retry_start_locked(now);  // refused (no slot, the budget spent, the system): try again then
     }
+  }
+
+  // After a refused start, requests may wait with every thread busy, and nothing here would come
+  // back to them: a budget unit another reactor gives back, or a slot a retiring thread frees,
+  // wakes nobody. So the pool tries again at no_start_before_ on its own timer, whatever its
+  // tuning (tuning::automatic's pool_grow also looks then, to mark stuck handlers). Should the
+  // timer not be queued (no memory), the next request or finished handler tries again.
+  void retry_start_locked(clock::time_point now) {
+    growth_.retry_at(no_start_before_, now);
+    if (queue_.empty()) return;
+    try {
+      scheduler_.schedule(start_retry_, no_start_before_, &on_start_retry, this);
+    } catch (...) {
+    }
+  }
+  static void on_start_retry(void* context) {
+    auto& self = *static_cast<threaded_reactor*>(context);
+    std::lock_guard lock(self.mutex_);
+    self.hand_on_locked();
   }
 
   // The growth timer: marks stuck handlers, then asks again whether the pool needs a thread (one
@@ -359,6 +379,10 @@ class threaded_reactor {
       if (!unled) hand_on_locked();
       const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
+      // Replies held for another connection (whose request was next when they were held, before
+      // this thread led or waited) go now: they must not wait behind this handler.
+      if (const server_connection* held = tuning_.held(mine_state); held != nullptr && held != mine->connection.get())
+        tuning_.release(mine_state);
       const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
       if (unled) {
         const auto probe = tuning_.unled_run_begins(mine_state);
@@ -437,8 +461,9 @@ class threaded_reactor {
   }
 
   const std::size_t index_;
-  deadline_scheduler& scheduler_;  // the runtime's: its clock, and the strategies' timers
-  handler_budget& budget_;         // the server's, shared with the other reactors
+  deadline_scheduler& scheduler_;          // the runtime's: its clock, and the strategies' timers
+  handler_budget& budget_;                 // the server's, shared with the other reactors
+  deadline_scheduler::timer start_retry_;  // retry_start_locked()'s
   reactor_io io_;
   const std::size_t core_threads_;  // threads that run handlers and never retire (one more leads)
   const std::size_t max_running_;   // the most threads that run handlers at once, if the budget allows
