@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
   // 0 or absent: the default (server_options.threads.max_handlers).
   if (const auto most = std::atoi(bench::flag(argc, argv, "--max-handler-threads", "0")); most > 0)
     options.threads.max_handlers = static_cast<std::size_t>(most);
-  // 0 or absent: the default (server_options.threads.io_threads: from the CPU budget).
-  options.threads.io_threads = static_cast<std::size_t>(std::atoi(bench::flag(argc, argv, "--io-threads", "0")));
+  // Absent: the default (server_options.threads.io_threads, 1); 0: from the runtime's CPU budget.
+  if (const char* io = bench::flag(argc, argv, "--io-threads", nullptr); io != nullptr)
+    options.threads.io_threads = static_cast<std::size_t>(std::atoi(io));
   if (const char* delay = bench::flag(argc, argv, "--pool-growth-delay-us", nullptr); delay != nullptr)
     options.threads.growth_delay = std::chrono::microseconds(std::atol(delay));
   options.observability.statistics = !bench::has_flag(argc, argv, "--no-statistics");
