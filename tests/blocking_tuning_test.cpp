@@ -84,10 +84,12 @@ int late_handlers_before_the_holders_next_call(int queued, geerpc::options opts 
 TEST_CASE("tuning::none's blocking client: a caller never goes ahead of callers already waiting for the turn",
           "[blocking][tuning][concurrency]") {
   // The holder comes straight back for the connection while two callers wait: it is the third in
-  // line, every round (with an overtake limit, it usually takes the connection first).
-  for (int round = 0; round < 10; ++round) {
+  // line, every round. Their runtime's clock stands still, so an overtake limit, which this
+  // tuning must not have, would never be reached, and the holder would usually go first.
+  auto frozen = std::make_shared<geerpc::runtime>(geerpc::runtime_options{.manual_clock = true});
+  for (int round = 0; round < 30; ++round) {
     INFO("round " << round);
-    CHECK(late_handlers_before_the_holders_next_call<test::plain_blocking>(2) == 3);
+    CHECK(late_handlers_before_the_holders_next_call<test::plain_blocking>(2, {.runtime = frozen}) == 3);
   }
 }
 
@@ -114,26 +116,31 @@ TEST_CASE(
 
 TEST_CASE("tuning::none's blocking client never spins: with the spin knob at a day, a call still ends at its deadline",
           "[blocking][tuning][spin]") {
-  test::arith_server<geerpc::threaded> s;
+  // A peer that plays the server and never answers (a real server answers at the deadline, which
+  // would end a spin too).
+  test::listener listener;
+  std::unique_ptr<test::raw_peer> peer;
+  std::jthread accepting([&] { peer = test::accept_greeted(listener); });
   // Two CPUs to plan for, and this caller the runtime's only one waiting: all a spin would need.
   auto rt = std::make_shared<geerpc::runtime>(geerpc::runtime_options{.cpus = 2});
   geerpc::options opts;
   opts.runtime = rt;
+  opts.timeouts.connect = 5s;
   opts.tuning.spin = std::chrono::hours(24);
-  auto client = geerpc::dial<test::plain_blocking>(s.address, opts);
-  CHECK(client.call<int>("Arith.Sum", Args{1, 2}) == 3);
+  auto client = geerpc::dial<test::plain_blocking>(listener.address(), opts);
+  accepting.join();
+  REQUIRE(peer);
   test::event done;
   std::error_code code;
   std::jthread caller([&] {
-    // Its reply never comes before the deadline: a spin, which looks only for the reply, would
-    // outlast it by a day (until the handler is let go below).
-    code = client.try_call<int>(geerpc::with_timeout(200ms), "Arith.Late", Args{1, 0}).code();
+    // A spin looks only for bytes to read (or a stop): it would outlast this deadline by a day.
+    code = client.try_call<int>(geerpc::with_timeout(200ms), "Arith.Sum", Args{1, 2}).code();
     done.set();
   });
-  REQUIRE(s.arith.started.wait_for_at_least(1));
+  REQUIRE(peer->read_frame());               // the request is out: its caller waits for the reply
   CHECK(rt->waiting_callers().load() == 0);  // a caller that may not spin does not count itself
   CHECK(done.wait(10s));                     // the bound only catches a caller that spins on
-  s.arith.release.set();
+  peer.reset();                              // ends a spin, if one is going: its socket reads the end
   caller.join();
   CHECK(code == geerpc::errc::deadline_exceeded);
 }
