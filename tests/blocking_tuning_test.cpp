@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -114,34 +116,52 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("tuning::none's blocking client never spins: with the spin knob at a day, a call still ends at its deadline",
-          "[blocking][tuning][spin]") {
-  // A peer that plays the server and never answers (a real server answers at the deadline, which
-  // would end a spin too).
+// A call with a 200 ms deadline, over a client of `Transport` whose spin knob is a day, to a peer
+// that plays the server and never answers (a real server answers at the deadline, which would end
+// a spin too). Two CPUs to plan for, and this caller the runtime's only one waiting: all a spin
+// needs. Returns whether the call ended within 10 s, and how; `while_waiting` runs once the
+// request is out.
+template <class Transport>
+std::pair<bool, std::error_code> call_a_silent_peer(const std::function<void(geerpc::runtime&)>& while_waiting) {
   test::listener listener;
   std::unique_ptr<test::raw_peer> peer;
   std::jthread accepting([&] { peer = test::accept_greeted(listener); });
-  // Two CPUs to plan for, and this caller the runtime's only one waiting: all a spin would need.
   auto rt = std::make_shared<geerpc::runtime>(geerpc::runtime_options{.cpus = 2});
   geerpc::options opts;
   opts.runtime = rt;
   opts.timeouts.connect = 5s;
   opts.tuning.spin = std::chrono::hours(24);
-  auto client = geerpc::dial<test::plain_blocking>(listener.address(), opts);
+  auto client = geerpc::dial<Transport>(listener.address(), opts);
   accepting.join();
   REQUIRE(peer);
   test::event done;
   std::error_code code;
   std::jthread caller([&] {
-    // A spin looks only for bytes to read (or a stop): it would outlast this deadline by a day.
-    code = client.try_call<int>(geerpc::with_timeout(200ms), "Arith.Sum", Args{1, 2}).code();
+    code = client.template try_call<int>(geerpc::with_timeout(200ms), "Arith.Sum", Args{1, 2}).code();
     done.set();
   });
-  REQUIRE(peer->read_frame());               // the request is out: its caller waits for the reply
-  CHECK(rt->waiting_callers().load() == 0);  // a caller that may not spin does not count itself
-  CHECK(done.wait(10s));                     // the bound only catches a caller that spins on
-  peer.reset();                              // ends a spin, if one is going: its socket reads the end
+  REQUIRE(peer->read_frame());  // the request is out: its caller waits for the reply
+  while_waiting(*rt);
+  const bool ended = done.wait(10s);  // the bound only catches a caller that spins on
+  peer.reset();                       // ends a spin, if one is going: its socket reads the end
   caller.join();
+  return {ended, code};
+}
+
+TEST_CASE("tuning::none's blocking client never spins: with the spin knob at a day, a call still ends at its deadline",
+          "[blocking][tuning][spin]") {
+  const auto [ended, code] = call_a_silent_peer<test::plain_blocking>([](geerpc::runtime& rt) {
+    CHECK(rt.waiting_callers().load() == 0);  // a caller that may not spin does not count itself
+  });
+  CHECK(ended);
+  CHECK(code == geerpc::errc::deadline_exceeded);
+}
+
+TEST_CASE("the blocking client's spin ends at the call's deadline, however long the spin knob",
+          "[blocking][tuning][spin]") {
+  // tuning::automatic spins, on its own socket: only the deadline ends it when no reply comes.
+  const auto [ended, code] = call_a_silent_peer<geerpc::blocking>([](geerpc::runtime&) {});
+  CHECK(ended);
   CHECK(code == geerpc::errc::deadline_exceeded);
 }
 

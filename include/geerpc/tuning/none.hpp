@@ -151,6 +151,10 @@ struct none {
       bool spin_until(Done&& done) const {
         return done();
       }
+      template <class Done, class Deadline>
+      bool spin_within(Done&& done, const Deadline&) const {
+        return done();
+      }
     };
     waiter waiting() const noexcept { return {}; }
   };

@@ -243,10 +243,11 @@ class blocking_client_engine {
     const short watched = static_cast<short>(events | stream_.wants());
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
-    // and is then seen below, like one that comes while asleep.
+    // and is then seen below, like one that comes while asleep; the call's deadline ends it too.
     const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
     if (events == POLLIN && waiter.may_spin() &&
-        waiter.spin_until([&] { return stopped() || net::ready_now(stream_.fd(), watched); }) && !stopped())
+        waiter.spin_within([&] { return stopped() || net::ready_now(stream_.fd(), watched); }, ctx.deadline()) &&
+        !stopped())
       return wait_outcome::ready;
     for (;;) {
       switch (net::wait_for(stream_.fd(), watched, ctx.deadline(), wake_.get())) {
