@@ -5,8 +5,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <system_error>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
