@@ -157,10 +157,11 @@ TEST_CASE("tuning::none's blocking client never spins: with the spin knob at a d
   CHECK(code == geerpc::errc::deadline_exceeded);
 }
 
-TEST_CASE("the blocking client's spin ends at the call's deadline, however long the spin knob",
-          "[blocking][tuning][spin]") {
-  // tuning::automatic spins, on its own socket: only the deadline ends it when no reply comes.
-  const auto [ended, code] = call_a_silent_peer<geerpc::blocking>([](geerpc::runtime&) {});
+TEMPLATE_TEST_CASE("a caller's spin ends at the call's deadline, however long the spin knob",
+                   "[blocking][tuning][spin]", geerpc::blocking, geerpc::threaded) {
+  // tuning::automatic spins, on its own socket (blocking) or reading its own reply (threaded, a
+  // lone caller): no timer is armed for either, and only the deadline ends it when no reply comes.
+  const auto [ended, code] = call_a_silent_peer<TestType>([](geerpc::runtime&) {});
   CHECK(ended);
   CHECK(code == geerpc::errc::deadline_exceeded);
 }

@@ -149,17 +149,16 @@ class request_ledger {
   // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
                          void (*on_deadline)(void*)) {
-    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) {  // no timer: no clock read
-      request.caller_deadline.reset();
-      return;
-    }
+    // A request comes with no timer and no caller deadline (made so, or recycled so).
+    GEERPC_ASSERT(request.timer_limit == server_request::limit::none && !request.caller_deadline,
+                  "server: a request scheduled twice, or recycled with its deadline");
+    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) return;  // no timer: no clock read
     const auto now = context_.scheduler->now();  // the runtime's clock, which the timer fires by
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
     if (budget_us > 0)
       caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
     request.caller_deadline = caller_deadline;
-    if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
     context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline, on_deadline,

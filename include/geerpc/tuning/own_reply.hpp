@@ -137,7 +137,8 @@ bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::
                     Now now_fn = {}) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
-  if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
+  // Nothing else ends this spin at the deadline: no timer is armed for a caller that reads its own reply.
+  if (wait.may_spin()) wait.spin_within([&] { return done() || !read(false) || done(); }, deadline);
   while (open && !done()) {
     // Checked before every wait, not only when a wait times out: replies for other calls may keep
     // the socket readable long past this call's deadline.

@@ -19,6 +19,7 @@
 #include "../config.hpp"
 #include "../detail/assert.hpp"
 #include "../detail/chrono.hpp"
+#include "../detail/deadline.hpp"
 #include "cpu_budget.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -77,7 +78,7 @@ class reply_wait {
   bool spin_within(Done&& done, const std::optional<std::chrono::steady_clock::time_point>& deadline,
                    Now now = {}) const {
     if (!may_spin()) return done();
-    auto until = now() + budget_;
+    auto until = saturating_deadline(now(), budget_);  // the knob is not bounded: no overflow
     if (deadline && *deadline < until) until = *deadline;
     for (;;) {
       if (done()) return true;
