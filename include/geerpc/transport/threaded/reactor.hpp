@@ -95,7 +95,7 @@ class threaded_reactor {
   // the most handler threads it could hold, the budget permitting; `budget`: the server's.
   threaded_reactor(server_context& context, std::size_t index, const server_threads& threads, handler_budget& budget)
       : index_(index),
-        scheduler_(*context.scheduler),
+        scheduler_(*context.config.scheduler()),
         budget_(budget),
         io_(context),
         core_threads_(std::max<std::size_t>(1, threads.handlers)),
@@ -104,8 +104,8 @@ class threaded_reactor {
         growth_(tuning::pool_setup{core_threads_, max_running_ + 1, threads.growth_delay, scheduler_, &on_growth_look,
                                    this}),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.options.tuning, context.runtime->cpus(),
-                                     &look_for_leader, this}) {}
+        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.config.options().tuning,
+                                     context.config.runtime()->cpus(), &look_for_leader, this}) {}
   ~threaded_reactor() = default;  // the server joined its threads (stop())
 
   threaded_reactor(const threaded_reactor&) = delete;

@@ -97,21 +97,21 @@ class reactor_io {
       return;
     }
     if (over_limit) {
-      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " +
-                         std::to_string(context_.options.limits.max_connections) + ")");
+                         std::to_string(context_.config.options().limits.max_connections) + ")");
       return;
     }
     connection->arm_handshake_timer();
     connections_.emplace(connection.get(), connection);
     if (!watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get())) {
       connections_.erase(connection.get());
-      context_.refused.fetch_add(1, std::memory_order_relaxed);
+      context_.refused.add();
       connection->close();  // (with its timer)
       return;
     }
     // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
-    if (context_.draining.load()) connection->go_away();
+    if (context_.drain.draining()) connection->go_away();
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.
