@@ -261,19 +261,18 @@ class threaded_reactor {
     } else if (threads_ < max_running_ + 1) {
       const auto now = scheduler_.now();  // the runtime's clock
       if (now < no_start_before_)         // after a refused start: not before then
-        retry_start_locked(now);
+        retry_start_locked();
       else if (growth_.may_grow(threads_, now) && !start_thread_locked())
-        retry_start_locked(now);  // refused (no slot, the budget spent, the system): try again then
+        retry_start_locked();  // refused (no slot, the budget spent, the system): try again then
     }
   }
 
   // After a refused start, requests may wait with every thread busy, and nothing here would come
   // back to them: a budget unit another reactor gives back, or a slot a retiring thread frees,
   // wakes nobody. So the pool tries again at no_start_before_ on its own timer, whatever its
-  // tuning (tuning::automatic's pool_grow also looks then, to mark stuck handlers). Should the
-  // timer not be queued (no memory), the next request or finished handler tries again.
-  void retry_start_locked(clock::time_point now) {
-    growth_.retry_at(no_start_before_, now);
+  // tuning: the only retry (a pool_grow strategy looks only for stuck handlers). Should the timer
+  // not be queued (no memory), the next request or finished handler tries again.
+  void retry_start_locked() {
     if (queue_.empty()) return;
     try {
       scheduler_.schedule(start_retry_, no_start_before_, &on_start_retry, this);
