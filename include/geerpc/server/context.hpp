@@ -25,6 +25,7 @@ struct pool_view {
   std::size_t busy = 0;            // of them, inside a handler now
   std::size_t start_failures = 0;  // threads the system would not start
   std::vector<std::size_t> reactor_connections;  // threaded: the open connections of each reactor
+  std::size_t budget_refusals = 0;               // threaded: starts refused because threads.max_handlers were all taken
 };
 
 // The engine's view of its handler pool: attached by the engine while it serves, read by the

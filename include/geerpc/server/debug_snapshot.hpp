@@ -199,6 +199,8 @@ struct debug_snapshot {
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+    if (!p.reactor_connections.empty())
+      pool.push_back(count("budget_refusals", "thread starts refused: max_handlers all taken", p.budget_refusals));
     if (!p.reactor_connections.empty()) read_reactors(p.reactor_connections);
   }
 
@@ -257,6 +259,9 @@ struct debug_snapshot {
     };
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
+    if (stats != nullptr && stats->turned_away_count(k::resources) != 0)
+      limits.push_back(
+          with(count("connection_resources", "memory and an epoll watch for each connection", 1), k::resources));
   }
 };
 

@@ -89,7 +89,8 @@ class reactor_io {
 
   // Watches a connection accepted for this reactor (its poller is this reactor's), refuses it when
   // `over_limit`, or closes it when the reactor is closing. One that cannot be watched is closed
-  // and counted (refused_connections()): nothing would ever read it.
+  // and counted (refused_connections(), and turned away for want of resources in the statistics):
+  // nothing would ever read it.
   void admit(const std::shared_ptr<server_connection>& connection, bool over_limit) {
     std::lock_guard lock(connections_mutex_);
     if (closing_) {
@@ -107,6 +108,7 @@ class reactor_io {
     if (!watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get())) {
       connections_.erase(connection.get());
       context_.refused.add();
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::resources);
       connection->close();  // (with its timer)
       return;
     }

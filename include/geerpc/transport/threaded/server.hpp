@@ -164,6 +164,7 @@ class threaded_server_engine {
       sum.threads += v.threads;
       sum.busy += v.busy;
       sum.start_failures += v.start_failures;
+      sum.budget_refusals += v.budget_refusals;
     }
     return sum;
   }
@@ -213,6 +214,7 @@ class threaded_server_engine {
         // No memory for this connection's state (or its table entry, or its reason): it is closed
         // without a word and counted; the leader goes on serving the others.
         context_.refused.add();
+        if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::resources);
         if (connection) connection->close();
       }
     }
