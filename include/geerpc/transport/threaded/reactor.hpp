@@ -215,7 +215,8 @@ class threaded_reactor {
     const auto slot =
         static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
     // A retired thread still sends its held replies through its slot: it hands on as it frees the
-    // slot (work()), so the start is tried again then, with no wait.
+    // slot (work()), so the start is tried again then, with no wait. (A guard too: a thread never
+    // retires holding replies, see work(), so it frees its slot as it is counted out.)
     slot_wanted_ = slot == slot_used_.size();
     if (slot_wanted_) return false;
     // Every thread but the first takes a unit of the server's budget (the first is left to lead).
@@ -381,8 +382,12 @@ class threaded_reactor {
       if (!unled) hand_on_locked();
       const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
-      // Replies held for another connection (whose request was next when they were held, before
-      // this thread led or waited) go now: they must not wait behind this handler.
+      // Replies held for another connection go now: they must not wait behind this handler. A
+      // guard: no schedule gets here today. A thread keeps a hold past its handler only while the
+      // held connection's request is next (runs_next()), and then it may always take it: a thread
+      // takes a request only while another is out of handlers to lead, so once it has finished,
+      // may_take_request() holds whenever runs_next() does. So it never leads, waits or retires
+      // holding replies.
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && held != mine->connection.get())
         tuning_.release(mine_state);
       const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
