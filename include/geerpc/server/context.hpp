@@ -34,8 +34,8 @@ class pool_probe {
  public:
   using read_fn = pool_view (*)(const void* engine);
 
-  void attach(read_fn read, const void* engine) noexcept {
-    read_ = read;
+  void attach(read_fn reader, const void* engine) noexcept {
+    read_ = reader;
     engine_ = engine;
   }
   void detach() noexcept { attach(nullptr, nullptr); }
