@@ -2,6 +2,7 @@
 // interceptors, statistics and runtime), read-only while it serves.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -52,7 +53,8 @@ class server_config {
     if (!runtime_) runtime_ = options_.runtime ? options_.runtime : runtime::default_runtime();
     scheduler_ = &runtime_->scheduler();
   }
-  void set_serving(bool serving) noexcept { serving_ = serving; }
+  // Two stop() calls at once may both mark it stopped: an atomic, though only asserts read it.
+  void set_serving(bool serving) noexcept { serving_.store(serving, std::memory_order_relaxed); }
 
   // ---- Read by the engine and the connections.
   const server_options& options() const noexcept { return options_; }
@@ -64,11 +66,11 @@ class server_config {
   // Null until bind_runtime().
   geerpc::runtime* runtime() const noexcept { return runtime_.get(); }
   deadline_scheduler* scheduler() const noexcept { return scheduler_; }
-  bool serving() const noexcept { return serving_; }
+  bool serving() const noexcept { return serving_.load(std::memory_order_relaxed); }
 
  private:
   void assert_not_serving() const noexcept {
-    GEERPC_ASSERT(!serving_, "server: its configuration is set before it serves, not while");
+    GEERPC_ASSERT(!serving(), "server: its configuration is set before it serves, not while");
   }
 
   const dispatcher* handlers_ = nullptr;
@@ -78,7 +80,7 @@ class server_config {
   std::unique_ptr<server_statistics> stats_;
   std::shared_ptr<geerpc::runtime> runtime_;  // held while the server lives
   deadline_scheduler* scheduler_ = nullptr;   // runtime_'s
-  bool serving_ = false;
+  std::atomic<bool> serving_{false};
 };
 
 }  // namespace detail
