@@ -7,6 +7,7 @@
 //   --transport threaded   tuning::automatic (the default) or the --tuning variant
 //   --transport plain      basic_threaded<tuning::none>: the core with every heuristic off
 //   --transport blocking
+//   --transport blocking-plain   basic_blocking<tuning::none>: no spin, strict arrival order
 #pragma once
 
 #include <chrono>
@@ -76,6 +77,7 @@ int with_transport(std::string_view transport, std::string_view tuning, Run&& ru
   }
   if (transport == "blocking") return run.template operator()<geerpc::blocking>();
   if (transport == "plain") return run.template operator()<geerpc::basic_threaded<geerpc::tuning::none>>();
+  if (transport == "blocking-plain") return run.template operator()<geerpc::basic_blocking<geerpc::tuning::none>>();
   if (transport != "threaded") {
     std::fprintf(stderr, "unknown --transport %.*s\n", static_cast<int>(transport.size()), transport.data());
     std::exit(2);

@@ -356,33 +356,35 @@ TEST_CASE("a blocking client and a threaded server understand each other, and th
   CHECK(threaded_client.call<int>("Arith.Sum", Args{3, 4}) == 7);
 }
 
-TEST_CASE("callers waiting for a blocking client's turn keep their own deadline and stop token", "[rpc][timeout]") {
+// Over both tunings: strict arrival order (tuning::none) refuses a waiter the same way.
+TEMPLATE_TEST_CASE("callers waiting for a blocking client's turn keep their own deadline and stop token",
+                   "[rpc][timeout]", geerpc::blocking, test::plain_blocking) {
   test::arith_server<geerpc::threaded> s;
   // Built by hand, as try_dial does, to keep a handle on the engine and see who waits.
-  auto engine = std::make_shared<geerpc::detail::blocking_client_engine>(
+  auto engine = std::make_shared<typename TestType::client_engine>(
       geerpc::detail::dial_and_handshake(s.address, {}, geerpc::binary_codec::id).value(), geerpc::options{});
-  geerpc::basic_client<geerpc::blocking> client(engine);
-  std::jthread holder([&] { CHECK(client.call<int>("Arith.Late", Args{1, 0}) == 1000); });
+  geerpc::basic_client<TestType> client(engine);
+  std::jthread holder([&] { CHECK(client.template call<int>("Arith.Late", Args{1, 0}) == 1000); });
   REQUIRE(s.arith.started.wait_for_at_least(1));  // the holder has the turn, and keeps it
 
-  CHECK(client.try_call<int>(geerpc::with_timeout(100ms), "Arith.Sum", Args{1, 2}).code() ==
+  CHECK(client.template try_call<int>(geerpc::with_timeout(100ms), "Arith.Sum", Args{1, 2}).code() ==
         geerpc::errc::deadline_exceeded);
   std::stop_source stop;
   std::jthread stopper([&] {
     // Stops the call below once it waits for its turn (the caller before it gave up already).
     if (test::eventually([&] { return engine->waiting() == 1; })) stop.request_stop();
   });
-  CHECK(client.try_call<int>(geerpc::with_stop_token(stop.get_token()), "Arith.Sum", Args{1, 2}).code() ==
+  CHECK(client.template try_call<int>(geerpc::with_stop_token(stop.get_token()), "Arith.Sum", Args{1, 2}).code() ==
         geerpc::errc::canceled);
   CHECK(s.arith.finished.value() == 0);  // the stop ended the wait itself: the holder still holds the turn
   s.arith.release.set();
   holder.join();
-  CHECK(client.call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}) == 5);  // the turn was passed on
+  CHECK(client.template call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}) == 5);  // the turn was passed on
 }
 
 TEST_CASE("a blocking client hands the turn to a caller that has waited, not to the one calling again",
           "[rpc][concurrency]") {
-  using engine_type = geerpc::detail::blocking_client_engine;
+  using engine_type = geerpc::blocking::client_engine;
   // Without the hand-over the thread that lets go of the connection usually takes it again at
   // once; ten rounds make that visible whatever the luck of one.
   for (int round = 0; round < 10; ++round) {

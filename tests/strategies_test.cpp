@@ -236,13 +236,14 @@ static_assert(!strategies_test::none_wait::waiter::may_spin(), "under tuning::no
 static_assert(!std::is_empty_v<geerpc::tuning::automatic::client_wait>);
 
 TEMPLATE_TEST_CASE("a waiting caller joins its runtime's count of waiting callers only when its tuning may spin",
-                   "[strategies][spin]", test::plain_threaded, geerpc::threaded) {
+                   "[strategies][spin]", test::plain_threaded, geerpc::threaded, test::plain_blocking,
+                   geerpc::blocking) {
   auto rt = std::make_shared<geerpc::runtime>();
   test::arith_server<TestType> s({.runtime = rt});
   auto client = geerpc::dial<TestType>(s.address, {.runtime = rt});
   std::jthread caller([&] { CHECK(client.template call<int>("Arith.Late", test::Args{2, 0}) == 2000); });
   REQUIRE(s.arith.started.wait_for_at_least(1));  // the caller's request is in; it waits for its reply
-  constexpr bool counts = !std::is_same_v<TestType, test::plain_threaded>;
+  constexpr bool counts = std::is_same_v<typename TestType::tuning_type, geerpc::tuning::automatic>;
   // The count is the caller's own: it joins before it sends, so it is in by the time the handler runs.
   CHECK(rt->waiting_callers().load() == (counts ? 1 : 0));
   s.arith.release.set();

@@ -45,6 +45,8 @@ using namespace std::chrono_literals;
 // The threaded transport with every heuristic off: the plain core, which the behavioural tests
 // run over too (tuning/none.hpp).
 using plain_threaded = geerpc::basic_threaded<geerpc::tuning::none>;
+// The blocking transport with every heuristic off: no spin, strict arrival order for the turn.
+using plain_blocking = geerpc::basic_blocking<geerpc::tuning::none>;
 
 template <class T, class Transport>
 using future = geerpc::call_future<T, geerpc::binary_codec, Transport>;

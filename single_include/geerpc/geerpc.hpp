@@ -3664,8 +3664,16 @@ class reply_wait {
   // after each poll.
   template <class Done, class Now = steady_now>
   bool spin_until(Done&& done, Now now = {}) const {
+    return spin_within(std::forward<Done>(done), std::nullopt, now);
+  }
+  // The same, and never past `deadline` where there is one: a call's, for a caller that spins on
+  // its own socket, which nothing else would stop at its deadline.
+  template <class Done, class Now = steady_now>
+  bool spin_within(Done&& done, const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                   Now now = {}) const {
     if (!may_spin()) return done();
-    const auto until = now() + budget_;
+    auto until = now() + budget_;
+    if (deadline && *deadline < until) until = *deadline;
     for (;;) {
       if (done()) return true;
       if (now() >= until) return done();
@@ -4558,8 +4566,9 @@ template <class Tuning>
 class threaded_client_engine;  // transport/threaded/client.hpp
 template <class Tuning>
 class threaded_server_engine;  // transport/threaded/server.hpp
+template <class Tuning>
 class blocking_client_engine;  // transport/blocking/client.hpp
-class blocking_server_engine;  // transport/blocking/server.hpp
+class blocking_server_engine;  // transport/blocking/server.hpp (no heuristic: one for every tuning)
 }  // namespace detail
 
 // A receiving std::jthread per client connection, any number of concurrent calls, async calls; on
@@ -4578,12 +4587,19 @@ struct basic_threaded {
 using threaded = basic_threaded<tuning::automatic>;
 
 // No client thread: the caller does its own I/O, one call on the wire at a time. On the server a
-// thread per connection runs its requests in order.
-struct blocking {
-  using client_engine = detail::blocking_client_engine;
+// thread per connection runs its requests in order. `Tuning` chooses the client's heuristics (a
+// caller's spin before it sleeps, and how long a free connection may go to a later caller before
+// the first waiter): tuning::automatic by default, tuning::none for the plain core. The server has
+// none: its engine is the same for every tuning.
+template <class Tuning>
+struct basic_blocking {
+  using tuning_type = Tuning;
+  using client_engine = detail::blocking_client_engine<Tuning>;
   using server_engine = detail::blocking_server_engine;
   static constexpr bool supports_async = false;
 };
+
+using blocking = basic_blocking<tuning::automatic>;
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/fwd.hpp
@@ -9367,8 +9383,8 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/dial.hpp
 // ---- begin geerpc/tuning/automatic.hpp
-// geerpc: tuning::automatic, the default tuning of the threaded transport: each heuristic of this
-// folder behind the strategies that tuning::none (none.hpp) names, each with its knob in
+// geerpc: tuning::automatic, the default tuning of both transports: each heuristic of this folder
+// behind the strategies that tuning::none (none.hpp) names, each with its knob in
 // tuning::settings. bench/README.md says what each one buys. The server's strategies are in
 // automatic_server.hpp.
 
@@ -9828,9 +9844,11 @@ class frame_writer {
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/frame_writer.hpp
 // ---- begin geerpc/tuning/none.hpp
-// geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
-// performance heuristic reaches them only through the strategies named here, each a type that a
-// tuning policy provides for `geerpc::basic_threaded<Tuning>` and that decides one thing:
+// geerpc: the tuning seam. The engines are the plain, correct core; every performance heuristic
+// reaches them only through the strategies named here, each a type that a tuning policy provides
+// for `geerpc::basic_threaded<Tuning>` and `geerpc::basic_blocking<Tuning>` (whose client reads
+// client_wait's waiter and client_send's overtake_limit; its server has no heuristic) and that
+// decides one thing:
 //
 //   client_send    how a client's requests are sent: at once, or held to leave with others
 //   client_wait    how a client's caller awaits its reply: who reads the socket, and whether the
@@ -9840,7 +9858,8 @@ GEERPC_END_NAMESPACE
 //   pool_grow        how a reactor's handler pool grows above its core size
 //
 // tuning::none is the reference: each strategy does the plain thing (or nothing), holds no state
-// and compiles to nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
+// and compiles to nothing, so basic_threaded<tuning::none> and basic_blocking<tuning::none> are
+// the core alone. tuning::automatic (automatic.hpp),
 // the default, fills them with the heuristics of this folder, one file each. The numbers each one
 // reads are listed in docs/transports.md ("Settings and constants").
 
@@ -9865,6 +9884,15 @@ struct client_setup {
   std::atomic<int>& waiting_callers;  // the runtime's (reply_wait)
   void (*broken)(void* engine);
   void* engine;
+};
+
+// What the blocking client hands its client_wait, having no scheduler and no batching: the user's
+// knobs, its runtime's CPU budget and count of waiting callers (client_setup's, less the rest).
+// It uses no strategy object but that one: of client_send it reads only overtake_limit.
+struct wait_setup {
+  const settings& knobs;
+  unsigned runtime_cpus;
+  std::atomic<int>& waiting_callers;
 };
 
 // What a server reactor hands its server_schedule: the scheduler (and with it the runtime's
@@ -9920,15 +9948,22 @@ struct none {
     // The engine is closing: nothing runs on its own after this.
     void stop() noexcept {}
 
+    // The blocking client's: how long the first caller waiting for the connection may see later
+    // callers take it while free, before it is handed the turn directly. 0: never; the turn goes
+    // in strict arrival order.
+    static constexpr std::chrono::milliseconds overtake_limit{0};
+
    private:
     net::frame_writer& writer_;
   };
 
   // How a reply is awaited (own_reply.hpp and spin.hpp are the heuristics): the receiving thread
-  // always reads the socket and hands each reply over; a caller sleeps at once.
+  // always reads the socket and hands each reply over; a caller sleeps at once. The blocking
+  // client, whose caller always reads its own reply, uses only waiting().
   class client_wait {
    public:
     explicit client_wait(const client_setup&) noexcept {}
+    explicit client_wait(const wait_setup&) noexcept {}
 
     // Whether a lone synchronous caller may read its own reply instead of waiting for the
     // receiving thread to hand it over. With `false` the receiving thread always watches the
@@ -9951,6 +9986,10 @@ struct none {
       static constexpr bool may_spin() noexcept { return false; }
       template <class Done>
       bool spin_until(Done&& done) const {
+        return done();
+      }
+      template <class Done, class Deadline>
+      bool spin_within(Done&& done, const Deadline&) const {
         return done();
       }
     };
@@ -10527,15 +10566,23 @@ struct automatic {
     reader_turn reading() noexcept { return reader_turn(batching_); }
     void stop() { batching_.stop(); }
 
+    // The blocking client's: a caller that finds the connection free takes it at once, though
+    // others wait, until the first waiter has waited this long; then the turn is handed to it. A
+    // thread switch saved per call under load, against fairness: the bound keeps anyone from
+    // starving.
+    static constexpr std::chrono::milliseconds overtake_limit{1};
+
    private:
     detail::request_batching batching_;
   };
 
   // A lone caller reads its own reply (own_reply.hpp), and spins for a moment before it sleeps
-  // (spin.hpp).
+  // (spin.hpp). The blocking client's caller always reads its own reply: it uses the spin alone.
   class client_wait {
    public:
     explicit client_wait(const client_setup& setup) noexcept
+        : client_wait(wait_setup{setup.knobs, setup.runtime_cpus, setup.waiting_callers}) {}
+    explicit client_wait(const wait_setup& setup) noexcept
         : waiting_callers_(setup.waiting_callers), spin_(setup.knobs.spin), several_cpus_(setup.runtime_cpus > 1) {}
 
     static constexpr bool callers_read = true;
@@ -10567,9 +10614,19 @@ GEERPC_END_NAMESPACE
 // geerpc: the client half of the `blocking` transport. No thread of its own: the calling thread
 // writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
 // One call is on the wire at a time; other callers wait their turn (within their own deadlines),
-// in arrival order; once the first has waited a millisecond, later callers no longer overtake it.
-// A call reads up to its own reply and no further: the bytes after it are kept for the next call,
-// which drops a reply that arrived after its call gave up.
+// in arrival order. A call reads up to its own reply and no further: the bytes after it are kept
+// for the next call, which drops a reply that arrived after its call gave up.
+//
+// The tuning policy (tuning/none.hpp) decides two things here, and only through what it names:
+//   - client_wait's waiter: whether a caller spins for a moment before it sleeps in poll
+//     (tuning::automatic: spin.hpp's reply_wait with settings::spin; tuning::none: never, and its
+//     empty waiter compiles to nothing);
+//   - client_send::overtake_limit: how long a caller that finds the connection free may take it
+//     ahead of the first waiter (tuning::automatic: 1 ms; tuning::none: 0, strict arrival order,
+//     and the clock is never read for it).
+// This client has no scheduler and no batching (it sends each request at once, itself), so it
+// builds no tuning::client_setup: it makes a client_wait from a tuning::wait_setup (knobs, CPUs,
+// waiting callers) and reads client_send's constant without making one.
 
 
 
@@ -10578,11 +10635,8 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 // The blocking client's fixed numbers, each with what it trades (docs/transports.md lists them all).
+// (How long a waiting caller may be overtaken is its tuning's: client_send::overtake_limit.)
 struct blocking_client_constants {
-  // How long the first waiting caller may be overtaken by callers that come later, before the
-  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
-  // saves a thread switch per call under load; the bound keeps that from starving anyone.
-  static constexpr std::chrono::milliseconds overtake_limit{1};
   // Requests queued while the socket is full before the connection breaks.
   static constexpr std::size_t max_pending_output = std::size_t{64} << 20;
   // The receive buffer a connection starts with and shrinks back to: fewer reads per reply
@@ -10593,8 +10647,15 @@ struct blocking_client_constants {
   static constexpr std::size_t kept_buffer = std::size_t{64} << 10;
 };
 
+template <class Tuning>
 class blocking_client_engine {
+  using wait_strategy = typename Tuning::client_wait;  // how a reply is awaited: its waiter alone
+
  public:
+  // How long the first waiting caller may be overtaken (0: strict arrival order).
+  static constexpr auto overtake_limit = Tuning::client_send::overtake_limit;
+  static_assert(overtake_limit.count() >= 0, "blocking client: a negative overtake limit");
+
   blocking_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
@@ -10602,8 +10663,7 @@ class blocking_client_engine {
         writer_(stream_, blocking_client_constants::max_pending_output, nullptr, nullptr, nullptr,
                 &runtime_->chunk_pool()),
         max_frame_size_(opts.limits.max_frame_size),
-        spin_(opts.tuning.spin),
-        several_cpus_(runtime_->cpus() > 1) {}
+        wait_(tuning::wait_setup{opts.tuning, runtime_->cpus(), runtime_->waiting_callers()}) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -10640,8 +10700,6 @@ class blocking_client_engine {
     return count;
   }
 
-  static constexpr std::chrono::milliseconds overtake_limit = blocking_client_constants::overtake_limit;
-
  private:
   bool connected() const noexcept { return !closed_.load(std::memory_order_acquire); }
 
@@ -10653,8 +10711,8 @@ class blocking_client_engine {
   // A caller waiting for its turn, in arrival order; lives on that caller's stack.
   struct turn_waiter {
     std::condition_variable wake;
-    std::chrono::steady_clock::time_point since;
-    bool granted = false;  // the turn was handed to it: busy_ stayed true for it
+    std::chrono::steady_clock::time_point since{};  // by the runtime's clock; unread in strict order
+    bool granted = false;                           // the turn was handed to it: busy_ stayed true for it
     turn_waiter* next = nullptr;
     turn_waiter* prev = nullptr;
   };
@@ -10681,7 +10739,7 @@ class blocking_client_engine {
     if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_waiter_on_stop{this, &me});
     std::unique_lock lock(mutex_);
     if (take_free_turn()) return std::nullopt;  // freed while the stop callback was being made
-    me.since = std::chrono::steady_clock::now();
+    if constexpr (overtake_limit.count() > 0) me.since = runtime_->now();
     enqueue(me);
     for (;;) {
       if (me.granted) return std::nullopt;  // dequeued by whoever granted it
@@ -10720,8 +10778,8 @@ class blocking_client_engine {
   }
 
   // Ends this caller's turn: hands it straight to the first waiter if that one has been overtaken
-  // long enough, otherwise frees the connection and wakes the first waiter to take it (a caller
-  // that comes meanwhile may take it first).
+  // long enough (at once, in strict arrival order), otherwise frees the connection and wakes the
+  // first waiter to take it (a caller that comes meanwhile may take it first).
   void pass_turn() {
     std::lock_guard lock(mutex_);
     // Only the caller whose turn it is passes it; a granted turn kept busy_ true for its taker.
@@ -10731,13 +10789,21 @@ class blocking_client_engine {
       busy_ = false;
       return;
     }
-    if (std::chrono::steady_clock::now() - first->since >= overtake_limit) {
+    if (owed_turn(*first)) {
       dequeue(*first);
       first->granted = true;  // busy_ stays true: the turn is first's
     } else {
       busy_ = false;
     }
     first->wake.notify_one();  // under the lock: once it returns, `first` may be gone
+  }
+
+  // Whether the first waiter `first` is handed the turn now rather than left to race for it.
+  bool owed_turn(const turn_waiter& first) const noexcept {
+    if constexpr (overtake_limit.count() == 0)
+      return true;
+    else
+      return runtime_->now() - first.since >= overtake_limit;
   }
 
   void enqueue(turn_waiter& w) noexcept {
@@ -10758,14 +10824,15 @@ class blocking_client_engine {
 
   // Waits for `events` on the socket, and what the stream's session wants, within the call's
   // deadline; a stop request interrupts it.
-  wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
+  wait_outcome wait(short events, const context& ctx, const typename wait_strategy::waiter& waiter) {
     const short watched = static_cast<short>(events | stream_.wants());
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
-    // and is then seen below, like one that comes while asleep.
+    // and is then seen below, like one that comes while asleep; the call's deadline ends it too.
     const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
-    if (events == POLLIN && waiting.may_spin() &&
-        waiting.spin_until([&] { return stopped() || net::ready_now(stream_.fd(), watched); }) && !stopped())
+    if (events == POLLIN && waiter.may_spin() &&
+        waiter.spin_within([&] { return stopped() || net::ready_now(stream_.fd(), watched); }, ctx.deadline()) &&
+        !stopped())
       return wait_outcome::ready;
     for (;;) {
       switch (net::wait_for(stream_.fd(), watched, ctx.deadline(), wake_.get())) {
@@ -10782,7 +10849,7 @@ class blocking_client_engine {
 
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
-    const reply_wait waiting(runtime_->waiting_callers(), spin_, several_cpus_);
+    const auto waiter = wait_.waiting();  // joins the runtime's waiting callers, where it counts them
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
@@ -10797,7 +10864,7 @@ class blocking_client_engine {
     // What the socket does not take stays queued in order and goes out before the next call's frame.
     for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
       if (status == net::frame_writer::status::broken) return broken();
-      switch (wait(POLLOUT, ctx, waiting)) {
+      switch (wait(POLLOUT, ctx, waiter)) {
         case wait_outcome::ready:
           break;
         case wait_outcome::timed_out:
@@ -10842,7 +10909,7 @@ class blocking_client_engine {
         case net::io_status::data:
           continue;
         case net::io_status::would_block:
-          switch (wait(POLLIN, ctx, waiting)) {
+          switch (wait(POLLIN, ctx, waiter)) {
             case wait_outcome::ready:
               continue;
             case wait_outcome::timed_out:
@@ -10942,13 +11009,13 @@ class blocking_client_engine {
 
   net::stream stream_;
   const std::uint32_t server_max_frame_size_;
-  // Its CPU budget, waiting callers and writer blocks; no thread (this transport starts no scheduler).
+  // Its CPU budget, waiting callers, clock and writer blocks; no thread (this transport starts no
+  // scheduler).
   const std::shared_ptr<runtime> runtime_;
   net::frame_writer writer_;
-  const std::uint32_t max_frame_size_;    // of a reply
-  net::event_fd wake_;                    // a stop_token's way into poll()
-  const std::chrono::microseconds spin_;  // tuning::settings::spin (spin.hpp)
-  const bool several_cpus_;
+  const std::uint32_t max_frame_size_;  // of a reply
+  net::event_fd wake_;                  // a stop_token's way into poll()
+  const wait_strategy wait_;            // whether a caller spins before it sleeps
   static constexpr std::size_t initial_buffer_size = blocking_client_constants::initial_buffer;
   // Received bytes: [begin_, end_) are not consumed yet. Only the caller whose turn it is touches them.
   std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);
@@ -12086,6 +12153,10 @@ class request_ledger {
   // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
                          void (*on_deadline)(void*)) {
+    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) {  // no timer: no clock read
+      request.caller_deadline.reset();
+      return;
+    }
     const auto now = context_.scheduler->now();  // the runtime's clock, which the timer fires by
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
@@ -13816,6 +13887,7 @@ class server_connection final : public wire_session<server_connection>,
     server_connection& self = *request->connection;
     self.ledger_.release_queued(*request);  // it no longer waits
     self.observer_.started(*request);
+    bool answered_here = false;  // this thread claimed the request, and wrote what the observer reads
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
@@ -13829,10 +13901,10 @@ class server_connection final : public wire_session<server_connection>,
         // already (from inside the handler, which may have used this thread's frame too).
         if (outcome.deferred) return;
       }
-      self.answer(*request, std::move(outcome), frame, hold);
+      answered_here = self.answer(*request, std::move(outcome), frame, hold);
       trim_scratch(frame);
     }
-    finish(request);
+    finish(request, answered_here);
   }
 
   // A responder's answer (responder.hpp): the response, unless the request was answered already
@@ -13866,7 +13938,8 @@ class server_connection final : public wire_session<server_connection>,
   static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
-  static void finish(server_request* request) {
+  // `answered_here`: the calling thread claimed it (answer() returned true), so nobody else can.
+  static void finish(server_request* request, bool answered_here = false) {
     GEERPC_ASSERT(request->connection != nullptr, "server: a request is finished exactly once");
     // First the timer: once cancel() returns no deadline callback runs, and those read
     // request->connection.
@@ -13874,7 +13947,7 @@ class server_connection final : public wire_session<server_connection>,
     // Then the statistics and the interceptors' `after`, which read what the answer's claimer
     // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
     // the ledger's lock.
-    if (request->connection->observer_.installed()) request->connection->report(*request);
+    if (request->connection->observer_.installed()) request->connection->report(*request, answered_here);
     // This may be the connection's last reference, and the request may go back into the
     // connection's pool.
     std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -13896,8 +13969,8 @@ class server_connection final : public wire_session<server_connection>,
   static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
 
   // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
-  // outcome's error instead, if this request is still unanswered.
-  void answer(server_request& request, invoke_outcome outcome, std::vector<std::byte>& frame, bool hold) {
+  // outcome's error instead, if this request is still unanswered: whether it was.
+  bool answer(server_request& request, invoke_outcome&& outcome, std::vector<std::byte>& frame, bool hold) {
     const std::size_t length = frame.size() - wire::length_prefix_size;
     if (outcome.status == 0 && length > max_response_size())
       outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
@@ -13908,11 +13981,11 @@ class server_connection final : public wire_session<server_connection>,
       wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request.seq, 0}, fitting(outcome.message));
     }
     wire::finish_frame(frame, 0);
-    if (claim(request)) {
-      observer_.answered(request, outcome.status, outcome.message);
-      // With interceptors, finish() runs their `after` next: a held reply would wait for it.
-      send(frame, hold && !observer_.intercepted());
-    }
+    if (!claim(request)) return false;
+    observer_.answered(request, outcome.status, outcome.message);
+    // With interceptors, finish() runs their `after` next: a held reply would wait for it.
+    send(frame, hold && !observer_.intercepted());
+    return true;
   }
 
   // What a handler and the interceptors see of a registered request.
@@ -13932,12 +14005,15 @@ class server_connection final : public wire_session<server_connection>,
   }
 
   // Tells the observer the request is finished. A request nobody answered is claimed here first
-  // (its connection closed, or the server stopped): no cancel frame can answer it afterwards.
-  void report(server_request& request) {
-    ledger_.claim_for_end(request, [&](server_request& claimed) {
-      observer_.answered(claimed, static_cast<std::uint8_t>(errc::connection_closed),
-                         "rpc server: the connection closed before the call was answered");
-    });
+  // (its connection closed, or the server stopped): no cancel frame can answer it afterwards. The
+  // ledger's lock also orders a cancel frame's record (written under it) before what is read here;
+  // a request this thread answered itself needs neither, and the common call takes no lock here.
+  void report(server_request& request, bool answered_here) {
+    if (!answered_here)
+      ledger_.claim_for_end(request, [&](server_request& claimed) {
+        observer_.answered(claimed, static_cast<std::uint8_t>(errc::connection_closed),
+                           "rpc server: the connection closed before the call was answered");
+      });
     if (observer_.counting()) touch(request.answered_at);
     observer_.finished(request, peer_, [&] { return context_of(request); });
   }

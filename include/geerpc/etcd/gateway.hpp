@@ -15,7 +15,6 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -24,7 +23,9 @@
 
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
+#include "answers.hpp"
 #include "base64.hpp"
+#include "watch_stream.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace etcd {
@@ -37,22 +38,9 @@ struct options {
   std::chrono::milliseconds request_timeout{1000};
 };
 
-// etcd could not be reached, or answered with an error or with something that is not its JSON.
-class error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct key_value {
   std::string key;
   std::string value;
-};
-
-// What a watch reports: a key put (value set) or deleted (value empty, deleted true).
-struct watch_event {
-  std::string key;
-  std::string value;
-  bool deleted = false;
 };
 
 namespace detail {
@@ -74,33 +62,6 @@ struct slist_deleter {
   void operator()(curl_slist* list) const noexcept { curl_slist_free_all(list); }
 };
 using header_list = std::unique_ptr<curl_slist, slist_deleter>;
-
-// etcd's gateway writes 64-bit integers as JSON strings ("TTL": "10"); absent means zero.
-inline std::int64_t json_int(const nlohmann::json& object, const char* name) {
-  const auto found = object.find(name);
-  if (found == object.end() || found->is_null()) return 0;
-  if (found->is_number_integer()) return found->get<std::int64_t>();
-  if (!found->is_string()) throw error(std::string("etcd: field ") + name + " is not an integer");
-  const auto& text = found->get_ref<const std::string&>();
-  std::size_t used = 0;
-  std::int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty())
-    throw error(std::string("etcd: field ") + name + " is not an integer: " + text);
-  return value;
-}
-
-inline std::string json_bytes(const nlohmann::json& object, const char* name) {
-  const auto found = object.find(name);
-  if (found == object.end() || !found->is_string()) return {};
-  auto decoded = base64_decode(found->get_ref<const std::string&>());
-  if (!decoded) throw error(std::string("etcd: field ") + name + " is not base64");
-  return std::move(*decoded);
-}
 
 // A timeout as libcurl takes it: milliseconds in a long, at least 1 (libcurl reads 0 as no limit).
 inline long curl_millis(std::chrono::milliseconds timeout) {
@@ -264,59 +225,9 @@ class gateway {
     throw error("etcd: unreachable: " + last_failure);
   }
 
-  struct watch_state {
-    std::string pending;  // bytes of a line not complete yet
-    const std::function<void(const std::vector<watch_event>&)>* on_events = nullptr;
-    bool* answered = nullptr;
-    std::string failure;  // set when a line says the watch ended
-  };
-
-  static void watch_line(watch_state& state, std::string_view line) {
-    auto message = nlohmann::json::parse(line, nullptr, false);
-    if (message.is_discarded() || !message.is_object()) throw error("etcd: watch sent a line that is not JSON");
-    const auto result = message.find("result");
-    if (result == message.end() || !result->is_object()) {
-      const auto text = message.find("message");
-      throw error("etcd: watch failed: " +
-                  (text != message.end() && text->is_string() ? text->get<std::string>() : message.dump()));
-    }
-    *state.answered = true;
-    if (detail::json_int(*result, "compact_revision") != 0) throw error("etcd: watch revision was compacted");
-    if (const auto canceled = result->find("canceled");
-        canceled != result->end() && canceled->is_boolean() && canceled->get<bool>())
-      throw error("etcd: watch canceled by etcd");
-    const auto events = result->find("events");
-    if (events == result->end() || !events->is_array()) return;
-    std::vector<watch_event> batch;
-    for (const auto& event : *events) {
-      const auto kv = event.find("kv");
-      if (kv == event.end() || !kv->is_object()) continue;
-      const auto type = event.find("type");
-      const bool deleted = type != event.end() && type->is_string() && type->get_ref<const std::string&>() == "DELETE";
-      batch.push_back(
-          {detail::json_bytes(*kv, "key"), deleted ? std::string() : detail::json_bytes(*kv, "value"), deleted});
-    }
-    if (!batch.empty()) (*state.on_events)(batch);
-  }
-
   static std::size_t watch_bytes(char* data, std::size_t size, std::size_t count, void* target) {
-    auto& state = *static_cast<watch_state*>(target);
-    constexpr std::size_t most_line = 16u << 20;
-    try {
-      state.pending.append(data, size * count);
-      std::size_t start = 0;
-      for (auto end = state.pending.find('\n'); end != std::string::npos; end = state.pending.find('\n', start)) {
-        const std::string_view line(state.pending.data() + start, end - start);
-        if (line.find_first_not_of(" \r\t") != std::string_view::npos) watch_line(state, line);
-        start = end + 1;
-      }
-      state.pending.erase(0, start);
-      if (state.pending.size() > most_line) throw error("etcd: watch line over 16 MiB");
-    } catch (const std::exception& e) {
-      state.failure = e.what();
-      return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
-    }
-    return size * count;
+    // 0 tells libcurl to end the transfer (CURLE_WRITE_ERROR); the stream's failure() says why.
+    return static_cast<detail::watch_stream*>(target)->feed({data, size * count}) ? size * count : 0;
   }
 
   void watch_once(const std::string& endpoint, const std::string& body,
@@ -329,9 +240,7 @@ class gateway {
     detail::easy_handle handle(curl_easy_init());
     if (!multi || !handle) throw error("etcd: libcurl could not make a handle");
     detail::header_list headers(curl_slist_append(nullptr, "Content-Type: application/json"));
-    watch_state state;
-    state.on_events = &on_events;
-    state.answered = &answered;
+    detail::watch_stream stream(on_events, answered);
     const std::string url = endpoint + "/v3/watch";
     CURL* h = handle.get();
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
@@ -344,7 +253,7 @@ class gateway {
     curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 5L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 2L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &watch_bytes);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &state);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &stream);
     curl_multi_add_handle(multi.get(), h);
     struct detach {
       CURLM* multi;
@@ -366,7 +275,7 @@ class gateway {
     while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
       if (message->msg == CURLMSG_DONE) outcome = message->data.result;
     }
-    if (!state.failure.empty()) throw error(state.failure);
+    if (!stream.failure().empty()) throw error(stream.failure());
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     if (outcome != CURLE_OK) throw error("etcd: watch " + url + ": " + curl_easy_strerror(outcome));

@@ -129,6 +129,7 @@ class server_connection final : public wire_session<server_connection>,
     server_connection& self = *request->connection;
     self.ledger_.release_queued(*request);  // it no longer waits
     self.observer_.started(*request);
+    bool answered_here = false;  // this thread claimed the request, and wrote what the observer reads
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
@@ -142,10 +143,10 @@ class server_connection final : public wire_session<server_connection>,
         // already (from inside the handler, which may have used this thread's frame too).
         if (outcome.deferred) return;
       }
-      self.answer(*request, std::move(outcome), frame, hold);
+      answered_here = self.answer(*request, std::move(outcome), frame, hold);
       trim_scratch(frame);
     }
-    finish(request);
+    finish(request, answered_here);
   }
 
   // A responder's answer (responder.hpp): the response, unless the request was answered already
@@ -179,7 +180,8 @@ class server_connection final : public wire_session<server_connection>,
   static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
-  static void finish(server_request* request) {
+  // `answered_here`: the calling thread claimed it (answer() returned true), so nobody else can.
+  static void finish(server_request* request, bool answered_here = false) {
     GEERPC_ASSERT(request->connection != nullptr, "server: a request is finished exactly once");
     // First the timer: once cancel() returns no deadline callback runs, and those read
     // request->connection.
@@ -187,7 +189,7 @@ class server_connection final : public wire_session<server_connection>,
     // Then the statistics and the interceptors' `after`, which read what the answer's claimer
     // recorded: a timer's record is ours once cancel() returned, a cancel frame's is written under
     // the ledger's lock.
-    if (request->connection->observer_.installed()) request->connection->report(*request);
+    if (request->connection->observer_.installed()) request->connection->report(*request, answered_here);
     // This may be the connection's last reference, and the request may go back into the
     // connection's pool.
     std::shared_ptr<server_connection> connection = std::move(request->connection);
@@ -209,8 +211,8 @@ class server_connection final : public wire_session<server_connection>,
   static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
 
   // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
-  // outcome's error instead, if this request is still unanswered.
-  void answer(server_request& request, invoke_outcome outcome, std::vector<std::byte>& frame, bool hold) {
+  // outcome's error instead, if this request is still unanswered: whether it was.
+  bool answer(server_request& request, invoke_outcome&& outcome, std::vector<std::byte>& frame, bool hold) {
     const std::size_t length = frame.size() - wire::length_prefix_size;
     if (outcome.status == 0 && length > max_response_size())
       outcome = invoke_outcome::failure(errc::remote_error, "rpc server: reply of " + std::to_string(length) +
@@ -221,11 +223,11 @@ class server_connection final : public wire_session<server_connection>,
       wire::begin_frame(frame, {wire::frame_kind::response, outcome.status, request.seq, 0}, fitting(outcome.message));
     }
     wire::finish_frame(frame, 0);
-    if (claim(request)) {
-      observer_.answered(request, outcome.status, outcome.message);
-      // With interceptors, finish() runs their `after` next: a held reply would wait for it.
-      send(frame, hold && !observer_.intercepted());
-    }
+    if (!claim(request)) return false;
+    observer_.answered(request, outcome.status, outcome.message);
+    // With interceptors, finish() runs their `after` next: a held reply would wait for it.
+    send(frame, hold && !observer_.intercepted());
+    return true;
   }
 
   // What a handler and the interceptors see of a registered request.
@@ -245,12 +247,15 @@ class server_connection final : public wire_session<server_connection>,
   }
 
   // Tells the observer the request is finished. A request nobody answered is claimed here first
-  // (its connection closed, or the server stopped): no cancel frame can answer it afterwards.
-  void report(server_request& request) {
-    ledger_.claim_for_end(request, [&](server_request& claimed) {
-      observer_.answered(claimed, static_cast<std::uint8_t>(errc::connection_closed),
-                         "rpc server: the connection closed before the call was answered");
-    });
+  // (its connection closed, or the server stopped): no cancel frame can answer it afterwards. The
+  // ledger's lock also orders a cancel frame's record (written under it) before what is read here;
+  // a request this thread answered itself needs neither, and the common call takes no lock here.
+  void report(server_request& request, bool answered_here) {
+    if (!answered_here)
+      ledger_.claim_for_end(request, [&](server_request& claimed) {
+        observer_.answered(claimed, static_cast<std::uint8_t>(errc::connection_closed),
+                           "rpc server: the connection closed before the call was answered");
+      });
     if (observer_.counting()) touch(request.answered_at);
     observer_.finished(request, peer_, [&] { return context_of(request); });
   }

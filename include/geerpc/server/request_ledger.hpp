@@ -149,6 +149,10 @@ class request_ledger {
   // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
                          void (*on_deadline)(void*)) {
+    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) {  // no timer: no clock read
+      request.caller_deadline.reset();
+      return;
+    }
     const auto now = context_.config.scheduler()->now();  // the runtime's clock, which the timer fires by
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);

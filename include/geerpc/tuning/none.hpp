@@ -1,6 +1,8 @@
-// geerpc: the tuning seam. The threaded transport's engines are the plain, correct core; every
-// performance heuristic reaches them only through the strategies named here, each a type that a
-// tuning policy provides for `geerpc::basic_threaded<Tuning>` and that decides one thing:
+// geerpc: the tuning seam. The engines are the plain, correct core; every performance heuristic
+// reaches them only through the strategies named here, each a type that a tuning policy provides
+// for `geerpc::basic_threaded<Tuning>` and `geerpc::basic_blocking<Tuning>` (whose client reads
+// client_wait's waiter and client_send's overtake_limit; its server has no heuristic) and that
+// decides one thing:
 //
 //   client_send    how a client's requests are sent: at once, or held to leave with others
 //   client_wait    how a client's caller awaits its reply: who reads the socket, and whether the
@@ -10,7 +12,8 @@
 //   pool_grow        how a reactor's handler pool grows above its core size
 //
 // tuning::none is the reference: each strategy does the plain thing (or nothing), holds no state
-// and compiles to nothing, so basic_threaded<tuning::none> is the core alone. tuning::automatic (automatic.hpp),
+// and compiles to nothing, so basic_threaded<tuning::none> and basic_blocking<tuning::none> are
+// the core alone. tuning::automatic (automatic.hpp),
 // the default, fills them with the heuristics of this folder, one file each. The numbers each one
 // reads are listed in docs/transports.md ("Settings and constants").
 #pragma once
@@ -44,6 +47,15 @@ struct client_setup {
   std::atomic<int>& waiting_callers;  // the runtime's (reply_wait)
   void (*broken)(void* engine);
   void* engine;
+};
+
+// What the blocking client hands its client_wait, having no scheduler and no batching: the user's
+// knobs, its runtime's CPU budget and count of waiting callers (client_setup's, less the rest).
+// It uses no strategy object but that one: of client_send it reads only overtake_limit.
+struct wait_setup {
+  const settings& knobs;
+  unsigned runtime_cpus;
+  std::atomic<int>& waiting_callers;
 };
 
 // What a server reactor hands its server_schedule: the scheduler (and with it the runtime's
@@ -99,15 +111,22 @@ struct none {
     // The engine is closing: nothing runs on its own after this.
     void stop() noexcept {}
 
+    // The blocking client's: how long the first caller waiting for the connection may see later
+    // callers take it while free, before it is handed the turn directly. 0: never; the turn goes
+    // in strict arrival order.
+    static constexpr std::chrono::milliseconds overtake_limit{0};
+
    private:
     net::frame_writer& writer_;
   };
 
   // How a reply is awaited (own_reply.hpp and spin.hpp are the heuristics): the receiving thread
-  // always reads the socket and hands each reply over; a caller sleeps at once.
+  // always reads the socket and hands each reply over; a caller sleeps at once. The blocking
+  // client, whose caller always reads its own reply, uses only waiting().
   class client_wait {
    public:
     explicit client_wait(const client_setup&) noexcept {}
+    explicit client_wait(const wait_setup&) noexcept {}
 
     // Whether a lone synchronous caller may read its own reply instead of waiting for the
     // receiving thread to hand it over. With `false` the receiving thread always watches the
@@ -130,6 +149,10 @@ struct none {
       static constexpr bool may_spin() noexcept { return false; }
       template <class Done>
       bool spin_until(Done&& done) const {
+        return done();
+      }
+      template <class Done, class Deadline>
+      bool spin_within(Done&& done, const Deadline&) const {
         return done();
       }
     };

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
+#include <utility>
 
 #include "../config.hpp"
 #include "../detail/assert.hpp"
@@ -67,8 +69,16 @@ class reply_wait {
   // after each poll.
   template <class Done, class Now = steady_now>
   bool spin_until(Done&& done, Now now = {}) const {
+    return spin_within(std::forward<Done>(done), std::nullopt, now);
+  }
+  // The same, and never past `deadline` where there is one: a call's, for a caller that spins on
+  // its own socket, which nothing else would stop at its deadline.
+  template <class Done, class Now = steady_now>
+  bool spin_within(Done&& done, const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                   Now now = {}) const {
     if (!may_spin()) return done();
-    const auto until = now() + budget_;
+    auto until = now() + budget_;
+    if (deadline && *deadline < until) until = *deadline;
     for (;;) {
       if (done()) return true;
       if (now() >= until) return done();

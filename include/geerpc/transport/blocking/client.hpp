@@ -1,9 +1,19 @@
 // geerpc: the client half of the `blocking` transport. No thread of its own: the calling thread
 // writes its request and reads until its reply comes, waiting in poll() with the call's deadline.
 // One call is on the wire at a time; other callers wait their turn (within their own deadlines),
-// in arrival order; once the first has waited a millisecond, later callers no longer overtake it.
-// A call reads up to its own reply and no further: the bytes after it are kept for the next call,
-// which drops a reply that arrived after its call gave up.
+// in arrival order. A call reads up to its own reply and no further: the bytes after it are kept
+// for the next call, which drops a reply that arrived after its call gave up.
+//
+// The tuning policy (tuning/none.hpp) decides two things here, and only through what it names:
+//   - client_wait's waiter: whether a caller spins for a moment before it sleeps in poll
+//     (tuning::automatic: spin.hpp's reply_wait with settings::spin; tuning::none: never, and its
+//     empty waiter compiles to nothing);
+//   - client_send::overtake_limit: how long a caller that finds the connection free may take it
+//     ahead of the first waiter (tuning::automatic: 1 ms; tuning::none: 0, strict arrival order,
+//     and the clock is never read for it).
+// This client has no scheduler and no batching (it sends each request at once, itself), so it
+// builds no tuning::client_setup: it makes a client_wait from a tuning::wait_setup (knobs, CPUs,
+// waiting callers) and reads client_send's constant without making one.
 #pragma once
 
 #include <poll.h>
@@ -33,18 +43,15 @@
 #include "../../net/stream.hpp"
 #include "../../options.hpp"
 #include "../../runtime.hpp"
-#include "../../tuning/spin.hpp"
+#include "../../tuning/none.hpp"
 #include "../../wire/frame.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 // The blocking client's fixed numbers, each with what it trades (docs/transports.md lists them all).
+// (How long a waiting caller may be overtaken is its tuning's: client_send::overtake_limit.)
 struct blocking_client_constants {
-  // How long the first waiting caller may be overtaken by callers that come later, before the
-  // turn is handed to it directly. Letting a caller that finds the connection free take it at once
-  // saves a thread switch per call under load; the bound keeps that from starving anyone.
-  static constexpr std::chrono::milliseconds overtake_limit{1};
   // Requests queued while the socket is full before the connection breaks.
   static constexpr std::size_t max_pending_output = std::size_t{64} << 20;
   // The receive buffer a connection starts with and shrinks back to: fewer reads per reply
@@ -55,8 +62,15 @@ struct blocking_client_constants {
   static constexpr std::size_t kept_buffer = std::size_t{64} << 10;
 };
 
+template <class Tuning>
 class blocking_client_engine {
+  using wait_strategy = typename Tuning::client_wait;  // how a reply is awaited: its waiter alone
+
  public:
+  // How long the first waiting caller may be overtaken (0: strict arrival order).
+  static constexpr auto overtake_limit = Tuning::client_send::overtake_limit;
+  static_assert(overtake_limit.count() >= 0, "blocking client: a negative overtake limit");
+
   blocking_client_engine(connection_info connection, const options& opts)
       : stream_(std::move(connection.stream)),
         server_max_frame_size_(connection.server_max_frame_size),
@@ -64,8 +78,7 @@ class blocking_client_engine {
         writer_(stream_, blocking_client_constants::max_pending_output, nullptr, nullptr, nullptr,
                 &runtime_->chunk_pool()),
         max_frame_size_(opts.limits.max_frame_size),
-        spin_(opts.tuning.spin),
-        several_cpus_(runtime_->cpus() > 1) {}
+        wait_(tuning::wait_setup{opts.tuning, runtime_->cpus(), runtime_->waiting_callers()}) {}
 
   ~blocking_client_engine() { close(); }
 
@@ -102,8 +115,6 @@ class blocking_client_engine {
     return count;
   }
 
-  static constexpr std::chrono::milliseconds overtake_limit = blocking_client_constants::overtake_limit;
-
  private:
   bool connected() const noexcept { return !closed_.load(std::memory_order_acquire); }
 
@@ -115,8 +126,8 @@ class blocking_client_engine {
   // A caller waiting for its turn, in arrival order; lives on that caller's stack.
   struct turn_waiter {
     std::condition_variable wake;
-    std::chrono::steady_clock::time_point since;
-    bool granted = false;  // the turn was handed to it: busy_ stayed true for it
+    std::chrono::steady_clock::time_point since{};  // by the runtime's clock; unread in strict order
+    bool granted = false;                           // the turn was handed to it: busy_ stayed true for it
     turn_waiter* next = nullptr;
     turn_waiter* prev = nullptr;
   };
@@ -143,7 +154,7 @@ class blocking_client_engine {
     if (ctx.stop_token().stop_possible()) on_stop.emplace(ctx.stop_token(), wake_waiter_on_stop{this, &me});
     std::unique_lock lock(mutex_);
     if (take_free_turn()) return std::nullopt;  // freed while the stop callback was being made
-    me.since = std::chrono::steady_clock::now();
+    if constexpr (overtake_limit.count() > 0) me.since = runtime_->now();
     enqueue(me);
     for (;;) {
       if (me.granted) return std::nullopt;  // dequeued by whoever granted it
@@ -182,8 +193,8 @@ class blocking_client_engine {
   }
 
   // Ends this caller's turn: hands it straight to the first waiter if that one has been overtaken
-  // long enough, otherwise frees the connection and wakes the first waiter to take it (a caller
-  // that comes meanwhile may take it first).
+  // long enough (at once, in strict arrival order), otherwise frees the connection and wakes the
+  // first waiter to take it (a caller that comes meanwhile may take it first).
   void pass_turn() {
     std::lock_guard lock(mutex_);
     // Only the caller whose turn it is passes it; a granted turn kept busy_ true for its taker.
@@ -193,13 +204,21 @@ class blocking_client_engine {
       busy_ = false;
       return;
     }
-    if (std::chrono::steady_clock::now() - first->since >= overtake_limit) {
+    if (owed_turn(*first)) {
       dequeue(*first);
       first->granted = true;  // busy_ stays true: the turn is first's
     } else {
       busy_ = false;
     }
     first->wake.notify_one();  // under the lock: once it returns, `first` may be gone
+  }
+
+  // Whether the first waiter `first` is handed the turn now rather than left to race for it.
+  bool owed_turn(const turn_waiter& first) const noexcept {
+    if constexpr (overtake_limit.count() == 0)
+      return true;
+    else
+      return runtime_->now() - first.since >= overtake_limit;
   }
 
   void enqueue(turn_waiter& w) noexcept {
@@ -220,14 +239,15 @@ class blocking_client_engine {
 
   // Waits for `events` on the socket, and what the stream's session wants, within the call's
   // deadline; a stop request interrupts it.
-  wait_outcome wait(short events, const context& ctx, const reply_wait& waiting) {
+  wait_outcome wait(short events, const context& ctx, const typename wait_strategy::waiter& waiter) {
     const short watched = static_cast<short>(events | stream_.wants());
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
-    // and is then seen below, like one that comes while asleep.
+    // and is then seen below, like one that comes while asleep; the call's deadline ends it too.
     const auto stopped = [&] { return ctx.stop_token().stop_requested(); };
-    if (events == POLLIN && waiting.may_spin() &&
-        waiting.spin_until([&] { return stopped() || net::ready_now(stream_.fd(), watched); }) && !stopped())
+    if (events == POLLIN && waiter.may_spin() &&
+        waiter.spin_within([&] { return stopped() || net::ready_now(stream_.fd(), watched); }, ctx.deadline()) &&
+        !stopped())
       return wait_outcome::ready;
     for (;;) {
       switch (net::wait_for(stream_.fd(), watched, ctx.deadline(), wake_.get())) {
@@ -244,7 +264,7 @@ class blocking_client_engine {
 
   call_outcome exchange(const context& ctx, std::uint64_t seq, std::span<std::byte> frame, const reply_sink& reply) {
     if (ctx.stop_token().stop_requested()) return canceled_outcome();
-    const reply_wait waiting(runtime_->waiting_callers(), spin_, several_cpus_);
+    const auto waiter = wait_.waiting();  // joins the runtime's waiting callers, where it counts them
     const auto now = std::chrono::steady_clock::now();
     if (ctx.deadline() && *ctx.deadline() <= now) return deadline_exceeded_outcome();
     // Whole frames left by earlier calls answer calls that have returned (this one's request is not
@@ -259,7 +279,7 @@ class blocking_client_engine {
     // What the socket does not take stays queued in order and goes out before the next call's frame.
     for (auto status = writer_.write(frame); status != net::frame_writer::status::done; status = writer_.flush()) {
       if (status == net::frame_writer::status::broken) return broken();
-      switch (wait(POLLOUT, ctx, waiting)) {
+      switch (wait(POLLOUT, ctx, waiter)) {
         case wait_outcome::ready:
           break;
         case wait_outcome::timed_out:
@@ -304,7 +324,7 @@ class blocking_client_engine {
         case net::io_status::data:
           continue;
         case net::io_status::would_block:
-          switch (wait(POLLIN, ctx, waiting)) {
+          switch (wait(POLLIN, ctx, waiter)) {
             case wait_outcome::ready:
               continue;
             case wait_outcome::timed_out:
@@ -404,13 +424,13 @@ class blocking_client_engine {
 
   net::stream stream_;
   const std::uint32_t server_max_frame_size_;
-  // Its CPU budget, waiting callers and writer blocks; no thread (this transport starts no scheduler).
+  // Its CPU budget, waiting callers, clock and writer blocks; no thread (this transport starts no
+  // scheduler).
   const std::shared_ptr<runtime> runtime_;
   net::frame_writer writer_;
-  const std::uint32_t max_frame_size_;    // of a reply
-  net::event_fd wake_;                    // a stop_token's way into poll()
-  const std::chrono::microseconds spin_;  // tuning::settings::spin (spin.hpp)
-  const bool several_cpus_;
+  const std::uint32_t max_frame_size_;  // of a reply
+  net::event_fd wake_;                  // a stop_token's way into poll()
+  const wait_strategy wait_;            // whether a caller spins before it sleeps
   static constexpr std::size_t initial_buffer_size = blocking_client_constants::initial_buffer;
   // Received bytes: [begin_, end_) are not consumed yet. Only the caller whose turn it is touches them.
   std::vector<std::byte> buffer_ = std::vector<std::byte>(initial_buffer_size);

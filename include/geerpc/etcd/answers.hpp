@@ -1,0 +1,58 @@
+// geerpc: reading etcd's JSON answers (nlohmann-json): the error a bad answer raises, and the two
+// kinds of field etcd's gateway writes, 64-bit integers as strings and bytes as base64.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "../config.hpp"
+#include "base64.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace etcd {
+
+// etcd could not be reached, or answered with an error or with something that is not its JSON.
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+
+// etcd's gateway writes 64-bit integers as JSON strings ("TTL": "10"); absent means zero.
+inline std::int64_t json_int(const nlohmann::json& object, const char* name) {
+  const auto found = object.find(name);
+  if (found == object.end() || found->is_null()) return 0;
+  if (found->is_number_integer()) return found->get<std::int64_t>();
+  if (!found->is_string()) throw error(std::string("etcd: field ") + name + " is not an integer");
+  const auto& text = found->get_ref<const std::string&>();
+  std::size_t used = 0;
+  std::int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty())
+    throw error(std::string("etcd: field ") + name + " is not an integer: " + text);
+  return value;
+}
+
+// Bytes etcd sent as base64 (keys and values); absent or not a string means none.
+inline std::string json_bytes(const nlohmann::json& object, const char* name) {
+  const auto found = object.find(name);
+  if (found == object.end() || !found->is_string()) return {};
+  auto decoded = base64_decode(found->get_ref<const std::string&>());
+  if (!decoded) throw error(std::string("etcd: field ") + name + " is not base64");
+  return std::move(*decoded);
+}
+
+}  // namespace detail
+}  // namespace etcd
+GEERPC_END_NAMESPACE
