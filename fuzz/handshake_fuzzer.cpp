@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <stop_token>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,14 +37,14 @@ struct server_under_test {
   geerpc::detail::server_context context;
   server_under_test() {
     handlers.add<geerpc::binary_codec, Api, void>(nullptr);
-    context.handlers = &handlers;
-    context.codec_id = geerpc::binary_codec::id;
-    context.runtime = geerpc::runtime::default_runtime();
-    context.scheduler = &context.runtime->scheduler();
-    context.options.limits.max_frame_size = 4096;
-    context.options.limits.max_pending_output = 64u << 10;
-    context.options.timeouts.handshake = std::chrono::nanoseconds{0};  // no timers firing mid-input
-    context.options.timeouts.frame = std::chrono::nanoseconds{0};
+    geerpc::server_options options;
+    options.limits.max_frame_size = 4096;
+    options.limits.max_pending_output = 64u << 10;
+    options.timeouts.handshake = std::chrono::nanoseconds{0};  // no timers firing mid-input
+    options.timeouts.frame = std::chrono::nanoseconds{0};
+    context.config.set_options(std::move(options));
+    context.config.set_handlers(&handlers, geerpc::binary_codec::id);
+    context.config.bind_runtime();  // the default runtime
   }
 };
 

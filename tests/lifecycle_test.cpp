@@ -112,8 +112,7 @@ TEMPLATE_TEST_CASE("a thread that reuses the id of a server thread stop() has jo
     PoolProbe probe;
     geerpc::detail::dispatcher handlers;
     geerpc::detail::server_context context;
-    context.codec_id = geerpc::binary_codec::id;
-    context.handlers = &handlers;
+    context.config.set_handlers(&handlers, geerpc::binary_codec::id);
     handlers.template add<geerpc::binary_codec, PoolProbeApi>(&probe);
     std::string bound;
     auto engine = link::listen(context, "127.0.0.1:0", bound);
@@ -169,7 +168,7 @@ TEMPLATE_TEST_CASE("a thread that reuses the id of a server thread stop() has jo
       exercised += reused || taken_for_own > 0 ? 1 : 0;
       probe.release.set();
     }
-    context.wait_connections_gone();
+    context.connections.wait_empty();
   }
   if (exercised == 0) WARN("no new thread got the id of a joined server thread: nothing was tested");
 }

@@ -44,6 +44,15 @@ struct release_at_end {
 };
 
 // Sends `count` calls of Arith.Late (blocked until released) on `peer`.
+// A number the debug page's JSON shows under `key` (the first after `section`); -1 if absent.
+inline long long stats_number(const std::string& address, std::string_view section, std::string_view key) {
+  const std::string body = test::http_get(address, "/debug/geerpc/stats.json");
+  const auto from = body.find("\"" + std::string(section) + "\":");
+  const auto at = from == std::string::npos ? from : body.find("\"" + std::string(key) + "\":", from);
+  if (at == std::string::npos) return -1;
+  return std::stoll(body.substr(at + key.size() + 3));
+}
+
 template <class Transport>
 std::vector<test::future<int, Transport>> late_calls(geerpc::basic_client<Transport>& peer, int count) {
   std::vector<test::future<int, Transport>> calls;
@@ -192,6 +201,9 @@ TEMPLATE_TEST_CASE("a reactor refused a thread for want of budget starts one whe
   REQUIRE(s.arith.started.wait_for_at_least(4, 10s));  // reactor 1's core thread is busy
   auto quick = second.template async_call<int>("Arith.Sum", Args{2, 3});
   REQUIRE(test::eventually([&] { return s.server.inflight() == 5; }));  // it waits for a thread
+  // The refusal is shown on the debug page (the system refused nothing).
+  CHECK(test::eventually([&] { return stats_number(s.address, "pool", "budget_refusals") >= 1; }));
+  CHECK(stats_number(s.address, "pool", "start_failures") == 0);
   s.arith.release.set();
   for (auto& call : early) CHECK(call.get() >= 0);
   // Well before WaitForStop gives up on its own (10 s), which would free reactor 1's core thread.

@@ -49,9 +49,8 @@ class basic_server {
       throw rpc_error(errc::invalid_argument, "rpc server: options.limits.max_frame_size must be at least " +
                                                   std::to_string(wire::header_size) + " bytes (a frame header), not " +
                                                   std::to_string(opts.limits.max_frame_size));
-    context_.options = std::move(opts);
-    context_.codec_id = Codec::id;
-    context_.handlers = &handlers_;
+    context_.config.set_options(std::move(opts));
+    context_.config.set_handlers(&handlers_, Codec::id);
   }
   ~basic_server() { stop(); }
 
@@ -76,7 +75,7 @@ class basic_server {
   // may refuse it, its `after` every call's outcome. In the order added; before listen().
   void use(server_interceptor interceptor) {
     check_not_listening();
-    context_.interceptors.push_back(std::move(interceptor));
+    context_.config.add_interceptor(std::move(interceptor));
   }
 
   // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a
@@ -88,9 +87,7 @@ class basic_server {
     check_not_listening();
     engine_.reset();  // a stopped engine, whose threads are joined
     // Statistics for the services registered now; kept, and added to, when it listens again.
-    const std::size_t methods = handlers_.methods().size();
-    if (context_.options.observability.statistics && (!context_.stats || context_.stats->method_count() != methods))
-      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.observability.slow_call);
+    context_.config.keep_statistics(handlers_.methods().size());
     std::string bound;
     engine_ = link::listen(context_, address, bound);
     stopped_.store(false);
@@ -105,7 +102,8 @@ class basic_server {
     if (!engine_) return;
     link::stop(*engine_);
     if (link::on_own_thread(*engine_)) return;  // from a handler it has only begun
-    context_.wait_connections_gone();
+    context_.connections.wait_empty();
+    context_.config.set_serving(false);
     stopped_.store(true);
   }
 
@@ -121,7 +119,8 @@ class basic_server {
     if (!engine_) return;
     link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
     if (link::on_own_thread(*engine_)) return;
-    context_.wait_connections_gone();
+    context_.connections.wait_empty();
+    context_.config.set_serving(false);
     stopped_.store(true);
   }
 
@@ -132,14 +131,14 @@ class basic_server {
   std::vector<std::size_t> reactor_connections() const {
     return engine_ ? link::reactor_connections(*engine_) : std::vector<std::size_t>{};
   }
-  std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  std::size_t inflight() const noexcept { return context_.requests.inflight(); }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
   // server was made (server_options.limits.max_pending_output bounds each connection's share).
-  std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
-  std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
+  std::size_t pending_output_bytes() const noexcept { return context_.output.now(); }
+  std::size_t pending_output_peak() const noexcept { return context_.output.peak(); }
   // Memory held by request arguments waiting for a handler (server_options.limits.max_queued_request_bytes
   // bounds it).
-  std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
+  std::size_t queued_request_bytes() const noexcept { return context_.requests.queued_bytes(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
   // refused to start one (the pool then keeps queueing on the threads it has).
   std::size_t thread_count() const { return engine_ ? link::thread_count(*engine_) : 0; }
@@ -147,7 +146,7 @@ class basic_server {
   // Connections refused in the handshake reply since the server was made: a bad hello, past
   // max_connections, or (blocking transport) no thread could be started for it; and those closed
   // at once because there was no memory for their state.
-  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
+  std::size_t refused_connections() const noexcept { return context_.refused.count(); }
 
  private:
   // Services, interceptors and listen() wait for a server that is not serving: never made to

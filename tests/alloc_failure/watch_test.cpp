@@ -56,6 +56,11 @@ TEMPLATE_TEST_CASE("a connection the kernel will not watch is closed and counted
   fail_next_watch.store(false);
   CHECK(s.server.refused_connections() == 1);
   CHECK(s.server.connection_count() == 0);
+  // The statistics count it as turned away too, for want of resources (the debug page's JSON).
+  const std::string stats = test::http_get(s.address, "/debug/geerpc/stats.json");
+  const auto turned_away = stats.find("\"turned_away\":");
+  REQUIRE(turned_away != std::string::npos);
+  CHECK(stats.find("\"connection_resources\":1", turned_away) != std::string::npos);
   // Nothing leaked: the server's end of the socket is closed too (the client's was, with `refused`).
   CHECK(test::eventually([&] { return open_fds() == fds_before; }));
 

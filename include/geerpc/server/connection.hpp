@@ -65,30 +65,21 @@ class server_connection final : public wire_session<server_connection>,
       : wire_session(context, std::move(socket), want_write, this, poller_fd),
         ledger_(context),
         observer_(context),
-        id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
+        id_(context.ids.next()),
         peer_(peer_text(fd())) {
-    std::lock_guard lock(context_.connections_mutex);
-    registry_index = context_.connections.size();
-    context_.connections.push_back(this);
+    context_.connections.add(*this);
   }
   // The last thing it does with the server's context is to leave its list: once that list is
-  // empty, a stopping server may go (server_context::wait_connections_gone).
+  // empty, a stopping server may go (connection_registry::wait_empty).
   ~server_connection() {
     writer().detach_gauge();
-    std::lock_guard lock(context_.connections_mutex);
-    auto& all = context_.connections;
-    GEERPC_ASSERT(registry_index < all.size() && all[registry_index] == this,
-                  "server: a connection is listed where it says it is");
-    all[registry_index] = all.back();
-    all[registry_index]->registry_index = registry_index;
-    all.pop_back();
-    if (all.empty()) context_.connections_gone.notify_all();  // under the lock: the server may go next
+    context_.connections.remove(*this);
   }
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
 
-  // What the debug page shows of it (listed_connection). Called with context().connections_mutex held.
+  // What the debug page shows of it (listed_connection). Called with the registry's lock held.
   connection_view describe() const override {
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
@@ -204,8 +195,8 @@ class server_connection final : public wire_session<server_connection>,
     std::shared_ptr<server_connection> connection = std::move(request->connection);
     server_context& context = connection->context_;
     connection->ledger_.retire(request);
-    connection.reset();              // before the count below: a stopping server waits for it, then goes
-    request_ledger::leave(context);  // last: the context may go once it is counted out
+    connection.reset();        // before the count below: a stopping server waits for it, then goes
+    context.finish_request();  // last: the context may go once it is counted out
   }
 
  private:
@@ -289,15 +280,15 @@ class server_connection final : public wire_session<server_connection>,
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
-                                                            context_.options.limits.max_metadata_bytes &&
+                                                            context_.config.options().limits.max_metadata_bytes &&
                                                         wire::check_metadata(frame.metadata) == nullptr);
-    const handler_entry* handler = context_.handlers->find(frame.text, code, message);
+    const handler_entry* handler = context_.config.handlers()->find(frame.text, code, message);
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
       return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
     if (!metadata_valid) {
-      if (wire::metadata_size_field + frame.metadata.size() > context_.options.limits.max_metadata_bytes)
+      if (wire::metadata_size_field + frame.metadata.size() > context_.config.options().limits.max_metadata_bytes)
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
@@ -372,9 +363,9 @@ class server_connection final : public wire_session<server_connection>,
 
   std::string metadata_message(std::span<const std::byte> block) const {
     const std::size_t size = wire::metadata_size_field + block.size();
-    if (size > context_.options.limits.max_metadata_bytes)
+    if (size > context_.config.options().limits.max_metadata_bytes)
       return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
-             std::to_string(context_.options.limits.max_metadata_bytes);
+             std::to_string(context_.config.options().limits.max_metadata_bytes);
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 

@@ -28,7 +28,7 @@ struct connection_view {
 };
 
 // A connection listed in server_context::connections. Its two calls are the debug page's, made
-// with the context's connections_mutex held; they are virtual because the page is their only
+// with the registry's lock held; they are virtual because the page is their only
 // caller: no request pays for them.
 class listed_connection {
  public:
@@ -47,9 +47,6 @@ class listed_connection {
         &f);
   }
 
-  // Where server_context::connections lists it (under its connections_mutex).
-  std::size_t registry_index = 0;
-
  protected:
   using request_visitor = void (*)(void* visitor, const handler_entry& handler, clock::time_point arrived,
                                    clock::time_point started);
@@ -59,6 +56,10 @@ class listed_connection {
   listed_connection(const listed_connection&) = default;
   listed_connection& operator=(const listed_connection&) = default;
   ~listed_connection() = default;
+
+ private:
+  friend class connection_registry;
+  std::size_t registry_index_ = 0;  // where connection_registry lists it (under its lock)
 };
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -101,7 +102,7 @@ struct debug_snapshot {
 
   explicit debug_snapshot(const server_context& context) {
     const auto at = clock::now();
-    const server_statistics* const stats = context.stats.get();
+    const server_statistics* const stats = context.config.stats();
     statistics = stats != nullptr;
     read_methods(context);
     const in_flight_reading flight = read_connections(context, at);
@@ -120,8 +121,8 @@ struct debug_snapshot {
   };
 
   void read_methods(const server_context& context) {
-    if (context.handlers == nullptr) return;
-    for (const handler_entry& entry : context.handlers->methods()) {
+    if (context.config.handlers() == nullptr) return;
+    for (const handler_entry& entry : context.config.handlers()->methods()) {
       method_row row;
       row.name = entry.name;
       row.signature = entry.signature;
@@ -135,31 +136,37 @@ struct debug_snapshot {
   in_flight_reading read_connections(const server_context& context, clock::time_point at) {
     in_flight_reading out;
     out.oldest.assign(methods.size(), clock::time_point::max());
-    const handler_entry* const first = context.handlers != nullptr ? context.handlers->methods().data() : nullptr;
-    std::lock_guard lock(context.connections_mutex);
-    connection_count = context.connections.size();
-    for (const listed_connection* connection : context.connections) {
-      const connection_view v = connection->describe();
-      if (connections.size() < max_connection_rows) {
-        connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
-        if (statistics) row.idle = at - v.last_activity;
-        connections.push_back(std::move(row));
-      }
-      if (!statistics || first == nullptr) continue;
-      connection->for_each_request(
-          [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-            const auto i = static_cast<std::size_t>(&handler - first);
-            if (i < methods.size()) {
-              ++methods[i].in_flight;
-              out.oldest[i] = std::min(out.oldest[i], arrived);
-            }
-            if (started == clock::time_point{}) {
-              ++out.waiting;
-              out.oldest_waiting = std::min(out.oldest_waiting, arrived);
-            }
-          });
-    }
+    const handler_entry* const first =
+        context.config.handlers() != nullptr ? context.config.handlers()->methods().data() : nullptr;
+    context.connections.visit([&](std::span<const listed_connection* const> listed) {
+      connection_count = listed.size();
+      for (const listed_connection* connection : listed) read_connection(*connection, at, first, out);
+    });
     return out;
+  }
+
+  // One connection's row, and, with statistics, what it has in flight.
+  void read_connection(const listed_connection& connection, clock::time_point at, const handler_entry* first,
+                       in_flight_reading& out) {
+    const connection_view v = connection.describe();
+    if (connections.size() < max_connection_rows) {
+      connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
+      if (statistics) row.idle = at - v.last_activity;
+      connections.push_back(std::move(row));
+    }
+    if (!statistics || first == nullptr) return;
+    connection.for_each_request(
+        [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+          const auto i = static_cast<std::size_t>(&handler - first);
+          if (i < methods.size()) {
+            ++methods[i].in_flight;
+            out.oldest[i] = std::min(out.oldest[i], arrived);
+          }
+          if (started == clock::time_point{}) {
+            ++out.waiting;
+            out.oldest_waiting = std::min(out.oldest_waiting, arrived);
+          }
+        });
   }
 
   void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
@@ -180,10 +187,9 @@ struct debug_snapshot {
   }
 
   void read_pool(const server_context& context, clock::time_point at, const in_flight_reading& flight) {
-    pool_view p;
-    if (context.pool_probe != nullptr) p = context.pool_probe(context.pool_engine);
+    const pool_view p = context.pool.read();
     pool = {count("threads", "threads", p.threads), count("busy", "busy in a handler", p.busy)};
-    if (const server_statistics* const stats = context.stats.get()) {
+    if (const server_statistics* const stats = context.config.stats()) {
       const latency_summary wait = stats->queue_wait().read(at);
       pool.push_back(count("waiting", "requests waiting for a thread", flight.waiting));
       pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
@@ -193,6 +199,8 @@ struct debug_snapshot {
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+    if (!p.reactor_connections.empty())
+      pool.push_back(count("budget_refusals", "thread starts refused: max_handlers all taken", p.budget_refusals));
     if (!p.reactor_connections.empty()) read_reactors(p.reactor_connections);
   }
 
@@ -209,21 +217,20 @@ struct debug_snapshot {
   void read_now(const server_context& context) {
     now = {
         count("connections", "connections", connection_count),
-        count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
+        count("calls_in_flight", "calls in flight", context.requests.inflight(std::memory_order_relaxed)),
         bytes("queued_request_bytes", "request bytes waiting for a handler",
-              context.queued_request_bytes.load(std::memory_order_relaxed)),
-        bytes("pending_output_bytes", "reply bytes waiting to be sent",
-              context.output.now.load(std::memory_order_relaxed)),
+              context.requests.queued_bytes(std::memory_order_relaxed)),
+        bytes("pending_output_bytes", "reply bytes waiting to be sent", context.output.now(std::memory_order_relaxed)),
         bytes("pending_output_peak_bytes", "most reply bytes ever waiting",
-              context.output.peak.load(std::memory_order_relaxed)),
-        count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
+              context.output.peak(std::memory_order_relaxed)),
+        count("refused_connections", "connections refused", context.refused.count()),
     };
   }
 
   // Each limit, and, with statistics, how often it turned something away.
   void read_limits(const server_context& context) {
-    const server_statistics* const stats = context.stats.get();
-    const server_options& o = context.options;
+    const server_statistics* const stats = context.config.stats();
+    const server_options& o = context.config.options();
     const auto with = [stats](number n, std::optional<limit_kind> kind) {
       if (stats != nullptr && kind) n.turned_away = stats->turned_away_count(*kind);
       return n;
@@ -252,6 +259,9 @@ struct debug_snapshot {
     };
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
+    if (stats != nullptr && stats->turned_away_count(k::resources) != 0)
+      limits.push_back(
+          with(count("connection_resources", "memory and an epoll watch for each connection", 1), k::resources));
   }
 };
 

@@ -83,7 +83,7 @@ class http_door {
       return verdict::answered;
     }
     const bool page = path == "/debug/geerpc";
-    if (context.options.observability.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+    if (context.config.options().observability.debug_page && (page || path == "/debug/geerpc/stats.json")) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");

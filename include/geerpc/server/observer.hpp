@@ -37,12 +37,12 @@ class request_observer {
 
   // Whether requests keep their times and outcome: for the interceptors, or the statistics.
   bool installed() const noexcept { return intercepted() || counting(); }
-  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
-  bool counting() const noexcept { return context_.stats != nullptr; }
+  bool intercepted() const noexcept { return !context_.config.interceptors().empty(); }
+  bool counting() const noexcept { return context_.config.stats() != nullptr; }
 
   // A limit turned something away (statistics.hpp's limit_kind).
   void turned_away(limit_kind kind) const noexcept {
-    if (counting()) context_.stats->turned_away(kind);
+    if (counting()) context_.config.stats()->turned_away(kind);
   }
 
   // Registered: when it arrived (only with an observer: no clock read otherwise).
@@ -55,13 +55,13 @@ class request_observer {
     if (!counting()) return;
     const auto now = clock::now();
     request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-    context_.stats->queue_wait().add(now, now - request.arrived);
+    context_.config.stats()->queue_wait().add(now, now - request.arrived);
   }
 
   // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
   bool refused_before(const call_context& context, invoke_outcome& outcome) const {
     if (!intercepted()) return false;
-    for (const server_interceptor& interceptor : context_.interceptors) {
+    for (const server_interceptor& interceptor : context_.config.interceptors()) {
       if (!interceptor.before) continue;
       std::optional<error> refusal;
       try {
@@ -118,13 +118,13 @@ class request_observer {
 
  private:
   std::size_t method_index(const handler_entry& handler) const noexcept {
-    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
+    return static_cast<std::size_t>(&handler - context_.config.handlers()->methods().data());
   }
 
   // Adds a finished request to its method's statistics, and keeps it among the last slow or
   // failed calls if it is one.
   void count(const server_request& request, std::string_view peer) const noexcept {
-    server_statistics& stats = *context_.stats;
+    server_statistics& stats = *context_.config.stats();
     const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
     method_statistics& method = stats.method(method_index(*request.handler));
     const std::uint8_t status = request.answered_status;
@@ -151,10 +151,10 @@ class request_observer {
   // Counts a request answered without being registered (refused()).
   void count_refused(const wire::frame_view& frame, errc code, const std::string& message,
                      std::string_view peer) const noexcept {
-    server_statistics& stats = *context_.stats;
+    server_statistics& stats = *context_.config.stats();
     const auto status = static_cast<std::uint8_t>(code);
     try {
-      const handler_entry* handler = context_.handlers->served(frame.text);
+      const handler_entry* handler = context_.config.handlers()->served(frame.text);
       (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
       // A name the server does not serve is the peer's: a bounded, printable part of it is kept.
       std::string name;
@@ -170,7 +170,7 @@ class request_observer {
     if (status != 0) result.error = make_error_code(static_cast<errc>(status));
     result.message = message;
     result.duration = took;
-    for (const server_interceptor& interceptor : context_.interceptors) {
+    for (const server_interceptor& interceptor : context_.config.interceptors()) {
       if (!interceptor.after) continue;
       try {
         interceptor.after(context, result);

@@ -128,18 +128,18 @@ class request_ledger {
       out.outcome = admission::verdict::going_away;
     } else if (inflight_.find(seq) != nullptr) {
       out.outcome = admission::verdict::duplicate_seq;
-    } else if (inflight_.size() >= context_.options.limits.max_inflight_per_connection) {
+    } else if (inflight_.size() >= context_.config.options().limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
     } else if (!context_.try_acquire_inflight()) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
-      leave(context_);                                                // a draining shutdown hears of it at once
+      context_.finish_request();                                      // a draining shutdown hears of it at once
       out = busy("rpc server: too many request bytes waiting", limit);
     } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
     } else {  // the counts taken above are given back
       release_bytes(bytes);
-      leave(context_);
+      context_.finish_request();
       out.outcome = admission::verdict::no_memory;
     }
     return out;
@@ -153,7 +153,7 @@ class request_ledger {
     GEERPC_ASSERT(request.timer_limit == server_request::limit::none && !request.caller_deadline,
                   "server: a request scheduled twice, or recycled with its deadline");
     if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) return;  // no timer: no clock read
-    const auto now = context_.scheduler->now();  // the runtime's clock, which the timer fires by
+    const auto now = context_.config.scheduler()->now();  // the runtime's clock, which the timer fires by
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
     if (budget_us > 0)
@@ -161,12 +161,12 @@ class request_ledger {
     request.caller_deadline = caller_deadline;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline, on_deadline,
-                                 &request);
+    context_.config.scheduler()->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
+                                          on_deadline, &request);
   }
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
-    if (request.timer_limit != server_request::limit::none) context_.scheduler->cancel(request.timer);
+    if (request.timer_limit != server_request::limit::none) context_.config.scheduler()->cancel(request.timer);
   }
 
   // Claims the request registered under `seq`, if any and still unanswered, and calls
@@ -250,22 +250,6 @@ class request_ledger {
     recycle(request);
   }
 
-  // The server-wide count admit() took, given back last: a stop() waiting for it (a responder's
-  // request finishes on any thread) may free the context as soon as it reads 0. While draining,
-  // the count drops under the lock its waiter reads it under, and the waiter is woken; otherwise
-  // it looks again within a few milliseconds.
-  static void leave(server_context& context) {
-    const auto count_out = [&] {
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    };
-    if (!context.draining.load(std::memory_order_relaxed)) [[likely]]
-      return count_out();
-    std::lock_guard lock(context.drain_mutex);
-    count_out();
-    context.drained.notify_all();
-  }
-
  private:
   static admission busy(const char* reason, limit_kind limit) noexcept {
     return {admission::verdict::busy, nullptr, reason, limit};
@@ -278,7 +262,8 @@ class request_ledger {
   bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
     if (bytes == 0) return true;
     const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.limits.max_queued_request_bytes_per_connection)) {
+    if (!request_counters::room_for(mine, bytes,
+                                    context_.config.options().limits.max_queued_request_bytes_per_connection)) {
       limit = limit_kind::queued_bytes_per_connection;
       return false;
     }
@@ -321,8 +306,8 @@ class request_ledger {
   void release_bytes(std::size_t bytes) noexcept {
     if (bytes == 0) return;
     const std::size_t mine = queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-    const std::size_t all = context_.queued_request_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-    GEERPC_ASSERT(mine >= bytes && all >= bytes, "server: more request bytes released than were counted");
+    GEERPC_ASSERT(mine >= bytes, "server: more request bytes released than were counted");
+    context_.requests.release_bytes(bytes);
   }
 
   server_request* fresh_request() {

@@ -191,6 +191,7 @@ enum class limit_kind : std::uint8_t {
   frame_timeout,                // a connection dropped mid-frame
   write_timeout,                // a connection dropped for not reading its replies
   threads,                      // blocking transport: a connection refused for want of a thread
+  resources,                    // threaded transport: a connection closed for want of memory or an epoll watch
   count
 };
 

@@ -84,7 +84,7 @@ class wire_session {
 
   // Disconnects a peer that has not completed the handshake in time. Called when the connection is
   // accepted; timeouts.frame then guards every frame the peer starts in the same way.
-  void arm_handshake_timer() { arm_stall_timer(context_.options.timeouts.handshake); }
+  void arm_handshake_timer() { arm_stall_timer(context_.config.options().timeouts.handshake); }
 
   // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
   // appended to `ready` (the connection's on_request()). Returns false when the connection must be closed.
@@ -116,8 +116,9 @@ class wire_session {
       owner().observer().turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(context_.scheduler->now().time_since_epoch().count(), std::memory_order_relaxed);
-      arm_stall_timer(context_.options.timeouts.frame);
+        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
+                                std::memory_order_relaxed);
+      arm_stall_timer(context_.config.options().timeouts.frame);
     } else {
       partial_since_ns_.store(0, std::memory_order_relaxed);
       if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
@@ -142,7 +143,7 @@ class wire_session {
   // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
   // wait, it closes now.
   void answer_sent() {
-    if (context_.options.timeouts.handshake <= std::chrono::nanoseconds::zero())
+    if (context_.config.options().timeouts.handshake <= std::chrono::nanoseconds::zero())
       close();
     else
       stream_.shutdown_write();
@@ -151,7 +152,7 @@ class wire_session {
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
   // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
-    context_.refused.fetch_add(1, std::memory_order_relaxed);
+    context_.refused.add();
     std::vector<std::byte> reply;
     wire::encode_hello_reply({false, 0, reason}, reply);
     writer_.write(reply);
@@ -201,12 +202,12 @@ class wire_session {
   wire_session(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
                void* writer_context, int poller_fd)
       : context_(context),
-        stream_(
-            net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
+        stream_(net::make_stream(std::move(fd), context.config.options().session.get(),
+                                 net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output,
-                &context.runtime->chunk_pool()),
-        reader_(context.options.limits.max_frame_size) {}
+        writer_(stream_, context.config.options().limits.max_pending_output, want_write, writer_context,
+                &context.output, &context.config.runtime()->chunk_pool()),
+        reader_(context.config.options().limits.max_frame_size) {}
   ~wire_session() = default;
 
   // Graceful shutdown begins (the connection calls it under its ledger's lock): true when the
@@ -296,7 +297,7 @@ class wire_session {
       refusal = std::string("rpc server: ") + bad;
     else if (hello.version != wire::protocol_version)
       refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
-    else if (hello.codec_id != context_.codec_id)
+    else if (hello.codec_id != context_.config.codec_id())
       refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
     disarm_stall_timer();
     if (!refusal.empty()) {
@@ -308,10 +309,10 @@ class wire_session {
     greeted_.store(true, std::memory_order_relaxed);
     // The smaller of what the client reads (0: it set no limit) and what this server sends.
     max_response_size_ = hello.max_response_size == 0
-                             ? context_.options.limits.max_frame_size
-                             : std::min(hello.max_response_size, context_.options.limits.max_frame_size);
+                             ? context_.config.options().limits.max_frame_size
+                             : std::min(hello.max_response_size, context_.config.options().limits.max_frame_size);
     std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
-    wire::encode_hello_reply({true, context_.options.limits.max_frame_size, {}}, reply);
+    wire::encode_hello_reply({true, context_.config.options().limits.max_frame_size, {}}, reply);
     send(reply);
     // A shutdown that began before the reply went out sends its goaway now, after it.
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
@@ -350,7 +351,8 @@ class wire_session {
     // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
     // callback cannot run before the guard is set: it needs stall_mutex_.
     // By the runtime's clock, as partial_since_ns_ and on_stall's look.
-    context_.scheduler->schedule(stall_timer_, saturating_deadline(context_.scheduler->now(), limit), &on_stall, this);
+    context_.config.scheduler()->schedule(stall_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
+                                          &on_stall, this);
     stall_guard_ = owner().shared_from_this();
     stall_armed_.store(true, std::memory_order_relaxed);
   }
@@ -365,7 +367,7 @@ class wire_session {
     // again before it saw the guard gone. Cancelling after the lock is released is safe because
     // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
     // nobody arms it again in between.
-    if (guard) context_.scheduler->cancel(stall_timer_);
+    if (guard) context_.config.scheduler()->cancel(stall_timer_);
   }  // `guard` goes here, after any running callback has returned
   static void on_stall(void* context) {
     auto& self = *static_cast<wire_session*>(context);
@@ -377,10 +379,10 @@ class wire_session {
       // timer was armed, it has time left; wait for it instead of closing.
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
-        const auto due =
-            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.timeouts.frame);
-        if (due > self.context_.scheduler->now()) {
-          self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
+        const auto due = saturating_deadline(clock::time_point(clock::duration(since)),
+                                             self.context_.config.options().timeouts.frame);
+        if (due > self.context_.config.scheduler()->now()) {
+          self.context_.config.scheduler()->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
         }
       }
@@ -408,11 +410,12 @@ class wire_session {
       arm_write_timer();
   }
   void arm_write_timer() {
-    const std::chrono::nanoseconds limit = context_.options.timeouts.write;
+    const std::chrono::nanoseconds limit = context_.config.options().timeouts.write;
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
     if (write_guard_ || closed()) return;
-    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
+    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall,
+                                          this);
     write_guard_ = owner().shared_from_this();
   }
   void disarm_write_timer() {
@@ -422,7 +425,7 @@ class wire_session {
       guard.swap(write_guard_);
     }
     // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
-    if (guard) context_.scheduler->cancel(write_timer_);
+    if (guard) context_.config.scheduler()->cancel(write_timer_);
   }
   static void on_write_stall(void* context) {
     auto& self = *static_cast<wire_session*>(context);
@@ -435,9 +438,9 @@ class wire_session {
         // The writer's clock restarts whenever the socket takes bytes: until it has run for the
         // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
         if (const auto since = self.writer_.stalled_since()) {
-          const auto due = saturating_deadline(*since, self.context_.options.timeouts.write);
+          const auto due = saturating_deadline(*since, self.context_.config.options().timeouts.write);
           if (due > clock::now()) {
-            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
+            self.context_.config.scheduler()->schedule(self.write_timer_, due, &on_write_stall, &self);
             return;  // the guard stays with the new timer
           }
           expired = true;

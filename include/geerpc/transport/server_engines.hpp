@@ -33,11 +33,10 @@ void server_link<Transport>::destroy(engine* e) noexcept {
 template <class Transport>
 typename server_link<Transport>::handle server_link<Transport>::listen(server_context& context,
                                                                        std::string_view address, std::string& bound) {
-  if (!context.runtime)  // kept when it listens again
-    context.runtime = context.options.runtime ? context.options.runtime : runtime::default_runtime();
-  context.scheduler = &context.runtime->scheduler();
+  context.config.bind_runtime();
   handle e(new engine(context));
   bound = e->listen(address);
+  context.config.set_serving(true);  // until basic_server has seen the engine stop
   return e;
 }
 
@@ -72,10 +71,10 @@ void server_link<Transport>::shutdown(engine& e, server_context& context,
                                       std::chrono::steady_clock::time_point drain_deadline) {
   struct not_draining_at_end {
     server_context& context;
-    ~not_draining_at_end() { context.draining.store(false); }
+    ~not_draining_at_end() { context.drain.end(); }
   } guard{context};
   if (e.stop_accepting()) {
-    context.draining.store(true);
+    context.drain.begin();
     e.for_each_connection([](server_connection& connection) { connection.go_away(); });
     if (!context.wait_drained(drain_deadline))
       e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });

@@ -4,13 +4,11 @@
 // transport/threaded/pool_growth.hpp.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include "../detail/chrono.hpp"
 
 #include "../config.hpp"
-#include "../detail/deadline.hpp"
+#include "../detail/chrono.hpp"
 #include "../server/connection.hpp"
 #include "../transport/threaded/pool_growth.hpp"
 #include "automatic.hpp"
@@ -69,7 +67,8 @@ class automatic::server_schedule {
 };
 
 // The growth rule (pool_growth.hpp): above the core size, a thread only while handlers are stuck,
-// a look armed on the scheduler otherwise; after a refused start, a look when the pool may retry.
+// a look armed on the scheduler otherwise. A refused start is the reactor's to retry (its own
+// timer), not this strategy's.
 class automatic::pool_grow {
  public:
   using clock = std::chrono::steady_clock;
@@ -77,10 +76,6 @@ class automatic::pool_grow {
       : growth_(setup.core_threads, setup.slots, setup.growth_delay, &setup.scheduler, setup.look, setup.pool) {}
 
   bool may_grow(std::size_t threads, clock::time_point now) noexcept { return growth_.may_grow(threads, now); }
-  // A look a whole delay long at least, so that a refused start is not retried at once.
-  void retry_at(clock::time_point when, clock::time_point now) noexcept {
-    growth_.arm_look(std::max(when, detail::saturating_deadline(now, growth_.delay())));
-  }
   void look() noexcept { growth_.look(); }
   void handler_began(std::size_t slot) noexcept { growth_.handler_began(slot); }
   void handler_ended(std::size_t slot) noexcept { growth_.handler_ended(slot); }

@@ -207,9 +207,6 @@ struct none {
     // Whether the pool, holding `threads` threads (its bound not reached), may start one more at
     // `now` (the runtime's clock).
     static constexpr bool may_grow(std::size_t, clock::time_point) noexcept { return true; }
-    // The system refused a thread, and the pool starts none before `when`: whether to look again
-    // then (here: no; the next request that finds every thread busy tries again).
-    void retry_at(clock::time_point, clock::time_point) noexcept {}
     // The look that the strategy armed (never, here); a thread of slot `slot` begins and ends a
     // handler.
     void look() noexcept {}

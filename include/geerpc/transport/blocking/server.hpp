@@ -43,14 +43,10 @@ struct blocking_server_constants {
 
 class blocking_server_engine {
  public:
-  explicit blocking_server_engine(server_context& context) : context_(context) {
-    context.pool_probe = &probe;
-    context.pool_engine = this;
-  }
+  explicit blocking_server_engine(server_context& context) : context_(context) { context.pool.attach(&probe, this); }
   ~blocking_server_engine() {
     stop();
-    context_.pool_probe = nullptr;
-    context_.pool_engine = nullptr;
+    context_.pool.detach();
   }
 
   blocking_server_engine(const blocking_server_engine&) = delete;
@@ -141,7 +137,7 @@ class blocking_server_engine {
   }
 
  private:
-  // The debug page's view (server_context::pool_probe): a thread per connection, busy while it runs
+  // The debug page's view (server_context::pool): a thread per connection, busy while it runs
   // the requests it read.
   static pool_view probe(const void* engine) {
     const auto& self = *static_cast<const blocking_server_engine*>(engine);
@@ -181,7 +177,7 @@ class blocking_server_engine {
       } catch (...) {
         // No memory for this connection's state (or its list entry, or its reason): it is closed
         // without a word and counted; the server keeps serving the others.
-        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        context_.refused.add();
         if (connection) connection->close();
       }
     }
@@ -192,15 +188,15 @@ class blocking_server_engine {
     std::lock_guard lock(mutex_);
     reap_finished();
     if (stopping_) return false;
-    if (peers_.size() >= context_.options.limits.max_connections) {
-      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
+    if (peers_.size() >= context_.config.options().limits.max_connections) {
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " +
-                         std::to_string(context_.options.limits.max_connections) + ")");
+                         std::to_string(context_.config.options().limits.max_connections) + ")");
       return true;
     }
     connection->arm_handshake_timer();
     // Accepted as a shutdown began: for_each_connection(), under the same lock, missed it.
-    if (context_.draining.load()) connection->go_away();
+    if (context_.drain.draining()) connection->go_away();
     peers_.push_back(peer{connection, {}, {}, false});
     auto self = std::prev(peers_.end());
     try {
@@ -211,7 +207,7 @@ class blocking_server_engine {
       // told why and closed; the server keeps serving the others, and may find a thread for the
       // next one once some connection has ended.
       peers_.erase(self);
-      if (context_.stats) context_.stats->turned_away(limit_kind::threads);
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::threads);
       connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
     } catch (...) {
       peers_.erase(self);  // no memory to start the thread: the caller closes and counts it

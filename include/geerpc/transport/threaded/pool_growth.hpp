@@ -49,28 +49,11 @@ class pool_growth {
   pool_growth(const pool_growth&) = delete;
   pool_growth& operator=(const pool_growth&) = delete;
 
-  std::chrono::nanoseconds delay() const noexcept { return delay_; }
-
   // Whether the pool, holding `threads` threads, may start one more now; if not, a look is armed.
   bool may_grow(std::size_t threads, clock::time_point now) noexcept {
     if (threads < core_threads_ + 1 || delay_ == std::chrono::nanoseconds::zero() || scheduler_ == nullptr) return true;
     if (stalled_ || threads < core_threads_ + 1 + stuck_) return true;
     return !arm_look(saturating_deadline(now, delay_));
-  }
-
-  // Arms the look, unless it is armed, and notes which request each thread runs, for the look to
-  // compare. Returns false if it could not (no scheduler, or no memory for the timer).
-  bool arm_look(clock::time_point when) noexcept {
-    if (armed_) return true;
-    if (scheduler_ == nullptr) return false;
-    try {
-      scheduler_->schedule(timer_, when, on_look_, pool_);
-    } catch (...) {
-      return false;
-    }
-    armed_ = true;
-    for (handler_slot& h : slots_) h.runs_at_look = h.runs;
-    return true;
   }
 
   // The look: a handler still running the request it ran when the look was armed is stuck (it has
@@ -112,6 +95,21 @@ class pool_growth {
   }
 
  private:
+  // Arms the look, unless it is armed, and notes which request each thread runs, for the look to
+  // compare. Returns false if it could not (no scheduler, or no memory for the timer).
+  bool arm_look(clock::time_point when) noexcept {
+    if (armed_) return true;
+    if (scheduler_ == nullptr) return false;
+    try {
+      scheduler_->schedule(timer_, when, on_look_, pool_);
+    } catch (...) {
+      return false;
+    }
+    armed_ = true;
+    for (handler_slot& h : slots_) h.runs_at_look = h.runs;
+    return true;
+  }
+
   // Per thread slot: requests begun, and their count when the look was armed; whether a handler
   // runs, and whether the look found it stuck (counted in stuck_).
   struct handler_slot {

@@ -95,7 +95,7 @@ class threaded_reactor {
   // the most handler threads it could hold, the budget permitting; `budget`: the server's.
   threaded_reactor(server_context& context, std::size_t index, const server_threads& threads, handler_budget& budget)
       : index_(index),
-        scheduler_(*context.scheduler),
+        scheduler_(*context.config.scheduler()),
         budget_(budget),
         io_(context),
         core_threads_(std::max<std::size_t>(1, threads.handlers)),
@@ -104,8 +104,8 @@ class threaded_reactor {
         growth_(tuning::pool_setup{core_threads_, max_running_ + 1, threads.growth_delay, scheduler_, &on_growth_look,
                                    this}),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.options.tuning, context.runtime->cpus(),
-                                     &look_for_leader, this}) {}
+        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.config.options().tuning,
+                                     context.config.runtime()->cpus(), &look_for_leader, this}) {}
   ~threaded_reactor() = default;  // the server joined its threads (stop())
 
   threaded_reactor(const threaded_reactor&) = delete;
@@ -177,10 +177,11 @@ class threaded_reactor {
     return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
   }
 
-  // The pool now: threads, of them inside a handler, and threads the system would not start.
+  // The pool now: threads, of them inside a handler, threads the system would not start, and
+  // starts refused for want of a unit of the server's budget.
   pool_view view() const {
     std::lock_guard lock(mutex_);
-    return {threads_, running_, start_failures_, {}};
+    return {threads_, running_, start_failures_, {}, budget_refusals_};
   }
 
  private:
@@ -213,13 +214,15 @@ class threaded_reactor {
     // Every live thread holds a slot, and there are max_running_ + 1 of both.
     const auto slot =
         static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
-    if (slot == slot_used_.size()) {  // a retired thread still sends its held replies through its slot
-      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
-      return false;
-    }
+    // A retired thread still sends its held replies through its slot: it hands on as it frees the
+    // slot (work()), so the start is tried again then, with no wait. (A guard too: a thread never
+    // retires holding replies, see work(), so it frees its slot as it is counted out.)
+    slot_wanted_ = slot == slot_used_.size();
+    if (slot_wanted_) return false;
     // Every thread but the first takes a unit of the server's budget (the first is left to lead).
     const bool takes = threads_ > 0;
     if (takes && !budget_.try_take()) {
+      ++budget_refusals_;
       no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
       return false;
     }
@@ -261,19 +264,19 @@ class threaded_reactor {
     } else if (threads_ < max_running_ + 1) {
       const auto now = scheduler_.now();  // the runtime's clock
       if (now < no_start_before_)         // after a refused start: not before then
-        retry_start_locked(now);
-      else if (growth_.may_grow(threads_, now) && !start_thread_locked())
-        retry_start_locked(now);  // refused (no slot, the budget spent, the system): try again then
+        retry_start_locked();
+      else if (growth_.may_grow(threads_, now) && !start_thread_locked() && !slot_wanted_)
+        retry_start_locked();  // refused (the budget spent, the system): try again then
     }
   }
 
   // After a refused start, requests may wait with every thread busy, and nothing here would come
-  // back to them: a budget unit another reactor gives back, or a slot a retiring thread frees,
-  // wakes nobody. So the pool tries again at no_start_before_ on its own timer, whatever its
-  // tuning (tuning::automatic's pool_grow also looks then, to mark stuck handlers). Should the
-  // timer not be queued (no memory), the next request or finished handler tries again.
-  void retry_start_locked(clock::time_point now) {
-    growth_.retry_at(no_start_before_, now);
+  // back to them: a budget unit another reactor gives back wakes nobody. So the pool tries again
+  // at no_start_before_ on its own timer, whatever its tuning: the only retry (a pool_grow
+  // strategy looks only for stuck handlers). Should the timer not be queued (no memory), the next
+  // request or finished handler tries again. (A start refused for want of a slot needs no timer:
+  // the retiring thread that holds the slot hands on as it frees it.)
+  void retry_start_locked() {
     if (queue_.empty()) return;
     try {
       scheduler_.schedule(start_retry_, no_start_before_, &on_start_retry, this);
@@ -379,8 +382,12 @@ class threaded_reactor {
       if (!unled) hand_on_locked();
       const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
-      // Replies held for another connection (whose request was next when they were held, before
-      // this thread led or waited) go now: they must not wait behind this handler.
+      // Replies held for another connection go now: they must not wait behind this handler. A
+      // guard: no schedule gets here today. A thread keeps a hold past its handler only while the
+      // held connection's request is next (runs_next()), and then it may always take it: a thread
+      // takes a request only while another is out of handlers to lead, so once it has finished,
+      // may_take_request() holds whenever runs_next() does. So it never leads, waits or retires
+      // holding replies.
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && held != mine->connection.get())
         tuning_.release(mine_state);
       const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
@@ -419,6 +426,11 @@ class threaded_reactor {
       GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
       slot_used_[self->slot] = false;
       retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
+      // A start refused for want of this slot is tried again now.
+      if (slot_wanted_) {
+        slot_wanted_ = false;
+        hand_on_locked();
+      }
     }
   }
 
@@ -477,6 +489,8 @@ class threaded_reactor {
   std::size_t starting_ = 0;             // threads started that have not run yet
   std::size_t threads_ = 0;              // threads started and not retired
   std::size_t start_failures_ = 0;       // threads the system would not start
+  std::size_t budget_refusals_ = 0;      // starts refused because the server's budget was spent
+  bool slot_wanted_ = false;             // the last start found no free slot (a retiring thread holds it)
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
   grow growth_;                          // when the pool may grow above its core size
   bool leading_ = false;

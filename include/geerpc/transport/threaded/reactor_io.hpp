@@ -89,7 +89,8 @@ class reactor_io {
 
   // Watches a connection accepted for this reactor (its poller is this reactor's), refuses it when
   // `over_limit`, or closes it when the reactor is closing. One that cannot be watched is closed
-  // and counted (refused_connections()): nothing would ever read it.
+  // and counted (refused_connections(), and turned away for want of resources in the statistics):
+  // nothing would ever read it.
   void admit(const std::shared_ptr<server_connection>& connection, bool over_limit) {
     std::lock_guard lock(connections_mutex_);
     if (closing_) {
@@ -97,21 +98,22 @@ class reactor_io {
       return;
     }
     if (over_limit) {
-      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " +
-                         std::to_string(context_.options.limits.max_connections) + ")");
+                         std::to_string(context_.config.options().limits.max_connections) + ")");
       return;
     }
     connection->arm_handshake_timer();
     connections_.emplace(connection.get(), connection);
     if (!watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get())) {
       connections_.erase(connection.get());
-      context_.refused.fetch_add(1, std::memory_order_relaxed);
+      context_.refused.add();
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::resources);
       connection->close();  // (with its timer)
       return;
     }
     // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
-    if (context_.draining.load()) connection->go_away();
+    if (context_.drain.draining()) connection->go_away();
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.

@@ -69,24 +69,22 @@ class threaded_server_engine {
  public:
   explicit threaded_server_engine(server_context& context)
       : context_(context),
-        budget_(std::max(std::max<std::size_t>(1, context.options.threads.handlers),
-                         context.options.threads.max_handlers)) {
-    const server_threads& threads = context.options.threads;
+        budget_(std::max(std::max<std::size_t>(1, context.config.options().threads.handlers),
+                         context.config.options().threads.max_handlers)) {
+    const server_threads& threads = context.config.options().threads;
     const std::size_t wanted =
-        threads.io_threads != 0 ? threads.io_threads : default_io_threads(context.runtime->cpus());
+        threads.io_threads != 0 ? threads.io_threads : default_io_threads(context.config.runtime()->cpus());
     // Each reactor runs at least one handler: no more reactors than handler threads.
     const std::size_t count = std::min(wanted, std::max<std::size_t>(1, threads.handlers));
     reactors_.reserve(count);
     for (std::size_t i = 0; i < count; ++i)
       reactors_.push_back(
-          std::make_unique<reactor>(context, i, reactor_share(context.options.threads, i, count), budget_));
-    context.pool_probe = &probe;
-    context.pool_engine = this;
+          std::make_unique<reactor>(context, i, reactor_share(context.config.options().threads, i, count), budget_));
+    context.pool.attach(&probe, this);
   }
   ~threaded_server_engine() {
     stop();
-    context_.pool_probe = nullptr;
-    context_.pool_engine = nullptr;
+    context_.pool.detach();
   }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
@@ -109,7 +107,7 @@ class threaded_server_engine {
     if (on_own_thread()) return;
     std::lock_guard joining(join_mutex_);
     for (auto& r : reactors_) r->join();
-    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    if (context_.config.scheduler()) context_.config.scheduler()->cancel(accept_retry_);
     listen_.close();  // no leader or accept retry can touch it now: frees the address at once
     // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
     // its request holds its connection, and the context it refers to must outlive it.
@@ -121,7 +119,8 @@ class threaded_server_engine {
   // and is shut down (dials are refused from now on); stop() closes it.
   // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
   bool stop_accepting() {
-    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
+    if (context_.config.scheduler())
+      context_.config.scheduler()->cancel(accept_retry_);  // its resume would watch it again
     std::lock_guard lock(listen_mutex_);
     if (stopping_) return false;
     if (!accepting_) return true;
@@ -165,11 +164,12 @@ class threaded_server_engine {
       sum.threads += v.threads;
       sum.busy += v.busy;
       sum.start_failures += v.start_failures;
+      sum.budget_refusals += v.budget_refusals;
     }
     return sum;
   }
 
-  // The debug page's view of the pools (server_context::pool_probe).
+  // The debug page's view of the pools (server_context::pool).
   static pool_view probe(const void* engine) {
     const auto& self = *static_cast<const threaded_server_engine*>(engine);
     pool_view v = self.pools();
@@ -209,11 +209,12 @@ class threaded_server_engine {
                                                          to.io().poller());
         // Only this thread admits, and connections only leave meanwhile: the count cannot pass
         // the limit between this look and the admission.
-        to.io().admit(connection, connection_count() >= context_.options.limits.max_connections);
+        to.io().admit(connection, connection_count() >= context_.config.options().limits.max_connections);
       } catch (...) {
         // No memory for this connection's state (or its table entry, or its reason): it is closed
         // without a word and counted; the leader goes on serving the others.
-        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        context_.refused.add();
+        if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::resources);
         if (connection) connection->close();
       }
     }
@@ -225,9 +226,10 @@ class threaded_server_engine {
   void pause_accepting() {
     // Should the watch not change, the leader finds the listener ready again and comes back here.
     (void)reactors_.front()->io().rewatch_listener(listen_.get(), 0);
-    context_.scheduler->cancel(accept_retry_);
-    context_.scheduler->schedule(accept_retry_, context_.scheduler->now() + threaded_server_constants::accept_retry,
-                                 &resume_accepting, this);
+    context_.config.scheduler()->cancel(accept_retry_);
+    context_.config.scheduler()->schedule(accept_retry_,
+                                          context_.config.scheduler()->now() + threaded_server_constants::accept_retry,
+                                          &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
@@ -236,9 +238,9 @@ class threaded_server_engine {
     const int failed = self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
     if (failed == 0 || failed == ENOENT) return;
     try {
-      self.context_.scheduler->schedule(self.accept_retry_,
-                                        self.context_.scheduler->now() + threaded_server_constants::accept_retry,
-                                        &resume_accepting, &self);
+      self.context_.config.scheduler()->schedule(
+          self.accept_retry_, self.context_.config.scheduler()->now() + threaded_server_constants::accept_retry,
+          &resume_accepting, &self);
     } catch (...) {  // no memory for the timer either: the listener stays paused until stop
     }
   }
