@@ -13,9 +13,9 @@
 #include <memory>
 #include <span>
 #include <stop_token>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {

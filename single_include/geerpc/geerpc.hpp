@@ -3672,7 +3672,7 @@ class reply_wait {
   bool spin_within(Done&& done, const std::optional<std::chrono::steady_clock::time_point>& deadline,
                    Now now = {}) const {
     if (!may_spin()) return done();
-    auto until = now() + budget_;
+    auto until = saturating_deadline(now(), budget_);  // the knob is not bounded: no overflow
     if (deadline && *deadline < until) until = *deadline;
     for (;;) {
       if (done()) return true;
@@ -6853,9 +6853,9 @@ GEERPC_END_NAMESPACE
 
 
 // ---- begin geerpc/server/context.hpp
-// geerpc: what every connection of one server shares: its handlers, its options, its runtime (the
-// scheduler of its deadlines), and the counters its limits are checked against. A server owns one; its engine and
-// connections refer to it.
+// geerpc: what every connection of one server shares: its frozen configuration (handlers, options,
+// runtime), the counters its limits are checked against, the drain gate of a graceful shutdown and
+// the registry of its connections. A server owns one; its engine and connections refer to it.
 
 
 // ---- begin geerpc/net/memory_gauge.hpp
@@ -6868,25 +6868,34 @@ namespace net {
 
 // The memory several writers hold together, and the most they have held at once: what an owner of
 // many writers (a server) reads to see what its peers cost.
-struct memory_gauge {
-  std::atomic<std::size_t> now{0};
-  std::atomic<std::size_t> peak{0};
-
+class memory_gauge {
+ public:
   void add(std::size_t bytes) noexcept {
-    const std::size_t after = now.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    std::size_t seen = peak.load(std::memory_order_relaxed);
-    while (after > seen && !peak.compare_exchange_weak(seen, after, std::memory_order_relaxed)) {
+    const std::size_t after = now_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::size_t seen = peak_.load(std::memory_order_relaxed);
+    while (after > seen && !peak_.compare_exchange_weak(seen, after, std::memory_order_relaxed)) {
     }
   }
   void sub(std::size_t bytes) noexcept {
-    const std::size_t before = now.fetch_sub(bytes, std::memory_order_relaxed);
+    const std::size_t before = now_.fetch_sub(bytes, std::memory_order_relaxed);
     GEERPC_ASSERT(before >= bytes, "memory_gauge: more taken back than was added");
   }
+  std::size_t now(std::memory_order order = std::memory_order_seq_cst) const noexcept { return now_.load(order); }
+  std::size_t peak(std::memory_order order = std::memory_order_seq_cst) const noexcept { return peak_.load(order); }
+
+ private:
+  std::atomic<std::size_t> now_{0};
+  std::atomic<std::size_t> peak_{0};
 };
 
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/memory_gauge.hpp
+// ---- begin geerpc/server/connection_registry.hpp
+// geerpc: every connection of one server alive, for the debug page and for a stopping server that
+// waits until the last one is gone.
+
+
 // ---- begin geerpc/server/connection_view.hpp
 // geerpc: a connection as the debug page sees it, without its type: what it says of itself and of
 // the requests in flight on it. server_context lists every connection alive by this face, so that
@@ -6911,7 +6920,7 @@ struct connection_view {
 };
 
 // A connection listed in server_context::connections. Its two calls are the debug page's, made
-// with the context's connections_mutex held; they are virtual because the page is their only
+// with the registry's lock held; they are virtual because the page is their only
 // caller: no request pays for them.
 class listed_connection {
  public:
@@ -6930,9 +6939,6 @@ class listed_connection {
         &f);
   }
 
-  // Where server_context::connections lists it (under its connections_mutex).
-  std::size_t registry_index = 0;
-
  protected:
   using request_visitor = void (*)(void* visitor, const handler_entry& handler, clock::time_point arrived,
                                    clock::time_point started);
@@ -6942,11 +6948,190 @@ class listed_connection {
   listed_connection(const listed_connection&) = default;
   listed_connection& operator=(const listed_connection&) = default;
   ~listed_connection() = default;
+
+ private:
+  friend class connection_registry;
+  std::size_t registry_index_ = 0;  // where connection_registry lists it (under its lock)
 };
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/connection_view.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Each connection adds itself when made and takes itself out when destroyed. Lock order: the
+// registry's lock before a connection's own locks; nothing holding a connection's lock takes it.
+class connection_registry {
+ public:
+  void add(listed_connection& connection) {
+    std::lock_guard lock(mutex_);
+    connection.registry_index_ = list_.size();
+    list_.push_back(&connection);
+  }
+
+  // Notifies wait_empty() under the lock when it takes out the last: the server may go next.
+  void remove(listed_connection& connection) noexcept {
+    std::lock_guard lock(mutex_);
+    const std::size_t at = connection.registry_index_;
+    GEERPC_ASSERT(at < list_.size() && list_[at] == &connection, "server: a connection is listed where it says it is");
+    list_[at] = list_.back();
+    list_[at]->registry_index_ = at;
+    list_.pop_back();
+    if (list_.empty()) gone_.notify_all();
+  }
+
+  // Calls f(span of every connection listed) under the lock (the debug page's read).
+  template <class F>
+  void visit(F&& f) const {
+    std::lock_guard lock(mutex_);
+    f(std::span<const listed_connection* const>(list_.data(), list_.size()));
+  }
+
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return list_.size();
+  }
+
+  // Waits until every connection has been destroyed: the last reference to one may be dropped by
+  // a thread that is not the engine's (a timer callback that closed it), after the engine stopped.
+  void wait_empty() {
+    std::unique_lock lock(mutex_);
+    gone_.wait(lock, [&] { return list_.empty(); });
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<listed_connection*> list_;
+  std::condition_variable gone_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/connection_registry.hpp
+// ---- begin geerpc/server/drain_gate.hpp
+// geerpc: graceful shutdown's gate: while it drains, the request that finishes last wakes the
+// server waiting for the count of requests in flight to reach 0.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// server_link::shutdown() opens it (begin) and waits (wait_drained); each finishing request passes
+// through finish(). The waiter also looks again every `poll`, so no per-request fence is spent
+// closing the race between the draining flag and the count.
+class drain_gate {
+ public:
+  // How often wait_drained() looks again by default, besides the wake-up of the last request
+  // finishing: a late look costs a stopping server this long at most, an early one a wake-up.
+  static constexpr std::chrono::milliseconds default_poll{5};
+
+  explicit drain_gate(std::chrono::nanoseconds poll = default_poll) noexcept : poll_(poll) {}
+
+  void begin() noexcept { draining_.store(true); }
+  void end() noexcept { draining_.store(false); }
+  bool draining(std::memory_order order = std::memory_order_seq_cst) const noexcept { return draining_.load(order); }
+
+  // Runs `count_out` (which takes one request off the count wait_drained reads): alone while not
+  // draining; while draining, under the waiter's lock, then wakes it.
+  template <class CountOut>
+  void finish(CountOut&& count_out) {
+    if (!draining_.load(std::memory_order_relaxed)) [[likely]]
+      return count_out();
+    std::lock_guard lock(mutex_);
+    count_out();
+    drained_.notify_all();
+  }
+
+  // Waits until `idle()` holds, or `deadline`; true if it holds.
+  template <class Idle>
+  bool wait_drained(std::chrono::steady_clock::time_point deadline, Idle&& idle) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (idle()) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return false;
+      drained_.wait_until(lock, now + std::min<std::chrono::nanoseconds>(deadline - now, poll_));
+    }
+  }
+
+ private:
+  std::atomic<bool> draining_{false};
+  std::chrono::nanoseconds poll_;
+  std::mutex mutex_;
+  std::condition_variable drained_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/drain_gate.hpp
+// ---- begin geerpc/server/request_counters.hpp
+// geerpc: the server-wide counts of requests in flight and of the bytes their arguments hold while
+// they wait for a handler, which the server's limits are checked against.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Written by the request ledgers of every connection, once per request: relaxed atomics, no lock.
+class request_counters {
+ public:
+  // Counts one more request in flight if fewer than `limit` are.
+  bool try_acquire_inflight(std::size_t limit) noexcept {
+    std::size_t now = inflight_.load(std::memory_order_relaxed);
+    do {
+      if (now >= limit) return false;
+    } while (!inflight_.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
+    return true;
+  }
+  // Counts one out: released, so that a stopping server that reads 0 sees the request's work done.
+  void release_inflight() noexcept {
+    const std::size_t before = inflight_.fetch_sub(1, std::memory_order_release);
+    GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
+  }
+  std::size_t inflight(std::memory_order order = std::memory_order_seq_cst) const noexcept {
+    return inflight_.load(order);
+  }
+
+  // Counts `bytes` more of queued arguments if they fit under `limit` (room_for).
+  bool try_queue_bytes(std::size_t bytes, std::size_t limit) noexcept {
+    std::size_t now = queued_bytes_.load(std::memory_order_relaxed);
+    do {
+      if (!room_for(now, bytes, limit)) return false;
+    } while (!queued_bytes_.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+    return true;
+  }
+  void release_bytes(std::size_t bytes) noexcept {
+    const std::size_t before = queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    GEERPC_ASSERT(before >= bytes, "server: more request bytes released than were counted");
+  }
+  std::size_t queued_bytes(std::memory_order order = std::memory_order_seq_cst) const noexcept {
+    return queued_bytes_.load(order);
+  }
+
+  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits (a
+  // request larger than the limit still runs, alone).
+  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
+    return now == 0 || (now <= limit && bytes <= limit - now);
+  }
+
+ private:
+  std::atomic<std::size_t> inflight_{0};  // registered on any connection and not finished
+  // Beside inflight_, on its cache line: both change once per request.
+  std::atomic<std::size_t> queued_bytes_{0};  // held by arguments waiting for a handler
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/request_counters.hpp
+// ---- begin geerpc/server/server_config.hpp
+// geerpc: what one server is set up with before it serves (its handlers, options, codec,
+// interceptors, statistics and runtime), read-only while it serves.
+
+
 // ---- begin geerpc/server/statistics.hpp
 // geerpc: what a server counts of its calls for the debug page (server/debug_page.hpp): per method,
 // its outcomes by error code and its latency over the last minute; the time requests waited for a
@@ -7126,6 +7311,7 @@ enum class limit_kind : std::uint8_t {
   frame_timeout,                // a connection dropped mid-frame
   write_timeout,                // a connection dropped for not reading its replies
   threads,                      // blocking transport: a connection refused for want of a thread
+  resources,                    // threaded transport: a connection closed for want of memory or an epoll watch
   count
 };
 
@@ -7207,102 +7393,150 @@ namespace detail {
 
 class dispatcher;  // server/dispatcher.hpp
 
+// The frozen configuration of a server: basic_server sets it (constructor, add(), use(),
+// listen()) while not serving; server_link::listen() binds the runtime and marks it serving;
+// basic_server marks it stopped once its engine has stopped. Every setter asserts it is not
+// serving, so a connection reads it without a lock.
+class server_config {
+ public:
+  // ---- Set before serving.
+  void set_options(server_options options) {
+    assert_not_serving();
+    options_ = std::move(options);
+  }
+  void set_handlers(const dispatcher* handlers, std::uint8_t codec_id) noexcept {
+    assert_not_serving();
+    handlers_ = handlers;
+    codec_id_ = codec_id;
+  }
+  void add_interceptor(server_interceptor interceptor) {
+    assert_not_serving();
+    interceptors_.push_back(std::move(interceptor));
+  }
+  // Statistics for `methods` methods when options().observability.statistics is on: kept while
+  // the methods stay the same (a server that listens again keeps its figures).
+  void keep_statistics(std::size_t methods) {
+    assert_not_serving();
+    if (options_.observability.statistics && (!stats_ || stats_->method_count() != methods))
+      stats_ = std::make_unique<server_statistics>(methods, options_.observability.slow_call);
+  }
+  // The runtime it serves on: options().runtime, or the default one, kept when it listens again.
+  void bind_runtime() {
+    assert_not_serving();
+    if (!runtime_) runtime_ = options_.runtime ? options_.runtime : runtime::default_runtime();
+    scheduler_ = &runtime_->scheduler();
+  }
+  // Two stop() calls at once may both mark it stopped: an atomic, though only asserts read it.
+  void set_serving(bool serving) noexcept { serving_.store(serving, std::memory_order_relaxed); }
+
+  // ---- Read by the engine and the connections.
+  const server_options& options() const noexcept { return options_; }
+  const dispatcher* handlers() const noexcept { return handlers_; }
+  std::uint8_t codec_id() const noexcept { return codec_id_; }
+  const std::vector<server_interceptor>& interceptors() const noexcept { return interceptors_; }
+  // Null when statistics are off; its counters are the observer's to write.
+  server_statistics* stats() const noexcept { return stats_.get(); }
+  // Null until bind_runtime().
+  geerpc::runtime* runtime() const noexcept { return runtime_.get(); }
+  deadline_scheduler* scheduler() const noexcept { return scheduler_; }
+  bool serving() const noexcept { return serving_.load(std::memory_order_relaxed); }
+
+ private:
+  void assert_not_serving() const noexcept {
+    GEERPC_ASSERT(!serving(), "server: its configuration is set before it serves, not while");
+  }
+
+  const dispatcher* handlers_ = nullptr;
+  server_options options_;
+  std::uint8_t codec_id_ = 0;
+  std::vector<server_interceptor> interceptors_;  // empty: calls skip them
+  std::unique_ptr<server_statistics> stats_;
+  std::shared_ptr<geerpc::runtime> runtime_;  // held while the server lives
+  deadline_scheduler* scheduler_ = nullptr;   // runtime_'s
+  std::atomic<bool> serving_{false};
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/server_config.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
 // The handler pool as its engine sees it, for the debug page.
 struct pool_view {
   std::size_t threads = 0;         // threads that serve (threaded: the pool; blocking: one per connection)
   std::size_t busy = 0;            // of them, inside a handler now
   std::size_t start_failures = 0;  // threads the system would not start
   std::vector<std::size_t> reactor_connections;  // threaded: the open connections of each reactor
+  std::size_t budget_refusals = 0;               // threaded: starts refused because threads.max_handlers were all taken
 };
 
-// What every connection of one server shares, grouped by who writes each field: a field is
-// written by its group's owner only, and read by the others.
+// The engine's view of its handler pool: attached by the engine while it serves, read by the
+// debug page.
+class pool_probe {
+ public:
+  using read_fn = pool_view (*)(const void* engine);
+
+  void attach(read_fn reader, const void* engine) noexcept {
+    read_ = reader;
+    engine_ = engine;
+  }
+  void detach() noexcept { attach(nullptr, nullptr); }
+  bool attached() const noexcept { return read_ != nullptr; }
+  pool_view read() const { return read_ != nullptr ? read_(engine_) : pool_view{}; }
+
+ private:
+  read_fn read_ = nullptr;
+  const void* engine_ = nullptr;
+};
+
+// A count that only grows, written by any thread (relaxed).
+class event_counter {
+ public:
+  void add() noexcept { count_.fetch_add(1, std::memory_order_relaxed); }
+  std::size_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::size_t> count_{0};
+};
+
+// The ids call_context::connection_id() shows: 1, 2, 3... in the order connections are made.
+class connection_ids {
+ public:
+  std::uint64_t next() noexcept { return last_.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+ private:
+  std::atomic<std::uint64_t> last_{0};
+};
+
+// The parts, each with its own state and its own rules; no part's state is written from outside
+// its class.
 struct server_context {
-  // ---- basic_server, before it serves (constructor, add(), use(), listen()); read-only while
-  // it serves.
-  const dispatcher* handlers = nullptr;
-  server_options options;
-  std::uint8_t codec_id = 0;
-  std::vector<server_interceptor> interceptors;  // empty: calls skip them
-  // What the debug page shows of calls (statistics.hpp): made by listen() when
-  // server_options.observability.statistics is on; null when it is off. Its own counters are the observer's.
-  std::unique_ptr<server_statistics> stats;
-  // server_link::listen(): server_options::runtime, or the default one, held while the server
-  // lives; `scheduler` is the runtime's.
-  std::shared_ptr<geerpc::runtime> runtime;
-  deadline_scheduler* scheduler = nullptr;
+  server_config config;             // basic_server's, before it serves
+  request_counters requests;        // the request ledgers', once per request
+  drain_gate drain;                 // server_link::shutdown()'s, and the request that finishes last
+  connection_registry connections;  // each connection's, when made and destroyed
+  pool_probe pool;                  // the engine's, while it serves
+  connection_ids ids;               // each connection's, when made
+  event_counter refused;            // connections refused in the handshake reply, or for want of memory
+  net::memory_gauge output;         // held by every connection's writer
 
-  // ---- The engine: its view of its handler pool, while one serves (set and cleared by it).
-  pool_view (*pool_probe)(const void* engine) = nullptr;
-  const void* pool_engine = nullptr;
-
-  // ---- The request ledgers of the connections (request_ledger.hpp), once per request.
-  std::atomic<std::size_t> inflight{0};  // requests registered on any connection and not finished
-  // Beside `inflight`, on its cache line: both change once per request.
-  std::atomic<std::size_t> queued_request_bytes{0};  // held by arguments waiting for a handler
-
-  // ---- The connections (connection.hpp, wire_session.hpp), and the engines' accept paths for
-  // `refused` (a connection closed at once for want of memory).
-  std::atomic<std::uint64_t> last_connection_id{0};  // call_context::connection_id()
-  std::atomic<std::size_t> refused{0};               // connections refused in the handshake reply
-  net::memory_gauge output;                          // held by every connection's writer
-
-  // ---- Graceful shutdown: server_link::shutdown() sets `draining` and waits on `drained` for
-  // `inflight` to reach 0; the request that takes it there notifies while `draining` is set. The
-  // waiter also looks again every few milliseconds, so no per-request fence is spent closing the
-  // race between the two flags.
-  std::atomic<bool> draining{false};
-  std::mutex drain_mutex;
-  std::condition_variable drained;
-
-  // ---- Every connection alive, for the debug page: each adds itself when made and takes itself
-  // out when destroyed, under connections_mutex. Lock order: connections_mutex before a
-  // connection's own locks; nothing holding a connection's lock takes it.
-  mutable std::mutex connections_mutex;
-  std::vector<listed_connection*> connections;
-  std::condition_variable connections_gone;  // notified when the last connection is destroyed
-
-  // Waits until every connection has been destroyed: the last reference to one may be dropped by
-  // a thread that is not the engine's (a timer callback that closed it), after the engine stopped.
-  void wait_connections_gone() {
-    std::unique_lock lock(connections_mutex);
-    connections_gone.wait(lock, [&] { return connections.empty(); });
+  // The per-request checks, against the configured limits.
+  bool try_acquire_inflight() noexcept { return requests.try_acquire_inflight(config.options().limits.max_inflight); }
+  bool try_queue_bytes(std::size_t bytes) noexcept {
+    return requests.try_queue_bytes(bytes, config.options().limits.max_queued_request_bytes);
   }
 
-  // How often wait_drained() looks again, besides the wake-up of the last request finishing: a
-  // late look costs a stopping server this long at most, an early one a wake-up.
-  static constexpr std::chrono::milliseconds drain_poll{5};
+  // A request's count given back, last: a stop() waiting for it (a responder's request finishes on
+  // any thread) may free the context as soon as it reads 0.
+  void finish_request() {
+    drain.finish([this] { requests.release_inflight(); });
+  }
 
   // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock lock(drain_mutex);
-    for (;;) {
-      if (inflight.load() == 0) return true;
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return false;
-      drained.wait_until(lock, std::min(deadline, now + drain_poll));
-    }
-  }
-
-  bool try_acquire_inflight() noexcept {
-    std::size_t now = inflight.load(std::memory_order_relaxed);
-    do {
-      if (now >= options.limits.max_inflight) return false;
-    } while (!inflight.compare_exchange_weak(now, now + 1, std::memory_order_relaxed));
-    return true;
-  }
-
-  bool try_queue_bytes(std::size_t bytes) noexcept {
-    std::size_t now = queued_request_bytes.load(std::memory_order_relaxed);
-    do {
-      if (!room_for(now, bytes, options.limits.max_queued_request_bytes)) return false;
-    } while (!queued_request_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
-    return true;
-  }
-
-  // Whether `bytes` more fit beside `now` under `limit`; with nothing there, anything fits.
-  static bool room_for(std::size_t now, std::size_t bytes, std::size_t limit) noexcept {
-    return now == 0 || (now <= limit && bytes <= limit - now);
+    return drain.wait_drained(deadline, [this] { return requests.inflight() == 0; });
   }
 };
 
@@ -7902,9 +8136,8 @@ class basic_server {
       throw rpc_error(errc::invalid_argument, "rpc server: options.limits.max_frame_size must be at least " +
                                                   std::to_string(wire::header_size) + " bytes (a frame header), not " +
                                                   std::to_string(opts.limits.max_frame_size));
-    context_.options = std::move(opts);
-    context_.codec_id = Codec::id;
-    context_.handlers = &handlers_;
+    context_.config.set_options(std::move(opts));
+    context_.config.set_handlers(&handlers_, Codec::id);
   }
   ~basic_server() { stop(); }
 
@@ -7929,7 +8162,7 @@ class basic_server {
   // may refuse it, its `after` every call's outcome. In the order added; before listen().
   void use(server_interceptor interceptor) {
     check_not_listening();
-    context_.interceptors.push_back(std::move(interceptor));
+    context_.config.add_interceptor(std::move(interceptor));
   }
 
   // Binds `address` ("host:port", "[v6]:port", "tcp@..." or "unix@/path/to.sock"; port 0 picks a
@@ -7941,9 +8174,7 @@ class basic_server {
     check_not_listening();
     engine_.reset();  // a stopped engine, whose threads are joined
     // Statistics for the services registered now; kept, and added to, when it listens again.
-    const std::size_t methods = handlers_.methods().size();
-    if (context_.options.observability.statistics && (!context_.stats || context_.stats->method_count() != methods))
-      context_.stats = std::make_unique<detail::server_statistics>(methods, context_.options.observability.slow_call);
+    context_.config.keep_statistics(handlers_.methods().size());
     std::string bound;
     engine_ = link::listen(context_, address, bound);
     stopped_.store(false);
@@ -7958,7 +8189,8 @@ class basic_server {
     if (!engine_) return;
     link::stop(*engine_);
     if (link::on_own_thread(*engine_)) return;  // from a handler it has only begun
-    context_.wait_connections_gone();
+    context_.connections.wait_empty();
+    context_.config.set_serving(false);
     stopped_.store(true);
   }
 
@@ -7974,7 +8206,8 @@ class basic_server {
     if (!engine_) return;
     link::shutdown(*engine_, context_, detail::saturating_deadline(std::chrono::steady_clock::now(), drain));
     if (link::on_own_thread(*engine_)) return;
-    context_.wait_connections_gone();
+    context_.connections.wait_empty();
+    context_.config.set_serving(false);
     stopped_.store(true);
   }
 
@@ -7985,14 +8218,14 @@ class basic_server {
   std::vector<std::size_t> reactor_connections() const {
     return engine_ ? link::reactor_connections(*engine_) : std::vector<std::size_t>{};
   }
-  std::size_t inflight() const noexcept { return context_.inflight.load(); }
+  std::size_t inflight() const noexcept { return context_.requests.inflight(); }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
   // server was made (server_options.limits.max_pending_output bounds each connection's share).
-  std::size_t pending_output_bytes() const noexcept { return context_.output.now.load(); }
-  std::size_t pending_output_peak() const noexcept { return context_.output.peak.load(); }
+  std::size_t pending_output_bytes() const noexcept { return context_.output.now(); }
+  std::size_t pending_output_peak() const noexcept { return context_.output.peak(); }
   // Memory held by request arguments waiting for a handler (server_options.limits.max_queued_request_bytes
   // bounds it).
-  std::size_t queued_request_bytes() const noexcept { return context_.queued_request_bytes.load(); }
+  std::size_t queued_request_bytes() const noexcept { return context_.requests.queued_bytes(); }
   // The threads serving now (threaded transport: the handler pool), and how many times the system
   // refused to start one (the pool then keeps queueing on the threads it has).
   std::size_t thread_count() const { return engine_ ? link::thread_count(*engine_) : 0; }
@@ -8000,7 +8233,7 @@ class basic_server {
   // Connections refused in the handshake reply since the server was made: a bad hello, past
   // max_connections, or (blocking transport) no thread could be started for it; and those closed
   // at once because there was no memory for their state.
-  std::size_t refused_connections() const noexcept { return context_.refused.load(std::memory_order_relaxed); }
+  std::size_t refused_connections() const noexcept { return context_.refused.count(); }
 
  private:
   // Services, interceptors and listen() wait for a server that is not serving: never made to
@@ -10044,9 +10277,6 @@ struct none {
     // Whether the pool, holding `threads` threads (its bound not reached), may start one more at
     // `now` (the runtime's clock).
     static constexpr bool may_grow(std::size_t, clock::time_point) noexcept { return true; }
-    // The system refused a thread, and the pool starts none before `when`: whether to look again
-    // then (here: no; the next request that finds every thread busy tries again).
-    void retry_at(clock::time_point, clock::time_point) noexcept {}
     // The look that the strategy armed (never, here); a thread of slot `slot` begins and ends a
     // handler.
     void look() noexcept {}
@@ -10189,7 +10419,8 @@ bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::
                     Now now_fn = {}) {
   bool open = true;
   const auto read = [&](bool wait_for_data) { return open = read_once(wait_for_data); };
-  if (wait.may_spin()) wait.spin_until([&] { return done() || !read(false) || done(); });
+  // Nothing else ends this spin at the deadline: no timer is armed for a caller that reads its own reply.
+  if (wait.may_spin()) wait.spin_within([&] { return done() || !read(false) || done(); }, deadline);
   while (open && !done()) {
     // Checked before every wait, not only when a wait times out: replies for other calls may keep
     // the socket readable long past this call's deadline.
@@ -12132,18 +12363,18 @@ class request_ledger {
       out.outcome = admission::verdict::going_away;
     } else if (inflight_.find(seq) != nullptr) {
       out.outcome = admission::verdict::duplicate_seq;
-    } else if (inflight_.size() >= context_.options.limits.max_inflight_per_connection) {
+    } else if (inflight_.size() >= context_.config.options().limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
     } else if (!context_.try_acquire_inflight()) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
-      leave(context_);                                                // a draining shutdown hears of it at once
+      context_.finish_request();                                      // a draining shutdown hears of it at once
       out = busy("rpc server: too many request bytes waiting", limit);
     } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
     } else {  // the counts taken above are given back
       release_bytes(bytes);
-      leave(context_);
+      context_.finish_request();
       out.outcome = admission::verdict::no_memory;
     }
     return out;
@@ -12153,25 +12384,24 @@ class request_ledger {
   // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
                          void (*on_deadline)(void*)) {
-    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) {  // no timer: no clock read
-      request.caller_deadline.reset();
-      return;
-    }
-    const auto now = context_.scheduler->now();  // the runtime's clock, which the timer fires by
+    // A request comes with no timer and no caller deadline (made so, or recycled so).
+    GEERPC_ASSERT(request.timer_limit == server_request::limit::none && !request.caller_deadline,
+                  "server: a request scheduled twice, or recycled with its deadline");
+    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) return;  // no timer: no clock read
+    const auto now = context_.config.scheduler()->now();  // the runtime's clock, which the timer fires by
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
     if (budget_us > 0)
       caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
     request.caller_deadline = caller_deadline;
-    if (!handle_deadline && !caller_deadline) return;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.scheduler->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline, on_deadline,
-                                 &request);
+    context_.config.scheduler()->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
+                                          on_deadline, &request);
   }
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
-    if (request.timer_limit != server_request::limit::none) context_.scheduler->cancel(request.timer);
+    if (request.timer_limit != server_request::limit::none) context_.config.scheduler()->cancel(request.timer);
   }
 
   // Claims the request registered under `seq`, if any and still unanswered, and calls
@@ -12255,22 +12485,6 @@ class request_ledger {
     recycle(request);
   }
 
-  // The server-wide count admit() took, given back last: a stop() waiting for it (a responder's
-  // request finishes on any thread) may free the context as soon as it reads 0. While draining,
-  // the count drops under the lock its waiter reads it under, and the waiter is woken; otherwise
-  // it looks again within a few milliseconds.
-  static void leave(server_context& context) {
-    const auto count_out = [&] {
-      const std::size_t before = context.inflight.fetch_sub(1, std::memory_order_release);
-      GEERPC_ASSERT(before > 0, "server: more requests finished than were admitted");
-    };
-    if (!context.draining.load(std::memory_order_relaxed)) [[likely]]
-      return count_out();
-    std::lock_guard lock(context.drain_mutex);
-    count_out();
-    context.drained.notify_all();
-  }
-
  private:
   static admission busy(const char* reason, limit_kind limit) noexcept {
     return {admission::verdict::busy, nullptr, reason, limit};
@@ -12283,7 +12497,8 @@ class request_ledger {
   bool try_queue_bytes(std::size_t bytes, limit_kind& limit) noexcept {
     if (bytes == 0) return true;
     const std::size_t mine = queued_bytes_.load(std::memory_order_relaxed);
-    if (!server_context::room_for(mine, bytes, context_.options.limits.max_queued_request_bytes_per_connection)) {
+    if (!request_counters::room_for(mine, bytes,
+                                    context_.config.options().limits.max_queued_request_bytes_per_connection)) {
       limit = limit_kind::queued_bytes_per_connection;
       return false;
     }
@@ -12326,8 +12541,8 @@ class request_ledger {
   void release_bytes(std::size_t bytes) noexcept {
     if (bytes == 0) return;
     const std::size_t mine = queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-    const std::size_t all = context_.queued_request_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-    GEERPC_ASSERT(mine >= bytes && all >= bytes, "server: more request bytes released than were counted");
+    GEERPC_ASSERT(mine >= bytes, "server: more request bytes released than were counted");
+    context_.requests.release_bytes(bytes);
   }
 
   server_request* fresh_request() {
@@ -12382,12 +12597,12 @@ class request_observer {
 
   // Whether requests keep their times and outcome: for the interceptors, or the statistics.
   bool installed() const noexcept { return intercepted() || counting(); }
-  bool intercepted() const noexcept { return !context_.interceptors.empty(); }
-  bool counting() const noexcept { return context_.stats != nullptr; }
+  bool intercepted() const noexcept { return !context_.config.interceptors().empty(); }
+  bool counting() const noexcept { return context_.config.stats() != nullptr; }
 
   // A limit turned something away (statistics.hpp's limit_kind).
   void turned_away(limit_kind kind) const noexcept {
-    if (counting()) context_.stats->turned_away(kind);
+    if (counting()) context_.config.stats()->turned_away(kind);
   }
 
   // Registered: when it arrived (only with an observer: no clock read otherwise).
@@ -12400,13 +12615,13 @@ class request_observer {
     if (!counting()) return;
     const auto now = clock::now();
     request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-    context_.stats->queue_wait().add(now, now - request.arrived);
+    context_.config.stats()->queue_wait().add(now, now - request.arrived);
   }
 
   // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
   bool refused_before(const call_context& context, invoke_outcome& outcome) const {
     if (!intercepted()) return false;
-    for (const server_interceptor& interceptor : context_.interceptors) {
+    for (const server_interceptor& interceptor : context_.config.interceptors()) {
       if (!interceptor.before) continue;
       std::optional<error> refusal;
       try {
@@ -12463,13 +12678,13 @@ class request_observer {
 
  private:
   std::size_t method_index(const handler_entry& handler) const noexcept {
-    return static_cast<std::size_t>(&handler - context_.handlers->methods().data());
+    return static_cast<std::size_t>(&handler - context_.config.handlers()->methods().data());
   }
 
   // Adds a finished request to its method's statistics, and keeps it among the last slow or
   // failed calls if it is one.
   void count(const server_request& request, std::string_view peer) const noexcept {
-    server_statistics& stats = *context_.stats;
+    server_statistics& stats = *context_.config.stats();
     const clock::time_point now = request.answered_at;  // no clock read of its own for the common case
     method_statistics& method = stats.method(method_index(*request.handler));
     const std::uint8_t status = request.answered_status;
@@ -12496,10 +12711,10 @@ class request_observer {
   // Counts a request answered without being registered (refused()).
   void count_refused(const wire::frame_view& frame, errc code, const std::string& message,
                      std::string_view peer) const noexcept {
-    server_statistics& stats = *context_.stats;
+    server_statistics& stats = *context_.config.stats();
     const auto status = static_cast<std::uint8_t>(code);
     try {
-      const handler_entry* handler = context_.handlers->served(frame.text);
+      const handler_entry* handler = context_.config.handlers()->served(frame.text);
       (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
       // A name the server does not serve is the peer's: a bounded, printable part of it is kept.
       std::string name;
@@ -12515,7 +12730,7 @@ class request_observer {
     if (status != 0) result.error = make_error_code(static_cast<errc>(status));
     result.message = message;
     result.duration = took;
-    for (const server_interceptor& interceptor : context_.interceptors) {
+    for (const server_interceptor& interceptor : context_.config.interceptors()) {
       if (!interceptor.after) continue;
       try {
         interceptor.after(context, result);
@@ -12807,7 +13022,7 @@ struct debug_snapshot {
 
   explicit debug_snapshot(const server_context& context) {
     const auto at = clock::now();
-    const server_statistics* const stats = context.stats.get();
+    const server_statistics* const stats = context.config.stats();
     statistics = stats != nullptr;
     read_methods(context);
     const in_flight_reading flight = read_connections(context, at);
@@ -12826,8 +13041,8 @@ struct debug_snapshot {
   };
 
   void read_methods(const server_context& context) {
-    if (context.handlers == nullptr) return;
-    for (const handler_entry& entry : context.handlers->methods()) {
+    if (context.config.handlers() == nullptr) return;
+    for (const handler_entry& entry : context.config.handlers()->methods()) {
       method_row row;
       row.name = entry.name;
       row.signature = entry.signature;
@@ -12841,31 +13056,37 @@ struct debug_snapshot {
   in_flight_reading read_connections(const server_context& context, clock::time_point at) {
     in_flight_reading out;
     out.oldest.assign(methods.size(), clock::time_point::max());
-    const handler_entry* const first = context.handlers != nullptr ? context.handlers->methods().data() : nullptr;
-    std::lock_guard lock(context.connections_mutex);
-    connection_count = context.connections.size();
-    for (const listed_connection* connection : context.connections) {
-      const connection_view v = connection->describe();
-      if (connections.size() < max_connection_rows) {
-        connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
-        if (statistics) row.idle = at - v.last_activity;
-        connections.push_back(std::move(row));
-      }
-      if (!statistics || first == nullptr) continue;
-      connection->for_each_request(
-          [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-            const auto i = static_cast<std::size_t>(&handler - first);
-            if (i < methods.size()) {
-              ++methods[i].in_flight;
-              out.oldest[i] = std::min(out.oldest[i], arrived);
-            }
-            if (started == clock::time_point{}) {
-              ++out.waiting;
-              out.oldest_waiting = std::min(out.oldest_waiting, arrived);
-            }
-          });
-    }
+    const handler_entry* const first =
+        context.config.handlers() != nullptr ? context.config.handlers()->methods().data() : nullptr;
+    context.connections.visit([&](std::span<const listed_connection* const> listed) {
+      connection_count = listed.size();
+      for (const listed_connection* connection : listed) read_connection(*connection, at, first, out);
+    });
     return out;
+  }
+
+  // One connection's row, and, with statistics, what it has in flight.
+  void read_connection(const listed_connection& connection, clock::time_point at, const handler_entry* first,
+                       in_flight_reading& out) {
+    const connection_view v = connection.describe();
+    if (connections.size() < max_connection_rows) {
+      connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
+      if (statistics) row.idle = at - v.last_activity;
+      connections.push_back(std::move(row));
+    }
+    if (!statistics || first == nullptr) return;
+    connection.for_each_request(
+        [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
+          const auto i = static_cast<std::size_t>(&handler - first);
+          if (i < methods.size()) {
+            ++methods[i].in_flight;
+            out.oldest[i] = std::min(out.oldest[i], arrived);
+          }
+          if (started == clock::time_point{}) {
+            ++out.waiting;
+            out.oldest_waiting = std::min(out.oldest_waiting, arrived);
+          }
+        });
   }
 
   void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
@@ -12886,10 +13107,9 @@ struct debug_snapshot {
   }
 
   void read_pool(const server_context& context, clock::time_point at, const in_flight_reading& flight) {
-    pool_view p;
-    if (context.pool_probe != nullptr) p = context.pool_probe(context.pool_engine);
+    const pool_view p = context.pool.read();
     pool = {count("threads", "threads", p.threads), count("busy", "busy in a handler", p.busy)};
-    if (const server_statistics* const stats = context.stats.get()) {
+    if (const server_statistics* const stats = context.config.stats()) {
       const latency_summary wait = stats->queue_wait().read(at);
       pool.push_back(count("waiting", "requests waiting for a thread", flight.waiting));
       pool.push_back(span("oldest_waiting_ns", "the oldest has waited",
@@ -12899,6 +13119,8 @@ struct debug_snapshot {
       pool.push_back(span("p99_wait_ns", "p99 wait for a thread, last minute", std::chrono::nanoseconds(wait.p99_ns)));
     }
     pool.push_back(count("start_failures", "threads the system would not start", p.start_failures));
+    if (!p.reactor_connections.empty())
+      pool.push_back(count("budget_refusals", "thread starts refused: max_handlers all taken", p.budget_refusals));
     if (!p.reactor_connections.empty()) read_reactors(p.reactor_connections);
   }
 
@@ -12915,21 +13137,20 @@ struct debug_snapshot {
   void read_now(const server_context& context) {
     now = {
         count("connections", "connections", connection_count),
-        count("calls_in_flight", "calls in flight", context.inflight.load(std::memory_order_relaxed)),
+        count("calls_in_flight", "calls in flight", context.requests.inflight(std::memory_order_relaxed)),
         bytes("queued_request_bytes", "request bytes waiting for a handler",
-              context.queued_request_bytes.load(std::memory_order_relaxed)),
-        bytes("pending_output_bytes", "reply bytes waiting to be sent",
-              context.output.now.load(std::memory_order_relaxed)),
+              context.requests.queued_bytes(std::memory_order_relaxed)),
+        bytes("pending_output_bytes", "reply bytes waiting to be sent", context.output.now(std::memory_order_relaxed)),
         bytes("pending_output_peak_bytes", "most reply bytes ever waiting",
-              context.output.peak.load(std::memory_order_relaxed)),
-        count("refused_connections", "connections refused", context.refused.load(std::memory_order_relaxed)),
+              context.output.peak(std::memory_order_relaxed)),
+        count("refused_connections", "connections refused", context.refused.count()),
     };
   }
 
   // Each limit, and, with statistics, how often it turned something away.
   void read_limits(const server_context& context) {
-    const server_statistics* const stats = context.stats.get();
-    const server_options& o = context.options;
+    const server_statistics* const stats = context.config.stats();
+    const server_options& o = context.config.options();
     const auto with = [stats](number n, std::optional<limit_kind> kind) {
       if (stats != nullptr && kind) n.turned_away = stats->turned_away_count(*kind);
       return n;
@@ -12958,6 +13179,9 @@ struct debug_snapshot {
     };
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
+    if (stats != nullptr && stats->turned_away_count(k::resources) != 0)
+      limits.push_back(
+          with(count("connection_resources", "memory and an epoll watch for each connection", 1), k::resources));
   }
 };
 
@@ -13333,7 +13557,7 @@ class http_door {
       return verdict::answered;
     }
     const bool page = path == "/debug/geerpc";
-    if (context.options.observability.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+    if (context.config.options().observability.debug_page && (page || path == "/debug/geerpc/stats.json")) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
@@ -13398,7 +13622,7 @@ class wire_session {
 
   // Disconnects a peer that has not completed the handshake in time. Called when the connection is
   // accepted; timeouts.frame then guards every frame the peer starts in the same way.
-  void arm_handshake_timer() { arm_stall_timer(context_.options.timeouts.handshake); }
+  void arm_handshake_timer() { arm_stall_timer(context_.config.options().timeouts.handshake); }
 
   // Feeds bytes received from the peer: the hello first, then frames. Requests ready to run are
   // appended to `ready` (the connection's on_request()). Returns false when the connection must be closed.
@@ -13430,8 +13654,9 @@ class wire_session {
       owner().observer().turned_away(limit_kind::frame_size);
     if (reader_.buffered() != 0) {
       if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(context_.scheduler->now().time_since_epoch().count(), std::memory_order_relaxed);
-      arm_stall_timer(context_.options.timeouts.frame);
+        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
+                                std::memory_order_relaxed);
+      arm_stall_timer(context_.config.options().timeouts.frame);
     } else {
       partial_since_ns_.store(0, std::memory_order_relaxed);
       if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
@@ -13456,7 +13681,7 @@ class wire_session {
   // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
   // wait, it closes now.
   void answer_sent() {
-    if (context_.options.timeouts.handshake <= std::chrono::nanoseconds::zero())
+    if (context_.config.options().timeouts.handshake <= std::chrono::nanoseconds::zero())
       close();
     else
       stream_.shutdown_write();
@@ -13465,7 +13690,7 @@ class wire_session {
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
   // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
-    context_.refused.fetch_add(1, std::memory_order_relaxed);
+    context_.refused.add();
     std::vector<std::byte> reply;
     wire::encode_hello_reply({false, 0, reason}, reply);
     writer_.write(reply);
@@ -13515,12 +13740,12 @@ class wire_session {
   wire_session(server_context& context, net::unique_fd fd, net::frame_writer::want_write_fn want_write,
                void* writer_context, int poller_fd)
       : context_(context),
-        stream_(
-            net::make_stream(std::move(fd), context.options.session.get(), net::stream_session_factory::role::server)),
+        stream_(net::make_stream(std::move(fd), context.config.options().session.get(),
+                                 net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
-        writer_(stream_, context.options.limits.max_pending_output, want_write, writer_context, &context.output,
-                &context.runtime->chunk_pool()),
-        reader_(context.options.limits.max_frame_size) {}
+        writer_(stream_, context.config.options().limits.max_pending_output, want_write, writer_context,
+                &context.output, &context.config.runtime()->chunk_pool()),
+        reader_(context.config.options().limits.max_frame_size) {}
   ~wire_session() = default;
 
   // Graceful shutdown begins (the connection calls it under its ledger's lock): true when the
@@ -13610,7 +13835,7 @@ class wire_session {
       refusal = std::string("rpc server: ") + bad;
     else if (hello.version != wire::protocol_version)
       refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
-    else if (hello.codec_id != context_.codec_id)
+    else if (hello.codec_id != context_.config.codec_id())
       refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
     disarm_stall_timer();
     if (!refusal.empty()) {
@@ -13622,10 +13847,10 @@ class wire_session {
     greeted_.store(true, std::memory_order_relaxed);
     // The smaller of what the client reads (0: it set no limit) and what this server sends.
     max_response_size_ = hello.max_response_size == 0
-                             ? context_.options.limits.max_frame_size
-                             : std::min(hello.max_response_size, context_.options.limits.max_frame_size);
+                             ? context_.config.options().limits.max_frame_size
+                             : std::min(hello.max_response_size, context_.config.options().limits.max_frame_size);
     std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
-    wire::encode_hello_reply({true, context_.options.limits.max_frame_size, {}}, reply);
+    wire::encode_hello_reply({true, context_.config.options().limits.max_frame_size, {}}, reply);
     send(reply);
     // A shutdown that began before the reply went out sends its goaway now, after it.
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
@@ -13664,7 +13889,8 @@ class wire_session {
     // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
     // callback cannot run before the guard is set: it needs stall_mutex_.
     // By the runtime's clock, as partial_since_ns_ and on_stall's look.
-    context_.scheduler->schedule(stall_timer_, saturating_deadline(context_.scheduler->now(), limit), &on_stall, this);
+    context_.config.scheduler()->schedule(stall_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
+                                          &on_stall, this);
     stall_guard_ = owner().shared_from_this();
     stall_armed_.store(true, std::memory_order_relaxed);
   }
@@ -13679,7 +13905,7 @@ class wire_session {
     // again before it saw the guard gone. Cancelling after the lock is released is safe because
     // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
     // nobody arms it again in between.
-    if (guard) context_.scheduler->cancel(stall_timer_);
+    if (guard) context_.config.scheduler()->cancel(stall_timer_);
   }  // `guard` goes here, after any running callback has returned
   static void on_stall(void* context) {
     auto& self = *static_cast<wire_session*>(context);
@@ -13691,10 +13917,10 @@ class wire_session {
       // timer was armed, it has time left; wait for it instead of closing.
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
       if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
-        const auto due =
-            saturating_deadline(clock::time_point(clock::duration(since)), self.context_.options.timeouts.frame);
-        if (due > self.context_.scheduler->now()) {
-          self.context_.scheduler->schedule(self.stall_timer_, due, &on_stall, &self);
+        const auto due = saturating_deadline(clock::time_point(clock::duration(since)),
+                                             self.context_.config.options().timeouts.frame);
+        if (due > self.context_.config.scheduler()->now()) {
+          self.context_.config.scheduler()->schedule(self.stall_timer_, due, &on_stall, &self);
           return;  // the guard stays with the new timer
         }
       }
@@ -13722,11 +13948,12 @@ class wire_session {
       arm_write_timer();
   }
   void arm_write_timer() {
-    const std::chrono::nanoseconds limit = context_.options.timeouts.write;
+    const std::chrono::nanoseconds limit = context_.config.options().timeouts.write;
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
     if (write_guard_ || closed()) return;
-    context_.scheduler->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall, this);
+    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall,
+                                          this);
     write_guard_ = owner().shared_from_this();
   }
   void disarm_write_timer() {
@@ -13736,7 +13963,7 @@ class wire_session {
       guard.swap(write_guard_);
     }
     // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
-    if (guard) context_.scheduler->cancel(write_timer_);
+    if (guard) context_.config.scheduler()->cancel(write_timer_);
   }
   static void on_write_stall(void* context) {
     auto& self = *static_cast<wire_session*>(context);
@@ -13749,9 +13976,9 @@ class wire_session {
         // The writer's clock restarts whenever the socket takes bytes: until it has run for the
         // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
         if (const auto since = self.writer_.stalled_since()) {
-          const auto due = saturating_deadline(*since, self.context_.options.timeouts.write);
+          const auto due = saturating_deadline(*since, self.context_.config.options().timeouts.write);
           if (due > clock::now()) {
-            self.context_.scheduler->schedule(self.write_timer_, due, &on_write_stall, &self);
+            self.context_.config.scheduler()->schedule(self.write_timer_, due, &on_write_stall, &self);
             return;  // the guard stays with the new timer
           }
           expired = true;
@@ -13814,30 +14041,21 @@ class server_connection final : public wire_session<server_connection>,
       : wire_session(context, std::move(socket), want_write, this, poller_fd),
         ledger_(context),
         observer_(context),
-        id_(context.last_connection_id.fetch_add(1, std::memory_order_relaxed) + 1),
+        id_(context.ids.next()),
         peer_(peer_text(fd())) {
-    std::lock_guard lock(context_.connections_mutex);
-    registry_index = context_.connections.size();
-    context_.connections.push_back(this);
+    context_.connections.add(*this);
   }
   // The last thing it does with the server's context is to leave its list: once that list is
-  // empty, a stopping server may go (server_context::wait_connections_gone).
+  // empty, a stopping server may go (connection_registry::wait_empty).
   ~server_connection() {
     writer().detach_gauge();
-    std::lock_guard lock(context_.connections_mutex);
-    auto& all = context_.connections;
-    GEERPC_ASSERT(registry_index < all.size() && all[registry_index] == this,
-                  "server: a connection is listed where it says it is");
-    all[registry_index] = all.back();
-    all[registry_index]->registry_index = registry_index;
-    all.pop_back();
-    if (all.empty()) context_.connections_gone.notify_all();  // under the lock: the server may go next
+    context_.connections.remove(*this);
   }
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
 
-  // What the debug page shows of it (listed_connection). Called with context().connections_mutex held.
+  // What the debug page shows of it (listed_connection). Called with the registry's lock held.
   connection_view describe() const override {
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
@@ -13953,8 +14171,8 @@ class server_connection final : public wire_session<server_connection>,
     std::shared_ptr<server_connection> connection = std::move(request->connection);
     server_context& context = connection->context_;
     connection->ledger_.retire(request);
-    connection.reset();              // before the count below: a stopping server waits for it, then goes
-    request_ledger::leave(context);  // last: the context may go once it is counted out
+    connection.reset();        // before the count below: a stopping server waits for it, then goes
+    context.finish_request();  // last: the context may go once it is counted out
   }
 
  private:
@@ -14038,15 +14256,15 @@ class server_connection final : public wire_session<server_connection>,
     errc code{};
     std::string message;
     const bool metadata_valid = !frame.has_metadata || (wire::metadata_size_field + frame.metadata.size() <=
-                                                            context_.options.limits.max_metadata_bytes &&
+                                                            context_.config.options().limits.max_metadata_bytes &&
                                                         wire::check_metadata(frame.metadata) == nullptr);
-    const handler_entry* handler = context_.handlers->find(frame.text, code, message);
+    const handler_entry* handler = context_.config.handlers()->find(frame.text, code, message);
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
     if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
       return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
     if (!metadata_valid) {
-      if (wire::metadata_size_field + frame.metadata.size() > context_.options.limits.max_metadata_bytes)
+      if (wire::metadata_size_field + frame.metadata.size() > context_.config.options().limits.max_metadata_bytes)
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
@@ -14121,9 +14339,9 @@ class server_connection final : public wire_session<server_connection>,
 
   std::string metadata_message(std::span<const std::byte> block) const {
     const std::size_t size = wire::metadata_size_field + block.size();
-    if (size > context_.options.limits.max_metadata_bytes)
+    if (size > context_.config.options().limits.max_metadata_bytes)
       return "rpc server: request metadata of " + std::to_string(size) + " bytes exceeds the limit of " +
-             std::to_string(context_.options.limits.max_metadata_bytes);
+             std::to_string(context_.config.options().limits.max_metadata_bytes);
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
@@ -14190,28 +14408,11 @@ class pool_growth {
   pool_growth(const pool_growth&) = delete;
   pool_growth& operator=(const pool_growth&) = delete;
 
-  std::chrono::nanoseconds delay() const noexcept { return delay_; }
-
   // Whether the pool, holding `threads` threads, may start one more now; if not, a look is armed.
   bool may_grow(std::size_t threads, clock::time_point now) noexcept {
     if (threads < core_threads_ + 1 || delay_ == std::chrono::nanoseconds::zero() || scheduler_ == nullptr) return true;
     if (stalled_ || threads < core_threads_ + 1 + stuck_) return true;
     return !arm_look(saturating_deadline(now, delay_));
-  }
-
-  // Arms the look, unless it is armed, and notes which request each thread runs, for the look to
-  // compare. Returns false if it could not (no scheduler, or no memory for the timer).
-  bool arm_look(clock::time_point when) noexcept {
-    if (armed_) return true;
-    if (scheduler_ == nullptr) return false;
-    try {
-      scheduler_->schedule(timer_, when, on_look_, pool_);
-    } catch (...) {
-      return false;
-    }
-    armed_ = true;
-    for (handler_slot& h : slots_) h.runs_at_look = h.runs;
-    return true;
   }
 
   // The look: a handler still running the request it ran when the look was armed is stuck (it has
@@ -14253,6 +14454,21 @@ class pool_growth {
   }
 
  private:
+  // Arms the look, unless it is armed, and notes which request each thread runs, for the look to
+  // compare. Returns false if it could not (no scheduler, or no memory for the timer).
+  bool arm_look(clock::time_point when) noexcept {
+    if (armed_) return true;
+    if (scheduler_ == nullptr) return false;
+    try {
+      scheduler_->schedule(timer_, when, on_look_, pool_);
+    } catch (...) {
+      return false;
+    }
+    armed_ = true;
+    for (handler_slot& h : slots_) h.runs_at_look = h.runs;
+    return true;
+  }
+
   // Per thread slot: requests begun, and their count when the look was armed; whether a handler
   // runs, and whether the look found it stuck (counted in stuck_).
   struct handler_slot {
@@ -14571,7 +14787,8 @@ class automatic::server_schedule {
 };
 
 // The growth rule (pool_growth.hpp): above the core size, a thread only while handlers are stuck,
-// a look armed on the scheduler otherwise; after a refused start, a look when the pool may retry.
+// a look armed on the scheduler otherwise. A refused start is the reactor's to retry (its own
+// timer), not this strategy's.
 class automatic::pool_grow {
  public:
   using clock = std::chrono::steady_clock;
@@ -14579,10 +14796,6 @@ class automatic::pool_grow {
       : growth_(setup.core_threads, setup.slots, setup.growth_delay, &setup.scheduler, setup.look, setup.pool) {}
 
   bool may_grow(std::size_t threads, clock::time_point now) noexcept { return growth_.may_grow(threads, now); }
-  // A look a whole delay long at least, so that a refused start is not retried at once.
-  void retry_at(clock::time_point when, clock::time_point now) noexcept {
-    growth_.arm_look(std::max(when, detail::saturating_deadline(now, growth_.delay())));
-  }
   void look() noexcept { growth_.look(); }
   void handler_began(std::size_t slot) noexcept { growth_.handler_began(slot); }
   void handler_ended(std::size_t slot) noexcept { growth_.handler_ended(slot); }
@@ -14621,14 +14834,10 @@ struct blocking_server_constants {
 
 class blocking_server_engine {
  public:
-  explicit blocking_server_engine(server_context& context) : context_(context) {
-    context.pool_probe = &probe;
-    context.pool_engine = this;
-  }
+  explicit blocking_server_engine(server_context& context) : context_(context) { context.pool.attach(&probe, this); }
   ~blocking_server_engine() {
     stop();
-    context_.pool_probe = nullptr;
-    context_.pool_engine = nullptr;
+    context_.pool.detach();
   }
 
   blocking_server_engine(const blocking_server_engine&) = delete;
@@ -14719,7 +14928,7 @@ class blocking_server_engine {
   }
 
  private:
-  // The debug page's view (server_context::pool_probe): a thread per connection, busy while it runs
+  // The debug page's view (server_context::pool): a thread per connection, busy while it runs
   // the requests it read.
   static pool_view probe(const void* engine) {
     const auto& self = *static_cast<const blocking_server_engine*>(engine);
@@ -14759,7 +14968,7 @@ class blocking_server_engine {
       } catch (...) {
         // No memory for this connection's state (or its list entry, or its reason): it is closed
         // without a word and counted; the server keeps serving the others.
-        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        context_.refused.add();
         if (connection) connection->close();
       }
     }
@@ -14770,15 +14979,15 @@ class blocking_server_engine {
     std::lock_guard lock(mutex_);
     reap_finished();
     if (stopping_) return false;
-    if (peers_.size() >= context_.options.limits.max_connections) {
-      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
+    if (peers_.size() >= context_.config.options().limits.max_connections) {
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " +
-                         std::to_string(context_.options.limits.max_connections) + ")");
+                         std::to_string(context_.config.options().limits.max_connections) + ")");
       return true;
     }
     connection->arm_handshake_timer();
     // Accepted as a shutdown began: for_each_connection(), under the same lock, missed it.
-    if (context_.draining.load()) connection->go_away();
+    if (context_.drain.draining()) connection->go_away();
     peers_.push_back(peer{connection, {}, {}, false});
     auto self = std::prev(peers_.end());
     try {
@@ -14789,7 +14998,7 @@ class blocking_server_engine {
       // told why and closed; the server keeps serving the others, and may find a thread for the
       // next one once some connection has ended.
       peers_.erase(self);
-      if (context_.stats) context_.stats->turned_away(limit_kind::threads);
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::threads);
       connection->reject("rpc server: cannot start a thread for this connection: " + e.code().message());
     } catch (...) {
       peers_.erase(self);  // no memory to start the thread: the caller closes and counts it
@@ -15032,7 +15241,8 @@ class reactor_io {
 
   // Watches a connection accepted for this reactor (its poller is this reactor's), refuses it when
   // `over_limit`, or closes it when the reactor is closing. One that cannot be watched is closed
-  // and counted (refused_connections()): nothing would ever read it.
+  // and counted (refused_connections(), and turned away for want of resources in the statistics):
+  // nothing would ever read it.
   void admit(const std::shared_ptr<server_connection>& connection, bool over_limit) {
     std::lock_guard lock(connections_mutex_);
     if (closing_) {
@@ -15040,21 +15250,22 @@ class reactor_io {
       return;
     }
     if (over_limit) {
-      if (context_.stats) context_.stats->turned_away(limit_kind::connections);
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::connections);
       connection->reject("rpc server: too many connections (limit " +
-                         std::to_string(context_.options.limits.max_connections) + ")");
+                         std::to_string(context_.config.options().limits.max_connections) + ")");
       return;
     }
     connection->arm_handshake_timer();
     connections_.emplace(connection.get(), connection);
     if (!watch(connection->fd(), EPOLLIN | EPOLLRDHUP, connection.get())) {
       connections_.erase(connection.get());
-      context_.refused.fetch_add(1, std::memory_order_relaxed);
+      context_.refused.add();
+      if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::resources);
       connection->close();  // (with its timer)
       return;
     }
     // Accepted as a shutdown began: it missed for_each_connection(), which holds the same lock.
-    if (context_.draining.load()) connection->go_away();
+    if (context_.drain.draining()) connection->go_away();
   }
 
   // Calls f(server_connection&) for each open connection, with no lock held.
@@ -15273,7 +15484,7 @@ class threaded_reactor {
   // the most handler threads it could hold, the budget permitting; `budget`: the server's.
   threaded_reactor(server_context& context, std::size_t index, const server_threads& threads, handler_budget& budget)
       : index_(index),
-        scheduler_(*context.scheduler),
+        scheduler_(*context.config.scheduler()),
         budget_(budget),
         io_(context),
         core_threads_(std::max<std::size_t>(1, threads.handlers)),
@@ -15282,8 +15493,8 @@ class threaded_reactor {
         growth_(tuning::pool_setup{core_threads_, max_running_ + 1, threads.growth_delay, scheduler_, &on_growth_look,
                                    this}),
         slot_used_(max_running_ + 1, false),
-        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.options.tuning, context.runtime->cpus(),
-                                     &look_for_leader, this}) {}
+        tuning_(tuning::server_setup{scheduler_, max_running_ + 1, context.config.options().tuning,
+                                     context.config.runtime()->cpus(), &look_for_leader, this}) {}
   ~threaded_reactor() = default;  // the server joined its threads (stop())
 
   threaded_reactor(const threaded_reactor&) = delete;
@@ -15355,10 +15566,11 @@ class threaded_reactor {
     return std::any_of(workers_.begin(), workers_.end(), mine) || std::any_of(retired_.begin(), retired_.end(), mine);
   }
 
-  // The pool now: threads, of them inside a handler, and threads the system would not start.
+  // The pool now: threads, of them inside a handler, threads the system would not start, and
+  // starts refused for want of a unit of the server's budget.
   pool_view view() const {
     std::lock_guard lock(mutex_);
-    return {threads_, running_, start_failures_, {}};
+    return {threads_, running_, start_failures_, {}, budget_refusals_};
   }
 
  private:
@@ -15391,13 +15603,15 @@ class threaded_reactor {
     // Every live thread holds a slot, and there are max_running_ + 1 of both.
     const auto slot =
         static_cast<std::size_t>(std::find(slot_used_.begin(), slot_used_.end(), false) - slot_used_.begin());
-    if (slot == slot_used_.size()) {  // a retired thread still sends its held replies through its slot
-      no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
-      return false;
-    }
+    // A retired thread still sends its held replies through its slot: it hands on as it frees the
+    // slot (work()), so the start is tried again then, with no wait. (A guard too: a thread never
+    // retires holding replies, see work(), so it frees its slot as it is counted out.)
+    slot_wanted_ = slot == slot_used_.size();
+    if (slot_wanted_) return false;
     // Every thread but the first takes a unit of the server's budget (the first is left to lead).
     const bool takes = threads_ > 0;
     if (takes && !budget_.try_take()) {
+      ++budget_refusals_;
       no_start_before_ = scheduler_.now() + threaded_server_constants::thread_start_retry;
       return false;
     }
@@ -15439,19 +15653,19 @@ class threaded_reactor {
     } else if (threads_ < max_running_ + 1) {
       const auto now = scheduler_.now();  // the runtime's clock
       if (now < no_start_before_)         // after a refused start: not before then
-        retry_start_locked(now);
-      else if (growth_.may_grow(threads_, now) && !start_thread_locked())
-        retry_start_locked(now);  // refused (no slot, the budget spent, the system): try again then
+        retry_start_locked();
+      else if (growth_.may_grow(threads_, now) && !start_thread_locked() && !slot_wanted_)
+        retry_start_locked();  // refused (the budget spent, the system): try again then
     }
   }
 
   // After a refused start, requests may wait with every thread busy, and nothing here would come
-  // back to them: a budget unit another reactor gives back, or a slot a retiring thread frees,
-  // wakes nobody. So the pool tries again at no_start_before_ on its own timer, whatever its
-  // tuning (tuning::automatic's pool_grow also looks then, to mark stuck handlers). Should the
-  // timer not be queued (no memory), the next request or finished handler tries again.
-  void retry_start_locked(clock::time_point now) {
-    growth_.retry_at(no_start_before_, now);
+  // back to them: a budget unit another reactor gives back wakes nobody. So the pool tries again
+  // at no_start_before_ on its own timer, whatever its tuning: the only retry (a pool_grow
+  // strategy looks only for stuck handlers). Should the timer not be queued (no memory), the next
+  // request or finished handler tries again. (A start refused for want of a slot needs no timer:
+  // the retiring thread that holds the slot hands on as it frees it.)
+  void retry_start_locked() {
     if (queue_.empty()) return;
     try {
       scheduler_.schedule(start_retry_, no_start_before_, &on_start_retry, this);
@@ -15557,8 +15771,12 @@ class threaded_reactor {
       if (!unled) hand_on_locked();
       const bool next_same = !queue_.empty() && queue_.front()->connection == mine->connection;
       lock.unlock();
-      // Replies held for another connection (whose request was next when they were held, before
-      // this thread led or waited) go now: they must not wait behind this handler.
+      // Replies held for another connection go now: they must not wait behind this handler. A
+      // guard: no schedule gets here today. A thread keeps a hold past its handler only while the
+      // held connection's request is next (runs_next()), and then it may always take it: a thread
+      // takes a request only while another is out of handlers to lead, so once it has finished,
+      // may_take_request() holds whenever runs_next() does. So it never leads, waits or retires
+      // holding replies.
       if (const server_connection* held = tuning_.held(mine_state); held != nullptr && held != mine->connection.get())
         tuning_.release(mine_state);
       const bool hold = tuning_.hold_reply(mine_state, *mine, next_same);
@@ -15597,6 +15815,11 @@ class threaded_reactor {
       GEERPC_ASSERT(slot_used_[self->slot], "threaded server: a thread's slot freed twice");
       slot_used_[self->slot] = false;
       retired_.splice(retired_.end(), workers_, self);  // the next leader joins it
+      // A start refused for want of this slot is tried again now.
+      if (slot_wanted_) {
+        slot_wanted_ = false;
+        hand_on_locked();
+      }
     }
   }
 
@@ -15655,6 +15878,8 @@ class threaded_reactor {
   std::size_t starting_ = 0;             // threads started that have not run yet
   std::size_t threads_ = 0;              // threads started and not retired
   std::size_t start_failures_ = 0;       // threads the system would not start
+  std::size_t budget_refusals_ = 0;      // starts refused because the server's budget was spent
+  bool slot_wanted_ = false;             // the last start found no free slot (a retiring thread holds it)
   clock::time_point no_start_before_{};  // after a refusal, the next start waits until then
   grow growth_;                          // when the pool may grow above its core size
   bool leading_ = false;
@@ -15696,24 +15921,22 @@ class threaded_server_engine {
  public:
   explicit threaded_server_engine(server_context& context)
       : context_(context),
-        budget_(std::max(std::max<std::size_t>(1, context.options.threads.handlers),
-                         context.options.threads.max_handlers)) {
-    const server_threads& threads = context.options.threads;
+        budget_(std::max(std::max<std::size_t>(1, context.config.options().threads.handlers),
+                         context.config.options().threads.max_handlers)) {
+    const server_threads& threads = context.config.options().threads;
     const std::size_t wanted =
-        threads.io_threads != 0 ? threads.io_threads : default_io_threads(context.runtime->cpus());
+        threads.io_threads != 0 ? threads.io_threads : default_io_threads(context.config.runtime()->cpus());
     // Each reactor runs at least one handler: no more reactors than handler threads.
     const std::size_t count = std::min(wanted, std::max<std::size_t>(1, threads.handlers));
     reactors_.reserve(count);
     for (std::size_t i = 0; i < count; ++i)
       reactors_.push_back(
-          std::make_unique<reactor>(context, i, reactor_share(context.options.threads, i, count), budget_));
-    context.pool_probe = &probe;
-    context.pool_engine = this;
+          std::make_unique<reactor>(context, i, reactor_share(context.config.options().threads, i, count), budget_));
+    context.pool.attach(&probe, this);
   }
   ~threaded_server_engine() {
     stop();
-    context_.pool_probe = nullptr;
-    context_.pool_engine = nullptr;
+    context_.pool.detach();
   }
 
   threaded_server_engine(const threaded_server_engine&) = delete;
@@ -15736,7 +15959,7 @@ class threaded_server_engine {
     if (on_own_thread()) return;
     std::lock_guard joining(join_mutex_);
     for (auto& r : reactors_) r->join();
-    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);
+    if (context_.config.scheduler()) context_.config.scheduler()->cancel(accept_retry_);
     listen_.close();  // no leader or accept retry can touch it now: frees the address at once
     // What is still in flight waits for a responder (responder.hpp), whose stop_token has fired:
     // its request holds its connection, and the context it refers to must outlive it.
@@ -15748,7 +15971,8 @@ class threaded_server_engine {
   // and is shut down (dials are refused from now on); stop() closes it.
   // Returns false when a stop has begun already (nothing to drain then: stop() finishes it).
   bool stop_accepting() {
-    if (context_.scheduler) context_.scheduler->cancel(accept_retry_);  // its resume would watch it again
+    if (context_.config.scheduler())
+      context_.config.scheduler()->cancel(accept_retry_);  // its resume would watch it again
     std::lock_guard lock(listen_mutex_);
     if (stopping_) return false;
     if (!accepting_) return true;
@@ -15792,11 +16016,12 @@ class threaded_server_engine {
       sum.threads += v.threads;
       sum.busy += v.busy;
       sum.start_failures += v.start_failures;
+      sum.budget_refusals += v.budget_refusals;
     }
     return sum;
   }
 
-  // The debug page's view of the pools (server_context::pool_probe).
+  // The debug page's view of the pools (server_context::pool).
   static pool_view probe(const void* engine) {
     const auto& self = *static_cast<const threaded_server_engine*>(engine);
     pool_view v = self.pools();
@@ -15836,11 +16061,12 @@ class threaded_server_engine {
                                                          to.io().poller());
         // Only this thread admits, and connections only leave meanwhile: the count cannot pass
         // the limit between this look and the admission.
-        to.io().admit(connection, connection_count() >= context_.options.limits.max_connections);
+        to.io().admit(connection, connection_count() >= context_.config.options().limits.max_connections);
       } catch (...) {
         // No memory for this connection's state (or its table entry, or its reason): it is closed
         // without a word and counted; the leader goes on serving the others.
-        context_.refused.fetch_add(1, std::memory_order_relaxed);
+        context_.refused.add();
+        if (context_.config.stats()) context_.config.stats()->turned_away(limit_kind::resources);
         if (connection) connection->close();
       }
     }
@@ -15852,9 +16078,10 @@ class threaded_server_engine {
   void pause_accepting() {
     // Should the watch not change, the leader finds the listener ready again and comes back here.
     (void)reactors_.front()->io().rewatch_listener(listen_.get(), 0);
-    context_.scheduler->cancel(accept_retry_);
-    context_.scheduler->schedule(accept_retry_, context_.scheduler->now() + threaded_server_constants::accept_retry,
-                                 &resume_accepting, this);
+    context_.config.scheduler()->cancel(accept_retry_);
+    context_.config.scheduler()->schedule(accept_retry_,
+                                          context_.config.scheduler()->now() + threaded_server_constants::accept_retry,
+                                          &resume_accepting, this);
   }
   static void resume_accepting(void* context) {
     auto& self = *static_cast<threaded_server_engine*>(context);
@@ -15863,9 +16090,9 @@ class threaded_server_engine {
     const int failed = self.reactors_.front()->io().rewatch_listener(self.listen_.get(), EPOLLIN);
     if (failed == 0 || failed == ENOENT) return;
     try {
-      self.context_.scheduler->schedule(self.accept_retry_,
-                                        self.context_.scheduler->now() + threaded_server_constants::accept_retry,
-                                        &resume_accepting, &self);
+      self.context_.config.scheduler()->schedule(
+          self.accept_retry_, self.context_.config.scheduler()->now() + threaded_server_constants::accept_retry,
+          &resume_accepting, &self);
     } catch (...) {  // no memory for the timer either: the listener stays paused until stop
     }
   }
@@ -15897,11 +16124,10 @@ void server_link<Transport>::destroy(engine* e) noexcept {
 template <class Transport>
 typename server_link<Transport>::handle server_link<Transport>::listen(server_context& context,
                                                                        std::string_view address, std::string& bound) {
-  if (!context.runtime)  // kept when it listens again
-    context.runtime = context.options.runtime ? context.options.runtime : runtime::default_runtime();
-  context.scheduler = &context.runtime->scheduler();
+  context.config.bind_runtime();
   handle e(new engine(context));
   bound = e->listen(address);
+  context.config.set_serving(true);  // until basic_server has seen the engine stop
   return e;
 }
 
@@ -15936,10 +16162,10 @@ void server_link<Transport>::shutdown(engine& e, server_context& context,
                                       std::chrono::steady_clock::time_point drain_deadline) {
   struct not_draining_at_end {
     server_context& context;
-    ~not_draining_at_end() { context.draining.store(false); }
+    ~not_draining_at_end() { context.drain.end(); }
   } guard{context};
   if (e.stop_accepting()) {
-    context.draining.store(true);
+    context.drain.begin();
     e.for_each_connection([](server_connection& connection) { connection.go_away(); });
     if (!context.wait_drained(drain_deadline))
       e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
