@@ -52,37 +52,12 @@
 #include "../../options.hpp"
 #include "../../server/connection.hpp"
 #include "../../tuning/none.hpp"
+#include "handler_budget.hpp"
 #include "reactor_io.hpp"
 #include "server_constants.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-
-// threads.max_handlers, shared by a server's reactors: the handler threads they may hold at once.
-class handler_budget {
- public:
-  explicit handler_budget(std::size_t limit) noexcept : limit_(limit) {}
-  handler_budget(const handler_budget&) = delete;
-  handler_budget& operator=(const handler_budget&) = delete;
-
-  // Takes one unit, unless all are taken.
-  bool try_take() noexcept {
-    std::size_t used = used_.load(std::memory_order_relaxed);
-    do {
-      if (used >= limit_) return false;
-    } while (!used_.compare_exchange_weak(used, used + 1, std::memory_order_relaxed));
-    return true;
-  }
-  void give_back() noexcept {
-    [[maybe_unused]] const std::size_t before = used_.fetch_sub(1, std::memory_order_relaxed);
-    GEERPC_ASSERT(before > 0, "threaded server: a handler thread gave back more budget than it took");
-  }
-  std::size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
-
- private:
-  const std::size_t limit_;
-  std::atomic<std::size_t> used_{0};
-};
 
 template <class Tuning>
 class threaded_reactor {
