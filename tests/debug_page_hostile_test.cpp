@@ -94,6 +94,29 @@ TEST_CASE("debug page hostile: the strict JSON check refuses what is not JSON or
   CHECK_FALSE(test::valid_utf8("\xf4\x90\x80\x80"));
 }
 
+TEST_CASE("debug page hostile: a long message is kept cut where a character begins, saying how long it was",
+          "[debug_page][hostile]") {
+  using stats = geerpc::detail::server_statistics;
+  constexpr std::size_t limit = stats::kept_message_bytes;
+  std::string fits(limit, 'a');
+  stats::cut_message(fits);
+  CHECK(fits == std::string(limit, 'a'));
+  // A character of 1 to 4 bytes that would straddle the limit is left out whole.
+  for (const std::string character : {"b", "\xc3\xaf", "\xe2\x82\xac", "\xf0\x9f\x98\x80"}) {
+    INFO(character.size() << " bytes");
+    std::string message(limit - 1, 'a');
+    message += character + "tail";
+    const std::size_t size = message.size();
+    stats::cut_message(message);
+    const std::string kept = std::string(limit - 1, 'a') + (character.size() == 1 ? character : "");
+    CHECK(message == kept + "... (" + std::to_string(size) + " bytes in all)");
+    CHECK(test::valid_utf8(message));
+  }
+  std::string garbage(2 * limit, '\x80');  // no character starts anywhere: cut at most 3 bytes early
+  stats::cut_message(garbage);
+  CHECK(garbage.starts_with(std::string(limit - 3, '\x80') + "... (2048 bytes in all)"));
+}
+
 TEMPLATE_TEST_CASE("debug page hostile: names, messages and peer names are escaped in the HTML and valid in the JSON",
                    "[debug_page][hostile]", GEERPC_TRANSPORTS) {
   test::temp_dir dir;
@@ -152,7 +175,14 @@ TEMPLATE_TEST_CASE("debug page hostile: names, messages and peer names are escap
   CHECK(html.find("&quot;quoted&quot; &#39;single&#39; &amp;") != std::string::npos);
   CHECK(html.find("unix@@&lt;script&gt;&quot;peer&quot; &amp; ") != std::string::npos);  // the peer's name
 
+  // The 1 MiB message is kept cut, at a character's start, saying how long it was: the page stays
+  // small, and the server does not hold the last 100 calls' messages whole.
+  CHECK(html.size() < (256u << 10));
+  CHECK(html.find("&lt;script&gt;&#xfffd;&#xfffd;&#xfffd;&#xfffd;&lt;script&gt;") != std::string::npos);
+  CHECK(html.find("... (" + std::to_string(huge.size()) + " bytes in all)") != std::string::npos);
+
   const std::string json = test::http_get(address, "/debug/geerpc/stats.json");
+  CHECK(json.size() < (256u << 10));
   const std::string why = test::strict_json::check(json);
   INFO("the JSON: " << why);
   CHECK(why.empty());
