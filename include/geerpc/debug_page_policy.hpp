@@ -26,8 +26,9 @@ GEERPC_BEGIN_NAMESPACE
 // can be authenticated (TLS): the peer's verified identity will be added here, as new fields, so a
 // predicate that reads the fields it needs keeps compiling.
 struct debug_peer {
-  // As the page shows it: "127.0.0.1:53124", "[::1]:53124", "unix@/run/app.sock", "unix@" for an
-  // unnamed Unix socket; empty when the system could not say (the peer is then not local).
+  // As the page shows it: "127.0.0.1:53124", "[::1]:53124"; "unix@" for a Unix-socket client
+  // (one that bound a name of its own: "unix@/its/name", or "unix@@name" for an abstract one);
+  // empty when the system could not say (the peer is then not local).
   std::string_view address{};
   bool loopback = false;     // TCP from 127.0.0.0/8, ::1 or an IPv4-mapped ::ffff:127.x.y.z
   bool unix_socket = false;  // a Unix-domain socket: a process on this machine
