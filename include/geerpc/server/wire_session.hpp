@@ -8,8 +8,8 @@
 //
 // `Connection` derives from wire_session<Connection> and from
 // std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
-// on_cancel(seq), stop_handlers(), and observer() (observer.hpp), for the limits that turn a peer
-// away.
+// on_cancel(seq), stop_handlers(), observer() (observer.hpp), for the limits that turn a peer
+// away, and peer() (its address text), for the debug page's policy.
 #pragma once
 
 #include <algorithm>
@@ -277,7 +277,7 @@ class wire_session {
     if (!http_) return true;
     std::size_t used = 0;
     std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     http_.reset();
