@@ -10,24 +10,16 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "hostile_limits.hpp"
 #include "support.hpp"
 
 namespace hostile_test {
 
 using namespace std::chrono_literals;
 using test::Args;
+using test::hostile_limits;
 
 namespace {
-
-geerpc::server_options hostile_limits() {
-  geerpc::server_options opts;
-  opts.limits.max_frame_size = 64u << 10;
-  opts.limits.max_inflight_per_connection = 4;
-  opts.timeouts.handshake = 200ms;
-  opts.timeouts.frame = 200ms;
-  opts.limits.max_pending_output = 1u << 20;
-  return opts;
-}
 
 template <class Transport>
 struct hostile_fixture {

@@ -13,26 +13,14 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "hostile_limits.hpp"
 #include "support.hpp"
 
 namespace stalled_reader_test {
 
 using namespace std::chrono_literals;
 using test::Args;
-
-namespace {
-
-geerpc::server_options stall_limits() {
-  geerpc::server_options opts;
-  opts.limits.max_frame_size = 64u << 10;
-  opts.limits.max_inflight_per_connection = 4;
-  opts.timeouts.handshake = 200ms;
-  opts.timeouts.frame = 200ms;
-  opts.limits.max_pending_output = 1u << 20;
-  return opts;
-}
-
-}  // namespace
+using test::hostile_limits;
 
 // ------------------------------------------------------------------------ memory held for output
 
@@ -77,8 +65,8 @@ std::unique_ptr<test::raw_peer> small_window_peer(const std::string& address) {
 
 TEMPLATE_TEST_CASE("hostile: a peer that never reads holds at most max_pending_output, counted by capacity",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
-  auto opts = stall_limits();  // max_pending_output = 1 MiB
-  opts.timeouts.write = 0s;    // only the output limit drops it here
+  auto opts = hostile_limits();  // max_pending_output = 1 MiB
+  opts.timeouts.write = 0s;      // only the output limit drops it here
   test::arith_server<TestType> s(opts);
   auto peer = small_window_peer(s.address);
   // Replies of sizes that do not add up to the limit: buffers grown by doubling would pass it.
@@ -117,7 +105,7 @@ void send_echoes(test::raw_peer& peer, std::uint64_t& seq, std::uint64_t count, 
 
 TEMPLATE_TEST_CASE("hostile: a peer that stops reading is dropped after write_timeout, others are served",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
-  auto opts = stall_limits();
+  auto opts = hostile_limits();
   opts.limits.max_pending_output = 64u << 20;  // never reached here: the timeout drops the peer
   opts.limits.max_inflight_per_connection = 1024;
   opts.timeouts.write = 200ms;
@@ -137,7 +125,7 @@ TEMPLATE_TEST_CASE("hostile: a peer that stops reading is dropped after write_ti
 
 TEMPLATE_TEST_CASE("hostile: a stalled peer that reads again keeps its connection, and stalling again is dropped",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
-  auto opts = stall_limits();
+  auto opts = hostile_limits();
   opts.limits.max_pending_output = 64u << 20;
   opts.timeouts.write = 1s;  // long enough for this test to read in time on a loaded machine
   opts.limits.max_inflight_per_connection = 1024;
@@ -162,7 +150,7 @@ TEMPLATE_TEST_CASE("hostile: a stalled peer that reads again keeps its connectio
 
 TEMPLATE_TEST_CASE("hostile: a write_timeout of nanoseconds::max() means no limit, not an overflow",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
-  auto opts = stall_limits();
+  auto opts = hostile_limits();
   opts.limits.max_pending_output = 64u << 20;
   opts.limits.max_inflight_per_connection = 1024;
   opts.timeouts.write = std::chrono::nanoseconds::max();
@@ -179,7 +167,7 @@ TEMPLATE_TEST_CASE("hostile: a write_timeout of nanoseconds::max() means no limi
 TEMPLATE_TEST_CASE("a stalled peer's write timeout runs by the server's runtime clock", "[hostile][limits][runtime]",
                    GEERPC_TRANSPORTS) {
   auto rt = std::make_shared<geerpc::runtime>(geerpc::runtime_options{.manual_clock = true});
-  auto opts = stall_limits();
+  auto opts = hostile_limits();
   opts.limits.max_pending_output = 64u << 20;
   opts.limits.max_inflight_per_connection = 1024;
   opts.timeouts.write = 1h;      // no test waits that long: only the manual clock gets there
