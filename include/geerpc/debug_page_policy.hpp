@@ -28,7 +28,8 @@ GEERPC_BEGIN_NAMESPACE
 struct debug_peer {
   // As the page shows it: "127.0.0.1:53124", "[::1]:53124"; "unix@" for a Unix-socket client
   // (one that bound a name of its own: "unix@/its/name", or "unix@@name" for an abstract one);
-  // empty when the system could not say (the peer is then not local).
+  // empty when the system could not say (the peer is then not local). A view of the connection's
+  // own text, valid during the predicate's call only: copy it to keep it.
   std::string_view address{};
   bool loopback = false;     // TCP from 127.0.0.0/8, ::1 or an IPv4-mapped ::ffff:127.x.y.z
   bool unix_socket = false;  // a Unix-domain socket: a process on this machine
@@ -54,7 +55,9 @@ class debug_page_policy {
   static debug_page_policy any() noexcept { return debug_page_policy(kind::any); }
   // Serves the peers `allow(peer)` returns true for. It runs on the thread that reads the
   // connection, possibly on several at once (one per reactor): it must be quick, must not block,
-  // and must be safe to call concurrently. An exception from it refuses the peer.
+  // and must be safe to call concurrently. While it runs, the other connections of its reactor
+  // are not read (a blocking predicate can make their frame and handshake timeouts drop them), and
+  // it must not call into the server (stop(), for one). An exception from it refuses the peer.
   template <class Predicate>
   requires std::is_invocable_r_v<bool, Predicate&, const debug_peer&>
   static debug_page_policy allow_if(Predicate allow) {
