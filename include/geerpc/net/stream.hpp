@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "../config.hpp"
@@ -77,6 +79,8 @@ class stream {
 
   bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
   short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
+  // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
+  std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
   bool blocking_reads() const noexcept { return session_ == nullptr; }
 
@@ -118,12 +122,13 @@ class stream {
   std::unique_ptr<stream_session> session_;
 };
 
-// The stream for a connected socket: with the session `factory` makes, if there is a factory.
-// Throws what the factory throws.
-inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side) {
+// The stream for a connected socket: with the session `factory` makes, if there is a factory, told
+// the `host` a client dialed. Throws what the factory throws.
+inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side,
+                          std::string_view host = {}) {
   if (factory == nullptr) return stream(std::move(fd));
   const int raw = fd.get();
-  std::unique_ptr<stream_session> session = factory->make(raw, side);
+  std::unique_ptr<stream_session> session = factory->make_for(raw, side, host);
   GEERPC_ASSERT(session != nullptr, "stream: a session factory makes a session or throws");
   return stream(std::move(fd), std::move(session));
 }

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "../config.hpp"
 
@@ -51,6 +53,10 @@ class stream_session {
   // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
   // The stream then shuts the socket down, which wakes every thread waiting on it.
   virtual void shutdown() noexcept = 0;
+  // Why the session closed the connection itself, if it did (a TLS handshake refused: "tls:
+  // ...certificate verify failed: certificate has expired"); empty otherwise. dial() adds it to
+  // its error's message.
+  virtual std::string why_closed() const { return {}; }
 };
 
 // Makes each connection's session: options::session for a client, server_options::session for a
@@ -65,6 +71,13 @@ class stream_session_factory {
   enum class role { client, server };
   virtual ~stream_session_factory() = default;
   virtual std::unique_ptr<stream_session> make(int fd, role side) = 0;
+  // make(), told the host a client dialed (a name or an IP literal, as the address wrote it;
+  // empty for a Unix socket and for a server), which a TLS client checks the server's certificate
+  // against. The engines call this one; by default it is make(fd, side).
+  virtual std::unique_ptr<stream_session> make_for(int fd, role side, std::string_view host) {
+    static_cast<void>(host);
+    return make(fd, side);
+  }
 };
 
 }  // namespace net
