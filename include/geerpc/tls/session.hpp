@@ -167,16 +167,29 @@ class session final : public net::stream_session {
       case SSL_ERROR_ZERO_RETURN:  // the peer's close_notify
         ERR_clear_error();
         return {net::io_status::closed, 0};
-      case SSL_ERROR_SYSCALL:  // EOF or a socket error, with no TLS alert
+      case SSL_ERROR_SYSCALL:  // EOF or a socket error, with no TLS alert read
         if (!established_)
           fail(errno != 0 ? std::string("the connection failed during the TLS handshake: ") + std::strerror(errno)
                           : "the peer closed the connection during the TLS handshake");
+        else if (!reading)
+          read_last_words();
         ERR_clear_error();
         return {net::io_status::closed, 0};
       default:
         fail(detail::failure_text(ssl_.get()));
         return {net::io_status::closed, 0};
     }
+  }
+
+  // A write found the connection gone: a server that refused this client after the handshake (a
+  // TLS 1.3 server checks the client's certificate after the client has finished) said why in an
+  // alert that may wait, unread, in the socket. Reading it names the reason.
+  void read_last_words() noexcept {
+    std::byte sink[1];
+    std::size_t n = 0;
+    ERR_clear_error();
+    if (SSL_read_ex(ssl_.get(), sink, sizeof sink, &n) != 1 && SSL_get_error(ssl_.get(), 0) == SSL_ERROR_SSL)
+      fail(detail::failure_text(ssl_.get()));
   }
 
   // The handshake just finished: both sides must have agreed on geerpc/1.
