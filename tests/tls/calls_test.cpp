@@ -86,6 +86,20 @@ TEMPLATE_TEST_CASE("a host name from the address is checked against the certific
   CHECK(test::tls::serves<TestType>("tls@localhost:" + s.port(), pki.client_settings()));
 }
 
+TEMPLATE_TEST_CASE("calls with the record buffers kept while idle", "[tls]", GEERPC_TRANSPORTS) {
+  test::tls::pki pki;
+  auto server_settings = pki.server_settings();
+  server_settings.release_idle_buffers = false;
+  test::tls::tls_server<TestType> s(server_settings);
+  auto client_settings = pki.client_settings();
+  client_settings.release_idle_buffers = false;
+  auto dialed = test::tls::dial<TestType>(s.address(), client_settings);
+  REQUIRE(dialed.has_value());
+  const std::string big(1u << 20, 'k');
+  CHECK(dialed.value().template call<std::string>(geerpc::with_timeout(test::tls::large_limit), "Arith.Echo", big) ==
+        big);
+}
+
 TEMPLATE_TEST_CASE("tls@ without a TLS factory fails dial() saying what to set", "[tls]", GEERPC_TRANSPORTS) {
   test::tls::pki pki;
   test::tls::tls_server<TestType> s(pki.server_settings());

@@ -102,15 +102,15 @@ inline void trust(SSL_CTX* ctx, const pem& ca, const std::string& what, bool nam
 }
 
 // What every context has: TLS 1.2 or later, no renegotiation, partial writes from a buffer that
-// may move (the combining writer retries the rest from another), no compression, buffers freed
-// while a connection is idle.
-inline context_ptr new_context(const SSL_METHOD* method) {
+// may move (the combining writer retries the rest from another), no compression; and, if asked,
+// buffers freed while a connection is idle.
+inline context_ptr new_context(const SSL_METHOD* method, bool release_idle_buffers) {
   context_ptr ctx(SSL_CTX_new(method), context_deleter{});
   check(ctx != nullptr, "cannot make an SSL_CTX");
   check(SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION) == 1, "cannot require TLS 1.2");
   SSL_CTX_set_options(ctx.get(), SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
-  SSL_CTX_set_mode(ctx.get(),
-                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (release_idle_buffers) SSL_CTX_set_mode(ctx.get(), SSL_MODE_RELEASE_BUFFERS);
   return ctx;
 }
 
@@ -131,7 +131,7 @@ inline int select_alpn(SSL*, const unsigned char** out, unsigned char* out_size,
 // A client's context: verification on (the chain against the CA or the system store; the host is
 // set per session), ALPN geerpc/1 offered, the client's certificate for mutual TLS.
 inline context_ptr make_client_context(const client_settings& settings) {
-  context_ptr ctx = detail::new_context(TLS_client_method());
+  context_ptr ctx = detail::new_context(TLS_client_method(), settings.release_idle_buffers);
   SSL_CTX* raw = ctx.get();
   if (!settings.insecure_skip_verification) {
     SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nullptr);
@@ -150,7 +150,7 @@ inline context_ptr make_client_context(const client_settings& settings) {
 // A server's context: its identity, ALPN geerpc/1 required, client certificates as asked, and no
 // session tickets (geerpc connections are long-lived; a ticket would only cost a record).
 inline context_ptr make_server_context(const server_settings& settings) {
-  context_ptr ctx = detail::new_context(TLS_server_method());
+  context_ptr ctx = detail::new_context(TLS_server_method(), settings.release_idle_buffers);
   SSL_CTX* raw = ctx.get();
   if (settings.certificate.empty() || settings.key.empty())
     throw tls_error("tls: a server needs a certificate and its key");
