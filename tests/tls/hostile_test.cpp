@@ -110,6 +110,21 @@ TEMPLATE_TEST_CASE("garbage after a valid handshake closes that connection only"
   CHECK(test::tls::serves<TestType>(s.address(), pki.client_settings()));
 }
 
+TEMPLATE_TEST_CASE("a record header announcing more than TLS allows is refused before its body", "[tls][hostile]",
+                   GEERPC_TRANSPORTS) {
+  // A record holds at most 16 KiB of plaintext (plus its expansion); the header says 65535 bytes,
+  // and none of them follow: the server refuses on the header alone, without waiting for them.
+  test::tls::pki pki;
+  test::tls::tls_server<TestType> s(pki.server_settings());
+  test::tls::raw_tls_client raw(s.server.address);
+  REQUIRE(raw.handshake());
+  raw.socket().send(std::string_view("\x17\x03\x03\xff\xff"));
+  CHECK(raw.socket().closed_by_peer(10s));
+  CHECK(test::eventually([&] { return s.factory->failed_handshakes() == 1; }));
+  CHECK_THAT(s.factory->last_failure(), Contains("tls: ") && Contains("SSL routines"));
+  CHECK(test::tls::serves<TestType>(s.address(), pki.client_settings()));
+}
+
 TEMPLATE_TEST_CASE("a client that offers no ALPN geerpc/1 is refused", "[tls][hostile]", GEERPC_TRANSPORTS) {
   test::tls::pki pki;
   test::tls::tls_server<TestType> s(pki.server_settings());
