@@ -19,12 +19,12 @@
 #include <poll.h>
 
 #include <cerrno>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "../config.hpp"
 #include "../net/stream_session.hpp"
@@ -111,7 +111,9 @@ class session final : public net::stream_session {
     errno = 0;
     std::size_t n = 0;
     const int rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
-    return finish(rc, n, true);
+    const net::io_result r = finish(rc, n, true);
+    ERR_clear_error();  // nothing of this connection's is left for the thread's next OpenSSL call
+    return r;
   }
 
   net::io_result write(std::span<const std::byte> data) noexcept override {
@@ -121,7 +123,9 @@ class session final : public net::stream_session {
     errno = 0;
     std::size_t n = 0;
     const int rc = SSL_write_ex(ssl_.get(), data.data(), data.size(), &n);
-    return finish(rc, n, false);
+    const net::io_result r = finish(rc, n, false);
+    ERR_clear_error();
+    return r;
   }
 
   bool buffered() const noexcept override {
@@ -169,7 +173,7 @@ class session final : public net::stream_session {
         return {net::io_status::closed, 0};
       case SSL_ERROR_SYSCALL:  // EOF or a socket error, with no TLS alert read
         if (!established_)
-          fail(errno != 0 ? std::string("the connection failed during the TLS handshake: ") + std::strerror(errno)
+          fail(errno != 0 ? "the connection failed during the TLS handshake: " + std::generic_category().message(errno)
                           : "the peer closed the connection during the TLS handshake");
         else if (!reading)
           read_last_words();
