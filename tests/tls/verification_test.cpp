@@ -3,6 +3,7 @@
 // a message naming the reason, the server counts a refused handshake and keeps serving. Turning
 // the checks off takes the option that says it is insecure.
 #include <string>
+#include <thread>
 
 #include "catch.hpp"
 #include "tls_support.hpp"
@@ -75,6 +76,36 @@ TEMPLATE_TEST_CASE("an IP address certificate: matched and mismatched", "[tls][v
   test::tls::tls_server<TestType> elsewhere(
       {.certificate = pem::in_memory(other_ip.certificate), .key = pem::in_memory(other_ip.key)});
   refused(here, pki, elsewhere.address(), pki.client_settings(), "IP address mismatch");
+}
+
+// The name a client sent as SNI to a TLS server made with OpenSSL directly (which then closes),
+// or "(none)".
+template <class Transport>
+std::string sni_sent(const test::tls::pki& pki, const geerpc::tls::client_settings& client) {
+  const geerpc::tls::context_ptr ctx = geerpc::tls::make_server_context(pki.server_settings());
+  test::listener listening;
+  std::string seen = "(no handshake)";
+  std::jthread server([&] {
+    test::raw_peer accepted(test::raw_peer::accepted, ::accept(listening.fd(), nullptr, nullptr));
+    std::unique_ptr<SSL, test::tls::ssl_deleter> ssl(SSL_new(ctx.get()));
+    SSL_set_fd(ssl.get(), accepted.fd());
+    if (SSL_accept(ssl.get()) == 1) {
+      const char* name = SSL_get_servername(ssl.get(), TLSEXT_NAMETYPE_host_name);
+      seen = name != nullptr ? name : "(none)";
+    }
+    ERR_clear_error();
+  });
+  CHECK_FALSE(test::tls::dial<Transport>("tls@" + listening.address(), client).has_value());
+  server.join();
+  return seen;
+}
+
+TEMPLATE_TEST_CASE("SNI carries a host name, never an IP address", "[tls][verify]", GEERPC_TRANSPORTS) {
+  test::tls::pki pki;
+  CHECK(sni_sent<TestType>(pki, pki.client_settings()) == "(none)");  // dialed 127.0.0.1
+  auto named = pki.client_settings();
+  named.server_name = "rpc.test";
+  CHECK(sni_sent<TestType>(pki, named) == "rpc.test");
 }
 
 TEMPLATE_TEST_CASE("verification is off only through the option named insecure", "[tls][verify]", GEERPC_TRANSPORTS) {
