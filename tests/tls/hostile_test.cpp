@@ -3,6 +3,7 @@
 // beyond the handshake timeout, and the server keeps serving others meanwhile.
 #include <poll.h>
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +69,25 @@ TEMPLATE_TEST_CASE("a peer that sends nothing is dropped at the handshake timeou
   test::raw_peer silent(s.server.address);
   CHECK(test::tls::serves<TestType>(s.address(), pki.client_settings()));
   CHECK(silent.closed_by_peer(10s));
+  CHECK(test::eventually([&] { return s.server.server.connection_count() == 0; }));
+}
+
+TEMPLATE_TEST_CASE("stalled handshakes hold connections, not threads, and not for long", "[tls][hostile]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  test::tls::pki pki;
+  test::tls::tls_server<TestType> s(pki.server_settings(), handshake_within(500ms));
+  REQUIRE(test::tls::serves<TestType>(s.address(), pki.client_settings()));
+  REQUIRE(test::eventually([&] { return s.server.server.connection_count() == 0; }));
+  const int threads = test::thread_count();
+  const auto hello = test::tls::client_hello();
+  std::vector<std::unique_ptr<test::raw_peer>> stalled;
+  for (int i = 0; i < 20; ++i) {
+    stalled.push_back(std::make_unique<test::raw_peer>(s.server.address));
+    stalled.back()->send(std::span(hello).first(hello.size() / 2));
+  }
+  CHECK(test::eventually([&] { return s.server.server.connection_count() == 20; }));
+  CHECK(test::thread_count() <= threads);  // (the handler pool may shrink meanwhile, never grow for these)
+  for (auto& peer : stalled) CHECK(peer->closed_by_peer(10s));
   CHECK(test::eventually([&] { return s.server.server.connection_count() == 0; }));
 }
 
