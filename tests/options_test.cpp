@@ -32,7 +32,7 @@ TEST_CASE("options: a server's settings by group, in a designated initializer", 
   CHECK(server.limits.max_inflight_per_connection == 1024);
   CHECK(server.timeouts.frame == 5s);
   CHECK(server.timeouts.handshake == 10s);
-  CHECK_FALSE(server.observability.debug_page);
+  CHECK(server.observability.debug_page.mode() == geerpc::debug_page_policy::kind::off);
   CHECK(server.observability.statistics);
 }
 

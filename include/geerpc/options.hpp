@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "debug_page_policy.hpp"
 #include "detail/chrono.hpp"
 #include "interceptor.hpp"
 #include "net/stream_session.hpp"
@@ -144,9 +145,13 @@ struct server_timeouts {
 
 // What a server shows of itself.
 struct server_observability {
-  // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
-  // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
-  bool debug_page = true;
+  // Who GET /debug/geerpc on the RPC port serves the debug page to, and /debug/geerpc/stats.json
+  // its data (docs/protocol.md, "HTTP on the RPC port"; debug_page_policy.hpp): by default
+  // loopback and Unix-socket peers only; debug_page_policy::any() opens it to every peer, off() (or
+  // `false`) to none, allow_if(predicate) to those a predicate of one's own admits. A peer refused
+  // gets 404, as for a path that does not exist. `true` means local(), not any(). CONNECT (RPC over
+  // HTTP) is not the page: it is always served.
+  debug_page_policy debug_page{};
   // Whether the server keeps statistics of its calls for the debug page: per method, outcomes by
   // error code and latency over the last minute; how long requests wait for a handler thread; the
   // last 100 slow or failed calls; how often each limit turned something away. Cheap (three relaxed

@@ -12,6 +12,9 @@
 #                            names the problem only after a page of notes does not pass
 #   // expect: compiles      compiling must succeed
 #
+# With -DCONTROL_BATCHED=<test>, a failing case's control is left to that test, which compiles the
+# controls of several cases in one unit (CMakeLists.txt).
+#
 # Both compiles of a case run in one test: one ctest and one CMake start per case, not two.
 #
 # With -DPRECOMPILED=<dir>/geerpc_all.hpp (GCC only), a case whose source defines no macro before
@@ -178,6 +181,10 @@ if(missing)
 endif()
 message(STATUS "failed to compile, as expected, matching every expected regex: ${SOURCE}")
 
+if(CONTROL_BATCHED)
+  message(STATUS "its control is compiled by ${CONTROL_BATCHED}: ${SOURCE}")
+  return()
+endif()
 compile_case(control -DGEERPC_CONTROL)
 if(NOT control_result EQUAL 0)
   message(FATAL_ERROR "the control (GEERPC_CONTROL defined) was expected to compile, but it did not "

@@ -25,6 +25,7 @@
 #include "../config.hpp"
 #include "../detail/assert.hpp"
 #include "../detail/chrono.hpp"
+#include "../scheduler/manual_clock.hpp"
 #include "chunk_queue.hpp"
 #include "memory_gauge.hpp"
 #include "output_chunk.hpp"
@@ -49,13 +50,17 @@ class frame_writer {
   // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
   // their sum. Only changes of capacity touch it: none on the fast path. Its blocks come from
   // `pool` (its runtime's, which must outlive the writer), or straight from the allocator when null.
+  // `manual`: the clock stalled_since() reads, when the owner's runtime has a manual one (the
+  // owner's timers measure by it); null: steady_clock.
   frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
-               memory_gauge* gauge = nullptr, chunk_pool* pool = nullptr) noexcept
+               memory_gauge* gauge = nullptr, chunk_pool* pool = nullptr,
+               const geerpc::detail::manual_clock* manual = nullptr) noexcept
       : stream_(out),
         max_pending_(max_pending),
         want_write_(want_write),
         context_(context),
         gauge_(gauge),
+        manual_(manual),
         queue_(chunk_pool::block_size(max_pending), pool) {}
   ~frame_writer() { detach_gauge(); }
   // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
@@ -193,7 +198,7 @@ class frame_writer {
       if (sent > 0) progressed = true;
       if (static_cast<std::size_t>(sent) < offered) {  // the socket is full: the owner flushes once it drains
         sending_ = false;
-        if (progressed || !want_write_now_) stalled_since_ = clock::now();
+        if (progressed || !want_write_now_) stalled_since_ = manual_ != nullptr ? manual_->now() : clock::now();
         set_want_write(true);
         return status::pending;
       }
@@ -282,7 +287,8 @@ class frame_writer {
   const std::size_t max_pending_;
   const want_write_fn want_write_;
   void* const context_;
-  memory_gauge* gauge_;  // null once detached (detach_gauge)
+  memory_gauge* gauge_;                               // null once detached (detach_gauge)
+  const geerpc::detail::manual_clock* const manual_;  // null: steady_clock
   mutable std::mutex mutex_;
   chunk_queue queue_;                  // waiting to be sent, in order
   std::size_t taken_ = 0;              // queue_'s first bytes, which the sender is sending outside the lock

@@ -123,6 +123,9 @@ class deadline_scheduler {
 
   // The time deadlines are measured against: the manual clock's, or steady_clock's.
   clock::time_point now() const noexcept { return manual_ != nullptr ? manual_->now() : clock::now(); }
+  // The manual clock now() reads, or null for steady_clock: for a part that reads the time
+  // without the scheduler (net::frame_writer's stall clock).
+  const manual_clock* manual() const noexcept { return manual_; }
 
   // Returns once the thread has looked at the heap after this call began, and run every callback
   // due by then: after a manual clock moved, every deadline it passed has fired. Not from a callback.

@@ -79,6 +79,9 @@ class server_connection final : public wire_session<server_connection>,
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
 
+  // Its peer's address (net::endpoint_text), as call_context::peer() gives it.
+  std::string_view peer() const noexcept { return peer_; }
+
   // What the debug page shows of it (listed_connection). Called with the registry's lock held.
   connection_view describe() const override {
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};

@@ -7,6 +7,10 @@
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   another path                   404; another method on one of these paths: 405
 //
+// The debug paths answer only the peers server_options.observability.debug_page admits
+// (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
+// method, as a path that does not exist: nothing says the page is there.
+//
 // Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
 // connection. The head (at most 8 KiB) must arrive within server_options.timeouts.handshake,
 // which, after a CONNECT, also covers the hello that follows.
@@ -19,6 +23,7 @@
 #include <string_view>
 
 #include "../config.hpp"
+#include "../debug_page_policy.hpp"
 #include "../wire/http.hpp"
 #include "context.hpp"
 #include "debug_page.hpp"
@@ -37,8 +42,10 @@ class http_door {
   inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
 
   // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
-  // are the hello's). Once it has returned anything but pending, it is not fed again.
-  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context) {
+  // are the hello's). `peer` is the connection's address text (net::endpoint_text), for the debug
+  // page's policy. Once it has returned anything but pending, it is not fed again.
+  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context,
+               std::string_view peer) {
     const std::size_t before = head_.size();
     const std::size_t take = std::min(data.size(), wire::http::max_head - before);
     head_.append(reinterpret_cast<const char*>(data.data()), take);
@@ -58,7 +65,7 @@ class http_door {
         break;
     }
     used = head.size - before;
-    const verdict answer = route(head, reply, context);
+    const verdict answer = route(head, reply, context, peer);
     std::string().swap(head_);  // the head is done with: its memory goes
     return answer;
   }
@@ -69,7 +76,8 @@ class http_door {
     return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
   }
 
-  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context) {
+  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
+                       std::string_view peer) {
     const std::string_view path = wire::http::target_path(head.target);
     const bool get = head.method == "GET" || head.method == "HEAD";
     const bool head_only = head.method == "HEAD";
@@ -83,7 +91,8 @@ class http_door {
       return verdict::answered;
     }
     const bool page = path == "/debug/geerpc";
-    if (context.config.options().observability.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+    if ((page || path == "/debug/geerpc/stats.json") &&
+        context.config.options().observability.debug_page.allows(debug_peer_of(peer))) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");

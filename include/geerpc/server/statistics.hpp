@@ -211,6 +211,9 @@ class server_statistics {
  public:
   using clock = std::chrono::steady_clock;
   static constexpr std::size_t kept_calls = 100;
+  // The most of a kept call's message held (and shown on the debug page): a handler's message may
+  // echo what a peer sent, as long as it likes.
+  static constexpr std::size_t kept_message_bytes = 1024;
 
   server_statistics(std::size_t methods, std::chrono::nanoseconds slow)
       : methods_(std::make_unique<method_statistics[]>(methods)), method_count_(methods), slow_(slow) {}
@@ -241,6 +244,7 @@ class server_statistics {
   // loses it, never the call.
   void keep(call_record record) noexcept {
     try {
+      cut_message(record.message);
       std::lock_guard lock(calls_mutex_);
       if (calls_.size() == kept_calls) calls_.pop_front();
       calls_.push_back(std::move(record));
@@ -250,6 +254,18 @@ class server_statistics {
   std::vector<call_record> recent_calls() const {
     std::lock_guard lock(calls_mutex_);
     return {calls_.rbegin(), calls_.rend()};  // the newest first
+  }
+
+  // A message past kept_message_bytes keeps its start, cut where a UTF-8 sequence begins, and says
+  // how long it was: "... (1048576 bytes in all)". Its memory goes.
+  static void cut_message(std::string& message) {
+    if (message.size() <= kept_message_bytes) return;
+    const std::size_t size = message.size();
+    std::size_t cut = kept_message_bytes;
+    for (int back = 0; back < 3 && (static_cast<unsigned char>(message[cut]) & 0xc0U) == 0x80; ++back) --cut;
+    message.resize(cut);
+    message += "... (" + std::to_string(size) + " bytes in all)";
+    message.shrink_to_fit();
   }
 
  private:

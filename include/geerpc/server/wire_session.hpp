@@ -8,8 +8,8 @@
 //
 // `Connection` derives from wire_session<Connection> and from
 // std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
-// on_cancel(seq), stop_handlers(), and observer() (observer.hpp), for the limits that turn a peer
-// away.
+// on_cancel(seq), stop_handlers(), observer() (observer.hpp), for the limits that turn a peer
+// away, and peer() (its address text), for the debug page's policy.
 #pragma once
 
 #include <algorithm>
@@ -206,7 +206,7 @@ class wire_session {
                                  net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
         writer_(stream_, context.config.options().limits.max_pending_output, want_write, writer_context,
-                &context.output, &context.config.runtime()->chunk_pool()),
+                &context.output, &context.config.runtime()->chunk_pool(), context.config.scheduler()->manual()),
         reader_(context.config.options().limits.max_frame_size) {}
   ~wire_session() = default;
 
@@ -277,7 +277,7 @@ class wire_session {
     if (!http_) return true;
     std::size_t used = 0;
     std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     http_.reset();
@@ -414,8 +414,9 @@ class wire_session {
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
     if (write_guard_ || closed()) return;
-    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall,
-                                          this);
+    // By the runtime's clock, as the writer's stalled_since().
+    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
+                                          &on_write_stall, this);
     write_guard_ = owner().shared_from_this();
   }
   void disarm_write_timer() {
@@ -439,7 +440,7 @@ class wire_session {
         // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
         if (const auto since = self.writer_.stalled_since()) {
           const auto due = saturating_deadline(*since, self.context_.config.options().timeouts.write);
-          if (due > clock::now()) {
+          if (due > self.context_.config.scheduler()->now()) {
             self.context_.config.scheduler()->schedule(self.write_timer_, due, &on_write_stall, &self);
             return;  // the guard stays with the new timer
           }
