@@ -3189,6 +3189,134 @@ GEERPC_END_NAMESPACE
 // most programs.
 
 
+// ---- begin geerpc/debug_page_policy.hpp
+// geerpc: who may open a server's debug page (server_options.observability.debug_page,
+// docs/debug_page.md): nobody, local peers only (the default), any peer, or a predicate of one's own
+// over what the server knows of the peer (debug_peer). It is asked only when an HTTP request for
+// the page or its JSON arrives (server/http_door.hpp), never on a call's path; a peer it refuses gets
+// the same 404 as a path that does not exist. CONNECT /_geerpc_ (RPC over HTTP) is not the debug
+// page: no policy applies to it.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+
+// What the server knows of a peer asking for the debug page. More will be known once connections
+// can be authenticated (TLS): the peer's verified identity will be added here, as new fields, so a
+// predicate that reads the fields it needs keeps compiling.
+struct debug_peer {
+  // As the page shows it: "127.0.0.1:53124", "[::1]:53124"; "unix@" for a Unix-socket client
+  // (one that bound a name of its own: "unix@/its/name", or "unix@@name" for an abstract one);
+  // empty when the system could not say (the peer is then not local).
+  std::string_view address{};
+  bool loopback = false;     // TCP from 127.0.0.0/8, ::1 or an IPv4-mapped ::ffff:127.x.y.z
+  bool unix_socket = false;  // a Unix-domain socket: a process on this machine
+  // What `debug_page_policy::local()` serves.
+  bool local() const noexcept { return loopback || unix_socket; }
+};
+
+// server_options.observability.debug_page. `true` means local() and `false` off(), so that
+// `.observability = {.debug_page = false}` reads as it always did; `true` never means any(): a page
+// that lists methods, peers and failures' messages is opened to the network only by saying so.
+class debug_page_policy {
+ public:
+  enum class kind { off, local, any, predicate };
+
+  debug_page_policy() noexcept = default;  // local()
+  template <std::same_as<bool> Bool>       // bool only: 0, a pointer or a string is not a policy
+  debug_page_policy(Bool on) noexcept : kind_(on ? kind::local : kind::off) {}
+
+  static debug_page_policy off() noexcept { return debug_page_policy(kind::off); }
+  // Loopback and Unix-socket peers. A local proxy or tunnel that forwards others' connections
+  // makes them local too.
+  static debug_page_policy local() noexcept { return debug_page_policy(kind::local); }
+  static debug_page_policy any() noexcept { return debug_page_policy(kind::any); }
+  // Serves the peers `allow(peer)` returns true for. It runs on the thread that reads the
+  // connection, possibly on several at once (one per reactor): it must be quick, must not block,
+  // and must be safe to call concurrently. An exception from it refuses the peer.
+  template <class Predicate>
+  requires std::is_invocable_r_v<bool, Predicate&, const debug_peer&>
+  static debug_page_policy allow_if(Predicate allow) {
+    debug_page_policy policy(kind::predicate);
+    policy.allow_ = std::move(allow);
+    return policy;
+  }
+
+  kind mode() const noexcept { return kind_; }
+
+  bool allows(const debug_peer& peer) const noexcept {
+    switch (kind_) {
+      case kind::off:
+        return false;
+      case kind::local:
+        return peer.local();
+      case kind::any:
+        return true;
+      case kind::predicate:
+        break;
+    }
+    try {
+      return allow_ && allow_(peer);
+    } catch (...) {
+      return false;
+    }
+  }
+
+ private:
+  explicit debug_page_policy(kind k) noexcept : kind_(k) {}
+
+  kind kind_ = kind::local;
+  std::function<bool(const debug_peer&)> allow_{};
+};
+
+namespace detail {
+
+// Whether `host`, an IP address's text without brackets or port, is a loopback address:
+// 127.0.0.0/8, ::1, or ::ffff:127.x.y.z (an IPv4 peer of a dual-stack socket). Anything else,
+// text that is no address included, is not.
+inline bool loopback_host(std::string_view host) noexcept {
+  char text[INET6_ADDRSTRLEN + 1] = {};
+  if (host.empty() || host.size() >= sizeof text) return false;
+  std::copy(host.begin(), host.end(), text);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, text, &v4) == 1) return reinterpret_cast<const unsigned char*>(&v4.s_addr)[0] == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, text, &v6) != 1) return false;
+  const unsigned char* const b = v6.s6_addr;
+  const bool ten_zeros = std::all_of(b, b + 10, [](unsigned char c) { return c == 0; });
+  if (ten_zeros && b[10] == 0xff && b[11] == 0xff) return b[12] == 127;  // IPv4-mapped
+  return ten_zeros && b[10] == 0 && b[11] == 0 && b[12] == 0 && b[13] == 0 && b[14] == 0 && b[15] == 1;
+}
+
+// What a peer's address text (net::endpoint_text's forms: "host:port", "[v6]:port", "unix@...")
+// says of it. A pure function of the text: the page's locality is decided here and nowhere else.
+inline debug_peer debug_peer_of(std::string_view address) noexcept {
+  debug_peer peer{address};
+  if (address.starts_with("unix@")) {
+    peer.unix_socket = true;
+    return peer;
+  }
+  std::string_view host;
+  if (address.starts_with('[')) {
+    const std::size_t end = address.find("]:");
+    if (end == std::string_view::npos) return peer;
+    host = address.substr(1, end - 1);
+  } else {
+    const std::size_t colon = address.rfind(':');
+    if (colon == std::string_view::npos) return peer;
+    host = address.substr(0, colon);
+  }
+  peer.loopback = loopback_host(host);
+  return peer;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/debug_page_policy.hpp
 // ---- begin geerpc/net/stream_session.hpp
 // geerpc: the seam a stream layer plugs into (TLS, in a later issue): a session sits between a
 // connection's bytes and its socket, transforming both ways, and a factory in the options makes one
@@ -4000,9 +4128,13 @@ struct server_timeouts {
 
 // What a server shows of itself.
 struct server_observability {
-  // Whether GET /debug/geerpc on the RPC port serves the debug page, and /debug/geerpc/stats.json
-  // its data (docs/protocol.md, "HTTP on the RPC port"); off, both are 404. CONNECT is always served.
-  bool debug_page = true;
+  // Who GET /debug/geerpc on the RPC port serves the debug page to, and /debug/geerpc/stats.json
+  // its data (docs/protocol.md, "HTTP on the RPC port"; debug_page_policy.hpp): by default
+  // loopback and Unix-socket peers only; debug_page_policy::any() opens it to every peer, off() (or
+  // `false`) to none, allow_if(predicate) to those a predicate of one's own admits. A peer refused
+  // gets 404, as for a path that does not exist. `true` means local(), not any(). CONNECT (RPC over
+  // HTTP) is not the page: it is always served.
+  debug_page_policy debug_page{};
   // Whether the server keeps statistics of its calls for the debug page: per method, outcomes by
   // error code and latency over the last minute; how long requests wait for a handler thread; the
   // last 100 slow or failed calls; how often each limit turned something away. Cheap (three relaxed
@@ -6615,6 +6747,9 @@ class deadline_scheduler {
 
   // The time deadlines are measured against: the manual clock's, or steady_clock's.
   clock::time_point now() const noexcept { return manual_ != nullptr ? manual_->now() : clock::now(); }
+  // The manual clock now() reads, or null for steady_clock: for a part that reads the time
+  // without the scheduler (net::frame_writer's stall clock).
+  const manual_clock* manual() const noexcept { return manual_; }
 
   // Returns once the thread has looked at the heap after this call began, and run every callback
   // due by then: after a manual clock moved, every deadline it passed has fired. Not from a callback.
@@ -7331,6 +7466,9 @@ class server_statistics {
  public:
   using clock = std::chrono::steady_clock;
   static constexpr std::size_t kept_calls = 100;
+  // The most of a kept call's message held (and shown on the debug page): a handler's message may
+  // echo what a peer sent, as long as it likes.
+  static constexpr std::size_t kept_message_bytes = 1024;
 
   server_statistics(std::size_t methods, std::chrono::nanoseconds slow)
       : methods_(std::make_unique<method_statistics[]>(methods)), method_count_(methods), slow_(slow) {}
@@ -7361,6 +7499,7 @@ class server_statistics {
   // loses it, never the call.
   void keep(call_record record) noexcept {
     try {
+      cut_message(record.message);
       std::lock_guard lock(calls_mutex_);
       if (calls_.size() == kept_calls) calls_.pop_front();
       calls_.push_back(std::move(record));
@@ -7370,6 +7509,18 @@ class server_statistics {
   std::vector<call_record> recent_calls() const {
     std::lock_guard lock(calls_mutex_);
     return {calls_.rbegin(), calls_.rend()};  // the newest first
+  }
+
+  // A message past kept_message_bytes keeps its start, cut where a UTF-8 sequence begins, and says
+  // how long it was: "... (1048576 bytes in all)". Its memory goes.
+  static void cut_message(std::string& message) {
+    if (message.size() <= kept_message_bytes) return;
+    const std::size_t size = message.size();
+    std::size_t cut = kept_message_bytes;
+    for (int back = 0; back < 3 && (static_cast<unsigned char>(message[cut]) & 0xc0U) == 0x80; ++back) --cut;
+    message.resize(cut);
+    message += "... (" + std::to_string(size) + " bytes in all)";
+    message.shrink_to_fit();
   }
 
  private:
@@ -8442,12 +8593,9 @@ GEERPC_END_NAMESPACE
 // readiness with a deadline and a wake-up descriptor. Every socket geerpc hands out is non-blocking;
 // waiting is always explicit, through poll.
 
-#include <arpa/inet.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -9828,13 +9976,17 @@ class frame_writer {
   // writer's buffers grow, taken back as they shrink), so that an owner of many writers can read
   // their sum. Only changes of capacity touch it: none on the fast path. Its blocks come from
   // `pool` (its runtime's, which must outlive the writer), or straight from the allocator when null.
+  // `manual`: the clock stalled_since() reads, when the owner's runtime has a manual one (the
+  // owner's timers measure by it); null: steady_clock.
   frame_writer(stream& out, std::size_t max_pending, want_write_fn want_write = nullptr, void* context = nullptr,
-               memory_gauge* gauge = nullptr, chunk_pool* pool = nullptr) noexcept
+               memory_gauge* gauge = nullptr, chunk_pool* pool = nullptr,
+               const geerpc::detail::manual_clock* manual = nullptr) noexcept
       : stream_(out),
         max_pending_(max_pending),
         want_write_(want_write),
         context_(context),
         gauge_(gauge),
+        manual_(manual),
         queue_(chunk_pool::block_size(max_pending), pool) {}
   ~frame_writer() { detach_gauge(); }
   // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
@@ -9972,7 +10124,7 @@ class frame_writer {
       if (sent > 0) progressed = true;
       if (static_cast<std::size_t>(sent) < offered) {  // the socket is full: the owner flushes once it drains
         sending_ = false;
-        if (progressed || !want_write_now_) stalled_since_ = clock::now();
+        if (progressed || !want_write_now_) stalled_since_ = manual_ != nullptr ? manual_->now() : clock::now();
         set_want_write(true);
         return status::pending;
       }
@@ -10061,7 +10213,8 @@ class frame_writer {
   const std::size_t max_pending_;
   const want_write_fn want_write_;
   void* const context_;
-  memory_gauge* gauge_;  // null once detached (detach_gauge)
+  memory_gauge* gauge_;                               // null once detached (detach_gauge)
+  const geerpc::detail::manual_clock* const manual_;  // null: steady_clock
   mutable std::mutex mutex_;
   chunk_queue queue_;                  // waiting to be sent, in order
   std::size_t taken_ = 0;              // queue_'s first bytes, which the sender is sending outside the lock
@@ -12756,8 +12909,8 @@ GEERPC_END_NAMESPACE
 //
 // `Connection` derives from wire_session<Connection> and from
 // std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
-// on_cancel(seq), stop_handlers(), and observer() (observer.hpp), for the limits that turn a peer
-// away.
+// on_cancel(seq), stop_handlers(), observer() (observer.hpp), for the limits that turn a peer
+// away, and peer() (its address text), for the debug page's policy.
 
 
 // ---- begin geerpc/server/http_door.hpp
@@ -12769,6 +12922,10 @@ GEERPC_END_NAMESPACE
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   another path                   404; another method on one of these paths: 405
+//
+// The debug paths answer only the peers server_options.observability.debug_page admits
+// (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
+// method, as a path that does not exist: nothing says the page is there.
 //
 // Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
 // connection. The head (at most 8 KiB) must arrive within server_options.timeouts.handshake,
@@ -13511,8 +13668,10 @@ class http_door {
   inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
 
   // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
-  // are the hello's). Once it has returned anything but pending, it is not fed again.
-  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context) {
+  // are the hello's). `peer` is the connection's address text (net::endpoint_text), for the debug
+  // page's policy. Once it has returned anything but pending, it is not fed again.
+  verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context,
+               std::string_view peer) {
     const std::size_t before = head_.size();
     const std::size_t take = std::min(data.size(), wire::http::max_head - before);
     head_.append(reinterpret_cast<const char*>(data.data()), take);
@@ -13532,7 +13691,7 @@ class http_door {
         break;
     }
     used = head.size - before;
-    const verdict answer = route(head, reply, context);
+    const verdict answer = route(head, reply, context, peer);
     std::string().swap(head_);  // the head is done with: its memory goes
     return answer;
   }
@@ -13543,7 +13702,8 @@ class http_door {
     return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
   }
 
-  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context) {
+  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
+                       std::string_view peer) {
     const std::string_view path = wire::http::target_path(head.target);
     const bool get = head.method == "GET" || head.method == "HEAD";
     const bool head_only = head.method == "HEAD";
@@ -13557,7 +13717,8 @@ class http_door {
       return verdict::answered;
     }
     const bool page = path == "/debug/geerpc";
-    if (context.config.options().observability.debug_page && (page || path == "/debug/geerpc/stats.json")) {
+    if ((page || path == "/debug/geerpc/stats.json") &&
+        context.config.options().observability.debug_page.allows(debug_peer_of(peer))) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
@@ -13744,7 +13905,7 @@ class wire_session {
                                  net::stream_session_factory::role::server)),
         poller_fd_(poller_fd),
         writer_(stream_, context.config.options().limits.max_pending_output, want_write, writer_context,
-                &context.output, &context.config.runtime()->chunk_pool()),
+                &context.output, &context.config.runtime()->chunk_pool(), context.config.scheduler()->manual()),
         reader_(context.config.options().limits.max_frame_size) {}
   ~wire_session() = default;
 
@@ -13815,7 +13976,7 @@ class wire_session {
     if (!http_) return true;
     std::size_t used = 0;
     std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_);
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     http_.reset();
@@ -13952,8 +14113,9 @@ class wire_session {
     if (limit <= std::chrono::nanoseconds::zero()) return;
     std::lock_guard lock(stall_mutex_);
     if (write_guard_ || closed()) return;
-    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(clock::now(), limit), &on_write_stall,
-                                          this);
+    // By the runtime's clock, as the writer's stalled_since().
+    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
+                                          &on_write_stall, this);
     write_guard_ = owner().shared_from_this();
   }
   void disarm_write_timer() {
@@ -13977,7 +14139,7 @@ class wire_session {
         // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
         if (const auto since = self.writer_.stalled_since()) {
           const auto due = saturating_deadline(*since, self.context_.config.options().timeouts.write);
-          if (due > clock::now()) {
+          if (due > self.context_.config.scheduler()->now()) {
             self.context_.config.scheduler()->schedule(self.write_timer_, due, &on_write_stall, &self);
             return;  // the guard stays with the new timer
           }
@@ -14054,6 +14216,9 @@ class server_connection final : public wire_session<server_connection>,
 
   server_connection(const server_connection&) = delete;
   server_connection& operator=(const server_connection&) = delete;
+
+  // Its peer's address (net::endpoint_text), as call_context::peer() gives it.
+  std::string_view peer() const noexcept { return peer_; }
 
   // What the debug page shows of it (listed_connection). Called with the registry's lock held.
   connection_view describe() const override {
