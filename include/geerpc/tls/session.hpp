@@ -116,16 +116,28 @@ class session final : public net::stream_session {
     return r;
   }
 
+  // With SSL_MODE_ENABLE_PARTIAL_WRITE one SSL_write_ex sends one record (16 KiB) and returns,
+  // whether the socket has room for more or not. Records go out here until the bytes run out or
+  // one would block, so that a write shorter than `data` means what it means on a socket: full
+  // (the engines then wait for it to drain; the blocking server's thread would not come back for a
+  // deferred reply's rest until its next request).
   net::io_result write(std::span<const std::byte> data) noexcept override {
     std::lock_guard lock(mutex_);
-    if (failed_) return {net::io_status::closed, 0};
+    if (failed_ || write_over_) return {net::io_status::closed, 0};
+    std::size_t total = 0;
+    net::io_result r;
+    do {
+      ERR_clear_error();
+      errno = 0;
+      std::size_t n = 0;
+      const int rc = SSL_write_ex(ssl_.get(), data.data() + total, data.size() - total, &n);
+      r = finish(rc, n, false);
+      if (r.status == net::io_status::data) total += r.bytes;
+    } while (r.status == net::io_status::data && total < data.size());
     ERR_clear_error();
-    errno = 0;
-    std::size_t n = 0;
-    const int rc = SSL_write_ex(ssl_.get(), data.data(), data.size(), &n);
-    const net::io_result r = finish(rc, n, false);
-    ERR_clear_error();
-    return r;
+    if (total == 0) return r;
+    write_over_ = r.status == net::io_status::closed;  // the next write says so
+    return {net::io_status::data, total};
   }
 
   bool buffered() const noexcept override {
@@ -229,6 +241,7 @@ class session final : public net::stream_session {
   bool established_ = false;
   bool failed_ = false;
   bool shut_ = false;
+  bool write_over_ = false;  // a write's later record found the connection gone
 };
 
 }  // namespace tls
