@@ -61,6 +61,19 @@ TEMPLATE_TEST_CASE("the host name is checked: the dialed one, or server_name", "
   refused(s, pki, s.address(), named, "hostname mismatch");
 }
 
+TEMPLATE_TEST_CASE("a host name only in the subject's CN is refused", "[tls][verify]", GEERPC_TRANSPORTS) {
+  // Names are checked against the SANs alone: OpenSSL falls back to the CN of a certificate with
+  // no DNS SAN unless told not to, as browsers and RFC 6125 no longer do.
+  test::tls::pki pki;
+  test::tls::tls_server<TestType> good(pki.server_settings());
+  const auto cn_only = pki.ca.issue({.common_name = "localhost"});
+  test::tls::tls_server<TestType> old(
+      {.certificate = pem::in_memory(cn_only.certificate), .key = pem::in_memory(cn_only.key)});
+  auto named = pki.client_settings();
+  named.server_name = "localhost";
+  refused(good, pki, old.address(), named, "hostname mismatch");
+}
+
 TEMPLATE_TEST_CASE("an IP address certificate: matched and mismatched", "[tls][verify]", GEERPC_TRANSPORTS) {
   test::tls::pki pki;
   const auto this_ip = pki.ca.issue({.ips = {"127.0.0.1"}});

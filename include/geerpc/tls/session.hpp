@@ -96,6 +96,9 @@ class session final : public net::stream_session {
       detail::check(X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_.get()), host.c_str()) == 1,
                     "cannot check the IP address " + host);
     } else {
+      // Names in the SANs only: without these flags OpenSSL checks the subject's CN of a
+      // certificate that has no DNS SAN, and lets a wildcard match part of a label.
+      SSL_set_hostflags(ssl_.get(), X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
       detail::check(SSL_set1_host(ssl_.get(), host.c_str()) == 1, "cannot check the host name " + host);
       // SSL_set_tlsext_host_name, without the macro's C cast.
       detail::check(SSL_ctrl(ssl_.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
