@@ -43,8 +43,11 @@ class stream_session {
   // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
-  // Whether read() has data now without the socket being readable (decoded bytes kept inside,
-  // SSL_has_pending): an engine must not wait on the socket for them.
+  // Whether read() has data now without the socket being readable (decoded bytes kept inside:
+  // TLS's SSL_pending, with read-ahead off): an engine must not wait on the socket for them.
+  // Not SSL_has_pending, true for part of a record too: the engines would spin on a peer that
+  // trickles the rest. Read-ahead would hide whole records from SSL_pending: the engines would
+  // wait on a socket that never becomes ready.
   virtual bool buffered() const noexcept = 0;
   // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
   // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
