@@ -202,12 +202,13 @@ class session final : public net::stream_session {
 
   // A write found the connection gone: a server that refused this client after the handshake (a
   // TLS 1.3 server checks the client's certificate after the client has finished) said why in an
-  // alert that may wait, unread, in the socket. Reading it names the reason.
+  // alert that may wait, unread, in the socket. Reading it names the reason; a peek, so that
+  // application data before it (replies, a goaway) stays for the reader.
   void read_last_words() noexcept {
     std::byte sink[1];
     std::size_t n = 0;
     ERR_clear_error();
-    if (SSL_read_ex(ssl_.get(), sink, sizeof sink, &n) != 1 && SSL_get_error(ssl_.get(), 0) == SSL_ERROR_SSL)
+    if (SSL_peek_ex(ssl_.get(), sink, sizeof sink, &n) != 1 && SSL_get_error(ssl_.get(), 0) == SSL_ERROR_SSL)
       fail(detail::failure_text(ssl_.get()));
   }
 
