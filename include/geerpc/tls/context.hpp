@@ -111,6 +111,10 @@ inline context_ptr new_context(const SSL_METHOD* method, bool release_idle_buffe
   SSL_CTX_set_options(ctx.get(), SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
   SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (release_idle_buffers) SSL_CTX_set_mode(ctx.get(), SSL_MODE_RELEASE_BUFFERS);
+  // A read returns after a record that carries no data (a KeyUpdate), as would_block: with
+  // AUTO_RETRY it went on consuming such records, the session's lock held, for as long as a peer
+  // sent them. The engines' level-triggered waits see the rest of the socket's bytes again.
+  SSL_CTX_clear_mode(ctx.get(), SSL_MODE_AUTO_RETRY);
   return ctx;
 }
 
