@@ -6,7 +6,8 @@
 // The rules an engine follows, so that a session can plug in (docs/transports.md):
 //   1. Read until would_block; a short read means "empty" only when !buffered().
 //   2. A read round cut short while buffered() resumes without waiting for the descriptor.
-//   3. Wait for POLLIN | wants() when reading, POLLOUT | wants() when writing; with a session, on
+//   3. Wait for POLLIN when reading, POLLOUT when writing, or for wants() instead when it is
+//      nonzero (a write that must read first must not wake on a writable socket); with a session, on
 //      any readiness retry both the read and the writer's flush().
 //   4. read_some(..., true) only when blocking_reads(); otherwise poll, then read_some.
 #pragma once

@@ -37,10 +37,10 @@ class stream_session {
   virtual ~stream_session() = default;
 
   // Up to out.size() bytes of the peer's data. would_block means nothing is readable now (so
-  // buffered() is false): the engine waits for POLLIN | wants() and asks again.
+  // buffered() is false): the engine waits for wants(), or POLLIN if none, and asks again.
   virtual io_result read(std::span<std::byte> out) noexcept = 0;
   // Takes some of `data` (all of it, or what the socket had room for, never none when it has room),
-  // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
+  // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
   // Whether read() has data now without the socket being readable (decoded bytes kept inside:
@@ -49,9 +49,10 @@ class stream_session {
   // trickles the rest. Read-ahead would hide whole records from SSL_pending: the engines would
   // wait on a socket that never becomes ready.
   virtual bool buffered() const noexcept = 0;
-  // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
-  // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
-  // none.
+  // The readiness the last read or write waits for instead of the obvious one: POLLOUT for a read
+  // that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for none
+  // (then POLLIN for a read, POLLOUT for a write). Nonzero, it replaces that readiness: a write
+  // that also waited for POLLOUT would wake at once on a writable socket, and spin.
   virtual short wants() const noexcept = 0;
   // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
   // The stream then shuts the socket down, which wakes every thread waiting on it.
