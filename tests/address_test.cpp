@@ -181,4 +181,16 @@ TEST_CASE("address: long and odd texts are judged without recursion or overflow"
   for (int c = 0; c < 256; ++c) (void)parse_address(std::string(1, static_cast<char>(c)) + "x:1");
 }
 
+TEST_CASE("address: tls@host:port is TCP for a TLS client; tls@unix@ is refused", "[address]") {
+  address expected = tcp("127.0.0.1", 80);
+  expected.tls = true;
+  CHECK(*parse_address("tls@127.0.0.1:80").value == expected);
+  CHECK(geerpc::net::to_string(expected) == "tls@127.0.0.1:80");
+  CHECK(geerpc::net::to_string(*parse_address("tls@[::1]:1").value) == "tls@[::1]:1");
+  CHECK(parse_address("tls@unix@/x.sock").error.reason ==
+        "tls@ takes a TCP host:port, not unix@ (over a Unix socket, set the TLS factory alone)");
+  CHECK(parse_address("TLS@localhost:1").error.suggestion == "tls@localhost:1");
+  CHECK(parse_address("tls@fe80::1:443").error.suggestion == "tls@[fe80::1]:443");
+}
+
 }  // namespace address_test

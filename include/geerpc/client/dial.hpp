@@ -74,10 +74,19 @@ inline std::optional<errc> write_all(net::stream& stream, std::span<const std::b
       case net::io_status::would_block:
         break;
     }
-    if (net::wait_for(stream.fd(), static_cast<short>(POLLOUT | stream.wants()), deadline) == net::wait_result::timeout)
-      return errc::connect_timeout;
+    // A session's write that must read first (a TLS handshake waiting for the server's flight)
+    // waits for that alone: the socket's room would wake this loop for nothing until it comes.
+    const short wanted = stream.wants() == POLLIN ? short{POLLIN} : static_cast<short>(POLLOUT | stream.wants());
+    if (net::wait_for(stream.fd(), wanted, deadline) == net::wait_result::timeout) return errc::connect_timeout;
   }
   return std::nullopt;
+}
+
+// ": <why>" when the stream's session closed the connection itself (a TLS handshake refused),
+// for the end of a message; empty otherwise.
+inline std::string session_reason(const net::stream& stream) {
+  std::string why = stream.why_closed();
+  return why.empty() ? why : ": " + why;
 }
 
 // An "http@" address: asks for the RPC protocol with an HTTP CONNECT, as GeeRPC's DialHTTP does,
@@ -149,6 +158,11 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (!parsed)
     return error{make_error_code(errc::connect_failed),
                  "rpc client: dial \"" + std::string(address) + "\": " + parsed.error.message()};
+  if (parsed.value->tls && opts.session == nullptr)
+    return error{make_error_code(errc::invalid_argument),
+                 where +
+                     "a tls@ address needs options.session set to a TLS client factory "
+                     "(geerpc::tls::client(...) from <geerpc/tls.hpp>, the geerpc::tls target)"};
   std::string why;
   const auto endpoint = net::resolve(*parsed.value, why);
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
@@ -159,7 +173,8 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (!fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
   // The stream layer's session (TLS's SSL_connect runs as the hello below goes through it).
   try {
-    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client);
+    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client,
+                                   parsed.value->host);
   } catch (const std::exception& e) {
     return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
   }
@@ -172,12 +187,16 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
       {wire::protocol_version, codec_id, handle_timeout_us(opts.timeouts.handle), opts.limits.max_frame_size}, hello);
   auto failed = write_all(info.stream, hello, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
+  if (failed)
+    return error{make_error_code(errc::connect_failed),
+                 where + "could not send the handshake" + session_reason(info.stream)};
 
   std::array<std::byte, wire::hello_reply_header_size> header{};
   failed = read_exactly(info.stream, header, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  if (failed)
+    return error{make_error_code(errc::connect_failed),
+                 where + "connection closed during the handshake" + session_reason(info.stream)};
   wire::hello_reply reply;
   std::size_t reason_size = 0;
   if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
@@ -185,7 +204,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   std::vector<std::byte> reason(reason_size);
   failed = read_exactly(info.stream, reason, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  if (failed)
+    return error{make_error_code(errc::connect_failed),
+                 where + "connection closed during the handshake" + session_reason(info.stream)};
   if (!reply.accepted)
     return error{
         make_error_code(errc::handshake_rejected),

@@ -5,6 +5,8 @@
 //   http@host:port  http@[v6]:port    TCP, where a client first asks for the RPC protocol with an
 //                                     HTTP CONNECT (docs/protocol.md, "HTTP on the RPC port"); a
 //                                     server serves both on any port, so it listens on it as TCP
+//   tls@host:port  tls@[v6]:port      TCP, where a client speaks TLS (options::session must be a
+//                                     TLS client factory, <geerpc/tls.hpp>); a client's form only
 //   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
 //   unix@@name                        a Linux abstract Unix socket: a name, no file
 //
@@ -38,6 +40,7 @@ struct address {
   std::uint16_t port = 0;
   std::string path;
   bool http_connect = false;  // tcp: "http@", a client sends an HTTP CONNECT before the hello
+  bool tls = false;           // tcp: "tls@", a client needs a TLS session (options::session)
 
   bool is_unix() const noexcept { return kind != family::tcp; }
   friend bool operator==(const address&, const address&) = default;
@@ -85,7 +88,10 @@ inline std::string to_string(const address& a) {
       break;
   }
   const bool v6 = a.host.find(':') != std::string::npos;
-  return (a.http_connect ? "http@" : "") + (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+  return (a.http_connect ? "http@"
+          : a.tls        ? "tls@"
+                         : "") +
+         (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
 }
 
 namespace detail {
@@ -169,6 +175,14 @@ inline const char* parse_exact(std::string_view text, address& out, std::string&
     if (!suggestion.empty()) suggestion.insert(0, "http@");
     return bad;
   }
+  if (text.starts_with("tls@")) {
+    if (text.substr(4).starts_with("unix@"))
+      return "tls@ takes a TCP host:port, not unix@ (over a Unix socket, set the TLS factory alone)";
+    const char* bad = parse_host_port(text.substr(4), out, suggestion);
+    if (bad == nullptr) out.tls = true;
+    if (!suggestion.empty()) suggestion.insert(0, "tls@");
+    return bad;
+  }
   return parse_host_port(text, out, suggestion);
 }
 
@@ -182,7 +196,7 @@ inline std::string likely_meant(std::string_view text) {
     if (path.starts_with("///")) path.remove_prefix(2);
     meant = "unix@" + std::string(path);
   } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@") ||
-             starts_with_nocase(text, "http@")) {
+             starts_with_nocase(text, "http@") || starts_with_nocase(text, "tls@")) {
     meant = std::string(text);  // a capital letter in the transport
     for (std::size_t i = 0; meant[i] != '@'; ++i)
       if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
@@ -220,7 +234,8 @@ inline parsed_address parse_address(std::string_view text) {
     result.value = std::move(a);
     return result;
   }
-  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@");
+  const bool accepted_prefix =
+      text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@") || text.starts_with("tls@");
   if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
     // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
     // "/x.sock"): suggest what it meant, or say what is wrong with that.

@@ -61,7 +61,7 @@ class frame_writer {
         context_(context),
         gauge_(gauge),
         manual_(manual),
-        queue_(chunk_pool::block_size(max_pending), pool) {}
+        queue_(block_size_for(out, max_pending), pool) {}
   ~frame_writer() { detach_gauge(); }
   // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
   // done with the gauge before the writer itself goes.
@@ -72,6 +72,18 @@ class frame_writer {
   }
   frame_writer(const frame_writer&) = delete;
   frame_writer& operator=(const frame_writer&) = delete;
+
+  // A session's write that found the socket full may need its retry to offer at least as many
+  // bytes as that try took on (TLS: the record it sealed, up to 16 KiB; OpenSSL fails a shorter
+  // retry with "bad length"). A stream gives a session one buffer at a time, so a record comes
+  // from one block and a retry's first buffer runs from its start to its block's end; the rest of
+  // a frame cut short starts a block of its own. Blocks with room for a whole record therefore
+  // keep every retry long enough, whatever the limit.
+  static constexpr std::size_t session_block = 32u << 10;
+  static std::size_t block_size_for(const stream& out, std::size_t max_pending) noexcept {
+    const std::size_t size = chunk_pool::block_size(max_pending);
+    return out.plain() ? size : std::max(size, session_block);
+  }
 
   status write(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);

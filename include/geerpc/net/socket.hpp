@@ -265,6 +265,11 @@ inline listener listen_on(std::string_view text, std::string& bound, int backlog
   const std::string quoted = "rpc server: listen \"" + std::string(text) + "\": ";
   if (!parsed) throw rpc_error(errc::invalid_argument, quoted + parsed.error.message());
   const address& a = *parsed.value;
+  if (a.tls)
+    throw rpc_error(errc::invalid_argument,
+                    quoted +
+                        "tls@ is a client's form: a server speaks TLS when server_options::session is a TLS "
+                        "server factory; listen on host:port");
   std::string why;
   const auto e = resolve(a, why);
   if (!e) throw rpc_error(errc::invalid_argument, quoted + why);

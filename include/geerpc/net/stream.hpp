@@ -6,7 +6,8 @@
 // The rules an engine follows, so that a session can plug in (docs/transports.md):
 //   1. Read until would_block; a short read means "empty" only when !buffered().
 //   2. A read round cut short while buffered() resumes without waiting for the descriptor.
-//   3. Wait for POLLIN | wants() when reading, POLLOUT | wants() when writing; with a session, on
+//   3. Wait for POLLIN when reading, POLLOUT when writing, or for wants() instead when it is
+//      nonzero (a write that must read first must not wake on a writable socket); with a session, on
 //      any readiness retry both the read and the writer's flush().
 //   4. read_some(..., true) only when blocking_reads(); otherwise poll, then read_some.
 #pragma once
@@ -14,6 +15,8 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "../config.hpp"
@@ -77,6 +80,8 @@ class stream {
 
   bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
   short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
+  // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
+  std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
   bool blocking_reads() const noexcept { return session_ == nullptr; }
 
@@ -118,12 +123,13 @@ class stream {
   std::unique_ptr<stream_session> session_;
 };
 
-// The stream for a connected socket: with the session `factory` makes, if there is a factory.
-// Throws what the factory throws.
-inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side) {
+// The stream for a connected socket: with the session `factory` makes, if there is a factory, told
+// the `host` a client dialed. Throws what the factory throws.
+inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side,
+                          std::string_view host = {}) {
   if (factory == nullptr) return stream(std::move(fd));
   const int raw = fd.get();
-  std::unique_ptr<stream_session> session = factory->make(raw, side);
+  std::unique_ptr<stream_session> session = factory->make_for(raw, side, host);
   GEERPC_ASSERT(session != nullptr, "stream: a session factory makes a session or throws");
   return stream(std::move(fd), std::move(session));
 }

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "../config.hpp"
 
@@ -35,22 +37,30 @@ class stream_session {
   virtual ~stream_session() = default;
 
   // Up to out.size() bytes of the peer's data. would_block means nothing is readable now (so
-  // buffered() is false): the engine waits for POLLIN | wants() and asks again.
+  // buffered() is false): the engine waits for wants(), or POLLIN if none, and asks again.
   virtual io_result read(std::span<std::byte> out) noexcept = 0;
   // Takes some of `data` (all of it, or what the socket had room for, never none when it has room),
-  // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
+  // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
-  // Whether read() has data now without the socket being readable (decoded bytes kept inside,
-  // SSL_has_pending): an engine must not wait on the socket for them.
+  // Whether read() has data now without the socket being readable (decoded bytes kept inside:
+  // TLS's SSL_pending, with read-ahead off): an engine must not wait on the socket for them.
+  // Not SSL_has_pending, true for part of a record too: the engines would spin on a peer that
+  // trickles the rest. Read-ahead would hide whole records from SSL_pending: the engines would
+  // wait on a socket that never becomes ready.
   virtual bool buffered() const noexcept = 0;
-  // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
-  // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
-  // none.
+  // The readiness the last read or write waits for instead of the obvious one: POLLOUT for a read
+  // that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for none
+  // (then POLLIN for a read, POLLOUT for a write). Nonzero, it replaces that readiness: a write
+  // that also waited for POLLOUT would wake at once on a writable socket, and spin.
   virtual short wants() const noexcept = 0;
   // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
   // The stream then shuts the socket down, which wakes every thread waiting on it.
   virtual void shutdown() noexcept = 0;
+  // Why the session closed the connection itself, if it did (a TLS handshake refused: "tls:
+  // ...certificate verify failed: certificate has expired"); empty otherwise. dial() adds it to
+  // its error's message.
+  virtual std::string why_closed() const { return {}; }
 };
 
 // Makes each connection's session: options::session for a client, server_options::session for a
@@ -65,6 +75,13 @@ class stream_session_factory {
   enum class role { client, server };
   virtual ~stream_session_factory() = default;
   virtual std::unique_ptr<stream_session> make(int fd, role side) = 0;
+  // make(), told the host a client dialed (a name or an IP literal, as the address wrote it;
+  // empty for a Unix socket and for a server), which a TLS client checks the server's certificate
+  // against. The engines call this one; by default it is make(fd, side).
+  virtual std::unique_ptr<stream_session> make_for(int fd, role side, std::string_view host) {
+    static_cast<void>(host);
+    return make(fd, side);
+  }
 };
 
 }  // namespace net

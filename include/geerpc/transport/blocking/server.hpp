@@ -244,7 +244,7 @@ class blocking_server_engine {
       if (!stream.buffered()) {
         const short wants = stream.wants();
         const short events =
-            static_cast<short>(POLLIN | wants | (connection.writer().has_pending() ? POLLOUT | wants : 0));
+            wants != 0 ? wants : static_cast<short>(POLLIN | (connection.writer().has_pending() ? POLLOUT : 0));
         if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
       } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
         break;

@@ -1,0 +1,252 @@
+// geerpc: one TLS connection's session (net::stream_session): an SSL object over the connection's
+// non-blocking socket (socket_bio.hpp), made by a factory (factories.hpp) right after connect or
+// accept. The handshake is driven by the first reads and writes, as any other record is.
+//
+// One SSL object is never used by two threads at once (OpenSSL forbids it): every SSL_* call on
+// it, the const ones behind buffered() and wants() included, is made with this session's mutex
+// held, and the mutex is never held while waiting: the socket is non-blocking, so each call returns
+// at once (WANT_READ / WANT_WRITE become would_block and wants()), and the engines wait in poll or
+// epoll with no lock of the session's (net/stream.hpp, rule 4: a stream with a session never reads
+// asleep). The reader and the writers of a connection therefore take turns, briefly.
+//
+// OpenSSL's error queue is per thread: it is emptied before each call and read (and so emptied)
+// after, so that one connection's failure never shows up as another's.
+#pragma once
+
+#include <arpa/inet.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "../config.hpp"
+#include "../net/stream_session.hpp"
+#include "context.hpp"
+#include "errors.hpp"
+#include "socket_bio.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace tls {
+
+// What a server's sessions failed with: the count and the last reason, for the server's owner
+// (server_factory::failed_handshakes(), last_failure()). Shared by the factory and its sessions.
+class failure_log {
+ public:
+  void record(const std::string& reason) {
+    std::lock_guard lock(mutex_);
+    ++count_;
+    last_ = reason;
+  }
+  std::size_t count() const {
+    std::lock_guard lock(mutex_);
+    return count_;
+  }
+  std::string last() const {
+    std::lock_guard lock(mutex_);
+    return last_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::size_t count_ = 0;
+  std::string last_;
+};
+
+namespace detail {
+
+inline bool is_ip_literal(const std::string& host) noexcept {
+  unsigned char address[16];
+  return ::inet_pton(AF_INET, host.c_str(), address) == 1 || ::inet_pton(AF_INET6, host.c_str(), address) == 1;
+}
+
+struct ssl_deleter {
+  void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
+};
+
+}  // namespace detail
+
+class session final : public net::stream_session {
+ public:
+  using role = net::stream_session_factory::role;
+
+  // A client's session checks the server's certificate against `host` (a DNS name: the name, sent
+  // as SNI too; an IP literal: the address, and no SNI, as RFC 6066 says) when `ctx` verifies.
+  session(SSL_CTX* ctx, int fd, role side, const std::string& host, std::shared_ptr<failure_log> log)
+      : ssl_(SSL_new(ctx)), log_(std::move(log)) {
+    ERR_clear_error();
+    detail::check(ssl_ != nullptr, "cannot make an SSL object");
+    BIO* bio = detail::socket_bio(fd);
+    SSL_set_bio(ssl_.get(), bio, bio);  // one BIO both ways: the SSL object takes its one reference
+    if (side == role::server) {
+      SSL_set_accept_state(ssl_.get());
+      return;
+    }
+    SSL_set_connect_state(ssl_.get());
+    if ((SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_PEER) == 0) return;
+    if (host.empty())
+      throw tls_error("tls: no host name to check the server's certificate against: set client_settings::server_name");
+    if (detail::is_ip_literal(host)) {
+      detail::check(X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_.get()), host.c_str()) == 1,
+                    "cannot check the IP address " + host);
+    } else {
+      // Names in the SANs only: without these flags OpenSSL checks the subject's CN of a
+      // certificate that has no DNS SAN, and lets a wildcard match part of a label.
+      SSL_set_hostflags(ssl_.get(), X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+      detail::check(SSL_set1_host(ssl_.get(), host.c_str()) == 1, "cannot check the host name " + host);
+      // SSL_set_tlsext_host_name, without the macro's C cast.
+      detail::check(SSL_ctrl(ssl_.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                             const_cast<char*>(host.c_str())) == 1,
+                    "cannot send the host name " + host);
+    }
+  }
+
+  net::io_result read(std::span<std::byte> out) noexcept override {
+    std::lock_guard lock(mutex_);
+    if (failed_) return {net::io_status::closed, 0};
+    ERR_clear_error();
+    errno = 0;
+    std::size_t n = 0;
+    const int rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
+    const net::io_result r = finish(rc, n, true);
+    ERR_clear_error();  // nothing of this connection's is left for the thread's next OpenSSL call
+    return r;
+  }
+
+  // With SSL_MODE_ENABLE_PARTIAL_WRITE one SSL_write_ex sends one record (16 KiB) and returns,
+  // whether the socket has room for more or not. Records go out here until the bytes run out or
+  // one would block, so that a write shorter than `data` means what it means on a socket: full
+  // (the engines then wait for it to drain; the blocking server's thread would not come back for a
+  // deferred reply's rest until its next request).
+  net::io_result write(std::span<const std::byte> data) noexcept override {
+    std::lock_guard lock(mutex_);
+    if (failed_ || write_over_) return {net::io_status::closed, 0};
+    std::size_t total = 0;
+    net::io_result r;
+    do {
+      ERR_clear_error();
+      errno = 0;
+      std::size_t n = 0;
+      const int rc = SSL_write_ex(ssl_.get(), data.data() + total, data.size() - total, &n);
+      r = finish(rc, n, false);
+      if (r.status == net::io_status::data) total += r.bytes;
+    } while (r.status == net::io_status::data && total < data.size());
+    ERR_clear_error();
+    if (total == 0) return r;
+    write_over_ = r.status == net::io_status::closed;  // the next write says so
+    return {net::io_status::data, total};
+  }
+
+  bool buffered() const noexcept override {
+    std::lock_guard lock(mutex_);
+    return !failed_ && SSL_pending(ssl_.get()) > 0;
+  }
+  short wants() const noexcept override {
+    std::lock_guard lock(mutex_);
+    return wants_;
+  }
+
+  // close_notify, once, if the handshake finished and the socket takes it now; never waits.
+  void shutdown() noexcept override {
+    std::lock_guard lock(mutex_);
+    if (shut_) return;
+    shut_ = true;
+    if (failed_ || !established_) return;
+    ERR_clear_error();
+    SSL_shutdown(ssl_.get());
+    ERR_clear_error();
+  }
+
+  std::string why_closed() const override {
+    std::lock_guard lock(mutex_);
+    return reason_;
+  }
+
+ private:
+  // The result of an SSL_read_ex / SSL_write_ex that returned `rc`, with the mutex held.
+  net::io_result finish(int rc, std::size_t n, bool reading) noexcept {
+    if (!established_ && SSL_is_init_finished(ssl_.get()) && !establish()) return {net::io_status::closed, 0};
+    if (rc == 1) {
+      wants_ = 0;
+      return {net::io_status::data, n};
+    }
+    switch (SSL_get_error(ssl_.get(), rc)) {
+      case SSL_ERROR_WANT_READ:
+        wants_ = reading ? 0 : POLLIN;
+        return {net::io_status::would_block, 0};
+      case SSL_ERROR_WANT_WRITE:
+        wants_ = reading ? POLLOUT : 0;
+        return {net::io_status::would_block, 0};
+      case SSL_ERROR_ZERO_RETURN:  // the peer's close_notify
+        ERR_clear_error();
+        return {net::io_status::closed, 0};
+      case SSL_ERROR_SYSCALL:  // EOF or a socket error, with no TLS alert read
+        if (!established_)
+          fail(errno != 0 ? "the connection failed during the TLS handshake: " + std::generic_category().message(errno)
+                          : "the peer closed the connection during the TLS handshake");
+        else if (!reading)
+          read_last_words();
+        ERR_clear_error();
+        return {net::io_status::closed, 0};
+      default:
+        fail(detail::failure_text(ssl_.get()));
+        return {net::io_status::closed, 0};
+    }
+  }
+
+  // A write found the connection gone: a server that refused this client after the handshake (a
+  // TLS 1.3 server checks the client's certificate after the client has finished) said why in an
+  // alert that may wait, unread, in the socket. Reading it names the reason; a peek, so that
+  // application data before it (replies, a goaway) stays for the reader.
+  void read_last_words() noexcept {
+    std::byte sink[1];
+    std::size_t n = 0;
+    ERR_clear_error();
+    if (SSL_peek_ex(ssl_.get(), sink, sizeof sink, &n) != 1 && SSL_get_error(ssl_.get(), 0) == SSL_ERROR_SSL)
+      fail(detail::failure_text(ssl_.get()));
+  }
+
+  // The handshake just finished: both sides must have agreed on geerpc/1.
+  bool establish() noexcept {
+    const unsigned char* protocol = nullptr;
+    unsigned int size = 0;
+    SSL_get0_alpn_selected(ssl_.get(), &protocol, &size);
+    if (std::string_view(reinterpret_cast<const char*>(protocol), protocol != nullptr ? size : 0) != alpn_protocol) {
+      fail(SSL_is_server(ssl_.get()) != 0 ? "the client offered no ALPN protocol geerpc/1"
+                                          : "the server selected no ALPN protocol (geerpc/1 is required)");
+      return false;
+    }
+    established_ = true;
+    return true;
+  }
+
+  void fail(std::string reason) noexcept {
+    try {
+      failed_ = true;
+      ERR_clear_error();
+      if (shut_) return;  // what fails after our own close_notify is no news
+      reason_ = "tls: " + reason;
+      if (log_ != nullptr) log_->record(reason_);
+    } catch (...) {  // no memory for the message: the connection closes all the same
+    }
+  }
+
+  mutable std::mutex mutex_;
+  std::unique_ptr<SSL, detail::ssl_deleter> ssl_;
+  std::shared_ptr<failure_log> log_;
+  std::string reason_;
+  short wants_ = 0;
+  bool established_ = false;
+  bool failed_ = false;
+  bool shut_ = false;
+  bool write_over_ = false;  // a write's later record found the connection gone
+};
+
+}  // namespace tls
+GEERPC_END_NAMESPACE
