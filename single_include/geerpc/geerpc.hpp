@@ -3353,22 +3353,30 @@ class stream_session {
   virtual ~stream_session() = default;
 
   // Up to out.size() bytes of the peer's data. would_block means nothing is readable now (so
-  // buffered() is false): the engine waits for POLLIN | wants() and asks again.
+  // buffered() is false): the engine waits for wants(), or POLLIN if none, and asks again.
   virtual io_result read(std::span<std::byte> out) noexcept = 0;
   // Takes some of `data` (all of it, or what the socket had room for, never none when it has room),
-  // or would_block: the engine waits for POLLOUT | wants() and offers the rest again, perhaps from
+  // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
-  // Whether read() has data now without the socket being readable (decoded bytes kept inside,
-  // SSL_has_pending): an engine must not wait on the socket for them.
+  // Whether read() has data now without the socket being readable (decoded bytes kept inside:
+  // TLS's SSL_pending, with read-ahead off): an engine must not wait on the socket for them.
+  // Not SSL_has_pending, true for part of a record too: the engines would spin on a peer that
+  // trickles the rest. Read-ahead would hide whole records from SSL_pending: the engines would
+  // wait on a socket that never becomes ready.
   virtual bool buffered() const noexcept = 0;
-  // The readiness, beyond the obvious one, that the last read or write waits for: POLLOUT for a
-  // read that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for
-  // none.
+  // The readiness the last read or write waits for instead of the obvious one: POLLOUT for a read
+  // that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for none
+  // (then POLLIN for a read, POLLOUT for a write). Nonzero, it replaces that readiness: a write
+  // that also waited for POLLOUT would wake at once on a writable socket, and spin.
   virtual short wants() const noexcept = 0;
   // The connection is closing: a last word to the peer if it fits without waiting (close_notify).
   // The stream then shuts the socket down, which wakes every thread waiting on it.
   virtual void shutdown() noexcept = 0;
+  // Why the session closed the connection itself, if it did (a TLS handshake refused: "tls:
+  // ...certificate verify failed: certificate has expired"); empty otherwise. dial() adds it to
+  // its error's message.
+  virtual std::string why_closed() const { return {}; }
 };
 
 // Makes each connection's session: options::session for a client, server_options::session for a
@@ -3383,6 +3391,13 @@ class stream_session_factory {
   enum class role { client, server };
   virtual ~stream_session_factory() = default;
   virtual std::unique_ptr<stream_session> make(int fd, role side) = 0;
+  // make(), told the host a client dialed (a name or an IP literal, as the address wrote it;
+  // empty for a Unix socket and for a server), which a TLS client checks the server's certificate
+  // against. The engines call this one; by default it is make(fd, side).
+  virtual std::unique_ptr<stream_session> make_for(int fd, role side, std::string_view host) {
+    static_cast<void>(host);
+    return make(fd, side);
+  }
 };
 
 }  // namespace net
@@ -8614,6 +8629,8 @@ GEERPC_END_NAMESPACE
 //   http@host:port  http@[v6]:port    TCP, where a client first asks for the RPC protocol with an
 //                                     HTTP CONNECT (docs/protocol.md, "HTTP on the RPC port"); a
 //                                     server serves both on any port, so it listens on it as TCP
+//   tls@host:port  tls@[v6]:port      TCP, where a client speaks TLS (options::session must be a
+//                                     TLS client factory, <geerpc/tls.hpp>); a client's form only
 //   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
 //   unix@@name                        a Linux abstract Unix socket: a name, no file
 //
@@ -8639,6 +8656,7 @@ struct address {
   std::uint16_t port = 0;
   std::string path;
   bool http_connect = false;  // tcp: "http@", a client sends an HTTP CONNECT before the hello
+  bool tls = false;           // tcp: "tls@", a client needs a TLS session (options::session)
 
   bool is_unix() const noexcept { return kind != family::tcp; }
   friend bool operator==(const address&, const address&) = default;
@@ -8686,7 +8704,10 @@ inline std::string to_string(const address& a) {
       break;
   }
   const bool v6 = a.host.find(':') != std::string::npos;
-  return (a.http_connect ? "http@" : "") + (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+  return (a.http_connect ? "http@"
+          : a.tls        ? "tls@"
+                         : "") +
+         (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
 }
 
 namespace detail {
@@ -8770,6 +8791,14 @@ inline const char* parse_exact(std::string_view text, address& out, std::string&
     if (!suggestion.empty()) suggestion.insert(0, "http@");
     return bad;
   }
+  if (text.starts_with("tls@")) {
+    if (text.substr(4).starts_with("unix@"))
+      return "tls@ takes a TCP host:port, not unix@ (over a Unix socket, set the TLS factory alone)";
+    const char* bad = parse_host_port(text.substr(4), out, suggestion);
+    if (bad == nullptr) out.tls = true;
+    if (!suggestion.empty()) suggestion.insert(0, "tls@");
+    return bad;
+  }
   return parse_host_port(text, out, suggestion);
 }
 
@@ -8783,7 +8812,7 @@ inline std::string likely_meant(std::string_view text) {
     if (path.starts_with("///")) path.remove_prefix(2);
     meant = "unix@" + std::string(path);
   } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@") ||
-             starts_with_nocase(text, "http@")) {
+             starts_with_nocase(text, "http@") || starts_with_nocase(text, "tls@")) {
     meant = std::string(text);  // a capital letter in the transport
     for (std::size_t i = 0; meant[i] != '@'; ++i)
       if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
@@ -8821,7 +8850,8 @@ inline parsed_address parse_address(std::string_view text) {
     result.value = std::move(a);
     return result;
   }
-  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@");
+  const bool accepted_prefix =
+      text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@") || text.starts_with("tls@");
   if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
     // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
     // "/x.sock"): suggest what it meant, or say what is wrong with that.
@@ -9077,6 +9107,11 @@ inline listener listen_on(std::string_view text, std::string& bound, int backlog
   const std::string quoted = "rpc server: listen \"" + std::string(text) + "\": ";
   if (!parsed) throw rpc_error(errc::invalid_argument, quoted + parsed.error.message());
   const address& a = *parsed.value;
+  if (a.tls)
+    throw rpc_error(errc::invalid_argument,
+                    quoted +
+                        "tls@ is a client's form: a server speaks TLS when server_options::session is a TLS "
+                        "server factory; listen on host:port");
   std::string why;
   const auto e = resolve(a, why);
   if (!e) throw rpc_error(errc::invalid_argument, quoted + why);
@@ -9302,7 +9337,8 @@ GEERPC_END_NAMESPACE
 // The rules an engine follows, so that a session can plug in (docs/transports.md):
 //   1. Read until would_block; a short read means "empty" only when !buffered().
 //   2. A read round cut short while buffered() resumes without waiting for the descriptor.
-//   3. Wait for POLLIN | wants() when reading, POLLOUT | wants() when writing; with a session, on
+//   3. Wait for POLLIN when reading, POLLOUT when writing, or for wants() instead when it is
+//      nonzero (a write that must read first must not wake on a writable socket); with a session, on
 //      any readiness retry both the read and the writer's flush().
 //   4. read_some(..., true) only when blocking_reads(); otherwise poll, then read_some.
 
@@ -9364,6 +9400,8 @@ class stream {
 
   bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
   short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
+  // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
+  std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
   bool blocking_reads() const noexcept { return session_ == nullptr; }
 
@@ -9405,12 +9443,13 @@ class stream {
   std::unique_ptr<stream_session> session_;
 };
 
-// The stream for a connected socket: with the session `factory` makes, if there is a factory.
-// Throws what the factory throws.
-inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side) {
+// The stream for a connected socket: with the session `factory` makes, if there is a factory, told
+// the `host` a client dialed. Throws what the factory throws.
+inline stream make_stream(unique_fd fd, stream_session_factory* factory, stream_session_factory::role side,
+                          std::string_view host = {}) {
   if (factory == nullptr) return stream(std::move(fd));
   const int raw = fd.get();
-  std::unique_ptr<stream_session> session = factory->make(raw, side);
+  std::unique_ptr<stream_session> session = factory->make_for(raw, side, host);
   GEERPC_ASSERT(session != nullptr, "stream: a session factory makes a session or throws");
   return stream(std::move(fd), std::move(session));
 }
@@ -9641,10 +9680,19 @@ inline std::optional<errc> write_all(net::stream& stream, std::span<const std::b
       case net::io_status::would_block:
         break;
     }
-    if (net::wait_for(stream.fd(), static_cast<short>(POLLOUT | stream.wants()), deadline) == net::wait_result::timeout)
-      return errc::connect_timeout;
+    // A session's write that must read first (a TLS handshake waiting for the server's flight)
+    // waits for that alone: the socket's room would wake this loop for nothing until it comes.
+    const short wanted = stream.wants() == POLLIN ? short{POLLIN} : static_cast<short>(POLLOUT | stream.wants());
+    if (net::wait_for(stream.fd(), wanted, deadline) == net::wait_result::timeout) return errc::connect_timeout;
   }
   return std::nullopt;
+}
+
+// ": <why>" when the stream's session closed the connection itself (a TLS handshake refused),
+// for the end of a message; empty otherwise.
+inline std::string session_reason(const net::stream& stream) {
+  std::string why = stream.why_closed();
+  return why.empty() ? why : ": " + why;
 }
 
 // An "http@" address: asks for the RPC protocol with an HTTP CONNECT, as GeeRPC's DialHTTP does,
@@ -9716,6 +9764,11 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (!parsed)
     return error{make_error_code(errc::connect_failed),
                  "rpc client: dial \"" + std::string(address) + "\": " + parsed.error.message()};
+  if (parsed.value->tls && opts.session == nullptr)
+    return error{make_error_code(errc::invalid_argument),
+                 where +
+                     "a tls@ address needs options.session set to a TLS client factory "
+                     "(geerpc::tls::client(...) from <geerpc/tls.hpp>, the geerpc::tls target)"};
   std::string why;
   const auto endpoint = net::resolve(*parsed.value, why);
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};
@@ -9726,7 +9779,8 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (!fd) return error{make_error_code(errc::connect_failed), where + net::errno_text(err)};
   // The stream layer's session (TLS's SSL_connect runs as the hello below goes through it).
   try {
-    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client);
+    info.stream = net::make_stream(std::move(fd), opts.session.get(), net::stream_session_factory::role::client,
+                                   parsed.value->host);
   } catch (const std::exception& e) {
     return error{make_error_code(errc::connect_failed), where + "stream session: " + e.what()};
   }
@@ -9739,12 +9793,16 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
       {wire::protocol_version, codec_id, handle_timeout_us(opts.timeouts.handle), opts.limits.max_frame_size}, hello);
   auto failed = write_all(info.stream, hello, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "could not send the handshake"};
+  if (failed)
+    return error{make_error_code(errc::connect_failed),
+                 where + "could not send the handshake" + session_reason(info.stream)};
 
   std::array<std::byte, wire::hello_reply_header_size> header{};
   failed = read_exactly(info.stream, header, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  if (failed)
+    return error{make_error_code(errc::connect_failed),
+                 where + "connection closed during the handshake" + session_reason(info.stream)};
   wire::hello_reply reply;
   std::size_t reason_size = 0;
   if (const char* bad = wire::parse_hello_reply_header(header, reply, reason_size))
@@ -9752,7 +9810,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   std::vector<std::byte> reason(reason_size);
   failed = read_exactly(info.stream, reason, deadline);
   if (failed == errc::connect_timeout) return connect_timeout_error(opts);
-  if (failed) return error{make_error_code(errc::connect_failed), where + "connection closed during the handshake"};
+  if (failed)
+    return error{make_error_code(errc::connect_failed),
+                 where + "connection closed during the handshake" + session_reason(info.stream)};
   if (!reply.accepted)
     return error{
         make_error_code(errc::handshake_rejected),
@@ -9990,7 +10050,7 @@ class frame_writer {
         context_(context),
         gauge_(gauge),
         manual_(manual),
-        queue_(chunk_pool::block_size(max_pending), pool) {}
+        queue_(block_size_for(out, max_pending), pool) {}
   ~frame_writer() { detach_gauge(); }
   // Gives back what it counted on its owner's gauge, and counts no more: for an owner that must be
   // done with the gauge before the writer itself goes.
@@ -10001,6 +10061,18 @@ class frame_writer {
   }
   frame_writer(const frame_writer&) = delete;
   frame_writer& operator=(const frame_writer&) = delete;
+
+  // A session's write that found the socket full may need its retry to offer at least as many
+  // bytes as that try took on (TLS: the record it sealed, up to 16 KiB; OpenSSL fails a shorter
+  // retry with "bad length"). A stream gives a session one buffer at a time, so a record comes
+  // from one block and a retry's first buffer runs from its start to its block's end; the rest of
+  // a frame cut short starts a block of its own. Blocks with room for a whole record therefore
+  // keep every retry long enough, whatever the limit.
+  static constexpr std::size_t session_block = 32u << 10;
+  static std::size_t block_size_for(const stream& out, std::size_t max_pending) noexcept {
+    const std::size_t size = chunk_pool::block_size(max_pending);
+    return out.plain() ? size : std::max(size, session_block);
+  }
 
   status write(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
@@ -11212,7 +11284,8 @@ class blocking_client_engine {
   // Waits for `events` on the socket, and what the stream's session wants, within the call's
   // deadline; a stop request interrupts it.
   wait_outcome wait(short events, const context& ctx, const typename wait_strategy::waiter& waiter) {
-    const short watched = static_cast<short>(events | stream_.wants());
+    const short wants = stream_.wants();  // replaces `events` when set (stream.hpp, rule 3)
+    const short watched = wants != 0 ? wants : events;
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
     // and is then seen below, like one that comes while asleep; the call's deadline ends it too.
@@ -15203,7 +15276,7 @@ class blocking_server_engine {
       if (!stream.buffered()) {
         const short wants = stream.wants();
         const short events =
-            static_cast<short>(POLLIN | wants | (connection.writer().has_pending() ? POLLOUT | wants : 0));
+            wants != 0 ? wants : static_cast<short>(POLLIN | (connection.writer().has_pending() ? POLLOUT : 0));
         if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
       } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
         break;
