@@ -4,6 +4,7 @@
 // own, and its JSON one strict JSON value in well-formed UTF-8, whatever the bytes.
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -148,7 +149,11 @@ TEMPLATE_TEST_CASE("debug page hostile: names, messages and peer names are escap
     CHECK_THROWS(client.template call<int>(name, "x"s));
 
   // A peer whose own Unix socket name is hostile, connected while the page is read.
-  const std::string peer_name = "<script>\"peer\" & \xff\xfe\0\xed\xa0\x80</textarea>"s;
+  // Abstract names are one namespace for the whole machine: the process id keeps this test's
+  // instances, which ctest runs side by side, from taking each other's name.
+  static int named_peers = 0;
+  const std::string peer_name = "<script>\"peer\" & \xff\xfe\0\xed\xa0\x80</textarea> "s + std::to_string(::getpid()) +
+                                "." + std::to_string(++named_peers);
   auto named = peer_named(address.substr(5), peer_name);
   named->send(test::request_frame(1, "Hostile.Fail", "from a named peer"s));
   const auto answer = named->read_frame();
@@ -192,7 +197,7 @@ TEMPLATE_TEST_CASE("debug page hostile: names, messages and peer names are escap
   CHECK(why.empty());
   CHECK(json.find(R"(NUL \u0000 in <script>alert(1)</script>)") != std::string::npos);
   CHECK(json.find(R"(\"quoted\" 'single' & </textarea>)") != std::string::npos);
-  CHECK(json.find(R"("peer":"unix@@<script>\"peer\" & \ufffd\ufffd\u0000\ufffd\ufffd\ufffd</textarea>")") !=
+  CHECK(json.find(R"("peer":"unix@@<script>\"peer\" & \ufffd\ufffd\u0000\ufffd\ufffd\ufffd</textarea> )") !=
         std::string::npos);
 }
 
