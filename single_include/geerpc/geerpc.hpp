@@ -9400,6 +9400,12 @@ class stream {
 
   bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
   short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
+  // What to wait for before trying again (rule 3): the session's wants() when it has any, which
+  // replaces the `usual` readiness (POLLIN to read, POLLOUT to write).
+  short readiness(short usual) const noexcept {
+    const short wanted = wants();
+    return wanted != 0 ? wanted : usual;
+  }
   // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
   std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
@@ -9682,8 +9688,8 @@ inline std::optional<errc> write_all(net::stream& stream, std::span<const std::b
     }
     // A session's write that must read first (a TLS handshake waiting for the server's flight)
     // waits for that alone: the socket's room would wake this loop for nothing until it comes.
-    const short wanted = stream.wants() == POLLIN ? short{POLLIN} : static_cast<short>(POLLOUT | stream.wants());
-    if (net::wait_for(stream.fd(), wanted, deadline) == net::wait_result::timeout) return errc::connect_timeout;
+    if (net::wait_for(stream.fd(), stream.readiness(POLLOUT), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
   }
   return std::nullopt;
 }
@@ -11284,8 +11290,7 @@ class blocking_client_engine {
   // Waits for `events` on the socket, and what the stream's session wants, within the call's
   // deadline; a stop request interrupts it.
   wait_outcome wait(short events, const context& ctx, const typename wait_strategy::waiter& waiter) {
-    const short wants = stream_.wants();  // replaces `events` when set (stream.hpp, rule 3)
-    const short watched = wants != 0 ? wants : events;
+    const short watched = stream_.readiness(events);  // the session's wants() replace `events` (rule 3)
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
     // and is then seen below, like one that comes while asleep; the call's deadline ends it too.
@@ -15274,9 +15279,8 @@ class blocking_server_engine {
       // readable for them (stream.hpp, rule 2). Otherwise wait for reading, writing while replies
       // wait, and what the session wants; then both are tried (rule 3).
       if (!stream.buffered()) {
-        const short wants = stream.wants();
         const short events =
-            wants != 0 ? wants : static_cast<short>(POLLIN | (connection.writer().has_pending() ? POLLOUT : 0));
+            stream.readiness(static_cast<short>(POLLIN | (connection.writer().has_pending() ? POLLOUT : 0)));
         if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
       } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
         break;

@@ -76,8 +76,8 @@ inline std::optional<errc> write_all(net::stream& stream, std::span<const std::b
     }
     // A session's write that must read first (a TLS handshake waiting for the server's flight)
     // waits for that alone: the socket's room would wake this loop for nothing until it comes.
-    const short wanted = stream.wants() == POLLIN ? short{POLLIN} : static_cast<short>(POLLOUT | stream.wants());
-    if (net::wait_for(stream.fd(), wanted, deadline) == net::wait_result::timeout) return errc::connect_timeout;
+    if (net::wait_for(stream.fd(), stream.readiness(POLLOUT), deadline) == net::wait_result::timeout)
+      return errc::connect_timeout;
   }
   return std::nullopt;
 }

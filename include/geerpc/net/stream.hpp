@@ -80,6 +80,12 @@ class stream {
 
   bool buffered() const noexcept { return session_ != nullptr && session_->buffered(); }
   short wants() const noexcept { return session_ != nullptr ? session_->wants() : short{0}; }
+  // What to wait for before trying again (rule 3): the session's wants() when it has any, which
+  // replaces the `usual` readiness (POLLIN to read, POLLOUT to write).
+  short readiness(short usual) const noexcept {
+    const short wanted = wants();
+    return wanted != 0 ? wanted : usual;
+  }
   // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
   std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.

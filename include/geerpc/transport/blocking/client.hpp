@@ -240,8 +240,7 @@ class blocking_client_engine {
   // Waits for `events` on the socket, and what the stream's session wants, within the call's
   // deadline; a stop request interrupts it.
   wait_outcome wait(short events, const context& ctx, const typename wait_strategy::waiter& waiter) {
-    const short wants = stream_.wants();  // replaces `events` when set (stream.hpp, rule 3)
-    const short watched = wants != 0 ? wants : events;
+    const short watched = stream_.readiness(events);  // the session's wants() replace `events` (rule 3)
     // Look without sleeping for a moment first: on loopback a reply is often microseconds away,
     // and waking from poll onto a halted CPU costs more (spin.hpp). A stop request ends the spin
     // and is then seen below, like one that comes while asleep; the call's deadline ends it too.

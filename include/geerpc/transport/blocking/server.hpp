@@ -242,9 +242,8 @@ class blocking_server_engine {
       // readable for them (stream.hpp, rule 2). Otherwise wait for reading, writing while replies
       // wait, and what the session wants; then both are tried (rule 3).
       if (!stream.buffered()) {
-        const short wants = stream.wants();
         const short events =
-            wants != 0 ? wants : static_cast<short>(POLLIN | (connection.writer().has_pending() ? POLLOUT : 0));
+            stream.readiness(static_cast<short>(POLLIN | (connection.writer().has_pending() ? POLLOUT : 0)));
         if (net::wait_for(stream.fd(), events, std::nullopt, stop_signal_.get()) == net::wait_result::woken) break;
       } else if (net::ready_now(stop_signal_.get(), POLLIN)) {
         break;
