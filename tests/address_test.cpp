@@ -74,7 +74,7 @@ TEST_CASE("address: unix@path (absolute or relative) and unix@@name (Linux abstr
 }
 
 TEST_CASE("address: a malformed address gets its reason and the accepted forms", "[address]") {
-  const std::string forms = "use host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
+  const std::string forms = "use host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
   struct row {
     const char* text;
     const char* reason;
@@ -116,7 +116,7 @@ TEST_CASE("address: a malformed address gets its reason and the accepted forms",
 }
 
 TEST_CASE("address: common mistakes name the form they probably meant", "[address]") {
-  const std::string forms = "use host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
+  const std::string forms = "use host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
   struct row {
     const char* text;
     const char* meant;
@@ -154,16 +154,19 @@ TEST_CASE("address: an unbracketed IPv6 literal is told to use brackets, and how
   CHECK(parsed.error.reason == "an IPv6 host must be in brackets");
   CHECK(parsed.error.suggestion == "[::1]:80");
   CHECK(message_for("tcp@fe80::1:443") ==
-        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, [v6]:port or "
+        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, tls@host:port, "
+        "[v6]:port or "
         "unix@/path "
         "(did you mean [fe80::1]:443?)");
   // A mistake whose meant form is malformed too gets that form's reason instead of a suggestion.
   CHECK(message_for("tcp://::1:80") ==
-        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, [v6]:port or "
+        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, tls@host:port, "
+        "[v6]:port or "
         "unix@/path "
         "(did you mean [::1]:80?)");
   CHECK(message_for("http@::1:80") ==
-        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, [v6]:port or "
+        "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, tls@host:port, "
+        "[v6]:port or "
         "unix@/path (did you mean http@[::1]:80?)");
   CHECK(parse_address("http@/x.sock").error.reason == "missing port");
   CHECK(parse_address("unix:").error.reason == "missing the socket path after unix@");

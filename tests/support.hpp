@@ -453,8 +453,6 @@ inline std::string http_get(const std::string& address, const std::string& path,
   return at == std::string::npos ? std::string() : response->substr(at + 4);
 }
 
-// The server's end of the next connection to `l`, once its hello has been read and accepted with
-// `max_frame_size`; null if no client connects within `limit` or the hello does not come.
 // The server's end of the next connection to `l`; null if no client connects within `limit`.
 inline std::unique_ptr<raw_peer> accept_raw(listener& l, std::chrono::milliseconds limit = 5s) {
   pollfd p{l.fd(), POLLIN, 0};
@@ -464,6 +462,8 @@ inline std::unique_ptr<raw_peer> accept_raw(listener& l, std::chrono::millisecon
   return std::make_unique<raw_peer>(raw_peer::accepted, fd);
 }
 
+// The server's end of the next connection to `l`, once its hello has been read and accepted with
+// `max_frame_size`; null if no client connects within `limit` or the hello does not come.
 inline std::unique_ptr<raw_peer> accept_greeted(listener& l, std::chrono::milliseconds limit = 5s,
                                                 std::uint32_t max_frame_size = geerpc::wire::default_max_frame_size) {
   auto peer = accept_raw(l, limit);

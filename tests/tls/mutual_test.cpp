@@ -1,5 +1,6 @@
 // Mutual TLS: a server that requires or requests client certificates against its own CA, and
 // reload(): a new context for new connections, while those already open keep theirs.
+#include <array>
 #include <string>
 
 #include "catch.hpp"
@@ -120,6 +121,30 @@ TEMPLATE_TEST_CASE("reload reads certificate files again", "[tls][reload]", GEER
   s.factory->reload(files);
   CHECK(test::tls::serves<TestType>(s.address(), second.client_settings()));
   CHECK_FALSE(test::tls::serves<TestType>(s.address(), first.client_settings()));
+}
+
+// A session one client resumes skips the certificate checks a reload may since have tightened:
+// a server resumes none, in TLS 1.2 (tickets and the session cache) or 1.3 (tickets).
+TEMPLATE_TEST_CASE("a server resumes no session, in TLS 1.2 or 1.3", "[tls]", GEERPC_TRANSPORTS) {
+  test::tls::pki pki;
+  test::tls::tls_server<TestType> s(pki.server_settings());
+  for (int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    INFO("TLS version " << std::hex << version);
+    test::tls::raw_tls_client first(s.server.address, {.max_version = version});
+    REQUIRE(first.handshake());
+    std::array<std::byte, geerpc::wire::hello_size> hello{};
+    geerpc::wire::encode_hello({.codec_id = geerpc::binary_codec::id, .max_response_size = 1u << 20}, hello);
+    REQUIRE(first.write(hello));
+    REQUIRE(first.read(geerpc::wire::hello_reply_header_size));  // TLS 1.3 tickets come after the handshake
+    SSL_SESSION* offered = SSL_get1_session(first.ssl());
+    REQUIRE(offered != nullptr);
+    CHECK(SSL_SESSION_has_ticket(offered) == 0);
+    test::tls::raw_tls_client second(s.server.address, {.max_version = version});
+    SSL_set_session(second.ssl(), offered);
+    SSL_SESSION_free(offered);
+    REQUIRE(second.handshake());
+    CHECK(SSL_session_reused(second.ssl()) == 0);
+  }
 }
 
 }  // namespace tls_mutual_test

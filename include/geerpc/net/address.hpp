@@ -52,7 +52,7 @@ inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
 static_assert(max_unix_path == 107, "the messages below say 107");
 
 inline constexpr std::string_view accepted_address_forms =
-    "host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
+    "host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
 
 // Why a text is not an address.
 struct address_error {

@@ -169,7 +169,12 @@ inline context_ptr make_server_context(const server_settings& settings) {
     SSL_CTX_set_verify(raw, mode, nullptr);
   }
   SSL_CTX_set_alpn_select_cb(raw, detail::select_alpn, nullptr);
+  // No resumption in either version: TLS 1.3 tickets (num_tickets), TLS 1.2 tickets (NO_TICKET)
+  // and its session cache. A resumed session skips the certificate checks a reload may have
+  // tightened.
   SSL_CTX_set_num_tickets(raw, 0);
+  SSL_CTX_set_options(raw, SSL_OP_NO_TICKET);
+  SSL_CTX_set_session_cache_mode(raw, SSL_SESS_CACHE_OFF);
   return ctx;
 }
 

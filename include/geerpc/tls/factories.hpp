@@ -61,8 +61,11 @@ class server_factory final : public net::stream_session_factory {
     ctx_.swap(fresh);
   }
 
-  // Connections refused by TLS (handshake failures, a bad record later), and the last one's reason.
-  std::size_t failed_handshakes() const { return log_->count(); }
+  // Connections refused by TLS in their handshake (a certificate, a protocol or ALPN not agreed, a
+  // peer that is not TLS); connections TLS closed later (a record that did not authenticate, a bad
+  // record header); and the last reason of either.
+  std::size_t failed_handshakes() const { return log_->handshakes(); }
+  std::size_t failed_after_handshake() const { return log_->later(); }
   std::string last_failure() const { return log_->last(); }
 
  private:

@@ -35,18 +35,24 @@
 GEERPC_BEGIN_NAMESPACE
 namespace tls {
 
-// What a server's sessions failed with: the count and the last reason, for the server's owner
-// (server_factory::failed_handshakes(), last_failure()). Shared by the factory and its sessions.
+// What a server's sessions failed with: how many connections failed their handshake, how many
+// broke later on a TLS error (a record that does not authenticate, a bad record header), and the
+// last reason of either, for the server's owner (server_factory::failed_handshakes(),
+// failed_after_handshake(), last_failure()). Shared by the factory and its sessions.
 class failure_log {
  public:
-  void record(const std::string& reason) {
+  void record(const std::string& reason, bool in_handshake) {
     std::lock_guard lock(mutex_);
-    ++count_;
+    ++(in_handshake ? handshakes_ : later_);
     last_ = reason;
   }
-  std::size_t count() const {
+  std::size_t handshakes() const {
     std::lock_guard lock(mutex_);
-    return count_;
+    return handshakes_;
+  }
+  std::size_t later() const {
+    std::lock_guard lock(mutex_);
+    return later_;
   }
   std::string last() const {
     std::lock_guard lock(mutex_);
@@ -55,7 +61,8 @@ class failure_log {
 
  private:
   mutable std::mutex mutex_;
-  std::size_t count_ = 0;
+  std::size_t handshakes_ = 0;
+  std::size_t later_ = 0;
   std::string last_;
 };
 
@@ -232,7 +239,7 @@ class session final : public net::stream_session {
       ERR_clear_error();
       if (shut_) return;  // what fails after our own close_notify is no news
       reason_ = "tls: " + reason;
-      if (log_ != nullptr) log_->record(reason_);
+      if (log_ != nullptr) log_->record(reason_, !established_);
     } catch (...) {  // no memory for the message: the connection closes all the same
     }
   }
