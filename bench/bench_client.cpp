@@ -3,12 +3,14 @@
 //   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|plain|blocking]
 //                       [--tuning NAME] [--peer NAME] [--deadline-ms N] [--handle-timeout-ms N]
 //                       [--scale F] [--server-pid N] [--balanced] [--thread-cpu-of PID]
+//                       [--tls-ca F [--tls-keep-buffers]]
 //   --thread-cpu-of: prints the CPU time per call of each thread of process PID (the server) over
 //   the timed phase (thread_cpu.hpp).
 //   --transport and --tuning: variants.hpp.
 //   --balanced: the calls go through a geerpc::balanced_client over a static list of this one
 //   server (round-robin), to measure what the balanced client costs over a plain one.
 //   --workload storm: the timeout storm of storm.hpp instead of W1..W5.
+//   --tls-*: calls over TLS (tls_flags.hpp), W1..W5 only.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +23,7 @@
 #include "harness.hpp"
 #include "storm.hpp"
 #include "thread_cpu.hpp"
+#include "tls_flags.hpp"
 #include "variants.hpp"
 
 namespace {
@@ -46,13 +49,19 @@ int run(int argc, char** argv, const std::string& peer) {
   if (std::string_view(bench::flag(argc, argv, "--workload", "W1")) == "storm")
     return storm<Transport>(argc, argv, peer);
   const bench::workload w = bench::parse(argc, argv);
-  const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
+  std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
   const auto deadline = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--deadline-ms", "0")));
   geerpc::options opts;
   opts.timeouts.connect = std::chrono::seconds(30);
   opts.timeouts.handle = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--handle-timeout-ms", "0")));
   opts.tuning = bench::client_knobs(bench::flag(argc, argv, "--tuning", "automatic"));
+  opts.session = bench::client_session(argc, argv, address);
 
+  // The server's memory before any connection: a TLS connection's share is made in its handshake,
+  // before the harness's base_rss_kb (taken once every client has dialed).
+  if (w.server_pid > 0)
+    std::fprintf(stderr, "# %s %s server: rss_before_connections_kb=%ld\n", peer.c_str(), w.name.c_str(),
+                 bench::proc_status(w.server_pid, "VmRSS"));
   std::vector<geerpc::basic_client<Transport>> clients;
   clients.reserve(static_cast<std::size_t>(w.connections));
   for (int i = 0; i < w.connections; ++i) clients.push_back(geerpc::dial<Transport>(address, opts));

@@ -2,9 +2,9 @@
 // pid=<pid>" on stdout once it listens, and runs until SIGTERM or SIGINT.
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
 //                       [--handler-threads N] [--max-handler-threads N] [--pool-growth-delay-us N]
-//                       [--io-threads N] [--no-statistics]
+//                       [--io-threads N] [--no-statistics] [--tls-cert F --tls-key F [--tls-keep-buffers]]
 //   (--transport, --tuning: variants.hpp; --no-statistics: server_options.observability.statistics = false;
-//   the others set the server_options of the same names)
+//   --tls-*: tls_flags.hpp; the others set the server_options of the same names)
 #include <unistd.h>
 
 #include <csignal>
@@ -15,6 +15,7 @@
 
 #include "arith.hpp"
 #include "harness.hpp"
+#include "tls_flags.hpp"
 #include "variants.hpp"
 
 namespace {
@@ -58,5 +59,6 @@ int main(int argc, char** argv) {
   if (const char* delay = bench::flag(argc, argv, "--pool-growth-delay-us", nullptr); delay != nullptr)
     options.threads.growth_delay = std::chrono::microseconds(std::atol(delay));
   options.observability.statistics = !bench::has_flag(argc, argv, "--no-statistics");
+  options.session = bench::server_session(argc, argv);
   return bench::with_transport(transport, tuning, [&]<class Transport>() { return serve<Transport>(port, options); });
 }

@@ -20,6 +20,7 @@ import sys
 LINE = re.compile(r"^bench (\S+) (W\d) (.*)$")
 DETAIL_ALLOCS = re.compile(r"^# (\S+) (W\d) allocs_per_call client=([\d.]+) server=([\d.]+)")
 DETAIL_IDLE = re.compile(r"^# (\S+) (W5) .*?idle_kb_per_conn=(-?[\d.]+)")
+DETAIL_BARE = re.compile(r"^# (\S+) W5 server: rss_before_connections_kb=(\d+)")
 
 
 def medians(raw: pathlib.Path):
@@ -38,14 +39,34 @@ def medians(raw: pathlib.Path):
 
 
 def details(stderr: pathlib.Path):
-    allocs, idle = collections.defaultdict(list), collections.defaultdict(list)
+    allocs, idle, bare = (collections.defaultdict(list) for _ in range(3))
     if stderr.is_file():
         for line in stderr.read_text(errors="replace").splitlines():
             if m := DETAIL_ALLOCS.match(line):
                 allocs[(m.group(1), m.group(2))].append((float(m.group(3)), float(m.group(4))))
             elif m := DETAIL_IDLE.match(line):
                 idle[m.group(1)].append(float(m.group(3)))
-    return allocs, idle
+            elif m := DETAIL_BARE.match(line):
+                bare[m.group(1)].append(float(m.group(2)))
+    return allocs, idle, bare
+
+
+def tls_targets(transports, pins, ratio):
+    """TLS against plain calls on the same transport (issue 28): rows of the targets table."""
+    lines = []
+    goals = [("W1 p50", "W1", "p50_us", "<=", 1.25), ("W2 calls/s", "W2", "calls_per_s", ">=", 0.7),
+             ("W4 MB/s", "W4", "mb_per_s", ">=", 0.7)]
+    for transport in transports:
+        for suffix in ("tls", "tls-keep"):
+            for label, w, metric, op, goal in goals:
+                cells = []
+                for pin in pins:
+                    r = ratio(pin, f"geerpc-{transport}-{suffix}", f"geerpc-{transport}", w, metric)
+                    met = r is not None and (r <= goal if op == "<=" else r >= goal)
+                    cells.append("—" if r is None else f"{r:.2f} {'met' if met else 'missed'}")
+                lines.append(f"| {label}: geerpc-{transport}-{suffix} / geerpc-{transport} | {op} {goal} | "
+                             + " | ".join(cells) + " |")
+    return lines
 
 
 STORM = re.compile(r"^storm (\S+) (floor|sync|async) (.*)$")
@@ -91,7 +112,7 @@ def storms(raw: pathlib.Path, pins):
 def main() -> int:
     raw, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     med, per_round = medians(raw)
-    allocs, idle = details(out / "stderr.txt")
+    allocs, idle, bare = details(out / "stderr.txt")
     pins = sorted({k[0] for k in med}, key=lambda p: (p != "same", p))
     peers = sorted({k[1] for k in med})
     workloads = sorted({k[2] for k in med})
@@ -154,6 +175,13 @@ def main() -> int:
                 met = r <= goal if op == "<=" else r >= goal
                 cells.append(f"{r:.2f} {'met' if met else 'missed'}")
         lines.append(f"| {name} | {op} {goal} | " + " | ".join(cells) + " |")
+    lines += tls_targets(sorted({p[len("geerpc-"):-len("-tls")] for p in peers if p.endswith("-tls")}), pins, ratio)
+    for peer, values in sorted(bare.items()):
+        idle_rss = [v for (pin, p, w, m), v in med.items() if p == peer and w == "W5" and m == "idle_rss_kb"]
+        if idle_rss:
+            per = (statistics.median(idle_rss) - statistics.median(values)) / 1000
+            lines.append(f"\nW5 server KiB per idle connection, counted from before the first connection, {peer}: "
+                         f"{per:.1f}")
     for peer, values in sorted(idle.items()):
         lines.append(f"\nW5 server idle KiB per connection, {peer}: median {statistics.median(values):.1f} "
                      f"(goal for geerpc <= 16)")

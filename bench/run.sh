@@ -21,6 +21,9 @@
 #                        named geerpc-threaded-io<N>, with each server thread's CPU time per call
 #                        ("threadcpu"/"reactorcpu" lines in raw.txt); unset: the default count, as
 #                        geerpc-threaded
+#   TLS=0                1: each geerpc transport also over TLS (certificates made here with the
+#                        openssl command), as geerpc-<transport>-tls, and again with OpenSSL's
+#                        idle buffers kept (release_idle_buffers = false) as geerpc-<transport>-tls-keep
 #   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
 #   BACKGROUND_LOAD=0    N busy processes at normal priority beside client and server for the whole
 #                        run (background_load.sh): a busy machine, as in production
@@ -40,6 +43,7 @@ OUT=${OUT:-"$here/results/$(date +%Y%m%d-%H%M%S)"}
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-600}
 IO_THREADS=${IO_THREADS:-}
 TRANSPORTS=${TRANSPORTS:-"threaded plain blocking"}
+TLS=${TLS:-0}
 
 if [ "$INSTALL_DEPS" = 1 ]; then
   need=()
@@ -51,6 +55,7 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4096 ]; then ulimit -
 mkdir -p "$OUT"
 raw="$OUT/raw.txt"
 : >"$raw"
+: >"$OUT/stderr.txt"
 : >"$OUT/callgrind.txt"  # this run's counts only, like raw.txt
 scratch=$(mktemp -d)
 server_pid=""
@@ -76,6 +81,12 @@ if [ "$PEERS" != geerpc ]; then
 fi
 
 wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
+
+if [ "$TLS" = 1 ]; then  # a throwaway P-256 certificate for 127.0.0.1, which the clients trust alone
+  mkdir -p "$scratch/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$scratch/tls/key.pem" -out "$scratch/tls/cert.pem" 2>/dev/null
+fi
 
 # A server's port comes only from that server: it prints "PORT <n> address=<host:port> pid=<pid>" on
 # its stdout, which goes to a file made afresh (and uniquely named) for it before it starts, and
@@ -103,7 +114,9 @@ await_server_port() {  # pid, output file, name; sets port, or fails saying why
   return 1
 }
 
-server_args=()  # more flags for the next server (--io-threads)
+server_args=()  # more flags for the next server (--io-threads, --tls-*)
+client_args=()  # more flags for its clients (--tls-*)
+thread_cpu=0    # 1: the clients report the server's threads' CPU time per call
 start_geerpc_server() {  # transport, pin prefix...; sets server_pid and port
   local transport=$1 out
   shift
@@ -130,26 +143,33 @@ run_geerpc() {  # pin
     [ "$transport" = threaded ] && [ -n "$IO_THREADS" ] && counts=$IO_THREADS
     for io in $counts; do
       local name="geerpc-$transport"
-      server_args=()
+      server_args=() client_args=() thread_cpu=0
       if [ "$io" != default ]; then
         name="geerpc-$transport-io$io"
-        server_args=(--io-threads "$io")
+        server_args=(--io-threads "$io") thread_cpu=1
       fi
       run_geerpc_server "$transport" "$name"
     done
+    if [ "$TLS" = 1 ]; then
+      local keys=(--tls-cert "$scratch/tls/cert.pem" --tls-key "$scratch/tls/key.pem")
+      server_args=("${keys[@]}") client_args=(--tls-ca "$scratch/tls/cert.pem") thread_cpu=0
+      run_geerpc_server "$transport" "geerpc-$transport-tls"
+      server_args=("${keys[@]}" --tls-keep-buffers) client_args=(--tls-ca "$scratch/tls/cert.pem" --tls-keep-buffers)
+      run_geerpc_server "$transport" "geerpc-$transport-tls-keep"
+    fi
   done
-  server_args=()
+  server_args=() client_args=() thread_cpu=0
 }
 
 run_geerpc_server() {  # transport, peer name; uses pin, server_args
   local transport=$1 name=$2 cpu=()
   start_geerpc_server "$transport" "${pin[@]}"
-  [ ${#server_args[@]} -eq 0 ] || cpu=(--thread-cpu-of "$server_pid")
+  [ "$thread_cpu" = 0 ] || cpu=(--thread-cpu-of "$server_pid")
   for w in W1 W2 W3 W4; do
     wants "$w" || continue
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
-      --workload "$w" --scale "$SCALE" --peer "$name" "${cpu[@]}" || true
-    if [ "$transport" = threaded ] && { [ "$w" = W1 ] || [ "$w" = W2 ]; }; then
+      --workload "$w" --scale "$SCALE" --peer "$name" "${cpu[@]}" "${client_args[@]}" || true
+    if [ "$transport" = threaded ] && [ ${#client_args[@]} -eq 0 ] && { [ "$w" = W1 ] || [ "$w" = W2 ]; }; then
       timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport threaded --port "$port" \
         --workload "$w" --scale "$SCALE" --deadline-ms 1000 --handle-timeout-ms 1000 \
         --peer "$name-timeouts" || true
@@ -158,9 +178,9 @@ run_geerpc_server() {  # transport, peer name; uses pin, server_args
   stop_geerpc_server
   if wants W5; then  # a fresh server: its peak RSS is part of the result
     start_geerpc_server "$transport" "${pin[@]}"
-    [ ${#server_args[@]} -eq 0 ] || cpu=(--thread-cpu-of "$server_pid")
+    [ "$thread_cpu" = 0 ] || cpu=(--thread-cpu-of "$server_pid")
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
-      --workload W5 --scale "$SCALE" --server-pid "$server_pid" --peer "$name" "${cpu[@]}" || true
+      --workload W5 --scale "$SCALE" --server-pid "$server_pid" --peer "$name" "${cpu[@]}" "${client_args[@]}" || true
     stop_geerpc_server
   fi
 }

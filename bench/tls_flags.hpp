@@ -1,0 +1,54 @@
+// geerpc's benchmark over TLS: the flags that give the server its certificate and the client the
+// CA to verify it by (bench/run.sh makes both with the openssl command when TLS=1).
+//   server: --tls-cert FILE --tls-key FILE [--tls-keep-buffers]
+//   client: --tls-ca FILE [--tls-keep-buffers]
+//   --tls-keep-buffers: release_idle_buffers = false (SSL_MODE_RELEASE_BUFFERS off).
+// A binary built without geerpc::tls refuses these flags.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "harness.hpp"
+
+#if defined(GEERPC_BENCH_TLS)
+#include <geerpc/tls.hpp>
+#endif
+
+namespace bench {
+
+[[noreturn]] inline void no_tls() {
+  std::fprintf(stderr, "this benchmark was built without geerpc::tls (OpenSSL 3)\n");
+  std::exit(2);
+}
+
+// The server's stream layer: TLS with --tls-cert and --tls-key, none without.
+inline std::shared_ptr<geerpc::net::stream_session_factory> server_session(int argc, char** argv) {
+  const char* cert = flag(argc, argv, "--tls-cert", nullptr);
+  if (cert == nullptr) return nullptr;
+#if defined(GEERPC_BENCH_TLS)
+  return geerpc::tls::server({.certificate = geerpc::tls::pem::file(cert),
+                              .key = geerpc::tls::pem::file(flag(argc, argv, "--tls-key", "")),
+                              .release_idle_buffers = !has_flag(argc, argv, "--tls-keep-buffers")});
+#else
+  no_tls();
+#endif
+}
+
+// The client's stream layer: TLS verified against --tls-ca, none without. `address` gains "tls@".
+inline std::shared_ptr<geerpc::net::stream_session_factory> client_session(int argc, char** argv,
+                                                                           std::string& address) {
+  const char* ca = flag(argc, argv, "--tls-ca", nullptr);
+  if (ca == nullptr) return nullptr;
+#if defined(GEERPC_BENCH_TLS)
+  address = "tls@" + address;
+  return geerpc::tls::client(
+      {.ca = geerpc::tls::pem::file(ca), .release_idle_buffers = !has_flag(argc, argv, "--tls-keep-buffers")});
+#else
+  no_tls();
+#endif
+}
+
+}  // namespace bench
