@@ -11,7 +11,8 @@
 #
 # Environment: ROUNDS=5, PLACEMENTS="same none" (same: every process on CPU 0; none: unpinned),
 # WORKLOADS="W1 W2 W3 W4 W5", SCALE=1, OUT=bench/results/ab-<mode>-<date>, CLIENT_TIMEOUT=300,
-# NO_CALLGRIND=1 (commits mode: skip the instruction counts), BACKGROUND_LOAD=N (N busy processes
+# NO_CALLGRIND=1 (commits mode: skip the instruction counts), TLS=1 (every variant over TLS, with
+# a throwaway certificate made here: both builds need geerpc::tls), BACKGROUND_LOAD=N (N busy processes
 # beside client and server for the whole run: background_load.sh),
 # VARIANTS="automatic no-spin ..." (heuristics mode: only these, in this order; the first is the
 # reference). A variant whose heuristic cannot act in a placement (no-spin, no-own-reply's spin
@@ -122,6 +123,12 @@ stop_server() {
   server_pid=""
 }
 
+if [ "${TLS:-0}" = 1 ]; then  # every variant over TLS: the same --tls-dir for server and client
+  mkdir -p "$scratch/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$scratch/tls/key.pem" -out "$scratch/tls/cert.pem" 2>/dev/null
+  for k in "${!variants[@]}"; do variants[k]="${variants[k]} --tls-dir $scratch/tls"; done
+fi
 count=${#variants[@]}
 start_background_load "$OUT"
 for v in "${variants[@]}"; do echo "${v%%|*}"; done >"$OUT/variants.txt"
