@@ -1,8 +1,13 @@
 // Peers that do not play by the rules, against a TLS server (and a TLS client against servers that
 // do not speak it): each gets a clear failure on the side that should see it, nothing is held
 // beyond the handshake timeout, and the server keeps serving others meanwhile.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <thread>
@@ -145,6 +150,35 @@ TEMPLATE_TEST_CASE("a record header announcing more than TLS allows is refused b
   CHECK(s.factory->failed_handshakes() == 0);
   CHECK_THAT(s.factory->last_failure(), Contains("tls: ") && Contains("SSL routines"));
   CHECK(test::tls::serves<TestType>(s.address(), pki.client_settings()));
+}
+
+TEMPLATE_TEST_CASE("key updates and a request in one segment: the request is answered", "[tls][hostile]",
+                   GEERPC_TRANSPORTS) {
+  // The session's BIO takes the whole segment in one recv; a read that meets a record without
+  // data (each KeyUpdate) must go on to the request behind them, which no readiness of the socket
+  // would announce again.
+  test::tls::pki pki;
+  test::tls::tls_server<TestType> s(pki.server_settings());
+  test::tls::raw_tls_client raw(s.server.address);
+  REQUIRE(raw.handshake());
+  std::array<std::byte, geerpc::wire::hello_size> hello{};
+  geerpc::wire::encode_hello({.codec_id = geerpc::binary_codec::id, .max_response_size = 1u << 20}, hello);
+  REQUIRE(raw.write(hello));
+  REQUIRE(raw.read(geerpc::wire::hello_reply_header_size));
+  const int on = 1, off = 0;
+  ::setsockopt(raw.socket().fd(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);  // one segment for all below
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(SSL_key_update(raw.ssl(), SSL_KEY_UPDATE_NOT_REQUESTED) == 1);
+    REQUIRE(SSL_do_handshake(raw.ssl()) == 1);  // sends it
+  }
+  REQUIRE(raw.write(test::request_frame(1, "Arith.Sum", test::Args{40, 2})));
+  ::setsockopt(raw.socket().fd(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+  const timeval limit{10, 0};  // a server that missed the request: the read fails instead of waiting for ever
+  ::setsockopt(raw.socket().fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  const auto expected = test::response_frame(1, 42);
+  const auto reply = raw.read(expected.size());
+  REQUIRE(reply.has_value());
+  CHECK(*reply == expected);
 }
 
 TEMPLATE_TEST_CASE("a client that offers no ALPN geerpc/1 is refused", "[tls][hostile]", GEERPC_TRANSPORTS) {

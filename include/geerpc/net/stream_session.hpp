@@ -43,11 +43,11 @@ class stream_session {
   // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
-  // Whether read() has data now without the socket being readable (decoded bytes kept inside:
-  // TLS's SSL_pending, with read-ahead off): an engine must not wait on the socket for them.
-  // Not SSL_has_pending, true for part of a record too: the engines would spin on a peer that
-  // trickles the rest. Read-ahead would hide whole records from SSL_pending: the engines would
-  // wait on a socket that never becomes ready.
+  // Whether read() has data now without the socket being readable (bytes the session read from
+  // the socket and kept: TLS's decoded bytes, SSL_pending, and whole records its BIO holds): an
+  // engine must not wait on the socket for them. Never true for part of a record (as
+  // SSL_has_pending would be): the engines would spin on a peer that trickles the rest. Read-ahead
+  // stays off: it would hide whole records from SSL_pending.
   virtual bool buffered() const noexcept = 0;
   // The readiness the last read or write waits for instead of the obvious one: POLLOUT for a read
   // that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for none

@@ -89,7 +89,8 @@ class session final : public net::stream_session {
       : ssl_(SSL_new(ctx)), log_(std::move(log)) {
     ERR_clear_error();
     detail::check(ssl_ != nullptr, "cannot make an SSL object");
-    BIO* bio = detail::socket_bio(fd);
+    BIO* bio = detail::socket_bio(fd, (SSL_CTX_get_mode(ctx) & SSL_MODE_RELEASE_BUFFERS) != 0);
+    socket_ = &detail::state_of(bio);
     SSL_set_bio(ssl_.get(), bio, bio);  // one BIO both ways: the SSL object takes its one reference
     if (side == role::server) {
       SSL_set_accept_state(ssl_.get());
@@ -120,7 +121,13 @@ class session final : public net::stream_session {
     ERR_clear_error();
     errno = 0;
     std::size_t n = 0;
-    const int rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
+    int rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
+    // A record without data (a KeyUpdate) returns WANT_READ: go on while the BIO's buffer holds
+    // whole records, which no readiness of the socket would announce (bounded by the buffer).
+    while (rc != 1 && socket_->holds_record() && SSL_get_error(ssl_.get(), rc) == SSL_ERROR_WANT_READ) {
+      ERR_clear_error();
+      rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
+    }
     const net::io_result r = finish(rc, n, true);
     ERR_clear_error();  // nothing of this connection's is left for the thread's next OpenSSL call
     return r;
@@ -152,7 +159,7 @@ class session final : public net::stream_session {
 
   bool buffered() const noexcept override {
     std::lock_guard lock(mutex_);
-    return !failed_ && SSL_pending(ssl_.get()) > 0;
+    return !failed_ && (SSL_pending(ssl_.get()) > 0 || socket_->holds_record());
   }
   short wants() const noexcept override {
     std::lock_guard lock(mutex_);
@@ -246,6 +253,7 @@ class session final : public net::stream_session {
 
   mutable std::mutex mutex_;
   std::unique_ptr<SSL, detail::ssl_deleter> ssl_;
+  detail::socket_state* socket_ = nullptr;  // its BIO's, which lives as long as ssl_
   std::shared_ptr<failure_log> log_;
   std::string reason_;
   short wants_ = 0;

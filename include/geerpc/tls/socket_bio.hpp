@@ -2,14 +2,25 @@
 // non-blocking socket, with send(MSG_NOSIGNAL) so that a peer gone away never raises SIGPIPE (the
 // core's plain path does the same; OpenSSL's own socket BIO uses write(2)). EAGAIN becomes
 // OpenSSL's "retry", which SSL_get_error reports as WANT_READ / WANT_WRITE.
+//
+// Reads go through a buffer of one record's size: OpenSSL, read-ahead off, asks for a record's
+// 5-byte header and then its body, two system calls a record; the buffer takes whatever the socket
+// holds in one, several records of a busy connection included. Bytes it holds are invisible to
+// poll, so the session counts a whole record in it as buffered() (rule 2 of net/stream.hpp); part
+// of a record is not (its rest comes through the socket, which then becomes readable). With
+// release_idle_buffers the buffer is freed each time it empties, as OpenSSL frees its own.
 #pragma once
 
 #include <openssl/bio.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
 
 #include "../config.hpp"
 #include "errors.hpp"
@@ -18,22 +29,60 @@ GEERPC_BEGIN_NAMESPACE
 namespace tls {
 namespace detail {
 
-inline int socket_of(BIO* bio) noexcept { return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio))); }
+// A record's header and its largest body (TLS 1.2's ciphertext limit, above TLS 1.3's).
+inline constexpr std::size_t record_header_size = 5;
+inline constexpr std::size_t read_buffer_size = record_header_size + 16384 + 2048;
+
+// What a socket BIO holds: the socket (not owned) and the bytes read from it that OpenSSL has not
+// asked for yet, buffer_[begin_, end_).
+struct socket_state {
+  int fd = -1;
+  bool release_when_empty = true;
+  std::unique_ptr<unsigned char[]> buffer;
+  std::size_t begin = 0, end = 0;
+
+  // Whether a whole record waits in the buffer: OpenSSL will read it without the socket.
+  bool holds_record() const noexcept {
+    const std::size_t have = end - begin;
+    if (have < record_header_size) return false;
+    const std::size_t length = (std::size_t{buffer[begin + 3]} << 8) | buffer[begin + 4];
+    return have >= record_header_size + length;
+  }
+};
+
+inline socket_state& state_of(BIO* bio) noexcept { return *static_cast<socket_state*>(BIO_get_data(bio)); }
 
 inline bool retryable(int error) noexcept { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
 
 inline int bio_write(BIO* bio, const char* data, int size) {
   BIO_clear_retry_flags(bio);
-  const ssize_t n = ::send(socket_of(bio), data, static_cast<std::size_t>(size), MSG_NOSIGNAL | MSG_DONTWAIT);
+  const ssize_t n = ::send(state_of(bio).fd, data, static_cast<std::size_t>(size), MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n < 0 && retryable(errno)) BIO_set_retry_write(bio);
   return static_cast<int>(n);
 }
 
 inline int bio_read(BIO* bio, char* out, int size) {
   BIO_clear_retry_flags(bio);
-  const ssize_t n = ::recv(socket_of(bio), out, static_cast<std::size_t>(size), MSG_DONTWAIT);
-  if (n < 0 && retryable(errno)) BIO_set_retry_read(bio);
-  return static_cast<int>(n);
+  socket_state& s = state_of(bio);
+  if (s.begin == s.end) {
+    if (s.buffer == nullptr) {
+      s.buffer.reset(new (std::nothrow) unsigned char[read_buffer_size]);
+      if (s.buffer == nullptr) return -1;  // no memory: the session fails as on a socket error
+    }
+    const ssize_t n = ::recv(s.fd, s.buffer.get(), read_buffer_size, MSG_DONTWAIT);
+    if (n <= 0) {
+      if (n < 0 && retryable(errno)) BIO_set_retry_read(bio);
+      if (s.release_when_empty) s.buffer.reset();
+      return static_cast<int>(n);
+    }
+    s.begin = 0;
+    s.end = static_cast<std::size_t>(n);
+  }
+  const std::size_t give = std::min(static_cast<std::size_t>(size), s.end - s.begin);
+  std::memcpy(out, s.buffer.get() + s.begin, give);
+  s.begin += give;
+  if (s.begin == s.end && s.release_when_empty) s.buffer.reset();
+  return static_cast<int>(give);
 }
 
 inline long bio_ctrl(BIO*, int command, long, void*) {
@@ -46,23 +95,34 @@ inline int bio_create(BIO* bio) {
   return 1;
 }
 
+inline int bio_destroy(BIO* bio) {
+  delete static_cast<socket_state*>(BIO_get_data(bio));
+  BIO_set_data(bio, nullptr);
+  return 1;
+}
+
 // The method table, made once per process (a function-local static: thread-safe).
 inline const BIO_METHOD* socket_method() {
   static BIO_METHOD* const method = [] {
     BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "geerpc socket");
     check(m != nullptr && BIO_meth_set_write(m, bio_write) == 1 && BIO_meth_set_read(m, bio_read) == 1 &&
-              BIO_meth_set_ctrl(m, bio_ctrl) == 1 && BIO_meth_set_create(m, bio_create) == 1,
+              BIO_meth_set_ctrl(m, bio_ctrl) == 1 && BIO_meth_set_create(m, bio_create) == 1 &&
+              BIO_meth_set_destroy(m, bio_destroy) == 1,
           "cannot make the socket BIO method");
     return m;
   }();
   return method;
 }
 
-// A BIO over `fd`, which it does not own (the stream does).
-inline BIO* socket_bio(int fd) {
+// A BIO over `fd`, which it does not own (the stream does); its read buffer is freed whenever it
+// empties if `release_when_empty`.
+inline BIO* socket_bio(int fd, bool release_when_empty) {
+  auto state = std::make_unique<socket_state>();
+  state->fd = fd;
+  state->release_when_empty = release_when_empty;
   BIO* bio = BIO_new(socket_method());
   check(bio != nullptr, "cannot make a socket BIO");
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)));
+  BIO_set_data(bio, state.release());
   return bio;
 }
 

@@ -155,8 +155,9 @@ bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::
       read(true);  // a reply, EAGAIN at the receive timeout, or the connection's end
       continue;
     }
-    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
-        net::wait_result::timeout) {
+    // Bytes a session holds (a record read with an earlier one) never make the socket readable.
+    if (!stream.buffered() && net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
+                                  net::wait_result::timeout) {
       expire();
       break;
     }
