@@ -86,6 +86,8 @@ if [ "$TLS" = 1 ]; then  # a throwaway P-256 certificate for 127.0.0.1, which th
   mkdir -p "$scratch/tls"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$scratch/tls/key.pem" -out "$scratch/tls/cert.pem" 2>/dev/null
+  # The floor: what OpenSSL alone costs a W1 and a W4 call's records, in memory on one thread.
+  "$bin/geerpc_bench_tls_floor" --cert "$scratch/tls/cert.pem" --key "$scratch/tls/key.pem" | tee "$OUT/tls_floor.txt"
 fi
 
 # A server's port comes only from that server: it prints "PORT <n> address=<host:port> pid=<pid>" on
