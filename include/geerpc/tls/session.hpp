@@ -1,6 +1,8 @@
 // geerpc: one TLS connection's session (net::stream_session): an SSL object over the connection's
 // non-blocking socket (socket_bio.hpp), made by a factory (factories.hpp) right after connect or
-// accept. The handshake is driven by the first reads and writes, as any other record is.
+// accept. The handshake is driven by the first reads and writes, as any other record is. A
+// server's session first peeks at the peer's first byte (sniff_first_byte): a peer that does not
+// begin with a TLS record passes the session by, served or refused (server_settings::required).
 //
 // One SSL object is never used by two threads at once (OpenSSL forbids it): every SSL_* call on
 // it, the const ones behind buffered() and wants() included, is made with this session's mutex
