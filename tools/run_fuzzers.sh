@@ -35,6 +35,8 @@ fuzz_one() {
 targets=(codec frame handshake)
 # etcd's watch answer, where the build has geerpc::etcd's dependencies.
 [ -x "$build/fuzz/fuzz_etcd_watch" ] && targets+=(etcd_watch)
+# A TLS server's first bytes, where the build has OpenSSL (geerpc::tls).
+[ -x "$build/fuzz/fuzz_tls_first_bytes" ] && targets+=(tls_first_bytes)
 for target in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
   fuzz_one "$target" &

@@ -88,6 +88,8 @@ class stream {
   }
   // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
   std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
+  // What the session saw of a server's peer (stream_session::seen); plain without a session.
+  peer_seen seen() const noexcept { return session_ != nullptr ? session_->seen() : peer_seen::plain; }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
   bool blocking_reads() const noexcept { return session_ == nullptr; }
 

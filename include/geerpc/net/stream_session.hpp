@@ -25,6 +25,17 @@ struct io_result {
   std::size_t bytes = 0;
 };
 
+// What a server's session saw of its peer in the first bytes: told the wire session, which knows
+// the protocols above it (the geerpc hello, HTTP) and so answers a refusal in the peer's own.
+enum class peer_seen {
+  plain,          // nothing between the bytes and the socket: no session, or a peer that does not
+                  // speak the session's protocol, served as on a plain socket
+  plain_refused,  // a peer that does not speak the session's protocol, which the server requires:
+                  // its bytes pass through unchanged, so that it can be refused in its own protocol
+  layered,        // the session's protocol (TLS) carries the server's protocols
+  layered_http,   // the session's protocol, having agreed on HTTP (TLS ALPN http/1.1): HTTP only
+};
+
 // One connection's session, made for its socket right after connect or accept; it lives as long
 // as the connection's stream. A reader and several writers call it at once: it serialises its own
 // state (a TLS session: one mutex around every SSL_* call) and never waits, holding a lock or not:
@@ -61,6 +72,9 @@ class stream_session {
   // ...certificate verify failed: certificate has expired"); empty otherwise. dial() adds it to
   // its error's message.
   virtual std::string why_closed() const { return {}; }
+  // What a server's session saw of its peer; asked once, by the server, after read() first
+  // returned data. A session that never lets other peers through is always `layered`.
+  virtual peer_seen seen() const noexcept { return peer_seen::layered; }
 };
 
 // Makes each connection's session: options::session for a client, server_options::session for a

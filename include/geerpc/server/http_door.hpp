@@ -6,6 +6,8 @@
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   another path                   404; another method on one of these paths: 405
+//   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
+//   port that requires TLS
 //
 // The debug paths answer only the peers server_options.observability.debug_page admits
 // (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
@@ -21,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "../config.hpp"
 #include "../debug_page_policy.hpp"
@@ -40,6 +43,12 @@ class http_door {
   };
 
   inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
+
+  http_door() = default;
+  // The door of a plaintext peer on a port that requires TLS (tls::server_settings::required):
+  // every request, once its head is in, is answered 400 with a text that says to use
+  // `https_address` ("https://127.0.0.1:7000"; empty for a Unix socket).
+  explicit http_door(std::string https_address) : https_address_(std::move(https_address)), refuse_(true) {}
 
   // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
   // are the hello's). `peer` is the connection's address text (net::endpoint_text), for the debug
@@ -65,6 +74,12 @@ class http_door {
         break;
     }
     used = head.size - before;
+    if (refuse_) {
+      reply = plain(400, "Bad Request",
+                    "geerpc: this port requires TLS" +
+                        (https_address_.empty() ? std::string() : ": use " + https_address_ + "/") + "\n");
+      return verdict::answered;
+    }
     const verdict answer = route(head, reply, context, peer);
     std::string().swap(head_);  // the head is done with: its memory goes
     return answer;
@@ -108,6 +123,8 @@ class http_door {
   }
 
   std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
+  std::string https_address_;
+  bool refuse_ = false;  // plaintext on a port that requires TLS: every request is refused
   wire::http::head_parser parser_;
 };
 

@@ -272,7 +272,10 @@ class wire_session {
     }
     if (!door_checked_ && !data.empty()) {
       door_checked_ = true;
-      if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
+      if (!stream_.plain()) seen_ = stream_.seen();  // a TLS peer, or a plaintext one past the session
+      if (wire::http::starts_request(static_cast<char>(data[0])))
+        http_ = seen_ == net::peer_seen::plain_refused ? std::make_unique<http_door>(tls_address("https://"))
+                                                       : std::make_unique<http_door>();
     }
     if (!http_) return true;
     std::size_t used = 0;
@@ -293,7 +296,13 @@ class wire_session {
   bool accept_hello() {
     wire::hello hello;
     std::string refusal;
-    if (const char* bad = wire::parse_hello(hello_, hello))
+    if (seen_ == net::peer_seen::plain_refused) {
+      const std::string address = tls_address("tls@");
+      refusal = "rpc server: this port requires TLS: " +
+                (address.empty() ? std::string("dial it with a TLS session (options::session)") : "dial " + address);
+    } else if (seen_ == net::peer_seen::layered_http)
+      refusal = "rpc server: this TLS connection agreed on HTTP (ALPN http/1.1), not geerpc/1";
+    else if (const char* bad = wire::parse_hello(hello_, hello))
       refusal = std::string("rpc server: ") + bad;
     else if (hello.version != wire::protocol_version)
       refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
@@ -317,6 +326,16 @@ class wire_session {
     // A shutdown that began before the reply went out sends its goaway now, after it.
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
     return !closed();
+  }
+
+  // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
+  // "https://127.0.0.1:7000"), as it dialed it; empty for a Unix socket, which has no such form.
+  std::string tls_address(std::string_view scheme) const {
+    sockaddr_storage local{};
+    socklen_t size = sizeof local;
+    if (::getsockname(stream_.fd(), reinterpret_cast<sockaddr*>(&local), &size) != 0 || local.ss_family == AF_UNIX)
+      return {};
+    return std::string(scheme) + net::endpoint_text(local, size);
   }
 
   // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
@@ -464,6 +483,7 @@ class wire_session {
   static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
   std::size_t discarded_ = 0;
   bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
+  net::peer_seen seen_ = net::peer_seen::plain;    // what a session saw of the peer (set with door_checked_)
   std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
   std::chrono::nanoseconds handle_timeout_{0};

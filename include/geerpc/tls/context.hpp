@@ -24,6 +24,9 @@ namespace tls {
 
 // The one application protocol both sides speak, sent and required in ALPN.
 inline constexpr std::string_view alpn_protocol = "geerpc/1";
+// What a browser or curl offers (beside h2), which a server also accepts: such a connection goes
+// through the HTTP door only (the debug page over HTTPS).
+inline constexpr std::string_view http_alpn_protocol = "http/1.1";
 
 struct context_deleter {
   void operator()(SSL_CTX* ctx) const noexcept { SSL_CTX_free(ctx); }
@@ -34,6 +37,9 @@ namespace detail {
 
 // alpn_protocol as ALPN's wire form: a length byte, then the name.
 inline constexpr unsigned char alpn_wire[] = {8, 'g', 'e', 'e', 'r', 'p', 'c', '/', '1'};
+// What a server selects from, in its order of preference: geerpc/1, then http/1.1.
+inline constexpr unsigned char server_alpn_wire[] = {8, 'g', 'e', 'e', 'r', 'p', 'c', '/', '1',
+                                                     8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
 struct bio_deleter {
   void operator()(BIO* bio) const noexcept { BIO_free(bio); }
@@ -118,12 +124,12 @@ inline context_ptr new_context(const SSL_METHOD* method, bool release_idle_buffe
   return ctx;
 }
 
-// The server's ALPN choice: geerpc/1 when the client offers it; otherwise the handshake fails
-// with a "no application protocol" alert.
+// The server's ALPN choice: geerpc/1 when the client offers it, else http/1.1 (SSL_select_next_proto
+// goes by the server's order); neither: the handshake fails with a "no application protocol" alert.
 inline int select_alpn(SSL*, const unsigned char** out, unsigned char* out_size, const unsigned char* offered,
                        unsigned int offered_size, void*) {
   unsigned char* chosen = nullptr;
-  if (SSL_select_next_proto(&chosen, out_size, alpn_wire, sizeof alpn_wire, offered, offered_size) !=
+  if (SSL_select_next_proto(&chosen, out_size, server_alpn_wire, sizeof server_alpn_wire, offered, offered_size) !=
       OPENSSL_NPN_NEGOTIATED)
     return SSL_TLSEXT_ERR_ALERT_FATAL;
   *out = chosen;
@@ -151,7 +157,7 @@ inline context_ptr make_client_context(const client_settings& settings) {
   return ctx;
 }
 
-// A server's context: its identity, ALPN geerpc/1 required, client certificates as asked, and no
+// A server's context: its identity, ALPN geerpc/1 (or http/1.1) required, client certificates as asked, and no
 // session tickets (geerpc connections are long-lived; a ticket would only cost a record).
 inline context_ptr make_server_context(const server_settings& settings) {
   context_ptr ctx = detail::new_context(TLS_server_method(), settings.release_idle_buffers);

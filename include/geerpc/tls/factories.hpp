@@ -10,6 +10,7 @@
 //   so.session = tls;             // later: tls->reload(new_settings), no restart
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,11 +47,14 @@ class client_factory final : public net::stream_session_factory {
 // those before keep theirs (each SSL object holds a reference to its context) to the end.
 class server_factory final : public net::stream_session_factory {
  public:
-  explicit server_factory(const server_settings& settings) : ctx_(make_server_context(settings)) {}
+  explicit server_factory(const server_settings& settings)
+      : ctx_(make_server_context(settings)), required_(settings.required) {}
 
   std::unique_ptr<net::stream_session> make(int fd, role side) override {
     if (side != role::server) throw tls_error("tls: a server factory cannot serve a client's connection");
-    return std::make_unique<session>(current().get(), fd, side, std::string(), log_);
+    auto made = std::make_unique<session>(current().get(), fd, side, std::string(), log_);
+    made->sniff_first_byte(fd, required_.load(std::memory_order_relaxed));
+    return made;
   }
 
   // New certificates, key or client CA, read again from their files if they are files: throws
@@ -59,6 +63,7 @@ class server_factory final : public net::stream_session_factory {
     context_ptr fresh = make_server_context(settings);
     std::lock_guard lock(mutex_);
     ctx_.swap(fresh);
+    required_.store(settings.required, std::memory_order_relaxed);
   }
 
   // Connections refused by TLS in their handshake (a certificate, a protocol or ALPN not agreed, a
@@ -67,6 +72,8 @@ class server_factory final : public net::stream_session_factory {
   std::size_t failed_handshakes() const { return log_->handshakes(); }
   std::size_t failed_after_handshake() const { return log_->later(); }
   std::string last_failure() const { return log_->last(); }
+  // Plaintext peers refused because server_settings::required (not counted as failed handshakes).
+  std::size_t refused_plaintext() const { return log_->plaintext_refusals(); }
 
  private:
   context_ptr current() const {
@@ -76,6 +83,7 @@ class server_factory final : public net::stream_session_factory {
 
   mutable std::mutex mutex_;
   context_ptr ctx_;
+  std::atomic<bool> required_;
   const std::shared_ptr<failure_log> log_ = std::make_shared<failure_log>();
 };
 

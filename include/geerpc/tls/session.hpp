@@ -1,6 +1,8 @@
 // geerpc: one TLS connection's session (net::stream_session): an SSL object over the connection's
 // non-blocking socket (socket_bio.hpp), made by a factory (factories.hpp) right after connect or
-// accept. The handshake is driven by the first reads and writes, as any other record is.
+// accept. The handshake is driven by the first reads and writes, as any other record is. A
+// server's session first peeks at the peer's first byte (sniff_first_byte): a peer that does not
+// begin with a TLS record passes the session by, served or refused (server_settings::required).
 //
 // One SSL object is never used by two threads at once (OpenSSL forbids it): every SSL_* call on
 // it, the const ones behind buffered() and wants() included, is made with this session's mutex
@@ -18,15 +20,21 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 
+#include <sys/socket.h>
+
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include "../config.hpp"
+#include "../net/socket.hpp"
 #include "../net/stream_session.hpp"
 #include "context.hpp"
 #include "errors.hpp"
@@ -58,12 +66,16 @@ class failure_log {
     std::lock_guard lock(mutex_);
     return last_;
   }
+  // Plaintext peers refused on a port that requires TLS (server_settings::required).
+  void refuse_plaintext() noexcept { plaintext_refusals_.fetch_add(1, std::memory_order_relaxed); }
+  std::size_t plaintext_refusals() const noexcept { return plaintext_refusals_.load(std::memory_order_relaxed); }
 
  private:
   mutable std::mutex mutex_;
   std::size_t handshakes_ = 0;
   std::size_t later_ = 0;
   std::string last_;
+  std::atomic<std::size_t> plaintext_refusals_{0};
 };
 
 namespace detail {
@@ -115,7 +127,21 @@ class session final : public net::stream_session {
     }
   }
 
+  // A server's session, before its first read: it looks at the peer's first byte before TLS does.
+  // 0x16 begins a TLS handshake record: TLS as ever. Anything else is a plaintext peer, whose bytes
+  // then pass the session by, to and from the socket `fd` (buffered() false, wants() 0): served as
+  // on a plain socket, or, when TLS is `required`, refused by the server in the peer's own
+  // protocol, which the session does not know: it only says what it saw (seen()).
+  void sniff_first_byte(int fd, bool required) noexcept {
+    std::lock_guard lock(mutex_);
+    fd_ = fd;
+    required_ = required;
+    mode_.store(mode::unknown, std::memory_order_relaxed);
+  }
+
   net::io_result read(std::span<std::byte> out) noexcept override {
+    if (mode_.load(std::memory_order_acquire) != mode::tls) [[unlikely]]
+      if (const std::optional<net::io_result> r = read_before_tls(out)) return *r;
     std::lock_guard lock(mutex_);
     if (failed_) return {net::io_status::closed, 0};
     ERR_clear_error();
@@ -139,6 +165,8 @@ class session final : public net::stream_session {
   // (the engines then wait for it to drain; the blocking server's thread would not come back for a
   // deferred reply's rest until its next request).
   net::io_result write(std::span<const std::byte> data) noexcept override {
+    if (mode_.load(std::memory_order_acquire) != mode::tls) [[unlikely]]
+      if (const std::optional<net::io_result> r = write_before_tls(data)) return *r;
     std::lock_guard lock(mutex_);
     if (failed_ || write_over_) return {net::io_status::closed, 0};
     std::size_t total = 0;
@@ -182,7 +210,64 @@ class session final : public net::stream_session {
     return reason_;
   }
 
+  net::peer_seen seen() const noexcept override {
+    switch (mode_.load(std::memory_order_acquire)) {
+      case mode::plain:
+        return net::peer_seen::plain;
+      case mode::plain_refused:
+        return net::peer_seen::plain_refused;
+      default:
+        break;
+    }
+    std::lock_guard lock(mutex_);
+    return http_ ? net::peer_seen::layered_http : net::peer_seen::layered;
+  }
+
  private:
+  // How a connection's bytes go: TLS (a client's always), not known yet (a server's before the
+  // peer's first byte), or past the session (a plaintext peer, served or to be refused).
+  enum class mode : std::uint8_t { tls, unknown, plain, plain_refused };
+  static constexpr unsigned char tls_handshake_record = 0x16;
+
+  // The first byte decides, peeked (recv MSG_PEEK), so that it stays for whoever reads it; none
+  // yet: still unknown. An error or the peer's EOF goes to TLS, which reports it as it always has.
+  mode sniff() noexcept {
+    std::lock_guard lock(mutex_);
+    mode now = mode_.load(std::memory_order_relaxed);
+    if (now != mode::unknown) return now;
+    unsigned char first = 0;
+    const ssize_t n = ::recv(fd_, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && detail::retryable(errno)) return mode::unknown;
+    now = n != 1 || first == tls_handshake_record ? mode::tls : required_ ? mode::plain_refused : mode::plain;
+    if (now == mode::plain_refused && log_ != nullptr) log_->refuse_plaintext();
+    wants_ = 0;  // a write before the first byte may have asked for POLLIN
+    mode_.store(now, std::memory_order_release);
+    return now;
+  }
+
+  // A read or a write while the mode is not TLS: nullopt once the first byte says TLS.
+  std::optional<net::io_result> read_before_tls(std::span<std::byte> out) noexcept {
+    const mode now = sniff();
+    if (now == mode::tls) return std::nullopt;
+    if (now == mode::unknown) return net::io_result{net::io_status::would_block, 0};
+    net::io_result r;
+    r.status = static_cast<net::io_status>(net::recv_some(fd_, out.data(), out.size(), r.bytes));
+    return r;
+  }
+  std::optional<net::io_result> write_before_tls(std::span<const std::byte> data) noexcept {
+    const mode now = sniff();
+    if (now == mode::tls) return std::nullopt;
+    if (now == mode::unknown) {  // nothing is written before the peer has spoken
+      std::lock_guard lock(mutex_);
+      if (mode_.load(std::memory_order_relaxed) == mode::unknown) wants_ = POLLIN;
+      return net::io_result{net::io_status::would_block, 0};
+    }
+    const long sent = net::send_some(fd_, data.data(), data.size());
+    if (sent < 0) return net::io_result{net::io_status::closed, 0};
+    if (sent == 0 && !data.empty()) return net::io_result{net::io_status::would_block, 0};
+    return net::io_result{net::io_status::data, static_cast<std::size_t>(sent)};
+  }
+
   // The result of an SSL_read_ex / SSL_write_ex that returned `rc`, with the mutex held.
   net::io_result finish(int rc, std::size_t n, bool reading) noexcept {
     if (!established_ && SSL_is_init_finished(ssl_.get()) && !establish()) return {net::io_status::closed, 0};
@@ -226,12 +311,15 @@ class session final : public net::stream_session {
       fail(detail::failure_text(ssl_.get()));
   }
 
-  // The handshake just finished: both sides must have agreed on geerpc/1.
+  // The handshake just finished: both sides must have agreed on geerpc/1, or, on a server, on
+  // http/1.1 (a browser's HTTPS: the server lets it through the HTTP door only, seen()).
   bool establish() noexcept {
     const unsigned char* protocol = nullptr;
     unsigned int size = 0;
     SSL_get0_alpn_selected(ssl_.get(), &protocol, &size);
-    if (std::string_view(reinterpret_cast<const char*>(protocol), protocol != nullptr ? size : 0) != alpn_protocol) {
+    const std::string_view agreed(reinterpret_cast<const char*>(protocol), protocol != nullptr ? size : 0);
+    http_ = SSL_is_server(ssl_.get()) != 0 && agreed == http_alpn_protocol;
+    if (agreed != alpn_protocol && !http_) {
       fail(SSL_is_server(ssl_.get()) != 0 ? "the client offered no ALPN protocol geerpc/1"
                                           : "the server selected no ALPN protocol (geerpc/1 is required)");
       return false;
@@ -261,6 +349,10 @@ class session final : public net::stream_session {
   bool failed_ = false;
   bool shut_ = false;
   bool write_over_ = false;  // a write's later record found the connection gone
+  bool http_ = false;        // a server's, agreed on http/1.1 in ALPN
+  int fd_ = -1;              // a server's socket, for the first byte and a plaintext peer's bytes
+  bool required_ = true;     // a server's: plaintext peers are refused
+  std::atomic<mode> mode_{mode::tls};
 };
 
 }  // namespace tls

@@ -55,6 +55,11 @@ struct server_settings {
   client_certificates clients = client_certificates::none;
   pem client_ca{};                   // needed when `clients` is request or require
   bool release_idle_buffers = true;  // as client_settings::release_idle_buffers
+  // Whether every peer must speak TLS. A connection whose first byte does not begin a TLS record
+  // is then refused in its own protocol (a geerpc hello gets a handshake refusal that says to dial
+  // tls@host:port, an HTTP request a 400), and closed. false: such plaintext peers are served on
+  // the same port beside TLS ones, as a server without TLS would serve them.
+  bool required = true;
 };
 
 }  // namespace tls
