@@ -88,6 +88,11 @@ class stream {
   }
   // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
   std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
+  // What the session proved about the peer (stream_session::identity); nothing for a plain socket.
+  // Asks the session each time: a connection takes it once, when its session is established.
+  const peer_identity& identity() const noexcept {
+    return session_ != nullptr ? session_->identity() : no_peer_identity();
+  }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
   bool blocking_reads() const noexcept { return session_ == nullptr; }
 

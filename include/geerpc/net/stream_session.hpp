@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "../config.hpp"
+#include "peer_identity.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -61,6 +62,11 @@ class stream_session {
   // ...certificate verify failed: certificate has expired"); empty otherwise. dial() adds it to
   // its error's message.
   virtual std::string why_closed() const { return {}; }
+  // What the layer proved about the peer (peer_identity.hpp): filled once, when the session is
+  // established (TLS: its handshake ended), and unchanged after that, so the reference stays valid
+  // and its fields may be read without the session's lock for as long as the session lives. Before
+  // that, and by default, nothing: not encrypted, no certificate.
+  virtual const peer_identity& identity() const noexcept { return no_peer_identity(); }
 };
 
 // Makes each connection's session: options::session for a client, server_options::session for a

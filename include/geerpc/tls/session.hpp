@@ -30,6 +30,7 @@
 #include "../net/stream_session.hpp"
 #include "context.hpp"
 #include "errors.hpp"
+#include "peer_certificate.hpp"
 #include "socket_bio.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -168,6 +169,14 @@ class session final : public net::stream_session {
     return reason_;
   }
 
+  // Filled once, as the handshake ends (establish()), and never changed after: the reference a
+  // caller keeps stays valid and unchanging for the session's life, and reading it touches no SSL
+  // object. Until then, and for a connection that never finished a handshake, nothing.
+  const net::peer_identity& identity() const noexcept override {
+    std::lock_guard lock(mutex_);
+    return established_ ? identity_ : net::no_peer_identity();
+  }
+
  private:
   // The result of an SSL_read_ex / SSL_write_ex that returned `rc`, with the mutex held.
   net::io_result finish(int rc, std::size_t n, bool reading) noexcept {
@@ -222,6 +231,12 @@ class session final : public net::stream_session {
                                           : "the server selected no ALPN protocol (geerpc/1 is required)");
       return false;
     }
+    try {
+      identity_ = detail::identity_of(ssl_.get());
+    } catch (...) {
+      fail("no memory for the peer's identity");
+      return false;
+    }
     established_ = true;
     return true;
   }
@@ -241,6 +256,7 @@ class session final : public net::stream_session {
   std::unique_ptr<SSL, detail::ssl_deleter> ssl_;
   std::shared_ptr<failure_log> log_;
   std::string reason_;
+  net::peer_identity identity_;  // set by establish()
   short wants_ = 0;
   bool established_ = false;
   bool failed_ = false;
