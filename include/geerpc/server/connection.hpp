@@ -86,6 +86,7 @@ class server_connection final : public wire_session<server_connection>,
   connection_view describe() const override {
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
+    v.identity = &identity();
     return v;
   }
 

@@ -284,7 +284,7 @@ class wire_session {
     if (!http_) return true;
     std::size_t used = 0;
     std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer());
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer(), identity());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     http_.reset();
