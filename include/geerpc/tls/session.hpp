@@ -233,15 +233,15 @@ class session final : public net::stream_session {
     }
     try {
       identity_ = detail::identity_of(ssl_.get());
-    } catch (...) {
-      fail("no memory for the peer's identity");
+    } catch (...) {  // no memory for its names: the connection closes, as after any failure
+      failed_ = true;
       return false;
     }
     established_ = true;
     return true;
   }
 
-  void fail(std::string reason) noexcept {
+  void fail(const std::string& reason) noexcept {
     try {
       failed_ = true;
       ERR_clear_error();
