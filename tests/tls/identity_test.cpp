@@ -2,6 +2,8 @@
 // call_context::identity() (net::peer_identity, filled by the TLS session as its handshake ends),
 // on every server transport; and geerpc::allow_identities, the usual mutual-TLS policy, refusing
 // with the codes and messages the client then sees.
+#include <algorithm>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -164,7 +166,15 @@ TEMPLATE_TEST_CASE("an interceptor refuses by identity: unauthenticated, permiss
   const auto alice = clients.issue({.common_name = "alice", .uris = {"spiffe://example.org/admin/alice"}});
   const auto bob = clients.issue({.common_name = "bob", .uris = {"spiffe://example.org/user/bob"}});
   const auto settings = asking(pki, client_certificates::request, clients);
-  who_server<TestType> s(&settings, {policy()});
+  // An `after` hook sees the identity too: it keeps who was answered what.
+  std::mutex mutex;
+  std::vector<std::string> outcomes;
+  geerpc::server_interceptor record{.after = [&](const geerpc::call_context& ctx, const geerpc::call_result& r) {
+    std::lock_guard lock(mutex);
+    outcomes.push_back(std::string(ctx.method()) + " " + ctx.identity().subject + " " +
+                       (r.ok() ? std::string("ok") : r.error.message()));
+  }};
+  who_server<TestType> s(&settings, {policy(), std::move(record)});
 
   auto anonymous = dial<TestType>(s.address, as(pki, nullptr));
   auto refused = anonymous.template try_call<int>(geerpc::with_timeout(test::tls::call_limit), "Who.Admin", 1);
@@ -191,6 +201,19 @@ TEMPLATE_TEST_CASE("an interceptor refuses by identity: unauthenticated, permiss
   auto admitted = as_alice.template try_call<int>(geerpc::with_timeout(test::tls::call_limit), "Who.Admin", 41);
   REQUIRE(admitted.has_value());
   CHECK(admitted.value() == 42);
+  // In any order: a call's `after` may still run while the next call's does.
+  std::vector<std::string> expected = {"Who.Admin  unauthenticated", "Who.Am CN=bob ok",
+                                       "Who.Admin CN=bob permission denied", "Who.Admin CN=bob permission denied",
+                                       "Who.Admin CN=alice ok"};
+  // Each call's `after` runs once it was answered: wait for the last.
+  CHECK(test::eventually([&] {
+    std::lock_guard lock(mutex);
+    return outcomes.size() == expected.size();
+  }));
+  std::lock_guard lock(mutex);
+  std::sort(outcomes.begin(), outcomes.end());
+  std::sort(expected.begin(), expected.end());
+  CHECK(outcomes == expected);
 }
 
 TEST_CASE("hostile names: the subject comes out escaped and in UTF-8, the SANs as their bytes", "[tls][identity]") {
