@@ -3,6 +3,7 @@
 //   int get(const std::string& key, const geerpc::call_context& ctx) {
 //     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
 //     log(ctx.peer(), ctx.method(), ctx.connection_id());
+//     if (ctx.identity().verified) log(ctx.identity().subject);   // mutual TLS: who is calling
 //   }
 //
 // A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
@@ -19,6 +20,7 @@
 
 #include "config.hpp"
 #include "detail/chrono.hpp"
+#include "net/peer_identity.hpp"
 #include "wire/metadata.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -39,6 +41,15 @@ class call_context {
   const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
   // Unique among the connections this server has accepted: calls sharing it share a connection.
   std::uint64_t connection_id() const noexcept { return connection_id_; }
+  // What the connection's stream layer proved about the peer (net/peer_identity.hpp): with TLS,
+  // encrypted, and, when the peer's certificate verified (mutual TLS), its subject and SANs; for a
+  // plain connection, nothing. Taken once per connection, when its hello was accepted (after the
+  // TLS handshake): valid while the handler runs, as everything here; copy what must outlive it.
+  const net::peer_identity& identity() const noexcept {
+    return identity_ != nullptr ? *identity_ : net::no_peer_identity();
+  }
+  // Whether the connection's bytes are encrypted (identity().encrypted).
+  bool encrypted() const noexcept { return identity().encrypted; }
   // The value the caller attached under `key` (context::with_metadata), if any.
   std::optional<std::string_view> metadata(std::string_view key) const {
     return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
@@ -62,6 +73,7 @@ class call_context {
     std::span<const std::byte> metadata;
     const void* peer_owner = nullptr;
     std::string_view (*peer_of)(const void*) = nullptr;
+    const net::peer_identity* identity = nullptr;  // the connection's; null: none proved
   };
   explicit call_context(const parts& p) noexcept
       : method_(p.method),
@@ -69,7 +81,8 @@ class call_context {
         connection_id_(p.connection_id),
         metadata_(p.metadata),
         peer_owner_(p.peer_owner),
-        peer_of_(p.peer_of) {}
+        peer_of_(p.peer_of),
+        identity_(p.identity) {}
 
  private:
   std::string_view method_;
@@ -78,6 +91,7 @@ class call_context {
   std::span<const std::byte> metadata_;
   const void* peer_owner_ = nullptr;
   std::string_view (*peer_of_)(const void*) = nullptr;
+  const net::peer_identity* identity_ = nullptr;
 };
 
 GEERPC_END_NAMESPACE

@@ -1,9 +1,9 @@
 // geerpc: who may open a server's debug page (server_options.observability.debug_page,
-// docs/debug_page.md): nobody, local peers only (the default), any peer, or a predicate of one's own
-// over what the server knows of the peer (debug_peer). It is asked only when an HTTP request for
-// the page or its JSON arrives (server/http_door.hpp), never on a call's path; a peer it refuses gets
-// the same 404 as a path that does not exist. CONNECT /_geerpc_ (RPC over HTTP) is not the debug
-// page: no policy applies to it.
+// docs/debug_page.md): nobody, local peers and those that passed mutual TLS (the default), any
+// peer, or a predicate of one's own over what the server knows of the peer (debug_peer). It is asked only when an HTTP
+// request for the page or its JSON arrives (server/http_door.hpp), never on a call's path; a peer it refuses gets the
+// same 404 as a path that does not exist. CONNECT /_geerpc_ (RPC over HTTP) is not the debug page: no policy applies to
+// it.
 #pragma once
 
 #include <arpa/inet.h>
@@ -19,12 +19,13 @@
 #include <utility>
 
 #include "config.hpp"
+#include "net/peer_identity.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 
-// What the server knows of a peer asking for the debug page. More will be known once connections
-// can be authenticated (TLS): the peer's verified identity will be added here, as new fields, so a
-// predicate that reads the fields it needs keeps compiling.
+// What the server knows of a peer asking for the debug page: where it connects from and, through
+// a stream layer (TLS), what it proved. More may be added here, as new fields, so a predicate that
+// reads the fields it needs keeps compiling.
 struct debug_peer {
   // As the page shows it: "127.0.0.1:53124", "[::1]:53124"; "unix@" for a Unix-socket client
   // (one that bound a name of its own: "unix@/its/name", or "unix@@name" for an abstract one);
@@ -33,8 +34,16 @@ struct debug_peer {
   std::string_view address{};
   bool loopback = false;     // TCP from 127.0.0.0/8, ::1 or an IPv4-mapped ::ffff:127.x.y.z
   bool unix_socket = false;  // a Unix-domain socket: a process on this machine
-  // What `debug_page_policy::local()` serves.
+  // What the connection's stream layer proved (net/peer_identity.hpp), as identity() gives it;
+  // null: nothing (a plain connection). Valid during the predicate's call only, as `address`.
+  const net::peer_identity* proven = nullptr;
+
+  // The peer's identity: for mutual TLS, verified, with its certificate's subject and SANs.
+  const net::peer_identity& identity() const noexcept { return proven != nullptr ? *proven : net::no_peer_identity(); }
+  // On this machine: a loopback or Unix-socket peer.
   bool local() const noexcept { return loopback || unix_socket; }
+  // Passed mutual TLS: its client certificate verified against the server's client CA.
+  bool mutual_tls() const noexcept { return identity().verified; }
 };
 
 // server_options.observability.debug_page. `true` means local() and `false` off(), so that
@@ -49,8 +58,9 @@ class debug_page_policy {
   debug_page_policy(Bool on) noexcept : kind_(on ? kind::local : kind::off) {}
 
   static debug_page_policy off() noexcept { return debug_page_policy(kind::off); }
-  // Loopback and Unix-socket peers. A local proxy or tunnel that forwards others' connections
-  // makes them local too.
+  // Loopback and Unix-socket peers, and any peer that passed mutual TLS (debug_peer::mutual_tls():
+  // whoever holds a client certificate the server's client CA signed may see the page). A local
+  // proxy or tunnel that forwards others' connections makes them local too.
   static debug_page_policy local() noexcept { return debug_page_policy(kind::local); }
   static debug_page_policy any() noexcept { return debug_page_policy(kind::any); }
   // Serves the peers `allow(peer)` returns true for. It runs on the thread that reads the
@@ -73,7 +83,7 @@ class debug_page_policy {
       case kind::off:
         return false;
       case kind::local:
-        return peer.local();
+        return peer.local() || peer.mutual_tls();
       case kind::any:
         return true;
       case kind::predicate:
@@ -113,9 +123,11 @@ inline bool loopback_host(std::string_view host) noexcept {
 }
 
 // What a peer's address text (net::endpoint_text's forms: "host:port", "[v6]:port", "unix@...")
-// says of it. A pure function of the text: the page's locality is decided here and nowhere else.
-inline debug_peer debug_peer_of(std::string_view address) noexcept {
+// says of it, with what its connection `proved` (null: nothing). A pure function of its arguments:
+// the page's locality is decided here and nowhere else.
+inline debug_peer debug_peer_of(std::string_view address, const net::peer_identity* proved = nullptr) noexcept {
   debug_peer peer{address};
+  peer.proven = proved;
   if (address.starts_with("unix@")) {
     peer.unix_socket = true;
     return peer;

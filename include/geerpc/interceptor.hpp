@@ -17,16 +17,20 @@
 // With none installed (the default), calls pay nothing for them: one empty-check.
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "call_context.hpp"
 #include "config.hpp"
 #include "context.hpp"
 #include "detail/chrono.hpp"
 #include "error.hpp"
+#include "net/peer_identity.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -59,6 +63,27 @@ struct server_interceptor {
   std::function<std::optional<error>(const call_context&)> before{};
   std::function<void(const call_context&, const call_result&)> after{};
 };
+
+// The usual policy of a mutual-TLS server as one interceptor: a call goes through when
+// `allow(ctx.identity(), ctx.method())` is true. Otherwise it is refused, the handler not run:
+// with errc::unauthenticated when the peer proved no identity (no verified client certificate),
+// with errc::permission_denied when it did, and this method is not for it. Both messages name the
+// method; the second also names the certificate's subject (the caller's own).
+//
+//   server.use(geerpc::allow_identities([](const geerpc::net::peer_identity& who, std::string_view method) {
+//     return method == "Billing.Charge" ? who.has_uri("spiffe://example.org/billing") : true;
+//   }));
+template <std::predicate<const net::peer_identity&, std::string_view> Allow>
+server_interceptor allow_identities(Allow allow) {
+  return {.before = [allow = std::move(allow)](const call_context& ctx) -> std::optional<error> {
+    const net::peer_identity& who = ctx.identity();
+    if (allow(who, ctx.method())) return std::nullopt;
+    const std::string method(ctx.method());
+    if (!who.verified)
+      return error{errc::unauthenticated, "rpc server: " + method + " needs a verified client certificate"};
+    return error{errc::permission_denied, "rpc server: " + method + " is not allowed for " + who.subject};
+  }};
+}
 
 // One call as a client interceptor sees it. `before` may change `ctx` (add metadata, tighten the
 // deadline); the call is sent with the result.

@@ -11,6 +11,7 @@
 #include "tls/context.hpp"
 #include "tls/errors.hpp"
 #include "tls/factories.hpp"
+#include "tls/peer_certificate.hpp"
 #include "tls/session.hpp"
 #include "tls/settings.hpp"
 

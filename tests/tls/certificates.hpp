@@ -1,5 +1,5 @@
 // Certificates made by the tests themselves through OpenSSL's API: a CA, and leaves it signs with
-// chosen DNS and IP subject alternative names and a chosen validity window. Each key is a fresh
+// chosen subject alternative names (DNS, IP, URI, e-mail) and a chosen validity window. Each key is a fresh
 // P-256 key (fast to make). Everything comes out as PEM text, for tls::pem::in_memory.
 #pragma once
 
@@ -38,6 +38,12 @@ struct leaf_spec {
   std::vector<std::string> ips{};
   std::chrono::seconds not_before = -1h;
   std::chrono::seconds not_after = 24h;
+  std::vector<std::string> uris{};    // URI SANs ("spiffe://...")
+  std::vector<std::string> emails{};  // e-mail SANs
+  // The CN as a TeletexString of exactly these bytes (OpenSSL reads it as Latin-1), unchecked: for
+  // names no CA should sign (control characters, quotes, bytes that are no UTF-8). The SANs are
+  // always taken as their bytes.
+  bool raw_common_name = false;
 };
 
 namespace detail {
@@ -83,7 +89,8 @@ inline void add_extension(X509* cert, X509* issuer, int nid, const std::string& 
 
 // A certificate for `key`, named `name`, valid in [now + from, now + to], its serial fresh.
 inline std::unique_ptr<X509, x509_deleter> new_certificate(EVP_PKEY* key, const std::string& name,
-                                                           std::chrono::seconds from, std::chrono::seconds to) {
+                                                           std::chrono::seconds from, std::chrono::seconds to,
+                                                           bool raw_name = false) {
   static long serial = 1;
   std::unique_ptr<X509, x509_deleter> cert(X509_new());
   require(cert != nullptr, "X509_new");
@@ -93,9 +100,31 @@ inline std::unique_ptr<X509, x509_deleter> new_certificate(EVP_PKEY* key, const 
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(to.count()));
   X509_set_pubkey(cert.get(), key);
   X509_NAME* subject = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(name.c_str()), -1, -1,
-                             0);
+  X509_NAME_add_entry_by_txt(subject, "CN", raw_name ? V_ASN1_T61STRING : MBSTRING_UTF8,
+                             reinterpret_cast<const unsigned char*>(name.data()), static_cast<int>(name.size()), -1, 0);
   return cert;
+}
+
+// The subject alternative names of `spec`, each IA5String holding its bytes as given (OpenSSL's
+// text form of the extension could not carry a comma or a control character).
+inline void add_alternative_names(X509* cert, const leaf_spec& spec) {
+  GENERAL_NAMES* names = sk_GENERAL_NAME_new_null();
+  require(names != nullptr, "a GENERAL_NAMES");
+  auto add = [&](int type, const std::string& value) {
+    GENERAL_NAME* name = GENERAL_NAME_new();
+    ASN1_STRING* bytes = type == GEN_IPADD ? a2i_IPADDRESS(value.c_str()) : ASN1_IA5STRING_new();
+    require(name != nullptr && bytes != nullptr, "a subject alternative name");
+    if (type != GEN_IPADD) ASN1_STRING_set(bytes, value.data(), static_cast<int>(value.size()));
+    GENERAL_NAME_set0_value(name, type, bytes);
+    sk_GENERAL_NAME_push(names, name);
+  };
+  for (const std::string& dns : spec.dns) add(GEN_DNS, dns);
+  for (const std::string& ip : spec.ips) add(GEN_IPADD, ip);
+  for (const std::string& uri : spec.uris) add(GEN_URI, uri);
+  for (const std::string& email : spec.emails) add(GEN_EMAIL, email);
+  if (sk_GENERAL_NAME_num(names) > 0)
+    require(X509_add1_ext_i2d(cert, NID_subject_alt_name, names, 0, X509V3_ADD_DEFAULT) == 1, "the SAN extension");
+  GENERAL_NAMES_free(names);
 }
 
 }  // namespace detail
@@ -116,14 +145,12 @@ class authority {
 
   identity issue(const leaf_spec& spec) const {
     auto key = detail::new_key();
-    auto cert = detail::new_certificate(key.get(), spec.common_name, spec.not_before, spec.not_after);
+    auto cert =
+        detail::new_certificate(key.get(), spec.common_name, spec.not_before, spec.not_after, spec.raw_common_name);
     X509_set_issuer_name(cert.get(), X509_get_subject_name(cert_.get()));
     detail::add_extension(cert.get(), cert_.get(), NID_basic_constraints, "critical,CA:FALSE");
     detail::add_extension(cert.get(), cert_.get(), NID_ext_key_usage, "serverAuth,clientAuth");
-    std::string names;
-    for (const std::string& dns : spec.dns) names += (names.empty() ? "DNS:" : ",DNS:") + dns;
-    for (const std::string& ip : spec.ips) names += (names.empty() ? "IP:" : ",IP:") + ip;
-    if (!names.empty()) detail::add_extension(cert.get(), cert_.get(), NID_subject_alt_name, names);
+    detail::add_alternative_names(cert.get(), spec);
     detail::require(X509_sign(cert.get(), key_.get(), EVP_sha256()) > 0, "signing a leaf");
     return {detail::pem_of(cert.get()), detail::pem_of(key.get())};
   }

@@ -90,6 +90,11 @@ class stream {
   std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
   // What the session saw of a server's peer (stream_session::seen); plain without a session.
   peer_seen seen() const noexcept { return session_ != nullptr ? session_->seen() : peer_seen::plain; }
+  // What the session proved about the peer (stream_session::identity); nothing for a plain socket.
+  // Asks the session each time: a connection takes it once, when its session is established.
+  const peer_identity& identity() const noexcept {
+    return session_ != nullptr ? session_->identity() : no_peer_identity();
+  }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
   bool blocking_reads() const noexcept { return session_ == nullptr; }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "../config.hpp"
+#include "peer_identity.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -75,6 +76,11 @@ class stream_session {
   // What a server's session saw of its peer; asked once, by the server, after read() first
   // returned data. A session that never lets other peers through is always `layered`.
   virtual peer_seen seen() const noexcept { return peer_seen::layered; }
+  // What the layer proved about the peer (peer_identity.hpp): filled once, when the session is
+  // established (TLS: its handshake ended), and unchanged after that, so the reference stays valid
+  // and its fields may be read without the session's lock for as long as the session lives. Before
+  // that, and by default, nothing: not encrypted, no certificate.
+  virtual const peer_identity& identity() const noexcept { return no_peer_identity(); }
 };
 
 // Makes each connection's session: options::session for a client, server_options::session for a

@@ -86,6 +86,7 @@ class server_connection final : public wire_session<server_connection>,
   connection_view describe() const override {
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
+    v.identity = &identity();
     return v;
   }
 
@@ -235,7 +236,8 @@ class server_connection final : public wire_session<server_connection>,
 
   // What a handler and the interceptors see of a registered request.
   call_context context_of(const server_request& request) const noexcept {
-    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of});
+    return call_context(
+        {request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of, &identity()});
   }
   static std::string_view peer_of(const void* self) noexcept {
     return static_cast<const server_connection*>(self)->peer_;
@@ -272,8 +274,8 @@ class server_connection final : public wire_session<server_connection>,
       if (frame.header.budget_us > 0)
         deadline = saturating_deadline(
             clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
-      return call_context(
-          {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
+      return call_context({frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{},
+                           this, &peer_of, &identity()});
     });
   }
 

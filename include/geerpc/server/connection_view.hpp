@@ -11,6 +11,7 @@
 
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
+#include "../net/peer_identity.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -25,6 +26,8 @@ struct connection_view {
   clock::time_point last_activity;  // the last bytes read, or reply sent
   std::size_t inflight = 0;
   std::size_t pending_output = 0;  // memory held for replies not sent yet
+  // What its stream layer proved of the peer (TLS): the connection's own, read under the registry's lock.
+  const net::peer_identity* identity = nullptr;
 };
 
 // A connection listed in server_context::connections. Its two calls are the debug page's, made

@@ -108,6 +108,24 @@ inline void append_html_numbers(std::string& out, const char* title, const char*
   out += "</table>\n";
 }
 
+// Who a connection's peer is: "-" for a plain connection, "no certificate" for TLS without one,
+// else the certificate's subject and its URI SANs (SPIFFE IDs), escaped.
+inline void append_html_identity(std::string& out, const net::peer_identity& who) {
+  if (!who.encrypted) {
+    out += "-";
+    return;
+  }
+  if (!who.verified) {
+    out += "no certificate";
+    return;
+  }
+  append_html_escaped(out, who.subject);
+  for (const std::string& uri : who.uris) {
+    out += ' ';
+    append_html_escaped(out, uri);
+  }
+}
+
 inline void append_html_connections(std::string& out, const debug_snapshot& s) {
   out +=
       "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
@@ -115,13 +133,15 @@ inline void append_html_connections(std::string& out, const debug_snapshot& s) {
     out += ", the first " + std::to_string(s.connections.size()) + " listed";
   out +=
       ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
-      "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
+      "<th>reply bytes waiting</th><th>last activity</th><th>TLS identity</th></tr>\n";
   for (const auto& c : s.connections) {
     out += "<tr><td>";
     append_html_escaped(out, c.peer.empty() ? std::string_view("?") : std::string_view(c.peer));
     out += "</td><td class=\"n\">" + page_duration(c.age) + "</td><td class=\"n\">" + std::to_string(c.in_flight) +
            "</td><td class=\"n\">" + std::to_string(c.pending_output) + " B</td><td class=\"n\">" +
-           (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td></tr>\n";
+           (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td><td>";
+    append_html_identity(out, c.identity);
+    out += "</td></tr>\n";
   }
   out += "</table>\n";
 }

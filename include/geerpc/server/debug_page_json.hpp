@@ -87,6 +87,27 @@ inline void append_json_method(std::string& out, const debug_snapshot::method_ro
   out += '}';
 }
 
+// A connection's TLS identity: null for a plain connection; its certificate's names once verified.
+inline void append_json_identity(std::string& out, const net::peer_identity& who) {
+  if (!who.encrypted) {
+    out += "null";
+    return;
+  }
+  out += "{\"verified\":";
+  out += who.verified ? "true" : "false";
+  if (who.verified) {
+    out += ",\"subject\":";
+    append_json_string(out, who.subject);
+    const auto strings = [](std::string& o, const std::string& text) { append_json_string(o, text); };
+    for (const auto& [key, names] : {std::pair{",\"dns\":", &who.dns_names}, std::pair{",\"ip\":", &who.ip_addresses},
+                                     std::pair{",\"uri\":", &who.uris}, std::pair{",\"email\":", &who.emails}}) {
+      out += key;
+      append_json_array(out, *names, strings);
+    }
+  }
+  out += '}';
+}
+
 inline void append_json_connection(std::string& out, const debug_snapshot::connection_row& c) {
   out += "{\"peer\":";
   append_json_string(out, c.peer);
@@ -94,6 +115,8 @@ inline void append_json_connection(std::string& out, const debug_snapshot::conne
   if (c.idle) append_json_field(out, "idle_ns", json_ns(*c.idle));
   append_json_field(out, "in_flight", c.in_flight);
   append_json_field(out, "pending_output_bytes", c.pending_output);
+  out += ",\"tls\":";
+  append_json_identity(out, c.identity);
   out += '}';
 }
 

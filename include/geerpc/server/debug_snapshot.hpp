@@ -16,6 +16,7 @@
 
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
+#include "../net/peer_identity.hpp"
 #include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
@@ -53,6 +54,7 @@ struct debug_snapshot {
     std::optional<std::chrono::nanoseconds> idle;  // since its last read or reply (with statistics)
     std::size_t in_flight = 0;
     std::size_t pending_output = 0;
+    net::peer_identity identity{};  // who it is, if it proved it (TLS), as the connection has it
   };
   struct number {
     const char* key;    // the JSON name
@@ -152,6 +154,7 @@ struct debug_snapshot {
     if (connections.size() < max_connection_rows) {
       connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
       if (statistics) row.idle = at - v.last_activity;
+      if (v.identity != nullptr) row.identity = *v.identity;
       connections.push_back(std::move(row));
     }
     if (!statistics || first == nullptr) return;

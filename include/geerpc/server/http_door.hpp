@@ -27,6 +27,7 @@
 
 #include "../config.hpp"
 #include "../debug_page_policy.hpp"
+#include "../net/peer_identity.hpp"
 #include "../wire/http.hpp"
 #include "context.hpp"
 #include "debug_page.hpp"
@@ -51,10 +52,11 @@ class http_door {
   explicit http_door(std::string https_address) : https_address_(std::move(https_address)), refuse_(true) {}
 
   // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
-  // are the hello's). `peer` is the connection's address text (net::endpoint_text), for the debug
-  // page's policy. Once it has returned anything but pending, it is not fed again.
+  // are the hello's). `peer` is the connection's address text (net::endpoint_text) and `proven`
+  // what its stream layer proved (TLS), for the debug page's policy. Once it has returned anything
+  // but pending, it is not fed again.
   verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context,
-               std::string_view peer) {
+               std::string_view peer, const net::peer_identity& proven = net::no_peer_identity()) {
     const std::size_t before = head_.size();
     const std::size_t take = std::min(data.size(), wire::http::max_head - before);
     head_.append(reinterpret_cast<const char*>(data.data()), take);
@@ -80,7 +82,7 @@ class http_door {
                         (https_address_.empty() ? std::string() : ": use " + https_address_ + "/") + "\n");
       return verdict::answered;
     }
-    const verdict answer = route(head, reply, context, peer);
+    const verdict answer = route(head, reply, context, debug_peer_of(peer, &proven));
     std::string().swap(head_);  // the head is done with: its memory goes
     return answer;
   }
@@ -92,7 +94,7 @@ class http_door {
   }
 
   static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
-                       std::string_view peer) {
+                       const debug_peer& peer) {
     const std::string_view path = wire::http::target_path(head.target);
     const bool get = head.method == "GET" || head.method == "HEAD";
     const bool head_only = head.method == "HEAD";
@@ -107,7 +109,7 @@ class http_door {
     }
     const bool page = path == "/debug/geerpc";
     if ((page || path == "/debug/geerpc/stats.json") &&
-        context.config.options().observability.debug_page.allows(debug_peer_of(peer))) {
+        context.config.options().observability.debug_page.allows(peer)) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");

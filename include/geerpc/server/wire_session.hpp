@@ -79,6 +79,11 @@ class wire_session {
   std::size_t output_held() const noexcept { return writer_.held(); }  // memory held for replies not sent yet
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
+  // What the stream layer proved about the peer (call_context::identity()): taken from the stream
+  // once, when the peer's first bytes arrive (after any TLS handshake: they came through it), and
+  // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
+  // the connection: no call copies it or takes a lock for it.
+  const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
   // Whether a graceful shutdown has begun (the connection's go_away()).
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
 
@@ -272,6 +277,8 @@ class wire_session {
     }
     if (!door_checked_ && !data.empty()) {
       door_checked_ = true;
+      // The first bytes came through the stream: its session (TLS) is established, and knows who.
+      identity_.store(&stream_.identity(), std::memory_order_release);
       if (!stream_.plain()) seen_ = stream_.seen();  // a TLS peer, or a plaintext one past the session
       if (wire::http::starts_request(static_cast<char>(data[0])))
         http_ = seen_ == net::peer_seen::plain_refused ? std::make_unique<http_door>(tls_address("https://"))
@@ -280,7 +287,7 @@ class wire_session {
     if (!http_) return true;
     std::size_t used = 0;
     std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer());
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer(), identity());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     http_.reset();
@@ -497,6 +504,7 @@ class wire_session {
   std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
   std::atomic<bool> greeted_{false};         // the hello was accepted
+  std::atomic<const net::peer_identity*> identity_{&net::no_peer_identity()};  // set with door_checked_
   // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
   static constexpr std::uint8_t draining = 1, hello_replied = 2;
   std::atomic<std::uint8_t> shutdown_state_{0};

@@ -38,6 +38,7 @@
 #include "../net/stream_session.hpp"
 #include "context.hpp"
 #include "errors.hpp"
+#include "peer_certificate.hpp"
 #include "socket_bio.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -223,6 +224,14 @@ class session final : public net::stream_session {
     return http_ ? net::peer_seen::layered_http : net::peer_seen::layered;
   }
 
+  // Filled once, as the handshake ends (establish()), and never changed after: the reference a
+  // caller keeps stays valid and unchanging for the session's life, and reading it touches no SSL
+  // object. Until then, and for a connection that never finished a handshake, nothing.
+  const net::peer_identity& identity() const noexcept override {
+    std::lock_guard lock(mutex_);
+    return established_ ? identity_ : net::no_peer_identity();
+  }
+
  private:
   // How a connection's bytes go: TLS (a client's always), not known yet (a server's before the
   // peer's first byte), or past the session (a plaintext peer, served or to be refused).
@@ -324,11 +333,17 @@ class session final : public net::stream_session {
                                           : "the server selected no ALPN protocol (geerpc/1 is required)");
       return false;
     }
+    try {
+      identity_ = detail::identity_of(ssl_.get());
+    } catch (...) {  // no memory for its names: the connection closes, as after any failure
+      failed_ = true;
+      return false;
+    }
     established_ = true;
     return true;
   }
 
-  void fail(std::string reason) noexcept {
+  void fail(const std::string& reason) noexcept {
     try {
       failed_ = true;
       ERR_clear_error();
@@ -344,6 +359,7 @@ class session final : public net::stream_session {
   detail::socket_state* socket_ = nullptr;  // its BIO's, which lives as long as ssl_
   std::shared_ptr<failure_log> log_;
   std::string reason_;
+  net::peer_identity identity_;  // set by establish()
   short wants_ = 0;
   bool established_ = false;
   bool failed_ = false;
