@@ -40,6 +40,10 @@ inline std::string tls_failure_reason(const transfer_failure& f) {
   if (f.code == CURLE_SSL_CERTPROBLEM) return "the client certificate or key in tls cannot be used";
   if (contains(d, "wrong version number") || contains(d, "packet length too long"))
     return "the endpoint does not speak TLS (an http:// etcd?)";
+  // A plain HTTP server (etcd's among them) closes a connection that opens with a TLS ClientHello.
+  if (f.code == CURLE_SSL_CONNECT_ERROR && !f.handshake_done &&
+      (contains(d, "SSL_ERROR_SYSCALL") || contains(d, "unexpected eof")))
+    return "the endpoint closed the connection at the TLS handshake: it does not speak TLS (an http:// etcd?)";
   // etcd checks a client certificate at the end of the handshake; under TLS 1.3 the refusal comes
   // as the first read or write after it, as an alert or a reset.
   const bool refused_after_handshake =

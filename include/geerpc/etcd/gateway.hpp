@@ -5,7 +5,10 @@
 //
 // Every call is one POST, bounded by options::request_timeout; a watch is one long POST whose
 // answer streams one JSON object per line, until it fails or its stop token is triggered.
-// Endpoints are tried in turn: the first that answers serves the call.
+// Endpoints are tried in turn: the first that answers serves the call. Every connection (calls
+// and watches) uses options::tls on https:// endpoints; with options::user, each carries etcd's
+// auth token (auth_token.hpp), got anew once when etcd rejects it. Several threads may share one
+// gateway; why a call failed is worded by failure.hpp.
 #pragma once
 
 #include <curl/curl.h>
@@ -59,7 +62,7 @@ inline std::string prefix_end(std::string prefix) {
 
 class gateway {
  public:
-  explicit gateway(options opts = {}) : opts_(std::move(opts)), token_(std::make_unique<detail::auth_token>()) {
+  explicit gateway(options opts = {}) : opts_(std::move(opts)), token_(std::make_shared<detail::auth_token>()) {
     if (opts_.endpoints.empty()) throw std::invalid_argument("geerpc::etcd: no endpoint");
     detail::init_curl();
   }
@@ -184,7 +187,7 @@ class gateway {
 
   // What one endpoint answered: its HTTP status, the answer as JSON (discarded when it is not),
   // and as text (for an error answer that is not etcd's JSON).
-  struct answer {
+  struct http_answer {
     std::string url;
     long status = 0;
     nlohmann::json reply;
@@ -193,10 +196,10 @@ class gateway {
 
   // One POST, endpoint after endpoint until one answers. Only failing to reach an endpoint (or to
   // agree on TLS with it) moves on to the next; the last such failure is thrown, in words.
-  answer exchange(const char* path, const std::string& body, const std::string& auth) {
+  http_answer exchange(const char* path, const std::string& body, const std::string& auth) {
     std::string last_failure = "etcd: unreachable: no endpoint tried";
     for (const auto& endpoint : opts_.endpoints) {
-      answer out{endpoint + path, 0, {}, {}};
+      http_answer out{endpoint + path, 0, {}, {}};
       detail::easy_post request(opts_, out.url, body, auth);
       CURL* h = request.get();
       curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, detail::curl_millis(opts_.request_timeout));
@@ -317,7 +320,8 @@ class gateway {
   }
 
   options opts_;
-  std::unique_ptr<detail::auth_token> token_;  // behind a pointer: the gateway stays movable
+  // Shared by copies of this gateway (same options, same user): one token, one refresh at a time.
+  std::shared_ptr<detail::auth_token> token_;
 };
 
 }  // namespace etcd
