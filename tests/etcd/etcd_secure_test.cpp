@@ -63,6 +63,15 @@ TEST_CASE("over TLS and with auth, servers register, are discovered, and a new o
   REQUIRE(plain_tls.range("/geerpc/").kvs.size() == 1);
   etcd.enable_auth();
 
+  // The lease calls a registration makes, with the token: grant, keep alive, revoke.
+  geerpc::etcd::gateway app(etcd.app());
+  const auto lease = app.grant(30s);
+  app.put("/geerpc/leased", "x", lease);
+  CHECK(app.keep_alive(lease) > 0);
+  app.revoke(lease);
+  CHECK(app.range("/geerpc/leased").kvs.empty());
+  CHECK(app.authentications() == 1);
+
   served first(etcd.app());
   REQUIRE(first.entry->wait_registered(20s));
   auto source = std::make_shared<geerpc::etcd::discovery>("Echo", geerpc::etcd::discovery_options{.etcd = etcd.app()});
