@@ -10,6 +10,7 @@
 #include "etcd/base64.hpp"
 #include "etcd/discovery.hpp"
 #include "etcd/gateway.hpp"
+#include "etcd/options.hpp"
 #include "etcd/registration.hpp"
 
 #if GEERPC_OUTERMOST_ENTRY == 3

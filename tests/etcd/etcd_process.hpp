@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -46,9 +47,17 @@ inline int free_loopback_port() {
   return ntohs(address.sin_port);
 }
 
+// How an etcd is started beyond the plain default: its client URL's scheme, flags of its own (TLS
+// files, auth token settings), and the TLS settings its clients (the readiness probe included) use.
+struct etcd_launch {
+  std::string scheme = "http";
+  std::vector<std::string> flags{};
+  geerpc::etcd::tls_options tls{};
+};
+
 class etcd_process {
  public:
-  etcd_process() {
+  explicit etcd_process(etcd_launch how = {}) : how_(std::move(how)) {
     std::string pattern = (std::filesystem::temp_directory_path() / "geerpc-etcd-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = pattern;
@@ -67,9 +76,10 @@ class etcd_process {
     std::filesystem::remove_all(dir_, ignored);
   }
 
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(client_port_); }
+  std::string endpoint() const { return how_.scheme + "://127.0.0.1:" + std::to_string(client_port_); }
+  int client_port() const { return client_port_; }
   geerpc::etcd::options options() const {
-    return {.endpoints = {endpoint()}, .request_timeout = std::chrono::milliseconds(500)};
+    return {.endpoints = {endpoint()}, .request_timeout = std::chrono::milliseconds(500), .tls = how_.tls};
   }
 
   // SIGTERM, then SIGKILL if it has not ended within 5 s; waits for it.
@@ -108,6 +118,7 @@ class etcd_process {
                                   "--initial-cluster=" + name + "=" + peer,
                                   "--initial-cluster-token=geerpc-test-" + std::to_string(generation_),
                                   "--logger=zap"};
+    args.insert(args.end(), how_.flags.begin(), how_.flags.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -155,6 +166,7 @@ class etcd_process {
     pid_ = -1;
   }
 
+  etcd_launch how_;
   std::filesystem::path dir_;
   int client_port_ = 0;
   int peer_port_ = 0;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "../config.hpp"
@@ -23,7 +24,21 @@ class error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// etcd refused the auth token sent (expired, or revoked by a password change or an auth disable):
+// the gateway authenticates again once and retries.
+class token_rejected : public error {
+ public:
+  using error::error;
+};
+
 namespace detail {
+
+// Whether an error answer (or a canceled watch's reason) says the token is no good: an unknown or
+// expired token, or one older than the last change to users and roles.
+inline bool says_token_rejected(std::string_view message) {
+  return message.find("invalid auth token") != std::string_view::npos ||
+         message.find("revision of auth store is old") != std::string_view::npos;
+}
 
 // etcd's gateway writes 64-bit integers as JSON strings ("TTL": "10"); absent means zero.
 inline std::int64_t json_int(const nlohmann::json& object, const char* name) {

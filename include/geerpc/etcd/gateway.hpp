@@ -5,7 +5,10 @@
 //
 // Every call is one POST, bounded by options::request_timeout; a watch is one long POST whose
 // answer streams one JSON object per line, until it fails or its stop token is triggered.
-// Endpoints are tried in turn: the first that answers serves the call.
+// Endpoints are tried in turn: the first that answers serves the call. Every connection (calls
+// and watches) uses options::tls on https:// endpoints; with options::user, each carries etcd's
+// auth token (auth_token.hpp), got anew once when etcd rejects it. Several threads may share one
+// gateway; why a call failed is worded by failure.hpp.
 #pragma once
 
 #include <curl/curl.h>
@@ -18,25 +21,22 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
 #include "answers.hpp"
+#include "auth_token.hpp"
 #include "base64.hpp"
+#include "curl_easy.hpp"
+#include "failure.hpp"
+#include "options.hpp"
 #include "watch_stream.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace etcd {
-
-struct options {
-  // etcd's client URLs, tried in turn (etcd's --advertise-client-urls).
-  std::vector<std::string> endpoints{"http://127.0.0.1:2379"};
-  // How long one call (lease, put, range) may take, the connect included; a watch uses it for its
-  // connect only.
-  std::chrono::milliseconds request_timeout{1000};
-};
 
 struct key_value {
   std::string key;
@@ -44,31 +44,6 @@ struct key_value {
 };
 
 namespace detail {
-
-// curl_global_init, once per process, before the first handle (thread-safe since libcurl 7.84,
-// Debian 12 has 7.88; the function-local static keeps it to one call either way).
-inline void init_curl() {
-  static const CURLcode initialised = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (initialised != CURLE_OK)
-    throw error(std::string("etcd: libcurl failed to start: ") + curl_easy_strerror(initialised));
-}
-
-struct easy_deleter {
-  void operator()(CURL* handle) const noexcept { curl_easy_cleanup(handle); }
-};
-using easy_handle = std::unique_ptr<CURL, easy_deleter>;
-
-struct slist_deleter {
-  void operator()(curl_slist* list) const noexcept { curl_slist_free_all(list); }
-};
-using header_list = std::unique_ptr<curl_slist, slist_deleter>;
-
-// A timeout as libcurl takes it: milliseconds in a long, at least 1 (libcurl reads 0 as no limit).
-inline long curl_millis(std::chrono::milliseconds timeout) {
-  const auto bounded =
-      std::clamp(timeout, std::chrono::milliseconds{1}, std::chrono::milliseconds{std::chrono::hours{24}});
-  return std::chrono::duration_cast<std::chrono::duration<long, std::milli>>(bounded).count();
-}
 
 // The end of the key range holding every key that starts with prefix (etcd's range_end).
 inline std::string prefix_end(std::string prefix) {
@@ -87,12 +62,16 @@ inline std::string prefix_end(std::string prefix) {
 
 class gateway {
  public:
-  explicit gateway(options opts = {}) : opts_(std::move(opts)) {
+  explicit gateway(options opts = {}) : opts_(std::move(opts)), token_(std::make_shared<detail::auth_token>()) {
     if (opts_.endpoints.empty()) throw std::invalid_argument("geerpc::etcd: no endpoint");
     detail::init_curl();
   }
 
   const options& settings() const noexcept { return opts_; }
+
+  // How many auth tokens etcd has given this gateway: 0 without options::user, 1 after the first
+  // request, one more each time etcd rejected the token and the gateway authenticated again.
+  std::uint64_t authentications() const { return token_->authentications(); }
 
   // A lease of ttl seconds (etcd's minimum and rounding apply); its ID.
   std::int64_t grant(std::chrono::seconds ttl) {
@@ -148,19 +127,9 @@ class gateway {
                                {{"key", base64_encode(prefix)},
                                 {"range_end", base64_encode(detail::prefix_end(std::string(prefix)))},
                                 {"start_revision", std::to_string(start_revision)}}}};
-    std::string last_failure = "no endpoint tried";
-    for (const auto& endpoint : opts_.endpoints) {
-      if (stop.stop_requested()) return;
-      bool answered = false;  // a watch that was set up and then broke is not retried on another endpoint
-      try {
-        watch_once(endpoint, body.dump(), on_events, stop, answered);
-        return;
-      } catch (const error& e) {
-        if (answered) throw;
-        last_failure = e.what();
-      }
-    }
-    throw error("etcd: watch failed on every endpoint; last: " + last_failure);
+    const std::string text = body.dump();
+    // Opened anew with a fresh token when etcd rejects the one sent (before any event).
+    with_token([&](const std::string& auth) { watch_endpoints(text, on_events, stop, auth); });
   }
 
  private:
@@ -180,49 +149,108 @@ class gateway {
     return size * count;
   }
 
-  // One POST with a JSON body; the JSON answer. Connection failures move on to the next endpoint;
-  // an HTTP error from etcd is thrown at once (with etcd's message), except a missing lease on
-  // revoke when tolerate_not_found.
-  nlohmann::json post(const char* path, const nlohmann::json& body, bool tolerate_not_found = false) {
-    const std::string text = body.dump();
-    std::string last_failure = "no endpoint tried";
+  // The token to send: none without options::user; the first request authenticates.
+  detail::auth_token::snapshot token() {
+    if (opts_.user.empty()) return {};
+    auto seen = token_->current();
+    if (seen.generation == 0) seen = token_->refresh(seen, [this] { return authenticate(); });
+    return seen;
+  }
+
+  // Runs attempt(token); when etcd rejects the token, authenticates again once (or takes the token
+  // another thread just got) and runs it again. A second rejection is thrown as it is.
+  template <class Attempt>
+  std::invoke_result_t<Attempt&, const std::string&> with_token(Attempt&& attempt) {
+    auto seen = token();
+    try {
+      return attempt(seen.token);
+    } catch (const token_rejected&) {
+      if (opts_.user.empty()) throw;
+      seen = token_->refresh(seen, [this] { return authenticate(); });
+    }
+    return attempt(seen.token);
+  }
+
+  // A new token for options::user; empty when etcd has authentication disabled (nothing to send).
+  std::string authenticate() {
+    const std::string body = nlohmann::json{{"name", opts_.user}, {"password", opts_.password}}.dump();
+    auto answer = exchange("/v3/auth/authenticate", body, {});
+    const std::string message = detail::answer_message(answer.reply, {});
+    if (answer.status != 200 && detail::contains(message, "authentication is not enabled")) return {};
+    if (answer.status != 200)
+      throw error(detail::describe_answer(answer.url, answer.status, answer.reply, answer.raw, opts_.user));
+    const auto token = answer.reply.find("token");
+    if (token == answer.reply.end() || !token->is_string() || token->get_ref<const std::string&>().empty())
+      throw error("etcd: " + answer.url + " gave no token to user '" + opts_.user + "'");
+    return token->get<std::string>();
+  }
+
+  // What one endpoint answered: its HTTP status, the answer as JSON (discarded when it is not),
+  // and as text (for an error answer that is not etcd's JSON).
+  struct http_answer {
+    std::string url;
+    long status = 0;
+    nlohmann::json reply;
+    std::string raw;
+  };
+
+  // One POST, endpoint after endpoint until one answers. Only failing to reach an endpoint (or to
+  // agree on TLS with it) moves on to the next; the last such failure is thrown, in words.
+  http_answer exchange(const char* path, const std::string& body, const std::string& auth) {
+    std::string last_failure = "etcd: unreachable: no endpoint tried";
     for (const auto& endpoint : opts_.endpoints) {
-      detail::easy_handle handle(curl_easy_init());
-      if (!handle) throw error("etcd: libcurl could not make a handle");
-      std::string answer;
-      detail::header_list headers(curl_slist_append(nullptr, "Content-Type: application/json"));
-      const std::string url = endpoint + path;
-      CURL* h = handle.get();
-      curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-      curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, text.c_str());
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(text.size()));
+      http_answer out{endpoint + path, 0, {}, {}};
+      detail::easy_post request(opts_, out.url, body, auth);
+      CURL* h = request.get();
       curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, detail::curl_millis(opts_.request_timeout));
-      curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
       curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &append_to_string);
-      curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
+      curl_easy_setopt(h, CURLOPT_WRITEDATA, &out.raw);
       curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(most_answer));
       const CURLcode done = curl_easy_perform(h);
       if (done == CURLE_WRITE_ERROR || done == CURLE_FILESIZE_EXCEEDED)
-        throw error("etcd: " + url + " answered more than 16 MiB");
+        throw error("etcd: " + out.url + " answered more than 16 MiB");
       if (done != CURLE_OK) {
-        last_failure = url + ": " + curl_easy_strerror(done);
+        last_failure = detail::describe(
+            {out.url, done, request.detail(), request.handshake_done(), !opts_.tls.certificate.empty()});
         continue;
       }
-      long status = 0;
-      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-      auto reply = nlohmann::json::parse(answer, nullptr, false);
-      if (reply.is_discarded() || !reply.is_object())
-        throw error("etcd: " + url + " answered HTTP " + std::to_string(status) + " with no JSON object");
-      if (status == 404 && tolerate_not_found) return reply;
-      if (status != 200) {
-        const auto message = reply.find("message");
-        throw error("etcd: " + url + " answered HTTP " + std::to_string(status) + ": " +
-                    (message != reply.end() && message->is_string() ? message->get<std::string>() : reply.dump()));
-      }
-      return reply;
+      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out.status);
+      out.reply = nlohmann::json::parse(out.raw, nullptr, false);
+      if (out.status == 200 && (out.reply.is_discarded() || !out.reply.is_object()))
+        throw error("etcd: " + out.url + " answered HTTP 200 with no JSON object");
+      return out;
     }
-    throw error("etcd: unreachable: " + last_failure);
+    throw error(last_failure);
+  }
+
+  // One POST with a JSON body, with the token when there is one; the JSON answer. An HTTP error
+  // from etcd is thrown at once in words (see failure.hpp), except a missing lease on revoke when
+  // tolerate_not_found.
+  nlohmann::json post(const char* path, const nlohmann::json& body, bool tolerate_not_found = false) {
+    const std::string text = body.dump();
+    return with_token([&](const std::string& auth) {
+      auto out = exchange(path, text, auth);
+      if (out.status == 200 || (out.status == 404 && tolerate_not_found && out.reply.is_object()))
+        return std::move(out.reply);
+      throw error(detail::describe_answer(out.url, out.status, out.reply, out.raw, opts_.user));
+    });
+  }
+
+  void watch_endpoints(const std::string& body, const std::function<void(const std::vector<watch_event>&)>& on_events,
+                       const std::stop_token& stop, const std::string& auth) {
+    std::string last_failure = "etcd: unreachable: no endpoint tried";
+    for (const auto& endpoint : opts_.endpoints) {
+      if (stop.stop_requested()) return;
+      bool answered = false;  // a watch that was set up and then broke is not retried on another endpoint
+      try {
+        watch_once(endpoint, body, on_events, stop, auth, answered);
+        return;
+      } catch (const error& e) {
+        if (answered) throw;
+        last_failure = e.what();
+      }
+    }
+    throw error("etcd: watch failed on every endpoint; last: " + last_failure);
   }
 
   static std::size_t watch_bytes(char* data, std::size_t size, std::size_t count, void* target) {
@@ -230,25 +258,31 @@ class gateway {
     return static_cast<detail::watch_stream*>(target)->feed({data, size * count}) ? size * count : 0;
   }
 
+  // Why etcd ended a watch, in words: a rejected token is thrown as token_rejected (the caller
+  // authenticates again and opens the watch anew).
+  [[noreturn]] void watch_ended(const detail::watch_stream& stream, const std::string& url) const {
+    const std::string& reason = stream.cancel_reason();
+    if (detail::says_token_rejected(reason))
+      throw token_rejected("etcd: watch " + url + ": etcd rejected the auth token: " + reason);
+    if (const auto refusal = detail::describe_refusal("etcd: watch " + url + ": ", reason, opts_.user);
+        !refusal.empty())
+      throw error(refusal);
+    throw error(stream.failure());
+  }
+
   void watch_once(const std::string& endpoint, const std::string& body,
-                  const std::function<void(const std::vector<watch_event>&)>& on_events, std::stop_token stop,
-                  bool& answered) {
+                  const std::function<void(const std::vector<watch_event>&)>& on_events, const std::stop_token& stop,
+                  const std::string& auth, bool& answered) {
     struct multi_deleter {
       void operator()(CURLM* multi) const noexcept { curl_multi_cleanup(multi); }
     };
     std::unique_ptr<CURLM, multi_deleter> multi(curl_multi_init());
-    detail::easy_handle handle(curl_easy_init());
-    if (!multi || !handle) throw error("etcd: libcurl could not make a handle");
-    detail::header_list headers(curl_slist_append(nullptr, "Content-Type: application/json"));
-    detail::watch_stream stream(on_events, answered);
+    if (!multi) throw error("etcd: libcurl could not make a handle");
     const std::string url = endpoint + "/v3/watch";
-    CURL* h = handle.get();
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    detail::easy_post request(opts_, url, body, auth);
+    detail::watch_stream stream(on_events, answered);
+    CURL* h = request.get();
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, detail::curl_millis(opts_.request_timeout));
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);  // a peer that vanished without a word
     curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 5L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 2L);
@@ -275,15 +309,19 @@ class gateway {
     while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
       if (message->msg == CURLMSG_DONE) outcome = message->data.result;
     }
-    if (!stream.failure().empty()) throw error(stream.failure());
+    if (!stream.failure().empty()) watch_ended(stream, url);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    if (outcome != CURLE_OK) throw error("etcd: watch " + url + ": " + curl_easy_strerror(outcome));
+    if (outcome != CURLE_OK)
+      throw error(
+          detail::describe({url, outcome, request.detail(), request.handshake_done(), !opts_.tls.certificate.empty()}));
     if (status != 200) throw error("etcd: watch " + url + " answered HTTP " + std::to_string(status));
     throw error("etcd: watch " + url + " ended");
   }
 
   options opts_;
+  // Shared by copies of this gateway (same options, same user): one token, one refresh at a time.
+  std::shared_ptr<detail::auth_token> token_;
 };
 
 }  // namespace etcd

@@ -61,6 +61,8 @@ class watch_stream {
   }
 
   const std::string& failure() const noexcept { return failure_; }
+  // Why etcd canceled the watch (a rejected token, no permission), empty when it did not.
+  const std::string& cancel_reason() const noexcept { return cancel_reason_; }
   // Bytes of a line not complete yet.
   std::size_t pending() const noexcept { return pending_.size(); }
 
@@ -77,8 +79,11 @@ class watch_stream {
     answered_ = true;
     if (json_int(*result, "compact_revision") != 0) throw error("etcd: watch revision was compacted");
     if (const auto canceled = result->find("canceled");
-        canceled != result->end() && canceled->is_boolean() && canceled->get<bool>())
-      throw error("etcd: watch canceled by etcd");
+        canceled != result->end() && canceled->is_boolean() && canceled->get<bool>()) {
+      const auto reason = result->find("cancel_reason");
+      cancel_reason_ = reason != result->end() && reason->is_string() ? reason->get<std::string>() : "no reason given";
+      throw error("etcd: watch canceled by etcd: " + cancel_reason_);
+    }
     const auto events = result->find("events");
     if (events == result->end() || !events->is_array()) return;
     std::vector<watch_event> batch;
@@ -97,6 +102,7 @@ class watch_stream {
   const handler& on_events_;
   bool& answered_;
   std::string failure_;
+  std::string cancel_reason_;
 };
 
 }  // namespace detail
