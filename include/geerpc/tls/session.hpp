@@ -188,7 +188,9 @@ class session final : public net::stream_session {
 
   bool buffered() const noexcept override {
     std::lock_guard lock(mutex_);
-    return !failed_ && (SSL_pending(ssl_.get()) > 0 || socket_->holds_record());
+    // Not while a read waits to write first (a KeyUpdate's answer met a full socket): OpenSSL
+    // finishes that write before it reads anything, so the engines must wait for POLLOUT (wants()).
+    return !failed_ && wants_ != POLLOUT && (SSL_pending(ssl_.get()) > 0 || socket_->holds_record());
   }
   short wants() const noexcept override {
     std::lock_guard lock(mutex_);
@@ -241,8 +243,10 @@ class session final : public net::stream_session {
   // The first byte decides, peeked (recv MSG_PEEK), so that it stays for whoever reads it; none
   // yet: still unknown. An error or the peer's EOF goes to TLS, which reports it as it always has.
   mode sniff() noexcept {
+    mode now = mode_.load(std::memory_order_acquire);
+    if (now != mode::unknown) return now;  // decided: a plaintext peer's I/O takes no lock
     std::lock_guard lock(mutex_);
-    mode now = mode_.load(std::memory_order_relaxed);
+    now = mode_.load(std::memory_order_relaxed);
     if (now != mode::unknown) return now;
     unsigned char first = 0;
     const ssize_t n = ::recv(fd_, &first, 1, MSG_PEEK | MSG_DONTWAIT);
