@@ -112,8 +112,10 @@ TEST_CASE("each TLS misconfiguration gives an error that names it", "[etcd][etcd
   auto anonymous = etcd.options();
   anonymous.tls.certificate = {};
   anonymous.tls.key = {};
+  // Under TLS 1.3 etcd's refusal comes after the handshake, as an alert or as a bare reset: the
+  // message names the certificate either way, and hedges for the reset.
   CHECK_THAT(failure_of([&] { geerpc::etcd::gateway(anonymous).range("/geerpc/"); }),
-             Catch::Contains("requires a client certificate"));
+             Catch::Contains("a client certificate") && Catch::Contains("none is set in tls"));
 
   auto stranger = etcd.options();
   const auto outsider = other.issue({.common_name = "", .dns = {"outsider.test"}});

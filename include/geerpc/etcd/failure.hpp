@@ -50,9 +50,17 @@ inline std::string tls_failure_reason(const transfer_failure& f) {
       f.handshake_done && (f.code == CURLE_GOT_NOTHING || f.code == CURLE_SEND_ERROR || f.code == CURLE_RECV_ERROR ||
                            f.code == CURLE_HTTP2 || f.code == CURLE_HTTP2_STREAM);
   if (contains(d, "alert certificate required") || contains(d, "alert bad certificate") ||
-      contains(d, "alert unknown ca") || contains(d, "alert handshake failure") || refused_after_handshake) {
+      contains(d, "alert unknown ca") || contains(d, "alert handshake failure")) {
     return f.sent_certificate ? "etcd refused the client certificate (not signed by a CA etcd trusts, or expired)"
                               : "etcd requires a client certificate (--client-cert-auth) and none is set in tls";
+  }
+  // No alert named: a refusal without one (a reset), or an etcd that went away (a restart).
+  if (refused_after_handshake) {
+    return f.sent_certificate
+               ? "etcd closed the connection after the TLS handshake: it may have refused the client certificate "
+                 "(not signed by a CA etcd trusts, or expired), or it may be restarting"
+               : "etcd closed the connection after the TLS handshake: it may require a client certificate "
+                 "(--client-cert-auth; none is set in tls), or it may be restarting";
   }
   return {};
 }

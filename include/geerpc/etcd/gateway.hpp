@@ -11,6 +11,8 @@
 // gateway; why a call failed is worded by failure.hpp.
 #pragma once
 
+#include <arpa/inet.h>
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -58,12 +60,32 @@ inline std::string prefix_end(std::string prefix) {
   return std::string(1, '\0');  // every key
 }
 
+// Whether an http:// endpoint's host is this machine (127.0.0.0/8, [::1], localhost): the only
+// place a password may travel in plaintext.
+inline bool loopback_http(std::string_view endpoint) {
+  constexpr std::string_view scheme = "http://";
+  if (endpoint.substr(0, scheme.size()) != scheme) return false;
+  std::string_view host = endpoint.substr(scheme.size());
+  host = host.substr(0, host.find('/'));
+  if (host.substr(0, 5) == "[::1]") return true;
+  host = host.substr(0, host.find(':'));
+  if (host == "localhost") return true;
+  in_addr address{};  // an IPv4 literal in 127.0.0.0/8, not a name that begins "127."
+  return ::inet_pton(AF_INET, std::string(host).c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127;
+}
+
 }  // namespace detail
 
 class gateway {
  public:
   explicit gateway(options opts = {}) : opts_(std::move(opts)), token_(std::make_shared<detail::auth_token>()) {
     if (opts_.endpoints.empty()) throw std::invalid_argument("geerpc::etcd: no endpoint");
+    if (!opts_.user.empty())
+      for (const std::string& endpoint : opts_.endpoints)
+        if (endpoint.rfind("https://", 0) != 0 && !detail::loopback_http(endpoint))
+          throw std::invalid_argument("geerpc::etcd: options::user with " + endpoint +
+                                      ": the password and token would cross the network in plaintext; use an "
+                                      "https:// endpoint (or a loopback address)");
     detail::init_curl();
   }
 
