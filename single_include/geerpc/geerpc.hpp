@@ -2950,6 +2950,7 @@ struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
 //   int get(const std::string& key, const geerpc::call_context& ctx) {
 //     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
 //     log(ctx.peer(), ctx.method(), ctx.connection_id());
+//     if (ctx.identity().verified) log(ctx.identity().subject);   // mutual TLS: who is calling
 //   }
 //
 // A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
@@ -2957,6 +2958,56 @@ struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
 // outlive that.
 
 
+// ---- begin geerpc/net/peer_identity.hpp
+// geerpc: what a stream layer proved about the peer at the other end of a connection: whether the
+// bytes are encrypted, and whether the peer presented a certificate that verified, with the names
+// that certificate carries. A plain struct, so that the core, which hands it to handlers
+// (call_context::identity()) and to the debug page's policy, holds no type of the layer's (OpenSSL's).
+//
+// A plain TCP or Unix socket proves nothing: not encrypted, not verified, no names. A TLS
+// connection is encrypted; it is verified when the peer's certificate chained to a CA this side
+// trusts (a server's client_ca for mutual TLS). The names are filled for a verified certificate
+// only: an unverified one's names are anybody's claim.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+struct peer_identity {
+  bool encrypted = false;  // the connection's bytes are encrypted (TLS)
+  bool verified = false;   // the peer's certificate verified against this side's trusted CAs
+  // The certificate's subject, RFC 2253 (most significant part last): "CN=alice,O=Example". UTF-8;
+  // OpenSSL escapes what the RFC asks for (',' '+' '"' '\' '<' '>' ';', control characters), and
+  // a name that is not valid UTF-8 comes out with all its non-ASCII bytes as "\XX" escapes.
+  std::string subject{};
+  // Its subject alternative names, each kind in the certificate's order, as their bytes: nothing
+  // here promises printable text (show them escaped).
+  std::vector<std::string> dns_names{};     // "api.example.com"
+  std::vector<std::string> ip_addresses{};  // "10.0.0.7", "2001:db8::7"
+  std::vector<std::string> uris{};          // "spiffe://example.org/ns/prod/sa/billing"
+  std::vector<std::string> emails{};        // "alice@example.com"
+
+  // Whether the verified certificate carries `name` among its SANs of that kind (exact bytes).
+  bool has_dns_name(std::string_view name) const noexcept { return contains(dns_names, name); }
+  bool has_uri(std::string_view uri) const noexcept { return contains(uris, uri); }
+  bool has_email(std::string_view email) const noexcept { return contains(emails, email); }
+
+ private:
+  static bool contains(const std::vector<std::string>& names, std::string_view name) noexcept {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
+};
+
+// What a connection without a stream layer proves: nothing. One object for all of them.
+inline const peer_identity& no_peer_identity() noexcept {
+  static const peer_identity none{};
+  return none;
+}
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/peer_identity.hpp
 // ---- begin geerpc/wire/metadata.hpp
 // geerpc: a request's metadata block (docs/protocol.md 4.1): string keys and values a caller
 // attaches to one call (an auth token, a trace id), versioned so that a later format can be told
@@ -3081,6 +3132,15 @@ class call_context {
   const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
   // Unique among the connections this server has accepted: calls sharing it share a connection.
   std::uint64_t connection_id() const noexcept { return connection_id_; }
+  // What the connection's stream layer proved about the peer (net/peer_identity.hpp): with TLS,
+  // encrypted, and, when the peer's certificate verified (mutual TLS), its subject and SANs; for a
+  // plain connection, nothing. Taken once per connection, when its hello was accepted (after the
+  // TLS handshake): valid while the handler runs, as everything here; copy what must outlive it.
+  const net::peer_identity& identity() const noexcept {
+    return identity_ != nullptr ? *identity_ : net::no_peer_identity();
+  }
+  // Whether the connection's bytes are encrypted (identity().encrypted).
+  bool encrypted() const noexcept { return identity().encrypted; }
   // The value the caller attached under `key` (context::with_metadata), if any.
   std::optional<std::string_view> metadata(std::string_view key) const {
     return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
@@ -3104,6 +3164,7 @@ class call_context {
     std::span<const std::byte> metadata;
     const void* peer_owner = nullptr;
     std::string_view (*peer_of)(const void*) = nullptr;
+    const net::peer_identity* identity = nullptr;  // the connection's; null: none proved
   };
   explicit call_context(const parts& p) noexcept
       : method_(p.method),
@@ -3111,7 +3172,8 @@ class call_context {
         connection_id_(p.connection_id),
         metadata_(p.metadata),
         peer_owner_(p.peer_owner),
-        peer_of_(p.peer_of) {}
+        peer_of_(p.peer_of),
+        identity_(p.identity) {}
 
  private:
   std::string_view method_;
@@ -3120,6 +3182,7 @@ class call_context {
   std::span<const std::byte> metadata_;
   const void* peer_owner_ = nullptr;
   std::string_view (*peer_of_)(const void*) = nullptr;
+  const net::peer_identity* identity_ = nullptr;
 };
 
 GEERPC_END_NAMESPACE
@@ -3157,6 +3220,27 @@ struct server_interceptor {
   std::function<void(const call_context&, const call_result&)> after{};
 };
 
+// The usual policy of a mutual-TLS server as one interceptor: a call goes through when
+// `allow(ctx.identity(), ctx.method())` is true. Otherwise it is refused, the handler not run:
+// with errc::unauthenticated when the peer proved no identity (no verified client certificate),
+// with errc::permission_denied when it did, and this method is not for it. Both messages name the
+// method; the second also names the certificate's subject (the caller's own).
+//
+//   server.use(geerpc::allow_identities([](const geerpc::net::peer_identity& who, std::string_view method) {
+//     return method == "Billing.Charge" ? who.has_uri("spiffe://example.org/billing") : true;
+//   }));
+template <std::predicate<const net::peer_identity&, std::string_view> Allow>
+server_interceptor allow_identities(Allow allow) {
+  return {.before = [allow = std::move(allow)](const call_context& ctx) -> std::optional<error> {
+    const net::peer_identity& who = ctx.identity();
+    if (allow(who, ctx.method())) return std::nullopt;
+    const std::string method(ctx.method());
+    if (!who.verified)
+      return error{errc::unauthenticated, "rpc server: " + method + " needs a verified client certificate"};
+    return error{errc::permission_denied, "rpc server: " + method + " is not allowed for " + who.subject};
+  }};
+}
+
 // One call as a client interceptor sees it. `before` may change `ctx` (add metadata, tighten the
 // deadline); the call is sent with the result.
 struct client_call {
@@ -3191,11 +3275,11 @@ GEERPC_END_NAMESPACE
 
 // ---- begin geerpc/debug_page_policy.hpp
 // geerpc: who may open a server's debug page (server_options.observability.debug_page,
-// docs/debug_page.md): nobody, local peers only (the default), any peer, or a predicate of one's own
-// over what the server knows of the peer (debug_peer). It is asked only when an HTTP request for
-// the page or its JSON arrives (server/http_door.hpp), never on a call's path; a peer it refuses gets
-// the same 404 as a path that does not exist. CONNECT /_geerpc_ (RPC over HTTP) is not the debug
-// page: no policy applies to it.
+// docs/debug_page.md): nobody, local peers and those that passed mutual TLS (the default), any
+// peer, or a predicate of one's own over what the server knows of the peer (debug_peer). It is asked only when an HTTP
+// request for the page or its JSON arrives (server/http_door.hpp), never on a call's path; a peer it refuses gets the
+// same 404 as a path that does not exist. CONNECT /_geerpc_ (RPC over HTTP) is not the debug page: no policy applies to
+// it.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -3205,9 +3289,9 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 
-// What the server knows of a peer asking for the debug page. More will be known once connections
-// can be authenticated (TLS): the peer's verified identity will be added here, as new fields, so a
-// predicate that reads the fields it needs keeps compiling.
+// What the server knows of a peer asking for the debug page: where it connects from and, through
+// a stream layer (TLS), what it proved. More may be added here, as new fields, so a predicate that
+// reads the fields it needs keeps compiling.
 struct debug_peer {
   // As the page shows it: "127.0.0.1:53124", "[::1]:53124"; "unix@" for a Unix-socket client
   // (one that bound a name of its own: "unix@/its/name", or "unix@@name" for an abstract one);
@@ -3216,8 +3300,16 @@ struct debug_peer {
   std::string_view address{};
   bool loopback = false;     // TCP from 127.0.0.0/8, ::1 or an IPv4-mapped ::ffff:127.x.y.z
   bool unix_socket = false;  // a Unix-domain socket: a process on this machine
-  // What `debug_page_policy::local()` serves.
+  // What the connection's stream layer proved (net/peer_identity.hpp), as identity() gives it;
+  // null: nothing (a plain connection). Valid during the predicate's call only, as `address`.
+  const net::peer_identity* proven = nullptr;
+
+  // The peer's identity: for mutual TLS, verified, with its certificate's subject and SANs.
+  const net::peer_identity& identity() const noexcept { return proven != nullptr ? *proven : net::no_peer_identity(); }
+  // On this machine: a loopback or Unix-socket peer.
   bool local() const noexcept { return loopback || unix_socket; }
+  // Passed mutual TLS: its client certificate verified against the server's client CA.
+  bool mutual_tls() const noexcept { return identity().verified; }
 };
 
 // server_options.observability.debug_page. `true` means local() and `false` off(), so that
@@ -3232,8 +3324,9 @@ class debug_page_policy {
   debug_page_policy(Bool on) noexcept : kind_(on ? kind::local : kind::off) {}
 
   static debug_page_policy off() noexcept { return debug_page_policy(kind::off); }
-  // Loopback and Unix-socket peers. A local proxy or tunnel that forwards others' connections
-  // makes them local too.
+  // Loopback and Unix-socket peers, and any peer that passed mutual TLS (debug_peer::mutual_tls():
+  // whoever holds a client certificate the server's client CA signed may see the page). A local
+  // proxy or tunnel that forwards others' connections makes them local too.
   static debug_page_policy local() noexcept { return debug_page_policy(kind::local); }
   static debug_page_policy any() noexcept { return debug_page_policy(kind::any); }
   // Serves the peers `allow(peer)` returns true for. It runs on the thread that reads the
@@ -3256,7 +3349,7 @@ class debug_page_policy {
       case kind::off:
         return false;
       case kind::local:
-        return peer.local();
+        return peer.local() || peer.mutual_tls();
       case kind::any:
         return true;
       case kind::predicate:
@@ -3296,9 +3389,11 @@ inline bool loopback_host(std::string_view host) noexcept {
 }
 
 // What a peer's address text (net::endpoint_text's forms: "host:port", "[v6]:port", "unix@...")
-// says of it. A pure function of the text: the page's locality is decided here and nowhere else.
-inline debug_peer debug_peer_of(std::string_view address) noexcept {
+// says of it, with what its connection `proved` (null: nothing). A pure function of its arguments:
+// the page's locality is decided here and nowhere else.
+inline debug_peer debug_peer_of(std::string_view address, const net::peer_identity* proved = nullptr) noexcept {
   debug_peer peer{address};
+  peer.proven = proved;
   if (address.starts_with("unix@")) {
     peer.unix_socket = true;
     return peer;
@@ -3341,6 +3436,17 @@ struct io_result {
   std::size_t bytes = 0;
 };
 
+// What a server's session saw of its peer in the first bytes: told the wire session, which knows
+// the protocols above it (the geerpc hello, HTTP) and so answers a refusal in the peer's own.
+enum class peer_seen {
+  plain,          // nothing between the bytes and the socket: no session, or a peer that does not
+                  // speak the session's protocol, served as on a plain socket
+  plain_refused,  // a peer that does not speak the session's protocol, which the server requires:
+                  // its bytes pass through unchanged, so that it can be refused in its own protocol
+  layered,        // the session's protocol (TLS) carries the server's protocols
+  layered_http,   // the session's protocol, having agreed on HTTP (TLS ALPN http/1.1): HTTP only
+};
+
 // One connection's session, made for its socket right after connect or accept; it lives as long
 // as the connection's stream. A reader and several writers call it at once: it serialises its own
 // state (a TLS session: one mutex around every SSL_* call) and never waits, holding a lock or not:
@@ -3359,11 +3465,11 @@ class stream_session {
   // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
-  // Whether read() has data now without the socket being readable (decoded bytes kept inside:
-  // TLS's SSL_pending, with read-ahead off): an engine must not wait on the socket for them.
-  // Not SSL_has_pending, true for part of a record too: the engines would spin on a peer that
-  // trickles the rest. Read-ahead would hide whole records from SSL_pending: the engines would
-  // wait on a socket that never becomes ready.
+  // Whether read() has data now without the socket being readable (bytes the session read from
+  // the socket and kept: TLS's decoded bytes, SSL_pending, and whole records its BIO holds): an
+  // engine must not wait on the socket for them. Never true for part of a record (as
+  // SSL_has_pending would be): the engines would spin on a peer that trickles the rest. Read-ahead
+  // stays off: it would hide whole records from SSL_pending.
   virtual bool buffered() const noexcept = 0;
   // The readiness the last read or write waits for instead of the obvious one: POLLOUT for a read
   // that must write first (TLS's WANT_WRITE), POLLIN for a write that must read first; 0 for none
@@ -3377,6 +3483,14 @@ class stream_session {
   // ...certificate verify failed: certificate has expired"); empty otherwise. dial() adds it to
   // its error's message.
   virtual std::string why_closed() const { return {}; }
+  // What a server's session saw of its peer; asked once, by the server, after read() first
+  // returned data. A session that never lets other peers through is always `layered`.
+  virtual peer_seen seen() const noexcept { return peer_seen::layered; }
+  // What the layer proved about the peer (peer_identity.hpp): filled once, when the session is
+  // established (TLS: its handshake ended), and unchanged after that, so the reference stays valid
+  // and its fields may be read without the session's lock for as long as the session lives. Before
+  // that, and by default, nothing: not encrypted, no certificate.
+  virtual const peer_identity& identity() const noexcept { return no_peer_identity(); }
 };
 
 // Makes each connection's session: options::session for a client, server_options::session for a
@@ -7070,6 +7184,8 @@ struct connection_view {
   clock::time_point last_activity;  // the last bytes read, or reply sent
   std::size_t inflight = 0;
   std::size_t pending_output = 0;  // memory held for replies not sent yet
+  // What its stream layer proved of the peer (TLS): the connection's own, read under the registry's lock.
+  const net::peer_identity* identity = nullptr;
 };
 
 // A connection listed in server_context::connections. Its two calls are the debug page's, made
@@ -8668,7 +8784,7 @@ inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
 static_assert(max_unix_path == 107, "the messages below say 107");
 
 inline constexpr std::string_view accepted_address_forms =
-    "host:port, tcp@host:port, http@host:port, [v6]:port or unix@/path";
+    "host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
 
 // Why a text is not an address.
 struct address_error {
@@ -9408,6 +9524,13 @@ class stream {
   }
   // Why the session closed the connection, if it did (stream_session::why_closed); empty if not.
   std::string why_closed() const { return session_ != nullptr ? session_->why_closed() : std::string(); }
+  // What the session saw of a server's peer (stream_session::seen); plain without a session.
+  peer_seen seen() const noexcept { return session_ != nullptr ? session_->seen() : peer_seen::plain; }
+  // What the session proved about the peer (stream_session::identity); nothing for a plain socket.
+  // Asks the session each time: a connection takes it once, when its session is established.
+  const peer_identity& identity() const noexcept {
+    return session_ != nullptr ? session_->identity() : no_peer_identity();
+  }
   // Whether a reader may sleep inside read_some(..., true): not while a session holds its state.
   bool blocking_reads() const noexcept { return session_ == nullptr; }
 
@@ -10671,8 +10794,9 @@ bool read_own_reply(const net::stream& stream, const std::optional<std::chrono::
       read(true);  // a reply, EAGAIN at the receive timeout, or the connection's end
       continue;
     }
-    if (net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
-        net::wait_result::timeout) {
+    // Bytes a session holds (a record read with an earlier one) never make the socket readable.
+    if (!stream.buffered() && net::wait_for(stream.fd(), static_cast<short>(POLLIN | stream.wants()), deadline) ==
+                                  net::wait_result::timeout) {
       expire();
       break;
     }
@@ -13003,6 +13127,8 @@ GEERPC_END_NAMESPACE
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   another path                   404; another method on one of these paths: 405
+//   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
+//   port that requires TLS
 //
 // The debug paths answer only the peers server_options.observability.debug_page admits
 // (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
@@ -13211,6 +13337,7 @@ struct debug_snapshot {
     std::optional<std::chrono::nanoseconds> idle;  // since its last read or reply (with statistics)
     std::size_t in_flight = 0;
     std::size_t pending_output = 0;
+    net::peer_identity identity{};  // who it is, if it proved it (TLS), as the connection has it
   };
   struct number {
     const char* key;    // the JSON name
@@ -13310,6 +13437,7 @@ struct debug_snapshot {
     if (connections.size() < max_connection_rows) {
       connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
       if (statistics) row.idle = at - v.last_activity;
+      if (v.identity != nullptr) row.identity = *v.identity;
       connections.push_back(std::move(row));
     }
     if (!statistics || first == nullptr) return;
@@ -13502,6 +13630,27 @@ inline void append_json_method(std::string& out, const debug_snapshot::method_ro
   out += '}';
 }
 
+// A connection's TLS identity: null for a plain connection; its certificate's names once verified.
+inline void append_json_identity(std::string& out, const net::peer_identity& who) {
+  if (!who.encrypted) {
+    out += "null";
+    return;
+  }
+  out += "{\"verified\":";
+  out += who.verified ? "true" : "false";
+  if (who.verified) {
+    out += ",\"subject\":";
+    append_json_string(out, who.subject);
+    const auto strings = [](std::string& o, const std::string& text) { append_json_string(o, text); };
+    for (const auto& [key, names] : {std::pair{",\"dns\":", &who.dns_names}, std::pair{",\"ip\":", &who.ip_addresses},
+                                     std::pair{",\"uri\":", &who.uris}, std::pair{",\"email\":", &who.emails}}) {
+      out += key;
+      append_json_array(out, *names, strings);
+    }
+  }
+  out += '}';
+}
+
 inline void append_json_connection(std::string& out, const debug_snapshot::connection_row& c) {
   out += "{\"peer\":";
   append_json_string(out, c.peer);
@@ -13509,6 +13658,8 @@ inline void append_json_connection(std::string& out, const debug_snapshot::conne
   if (c.idle) append_json_field(out, "idle_ns", json_ns(*c.idle));
   append_json_field(out, "in_flight", c.in_flight);
   append_json_field(out, "pending_output_bytes", c.pending_output);
+  out += ",\"tls\":";
+  append_json_identity(out, c.identity);
   out += '}';
 }
 
@@ -13670,6 +13821,24 @@ inline void append_html_numbers(std::string& out, const char* title, const char*
   out += "</table>\n";
 }
 
+// Who a connection's peer is: "-" for a plain connection, "no certificate" for TLS without one,
+// else the certificate's subject and its URI SANs (SPIFFE IDs), escaped.
+inline void append_html_identity(std::string& out, const net::peer_identity& who) {
+  if (!who.encrypted) {
+    out += "-";
+    return;
+  }
+  if (!who.verified) {
+    out += "no certificate";
+    return;
+  }
+  append_html_escaped(out, who.subject);
+  for (const std::string& uri : who.uris) {
+    out += ' ';
+    append_html_escaped(out, uri);
+  }
+}
+
 inline void append_html_connections(std::string& out, const debug_snapshot& s) {
   out +=
       "<h2>Connections</h2>\n<p><span id=\"connection_count\">" + std::to_string(s.connection_count) + "</span> open";
@@ -13677,13 +13846,15 @@ inline void append_html_connections(std::string& out, const debug_snapshot& s) {
     out += ", the first " + std::to_string(s.connections.size()) + " listed";
   out +=
       ".</p>\n<table id=\"connections\"><tr><th>peer</th><th>age</th><th>calls in flight</th>"
-      "<th>reply bytes waiting</th><th>last activity</th></tr>\n";
+      "<th>reply bytes waiting</th><th>last activity</th><th>TLS identity</th></tr>\n";
   for (const auto& c : s.connections) {
     out += "<tr><td>";
     append_html_escaped(out, c.peer.empty() ? std::string_view("?") : std::string_view(c.peer));
     out += "</td><td class=\"n\">" + page_duration(c.age) + "</td><td class=\"n\">" + std::to_string(c.in_flight) +
            "</td><td class=\"n\">" + std::to_string(c.pending_output) + " B</td><td class=\"n\">" +
-           (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td></tr>\n";
+           (c.idle ? page_duration(*c.idle) + " ago" : std::string("-")) + "</td><td>";
+    append_html_identity(out, c.identity);
+    out += "</td></tr>\n";
   }
   out += "</table>\n";
 }
@@ -13748,11 +13919,18 @@ class http_door {
 
   inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
 
+  http_door() = default;
+  // The door of a plaintext peer on a port that requires TLS (tls::server_settings::required):
+  // every request, once its head is in, is answered 400 with a text that says to use
+  // `https_address` ("https://127.0.0.1:7000"; empty for a Unix socket).
+  explicit http_door(std::string https_address) : https_address_(std::move(https_address)), refuse_(true) {}
+
   // Feeds bytes received; `used` says how many of them were the head's (the rest, after a CONNECT,
-  // are the hello's). `peer` is the connection's address text (net::endpoint_text), for the debug
-  // page's policy. Once it has returned anything but pending, it is not fed again.
+  // are the hello's). `peer` is the connection's address text (net::endpoint_text) and `proven`
+  // what its stream layer proved (TLS), for the debug page's policy. Once it has returned anything
+  // but pending, it is not fed again.
   verdict feed(std::span<const std::byte> data, std::size_t& used, std::string& reply, const server_context& context,
-               std::string_view peer) {
+               std::string_view peer, const net::peer_identity& proven = net::no_peer_identity()) {
     const std::size_t before = head_.size();
     const std::size_t take = std::min(data.size(), wire::http::max_head - before);
     head_.append(reinterpret_cast<const char*>(data.data()), take);
@@ -13772,7 +13950,13 @@ class http_door {
         break;
     }
     used = head.size - before;
-    const verdict answer = route(head, reply, context, peer);
+    if (refuse_) {
+      reply = plain(400, "Bad Request",
+                    "geerpc: this port requires TLS" +
+                        (https_address_.empty() ? std::string() : ": use " + https_address_ + "/") + "\n");
+      return verdict::answered;
+    }
+    const verdict answer = route(head, reply, context, debug_peer_of(peer, &proven));
     std::string().swap(head_);  // the head is done with: its memory goes
     return answer;
   }
@@ -13784,7 +13968,7 @@ class http_door {
   }
 
   static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
-                       std::string_view peer) {
+                       const debug_peer& peer) {
     const std::string_view path = wire::http::target_path(head.target);
     const bool get = head.method == "GET" || head.method == "HEAD";
     const bool head_only = head.method == "HEAD";
@@ -13799,7 +13983,7 @@ class http_door {
     }
     const bool page = path == "/debug/geerpc";
     if ((page || path == "/debug/geerpc/stats.json") &&
-        context.config.options().observability.debug_page.allows(debug_peer_of(peer))) {
+        context.config.options().observability.debug_page.allows(peer)) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
@@ -13815,6 +13999,8 @@ class http_door {
   }
 
   std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
+  std::string https_address_;
+  bool refuse_ = false;  // plaintext on a port that requires TLS: every request is refused
   wire::http::head_parser parser_;
 };
 
@@ -13859,6 +14045,11 @@ class wire_session {
   std::size_t output_held() const noexcept { return writer_.held(); }  // memory held for replies not sent yet
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
+  // What the stream layer proved about the peer (call_context::identity()): taken from the stream
+  // once, when the peer's first bytes arrive (after any TLS handshake: they came through it), and
+  // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
+  // the connection: no call copies it or takes a lock for it.
+  const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
   // Whether a graceful shutdown has begun (the connection's go_away()).
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
 
@@ -14052,12 +14243,17 @@ class wire_session {
     }
     if (!door_checked_ && !data.empty()) {
       door_checked_ = true;
-      if (wire::http::starts_request(static_cast<char>(data[0]))) http_ = std::make_unique<http_door>();
+      // The first bytes came through the stream: its session (TLS) is established, and knows who.
+      identity_.store(&stream_.identity(), std::memory_order_release);
+      if (!stream_.plain()) seen_ = stream_.seen();  // a TLS peer, or a plaintext one past the session
+      if (wire::http::starts_request(static_cast<char>(data[0])))
+        http_ = seen_ == net::peer_seen::plain_refused ? std::make_unique<http_door>(tls_address("https://"))
+                                                       : std::make_unique<http_door>();
     }
     if (!http_) return true;
     std::size_t used = 0;
     std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer());
+    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer(), identity());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     http_.reset();
@@ -14073,7 +14269,13 @@ class wire_session {
   bool accept_hello() {
     wire::hello hello;
     std::string refusal;
-    if (const char* bad = wire::parse_hello(hello_, hello))
+    if (seen_ == net::peer_seen::plain_refused) {
+      const std::string address = tls_address("tls@");
+      refusal = "rpc server: this port requires TLS: " +
+                (address.empty() ? std::string("dial it with a TLS session (options::session)") : "dial " + address);
+    } else if (seen_ == net::peer_seen::layered_http)
+      refusal = "rpc server: this TLS connection agreed on HTTP (ALPN http/1.1), not geerpc/1";
+    else if (const char* bad = wire::parse_hello(hello_, hello))
       refusal = std::string("rpc server: ") + bad;
     else if (hello.version != wire::protocol_version)
       refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
@@ -14097,6 +14299,16 @@ class wire_session {
     // A shutdown that began before the reply went out sends its goaway now, after it.
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
     return !closed();
+  }
+
+  // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
+  // "https://127.0.0.1:7000"), as it dialed it; empty for a Unix socket, which has no such form.
+  std::string tls_address(std::string_view scheme) const {
+    sockaddr_storage local{};
+    socklen_t size = sizeof local;
+    if (::getsockname(stream_.fd(), reinterpret_cast<sockaddr*>(&local), &size) != 0 || local.ss_family == AF_UNIX)
+      return {};
+    return std::string(scheme) + net::endpoint_text(local, size);
   }
 
   // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
@@ -14244,6 +14456,7 @@ class wire_session {
   static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
   std::size_t discarded_ = 0;
   bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
+  net::peer_seen seen_ = net::peer_seen::plain;    // what a session saw of the peer (set with door_checked_)
   std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
   std::chrono::nanoseconds handle_timeout_{0};
@@ -14257,6 +14470,7 @@ class wire_session {
   std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
   std::atomic<bool> greeted_{false};         // the hello was accepted
+  std::atomic<const net::peer_identity*> identity_{&net::no_peer_identity()};  // set with door_checked_
   // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
   static constexpr std::uint8_t draining = 1, hello_replied = 2;
   std::atomic<std::uint8_t> shutdown_state_{0};
@@ -14305,6 +14519,7 @@ class server_connection final : public wire_session<server_connection>,
   connection_view describe() const override {
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
+    v.identity = &identity();
     return v;
   }
 
@@ -14454,7 +14669,8 @@ class server_connection final : public wire_session<server_connection>,
 
   // What a handler and the interceptors see of a registered request.
   call_context context_of(const server_request& request) const noexcept {
-    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of});
+    return call_context(
+        {request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of, &identity()});
   }
   static std::string_view peer_of(const void* self) noexcept {
     return static_cast<const server_connection*>(self)->peer_;
@@ -14491,8 +14707,8 @@ class server_connection final : public wire_session<server_connection>,
       if (frame.header.budget_us > 0)
         deadline = saturating_deadline(
             clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
-      return call_context(
-          {frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{}, this, &peer_of});
+      return call_context({frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{},
+                           this, &peer_of, &identity()});
     });
   }
 
