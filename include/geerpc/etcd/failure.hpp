@@ -44,6 +44,9 @@ inline std::string tls_failure_reason(const transfer_failure& f) {
   if (f.code == CURLE_SSL_CONNECT_ERROR && !f.handshake_done &&
       (contains(d, "SSL_ERROR_SYSCALL") || contains(d, "unexpected eof")))
     return "the endpoint closed the connection at the TLS handshake: it does not speak TLS (an http:// etcd?)";
+  // Or resets it: the ClientHello's answer was a reset (seen under TSan's timing).
+  if (f.code == CURLE_RECV_ERROR && !f.handshake_done)
+    return "the endpoint reset the connection at the TLS handshake: it may not speak TLS (an http:// etcd?)";
   // etcd checks a client certificate at the end of the handshake; under TLS 1.3 the refusal comes
   // as the first read or write after it, as an alert or a reset.
   const bool refused_after_handshake =
