@@ -14455,10 +14455,11 @@ class wire_session {
   std::size_t hello_size_ = 0;
   static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
   std::size_t discarded_ = 0;
-  bool door_checked_ = false;                      // the first byte was looked at (the reader's alone)
-  net::peer_seen seen_ = net::peer_seen::plain;    // what a session saw of the peer (set with door_checked_)
-  std::unique_ptr<http_door> http_;                // while an HTTP request's head arrives
-  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
+  bool door_checked_ = false;                    // the first byte was looked at (the reader's alone)
+  net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
+  std::unique_ptr<http_door> http_;              // while an HTTP request's head arrives
+  std::atomic<const net::peer_identity*> identity_{&net::no_peer_identity()};  // set with door_checked_
+  std::atomic<bool> closing_after_output_{false};                              // send_and_close() was called
   std::chrono::nanoseconds handle_timeout_{0};
   std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
@@ -14470,7 +14471,6 @@ class wire_session {
   std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
   std::atomic<bool> greeted_{false};         // the hello was accepted
-  std::atomic<const net::peer_identity*> identity_{&net::no_peer_identity()};  // set with door_checked_
   // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
   static constexpr std::uint8_t draining = 1, hello_replied = 2;
   std::atomic<std::uint8_t> shutdown_state_{0};
