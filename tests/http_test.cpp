@@ -191,7 +191,7 @@ TEMPLATE_TEST_CASE("http: the debug page and its JSON are served on the RPC port
     CHECK(status_line(*response) == "HTTP/1.0 200 OK");
     const std::string body = body_of(*response);
     CHECK(body.starts_with("{\"statistics\":true,\"methods\":[{\"name\":\"Arith.Sum\",\"signature\":\""));
-    CHECK(body.find("{\"name\":\"Arith.WaitForStop\",\"signature\":\"(test::Args) -> int\",\"fingerprint\":\"") !=
+    CHECK(body.find("{\"name\":\"Arith.WaitForStop\",\"signature\":\"(test::Args{num1: int, num2: int}) -> int\",\"fingerprint\":\"") !=
           std::string::npos);
     CHECK(body.find("\"takes_stop_token\":true") != std::string::npos);
     CHECK(body.find("\"handshake_timeout_ns\":300000000") != std::string::npos);

@@ -133,7 +133,7 @@ TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with la
   CHECK(body.starts_with("{\"statistics\":true,"));
 
   const std::string sum = method_json(body, "Arith.Sum");
-  CHECK(sum.find("\"signature\":\"(test::Args) -> int\"") != std::string::npos);
+  CHECK(sum.find("\"signature\":\"(test::Args{num1: int, num2: int}) -> int\"") != std::string::npos);
   CHECK(number_of(sum, "calls") == 5);
   CHECK(number_of(sum, "successes") == 5);
   CHECK(sum.find("\"errors\":{}") != std::string::npos);
@@ -293,7 +293,7 @@ TEMPLATE_TEST_CASE("statistics off: the page says so, and the server keeps none"
   CHECK(body.starts_with("{\"statistics\":false,"));
   CHECK(body.find("\"successes\"") == std::string::npos);
   CHECK(body.find("\"recent_calls\"") == std::string::npos);
-  CHECK(body.find("\"signature\":\"(test::Args) -> int\"") != std::string::npos);
+  CHECK(body.find("\"signature\":\"(test::Args{num1: int, num2: int}) -> int\"") != std::string::npos);
   CHECK(test::http_get(s.address, "/debug/geerpc").find("id=\"statistics-off\"") != std::string::npos);
 }
 

@@ -124,7 +124,7 @@ TEST_CASE("the debug page in headless Chromium shows the calls made, and stats.j
   CHECK(text_of(dom, "Shop.Quote/calls") == "10");
   CHECK(text_of(dom, "Shop.Quote/successes") == "10");
   CHECK(text_of(dom, "Shop.Quote/errors") == "none");
-  CHECK(text_of(dom, "Shop.Quote/types") == "(Order) -&gt; int");
+  CHECK(text_of(dom, "Shop.Quote/types") == "(Order{item: int, count: int}) -&gt; int");
   CHECK(text_of(dom, "Shop.SlowQuote/calls") == "3");
   CHECK(text_of(dom, "Shop.SlowQuote/window_calls") == "3");
   CHECK(text_of(dom, "Shop.Broken/errors") == "remote_error: 2");
@@ -163,7 +163,7 @@ TEST_CASE("the debug page in headless Chromium shows the calls made, and stats.j
   CHECK(stats["statistics"] == true);
   CHECK(method("Shop.Quote")["calls"] == 10);
   CHECK(method("Shop.Quote")["successes"] == 10);
-  CHECK(method("Shop.Quote")["signature"] == "(Order) -> int");
+  CHECK(method("Shop.Quote")["signature"] == "(Order{item: int, count: int}) -> int");
   CHECK(method("Shop.Broken")["errors"]["remote_error"] == 2);
   CHECK(method("Shop.Stuck")["errors"]["handle_timeout"] == 1);
   CHECK(method("Shop.SlowQuote")["latency_last_minute"]["calls"] == 3);

@@ -21,10 +21,10 @@
 #include "../codec/fingerprint.hpp"
 #include "../codec/serializable.hpp"
 #include "../config.hpp"
-#include "../detail/type_name.hpp"
 #include "../error.hpp"
 #include "../responder.hpp"
 #include "../service.hpp"
+#include "method_signature.hpp"
 #include "unknown_name.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -54,17 +54,6 @@ struct handler_entry {
   std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
   std::string signature;          // "(Args) -> int", as the debug page shows it
 };
-
-// "(A, B) -> R" of a method's argument types (a std::tuple) and result.
-template <class Arguments, class Result>
-std::string signature_of() {
-  std::string out = "(";
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    ((out += (I == 0 ? "" : ", "), out += type_name<std::tuple_element_t<I, Arguments>>()), ...);
-  }
-  (std::make_index_sequence<std::tuple_size_v<Arguments>>{});
-  return out + ") -> " + type_name<Result>();
-}
 
 template <class Codec, class R>
 void encode_erased(const void* value, std::vector<std::byte>& out) {
