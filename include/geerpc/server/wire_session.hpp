@@ -40,16 +40,11 @@
 #include "../wire/handshake.hpp"
 #include "context.hpp"
 #include "http_door.hpp"
+#include "scratch_tags.hpp"
 #include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-
-struct server_frames_tag {};
-// The reply a handler's thread builds while the handler runs: a tag of its own, since the handler
-// may meanwhile answer a responder, shut down a server or cancel a call, which build frames with
-// the other.
-struct server_reply_tag {};
 
 template <class Connection>
 class wire_session {
