@@ -14077,8 +14077,9 @@ class session_opening {
       identity_.store(&session.stream_.identity(), std::memory_order_release);
       if (!session.stream_.plain()) seen_ = session.stream_.seen();  // a TLS peer, or a plaintext one past the session
       if (wire::http::starts_request(static_cast<char>(data[0])))
-        http_ = seen_ == net::peer_seen::plain_refused ? std::make_unique<http_door>(tls_address(session, "https://"))
-                                                       : std::make_unique<http_door>();
+        http_ = seen_ == net::peer_seen::plain_refused
+                    ? std::make_unique<http_door>(tls_address(session.fd(), "https://"))
+                    : std::make_unique<http_door>();
     }
     if (!http_) return true;
     std::size_t used = 0;
@@ -14114,7 +14115,7 @@ class session_opening {
     wire::hello hello;
     std::string refusal;
     if (seen_ == net::peer_seen::plain_refused) {
-      const std::string address = tls_address(session, "tls@");
+      const std::string address = tls_address(session.fd(), "tls@");
       refusal = "rpc server: this port requires TLS: " +
                 (address.empty() ? std::string("dial it with a TLS session (options::session)") : "dial " + address);
     } else if (seen_ == net::peer_seen::layered_http)
@@ -14147,12 +14148,10 @@ class session_opening {
  private:
   // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
   // "https://127.0.0.1:7000"), as it dialed it; empty for a Unix socket, which has no such form.
-  template <class Session>
-  static std::string tls_address(const Session& session, std::string_view scheme) {
+  static std::string tls_address(int fd, std::string_view scheme) {
     sockaddr_storage local{};
     socklen_t size = sizeof local;
-    if (::getsockname(session.fd(), reinterpret_cast<sockaddr*>(&local), &size) != 0 || local.ss_family == AF_UNIX)
-      return {};
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &size) != 0 || local.ss_family == AF_UNIX) return {};
     return std::string(scheme) + net::endpoint_text(local, size);
   }
 
