@@ -1,10 +1,10 @@
-// geerpc: the wire session of a server connection (connection.hpp): the first bytes (the geerpc
-// hello, or an HTTP request for the HTTP door, http_door.hpp), then framing; writing replies; and
-// the two timers that drop a peer which stalls: the stall timer (a hello or a frame begun and not
-// finished in time) and the write timer (replies the peer does not read). What a frame asks for is
-// the connection's: it hands each whole request or cancel frame to Connection::on_request() or
-// on_cancel() (a template parameter, so that no call is virtual), and asks it to stop its
-// handlers when it closes.
+// geerpc: the wire session of a server connection (connection.hpp): framing, once its opening
+// (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes; writing
+// replies; and the two timers that drop a peer which stalls: the stall timer (a hello or a frame
+// begun and not finished in time) and the write timer (replies the peer does not read). What a
+// frame asks for is the connection's: it hands each whole request or cancel frame to
+// Connection::on_request() or on_cancel() (a template parameter, so that no call is virtual), and
+// asks it to stop its handlers when it closes.
 //
 // `Connection` derives from wire_session<Connection> and from
 // std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
@@ -13,7 +13,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -39,17 +38,12 @@
 #include "../wire/frame.hpp"
 #include "../wire/handshake.hpp"
 #include "context.hpp"
-#include "http_door.hpp"
+#include "scratch_tags.hpp"
+#include "session_opening.hpp"
 #include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
-
-struct server_frames_tag {};
-// The reply a handler's thread builds while the handler runs: a tag of its own, since the handler
-// may meanwhile answer a responder, shut down a server or cancel a call, which build frames with
-// the other.
-struct server_reply_tag {};
 
 template <class Connection>
 class wire_session {
@@ -78,12 +72,9 @@ class wire_session {
   net::frame_writer& writer() noexcept { return writer_; }
   std::size_t output_held() const noexcept { return writer_.held(); }  // memory held for replies not sent yet
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
-  bool handshake_done() const noexcept { return hello_size_ == wire::hello_size; }
-  // What the stream layer proved about the peer (call_context::identity()): taken from the stream
-  // once, when the peer's first bytes arrive (after any TLS handshake: they came through it), and
-  // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
-  // the connection: no call copies it or takes a lock for it.
-  const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
+  bool handshake_done() const noexcept { return opening_.done(); }
+  // What the stream layer proved about the peer (call_context::identity(); session_opening.hpp).
+  const net::peer_identity& identity() const noexcept { return opening_.identity(); }
   // Whether a graceful shutdown has begun (the connection's go_away()).
   bool going_away() const noexcept { return (shutdown_state_.load(std::memory_order_relaxed) & draining) != 0; }
 
@@ -98,13 +89,9 @@ class wire_session {
     if (closed()) return false;
     if (owner().observer().counting()) touch(clock::now());
     if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
-      if (!past_http_door(data)) return !closed();
-      const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
-      std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
-      hello_size_ += take;
-      data = data.subspan(take);
-      if (!handshake_done()) return true;
-      if (!accept_hello()) return false;
+      if (!opening_.past_http_door(*this, data)) return !closed();
+      if (!opening_.take_hello(data)) return true;
+      if (!opening_.accept_hello(*this)) return false;
     }
     bool keep = true;
     bool completed = false;
@@ -216,7 +203,7 @@ class wire_session {
   ~wire_session() = default;
 
   // Graceful shutdown begins (the connection calls it under its ledger's lock): true when the
-  // goaway frame is to go out now, the hello reply being out already; otherwise accept_hello()
+  // goaway frame is to go out now, the hello reply being out already; otherwise hello_reply_sent()
   // sends it after that reply.
   bool begin_going_away() noexcept {
     const std::uint8_t before = shutdown_state_.fetch_or(draining);
@@ -240,13 +227,14 @@ class wire_session {
   // An error text cut to what the client reads, so that an error response (a long exception message,
   // a long unknown method name echoed back) never costs the client its connection.
   std::string_view fitting(std::string_view message) const noexcept {
-    const std::size_t room = max_response_size_ > wire::header_size ? max_response_size_ - wire::header_size : 0;
+    const std::uint32_t size = opening_.max_response_size();
+    const std::size_t room = size > wire::header_size ? size - wire::header_size : 0;
     return message.substr(0, std::min(room, wire::max_text_size));
   }
 
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
-  std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
-  std::uint32_t max_response_size() const noexcept { return max_response_size_; }
+  std::chrono::nanoseconds handle_timeout() const noexcept { return opening_.handle_timeout(); }
+  std::uint32_t max_response_size() const noexcept { return opening_.max_response_size(); }
 
   // The last bytes read, or reply sent (with statistics), and when the connection was made.
   void touch(clock::time_point now) noexcept {
@@ -262,87 +250,13 @@ class wire_session {
  private:
   Connection& owner() noexcept { return static_cast<Connection&>(*this); }
 
-  // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
-  // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
-  // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
-  // incomplete, or when the door answered and the connection is closing.
-  bool past_http_door(std::span<const std::byte>& data) {
-    if (closing_after_output_.load(std::memory_order_relaxed)) {
-      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
-      // its EOF (closing before would reset the connection and could lose the answer), up to a
-      // bound; the handshake timer, still armed, bounds the wait.
-      discarded_ += data.size();
-      if (discarded_ > max_discarded) close();
-      return false;
-    }
-    if (!door_checked_ && !data.empty()) {
-      door_checked_ = true;
-      // The first bytes came through the stream: its session (TLS) is established, and knows who.
-      identity_.store(&stream_.identity(), std::memory_order_release);
-      if (!stream_.plain()) seen_ = stream_.seen();  // a TLS peer, or a plaintext one past the session
-      if (wire::http::starts_request(static_cast<char>(data[0])))
-        http_ = seen_ == net::peer_seen::plain_refused ? std::make_unique<http_door>(tls_address("https://"))
-                                                       : std::make_unique<http_door>();
-    }
-    if (!http_) return true;
-    std::size_t used = 0;
-    std::string reply;
-    const http_door::verdict verdict = http_->feed(data, used, reply, context_, owner().peer(), identity());
-    data = data.subspan(used);
-    if (verdict == http_door::verdict::pending) return false;
-    http_.reset();
-    const auto bytes = std::as_bytes(std::span(reply));
-    if (verdict == http_door::verdict::connected) {
-      send(bytes);
-      return !closed();
-    }
-    send_and_close(bytes);
-    return false;
-  }
+  // The opening reads the first bytes through the session, answers through its writer and
+  // disarms its stall timer once the hello is whole.
+  friend class session_opening;
 
-  bool accept_hello() {
-    wire::hello hello;
-    std::string refusal;
-    if (seen_ == net::peer_seen::plain_refused) {
-      const std::string address = tls_address("tls@");
-      refusal = "rpc server: this port requires TLS: " +
-                (address.empty() ? std::string("dial it with a TLS session (options::session)") : "dial " + address);
-    } else if (seen_ == net::peer_seen::layered_http)
-      refusal = "rpc server: this TLS connection agreed on HTTP (ALPN http/1.1), not geerpc/1";
-    else if (const char* bad = wire::parse_hello(hello_, hello))
-      refusal = std::string("rpc server: ") + bad;
-    else if (hello.version != wire::protocol_version)
-      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
-    else if (hello.codec_id != context_.config.codec_id())
-      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
-    disarm_stall_timer();
-    if (!refusal.empty()) {
-      reject(refusal);
-      return false;
-    }
-    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
-    handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
-    greeted_.store(true, std::memory_order_relaxed);
-    // The smaller of what the client reads (0: it set no limit) and what this server sends.
-    max_response_size_ = hello.max_response_size == 0
-                             ? context_.config.options().limits.max_frame_size
-                             : std::min(hello.max_response_size, context_.config.options().limits.max_frame_size);
-    std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
-    wire::encode_hello_reply({true, context_.config.options().limits.max_frame_size, {}}, reply);
-    send(reply);
-    // A shutdown that began before the reply went out sends its goaway now, after it.
+  // A shutdown that began before the hello reply went out sends its goaway now, after it.
+  void hello_reply_sent() {
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
-    return !closed();
-  }
-
-  // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
-  // "https://127.0.0.1:7000"), as it dialed it; empty for a Unix socket, which has no such form.
-  std::string tls_address(std::string_view scheme) const {
-    sockaddr_storage local{};
-    socklen_t size = sizeof local;
-    if (::getsockname(stream_.fd(), reinterpret_cast<sockaddr*>(&local), &size) != 0 || local.ss_family == AF_UNIX)
-      return {};
-    return std::string(scheme) + net::endpoint_text(local, size);
   }
 
   // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
@@ -404,7 +318,7 @@ class wire_session {
       // Past the handshake the timer watches frames: if the frame pending now began after this
       // timer was armed, it has time left; wait for it instead of closing.
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
-      if (self.greeted_.load(std::memory_order_relaxed) && since != 0 && !self.closed()) {
+      if (self.opening_.greeted() && since != 0 && !self.closed()) {
         const auto due = saturating_deadline(clock::time_point(clock::duration(since)),
                                              self.context_.config.options().timeouts.frame);
         if (due > self.context_.config.scheduler()->now()) {
@@ -417,8 +331,8 @@ class wire_session {
     }
     if (!guard) return;
     if (!self.closed())
-      self.owner().observer().turned_away(
-          self.greeted_.load(std::memory_order_relaxed) ? limit_kind::frame_timeout : limit_kind::handshake_timeout);
+      self.owner().observer().turned_away(self.opening_.greeted() ? limit_kind::frame_timeout
+                                                                  : limit_kind::handshake_timeout);
     self.close();
   }
 
@@ -485,17 +399,8 @@ class wire_session {
   poller_wishes wishes_;
   net::frame_writer writer_;
   net::frame_reader reader_;
-  std::array<std::byte, wire::hello_size> hello_{};
-  std::size_t hello_size_ = 0;
-  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
-  std::size_t discarded_ = 0;
-  bool door_checked_ = false;                    // the first byte was looked at (the reader's alone)
-  net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
-  std::unique_ptr<http_door> http_;              // while an HTTP request's head arrives
-  std::atomic<const net::peer_identity*> identity_{&net::no_peer_identity()};  // set with door_checked_
-  std::atomic<bool> closing_after_output_{false};                              // send_and_close() was called
-  std::chrono::nanoseconds handle_timeout_{0};
-  std::uint32_t max_response_size_ = 0;  // set by the hello, before any request
+  session_opening opening_;                        // the first bytes: the HTTP door, the hello
+  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};
   std::mutex stall_mutex_;
@@ -504,7 +409,6 @@ class wire_session {
   deadline_scheduler::timer write_timer_;
   std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
   std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
-  std::atomic<bool> greeted_{false};         // the hello was accepted
   // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
   static constexpr std::uint8_t draining = 1, hello_replied = 2;
   std::atomic<std::uint8_t> shutdown_state_{0};

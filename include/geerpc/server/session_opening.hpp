@@ -1,0 +1,167 @@
+// geerpc: what a server connection reads before its first frame (wire_session.hpp owns one): the
+// first bytes, which send an HTTP request through the HTTP door (http_door.hpp); the geerpc hello,
+// accepted with the terms it asks for or refused in a hello reply; and the refusal of a plaintext
+// peer on a port that requires TLS, which names the address to dial with TLS instead.
+//
+// It keeps what those bytes told: the hello, what the stream's session saw of the peer and proved
+// about it (its identity), and the hello's terms. It acts through the session it is given (a
+// template parameter, so that no call is virtual): its writer for the answers, its close(), and
+// its stall timer, which the hello disarms. The session's hot path asks it one thing, done().
+#pragma once
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../config.hpp"
+#include "../detail/scratch.hpp"
+#include "../net/peer_identity.hpp"
+#include "../net/socket.hpp"
+#include "../net/stream.hpp"
+#include "../wire/frame.hpp"
+#include "../wire/handshake.hpp"
+#include "../wire/http.hpp"
+#include "context.hpp"
+#include "http_door.hpp"
+#include "scratch_tags.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class session_opening {
+ public:
+  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
+
+  bool done() const noexcept { return hello_size_ == wire::hello_size; }  // the whole hello arrived
+  // What the stream layer proved about the peer (call_context::identity()): taken from the stream
+  // once, when the peer's first bytes arrive (after any TLS handshake: they came through it), and
+  // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
+  // the connection: no call copies it or takes a lock for it.
+  const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
+  bool greeted() const noexcept { return greeted_.load(std::memory_order_relaxed); }  // the hello was accepted
+  // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
+  std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
+  std::uint32_t max_response_size() const noexcept { return max_response_size_; }
+
+  // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
+  // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
+  // connection that never spoke HTTP, or one whose CONNECT was answered; false while the head is
+  // incomplete, or when the door answered and the connection is closing.
+  template <class Session>
+  bool past_http_door(Session& session, std::span<const std::byte>& data) {
+    if (session.closing_after_output_.load(std::memory_order_relaxed)) {
+      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
+      // its EOF (closing before would reset the connection and could lose the answer), up to a
+      // bound; the handshake timer, still armed, bounds the wait.
+      discarded_ += data.size();
+      if (discarded_ > max_discarded) session.close();
+      return false;
+    }
+    if (!door_checked_ && !data.empty()) {
+      door_checked_ = true;
+      // The first bytes came through the stream: its session (TLS) is established, and knows who.
+      identity_.store(&session.stream_.identity(), std::memory_order_release);
+      if (!session.stream_.plain()) seen_ = session.stream_.seen();  // a TLS peer, or a plaintext one past the session
+      if (wire::http::starts_request(static_cast<char>(data[0])))
+        http_ = seen_ == net::peer_seen::plain_refused
+                    ? std::make_unique<http_door>(tls_address(session.fd(), "https://"))
+                    : std::make_unique<http_door>();
+    }
+    if (!http_) return true;
+    std::size_t used = 0;
+    std::string reply;
+    const http_door::verdict verdict =
+        http_->feed(data, used, reply, session.context_, session.owner().peer(), identity());
+    data = data.subspan(used);
+    if (verdict == http_door::verdict::pending) return false;
+    http_.reset();
+    const auto bytes = std::as_bytes(std::span(reply));
+    if (verdict == http_door::verdict::connected) {
+      session.send(bytes);
+      return !session.closed();
+    }
+    session.send_and_close(bytes);
+    return false;
+  }
+
+  // Takes the hello's bytes from the front of `data`; true once all of them are here.
+  bool take_hello(std::span<const std::byte>& data) noexcept {
+    const std::size_t take = std::min(wire::hello_size - hello_size_, data.size());
+    std::copy_n(data.begin(), take, hello_.begin() + static_cast<std::ptrdiff_t>(hello_size_));
+    hello_size_ += take;
+    data = data.subspan(take);
+    return done();
+  }
+
+  // The whole hello: accepted with its terms, and answered, or refused (session.reject()). Returns
+  // false when the connection must be closed.
+  template <class Session>
+  bool accept_hello(Session& session) {
+    const server_context& context = session.context_;
+    wire::hello hello;
+    std::string refusal;
+    if (seen_ == net::peer_seen::plain_refused) {
+      const std::string address = tls_address(session.fd(), "tls@");
+      refusal = "rpc server: this port requires TLS: " +
+                (address.empty() ? std::string("dial it with a TLS session (options::session)") : "dial " + address);
+    } else if (seen_ == net::peer_seen::layered_http)
+      refusal = "rpc server: this TLS connection agreed on HTTP (ALPN http/1.1), not geerpc/1";
+    else if (const char* bad = wire::parse_hello(hello_, hello))
+      refusal = std::string("rpc server: ") + bad;
+    else if (hello.version != wire::protocol_version)
+      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
+    else if (hello.codec_id != context.config.codec_id())
+      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
+    session.disarm_stall_timer();
+    if (!refusal.empty()) {
+      session.reject(refusal);
+      return false;
+    }
+    constexpr std::uint64_t max_us = std::uint64_t{1} << 50;  // ~35 years: fits in nanoseconds
+    handle_timeout_ = std::chrono::microseconds(std::min(hello.handle_timeout_us, max_us));
+    greeted_.store(true, std::memory_order_relaxed);
+    // The smaller of what the client reads (0: it set no limit) and what this server sends.
+    max_response_size_ = hello.max_response_size == 0
+                             ? context.config.options().limits.max_frame_size
+                             : std::min(hello.max_response_size, context.config.options().limits.max_frame_size);
+    std::vector<std::byte>& reply = frame_scratch<server_frames_tag>();
+    wire::encode_hello_reply({true, context.config.options().limits.max_frame_size, {}}, reply);
+    session.send(reply);
+    session.hello_reply_sent();
+    return !session.closed();
+  }
+
+ private:
+  // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
+  // "https://127.0.0.1:7000"), as it dialed it; empty for a Unix socket, which has no such form.
+  static std::string tls_address(int fd, std::string_view scheme) {
+    sockaddr_storage local{};
+    socklen_t size = sizeof local;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &size) != 0 || local.ss_family == AF_UNIX) return {};
+    return std::string(scheme) + net::endpoint_text(local, size);
+  }
+
+  std::unique_ptr<http_door> http_;                                            // while an HTTP request's head arrives
+  std::atomic<const net::peer_identity*> identity_{&net::no_peer_identity()};  // set with door_checked_
+  std::size_t hello_size_ = 0;
+  std::size_t discarded_ = 0;
+  std::chrono::nanoseconds handle_timeout_{0};
+  std::uint32_t max_response_size_ = 0;          // set by the hello, before any request
+  net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
+  std::array<std::byte, wire::hello_size> hello_{};
+  bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
+  std::atomic<bool> greeted_{false};  // the hello was accepted
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
