@@ -69,6 +69,39 @@ def tls_targets(transports, pins, ratio):
     return lines
 
 
+TLS_MEASURES = [("W1 p50", "W1", "p50_us"), ("W1 calls/s", "W1", "calls_per_s"), ("W2 calls/s", "W2", "calls_per_s"),
+                ("W3 calls/s", "W3", "calls_per_s"), ("W4 MB/s", "W4", "mb_per_s"), ("W5 calls/s", "W5", "calls_per_s")]
+
+
+def grpc_tls_rows(pins, ratio):
+    """gRPC's own TLS cost (bench/grpc_tls, TLS=1): rows of the targets table, reported beside
+    geerpc's TLS rows, not goals."""
+    lines = []
+    for label, w, metric in TLS_MEASURES:
+        cells = [ratio(pin, "grpc-sync-tls", "grpc-sync", w, metric) for pin in pins]
+        if any(c is not None for c in cells):
+            lines.append(f"| {label}: grpc-sync-tls / grpc-sync | reported | "
+                         + " | ".join("—" if c is None else f"{c:.2f}" for c in cells) + " |")
+    return lines
+
+
+def tls_cost(peers, pins, ratio):
+    """Each program over TLS against itself in plaintext, side by side: geerpc's transports and gRPC."""
+    pairs = [p[:-len("-tls")] for p in peers if p.endswith("-tls") and p[:-len("-tls")] in peers]
+    if not pairs:
+        return []
+    out = ["\n## What TLS costs each program (over TLS / plaintext, same run and placement)\n",
+           "W1 p50: above 1 is slower; calls/s and MB/s: below 1 is slower.\n"]
+    for pin in pins:
+        out += [f"\nPIN={pin}\n", "| measure | " + " | ".join(f"{p}-tls / {p}" for p in pairs) + " |",
+                "|---|" + "---|" * len(pairs)]
+        for label, w, metric in TLS_MEASURES:
+            cells = [ratio(pin, f"{p}-tls", p, w, metric) for p in pairs]
+            if any(c is not None for c in cells):
+                out.append(f"| {label} | " + " | ".join("—" if c is None else f"{c:.2f}" for c in cells) + " |")
+    return out
+
+
 STORM = re.compile(r"^storm (\S+) (floor|sync|async) (.*)$")
 
 
@@ -175,7 +208,10 @@ def main() -> int:
                 met = r <= goal if op == "<=" else r >= goal
                 cells.append(f"{r:.2f} {'met' if met else 'missed'}")
         lines.append(f"| {name} | {op} {goal} | " + " | ".join(cells) + " |")
-    lines += tls_targets(sorted({p[len("geerpc-"):-len("-tls")] for p in peers if p.endswith("-tls")}), pins, ratio)
+    lines += tls_targets(sorted({p[len("geerpc-"):-len("-tls")] for p in peers if p.startswith("geerpc-") and
+                                 p.endswith("-tls")}), pins, ratio)
+    lines += grpc_tls_rows(pins, ratio)
+    lines += tls_cost(peers, pins, ratio)
     for peer, values in sorted(bare.items()):
         idle_rss = [v for (pin, p, w, m), v in med.items() if p == peer and w == "W5" and m == "idle_rss_kb"]
         if idle_rss:

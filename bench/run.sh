@@ -23,7 +23,10 @@
 #                        geerpc-threaded
 #   TLS=0                1: each geerpc transport also over TLS (certificates made here with the
 #                        openssl command), as geerpc-<transport>-tls, and again with OpenSSL's
-#                        idle buffers kept (release_idle_buffers = false) as geerpc-<transport>-tls-keep
+#                        idle buffers kept (release_idle_buffers = false) as geerpc-<transport>-tls-keep;
+#                        with grpc in PEERS, gRPC's synchronous server and stubs (bench/grpc_tls) with
+#                        the same certificate as grpc-sync-tls, beside the same programs in plaintext
+#                        as grpc-sync (the shared peer then runs grpc-callback alone)
 #   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
 #   BACKGROUND_LOAD=0    N busy processes at normal priority beside client and server for the whole
 #                        run (background_load.sh): a busy machine, as in production
@@ -82,6 +85,19 @@ fi
 
 wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 
+# Under TLS=1, the gRPC peer over TLS and in plaintext is ours (bench/grpc_tls), built beside geerpc's
+# programs when libgrpc++ is installed.
+grpc_bin="$root/build/bench/grpc_tls"
+grpc_tls=0
+if [ "$TLS" = 1 ] && [[ " $PEERS " == *" grpc "* ]]; then
+  echo "# building the gRPC peer over TLS (bench/grpc_tls)" >&2
+  if bash "$here/grpc_tls/build.sh" "$grpc_bin" >&2; then
+    grpc_tls=1
+  else
+    echo "# grpc-sync and grpc-sync-tls skipped: bench/grpc_tls did not build (see above)" >&2
+  fi
+fi
+
 if [ "$TLS" = 1 ]; then  # a throwaway P-256 certificate for 127.0.0.1, which the clients trust alone
   mkdir -p "$scratch/tls"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
@@ -128,7 +144,15 @@ start_geerpc_server() {  # transport, pin prefix...; sets server_pid and port
   await_server_port "$server_pid" "$out" "geerpc-$transport" || exit 1
 }
 
-stop_geerpc_server() {
+start_grpc_server() {  # pin prefix...; sets server_pid and port; uses server_args
+  local out
+  out=$(mktemp "$scratch/grpc-server.XXXXXX")
+  "$@" "$grpc_bin/grpc_tls_server" "${server_args[@]}" >"$out" 2>"$out.err" &
+  server_pid=$!
+  await_server_port "$server_pid" "$out" grpc-sync || exit 1
+}
+
+stop_server() {
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
   server_pid=""
@@ -177,13 +201,45 @@ run_geerpc_server() {  # transport, peer name; uses pin, server_args
         --peer "$name-timeouts" || true
     fi
   done
-  stop_geerpc_server
+  stop_server
   if wants W5; then  # a fresh server: its peak RSS is part of the result
     start_geerpc_server "$transport" "${pin[@]}"
     [ "$thread_cpu" = 0 ] || cpu=(--thread-cpu-of "$server_pid")
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
       --workload W5 --scale "$SCALE" --server-pid "$server_pid" --peer "$name" "${cpu[@]}" "${client_args[@]}" || true
-    stop_geerpc_server
+    stop_server
+  fi
+}
+
+# gRPC's synchronous server and stubs (bench/grpc_tls), in plaintext as grpc-sync, then over TLS with
+# the certificate geerpc's TLS runs use, as grpc-sync-tls: gRPC's own TLS cost, in the same run.
+run_grpc_tls() {  # pin
+  local pin=()
+  [ "$1" = same ] && pin=(taskset -c 0)
+  server_args=() client_args=()
+  run_grpc_server grpc-sync
+  server_args=(--tls-cert "$scratch/tls/cert.pem" --tls-key "$scratch/tls/key.pem")
+  client_args=(--tls-ca "$scratch/tls/cert.pem")
+  run_grpc_server grpc-sync-tls
+  server_args=() client_args=()
+}
+
+run_grpc_server() {  # peer name; uses pin, server_args, client_args
+  local name=$1
+  if wants W1 || wants W2 || wants W3 || wants W4; then
+    start_grpc_server "${pin[@]}"
+    for w in W1 W2 W3 W4; do
+      wants "$w" || continue
+      timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$grpc_bin/grpc_tls_client" --port "$port" --workload "$w" \
+        --scale "$SCALE" --peer "$name" "${client_args[@]}" || true
+    done
+    stop_server
+  fi
+  if wants W5; then  # a fresh server: its peak RSS is part of the result
+    start_grpc_server "${pin[@]}"
+    timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$grpc_bin/grpc_tls_client" --port "$port" --workload W5 \
+      --scale "$SCALE" --server-pid "$server_pid" --peer "$name" "${client_args[@]}" || true
+    stop_server
   fi
 }
 
@@ -203,7 +259,12 @@ run_peer() {  # name, pin
       ;;
     grpc)
       if ! pkg-config --exists grpc++ 2>/dev/null; then echo "# grpc skipped: no grpc++ (INSTALL_DEPS=1)" >&2; return; fi
-      PIN=$pin WORKLOADS=$workloads SCALE=$SCALE bash "$scratch/peers/grpc/run.sh"
+      if [ "$grpc_tls" = 0 ]; then
+        PIN=$pin WORKLOADS=$workloads SCALE=$SCALE bash "$scratch/peers/grpc/run.sh"
+      else  # grpc-sync comes from bench/grpc_tls, beside grpc-sync-tls
+        MODES=callback PIN=$pin WORKLOADS=$workloads SCALE=$SCALE bash "$scratch/peers/grpc/run.sh"
+        run_grpc_tls "$pin"
+      fi
       ;;
   esac
 }
@@ -233,7 +294,7 @@ if [[ " $PEERS " == *" geerpc "* ]]; then
         --workload storm --server-pid "$server_pid" 2>>"$OUT/stderr.txt" | while read -r line; do
         case "$line" in storm\ *) echo "$line round=$run pin=$pin" | tee -a "$raw" ;; esac
       done || true
-      stop_geerpc_server
+      stop_server
     done
   done
 fi
