@@ -184,7 +184,7 @@ TEST_CASE("address: long and odd texts are judged without recursion or overflow"
   for (int c = 0; c < 256; ++c) (void)parse_address(std::string(1, static_cast<char>(c)) + "x:1");
 }
 
-TEST_CASE("address: tls@host:port is TCP for a TLS client; tls@unix@ is refused", "[address]") {
+TEST_CASE("address: tls@host:port is TCP for a TLS client: tls@unix@ is refused", "[address]") {
   address expected = tcp("127.0.0.1", 80);
   expected.tls = true;
   CHECK(*parse_address("tls@127.0.0.1:80").value == expected);

@@ -104,7 +104,7 @@ std::string dead_address() {
 
 }  // namespace
 
-TEST_CASE("balanced: round_robin takes each server in turn; random and least_inflight reach them all", "[balanced]") {
+TEST_CASE("balanced: round_robin takes each server in turn: random and least_inflight reach them all", "[balanced]") {
   fleet f(3);
   geerpc::balanced_client rr(f.discovery(), {.mode = geerpc::select_mode::round_robin});
   std::map<std::string, int> seen;
@@ -219,7 +219,7 @@ TEST_CASE("balanced: a server that leaves the list gets no new calls, and its co
   CHECK(f.servers[1]->connection_count() == 1);
 }
 
-TEST_CASE("balanced: broadcast succeeds only if every server does; the first failure cancels the others",
+TEST_CASE("balanced: broadcast succeeds only if every server does: the first failure cancels the others",
           "[balanced]") {
   fleet f(3);
   geerpc::balanced_client lb(f.discovery());
@@ -242,7 +242,7 @@ TEST_CASE("balanced: broadcast succeeds only if every server does; the first fai
   CHECK(f.nodes[2]->stops_seen.wait_for_at_least(1));
 }
 
-TEST_CASE("balanced: no servers is an error, never a silent success; a discovery's error reaches the caller",
+TEST_CASE("balanced: no servers is an error, never a silent success: a discovery's error reaches the caller",
           "[balanced]") {
   geerpc::balanced_client none(std::make_shared<geerpc::static_discovery>(std::vector<std::string>{}));
   const auto call = none.try_call<int>("Node.Who");
@@ -326,8 +326,8 @@ TEST_CASE("balanced: a completion callback may call the balanced client again, w
 }
 
 TEST_CASE(
-    "balanced: while the discovery's version stays the same its list is not asked for; a new version is "
-    "taken at the next call; version 0 asks at every call",
+    "balanced: while the discovery's version stays the same its list is not asked for: a new version is "
+    "taken at the next call: version 0 asks at every call",
     "[balanced]") {
   fleet f(2);
   struct versioned final : geerpc::discovery {

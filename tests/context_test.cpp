@@ -246,7 +246,7 @@ std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
 }
 }  // namespace
 
-TEST_CASE("a malformed metadata block is a bad_request; one that overruns its frame closes the connection",
+TEST_CASE("a malformed metadata block is a bad_request: one that overruns its frame closes the connection",
           "[context][hostile]") {
   Kv kv;
   geerpc::server server;

@@ -139,7 +139,7 @@ TEMPLATE_TEST_CASE("debug page policy: the default serves a loopback peer and a 
   CHECK(status_line(ask(unix_server.address, "HEAD /debug/geerpc/stats.json HTTP/1.0\r\n\r\n")) == "HTTP/1.0 200 OK");
 }
 
-TEMPLATE_TEST_CASE("debug page policy: a predicate sees the real peer and decides; refused, it is a plain 404",
+TEMPLATE_TEST_CASE("debug page policy: a predicate sees the real peer and decides: refused, it is a plain 404",
                    "[debug_policy]", GEERPC_TRANSPORTS) {
   struct asked {
     std::string address;

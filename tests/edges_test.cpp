@@ -235,7 +235,7 @@ TEMPLATE_TEST_CASE("server timeouts of nanoseconds::max() never fire, and a nega
   CHECK(test::decode_body<int>(answer->body) == 42);
 }
 
-TEMPLATE_TEST_CASE("handle_timeout of nanoseconds::max() never fires; the caller's deadline still does",
+TEMPLATE_TEST_CASE("handle_timeout of nanoseconds::max() never fires: the caller's deadline still does",
                    "[edges][timeout]", GEERPC_TRANSPORTS) {
   test::arith_server<TestType> s;
   auto client = geerpc::dial<TestType>(s.address, {.timeouts = {.handle = std::chrono::nanoseconds::max()}});

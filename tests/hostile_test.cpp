@@ -445,7 +445,7 @@ class background_send {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per connection; beyond: busy",
+TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per connection: beyond: busy",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   opts.threads.handlers = 1;
@@ -493,7 +493,7 @@ TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per
   CHECK(test::eventually([&] { return s.server.queued_request_bytes() == 0; }));
 }
 
-TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per server; beyond: busy",
+TEMPLATE_TEST_CASE("hostile: request bytes waiting for a handler are bounded per server: beyond: busy",
                    "[hostile][limits]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   opts.threads.handlers = 1;

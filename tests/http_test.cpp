@@ -191,8 +191,8 @@ TEMPLATE_TEST_CASE("http: the debug page and its JSON are served on the RPC port
     CHECK(status_line(*response) == "HTTP/1.0 200 OK");
     const std::string body = body_of(*response);
     CHECK(body.starts_with("{\"statistics\":true,\"methods\":[{\"name\":\"Arith.Sum\",\"signature\":\""));
-    CHECK(body.find("{\"name\":\"Arith.WaitForStop\",\"signature\":\"(test::Args{num1: int, num2: int}) -> int\",\"fingerprint\":\"") !=
-          std::string::npos);
+    CHECK(body.find("{\"name\":\"Arith.WaitForStop\",\"signature\":\"(test::Args{num1: int, num2: int}) -> "
+                    "int\",\"fingerprint\":\"") != std::string::npos);
     CHECK(body.find("\"takes_stop_token\":true") != std::string::npos);
     CHECK(body.find("\"handshake_timeout_ns\":300000000") != std::string::npos);
     CHECK(body.ends_with("}\n"));
@@ -210,7 +210,7 @@ TEMPLATE_TEST_CASE("http: the debug page and its JSON are served on the RPC port
   CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
 }
 
-TEMPLATE_TEST_CASE("http: other paths get 404, other methods 405, broken heads 400 and huge ones 431; each closed",
+TEMPLATE_TEST_CASE("http: other paths get 404, other methods 405, broken heads 400 and huge ones 431: each closed",
                    "[http][hostile]", GEERPC_TRANSPORTS) {
   geerpc::server_options no_page = quick_limits();
   no_page.observability.debug_page = false;

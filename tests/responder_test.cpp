@@ -139,7 +139,7 @@ TEMPLATE_TEST_CASE("a handler that calls another server answers when its reply c
   CHECK(client.template call<FrontApi::fn<"Twice">>(21) == 42);
 }
 
-TEMPLATE_TEST_CASE("a responder answers a value, nothing, an error; dropped or thrown past, it answers an error",
+TEMPLATE_TEST_CASE("a responder answers a value, nothing, an error: dropped or thrown past, it answers an error",
                    "[responder]", GEERPC_TRANSPORTS) {
   Front front;
   geerpc::basic_server<TestType> server;
@@ -161,7 +161,7 @@ TEMPLATE_TEST_CASE("a responder answers a value, nothing, an error; dropped or t
 }
 
 TEMPLATE_TEST_CASE(
-    "the handle timeout answers a deferred call and fires its responder's stop_token; the late answer "
+    "the handle timeout answers a deferred call and fires its responder's stop_token: the late answer "
     "is dropped and releases the call",
     "[responder]", GEERPC_TRANSPORTS) {
   Front front;
@@ -211,7 +211,7 @@ TEST_CASE("stop() fires a held responder's stop_token and returns once the respo
 }
 
 TEMPLATE_TEST_CASE(
-    "a responder's answer converts to R; the call context outlives an answer given inside the handler; "
+    "a responder's answer converts to R: the call context outlives an answer given inside the handler: "
     "a responder dropped inside the deadline callback releases its call",
     "[responder]", GEERPC_TRANSPORTS) {
   Edges edges;

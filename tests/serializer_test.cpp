@@ -155,7 +155,7 @@ TEST_CASE("its decode refuses a value by returning false, and a failed read keep
   CHECK(decode_error<ip4>(bytes_of({1, 2, 3, 4, 5})) == "trailing bytes after the value at byte 4");
 }
 
-TEST_CASE("its minimum size bounds a peer's counts; without one it is a byte", "[codec][serializer]") {
+TEST_CASE("its minimum size bounds a peer's counts: without one it is a byte", "[codec][serializer]") {
   STATIC_REQUIRE(min_encoded_size<ip4>() == 4);
   STATIC_REQUIRE(min_encoded_size<std::pair<ip4, std::int16_t>>() == 6);
   STATIC_REQUIRE(min_encoded_size<label>() == 1);

@@ -87,7 +87,7 @@ TEST_CASE("unled runs: a handler found blocked keeps runs led for calm_period of
 }
 
 TEST_CASE(
-    "reply holds: the watchdog sends a reply held for max_hold of the runtime's clock; a release sends it at once",
+    "reply holds: the watchdog sends a reply held for max_hold of the runtime's clock: a release sends it at once",
     "[strategies][reply_holds]") {
   auto rt = server_strategies_test::manual_runtime();
   using holds_type = geerpc::detail::basic_reply_holds<server_strategies_test::fake_connection>;
@@ -126,7 +126,7 @@ TEST_CASE("reply holds: never for a caller whose deadline is within hold_margin 
   CHECK_FALSE(holds.deadline_allows(request));
 }
 
-TEST_CASE("pool growth: the core at once; above it, a thread per stuck handler, or any while stalled",
+TEST_CASE("pool growth: the core at once: above it, a thread per stuck handler, or any while stalled",
           "[strategies][pool]") {
   server_strategies_test::growth_rig rig;
   const std::size_t core = server_strategies_test::growth_rig::core;

@@ -188,7 +188,7 @@ TEMPLATE_TEST_CASE("a handler that shuts down another server still sends its own
   CHECK(held.try_get().code() == geerpc::errc::aborted);
 }
 
-TEST_CASE("listen() from a handler whose server is only stopping is refused; from outside, after stop(), it works",
+TEST_CASE("listen() from a handler whose server is only stopping is refused: from outside, after stop(), it works",
           "[shutdown]") {
   Admin admin;
   geerpc::server server;

@@ -95,7 +95,7 @@ TEST_CASE("statistics: the window's percentiles and maximum, and it forgets what
   CHECK(window.read(t0 + 60s).max_ns == 7'000'000);
 }
 
-TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with latency; failed and slow calls are kept",
+TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with latency: failed and slow calls are kept",
                    "[statistics]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   opts.observability.slow_call = 25ms;
@@ -170,8 +170,9 @@ TEMPLATE_TEST_CASE("statistics: calls are counted per method by outcome, with la
   CHECK(page.find("id=\"Arith.Sum/calls\">5</td>") != std::string::npos);
   CHECK(page.find("id=\"Arith.Fail/errors\">remote_error: 2</td>") != std::string::npos);
   CHECK(page.find("id=\"Arith.WaitForStop/errors\">handle_timeout: 1</td>") != std::string::npos);
-  CHECK(page.find("<td>(test::Args) -&gt; int</td>") == std::string::npos);  // escaped, and in its own cell:
-  CHECK(page.find("id=\"Arith.Sum/types\">(test::Args) -&gt; int</td>") != std::string::npos);
+  CHECK(page.find("<td>(test::Args{num1: int, num2: int}) -&gt; int</td>") ==
+        std::string::npos);  // escaped, and in its own cell:
+  CHECK(page.find("id=\"Arith.Sum/types\">(test::Args{num1: int, num2: int}) -&gt; int</td>") != std::string::npos);
   CHECK(page.find("boom: handler failed") != std::string::npos);
 }
 

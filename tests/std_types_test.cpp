@@ -146,7 +146,7 @@ TEST_CASE("a variant is its index as a varint, then the alternative's value", "[
   check_prefixes_and_trailing(choice{std::string("xyz")});
 }
 
-TEST_CASE("sets are a count then the elements; a duplicate in a set is refused", "[codec][std]") {
+TEST_CASE("sets are a count then the elements: a duplicate in a set is refused", "[codec][std]") {
   CHECK(encode(std::set<std::uint8_t>{3, 1, 2}) == bytes_of({3, 1, 2, 3}));
   CHECK(decoded<std::set<std::string>>(encode(std::set<std::string>{"b", "a"})) == std::set<std::string>{"a", "b"});
   CHECK(decoded<std::multiset<int>>(encode(std::multiset<int>{1, 1, 2})) == std::multiset<int>{1, 1, 2});
@@ -186,7 +186,7 @@ TEST_CASE("a unique_ptr is nullable like an optional: a tag, then the value", "[
   check_prefixes_and_trailing(std::make_unique<std::vector<int>>(std::vector<int>{1, 2}));
 }
 
-TEST_CASE("a bitset is its bits, low first, in whole bytes; a bit beyond its size is refused", "[codec][std]") {
+TEST_CASE("a bitset is its bits, low first, in whole bytes: a bit beyond its size is refused", "[codec][std]") {
   CHECK(encode(std::bitset<12>(0b1000'0000'0101)) == bytes_of({0b0000'0101, 0b1000}));
   CHECK(encode(std::bitset<8>(0xa5)) == bytes_of({0xa5}));
   CHECK(decoded<std::bitset<12>>(bytes_of({0xff, 0x0f})).all());

@@ -27,7 +27,7 @@ TEST_CASE("a spin budget of 0 never spins, whatever the CPUs", "[tuning][spin]")
   CHECK(polls == 1);
 }
 
-TEST_CASE("a lone waiter with a budget and spare CPUs spins; one told of a single CPU does not", "[tuning][spin]") {
+TEST_CASE("a lone waiter with a budget and spare CPUs spins: one told of a single CPU does not", "[tuning][spin]") {
   std::atomic<int> waiters{0};
   {
     const geerpc::detail::reply_wait waiting(waiters, 50us, true);

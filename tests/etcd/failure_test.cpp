@@ -51,6 +51,9 @@ TEST_CASE("a TLS failure is named by its cause, with libcurl's words after it", 
   // A reset in answer to the ClientHello: perhaps a plain server.
   CHECK_THAT(describe({url, CURLE_RECV_ERROR, "Recv failure: Connection reset by peer", false, false}),
              Catch::Contains("reset the connection at the TLS handshake: it may not speak TLS"));
+  // Or as a handshake that failed, with the receive's words (seen on a loaded machine).
+  CHECK_THAT(describe({url, CURLE_SSL_CONNECT_ERROR, "Recv failure: Connection reset by peer", false, false}),
+             Catch::Contains("reset the connection at the TLS handshake: it may not speak TLS"));
   // The same reset before any handshake is only a connection that failed.
   CHECK_THAT(describe({url, CURLE_SEND_ERROR, "Connection reset by peer", false, false}),
              Catch::StartsWith("etcd: unreachable: " + url + ": Connection reset by peer"));

@@ -44,8 +44,10 @@ inline std::string tls_failure_reason(const transfer_failure& f) {
   if (f.code == CURLE_SSL_CONNECT_ERROR && !f.handshake_done &&
       (contains(d, "SSL_ERROR_SYSCALL") || contains(d, "unexpected eof")))
     return "the endpoint closed the connection at the TLS handshake: it does not speak TLS (an http:// etcd?)";
-  // Or resets it: the ClientHello's answer was a reset (seen under TSan's timing).
-  if (f.code == CURLE_RECV_ERROR && !f.handshake_done)
+  // Or resets it: the ClientHello's answer was a reset, reported as a failed receive (seen under
+  // TSan's timing) or as a failed handshake whose first words are the receive's (a loaded machine).
+  if (!f.handshake_done &&
+      (f.code == CURLE_RECV_ERROR || (f.code == CURLE_SSL_CONNECT_ERROR && contains(d, "Connection reset by peer"))))
     return "the endpoint reset the connection at the TLS handshake: it may not speak TLS (an http:// etcd?)";
   // etcd checks a client certificate at the end of the handshake; under TLS 1.3 the refusal comes
   // as the first read or write after it, as an alert or a reset.
