@@ -145,18 +145,18 @@ class session final : public net::stream_session {
       if (const std::optional<net::io_result> r = read_before_tls(out)) return *r;
     std::lock_guard lock(mutex_);
     if (failed_) return {net::io_status::closed, 0};
-    ERR_clear_error();
+    detail::clear_errors();
     errno = 0;
     std::size_t n = 0;
     int rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
     // A record without data (a KeyUpdate) returns WANT_READ: go on while the BIO's buffer holds
     // whole records, which no readiness of the socket would announce (bounded by the buffer).
     while (rc != 1 && socket_->holds_record() && SSL_get_error(ssl_.get(), rc) == SSL_ERROR_WANT_READ) {
-      ERR_clear_error();
+      detail::clear_errors();
       rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
     }
     const net::io_result r = finish(rc, n, true);
-    ERR_clear_error();  // nothing of this connection's is left for the thread's next OpenSSL call
+    detail::clear_errors();  // nothing of this connection's is left for the thread's next OpenSSL call
     return r;
   }
 
@@ -173,14 +173,14 @@ class session final : public net::stream_session {
     std::size_t total = 0;
     net::io_result r;
     do {
-      ERR_clear_error();
+      detail::clear_errors();
       errno = 0;
       std::size_t n = 0;
       const int rc = SSL_write_ex(ssl_.get(), data.data() + total, data.size() - total, &n);
       r = finish(rc, n, false);
       if (r.status == net::io_status::data) total += r.bytes;
     } while (r.status == net::io_status::data && total < data.size());
-    ERR_clear_error();
+    detail::clear_errors();
     if (total == 0) return r;
     write_over_ = r.status == net::io_status::closed;  // the next write says so
     return {net::io_status::data, total};
