@@ -1,7 +1,8 @@
 // The floor under a TLS call: what OpenSSL alone costs for one W1 call's records (a request and
 // a reply of `size` bytes, each sealed by one side and opened by the other) and for W4's 4 KiB
 // echo, with no socket: the two SSL objects talk through a BIO pair in memory, on one thread.
-// TLS 1.3 and the cipher geerpc's contexts negotiate (AES-128-GCM with AES-NI here). Prints
+// TLS 1.3 and the cipher geerpc's contexts negotiate (TLS_AES_256_GCM_SHA384, which OpenSSL 3.0
+// puts first, with AES-NI here). Prints
 //   tls_floor size=<n> ns_per_call=<float> cipher=<name>
 // so that a TLS/plain ratio from bench/run.sh can be set against the time TLS needs at least.
 //   geerpc_bench_tls_floor --cert F --key F [--calls N]

@@ -46,6 +46,15 @@ inline std::string failure_text(const SSL* ssl) {
   return text.empty() ? "the peer closed the connection during the TLS handshake" : text;
 }
 
+// Empties this thread's queue, as ERR_clear_error() does, at a fraction of its cost when the queue
+// is empty already, as it is before and after nearly every record: ERR_clear_error() resets each of
+// the queue's 16 slots (about 300 ns here, four times a call on each side), ERR_peek_error() only
+// looks (about 50 ns). SSL_get_error() reads the queue through ERR_peek_error() alone, so a queue
+// for which it returns 0 is empty as far as the next SSL_* call's result is concerned.
+inline void clear_errors() noexcept {
+  if (ERR_peek_error() != 0) ERR_clear_error();
+}
+
 // Throws tls_error("tls: <what>: <queue>") when `ok` is false.
 inline void check(bool ok, const std::string& what) {
   if (ok) return;

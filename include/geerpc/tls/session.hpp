@@ -140,24 +140,37 @@ class session final : public net::stream_session {
     mode_.store(mode::unknown, std::memory_order_relaxed);
   }
 
+  // Decodes every record that can be had without waiting, up to out.size() bytes: one SSL_read
+  // returns one record's data, and a session that stopped there handed the engines a short read
+  // while whole records, or the socket's rest, waited (a busy connection's records came one read,
+  // one turn of the engine's loop and one buffered() each). Its SSL_read calls make at most
+  // max_recvs recvs, and none after one that emptied the socket (socket_bio.hpp): so a short read
+  // means what it means on a plain socket, emptied (or a record's rest still on its way), and the
+  // work done under the lock stays bounded while a peer keeps the socket full.
+  static constexpr int max_recvs = 2;
   net::io_result read(std::span<std::byte> out) noexcept override {
     if (mode_.load(std::memory_order_acquire) != mode::tls) [[unlikely]]
       if (const std::optional<net::io_result> r = read_before_tls(out)) return *r;
     std::lock_guard lock(mutex_);
-    if (failed_) return {net::io_status::closed, 0};
-    ERR_clear_error();
-    errno = 0;
-    std::size_t n = 0;
-    int rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
-    // A record without data (a KeyUpdate) returns WANT_READ: go on while the BIO's buffer holds
-    // whole records, which no readiness of the socket would announce (bounded by the buffer).
-    while (rc != 1 && socket_->holds_record() && SSL_get_error(ssl_.get(), rc) == SSL_ERROR_WANT_READ) {
-      ERR_clear_error();
-      rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
-    }
-    const net::io_result r = finish(rc, n, true);
-    ERR_clear_error();  // nothing of this connection's is left for the thread's next OpenSSL call
-    return r;
+    if (failed_ || read_over_) return {net::io_status::closed, 0};
+    // Records left from a recv that emptied the socket come without a recv: the engines look at
+    // the socket again after a short read, as they do after one on a plain socket.
+    const bool held = socket_->holds_record() || SSL_pending(ssl_.get()) > 0;
+    socket_->recvs_left = held && socket_->drained ? 0 : max_recvs;
+    std::size_t total = 0;
+    net::io_result r;
+    do {
+      r = read_record(out.subspan(total));
+      if (r.status == net::io_status::data) total += r.bytes;
+    } while (r.status == net::io_status::data && total < out.size() &&
+             (socket_->recvs_left != 0 || socket_->holds_record() || SSL_pending(ssl_.get()) > 0));
+    socket_->recvs_left = -1;
+    detail::clear_errors();  // nothing of this connection's is left for the thread's next OpenSSL call
+    if (total == 0) return r;
+    // What ended the round after data (the peer's close_notify, an error) is the next read's answer;
+    // a failure has been recorded already (finish()).
+    read_over_ = r.status == net::io_status::closed;
+    return {net::io_status::data, total};
   }
 
   // With SSL_MODE_ENABLE_PARTIAL_WRITE one SSL_write_ex sends one record (16 KiB) and returns,
@@ -173,14 +186,14 @@ class session final : public net::stream_session {
     std::size_t total = 0;
     net::io_result r;
     do {
-      ERR_clear_error();
+      detail::clear_errors();
       errno = 0;
       std::size_t n = 0;
       const int rc = SSL_write_ex(ssl_.get(), data.data() + total, data.size() - total, &n);
       r = finish(rc, n, false);
       if (r.status == net::io_status::data) total += r.bytes;
     } while (r.status == net::io_status::data && total < data.size());
-    ERR_clear_error();
+    detail::clear_errors();
     if (total == 0) return r;
     write_over_ = r.status == net::io_status::closed;  // the next write says so
     return {net::io_status::data, total};
@@ -281,6 +294,21 @@ class session final : public net::stream_session {
     return net::io_result{net::io_status::data, static_cast<std::size_t>(sent)};
   }
 
+  // One SSL_read_ex into `out`, with the mutex held: one record's data at most.
+  net::io_result read_record(std::span<std::byte> out) noexcept {
+    detail::clear_errors();
+    errno = 0;
+    std::size_t n = 0;
+    int rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
+    // A record without data (a KeyUpdate) returns WANT_READ: go on while the BIO's buffer holds
+    // whole records, which no readiness of the socket would announce (bounded by the buffer).
+    while (rc != 1 && socket_->holds_record() && SSL_get_error(ssl_.get(), rc) == SSL_ERROR_WANT_READ) {
+      detail::clear_errors();
+      rc = SSL_read_ex(ssl_.get(), out.data(), out.size(), &n);
+    }
+    return finish(rc, n, true);
+  }
+
   // The result of an SSL_read_ex / SSL_write_ex that returned `rc`, with the mutex held.
   net::io_result finish(int rc, std::size_t n, bool reading) noexcept {
     if (!established_ && SSL_is_init_finished(ssl_.get()) && !establish()) return {net::io_status::closed, 0};
@@ -369,6 +397,7 @@ class session final : public net::stream_session {
   bool failed_ = false;
   bool shut_ = false;
   bool write_over_ = false;  // a write's later record found the connection gone
+  bool read_over_ = false;   // a read's later record found the connection over
   bool http_ = false;        // a server's, agreed on http/1.1 in ALPN
   int fd_ = -1;              // a server's socket, for the first byte and a plaintext peer's bytes
   bool required_ = true;     // a server's: plaintext peers are refused

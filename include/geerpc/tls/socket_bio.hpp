@@ -3,12 +3,19 @@
 // core's plain path does the same; OpenSSL's own socket BIO uses write(2)). EAGAIN becomes
 // OpenSSL's "retry", which SSL_get_error reports as WANT_READ / WANT_WRITE.
 //
-// Reads go through a buffer of one record's size: OpenSSL, read-ahead off, asks for a record's
-// 5-byte header and then its body, two system calls a record; the buffer takes whatever the socket
-// holds in one, several records of a busy connection included. Bytes it holds are invisible to
-// poll, so the session counts a whole record in it as buffered() (rule 2 of net/stream.hpp); part
-// of a record is not (its rest comes through the socket, which then becomes readable). With
-// release_idle_buffers the buffer is freed each time it empties, as OpenSSL frees its own.
+// Reads go through a buffer: OpenSSL, read-ahead off, asks for a record's 5-byte header and then
+// its body, two system calls a record; the buffer takes whatever the socket holds in one, several
+// records of a busy connection included. It has one record's size, and grows to the engines' 64 KiB
+// once a recv filled it (a busy connection: one recv where a plain socket makes one, not four), and
+// shrinks back when a recv finds less than a record. Bytes it holds are invisible to poll, so the
+// session counts a whole record in it as buffered() (rule 2 of net/stream.hpp); part of a record is
+// not (its rest comes through the socket, which then becomes readable). With release_idle_buffers
+// the buffer is freed each time it empties, as OpenSSL frees its own.
+//
+// A session's read may limit the recvs its SSL_read calls make (recvs_left): a recv that found
+// less than it asked for emptied the socket, as the engines' short read means on a plain socket,
+// and the next one would only meet EAGAIN, a system call for nothing; OpenSSL is told to retry
+// instead (WANT_READ), and the engines' level-triggered wait sees any byte that came since.
 #pragma once
 
 #include <openssl/bio.h>
@@ -32,14 +39,23 @@ namespace detail {
 // A record's header and its largest body (TLS 1.2's ciphertext limit, above TLS 1.3's).
 inline constexpr std::size_t record_header_size = 5;
 inline constexpr std::size_t read_buffer_size = record_header_size + 16384 + 2048;
+// A busy connection's buffer: what the engines read from a plain socket at once.
+inline constexpr std::size_t busy_read_buffer_size = std::size_t{64} << 10;
 
 // What a socket BIO holds: the socket (not owned) and the bytes read from it that OpenSSL has not
 // asked for yet, buffer_[begin_, end_).
 struct socket_state {
   int fd = -1;
   bool release_when_empty = true;
+  bool busy = false;     // the last recv filled the buffer: the next one gets the larger size
+  bool drained = false;  // the last recv emptied the socket (it returned less than it asked for)
   std::unique_ptr<unsigned char[]> buffer;
+  std::size_t capacity = 0;  // buffer's size
   std::size_t begin = 0, end = 0;
+  // How many more recvs the SSL_read calls of the session's read() may make: -1, any (the
+  // handshake, a peek); 0 after a recv that emptied the socket (it returned less than it asked
+  // for, or nothing). Set by the session, under its lock.
+  int recvs_left = -1;
 
   // Whether a whole record waits in the buffer: OpenSSL will read it without the socket.
   bool holds_record() const noexcept {
@@ -65,16 +81,27 @@ inline int bio_read(BIO* bio, char* out, int size) {
   BIO_clear_retry_flags(bio);
   socket_state& s = state_of(bio);
   if (s.begin == s.end) {
-    if (s.buffer == nullptr) {
-      s.buffer.reset(new (std::nothrow) unsigned char[read_buffer_size]);
-      if (s.buffer == nullptr) return -1;  // no memory: the session fails as on a socket error
+    if (s.recvs_left == 0) {  // the socket was found empty: nothing but EAGAIN would come
+      BIO_set_retry_read(bio);
+      return -1;
     }
-    const ssize_t n = ::recv(s.fd, s.buffer.get(), read_buffer_size, MSG_DONTWAIT);
+    const std::size_t size = s.busy ? busy_read_buffer_size : read_buffer_size;
+    if (s.buffer != nullptr && s.capacity != size) s.buffer.reset();
+    if (s.buffer == nullptr) {
+      s.buffer.reset(new (std::nothrow) unsigned char[size]);
+      if (s.buffer == nullptr) return -1;  // no memory: the session fails as on a socket error
+      s.capacity = size;
+    }
+    const ssize_t n = ::recv(s.fd, s.buffer.get(), size, MSG_DONTWAIT);
+    const bool full = n == static_cast<ssize_t>(size);
+    s.drained = !full;
+    if (s.recvs_left > 0) s.recvs_left = full ? s.recvs_left - 1 : 0;
     if (n <= 0) {
       if (n < 0 && retryable(errno)) BIO_set_retry_read(bio);
       if (s.release_when_empty) s.buffer.reset();
       return static_cast<int>(n);
     }
+    s.busy = full || (s.busy && static_cast<std::size_t>(n) >= read_buffer_size);
     s.begin = 0;
     s.end = static_cast<std::size_t>(n);
   }
