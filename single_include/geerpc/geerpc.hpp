@@ -3465,9 +3465,10 @@ class stream_session {
   // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
-  // Whether read() has data now without the socket being readable (bytes the session read from
-  // the socket and kept: TLS's decoded bytes, SSL_pending, and whole records its BIO holds): an
-  // engine must not wait on the socket for them. Never true for part of a record (as
+  // Whether read() has an answer now without the socket being readable (bytes the session read
+  // from the socket and kept: TLS's decoded bytes, SSL_pending, and whole records its BIO holds;
+  // or the end of the connection, found behind the data a read returned): an engine must not wait
+  // on the socket for it. Never true for part of a record (as
   // SSL_has_pending would be): the engines would spin on a peer that trickles the rest. Read-ahead
   // stays off: it would hide whole records from SSL_pending.
   virtual bool buffered() const noexcept = 0;

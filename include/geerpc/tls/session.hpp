@@ -201,6 +201,10 @@ class session final : public net::stream_session {
 
   bool buffered() const noexcept override {
     std::lock_guard lock(mutex_);
+    // The next read's answer is known already when a read's later record ended the connection
+    // (the peer's close_notify came with its data, and it may keep the socket open, waiting for
+    // ours): the engines must read again, not wait on a socket that has nothing more to say.
+    if (read_over_) return true;
     // Not while a read waits to write first (a KeyUpdate's answer met a full socket): OpenSSL
     // finishes that write before it reads anything, so the engines must wait for POLLOUT (wants()).
     return !failed_ && wants_ != POLLOUT && (SSL_pending(ssl_.get()) > 0 || socket_->holds_record());

@@ -85,15 +85,15 @@ inline int bio_read(BIO* bio, char* out, int size) {
       BIO_set_retry_read(bio);
       return -1;
     }
-    const std::size_t size = s.busy ? busy_read_buffer_size : read_buffer_size;
-    if (s.buffer != nullptr && s.capacity != size) s.buffer.reset();
+    const std::size_t wanted = s.busy ? busy_read_buffer_size : read_buffer_size;
+    if (s.buffer != nullptr && s.capacity != wanted) s.buffer.reset();
     if (s.buffer == nullptr) {
-      s.buffer.reset(new (std::nothrow) unsigned char[size]);
+      s.buffer.reset(new (std::nothrow) unsigned char[wanted]);
       if (s.buffer == nullptr) return -1;  // no memory: the session fails as on a socket error
-      s.capacity = size;
+      s.capacity = wanted;
     }
-    const ssize_t n = ::recv(s.fd, s.buffer.get(), size, MSG_DONTWAIT);
-    const bool full = n == static_cast<ssize_t>(size);
+    const ssize_t n = ::recv(s.fd, s.buffer.get(), wanted, MSG_DONTWAIT);
+    const bool full = n == static_cast<ssize_t>(wanted);
     s.drained = !full;
     if (s.recvs_left > 0) s.recvs_left = full ? s.recvs_left - 1 : 0;
     if (n <= 0) {
