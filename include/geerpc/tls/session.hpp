@@ -99,8 +99,8 @@ class session final : public net::stream_session {
   // A client's session checks the server's certificate against `host` (a DNS name: the name, sent
   // as SNI too; an IP literal: the address, and no SNI, as RFC 6066 says) when `ctx` verifies.
   session(SSL_CTX* ctx, int fd, role side, const std::string& host, std::shared_ptr<failure_log> log)
-      : ssl_(SSL_new(ctx)), log_(std::move(log)) {
-    ERR_clear_error();
+      // The queue emptied before SSL_new, not after: check() reports why SSL_new failed from it.
+      : ssl_((ERR_clear_error(), SSL_new(ctx))), log_(std::move(log)) {
     detail::check(ssl_ != nullptr, "cannot make an SSL object");
     BIO* bio = detail::socket_bio(fd, (SSL_CTX_get_mode(ctx) & SSL_MODE_RELEASE_BUFFERS) != 0);
     socket_ = &detail::state_of(bio);
