@@ -147,7 +147,6 @@ class session final : public net::stream_session {
   // max_recvs recvs, and none after one that emptied the socket (socket_bio.hpp): so a short read
   // means what it means on a plain socket, emptied (or a record's rest still on its way), and the
   // work done under the lock stays bounded while a peer keeps the socket full.
-  static constexpr int max_recvs = 2;
   net::io_result read(std::span<std::byte> out) noexcept override {
     if (mode_.load(std::memory_order_acquire) != mode::tls) [[unlikely]]
       if (const std::optional<net::io_result> r = read_before_tls(out)) return *r;
@@ -155,15 +154,14 @@ class session final : public net::stream_session {
     if (failed_ || read_over_) return {net::io_status::closed, 0};
     // Records left from a recv that emptied the socket come without a recv: the engines look at
     // the socket again after a short read, as they do after one on a plain socket.
-    const bool held = socket_->holds_record() || SSL_pending(ssl_.get()) > 0;
-    socket_->recvs_left = held && socket_->drained ? 0 : max_recvs;
+    socket_->recvs_left = holds_whole_records() && socket_->drained ? 0 : max_recvs;
     std::size_t total = 0;
     net::io_result r;
     do {
       r = read_record(out.subspan(total));
       if (r.status == net::io_status::data) total += r.bytes;
     } while (r.status == net::io_status::data && total < out.size() &&
-             (socket_->recvs_left != 0 || socket_->holds_record() || SSL_pending(ssl_.get()) > 0));
+             (socket_->recvs_left != 0 || holds_whole_records()));
     socket_->recvs_left = -1;
     detail::clear_errors();  // nothing of this connection's is left for the thread's next OpenSSL call
     if (total == 0) return r;
@@ -207,7 +205,7 @@ class session final : public net::stream_session {
     if (read_over_) return true;
     // Not while a read waits to write first (a KeyUpdate's answer met a full socket): OpenSSL
     // finishes that write before it reads anything, so the engines must wait for POLLOUT (wants()).
-    return !failed_ && wants_ != POLLOUT && (SSL_pending(ssl_.get()) > 0 || socket_->holds_record());
+    return !failed_ && wants_ != POLLOUT && holds_whole_records();
   }
   short wants() const noexcept override {
     std::lock_guard lock(mutex_);
@@ -297,6 +295,13 @@ class session final : public net::stream_session {
     if (sent == 0 && !data.empty()) return net::io_result{net::io_status::would_block, 0};
     return net::io_result{net::io_status::data, static_cast<std::size_t>(sent)};
   }
+
+  // The most recvs one read() makes (above).
+  static constexpr int max_recvs = 2;
+
+  // Whether data can be had without the socket, with the mutex held: decoded bytes OpenSSL holds,
+  // or whole records in the BIO's buffer (never part of one: see stream_session::buffered()).
+  bool holds_whole_records() const noexcept { return SSL_pending(ssl_.get()) > 0 || socket_->holds_record(); }
 
   // One SSL_read_ex into `out`, with the mutex held: one record's data at most.
   net::io_result read_record(std::span<std::byte> out) noexcept {
