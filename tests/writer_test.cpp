@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -359,6 +360,40 @@ TEST_CASE("a frame written while another thread sends waits behind it, whatever 
   held.go.store(true);
   held.go.notify_all();
   sender.join();
+}
+
+// Found by the whole suite on one CPU: a graceful shutdown whose last request's reply was queued
+// behind another thread's send (or held, and being flushed) closed the connection under that send,
+// and the caller saw "connection is shut down" instead of its answer. A close must wait for the
+// send in progress. The closer is given 100 ms to return too soon: on a loaded machine a
+// regression may go unseen, but this test cannot fail where the writer is right.
+TEST_CASE("a last flush before close waits for the send in progress, and what was queued behind it goes out",
+          "[writer]") {
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+  auto session = std::make_unique<held_first_write>(fds[0]);
+  held_first_write& held = *session;
+  geerpc::net::stream out{geerpc::net::unique_fd(fds[0]), std::move(session)};
+  const geerpc::net::unique_fd in{fds[1]};
+  frame_writer writer(out, 1u << 20);
+  const auto first = bytes(100, 1);
+  const auto second = bytes(200, 2);
+  std::thread sender([&] { writer.write(first); });
+  held.in_write.wait(false);
+  REQUIRE(writer.write(second) == frame_writer::status::done);  // queued: the sender takes it along
+  std::promise<frame_writer::status> closed;
+  auto closing = closed.get_future();
+  std::thread closer([&] { closed.set_value(writer.flush_before_close()); });
+  CHECK(closing.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);
+  held.go.store(true);
+  held.go.notify_all();
+  sender.join();
+  closer.join();
+  CHECK(closing.get() == frame_writer::status::done);
+  std::vector<std::byte> got(first.size() + second.size() + 1);
+  CHECK(::recv(in.get(), got.data(), got.size(), MSG_DONTWAIT) == static_cast<long>(first.size() + second.size()));
+  got.resize(first.size() + second.size());
+  CHECK(got == joined({first, second}));
 }
 
 }  // namespace writer_test

@@ -1,6 +1,7 @@
 // geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
 // whole and never interleaved; a thread that finds another one sending queues its frame and
-// returns, and the sender takes the queue along (several frames, one send). It never blocks: what
+// returns, and the sender takes the queue along (several frames, one send). It never blocks (but
+// a close's last flush waits for a send in progress, flush_before_close()): what
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
 //
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <new>
@@ -105,17 +107,17 @@ class frame_writer {
     const long sent = send_some(frame);
     lock.lock();
     if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
-      sending_ = false;
+      stop_sending_locked();
       return break_locked();
     }
     if (static_cast<std::size_t>(sent) < frame.size()) {
       // The rest goes ahead of anything queued meanwhile.
       if (const queued q = keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent))); q != queued::yes) {
-        sending_ = false;
+        stop_sending_locked();
         return refuse_locked(q);
       }
     } else if (queue_.empty()) {
-      sending_ = false;
+      stop_sending_locked();
       return status::done;
     }
     return drain_locked(lock, sent > 0);
@@ -141,6 +143,22 @@ class frame_writer {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
     if (sending_) return status::done;
+    sending_ = true;
+    return drain_locked(lock, false);
+  }
+
+  // A connection's last flush, before its stream is shut down: waits for a send in progress on
+  // another thread (its whole drain, which never blocks), then sends what the socket takes now.
+  // What waits behind that sender, or is held, may be the reply of a request already counted out
+  // (a graceful shutdown closes once its last request has finished): shutting the stream down
+  // under the sender would cut it off. Never call it on the sending thread, nor from the
+  // want_write hook (which runs with this writer's lock held).
+  status flush_before_close() {
+    std::unique_lock lock(mutex_);
+    ++closers_waiting_;
+    sender_done_.wait(lock, [this] { return !sending_; });
+    --closers_waiting_;
+    if (broken_) return status::broken;
     sending_ = true;
     return drain_locked(lock, false);
   }
@@ -202,22 +220,28 @@ class frame_writer {
       lock.lock();
       taken_ = 0;
       if (sent < 0 || broken_) {
-        sending_ = false;
+        stop_sending_locked();
         return break_locked();
       }
       queue_.consume(static_cast<std::size_t>(sent));  // blocks sent go back at once
       account_locked();
       if (sent > 0) progressed = true;
       if (static_cast<std::size_t>(sent) < offered) {  // the socket is full: the owner flushes once it drains
-        sending_ = false;
+        stop_sending_locked();
         if (progressed || !want_write_now_) stalled_since_ = manual_ != nullptr ? manual_->now() : clock::now();
         set_want_write(true);
         return status::pending;
       }
     }
-    sending_ = false;
+    stop_sending_locked();
     set_want_write(false);
     return status::done;
+  }
+
+  // The sender lets go; a closer waiting for it (flush_before_close()) is woken.
+  void stop_sending_locked() {
+    sending_ = false;
+    if (closers_waiting_ != 0) sender_done_.notify_all();
   }
 
   enum class queued { yes, over_limit, no_memory };
@@ -302,10 +326,12 @@ class frame_writer {
   memory_gauge* gauge_;                               // null once detached (detach_gauge)
   const geerpc::detail::manual_clock* const manual_;  // null: steady_clock
   mutable std::mutex mutex_;
-  chunk_queue queue_;                  // waiting to be sent, in order
-  std::size_t taken_ = 0;              // queue_'s first bytes, which the sender is sending outside the lock
-  std::size_t held_ = 0;               // queue_.held(), as counted on the gauge
-  clock::time_point stalled_since_{};  // meaningful while want_write_now_
+  chunk_queue queue_;                    // waiting to be sent, in order
+  std::size_t taken_ = 0;                // queue_'s first bytes, which the sender is sending outside the lock
+  std::size_t held_ = 0;                 // queue_.held(), as counted on the gauge
+  clock::time_point stalled_since_{};    // meaningful while want_write_now_
+  std::condition_variable sender_done_;  // a sender let go, notified while closers_waiting_
+  int closers_waiting_ = 0;
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;

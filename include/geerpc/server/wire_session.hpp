@@ -171,7 +171,8 @@ class wire_session {
   }
 
   // Stops reading and writing and asks every handler still running for this peer to stop. The
-  // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
+  // transport notices (EOF on the socket) and drops the connection. Repeatable, and safe from any
+  // thread but from inside the writer (its want_write hook): it waits for a send in progress.
   void close() {
     const bool already = closed_.exchange(true, std::memory_order_acq_rel);
     // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
@@ -179,8 +180,9 @@ class wire_session {
     disarm_stall_timer();
     disarm_write_timer();
     if (already) return;
-    // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
-    writer_.flush();
+    // Replies held for a batch (reply_holds.hpp), and those queued behind another thread's send,
+    // belong to handlers that finished: they go out first, after that send.
+    writer_.flush_before_close();
     stream_.shutdown();
     owner().stop_handlers();
   }
