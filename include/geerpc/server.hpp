@@ -110,8 +110,10 @@ class basic_server {
   // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
   // sent a goaway frame (docs/protocol.md 4.9), after which its new calls fail at once with
   // errc::going_away, and requests that still arrive are answered errc::going_away without
-  // running (safe to send elsewhere). Calls in flight run to completion until `drain` has passed;
-  // then those left are answered errc::aborted and their handlers' stop_tokens fire. Returns when
+  // running (safe to send elsewhere). Calls in flight run to completion, and their replies reach
+  // their sockets, until `drain` has passed; then those left are answered errc::aborted and their
+  // handlers' stop_tokens fire, and the connections close (what their sockets have not taken of a
+  // reply is lost then: a peer that stops reading holds the shutdown to `drain`). Returns when
   // every thread the server started has ended, as stop() does. Called from a handler, it waits for
   // that handler too, until `drain`; then it only begins the stop (see stop()).
   template <class Rep, class Period>

@@ -90,9 +90,14 @@ struct server_context {
     drain.finish([this] { requests.release_inflight(); });
   }
 
-  // Waits until no request is in flight, or `deadline`; true if none is.
+  // Waits until no request is in flight and no connection's writer holds bytes (a reply that
+  // waits for its socket to drain, or one held for a batch), or `deadline`; true if so. A request
+  // is counted out once its reply is handed to its writer: the close that follows the drain
+  // would cut what the socket has not taken yet. The drain gate looks again every poll for the
+  // bytes, which announce nothing when they leave.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
-    return drain.wait_drained(deadline, [this] { return requests.inflight() == 0; });
+    return drain.wait_drained(
+        deadline, [this] { return requests.inflight() == 0 && output.now(std::memory_order_acquire) == 0; });
   }
 };
 
