@@ -3422,6 +3422,8 @@ GEERPC_END_NAMESPACE
 // stay in the layer. A connection without a session is a plain TCP or Unix socket, and the
 // engines' branch into a session is then never taken (net/stream.hpp).
 
+#include <sys/uio.h>
+
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -3465,6 +3467,19 @@ class stream_session {
   // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
+  // Several buffers (a writer's queue of frames), taken as their concatenation would be by write():
+  // by default one write() each, until one takes less than all of its bytes. A session whose unit
+  // of output costs the same whatever its size (a TLS record) gathers small buffers instead.
+  virtual io_result write_parts(std::span<const ::iovec> parts) noexcept {
+    io_result all{io_status::data, 0};
+    for (const ::iovec& part : parts) {
+      const io_result r = write(std::span(static_cast<const std::byte*>(part.iov_base), part.iov_len));
+      all.bytes += r.bytes;
+      if (r.status != io_status::data) return all.bytes != 0 ? all : r;
+      if (r.bytes < part.iov_len) break;
+    }
+    return all;
+  }
   // Whether read() has an answer now without the socket being readable (bytes the session read
   // from the socket and kept: TLS's decoded bytes, SSL_pending, and whole records its BIO holds;
   // or the end of the connection, found behind the data a read returned): an engine must not wait
@@ -7820,9 +7835,14 @@ struct server_context {
     drain.finish([this] { requests.release_inflight(); });
   }
 
-  // Waits until no request is in flight, or `deadline`; true if none is.
+  // Waits until no request is in flight and no connection's writer holds bytes (a reply that
+  // waits for its socket to drain, or one held for a batch), or `deadline`; true if so. A request
+  // is counted out once its reply is handed to its writer: the close that follows the drain
+  // would cut what the socket has not taken yet. The drain gate looks again every poll for the
+  // bytes, which announce nothing when they leave.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
-    return drain.wait_drained(deadline, [this] { return requests.inflight() == 0; });
+    return drain.wait_drained(
+        deadline, [this] { return requests.inflight() == 0 && output.now(std::memory_order_acquire) == 0; });
   }
 };
 
@@ -8693,8 +8713,10 @@ class basic_server {
   // Stops gracefully: the listening socket closes at once (new dials are refused); every client is
   // sent a goaway frame (docs/protocol.md 4.9), after which its new calls fail at once with
   // errc::going_away, and requests that still arrive are answered errc::going_away without
-  // running (safe to send elsewhere). Calls in flight run to completion until `drain` has passed;
-  // then those left are answered errc::aborted and their handlers' stop_tokens fire. Returns when
+  // running (safe to send elsewhere). Calls in flight run to completion, and their replies reach
+  // their sockets, until `drain` has passed; then those left are answered errc::aborted and their
+  // handlers' stop_tokens fire, and the connections close (what their sockets have not taken of a
+  // reply is lost then: a peer that stops reading holds the shutdown to `drain`). Returns when
   // every thread the server started has ended, as stop() does. Called from a handler, it waits for
   // that handler too, until `drain`; then it only begins the stop (see stop()).
   template <class Rep, class Period>
@@ -8943,7 +8965,6 @@ GEERPC_END_NAMESPACE
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <ctime>
 
@@ -9713,7 +9734,7 @@ class stream {
   }
 
   // Several buffers, written as their concatenation would be: one system call on a plain socket;
-  // through a session, one write each until one takes less than all of its bytes.
+  // through a session, its write_parts().
   io_result write_some(std::span<const ::iovec> parts) noexcept {
     if (session_ != nullptr) [[unlikely]]
       return session_write(parts);
@@ -9769,14 +9790,7 @@ class stream {
   }
 
   [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const ::iovec> parts) noexcept {
-    io_result all{io_status::data, 0};
-    for (const ::iovec& part : parts) {
-      const io_result r = session_->write(std::span(static_cast<const std::byte*>(part.iov_base), part.iov_len));
-      all.bytes += r.bytes;
-      if (r.status != io_status::data) return all.bytes != 0 ? all : r;
-      if (r.bytes < part.iov_len) break;
-    }
-    return all;
+    return session_->write_parts(parts);
   }
 
   unique_fd fd_;
@@ -10176,7 +10190,8 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/net/frame_writer.hpp
 // geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
 // whole and never interleaved; a thread that finds another one sending queues its frame and
-// returns, and the sender takes the queue along (several frames, one send). It never blocks: what
+// returns, and the sender takes the queue along (several frames, one send). It never blocks (but
+// a close's last flush waits for a send in progress, flush_before_close()): what
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
 //
@@ -10434,17 +10449,17 @@ class frame_writer {
     const long sent = send_some(frame);
     lock.lock();
     if (sent < 0 || broken_) {  // broken_: another thread gave up on the connection meanwhile
-      sending_ = false;
+      stop_sending_locked();
       return break_locked();
     }
     if (static_cast<std::size_t>(sent) < frame.size()) {
       // The rest goes ahead of anything queued meanwhile.
       if (const queued q = keep_rest_locked(frame.subspan(static_cast<std::size_t>(sent))); q != queued::yes) {
-        sending_ = false;
+        stop_sending_locked();
         return refuse_locked(q);
       }
     } else if (queue_.empty()) {
-      sending_ = false;
+      stop_sending_locked();
       return status::done;
     }
     return drain_locked(lock, sent > 0);
@@ -10470,6 +10485,22 @@ class frame_writer {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
     if (sending_) return status::done;
+    sending_ = true;
+    return drain_locked(lock, false);
+  }
+
+  // A connection's last flush, before its stream is shut down: waits for a send in progress on
+  // another thread (its whole drain, which never blocks), then sends what the socket takes now.
+  // What waits behind that sender, or is held, may be the reply of a request already counted out
+  // (a graceful shutdown closes once its last request has finished): shutting the stream down
+  // under the sender would cut it off. Never call it on the sending thread, nor from the
+  // want_write hook (which runs with this writer's lock held).
+  status flush_before_close() {
+    std::unique_lock lock(mutex_);
+    ++closers_waiting_;
+    sender_done_.wait(lock, [this] { return !sending_; });
+    --closers_waiting_;
+    if (broken_) return status::broken;
     sending_ = true;
     return drain_locked(lock, false);
   }
@@ -10531,22 +10562,28 @@ class frame_writer {
       lock.lock();
       taken_ = 0;
       if (sent < 0 || broken_) {
-        sending_ = false;
+        stop_sending_locked();
         return break_locked();
       }
       queue_.consume(static_cast<std::size_t>(sent));  // blocks sent go back at once
       account_locked();
       if (sent > 0) progressed = true;
       if (static_cast<std::size_t>(sent) < offered) {  // the socket is full: the owner flushes once it drains
-        sending_ = false;
+        stop_sending_locked();
         if (progressed || !want_write_now_) stalled_since_ = manual_ != nullptr ? manual_->now() : clock::now();
         set_want_write(true);
         return status::pending;
       }
     }
-    sending_ = false;
+    stop_sending_locked();
     set_want_write(false);
     return status::done;
+  }
+
+  // The sender lets go; a closer waiting for it (flush_before_close()) is woken.
+  void stop_sending_locked() {
+    sending_ = false;
+    if (closers_waiting_ != 0) sender_done_.notify_all();
   }
 
   enum class queued { yes, over_limit, no_memory };
@@ -10631,10 +10668,12 @@ class frame_writer {
   memory_gauge* gauge_;                               // null once detached (detach_gauge)
   const geerpc::detail::manual_clock* const manual_;  // null: steady_clock
   mutable std::mutex mutex_;
-  chunk_queue queue_;                  // waiting to be sent, in order
-  std::size_t taken_ = 0;              // queue_'s first bytes, which the sender is sending outside the lock
-  std::size_t held_ = 0;               // queue_.held(), as counted on the gauge
-  clock::time_point stalled_since_{};  // meaningful while want_write_now_
+  chunk_queue queue_;                    // waiting to be sent, in order
+  std::size_t taken_ = 0;                // queue_'s first bytes, which the sender is sending outside the lock
+  std::size_t held_ = 0;                 // queue_.held(), as counted on the gauge
+  clock::time_point stalled_since_{};    // meaningful while want_write_now_
+  std::condition_variable sender_done_;  // a sender let go, notified while closers_waiting_
+  int closers_waiting_ = 0;
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;
@@ -14511,7 +14550,8 @@ class wire_session {
   }
 
   // Stops reading and writing and asks every handler still running for this peer to stop. The
-  // transport notices (EOF on the socket) and drops the connection. Safe from any thread, repeatable.
+  // transport notices (EOF on the socket) and drops the connection. Repeatable, and safe from any
+  // thread but from inside the writer (its want_write hook): it waits for a send in progress.
   void close() {
     const bool already = closed_.exchange(true, std::memory_order_acq_rel);
     // After closed_ is set, so that no timer is armed again behind these disarms. Releases the
@@ -14519,8 +14559,9 @@ class wire_session {
     disarm_stall_timer();
     disarm_write_timer();
     if (already) return;
-    // Replies held for a batch (reply_holds.hpp) belong to handlers that finished: send them first.
-    writer_.flush();
+    // Replies held for a batch (reply_holds.hpp), and those queued behind another thread's send,
+    // belong to handlers that finished: they go out first, after that send.
+    writer_.flush_before_close();
     stream_.shutdown();
     owner().stop_handlers();
   }

@@ -66,7 +66,7 @@ class stream {
   }
 
   // Several buffers, written as their concatenation would be: one system call on a plain socket;
-  // through a session, one write each until one takes less than all of its bytes.
+  // through a session, its write_parts().
   io_result write_some(std::span<const ::iovec> parts) noexcept {
     if (session_ != nullptr) [[unlikely]]
       return session_write(parts);
@@ -122,14 +122,7 @@ class stream {
   }
 
   [[gnu::noinline, gnu::cold]] io_result session_write(std::span<const ::iovec> parts) noexcept {
-    io_result all{io_status::data, 0};
-    for (const ::iovec& part : parts) {
-      const io_result r = session_->write(std::span(static_cast<const std::byte*>(part.iov_base), part.iov_len));
-      all.bytes += r.bytes;
-      if (r.status != io_status::data) return all.bytes != 0 ? all : r;
-      if (r.bytes < part.iov_len) break;
-    }
-    return all;
+    return session_->write_parts(parts);
   }
 
   unique_fd fd_;

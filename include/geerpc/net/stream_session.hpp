@@ -5,6 +5,8 @@
 // engines' branch into a session is then never taken (net/stream.hpp).
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -55,6 +57,19 @@ class stream_session {
   // or would_block: the engine waits for wants(), or POLLOUT if none, and offers the rest again, perhaps from
   // another buffer that starts with the same bytes.
   virtual io_result write(std::span<const std::byte> data) noexcept = 0;
+  // Several buffers (a writer's queue of frames), taken as their concatenation would be by write():
+  // by default one write() each, until one takes less than all of its bytes. A session whose unit
+  // of output costs the same whatever its size (a TLS record) gathers small buffers instead.
+  virtual io_result write_parts(std::span<const ::iovec> parts) noexcept {
+    io_result all{io_status::data, 0};
+    for (const ::iovec& part : parts) {
+      const io_result r = write(std::span(static_cast<const std::byte*>(part.iov_base), part.iov_len));
+      all.bytes += r.bytes;
+      if (r.status != io_status::data) return all.bytes != 0 ? all : r;
+      if (r.bytes < part.iov_len) break;
+    }
+    return all;
+  }
   // Whether read() has an answer now without the socket being readable (bytes the session read
   // from the socket and kept: TLS's decoded bytes, SSL_pending, and whole records its BIO holds;
   // or the end of the connection, found behind the data a read returned): an engine must not wait

@@ -21,12 +21,14 @@
 #include <poll.h>
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +40,7 @@
 #include "../net/stream_session.hpp"
 #include "context.hpp"
 #include "errors.hpp"
+#include "gathered_parts.hpp"
 #include "peer_certificate.hpp"
 #include "socket_bio.hpp"
 
@@ -180,20 +183,32 @@ class session final : public net::stream_session {
     if (mode_.load(std::memory_order_acquire) != mode::tls) [[unlikely]]
       if (const std::optional<net::io_result> r = write_before_tls(data)) return *r;
     std::lock_guard lock(mutex_);
-    if (failed_ || write_over_) return {net::io_status::closed, 0};
+    return write_locked(data);
+  }
+
+  // A record costs a seal, a header and, through the socket BIO, a send, whatever its size: small
+  // buffers (a writer's queue of replies) are copied together into whole records, where a record
+  // each cost all of that per frame. A buffer of a record's size or more, and the last one, go as
+  // they are. A retry starts with the same bytes (the writer keeps them) and so offers a record
+  // that met a full socket again, at least as long, as OpenSSL requires.
+  net::io_result write_parts(std::span<const ::iovec> parts) noexcept override {
+    if (parts.size() < 2 || mode_.load(std::memory_order_acquire) != mode::tls)
+      return stream_session::write_parts(parts);
+    std::lock_guard lock(mutex_);
+    // No memory for it: a record per buffer at least.
+    if (staging_ == nullptr) staging_.reset(new (std::nothrow) std::byte[detail::max_record_data]);
     std::size_t total = 0;
-    net::io_result r;
-    do {
-      detail::clear_errors();
-      errno = 0;
-      std::size_t n = 0;
-      const int rc = SSL_write_ex(ssl_.get(), data.data() + total, data.size() - total, &n);
-      r = finish(rc, n, false);
-      if (r.status == net::io_status::data) total += r.bytes;
-    } while (r.status == net::io_status::data && total < data.size());
-    detail::clear_errors();
+    net::io_result r{net::io_status::data, 0};
+    for (detail::gathered_parts next(parts); !next.done();) {
+      const std::span<const std::byte> record = next.record(staging_.get());
+      r = write_locked(record);
+      total += r.bytes;
+      if (r.status != net::io_status::data || r.bytes < record.size()) break;
+      next.advance(r.bytes);
+    }
+    if (socket_->release_when_empty) staging_.reset();
     if (total == 0) return r;
-    write_over_ = r.status == net::io_status::closed;  // the next write says so
+    if (r.status == net::io_status::closed) write_over_ = true;  // the next write says so
     return {net::io_status::data, total};
   }
 
@@ -296,6 +311,24 @@ class session final : public net::stream_session {
     return net::io_result{net::io_status::data, static_cast<std::size_t>(sent)};
   }
 
+  // Records from `data` until its bytes run out or one would block, with the mutex held.
+  net::io_result write_locked(std::span<const std::byte> data) noexcept {
+    if (failed_ || write_over_) return {net::io_status::closed, 0};
+    std::size_t total = 0;
+    net::io_result r;
+    do {
+      detail::clear_errors();
+      errno = 0;
+      std::size_t n = 0;
+      const int rc = SSL_write_ex(ssl_.get(), data.data() + total, data.size() - total, &n);
+      r = finish(rc, n, false);
+      if (r.status == net::io_status::data) total += r.bytes;
+    } while (r.status == net::io_status::data && total < data.size());
+    detail::clear_errors();
+    if (total == 0) return r;
+    write_over_ = r.status == net::io_status::closed;  // the next write says so
+    return {net::io_status::data, total};
+  }
   // The most recvs one read() makes (above).
   static constexpr int max_recvs = 2;
 
@@ -408,8 +441,10 @@ class session final : public net::stream_session {
   bool write_over_ = false;  // a write's later record found the connection gone
   bool read_over_ = false;   // a read's later record found the connection over
   bool http_ = false;        // a server's, agreed on http/1.1 in ALPN
-  int fd_ = -1;              // a server's socket, for the first byte and a plaintext peer's bytes
-  bool required_ = true;     // a server's: plaintext peers are refused
+  // write_parts()'s record being gathered: kept between writes unless idle buffers are released.
+  std::unique_ptr<std::byte[]> staging_;
+  int fd_ = -1;           // a server's socket, for the first byte and a plaintext peer's bytes
+  bool required_ = true;  // a server's: plaintext peers are refused
   std::atomic<mode> mode_{mode::tls};
 };
 
