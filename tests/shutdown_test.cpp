@@ -206,6 +206,28 @@ TEMPLATE_TEST_CASE("a reply still waiting for its socket when the last call fini
   CHECK(got.value() == std::string(size, 'b'));
 }
 
+TEMPLATE_TEST_CASE("a peer that never reads its reply holds stop() and shutdown() no longer than their bounds",
+                   "[shutdown]", GEERPC_TRANSPORTS) {
+  // Found in review: a closed connection kept the bytes its socket had not taken on the server's
+  // output gauge until it was destroyed, after stop()'s wait, and a drain waiting for that gauge
+  // to empty would have waited for ever. The peer stays open and reads nothing.
+  const bool graceful = GENERATE(false, true);
+  CAPTURE(graceful);
+  test::temp_dir dir;
+  Bulk bulk;
+  bulk.release.set();
+  geerpc::basic_server<TestType> server;
+  server.template add<BulkApi>(bulk);
+  test::raw_peer peer(server.listen(dir.socket()));
+  peer.send_hello();
+  REQUIRE(peer.read_hello_reply());
+  peer.send(test::request_frame(1, "Bulk.Make", std::size_t{3'000'000}));
+  REQUIRE(bulk.started.wait_for_at_least(1));
+  REQUIRE(test::eventually([&] { return server.inflight() == 0; }));  // answered: the reply waits for the socket
+  auto stopped = std::async(std::launch::async, [&] { graceful ? server.shutdown(200ms) : server.stop(); });
+  CHECK(stopped.wait_for(20s) == std::future_status::ready);
+}
+
 TEMPLATE_TEST_CASE("a handler that shuts down another server still sends its own reply", "[shutdown]",
                    GEERPC_TRANSPORTS) {
   // The other server has a client, so that its shutdown writes a goaway frame and answers on this

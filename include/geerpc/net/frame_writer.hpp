@@ -1,7 +1,7 @@
 // geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
 // whole and never interleaved; a thread that finds another one sending queues its frame and
 // returns, and the sender takes the queue along (several frames, one send). It never blocks (but
-// a close's last flush waits for a send in progress, flush_before_close()): what
+// close() waits for a send in progress): what
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
 //
@@ -76,11 +76,11 @@ class frame_writer {
   frame_writer& operator=(const frame_writer&) = delete;
 
   // A session's write that found the socket full may need its retry to offer at least as many
-  // bytes as that try took on (TLS: the record it sealed, up to 16 KiB; OpenSSL fails a shorter
-  // retry with "bad length"). A stream gives a session one buffer at a time, so a record comes
-  // from one block and a retry's first buffer runs from its start to its block's end; the rest of
-  // a frame cut short starts a block of its own. Blocks with room for a whole record therefore
-  // keep every retry long enough, whatever the limit.
+  // bytes as that try did, from the same start (TLS: the records it sealed; OpenSSL fails a
+  // shorter retry with "bad length"). A retry starts with the same bytes. A session that makes a
+  // record of one buffer (TLS: a buffer of a record's size or more, or the last one) needs that
+  // buffer as long again, so the rest of a frame cut short starts a block of its own, and blocks
+  // with room for a whole record keep every such retry long enough, whatever the limit.
   static constexpr std::size_t session_block = 32u << 10;
   static std::size_t block_size_for(const stream& out, std::size_t max_pending) noexcept {
     const std::size_t size = chunk_pool::block_size(max_pending);
@@ -147,20 +147,23 @@ class frame_writer {
     return drain_locked(lock, false);
   }
 
-  // A connection's last flush, before its stream is shut down: waits for a send in progress on
-  // another thread (its whole drain, which never blocks), then sends what the socket takes now.
-  // What waits behind that sender, or is held, may be the reply of a request already counted out
-  // (a graceful shutdown closes once its last request has finished): shutting the stream down
-  // under the sender would cut it off. Never call it on the sending thread, nor from the
+  // The connection closes: waits for a send in progress on another thread (its whole drain,
+  // which never blocks), sends what the socket takes now, and drops the rest; every write after
+  // it is refused (status::broken), and the writer holds no memory. What waits behind that
+  // sender, or is held, may be the reply of a request already counted out (a graceful shutdown
+  // closes once its last request has finished): shutting the stream down under the sender would
+  // cut it off. Call it before the stream is shut down; never on the sending thread, nor from the
   // want_write hook (which runs with this writer's lock held).
-  status flush_before_close() {
+  void close() {
     std::unique_lock lock(mutex_);
     ++closers_waiting_;
     sender_done_.wait(lock, [this] { return !sending_; });
     --closers_waiting_;
-    if (broken_) return status::broken;
-    sending_ = true;
-    return drain_locked(lock, false);
+    if (!broken_) {
+      sending_ = true;
+      drain_locked(lock, false);
+    }
+    break_locked();
   }
 
   // Whether bytes wait that no send in progress has taken.
@@ -238,7 +241,7 @@ class frame_writer {
     return status::done;
   }
 
-  // The sender lets go; a closer waiting for it (flush_before_close()) is woken.
+  // The sender lets go; a closer waiting for it (close()) is woken.
   void stop_sending_locked() {
     sending_ = false;
     if (closers_waiting_ != 0) sender_done_.notify_all();

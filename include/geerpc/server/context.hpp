@@ -90,14 +90,21 @@ struct server_context {
     drain.finish([this] { requests.release_inflight(); });
   }
 
-  // Waits until no request is in flight and no connection's writer holds bytes (a reply that
-  // waits for its socket to drain, or one held for a batch), or `deadline`; true if so. A request
-  // is counted out once its reply is handed to its writer: the close that follows the drain
-  // would cut what the socket has not taken yet. The drain gate looks again every poll for the
-  // bytes, which announce nothing when they leave.
+  // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
+    return drain.wait_drained(deadline, [this] { return requests.inflight() == 0; });
+  }
+
+  // A graceful shutdown's drain: waits until no request is in flight and no connection's writer
+  // holds bytes (a reply that waits for its socket to drain, or one held for a batch), or
+  // `deadline`; true if so. A request is counted out once its reply is handed to its writer, and
+  // the close that follows the drain would cut what the socket has not taken. The count is read
+  // first: once it reads 0, every reply was handed over before (the count's release), so its bytes
+  // are on the gauge or sent. The drain gate looks again every poll for the bytes to leave.
+  // (stop() waits for the count alone: it closes every connection first, which drops their bytes.)
+  bool wait_drained_and_sent(std::chrono::steady_clock::time_point deadline) {
     return drain.wait_drained(
-        deadline, [this] { return requests.inflight() == 0 && output.now(std::memory_order_acquire) == 0; });
+        deadline, [this] { return requests.inflight() == 0 && output.now(std::memory_order_relaxed) == 0; });
   }
 };
 

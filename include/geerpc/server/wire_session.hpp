@@ -181,8 +181,9 @@ class wire_session {
     disarm_write_timer();
     if (already) return;
     // Replies held for a batch (reply_holds.hpp), and those queued behind another thread's send,
-    // belong to handlers that finished: they go out first, after that send.
-    writer_.flush_before_close();
+    // belong to handlers that finished: they go out first, after that send, as far as the socket
+    // takes them now.
+    writer_.close();
     stream_.shutdown();
     owner().stop_handlers();
   }

@@ -76,7 +76,7 @@ void server_link<Transport>::shutdown(engine& e, server_context& context,
   if (e.stop_accepting()) {
     context.drain.begin();
     e.for_each_connection([](server_connection& connection) { connection.go_away(); });
-    if (!context.wait_drained(drain_deadline))
+    if (!context.wait_drained_and_sent(drain_deadline))
       e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
   }
   e.stop();
