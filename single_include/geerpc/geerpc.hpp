@@ -7835,14 +7835,21 @@ struct server_context {
     drain.finish([this] { requests.release_inflight(); });
   }
 
-  // Waits until no request is in flight and no connection's writer holds bytes (a reply that
-  // waits for its socket to drain, or one held for a batch), or `deadline`; true if so. A request
-  // is counted out once its reply is handed to its writer: the close that follows the drain
-  // would cut what the socket has not taken yet. The drain gate looks again every poll for the
-  // bytes, which announce nothing when they leave.
+  // Waits until no request is in flight, or `deadline`; true if none is.
   bool wait_drained(std::chrono::steady_clock::time_point deadline) {
+    return drain.wait_drained(deadline, [this] { return requests.inflight() == 0; });
+  }
+
+  // A graceful shutdown's drain: waits until no request is in flight and no connection's writer
+  // holds bytes (a reply that waits for its socket to drain, or one held for a batch), or
+  // `deadline`; true if so. A request is counted out once its reply is handed to its writer, and
+  // the close that follows the drain would cut what the socket has not taken. The count is read
+  // first: once it reads 0, every reply was handed over before (the count's release), so its bytes
+  // are on the gauge or sent. The drain gate looks again every poll for the bytes to leave.
+  // (stop() waits for the count alone: it closes every connection first, which drops their bytes.)
+  bool wait_drained_and_sent(std::chrono::steady_clock::time_point deadline) {
     return drain.wait_drained(
-        deadline, [this] { return requests.inflight() == 0 && output.now(std::memory_order_acquire) == 0; });
+        deadline, [this] { return requests.inflight() == 0 && output.now(std::memory_order_relaxed) == 0; });
   }
 };
 
@@ -10191,7 +10198,7 @@ GEERPC_END_NAMESPACE
 // geerpc: the write side of a connection, shared by every thread that answers on it. Frames go out
 // whole and never interleaved; a thread that finds another one sending queues its frame and
 // returns, and the sender takes the queue along (several frames, one send). It never blocks (but
-// a close's last flush waits for a send in progress, flush_before_close()): what
+// close() waits for a send in progress): what
 // the socket does not take waits in a bounded queue until the owner of the connection, told through
 // `want_write`, sees the socket writable and calls flush().
 //
@@ -10418,11 +10425,11 @@ class frame_writer {
   frame_writer& operator=(const frame_writer&) = delete;
 
   // A session's write that found the socket full may need its retry to offer at least as many
-  // bytes as that try took on (TLS: the record it sealed, up to 16 KiB; OpenSSL fails a shorter
-  // retry with "bad length"). A stream gives a session one buffer at a time, so a record comes
-  // from one block and a retry's first buffer runs from its start to its block's end; the rest of
-  // a frame cut short starts a block of its own. Blocks with room for a whole record therefore
-  // keep every retry long enough, whatever the limit.
+  // bytes as that try did, from the same start (TLS: the records it sealed; OpenSSL fails a
+  // shorter retry with "bad length"). A retry starts with the same bytes. A session that makes a
+  // record of one buffer (TLS: a buffer of a record's size or more, or the last one) needs that
+  // buffer as long again, so the rest of a frame cut short starts a block of its own, and blocks
+  // with room for a whole record keep every such retry long enough, whatever the limit.
   static constexpr std::size_t session_block = 32u << 10;
   static std::size_t block_size_for(const stream& out, std::size_t max_pending) noexcept {
     const std::size_t size = chunk_pool::block_size(max_pending);
@@ -10489,20 +10496,23 @@ class frame_writer {
     return drain_locked(lock, false);
   }
 
-  // A connection's last flush, before its stream is shut down: waits for a send in progress on
-  // another thread (its whole drain, which never blocks), then sends what the socket takes now.
-  // What waits behind that sender, or is held, may be the reply of a request already counted out
-  // (a graceful shutdown closes once its last request has finished): shutting the stream down
-  // under the sender would cut it off. Never call it on the sending thread, nor from the
+  // The connection closes: waits for a send in progress on another thread (its whole drain,
+  // which never blocks), sends what the socket takes now, and drops the rest; every write after
+  // it is refused (status::broken), and the writer holds no memory. What waits behind that
+  // sender, or is held, may be the reply of a request already counted out (a graceful shutdown
+  // closes once its last request has finished): shutting the stream down under the sender would
+  // cut it off. Call it before the stream is shut down; never on the sending thread, nor from the
   // want_write hook (which runs with this writer's lock held).
-  status flush_before_close() {
+  void close() {
     std::unique_lock lock(mutex_);
     ++closers_waiting_;
     sender_done_.wait(lock, [this] { return !sending_; });
     --closers_waiting_;
-    if (broken_) return status::broken;
-    sending_ = true;
-    return drain_locked(lock, false);
+    if (!broken_) {
+      sending_ = true;
+      drain_locked(lock, false);
+    }
+    break_locked();
   }
 
   // Whether bytes wait that no send in progress has taken.
@@ -10580,7 +10590,7 @@ class frame_writer {
     return status::done;
   }
 
-  // The sender lets go; a closer waiting for it (flush_before_close()) is woken.
+  // The sender lets go; a closer waiting for it (close()) is woken.
   void stop_sending_locked() {
     sending_ = false;
     if (closers_waiting_ != 0) sender_done_.notify_all();
@@ -14560,8 +14570,9 @@ class wire_session {
     disarm_write_timer();
     if (already) return;
     // Replies held for a batch (reply_holds.hpp), and those queued behind another thread's send,
-    // belong to handlers that finished: they go out first, after that send.
-    writer_.flush_before_close();
+    // belong to handlers that finished: they go out first, after that send, as far as the socket
+    // takes them now.
+    writer_.close();
     stream_.shutdown();
     owner().stop_handlers();
   }
@@ -16959,7 +16970,7 @@ void server_link<Transport>::shutdown(engine& e, server_context& context,
   if (e.stop_accepting()) {
     context.drain.begin();
     e.for_each_connection([](server_connection& connection) { connection.go_away(); });
-    if (!context.wait_drained(drain_deadline))
+    if (!context.wait_drained_and_sent(drain_deadline))
       e.for_each_connection([](server_connection& connection) { connection.abort_inflight(); });
   }
   e.stop();

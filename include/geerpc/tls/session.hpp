@@ -189,24 +189,24 @@ class session final : public net::stream_session {
   // A record costs a seal, a header and, through the socket BIO, a send, whatever its size: small
   // buffers (a writer's queue of replies) are copied together into whole records, where a record
   // each cost all of that per frame. A buffer of a record's size or more, and the last one, go as
-  // they are. A retry starts with the same bytes (the writer keeps them) and so offers a record
-  // that met a full socket again, at least as long, as OpenSSL requires.
+  // they are. OpenSSL requires a retry after WANT_WRITE to offer at least what the try before it
+  // did, from the same start: a retry starts with the same bytes (the writer keeps them), and
+  // each of these records is then at least as long again (a record gathered from what is there,
+  // or the same buffer, which only grows).
   net::io_result write_parts(std::span<const ::iovec> parts) noexcept override {
     if (parts.size() < 2 || mode_.load(std::memory_order_acquire) != mode::tls)
       return stream_session::write_parts(parts);
+    std::byte* const staging = staging_buffer();
     std::lock_guard lock(mutex_);
-    // No memory for it: a record per buffer at least.
-    if (staging_ == nullptr) staging_.reset(new (std::nothrow) std::byte[detail::max_record_data]);
     std::size_t total = 0;
     net::io_result r{net::io_status::data, 0};
     for (detail::gathered_parts next(parts); !next.done();) {
-      const std::span<const std::byte> record = next.record(staging_.get());
+      const std::span<const std::byte> record = next.record(staging);
       r = write_locked(record);
       total += r.bytes;
       if (r.status != net::io_status::data || r.bytes < record.size()) break;
       next.advance(r.bytes);
     }
-    if (socket_->release_when_empty) staging_.reset();
     if (total == 0) return r;
     if (r.status == net::io_status::closed) write_over_ = true;  // the next write says so
     return {net::io_status::data, total};
@@ -329,6 +329,16 @@ class session final : public net::stream_session {
     write_over_ = r.status == net::io_status::closed;  // the next write says so
     return {net::io_status::data, total};
   }
+  // Where write_parts() gathers a record: a buffer per thread that gathers (16 KiB a thread, none
+  // a connection), made on first use. A retry may run on another thread: only the bytes must be
+  // the same (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER). Null without memory for it: then a record per
+  // buffer, and a retry of a gathered record fails the connection (OpenSSL's bad length).
+  static std::byte* staging_buffer() noexcept {
+    thread_local std::unique_ptr<std::byte[]> buffer;
+    if (buffer == nullptr) buffer.reset(new (std::nothrow) std::byte[detail::max_record_data]);
+    return buffer.get();
+  }
+
   // The most recvs one read() makes (above).
   static constexpr int max_recvs = 2;
 
@@ -441,10 +451,8 @@ class session final : public net::stream_session {
   bool write_over_ = false;  // a write's later record found the connection gone
   bool read_over_ = false;   // a read's later record found the connection over
   bool http_ = false;        // a server's, agreed on http/1.1 in ALPN
-  // write_parts()'s record being gathered: kept between writes unless idle buffers are released.
-  std::unique_ptr<std::byte[]> staging_;
-  int fd_ = -1;           // a server's socket, for the first byte and a plaintext peer's bytes
-  bool required_ = true;  // a server's: plaintext peers are refused
+  int fd_ = -1;              // a server's socket, for the first byte and a plaintext peer's bytes
+  bool required_ = true;     // a server's: plaintext peers are refused
   std::atomic<mode> mode_{mode::tls};
 };
 
