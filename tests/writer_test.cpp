@@ -337,6 +337,21 @@ struct held_first_write : geerpc::net::stream_session {
   void shutdown() noexcept override {}
 };
 
+// A stream over one end of a socket pair, through a held_first_write session, and the other end.
+struct held_pair {
+  held_first_write* held = nullptr;
+  geerpc::net::stream out;
+  geerpc::net::unique_fd in;
+  held_pair() {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    auto session = std::make_unique<held_first_write>(fds[0]);
+    held = session.get();
+    out = geerpc::net::stream(geerpc::net::unique_fd(fds[0]), std::move(session));
+    in = geerpc::net::unique_fd(fds[1]);
+  }
+};
+
 }  // namespace
 
 // Found in review: blocks counted whole against a small limit (or one of 64-128 KiB) left no room
@@ -345,13 +360,9 @@ TEST_CASE("a frame written while another thread sends waits behind it, whatever 
   const auto [limit, size] = GENERATE(table<std::size_t, std::size_t>(
       {{512, 100}, {1000, 200}, {64u << 10, 65500}, {96u << 10, 70000}, {16u << 20, (16u << 20) - 10000}}));
   CAPTURE(limit, size);
-  int fds[2];
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
-  auto session = std::make_unique<held_first_write>(fds[0]);
-  held_first_write& held = *session;
-  geerpc::net::stream out{geerpc::net::unique_fd(fds[0]), std::move(session)};
-  const geerpc::net::unique_fd in{fds[1]};
-  frame_writer writer(out, limit);
+  held_pair pair;
+  held_first_write& held = *pair.held;
+  frame_writer writer(pair.out, limit);
   const auto first = bytes(100, 1);
   const auto second = bytes(size, 2);
   std::thread sender([&] { writer.write(first); });
@@ -368,12 +379,10 @@ TEST_CASE("a frame written while another thread sends waits behind it, whatever 
 // send in progress. The closer is given 100 ms to return too soon: on a loaded machine a
 // regression may go unseen, but this test cannot fail where the writer is right.
 TEST_CASE("a close waits for the send in progress, and what was queued behind it goes out", "[writer]") {
-  int fds[2];
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
-  auto session = std::make_unique<held_first_write>(fds[0]);
-  held_first_write& held = *session;
-  geerpc::net::stream out{geerpc::net::unique_fd(fds[0]), std::move(session)};
-  const geerpc::net::unique_fd in{fds[1]};
+  held_pair pair;
+  held_first_write& held = *pair.held;
+  geerpc::net::stream& out = pair.out;
+  const geerpc::net::unique_fd& in = pair.in;
   frame_writer writer(out, 1u << 20);
   const auto first = bytes(100, 1);
   const auto second = bytes(200, 2);
