@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   write(root / "frame", "request_with_metadata", std::vector<std::byte>{std::byte{9}, std::byte{3}} + with_metadata);
 
   std::array<std::byte, geerpc::wire::hello_size> hello{};
-  geerpc::wire::encode_hello({1, geerpc::binary_codec::id, 500000, 1u << 20}, hello);
+  geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::binary_codec::id, 500000, 1u << 20}, hello);
   const std::vector<std::byte> hello_bytes(hello.begin(), hello.end());
   write(root / "handshake", "hello_then_calls",
         hello_bytes + sum + echo + request(3, "Arith.Stop", Args{5, 6}, 1) + cancel + request(4, "Nope.X", Args{}));

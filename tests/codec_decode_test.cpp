@@ -24,20 +24,21 @@ TEST_CASE("min_encoded_size is the size of the smallest encoding", "[codec]") {
   STATIC_REQUIRE(min_encoded_size<std::pair<std::uint8_t, double>>() == 9);
   STATIC_REQUIRE(min_encoded_size<std::tuple<>>() == 0);
   STATIC_REQUIRE(min_encoded_size<std::tuple<bool, std::string, std::int16_t>>() == 4);
-  STATIC_REQUIRE(min_encoded_size<nothing>() == 0);
-  STATIC_REQUIRE(min_encoded_size<point>() == 8);
-  STATIC_REQUIRE(min_encoded_size<packed_fields>() == 4);
-  STATIC_REQUIRE(min_encoded_size<segment>() == 17);
+  // A struct is at least its length byte: a writer built with fewer fields may send none of them.
+  STATIC_REQUIRE(min_encoded_size<nothing>() == 1);
+  STATIC_REQUIRE(min_encoded_size<point>() == 1);
+  STATIC_REQUIRE(min_encoded_size<packed_fields>() == 1);
+  STATIC_REQUIRE(min_encoded_size<segment>() == 1);
 
-  // A default-constructed value (empty strings, containers and optionals) is the smallest encoding.
+  // A default-constructed value (empty strings, containers and optionals) is the smallest encoding;
+  // a struct's smallest is its length with no fields, which only a writer with fewer fields sends.
   const auto check_default = [](auto value) {
     using T = decltype(value);
     CHECK(encode(value).size() == min_encoded_size<T>());
   };
-  check_default(point{});
-  check_default(segment{});
-  check_default(shape{});
-  check_default(drawing{});
+  CHECK(encode(point{}).size() == 9);  // its length, then two 4-byte fields
+  point none;
+  CHECK(decode(bytes_of({0x00}), none));
   check_default(std::array<std::string, 3>{});
   check_default(std::tuple<bool, std::string, std::int16_t>{});
   check_default(std::optional<std::array<std::uint64_t, 4>>{});
@@ -107,12 +108,13 @@ TEST_CASE("the serializable concept accepts exactly the supported types", "[code
   STATIC_REQUIRE_FALSE(geerpc::serializable<std::tuple<int&>>);
   STATIC_REQUIRE_FALSE(geerpc::serializable<std::pair<const int, int>>);
   // Zero-byte elements would let a peer claim any count for free.
-  STATIC_REQUIRE_FALSE(geerpc::serializable<std::vector<nothing>>);
-  STATIC_REQUIRE_FALSE(geerpc::serializable<std::array<nothing, 2>>);
   STATIC_REQUIRE_FALSE(geerpc::serializable<std::vector<std::tuple<>>>);
+  STATIC_REQUIRE_FALSE(geerpc::serializable<std::array<std::tuple<>, 2>>);
   STATIC_REQUIRE_FALSE(geerpc::serializable<std::vector<std::array<int, 0>>>);
-  STATIC_REQUIRE_FALSE(geerpc::serializable<std::map<nothing, int>>);
-  STATIC_REQUIRE_FALSE(geerpc::serializable<std::unordered_map<int, nothing>>);
+  STATIC_REQUIRE_FALSE(geerpc::serializable<std::map<std::tuple<>, int>>);
+  STATIC_REQUIRE_FALSE(geerpc::serializable<std::unordered_map<int, std::tuple<>>>);
+  // An empty struct is its length byte: a count of them is bounded like any other.
+  STATIC_REQUIRE(geerpc::serializable<std::vector<nothing>>);
 
   STATIC_REQUIRE(geerpc::serializable<drawing> == is_serializable_v<drawing>);
   STATIC_REQUIRE(geerpc::serializable<with_pointer> == is_serializable_v<with_pointer>);
@@ -132,7 +134,9 @@ TEST_CASE("first_unsupported names the innermost culprit, for the compile error"
   STATIC_REQUIRE(
       std::is_same_v<first_unsupported<std::map<std::string, std::optional<long double>>>::type, long double>);
   STATIC_REQUIRE(std::is_same_v<first_unsupported<std::pair<int, with_union>>::type, int_or_float>);
-  STATIC_REQUIRE(std::is_same_v<first_unsupported<std::vector<nothing>>::type, std::vector<nothing>>);
+  STATIC_REQUIRE(std::is_same_v<first_unsupported<std::vector<std::tuple<>>>::type, std::vector<std::tuple<>>>);
+  // An empty struct has its length byte (docs/protocol.md 5.1), so a count of them is bounded.
+  STATIC_REQUIRE(std::is_void_v<first_unsupported<std::vector<nothing>>::type>);
   STATIC_REQUIRE(std::is_same_v<first_unsupported<with_constructor>::type, with_constructor>);
 }
 
@@ -155,7 +159,9 @@ TEST_CASE("decode_status is ok, or a reason with the byte offset where it was no
   CHECK(bad.offset == 0);
   CHECK(bad.message() == "truncated input at byte 0");
 
-  CHECK(decode_error<two_words>(bytes_of({1, 0, 0, 0, 2, 0})) == "truncated input at byte 4");
+  CHECK(decode_error<two_words>(bytes_of({6, 1, 0, 0, 0, 2, 0})) == "truncated input at byte 5");
+  CHECK(decode_error<two_words>(bytes_of({8, 1, 0, 0, 0, 2, 0})) ==
+        "element count exceeds the remaining bytes at byte 0");  // its length is past the input
   CHECK(decode_error<std::string>(bytes_of({0x03, 'a'})) == "element count exceeds the remaining bytes at byte 0");
   CHECK(decode_error<std::string>(bytes_of({0x80})) == "truncated varint at byte 0");
   CHECK(decode_error<std::uint8_t>(bytes_of({0x01, 0x02})) == "trailing bytes after the value at byte 1");
@@ -218,10 +224,10 @@ TEST_CASE("a bool byte other than 0 or 1 is refused, wherever the bool is", "[co
     return status ? std::string("decoded") : std::string(status.error);
   };
   CHECK(reason_of(bytes_of({0x03, 0x01, 0x00, 0x02}), std::vector<bool>{}) == "bool is neither 0 nor 1");
-  CHECK(reason_of(bytes_of({0x01, 0x00, 0x00, 0x02}), packed_fields{}) == "bool is neither 0 nor 1");
+  CHECK(reason_of(bytes_of({0x04, 0x01, 0x00, 0x00, 0x02}), packed_fields{}) == "bool is neither 0 nor 1");
   CHECK(reason_of(bytes_of({0x00, 0x02}), std::array<bool, 2>{}) == "bool is neither 0 nor 1");
   CHECK(reason_of(bytes_of({0x01, 0x02}), std::optional<bool>{}) == "bool is neither 0 nor 1");
-  CHECK(reason_of(bytes_of({0x01, 0x00, 0x00, 0x01}), packed_fields{}) == "decoded");  // the control
+  CHECK(reason_of(bytes_of({0x04, 0x01, 0x00, 0x00, 0x01}), packed_fields{}) == "decoded");  // the control
 }
 
 TEST_CASE("an optional tag other than 0 or 1 is refused", "[codec]") {

@@ -197,7 +197,8 @@ TEST_CASE("a vector of scalars is a count then the elements back to back", "[cod
   CHECK(encode(std::vector<std::byte>{std::byte{9}, std::byte{8}}) == bytes_of({0x02, 0x09, 0x08}));
   CHECK(encode(std::vector<mid_unsigned>{mid_unsigned::one_two}) == bytes_of({0x01, 0x02, 0x01}));
   CHECK(encode(std::vector<std::string>{"", "a", "bc"}) == bytes_of({0x03, 0x00, 0x01, 'a', 0x02, 'b', 'c'}));
-  CHECK(encode(std::vector<point>{{1, -1}}) == bytes_of({0x01, 0x01, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff}));
+  // A struct element is its length, then its fields.
+  CHECK(encode(std::vector<point>{{1, -1}}) == bytes_of({0x01, 0x08, 0x01, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff}));
 }
 
 TEST_CASE("vectors of scalars round trip through the bulk-copy path", "[codec]") {
@@ -291,9 +292,54 @@ TEST_CASE("pairs and tuples are their elements in order, nothing else", "[codec]
 
 // ============================================================================ aggregates
 
-TEST_CASE("an aggregate is its fields in declaration order, without padding", "[codec]") {
-  CHECK(encode(packed_fields{1, 0x0203, true}) == bytes_of({0x01, 0x03, 0x02, 0x01}));
+TEST_CASE("an aggregate is its byte length, then its fields in declaration order, without padding", "[codec]") {
+  CHECK(encode(packed_fields{1, 0x0203, true}) == bytes_of({0x04, 0x01, 0x03, 0x02, 0x01}));
   check_round_trip(packed_fields{1, 0x0203, true}, packed_fields{});
+  // A length of 128 bytes or more takes more than one byte, and the fields move up behind it.
+  const std::vector<std::byte> long_one = encode(segment{{}, {}, std::string(200, 'x')});
+  CHECK(long_one.size() > 200);
+  check_round_trip(segment{{}, {}, std::string(200, 'x')}, segment{});
+}
+
+TEST_CASE("a struct may gain fields at its end: an older reader skips them, a newer one defaults them",
+          "[codec][evolution]") {
+  struct older {
+    std::uint16_t a = 0;
+    std::string b;
+  };
+  struct newer {
+    std::uint16_t a = 0;
+    std::string b;
+    std::vector<std::uint8_t> c{7};
+    std::int32_t d = -5;
+  };
+  const byte_vector from_newer = encode(newer{1, "hi", {1, 2}, 3});
+  older read_old;
+  REQUIRE(decode(from_newer, read_old));  // c and d skipped
+  CHECK(read_old.a == 1);
+  CHECK(read_old.b == "hi");
+
+  const byte_vector from_older = encode(older{4, "yo"});
+  newer read_new;
+  REQUIRE(decode(from_older, read_new));  // c and d left at their defaults
+  CHECK(read_new.a == 4);
+  CHECK(read_new.b == "yo");
+  CHECK(read_new.c == std::vector<std::uint8_t>{7});
+  CHECK(read_new.d == -5);
+
+  // In a vector, each element has its own length: all are read, none runs into the next.
+  const byte_vector many = encode(std::vector<newer>{{1, "a", {}, 0}, {2, "b", {9, 9, 9}, 1}});
+  std::vector<older> read_many;
+  REQUIRE(decode(many, read_many));
+  REQUIRE(read_many.size() == 2);
+  CHECK(read_many[1].a == 2);
+  CHECK(read_many[1].b == "b");
+
+  // A field cut in the middle is not a missing field: it is refused.
+  byte_vector cut = encode(older{4, "yo"});
+  cut[0] = std::byte{4};  // the length now ends inside b's bytes
+  cut.pop_back();
+  CHECK(decode_error<newer>(cut) == "element count exceeds the remaining bytes at byte 3");
 }
 
 TEST_CASE("aggregates nested several levels deep round trip", "[codec]") {
@@ -306,13 +352,15 @@ TEST_CASE("aggregates nested several levels deep round trip", "[codec]") {
   CHECK(round_trip(original, decoded) == original);
 }
 
-TEST_CASE("an empty aggregate encodes to nothing, and a struct holding one to its other fields", "[codec]") {
-  CHECK(encode(nothing{}).empty());
+TEST_CASE("an empty aggregate encodes to its length alone, and a struct holding one to that and its other fields",
+          "[codec]") {
+  CHECK(encode(nothing{}) == bytes_of({0x00}));
   nothing value;
-  CHECK(decode(byte_vector{}, value));
-  CHECK(decode_error<nothing>(bytes_of({0x00})) == "trailing bytes after the value at byte 0");
+  CHECK(decode(bytes_of({0x00}), value));
+  CHECK(decode_error<nothing>(byte_vector{}) == "truncated varint at byte 0");
+  CHECK(decode_error<nothing>(bytes_of({0x00, 0x00})) == "trailing bytes after the value at byte 1");
 
-  CHECK(encode(holds_nothing{{}, 9}) == bytes_of({0x09}));
+  CHECK(encode(holds_nothing{{}, 9}) == bytes_of({0x02, 0x00, 0x09}));
   check_round_trip(holds_nothing{{}, 9}, holds_nothing{});
 }
 

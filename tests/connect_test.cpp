@@ -82,9 +82,13 @@ TEST_CASE("the handshake refuses a wrong magic, version or codec with a reason",
     std::uint8_t codec;
     const char* reason;
   };
-  for (const variant& v : {variant{0x12345678, 1, 1, "rpc server: invalid magic number"},
-                           variant{geerpc::wire::magic, 9, 1, "rpc server: unsupported protocol version 9"},
-                           variant{geerpc::wire::magic, 1, 7, "rpc server: unsupported codec 7"}}) {
+  constexpr std::uint8_t version = geerpc::wire::protocol_version;
+  for (const variant& v :
+       {variant{0x12345678, version, 1, "rpc server: invalid magic number"},
+        variant{geerpc::wire::magic, 9, 1,
+                "rpc server: the client speaks geerpc protocol version 9, this server 2: both sides need a geerpc "
+                "of the same protocol version (docs/protocol.md 2.3)"},
+        variant{geerpc::wire::magic, version, 7, "rpc server: unsupported codec 7"}}) {
     test::raw_peer peer(s.address);
     std::array<std::byte, geerpc::wire::hello_size> hello{};
     geerpc::wire::encode_hello({v.version, v.codec, 0, 1u << 20}, hello);
@@ -110,6 +114,31 @@ TEST_CASE("connections beyond max_connections are refused in the handshake", "[c
   CHECK(third.code() == geerpc::errc::handshake_rejected);
   CHECK(third.message() == "rpc client: handshake rejected: rpc server: too many connections (limit 2)");
   CHECK(second.call<int>("Arith.Sum", test::Args{2, 2}) == 4);
+}
+
+TEST_CASE("a server of another protocol version is named with both versions, and an accept from one is refused",
+          "[connect][handshake]") {
+  test::listener older;
+  std::thread server([&] {
+    for (const bool accept : {false, true}) {
+      auto peer = test::accept_raw(older);
+      if (!peer || !peer->read(geerpc::wire::hello_size)) return;
+      std::vector<std::byte> reply;
+      geerpc::wire::encode_hello_reply(
+          {accept, accept ? 4096u : 0u, accept ? "" : "rpc server: unsupported protocol version 2", 1}, reply);
+      peer->send(reply);
+      peer->closed_by_peer();  // until the client hangs up
+    }
+  });
+  auto rejected = geerpc::try_dial(older.address(), {.timeouts = {.connect = 5s}});
+  CHECK(rejected.code() == geerpc::errc::handshake_rejected);
+  CHECK(rejected.message() ==
+        "rpc client: handshake rejected: the server speaks geerpc protocol version 1, this client 2 (its reason: "
+        "rpc server: unsupported protocol version 2)");
+  auto accepted = geerpc::try_dial(older.address(), {.timeouts = {.connect = 5s}});
+  CHECK(accepted.code() == geerpc::errc::protocol_error);
+  CHECK_THAT(accepted.message(), Catch::Matchers::EndsWith("unsupported protocol version in the handshake reply"));
+  server.join();
 }
 
 }  // namespace connect_test

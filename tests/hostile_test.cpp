@@ -80,11 +80,14 @@ TEMPLATE_TEST_CASE("hostile: a bad hello is refused with its reason, then closed
     std::vector<std::byte> bytes;
     const char* reason;
   };
+  constexpr std::uint8_t version = geerpc::wire::protocol_version;
   const std::vector<bad_hello> cases = {
-      {hello_bytes(0xdeadbeef, 1, 1, 0), "rpc server: invalid magic number"},
-      {hello_bytes(geerpc::wire::magic, 2, 1, 0), "rpc server: unsupported protocol version 2"},
-      {hello_bytes(geerpc::wire::magic, 1, 9, 0), "rpc server: unsupported codec 9"},
-      {hello_bytes(geerpc::wire::magic, 1, 1, 4), "rpc server: unknown handshake flags"},
+      {hello_bytes(0xdeadbeef, version, 1, 0), "rpc server: invalid magic number"},
+      {hello_bytes(geerpc::wire::magic, 1, 1, 0),
+       "rpc server: the client speaks geerpc protocol version 1, this server 2: both sides need a geerpc of the "
+       "same protocol version (docs/protocol.md 2.3)"},
+      {hello_bytes(geerpc::wire::magic, version, 9, 0), "rpc server: unsupported codec 9"},
+      {hello_bytes(geerpc::wire::magic, version, 1, 4), "rpc server: unknown handshake flags"},
   };
   for (const auto& c : cases) {
     test::raw_peer peer(f.s.address);
@@ -103,7 +106,7 @@ TEMPLATE_TEST_CASE("hostile: a truncated hello followed by a close is cleaned up
   hostile_fixture<TestType> f;
   {
     test::raw_peer peer(f.s.address);
-    auto hello = hello_bytes(geerpc::wire::magic, 1, 1, 0);
+    auto hello = hello_bytes(geerpc::wire::magic, geerpc::wire::protocol_version, 1, 0);
     peer.send(std::span(hello).first(7));
   }
   CHECK(test::eventually([&] { return f.s.server.connection_count() == 0; }));
@@ -115,7 +118,7 @@ TEMPLATE_TEST_CASE("hostile: a slowloris hello is dropped at the handshake timeo
   hostile_fixture<TestType> f;
   const auto start = std::chrono::steady_clock::now();  // before connecting: the clock starts at accept
   test::raw_peer peer(f.s.address);
-  auto hello = hello_bytes(geerpc::wire::magic, 1, 1, 0);
+  auto hello = hello_bytes(geerpc::wire::magic, geerpc::wire::protocol_version, 1, 0);
   peer.send(std::span(hello).first(1));
   CHECK(f.others_served());  // while the slow peer holds its connection
   // Trickle the rest, one byte at a time, too slowly to finish within the 200 ms limit.
@@ -245,7 +248,7 @@ TEMPLATE_TEST_CASE("hostile: requests that are wrong but well framed get an erro
     geerpc::errc expected;
   };
   const std::vector<wrong_request> cases = {
-      {test::request_frame(1, "Arith.Sum", std::string("not two ints")), geerpc::errc::bad_request},
+      {test::request_frame(1, "Arith.Sum", std::string("two")), geerpc::errc::bad_request},
       {frame_with(1, 0, 2, 0, "Arith.Sum", 4), geerpc::errc::bad_request},   // truncated body
       {frame_with(1, 0, 3, 0, "Arith.Sum", 12), geerpc::errc::bad_request},  // trailing bytes
       {frame_with(1, 0, 4, 0, "Arith.Sum", 0), geerpc::errc::bad_request},   // no body at all

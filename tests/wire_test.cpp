@@ -418,7 +418,7 @@ TEST_CASE("parse_frame refuses malformed frames with a reason", "[wire][frame]")
   }
   SECTION("a request with unknown flags") {
     byte_vector bad = request;
-    bad[5] = std::byte{4};
+    bad[5] = std::byte{8};
     CHECK(parse_error(bad) == "request with unknown flags");
     bad[5] = std::byte{0x81};
     CHECK(parse_error(bad) == "request with unknown flags");

@@ -136,8 +136,9 @@ GEERPC_END_NAMESPACE
 #endif  // GEERPC_CONFIG_HPP
 // ---- end geerpc/config.hpp
 // ---- begin geerpc/codec/aggregates.hpp
-// geerpc: the codecs of values made of members: std::pair and std::tuple (the elements in order),
-// and plain aggregates (the fields in declaration order, through Boost.PFR). No count, no prefix.
+// geerpc: the codecs of values made of members: std::pair and std::tuple (the elements in order, no
+// prefix), and plain aggregates (a byte length, then the fields in declaration order, through
+// Boost.PFR).
 
 #include <boost/pfr/core.hpp>
 
@@ -609,10 +610,6 @@ template <class Tuple, std::size_t... I>
 constexpr std::size_t sum_min_sizes(std::index_sequence<I...>) {
   return (std::size_t{0} + ... + min_encoded_size<std::tuple_element_t<I, Tuple>>());
 }
-template <class T, std::size_t... I>
-constexpr std::size_t sum_field_min_sizes(std::index_sequence<I...>) {
-  return (std::size_t{0} + ... + min_encoded_size<boost::pfr::tuple_element_t<I, T>>());
-}
 }  // namespace detail
 
 template <class T>
@@ -641,7 +638,7 @@ constexpr std::size_t min_encoded_size() {
   else if constexpr (kind == type_kind::tuple)
     return detail::sum_min_sizes<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
   else if constexpr (kind == type_kind::aggregate)
-    return detail::sum_field_min_sizes<T>(std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+    return 1;  // its length: an older writer may have sent none of its fields
   else
     return 0;
 }
@@ -849,6 +846,23 @@ class reader {
     return true;
   }
 
+  // Reads a byte length (an aggregate's) and ends the input there until widen(): returns the end
+  // to restore, or nullptr after a failure (a length past the input).
+  const std::byte* narrow_to_length() noexcept {
+    std::size_t size = 0;
+    if (!count(size, 1)) return nullptr;
+    const std::byte* outer = end_;
+    end_ = pos_ + size;
+    return outer;
+  }
+  // Skips what is left before the narrowed end (fields this reader does not know) and restores the
+  // end `outer`; after a failure the reader stays at its end, so every later read fails too.
+  void widen(const std::byte* outer) noexcept {
+    GEERPC_ASSERT(outer >= end_, "widened to an end before the narrowed one");
+    pos_ = ok() ? end_ : outer;
+    end_ = outer;
+  }
+
   // Charges `bytes` the decoder is about to allocate for the value starting at `at`; fails naming
   // `at` when the budget cannot pay. A subtraction and a compare: this runs on every allocation.
   bool charge(std::size_t bytes, const std::byte* at) noexcept {
@@ -922,6 +936,31 @@ class writer {
     }
     bytes[n++] = static_cast<std::byte>(value);
     raw(bytes, n);
+  }
+
+  // A byte length before the bytes that follow it (an aggregate's, docs/protocol.md 5.1):
+  // begin_length() reserves its first byte and returns where; end_length() writes the varint of
+  // what was appended since, moving those bytes up when it takes more than one byte (a body of 128
+  // bytes or more, so the move costs less than encoding them did).
+  std::size_t begin_length() {
+    out_.push_back(std::byte{0});
+    return out_.size() - 1;
+  }
+  void end_length(std::size_t at) {
+    std::uint64_t body = out_.size() - at - 1;
+    if (body < 0x80) {
+      out_[at] = static_cast<std::byte>(body);
+      return;
+    }
+    std::byte bytes[10];
+    std::size_t n = 0;
+    while (body >= 0x80) {
+      bytes[n++] = static_cast<std::byte>((body & 0x7f) | 0x80);
+      body >>= 7;
+    }
+    bytes[n++] = static_cast<std::byte>(body);
+    out_.insert(out_.begin() + static_cast<std::ptrdiff_t>(at) + 1, n - 1, std::byte{0});
+    for (std::size_t i = 0; i < n; ++i) out_[at + i] = bytes[i];
   }
 
   // The bytes in the buffer so far (the caller's included): what an encoder's checks measure.
@@ -1012,16 +1051,26 @@ struct kind_codec<T, type_kind::tuple> {
   }
 };
 
+// A struct is its byte length, then its fields: so a reader built with fewer trailing fields skips
+// the ones it does not know, and one built with more leaves those the input ends before at their
+// defaults (docs/protocol.md 5.1, "Evolving a struct"). `value` is freshly made by every caller,
+// so a field left alone holds its default member initializer.
 template <class T>
 struct kind_codec<T, type_kind::aggregate> {
   static void encode(writer& out, const T& value) {
+    const std::size_t length_at = out.begin_length();
     boost::pfr::for_each_field(
         value, [&](const auto& field) { value_codec<std::remove_cvref_t<decltype(field)>>::encode(out, field); });
+    out.end_length(length_at);
   }
   static bool decode(reader& in, T& value) {
+    const std::byte* outer = in.narrow_to_length();
+    if (outer == nullptr) return false;
     bool ok = true;
-    boost::pfr::for_each_field(
-        value, [&](auto& field) { ok = ok && value_codec<std::remove_cvref_t<decltype(field)>>::decode(in, field); });
+    boost::pfr::for_each_field(value, [&](auto& field) {
+      ok = ok && (in.remaining() == 0 || value_codec<std::remove_cvref_t<decltype(field)>>::decode(in, field));
+    });
+    in.widen(outer);
     return ok;
   }
 };
@@ -1451,9 +1500,11 @@ GEERPC_END_NAMESPACE
 // time, of the structure of its arguments and its result as the binary codec encodes them, so
 // that a call whose types are not the handler's is refused before anything is decoded.
 //
-// Structure, not names: a struct and a tuple of the same members are the same (they encode alike),
-// and so are a vector, a deque and a list of the same elements; an int32_t and a uint32_t, a
-// duration in milliseconds and one in seconds, are not.
+// What is hashed is the call's schema (schema.hpp) without its field names: the same walk over
+// the types writes both. Structure, not names: a renamed field changes nothing, and a vector, a
+// deque and a list of the same elements are alike; an int32_t and a uint32_t, a duration in
+// milliseconds and one in seconds, a struct and a tuple of the same members (a struct travels as
+// an evolvable record, a tuple does not) are not.
 
 #include <ratio>
 
@@ -1462,198 +1513,259 @@ GEERPC_BEGIN_NAMESPACE
 namespace codec {
 namespace detail {
 
-// FNV-1a over the structure's tokens (docs/protocol.md, 4.1, gives them as text).
+// The walk below writes a call's structure as text (docs/protocol.md, 4.1) to a sink: one that
+// hashes it (here) or one that keeps it (schema.hpp). A sink takes characters, add(char), and is
+// told where a field's name goes, add_field_name<Aggregate, Field>(), which this one leaves out.
 struct fingerprint_hash {
-  std::uint32_t value = 2166136261u;
+  std::uint32_t value = 2166136261u;  // FNV-1a, 32 bits
   constexpr void add(char c) noexcept {
     value ^= static_cast<std::uint8_t>(c);
     value *= 16777619u;
   }
-  constexpr void add(const char* text) noexcept {
-    for (; *text != '\0'; ++text) add(*text);
-  }
-  constexpr void add_number(std::uintmax_t n) noexcept {  // decimal digits, then ';'
-    char digits[24] = {};
-    int count = 0;
-    do {
-      digits[count++] = static_cast<char>('0' + n % 10);
-      n /= 10;
-    } while (n != 0);
-    while (count > 0) add(digits[--count]);
-    add(';');
-  }
+  template <class Aggregate, std::size_t Field>
+  constexpr void add_field_name() noexcept {}
 };
 
-template <class T>
-constexpr void add_number_type(fingerprint_hash& h) noexcept {
+template <class Sink>
+constexpr void add_text(Sink& out, const char* text) {
+  for (; *text != '\0'; ++text) out.add(*text);
+}
+// Decimal digits, then ';'.
+template <class Sink>
+constexpr void add_number(Sink& out, std::uintmax_t n) {
+  char digits[24] = {};
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0);
+  while (count > 0) out.add(digits[--count]);
+  out.add(';');
+}
+
+template <class T, class Sink>
+constexpr void add_number_type(Sink& out) {
   if constexpr (std::is_same_v<T, float>) {
-    h.add('f');
+    out.add('f');
   } else if constexpr (std::is_same_v<T, double>) {
-    h.add('d');
+    out.add('d');
   } else {
-    h.add(std::is_signed_v<T> ? 'i' : 'u');
-    h.add_number(sizeof(T));
+    out.add(std::is_signed_v<T> ? 'i' : 'u');
+    add_number(out, sizeof(T));
   }
 }
 
-// structure<T>::add(h) adds T's tokens: one specialization per kind, as the codecs (kind_codec.hpp),
+// structure<T>::add(out) writes T's text: one specialization per kind, as the codecs (kind_codec.hpp),
 // and for the same reason: recursion through class templates compiles in time linear in the depth.
 template <class T, type_kind Kind = kind_of<T>()>
 struct structure {
-  static constexpr void add(fingerprint_hash&) noexcept {}  // refused by require_serializable
+  template <class Sink>
+  static constexpr void add(Sink&) {}  // refused by require_serializable
 };
 
 template <class T>
 struct structure<T, type_kind::boolean> {
-  static constexpr void add(fingerprint_hash& h) noexcept { h.add('b'); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    out.add('b');
+  }
 };
 template <class T>
 struct structure<T, type_kind::integer> {
-  static constexpr void add(fingerprint_hash& h) noexcept { add_number_type<T>(h); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_number_type<T>(out);
+  }
 };
 template <class T>
 struct structure<T, type_kind::floating> : structure<T, type_kind::integer> {};
 template <class T>
 struct structure<T, type_kind::enumeration> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
+  template <class Sink>
+  static constexpr void add(Sink& out) {
     if constexpr (std::is_same_v<std::underlying_type_t<T>, bool>)
-      h.add('b');
+      out.add('b');
     else
-      add_number_type<std::underlying_type_t<T>>(h);
+      add_number_type<std::underlying_type_t<T>>(out);
   }
 };
 template <class T>
 struct structure<T, type_kind::string> {
-  static constexpr void add(fingerprint_hash& h) noexcept { h.add('s'); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    out.add('s');
+  }
 };
 
 // One element type between brackets after a prefix: "v[", "o[", "S[".
-template <class Element>
-constexpr void add_bracketed(fingerprint_hash& h, const char* prefix) noexcept {
-  h.add(prefix);
-  structure<Element>::add(h);
-  h.add(']');
+template <class Element, class Sink>
+constexpr void add_bracketed(Sink& out, const char* prefix) {
+  add_text(out, prefix);
+  structure<Element>::add(out);
+  out.add(']');
 }
 
 // A vector, a deque, a list and a span are alike on the wire; a string_view is a string.
 template <class T>
 struct structure<T, type_kind::vector> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
-    add_bracketed<std::remove_const_t<typename T::value_type>>(h, "v[");
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_bracketed<std::remove_const_t<typename T::value_type>>(out, "v[");
   }
 };
 template <class T>
 struct structure<T, type_kind::sequence> : structure<T, type_kind::vector> {};
 template <class T>
 struct structure<T, type_kind::view> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
+  template <class Sink>
+  static constexpr void add(Sink& out) {
     if constexpr (std::is_same_v<T, std::string_view>)
-      h.add('s');
+      out.add('s');
     else
-      structure<T, type_kind::vector>::add(h);
+      structure<T, type_kind::vector>::add(out);
   }
 };
 template <class T>
 struct structure<T, type_kind::array> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
-    h.add('a');
-    h.add_number(std::tuple_size_v<T>);
-    add_bracketed<typename T::value_type>(h, "[");
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    out.add('a');
+    add_number(out, std::tuple_size_v<T>);
+    add_bracketed<typename T::value_type>(out, "[");
   }
 };
 // An optional and a unique_ptr are alike on the wire.
 template <class T>
 struct structure<T, type_kind::optional> {
-  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::value_type>(h, "o["); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_bracketed<typename T::value_type>(out, "o[");
+  }
 };
 template <class T>
 struct structure<T, type_kind::pointer> {
-  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::element_type>(h, "o["); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_bracketed<typename T::element_type>(out, "o[");
+  }
 };
 template <class T>
 struct structure<T, type_kind::map> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
-    add_bracketed<typename T::key_type>(h, "m[");
-    add_bracketed<typename T::mapped_type>(h, "[");
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_bracketed<typename T::key_type>(out, "m[");
+    add_bracketed<typename T::mapped_type>(out, "[");
   }
 };
 template <class T>
 struct structure<T, type_kind::set> {
-  static constexpr void add(fingerprint_hash& h) noexcept { add_bracketed<typename T::value_type>(h, "S["); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_bracketed<typename T::value_type>(out, "S[");
+  }
 };
 
-// A tuple's elements and a struct's fields in turn, as they encode.
+// A tuple's elements, "(" a "," b ")", and a struct's fields, "{" name ":" a "," ... "}" (the sink
+// writes the names or not), in turn, as they encode.
 template <class T>
 struct structure<T, type_kind::tuple> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
-    add_all(h, std::make_index_sequence<std::tuple_size_v<T>>{});
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    out.add('(');
+    add_all(out, std::make_index_sequence<std::tuple_size_v<T>>{});
+    out.add(')');
   }
-  template <std::size_t... I>
-  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-    (structure<std::tuple_element_t<I, T>>::add(h), ...);
+  template <class Sink, std::size_t... I>
+  static constexpr void add_all(Sink& out, std::index_sequence<I...>) {
+    ((I == 0 ? void() : out.add(','), structure<std::tuple_element_t<I, T>>::add(out)), ...);
   }
 };
 template <class T>
 struct structure<T, type_kind::aggregate> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
-    add_all(h, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    out.add('{');
+    add_all(out, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+    out.add('}');
   }
-  template <std::size_t... I>
-  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-    (structure<boost::pfr::tuple_element_t<I, T>>::add(h), ...);
+  template <class Sink, std::size_t... I>
+  static constexpr void add_all(Sink& out, std::index_sequence<I...>) {
+    ((I == 0 ? void() : out.add(','), out.template add_field_name<T, I>(),
+      structure<boost::pfr::tuple_element_t<I, T>>::add(out)),
+     ...);
   }
 };
 
 // Its tag, its count's type and its period.
-template <class T>
-constexpr void add_chrono(fingerprint_hash& h, char tag) noexcept {
+template <class T, class Sink>
+constexpr void add_chrono(Sink& out, char tag) {
   using period = typename T::period;
-  h.add(tag);
-  add_number_type<typename T::rep>(h);
-  h.add_number(static_cast<std::uintmax_t>(period::num));
-  h.add_number(static_cast<std::uintmax_t>(period::den));
+  out.add(tag);
+  add_number_type<typename T::rep>(out);
+  add_number(out, static_cast<std::uintmax_t>(period::num));
+  add_number(out, static_cast<std::uintmax_t>(period::den));
 }
 template <class T>
 struct structure<T, type_kind::duration> {
-  static constexpr void add(fingerprint_hash& h) noexcept { add_chrono<T>(h, 'D'); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_chrono<T>(out, 'D');
+  }
 };
 template <class T>
 struct structure<T, type_kind::time_point> {
-  static constexpr void add(fingerprint_hash& h) noexcept { add_chrono<T>(h, 'P'); }
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    add_chrono<T>(out, 'P');
+  }
 };
 
 template <class T>
 struct structure<T, type_kind::variant> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
-    h.add('V');
-    h.add_number(std::variant_size_v<T>);
-    add_all(h, std::make_index_sequence<std::variant_size_v<T>>{});
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    out.add('V');
+    add_number(out, std::variant_size_v<T>);
+    add_all(out, std::make_index_sequence<std::variant_size_v<T>>{});
   }
-  template <std::size_t... I>
-  static constexpr void add_all(fingerprint_hash& h, std::index_sequence<I...>) noexcept {
-    (add_bracketed<std::variant_alternative_t<I, T>>(h, "["), ...);
+  template <class Sink, std::size_t... I>
+  static constexpr void add_all(Sink& out, std::index_sequence<I...>) {
+    (add_bracketed<std::variant_alternative_t<I, T>>(out, "["), ...);
   }
 };
 template <class T>
 struct structure<T, type_kind::bitset> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
-    h.add('B');
-    h.add_number(T{}.size());
+  template <class Sink>
+  static constexpr void add(Sink& out) {
+    out.add('B');
+    add_number(out, T{}.size());
   }
 };
 
 // Its wire_type's structure; a class that writes its own bytes is opaque: 'c' and its minimum size.
 template <class T>
 struct structure<T, type_kind::custom> {
-  static constexpr void add(fingerprint_hash& h) noexcept {
+  template <class Sink>
+  static constexpr void add(Sink& out) {
     if constexpr (has_direct_serializer<T>) {
-      h.add('c');
-      h.add_number(direct_min_encoded_size<T>());
+      out.add('c');
+      add_number(out, direct_min_encoded_size<T>());
     } else {
-      structure<typename serializer<T>::wire_type>::add(h);
+      structure<typename serializer<T>::wire_type>::add(out);
     }
   }
 };
+
+// A call: its arguments' tuple, '>', then its result's text, or 'x' for none.
+template <class Arguments, class Result, class Sink>
+constexpr void add_call(Sink& out) {
+  structure<Arguments>::add(out);
+  out.add('>');
+  if constexpr (std::is_void_v<Result>)
+    out.add('x');
+  else
+    structure<Result>::add(out);
+}
 
 }  // namespace detail
 
@@ -1662,12 +1774,7 @@ struct structure<T, type_kind::custom> {
 template <class Arguments, class Result>
 constexpr std::uint32_t fingerprint() noexcept {
   detail::fingerprint_hash h;
-  detail::structure<Arguments>::add(h);
-  h.add('>');
-  if constexpr (std::is_void_v<Result>)
-    h.add('x');
-  else
-    detail::structure<Result>::add(h);
+  detail::add_call<Arguments, Result>(h);
   return h.value == 0 ? 1 : h.value;
 }
 
@@ -1682,6 +1789,16 @@ constexpr std::uint32_t fingerprint_of() noexcept {
     return Codec::template fingerprint<Arguments, Result>;
   else
     return 0;
+}
+
+// The schema of a call with these argument and result types, if the codec has schemas (a
+// `schema<Arguments, Result>()` member, as binary_codec's: codec/schema.hpp); null if it has none.
+template <class Codec, class Arguments, class Result>
+const std::string* schema_of() {
+  if constexpr (requires { Codec::template schema<Arguments, Result>(); })
+    return &Codec::template schema<Arguments, Result>();
+  else
+    return nullptr;
 }
 }  // namespace detail
 GEERPC_END_NAMESPACE
@@ -1794,6 +1911,413 @@ struct kind_codec<T, type_kind::bitset> {
 }  // namespace codec
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/scalars.hpp
+// ---- begin geerpc/codec/schema.hpp
+// geerpc: a call's schema (docs/protocol.md 4.1), the text of its types' structure with field names.
+//
+// Two peers whose fingerprints differ exchange it to decide whether their types still agree
+// (schema_compare.hpp). The fingerprint (fingerprint.hpp) hashes this text without its names: one
+// walk over the types writes both. `std::string describe(point, bool)`, with
+// `struct point { int x; int y; }`, is `({x:i4;,y:i4;},b)>s`. The grammar:
+//
+//   call    := tuple '>' (type | 'x')          the arguments, then the result ('x': none)
+//   type    := 'b' | ('i' | 'u') N ';' | 'f' | 'd' | 's'
+//            | 'v[' type ']' | 'a' N ';[' type ']' | 'o[' type ']' | 'm[' type '][' type ']'
+//            | 'S[' type ']' | tuple | '{' [field (',' field)*] '}'
+//            | 'D' numtype N ';' N ';' | 'P' numtype N ';' N ';'
+//            | 'V' N ';' ('[' type ']'){N} | 'B' N ';' | 'c' N ';'
+//   tuple   := '(' [type (',' type)*] ')'
+//   field   := name ':' type                    name: a C++ identifier (field_names<T>())
+//   numtype := 'b' | ('i' | 'u') N ';' | 'f' | 'd'
+//   N       := decimal digits, no leading zero
+
+
+// ---- begin geerpc/codec/field_names.hpp
+// geerpc: the names of an aggregate's fields, at compile time (field_names<T>()), for what shows a
+// struct to people and to other programs: the debug page, and what matches fields by name.
+//
+// Where the Boost.PFR found has names (Boost 1.84, PFR 2.2), they are its. Otherwise (Debian 12's
+// Boost 1.81) the same C++20 technique, here: a reference to each field of an object declared and
+// never defined, bound by PFR's structured bindings in a constant expression, is a template
+// argument, and the compiler's spelling of that template's specialisation (__PRETTY_FUNCTION__)
+// ends with the field's name: "...value.ns::Put::key)}" (GCC 12), "...value.key}" (Clang 14).
+//
+// A type's names may be given instead, as geerpc::codec::serializer gives its encoding:
+//
+//   template <> struct geerpc::codec::field_naming<legacy_point> {
+//     static constexpr std::array<std::string_view, 2> names{"X", "Y"};
+//   };
+//
+// one per field, in order, each a non-empty identifier, none twice (checked at compile time).
+
+
+#if __has_include(<boost/pfr/core_name.hpp>)
+#include <boost/pfr/core_name.hpp>
+#endif
+
+// ---- begin geerpc/detail/type_name.hpp
+// geerpc: a type's name as the compiler spells it, tidied for people ("std::string", not
+// "std::__cxx11::basic_string<char>"): what the debug page shows of a method's argument and reply.
+//
+// A class template's name is put together from its template's name and its arguments' names, each
+// asked of the compiler on its own, leaving out the arguments that are the template's defaults. The
+// compiler's spelling of the whole type can name each default argument in full (GCC writes
+// std::vector<X, std::allocator<X>>), so its length doubles with each level of nesting: 2 MB for a
+// vector nested 16 deep. Put together, a name grows with the number of types written in it.
+//
+// The recursion goes through class templates (type_name_of<T>::get), not function templates: Clang
+// 14 spends time exponential in the nesting depth on each function template specialisation of a
+// nested type (a vector nested 24 deep: 0.5 s through classes, seconds through functions, 32 deep
+// did not finish), apparently walking the type's written form, whose default arguments repeat it.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The text after "<Parameter> = " in a function's __PRETTY_FUNCTION__, to the end of that
+// parameter's value. GCC: "... [with T = Args; std::string_view = ...]"; Clang: "... [T = Args]".
+constexpr std::string_view pretty_parameter(std::string_view text, std::string_view parameter) noexcept {
+  std::size_t from = text.find(parameter);
+  if (from == std::string_view::npos) return "?";
+  from += parameter.size();
+  int depth = 0;
+  std::size_t end = from;
+  for (; end < text.size(); ++end) {
+    const char c = text[end];
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if ((c == '>' || c == ')') && depth > 0) --depth;
+    if (c == ']' && depth-- == 0) break;
+    if (c == ';' && depth == 0) break;
+  }
+  return text.substr(from, end - from);
+}
+
+template <class T>
+std::string_view raw_type_name() noexcept {
+  return pretty_parameter(__PRETTY_FUNCTION__, "T = ");
+}
+template <template <class...> class Template>
+std::string_view raw_template_name() noexcept {
+  return pretty_parameter(__PRETTY_FUNCTION__, "Template = ");
+}
+template <template <class, std::size_t> class Template>
+std::string_view raw_sized_template_name() noexcept {
+  return pretty_parameter(__PRETTY_FUNCTION__, "Template = ");
+}
+
+// One pass over `raw`: libstdc++'s inline namespace dropped, "> >" closed up, std::string and
+// std::string_view by those names.
+inline std::string tidy_type_name(std::string_view raw) {
+  constexpr std::string_view replaced[][2] = {{"std::__cxx11::basic_string<char>", "std::string"},
+                                              {"std::__cxx11::", "std::"},
+                                              {"std::basic_string<char>", "std::string"},
+                                              {"std::basic_string_view<char>", "std::string_view"},
+                                              {" >", ">"}};
+  std::string out;
+  out.reserve(raw.size());
+  for (std::size_t at = 0; at < raw.size();) {
+    bool matched = false;
+    for (const auto& [what, with] : replaced) {
+      if (raw.substr(at, what.size()) != what) continue;
+      out += with;
+      at += what.size();
+      matched = true;
+      break;
+    }
+    if (!matched) out += raw[at++];
+  }
+  return out;
+}
+
+template <class T>
+struct type_name_of;
+
+template <class T>
+std::string type_name() {
+  return type_name_of<T>::get();
+}
+
+// A leaf: the compiler's own spelling, tidied (short, as it names no nested defaults).
+template <class T>
+struct type_name_of {
+  static std::string get() { return tidy_type_name(raw_type_name<T>()); }
+};
+template <class T>
+struct type_name_of<const T> {
+  static std::string get() { return "const " + type_name_of<T>::get(); }
+};
+template <class T>
+struct type_name_of<T&> {
+  static std::string get() { return type_name_of<T>::get() + "&"; }
+};
+template <class T>
+struct type_name_of<T&&> {
+  static std::string get() { return type_name_of<T>::get() + "&&"; }
+};
+template <>
+struct type_name_of<std::string> {
+  static std::string get() { return "std::string"; }
+};
+template <>
+struct type_name_of<std::string_view> {
+  static std::string get() { return "std::string_view"; }
+};
+
+template <class... T>
+struct type_list {};
+
+// Whether Template<Arguments...> is a valid name of T.
+template <template <class...> class Template, class T, class Arguments, class = void>
+struct template_names : std::false_type {};
+template <template <class...> class Template, class T, class... Arguments>
+struct template_names<Template, T, type_list<Arguments...>, std::void_t<Template<Arguments...>>>
+    : std::is_same<Template<Arguments...>, T> {};
+
+// The arguments of T = Template<...> as written: Taken... and as few of the Rest as name T (the
+// others are the template's defaults), as a type_list.
+template <template <class...> class Template, class T, class Taken, class Rest>
+struct explicit_arguments {
+  using type = Taken;
+};
+template <template <class...> class Template, class T, class... Taken, class Next, class... Rest>
+struct explicit_arguments<Template, T, type_list<Taken...>, type_list<Next, Rest...>> {
+  static auto pick() {
+    if constexpr (template_names<Template, T, type_list<Taken...>>::value)
+      return type_list<Taken...>{};
+    else
+      return typename explicit_arguments<Template, T, type_list<Taken..., Next>, type_list<Rest...>>::type{};
+  }
+  using type = decltype(pick());
+};
+
+// "A, B, C" of a type_list.
+template <class List>
+struct type_names;
+template <class... T>
+struct type_names<type_list<T...>> {
+  static std::string get() {
+    std::string out;
+    ((out += out.empty() ? "" : ", ", out += type_name_of<T>::get()), ...);
+    return out;
+  }
+};
+
+template <template <class...> class Template, class... Arguments>
+struct type_name_of<Template<Arguments...>> {
+  static std::string get() {
+    using shown =
+        typename explicit_arguments<Template, Template<Arguments...>, type_list<>, type_list<Arguments...>>::type;
+    return tidy_type_name(raw_template_name<Template>()) + "<" + type_names<shown>::get() + ">";
+  }
+};
+
+// std::array<T, N>, std::span<T, N>; a span's default N, dynamic_extent (the largest size_t), is
+// left out as the compiler leaves it out.
+template <template <class, std::size_t> class Template, class Element, std::size_t N>
+struct type_name_of<Template<Element, N>> {
+  static std::string get() {
+    std::string out = tidy_type_name(raw_sized_template_name<Template>()) + "<" + type_name_of<Element>::get();
+    if (N != static_cast<std::size_t>(-1)) out += ", " + std::to_string(N);
+    return out + ">";
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/type_name.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// The user's names for T's fields (above); the primary template gives none.
+template <class T>
+struct field_naming;
+
+namespace detail {
+
+template <class T>
+inline constexpr bool has_field_naming = requires {
+  { field_naming<T>::names.size() } -> std::convertible_to<std::size_t>;
+};
+
+constexpr bool is_identifier_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+// Whether `name` is a C++ identifier: what a field is named, and what tools may key on.
+constexpr bool is_identifier(std::string_view name) noexcept {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (const char c : name)
+    if (!is_identifier_char(c)) return false;
+  return true;
+}
+
+template <std::size_t N>
+constexpr bool are_field_names(const std::array<std::string_view, N>& names) noexcept {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (!is_identifier(names[i])) return false;
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[i] == names[j]) return false;
+  }
+  return true;
+}
+
+#if defined(BOOST_PFR_CORE_NAME_ENABLED) && BOOST_PFR_CORE_NAME_ENABLED
+inline constexpr bool pfr_has_names = true;
+#else
+inline constexpr bool pfr_has_names = false;
+#endif
+
+// The field's name at the end of a __PRETTY_FUNCTION__ whose template argument P points at it: the
+// identifier before the closing ")}" (GCC) or "}" (Clang) of P's value, whose text may hold braces
+// of its own ("{anonymous}::", GCC's name of an unnamed namespace).
+constexpr std::string_view name_at_end(std::string_view spelled) noexcept {
+  const std::string_view argument = geerpc::detail::pretty_parameter(spelled, "P = ");
+  std::size_t end = argument.size();
+  while (end > 0 && (argument[end - 1] == '}' || argument[end - 1] == ')' || argument[end - 1] == ' ')) --end;
+  std::size_t begin = end;
+  while (begin > 0 && is_identifier_char(argument[begin - 1])) --begin;
+  return argument.substr(begin, end - begin);
+}
+
+// An object of T, declared and never defined: only the addresses of its fields are taken, in
+// constant expressions. In a wrapper, so that T need not be constructible.
+template <class T>
+struct declared_only {
+  const T value;
+};
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wundefined-var-template"
+#pragma clang diagnostic ignored "-Wundefined-internal"
+#endif
+template <class T>
+extern const declared_only<T> declared_object;
+
+// A pointer as a class-type template argument: Clang spells a bare pointer argument by the
+// object's name alone, but spells a class's pointer member as the path to the field.
+template <class Field>
+struct field_pointer {
+  const Field* at;
+};
+
+template <auto P>
+constexpr std::string_view spelled_argument() noexcept {
+  return __PRETTY_FUNCTION__;
+}
+
+template <class T, std::size_t I>
+constexpr const auto& declared_field() noexcept {
+  return boost::pfr::detail::sequence_tuple::get<I>(boost::pfr::detail::tie_as_tuple(declared_object<T>.value));
+}
+
+template <class T, std::size_t I>
+constexpr std::string_view reflected_field_name() noexcept {
+  using field = std::remove_cvref_t<decltype(declared_field<T, I>())>;
+  return name_at_end(spelled_argument<field_pointer<field>{std::addressof(declared_field<T, I>())}>());
+}
+
+// The name copied into an array of its own, which the returned views point into: not into the
+// compiler's spelling of a function only ever evaluated at compile time (Clang 14 then compared
+// such views wrongly in some translation units).
+template <class T, std::size_t I>
+struct stored_field_name {
+  static constexpr std::size_t size = reflected_field_name<T, I>().size();
+  static constexpr std::array<char, size + 1> chars = [] {
+    std::array<char, size + 1> out{};
+    const std::string_view name = reflected_field_name<T, I>();
+    for (std::size_t i = 0; i < size; ++i) out[i] = name[i];
+    return out;
+  }();
+  static constexpr std::string_view value{chars.data(), size};
+};
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+
+template <class T, std::size_t... I>
+constexpr std::array<std::string_view, sizeof...(I)> reflected_field_names(std::index_sequence<I...>) noexcept {
+  return {stored_field_name<T, I>::value...};
+}
+
+// What this compiler spells, checked once on a known struct: a compiler whose spelling differs
+// fails here, at compile time, rather than naming fields wrongly.
+struct spelling_probe {
+  int first_field;
+  char second_2;
+};
+
+}  // namespace detail
+
+// The names of T's fields, in order: the user's field_naming<T> where given, else reflected.
+template <class T>
+constexpr std::array<std::string_view, boost::pfr::tuple_size_v<T>> field_names() noexcept {
+  static_assert(std::is_aggregate_v<T> && !std::is_union_v<T>, "geerpc::codec::field_names: T is not an aggregate");
+  constexpr std::size_t count = boost::pfr::tuple_size_v<T>;
+  if constexpr (detail::has_field_naming<T>) {
+    static_assert(field_naming<T>::names.size() == count,
+                  "geerpc::codec::field_naming<T>::names: one name per field of T, no more, no fewer");
+    static_assert(detail::are_field_names(field_naming<T>::names),
+                  "geerpc::codec::field_naming<T>::names: each a non-empty identifier, none twice");
+    return field_naming<T>::names;
+  } else if constexpr (detail::pfr_has_names) {
+#if defined(BOOST_PFR_CORE_NAME_ENABLED) && BOOST_PFR_CORE_NAME_ENABLED
+    return boost::pfr::names_as_array<T>();
+#endif
+  } else {
+    static_assert(BOOST_PFR_USE_CPP17, "geerpc::codec::field_names needs Boost.PFR's C++17 structured bindings");
+    constexpr auto probe = detail::reflected_field_names<detail::spelling_probe>(std::make_index_sequence<2>{});
+    static_assert(probe[0] == "first_field" && probe[1] == "second_2",
+                  "geerpc::codec::field_names: this compiler spells a field reference in a way not known here; "
+                  "name the fields with geerpc::codec::field_naming<T>");
+    return detail::reflected_field_names<T>(std::make_index_sequence<count>{});
+  }
+}
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/field_names.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+namespace detail {
+
+// A sink of the structure walk (fingerprint.hpp) that keeps the text, field names included.
+struct schema_text {
+  std::string& out;
+  void add(char c) { out += c; }
+  template <class Aggregate, std::size_t Field>
+  void add_field_name() {
+    constexpr auto names = field_names<Aggregate>();
+    out += names[Field];
+    out += ':';
+  }
+};
+
+}  // namespace detail
+
+// Appends T's schema to `out`.
+template <class T>
+void append_schema(std::string& out) {
+  detail::schema_text text{out};
+  detail::structure<T>::add(text);
+}
+
+// The schema of a call taking Arguments (a std::tuple of the types sent) and returning Result
+// (void for none), written once.
+template <class Arguments, class Result>
+const std::string& call_schema() {
+  static const std::string schema = [] {
+    std::string out;
+    detail::schema_text text{out};
+    detail::add_call<Arguments, Result>(text);
+    return out;
+  }();
+  return schema;
+}
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/schema.hpp
 // ---- begin geerpc/codec/sequences.hpp
 // geerpc: the codecs of sequences: std::vector, std::deque and std::list (a varint count, then each
 // element; a vector of numbers as one block), and std::array (its N elements, no count).
@@ -2242,7 +2766,7 @@ inline constexpr bool is_count_type =
     std::is_arithmetic_v<Rep> && !std::is_same_v<Rep, bool> &&
     (std::is_integral_v<Rep> || std::is_same_v<Rep, float> || std::is_same_v<Rep, double>);
 
-// A container of elements that encode to zero bytes (empty structs) would let a peer claim any count
+// A container of elements that encode to zero bytes (empty tuples) would let a peer claim any count
 // for free; we refuse such containers instead of guessing a bound.
 template <class Container, class Element>
 using element_problem =
@@ -2340,7 +2864,7 @@ struct type_cannot_be_serialized {
                 "references, const or volatile members, C arrays (use std::array), unions, classes with "
                 "constructors, base classes or virtual functions (write a geerpc::codec::serializer), "
                 "long double, enums without a fixed underlying type (write `enum E : int`), containers "
-                "of empty structs, and types containing themselves. "
+                "of empty tuples, and types containing themselves. "
                 "The line 'In instantiation of type_cannot_be_serialized<Culprit, Whole>' names the "
                 "culprit and the type that contains it.");
   static constexpr bool value = false;
@@ -2518,6 +3042,14 @@ struct binary_codec {
   // (codec/fingerprint.hpp). A codec without this member sends none, and no check is made.
   template <class Arguments, class Result>
   static constexpr std::uint32_t fingerprint = codec::fingerprint<Arguments, Result>();
+
+  // The text the fingerprint hashes, with field names (codec/schema.hpp): what a peer whose
+  // fingerprint differs is sent, to decide whether the two sides' types still agree (a struct
+  // that gained fields at its end) or not, and then to name the field that differs.
+  template <class Arguments, class Result>
+  static const std::string& schema() {
+    return codec::call_schema<Arguments, Result>();
+  }
 
   // Whether a T decodes about as fast as its bytes copy (codec::detail::decodes_like_copy): a client
   // then decodes a reply straight from its receive buffer, instead of copying it out for the caller.
@@ -4009,9 +4541,13 @@ inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length
 namespace request_flag {
 inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
 inline constexpr std::uint8_t metadata = 0x02;     // a metadata block (wire/metadata.hpp), before the body
-inline constexpr std::uint8_t known = fingerprint | metadata;
+// The call's schema (codec/schema.hpp): a u16 size and its text, after the fingerprint, which it needs.
+inline constexpr std::uint8_t schema = 0x04;
+inline constexpr std::uint8_t known = fingerprint | metadata | schema;
 }  // namespace request_flag
 inline constexpr std::size_t fingerprint_size = 4;
+inline constexpr std::size_t schema_size_field = 2;
+inline constexpr std::size_t max_schema_size = 0xffff;
 
 struct frame_header {
   frame_kind kind = frame_kind::request;
@@ -4053,6 +4589,15 @@ inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& 
   return at;
 }
 
+// Appends a request's schema block (its flag set by the caller, after the fingerprint): the text's
+// size and the text, which must fit in max_schema_size.
+inline void append_schema(std::vector<std::byte>& out, std::string_view text) {
+  const std::size_t at = out.size();
+  out.resize(at + schema_size_field + text.size());
+  geerpc::detail::store_le<std::uint16_t>(out.data() + at, static_cast<std::uint16_t>(text.size()));
+  for (std::size_t i = 0; i < text.size(); ++i) out[at + schema_size_field + i] = static_cast<std::byte>(text[i]);
+}
+
 // Writes the length of the frame that starts at `frame_start` and runs to the end of `out`.
 inline void finish_frame(std::vector<std::byte>& out, std::size_t frame_start) noexcept {
   const std::size_t length = out.size() - frame_start - length_prefix_size;
@@ -4086,6 +4631,7 @@ struct frame_view {
   std::string_view text;
   std::span<const std::byte> body;
   std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
+  std::string_view schema;        // requests: the call's schema, empty when none was sent
   // Requests: the metadata block after its size field (version byte first; checked by
   // wire::check_metadata, not here), empty when none was sent. It ends where `body` begins.
   std::span<const std::byte> metadata;
@@ -4116,6 +4662,14 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
         out.fingerprint = load_le<std::uint32_t>(out.body.data());
         if (out.fingerprint == 0) return "request with a zero fingerprint";
         out.body = out.body.subspan(fingerprint_size);
+      }
+      if ((out.header.status & request_flag::schema) != 0) {
+        if ((out.header.status & request_flag::fingerprint) == 0) return "request schema without a fingerprint";
+        if (out.body.size() < schema_size_field) return "request schema exceeds the frame";
+        const std::size_t size = load_le<std::uint16_t>(out.body.data());
+        if (size == 0 || size > out.body.size() - schema_size_field) return "request schema exceeds the frame";
+        out.schema = std::string_view(reinterpret_cast<const char*>(out.body.data() + schema_size_field), size);
+        out.body = out.body.subspan(schema_size_field + size);
       }
       if ((out.header.status & request_flag::metadata) != 0) {
         if (out.body.size() < 4) return "request metadata exceeds the frame";
@@ -5127,6 +5681,63 @@ extern template struct server_link<blocking>;
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/transport/link.hpp
+// ---- begin geerpc/client/announced_types.hpp
+// geerpc: the methods and call types a client connection's server has taken, so that the client
+// sends a call's schema (codec/schema.hpp) with its calls of a method with those types until one
+// has succeeded, and none after (docs/protocol.md 4.1): a server whose handler's fingerprint
+// differs decides once from the schema and remembers that, for that method, for the connection.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// A fixed table of keys (a method's name and a fingerprint, hashed), open addressing: a lookup is a
+// load or a few, on every call that has a fingerprint; an insert, after a call's first success,
+// one compare-and-swap. Relaxed: a key found only says that the server has already answered a call
+// that carried the schema, which the reply itself ordered; the table publishes nothing else. A key
+// that finds no slot (a client calling more than `slots` methods on one connection) keeps sending
+// its schema: a few dozen bytes per call more, never a wrong answer. Two keys alike by chance (one
+// in 2^64) would cost a call without its schema a type_mismatch, never a wrong decode.
+class announced_types {
+ public:
+  static constexpr std::size_t slots = 64;
+  static constexpr std::size_t probes = 8;
+
+  // The key of calls of `method` with this type fingerprint: FNV-1a (64 bits) over the name, then
+  // the fingerprint's bytes. Never 0, which marks an empty slot.
+  static std::uint64_t key(std::string_view method, std::uint32_t fingerprint) noexcept {
+    constexpr std::uint64_t prime = 1099511628211ull;
+    std::uint64_t h = 14695981039346656037ull;
+    for (const char c : method) h = (h ^ static_cast<unsigned char>(c)) * prime;
+    for (int shift = 0; shift < 32; shift += 8) h = (h ^ ((fingerprint >> shift) & 0xff)) * prime;
+    return h == 0 ? 1 : h;
+  }
+
+  bool contains(std::uint64_t key) const noexcept {
+    for (std::size_t i = 0; i < probes; ++i) {
+      const std::uint64_t held = slots_[(key + i) % slots].load(std::memory_order_relaxed);
+      if (held == key) return true;
+      if (held == 0) return false;
+    }
+    return false;
+  }
+
+  void insert(std::uint64_t key) noexcept {
+    for (std::size_t i = 0; i < probes; ++i) {
+      std::uint64_t held = 0;
+      std::atomic<std::uint64_t>& slot = slots_[(key + i) % slots];
+      if (slot.compare_exchange_strong(held, key, std::memory_order_relaxed) || held == key) return;
+    }
+  }
+
+ private:
+  std::array<std::atomic<std::uint64_t>, slots> slots_{};
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/announced_types.hpp
 // ---- begin geerpc/client/call_future.hpp
 // geerpc: the outcome of an asynchronous call (client.async_call): wait for it, get it, cancel it,
 // hand it a callback, or co_await it; and the decoding of a reply body, which every call shares.
@@ -5649,7 +6260,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
 
   basic_client() = default;  // not connected: every call fails with connection_closed
   explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {})
-      : engine_(std::move(engine)) {
+      : engine_(std::move(engine)), announced_(std::make_shared<detail::announced_types>()) {
     if (!interceptors.empty())
       interceptors_ = std::make_shared<const std::vector<client_interceptor>>(std::move(interceptors));
   }
@@ -5658,6 +6269,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
     if (this != &other) {
       close();
       engine_ = std::move(other.engine_);
+      announced_ = std::move(other.announced_);
       interceptors_ = std::move(other.interceptors_);
     }
     return *this;
@@ -5731,15 +6343,21 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
                   : std::move(done);
     }
     const context& sent = intercepted ? intercepted->ctx : ctx;
+    schema_plan plan = schema_to_send<R, A...>(method);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
     std::optional<detail::call_outcome> ended =
-        build_request(frame, sent, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+        build_request(frame, sent, method, fingerprint<R, A...>, plan.schema, detail::wire_argument(arguments)...);
     if (!ended && !engine_) ended = detail::connection_closed_outcome();
     if (ended) {
       if (hook) hook(*ended);
       state = std::make_unique<detail::finished_call>(std::move(*ended));
     } else {
+      if (plan.schema != nullptr) [[unlikely]]
+        hook = [announced = announced_, key = plan.key, report = std::move(hook)](const detail::call_outcome& outcome) {
+          if (outcome.ok()) announced->insert(key);
+          if (report) report(outcome);
+        };
       state = link::start(engine_, sent, frame, std::move(hook));
     }
     detail::trim_scratch(frame);
@@ -5761,31 +6379,66 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   template <class R, class... A>
   result<R> plain_call(const context& ctx, std::string_view method, const A&... arguments) {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(frame, ctx, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+    schema_plan plan = schema_to_send<R, A...>(method);
+    auto refused =
+        build_request(frame, ctx, method, fingerprint<R, A...>, plan.schema, detail::wire_argument(arguments)...);
     result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
     detail::trim_scratch(frame);
+    if (plan.schema != nullptr && out.has_value()) [[unlikely]]
+      announced_->insert(plan.key);
     return out;
   }
 
+  // The call's schema while this connection's server has not taken a call of this method with
+  // these types (then the request carries it, docs/protocol.md 4.1), and the key that remembers
+  // it once one has succeeded; no schema after, and for a codec without schemas.
+  struct schema_plan {
+    const std::string* schema = nullptr;
+    std::uint64_t key = 0;
+  };
+  template <class R, class... A>
+  schema_plan schema_to_send(std::string_view method) const {
+    if constexpr (fingerprint<R, A...> == 0) {
+      return {};
+    } else {
+      if (!announced_) return {};
+      const std::uint64_t key = detail::announced_types::key(method, fingerprint<R, A...>);
+      if (announced_->contains(key)) [[likely]]
+        return {};
+      const std::string* schema = detail::schema_of<Codec, std::tuple<detail::wire_argument_t<A>...>, R>();
+      if (schema == nullptr || schema->empty() || schema->size() > wire::max_schema_size) return {};
+      return {schema, key};
+    }
+  }
+
   // The request frame for `method` with the context's metadata and these arguments encoded one
-  // after another (as their tuple is), or why it cannot be sent.
+  // after another (as their tuple is), or why it cannot be sent. A schema that alone would take the
+  // frame past the server's limit is left out (`schema` set to null): the server then judges the
+  // call by its fingerprint alone.
   template <class... A>
   std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, const context& ctx,
                                                     std::string_view method, std::uint32_t type_fingerprint,
-                                                    const A&... arguments) const {
+                                                    const std::string*& schema, const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
     std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    if (schema != nullptr) flags |= wire::request_flag::schema;
     if (!ctx.metadata().empty()) {
       if (auto bad = detail::check_metadata(ctx)) return bad;
       flags |= wire::request_flag::metadata;
     }
     const std::size_t start =
         wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method, type_fingerprint);
+    if (schema != nullptr) wire::append_schema(frame, *schema);
     if (!ctx.metadata().empty()) wire::append_metadata(frame, ctx.metadata());
     (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
+    if (engine_ && length > link::server_max_frame_size(*engine_) && schema != nullptr) {
+      frame.resize(start);
+      schema = nullptr;
+      return build_request(frame, ctx, method, type_fingerprint, schema, arguments...);
+    }
     if (engine_ && length > link::server_max_frame_size(*engine_))
       return detail::call_outcome::failure(errc::invalid_argument,
                                            "rpc client: request of " + std::to_string(length) +
@@ -5841,6 +6494,9 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   }
 
   std::shared_ptr<engine_type> engine_;
+  // The call types its server has taken (their schemas go no more); shared with the completions of
+  // asynchronous calls that carried one, which may run after the client is gone.
+  std::shared_ptr<detail::announced_types> announced_;
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 
@@ -7868,351 +8524,6 @@ GEERPC_END_NAMESPACE
 // type besides (codec/field_names.hpp), one level deep.
 
 
-// ---- begin geerpc/codec/field_names.hpp
-// geerpc: the names of an aggregate's fields, at compile time (field_names<T>()), for what shows a
-// struct to people and to other programs: the debug page, and what matches fields by name.
-//
-// Where the Boost.PFR found has names (Boost 1.84, PFR 2.2), they are its. Otherwise (Debian 12's
-// Boost 1.81) the same C++20 technique, here: a reference to each field of an object declared and
-// never defined, bound by PFR's structured bindings in a constant expression, is a template
-// argument, and the compiler's spelling of that template's specialisation (__PRETTY_FUNCTION__)
-// ends with the field's name: "...value.ns::Put::key)}" (GCC 12), "...value.key}" (Clang 14).
-//
-// A type's names may be given instead, as geerpc::codec::serializer gives its encoding:
-//
-//   template <> struct geerpc::codec::field_naming<legacy_point> {
-//     static constexpr std::array<std::string_view, 2> names{"X", "Y"};
-//   };
-//
-// one per field, in order, each a non-empty identifier, none twice (checked at compile time).
-
-
-#if __has_include(<boost/pfr/core_name.hpp>)
-#include <boost/pfr/core_name.hpp>
-#endif
-
-// ---- begin geerpc/detail/type_name.hpp
-// geerpc: a type's name as the compiler spells it, tidied for people ("std::string", not
-// "std::__cxx11::basic_string<char>"): what the debug page shows of a method's argument and reply.
-//
-// A class template's name is put together from its template's name and its arguments' names, each
-// asked of the compiler on its own, leaving out the arguments that are the template's defaults. The
-// compiler's spelling of the whole type can name each default argument in full (GCC writes
-// std::vector<X, std::allocator<X>>), so its length doubles with each level of nesting: 2 MB for a
-// vector nested 16 deep. Put together, a name grows with the number of types written in it.
-//
-// The recursion goes through class templates (type_name_of<T>::get), not function templates: Clang
-// 14 spends time exponential in the nesting depth on each function template specialisation of a
-// nested type (a vector nested 24 deep: 0.5 s through classes, seconds through functions, 32 deep
-// did not finish), apparently walking the type's written form, whose default arguments repeat it.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// The text after "<Parameter> = " in a function's __PRETTY_FUNCTION__, to the end of that
-// parameter's value. GCC: "... [with T = Args; std::string_view = ...]"; Clang: "... [T = Args]".
-constexpr std::string_view pretty_parameter(std::string_view text, std::string_view parameter) noexcept {
-  std::size_t from = text.find(parameter);
-  if (from == std::string_view::npos) return "?";
-  from += parameter.size();
-  int depth = 0;
-  std::size_t end = from;
-  for (; end < text.size(); ++end) {
-    const char c = text[end];
-    if (c == '<' || c == '(' || c == '[') ++depth;
-    if ((c == '>' || c == ')') && depth > 0) --depth;
-    if (c == ']' && depth-- == 0) break;
-    if (c == ';' && depth == 0) break;
-  }
-  return text.substr(from, end - from);
-}
-
-template <class T>
-std::string_view raw_type_name() noexcept {
-  return pretty_parameter(__PRETTY_FUNCTION__, "T = ");
-}
-template <template <class...> class Template>
-std::string_view raw_template_name() noexcept {
-  return pretty_parameter(__PRETTY_FUNCTION__, "Template = ");
-}
-template <template <class, std::size_t> class Template>
-std::string_view raw_sized_template_name() noexcept {
-  return pretty_parameter(__PRETTY_FUNCTION__, "Template = ");
-}
-
-// One pass over `raw`: libstdc++'s inline namespace dropped, "> >" closed up, std::string and
-// std::string_view by those names.
-inline std::string tidy_type_name(std::string_view raw) {
-  constexpr std::string_view replaced[][2] = {{"std::__cxx11::basic_string<char>", "std::string"},
-                                              {"std::__cxx11::", "std::"},
-                                              {"std::basic_string<char>", "std::string"},
-                                              {"std::basic_string_view<char>", "std::string_view"},
-                                              {" >", ">"}};
-  std::string out;
-  out.reserve(raw.size());
-  for (std::size_t at = 0; at < raw.size();) {
-    bool matched = false;
-    for (const auto& [what, with] : replaced) {
-      if (raw.substr(at, what.size()) != what) continue;
-      out += with;
-      at += what.size();
-      matched = true;
-      break;
-    }
-    if (!matched) out += raw[at++];
-  }
-  return out;
-}
-
-template <class T>
-struct type_name_of;
-
-template <class T>
-std::string type_name() {
-  return type_name_of<T>::get();
-}
-
-// A leaf: the compiler's own spelling, tidied (short, as it names no nested defaults).
-template <class T>
-struct type_name_of {
-  static std::string get() { return tidy_type_name(raw_type_name<T>()); }
-};
-template <class T>
-struct type_name_of<const T> {
-  static std::string get() { return "const " + type_name_of<T>::get(); }
-};
-template <class T>
-struct type_name_of<T&> {
-  static std::string get() { return type_name_of<T>::get() + "&"; }
-};
-template <class T>
-struct type_name_of<T&&> {
-  static std::string get() { return type_name_of<T>::get() + "&&"; }
-};
-template <>
-struct type_name_of<std::string> {
-  static std::string get() { return "std::string"; }
-};
-template <>
-struct type_name_of<std::string_view> {
-  static std::string get() { return "std::string_view"; }
-};
-
-template <class... T>
-struct type_list {};
-
-// Whether Template<Arguments...> is a valid name of T.
-template <template <class...> class Template, class T, class Arguments, class = void>
-struct template_names : std::false_type {};
-template <template <class...> class Template, class T, class... Arguments>
-struct template_names<Template, T, type_list<Arguments...>, std::void_t<Template<Arguments...>>>
-    : std::is_same<Template<Arguments...>, T> {};
-
-// The arguments of T = Template<...> as written: Taken... and as few of the Rest as name T (the
-// others are the template's defaults), as a type_list.
-template <template <class...> class Template, class T, class Taken, class Rest>
-struct explicit_arguments {
-  using type = Taken;
-};
-template <template <class...> class Template, class T, class... Taken, class Next, class... Rest>
-struct explicit_arguments<Template, T, type_list<Taken...>, type_list<Next, Rest...>> {
-  static auto pick() {
-    if constexpr (template_names<Template, T, type_list<Taken...>>::value)
-      return type_list<Taken...>{};
-    else
-      return typename explicit_arguments<Template, T, type_list<Taken..., Next>, type_list<Rest...>>::type{};
-  }
-  using type = decltype(pick());
-};
-
-// "A, B, C" of a type_list.
-template <class List>
-struct type_names;
-template <class... T>
-struct type_names<type_list<T...>> {
-  static std::string get() {
-    std::string out;
-    ((out += out.empty() ? "" : ", ", out += type_name_of<T>::get()), ...);
-    return out;
-  }
-};
-
-template <template <class...> class Template, class... Arguments>
-struct type_name_of<Template<Arguments...>> {
-  static std::string get() {
-    using shown =
-        typename explicit_arguments<Template, Template<Arguments...>, type_list<>, type_list<Arguments...>>::type;
-    return tidy_type_name(raw_template_name<Template>()) + "<" + type_names<shown>::get() + ">";
-  }
-};
-
-// std::array<T, N>, std::span<T, N>; a span's default N, dynamic_extent (the largest size_t), is
-// left out as the compiler leaves it out.
-template <template <class, std::size_t> class Template, class Element, std::size_t N>
-struct type_name_of<Template<Element, N>> {
-  static std::string get() {
-    std::string out = tidy_type_name(raw_sized_template_name<Template>()) + "<" + type_name_of<Element>::get();
-    if (N != static_cast<std::size_t>(-1)) out += ", " + std::to_string(N);
-    return out + ">";
-  }
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/type_name.hpp
-
-GEERPC_BEGIN_NAMESPACE
-namespace codec {
-
-// The user's names for T's fields (above); the primary template gives none.
-template <class T>
-struct field_naming;
-
-namespace detail {
-
-template <class T>
-inline constexpr bool has_field_naming = requires {
-  { field_naming<T>::names.size() } -> std::convertible_to<std::size_t>;
-};
-
-constexpr bool is_identifier_char(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-// Whether `name` is a C++ identifier: what a field is named, and what tools may key on.
-constexpr bool is_identifier(std::string_view name) noexcept {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
-  for (const char c : name)
-    if (!is_identifier_char(c)) return false;
-  return true;
-}
-
-template <std::size_t N>
-constexpr bool are_field_names(const std::array<std::string_view, N>& names) noexcept {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (!is_identifier(names[i])) return false;
-    for (std::size_t j = 0; j < i; ++j)
-      if (names[i] == names[j]) return false;
-  }
-  return true;
-}
-
-#if defined(BOOST_PFR_CORE_NAME_ENABLED) && BOOST_PFR_CORE_NAME_ENABLED
-inline constexpr bool pfr_has_names = true;
-#else
-inline constexpr bool pfr_has_names = false;
-#endif
-
-// The field's name at the end of a __PRETTY_FUNCTION__ whose template argument P points at it: the
-// identifier before the closing ")}" (GCC) or "}" (Clang) of P's value, whose text may hold braces
-// of its own ("{anonymous}::", GCC's name of an unnamed namespace).
-constexpr std::string_view name_at_end(std::string_view spelled) noexcept {
-  const std::string_view argument = geerpc::detail::pretty_parameter(spelled, "P = ");
-  std::size_t end = argument.size();
-  while (end > 0 && (argument[end - 1] == '}' || argument[end - 1] == ')' || argument[end - 1] == ' ')) --end;
-  std::size_t begin = end;
-  while (begin > 0 && is_identifier_char(argument[begin - 1])) --begin;
-  return argument.substr(begin, end - begin);
-}
-
-// An object of T, declared and never defined: only the addresses of its fields are taken, in
-// constant expressions. In a wrapper, so that T need not be constructible.
-template <class T>
-struct declared_only {
-  const T value;
-};
-#if defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wundefined-var-template"
-#pragma clang diagnostic ignored "-Wundefined-internal"
-#endif
-template <class T>
-extern const declared_only<T> declared_object;
-
-// A pointer as a class-type template argument: Clang spells a bare pointer argument by the
-// object's name alone, but spells a class's pointer member as the path to the field.
-template <class Field>
-struct field_pointer {
-  const Field* at;
-};
-
-template <auto P>
-constexpr std::string_view spelled_argument() noexcept {
-  return __PRETTY_FUNCTION__;
-}
-
-template <class T, std::size_t I>
-constexpr const auto& declared_field() noexcept {
-  return boost::pfr::detail::sequence_tuple::get<I>(boost::pfr::detail::tie_as_tuple(declared_object<T>.value));
-}
-
-template <class T, std::size_t I>
-constexpr std::string_view reflected_field_name() noexcept {
-  using field = std::remove_cvref_t<decltype(declared_field<T, I>())>;
-  return name_at_end(spelled_argument<field_pointer<field>{std::addressof(declared_field<T, I>())}>());
-}
-
-// The name copied into an array of its own, which the returned views point into: not into the
-// compiler's spelling of a function only ever evaluated at compile time (Clang 14 then compared
-// such views wrongly in some translation units).
-template <class T, std::size_t I>
-struct stored_field_name {
-  static constexpr std::size_t size = reflected_field_name<T, I>().size();
-  static constexpr std::array<char, size + 1> chars = [] {
-    std::array<char, size + 1> out{};
-    const std::string_view name = reflected_field_name<T, I>();
-    for (std::size_t i = 0; i < size; ++i) out[i] = name[i];
-    return out;
-  }();
-  static constexpr std::string_view value{chars.data(), size};
-};
-#if defined(__clang__)
-#pragma clang diagnostic pop
-#endif
-
-template <class T, std::size_t... I>
-constexpr std::array<std::string_view, sizeof...(I)> reflected_field_names(std::index_sequence<I...>) noexcept {
-  return {stored_field_name<T, I>::value...};
-}
-
-// What this compiler spells, checked once on a known struct: a compiler whose spelling differs
-// fails here, at compile time, rather than naming fields wrongly.
-struct spelling_probe {
-  int first_field;
-  char second_2;
-};
-
-}  // namespace detail
-
-// The names of T's fields, in order: the user's field_naming<T> where given, else reflected.
-template <class T>
-constexpr std::array<std::string_view, boost::pfr::tuple_size_v<T>> field_names() noexcept {
-  static_assert(std::is_aggregate_v<T> && !std::is_union_v<T>, "geerpc::codec::field_names: T is not an aggregate");
-  constexpr std::size_t count = boost::pfr::tuple_size_v<T>;
-  if constexpr (detail::has_field_naming<T>) {
-    static_assert(field_naming<T>::names.size() == count,
-                  "geerpc::codec::field_naming<T>::names: one name per field of T, no more, no fewer");
-    static_assert(detail::are_field_names(field_naming<T>::names),
-                  "geerpc::codec::field_naming<T>::names: each a non-empty identifier, none twice");
-    return field_naming<T>::names;
-  } else if constexpr (detail::pfr_has_names) {
-#if defined(BOOST_PFR_CORE_NAME_ENABLED) && BOOST_PFR_CORE_NAME_ENABLED
-    return boost::pfr::names_as_array<T>();
-#endif
-  } else {
-    static_assert(BOOST_PFR_USE_CPP17, "geerpc::codec::field_names needs Boost.PFR's C++17 structured bindings");
-    constexpr auto probe = detail::reflected_field_names<detail::spelling_probe>(std::make_index_sequence<2>{});
-    static_assert(probe[0] == "first_field" && probe[1] == "second_2",
-                  "geerpc::codec::field_names: this compiler spells a field reference in a way not known here; "
-                  "name the fields with geerpc::codec::field_naming<T>");
-    return detail::reflected_field_names<T>(std::make_index_sequence<count>{});
-  }
-}
-
-}  // namespace codec
-GEERPC_END_NAMESPACE
-// ---- end geerpc/codec/field_names.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -8398,9 +8709,10 @@ struct handler_entry {
   std::string name;  // "Service.Method"
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
-  bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
-  std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
-  std::string signature;          // "(Args) -> int", as the debug page shows it
+  bool takes_stop_token = false;        // the server makes a stop_source only for handlers that can see it
+  std::uint32_t fingerprint = 0;        // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  const std::string* schema = nullptr;  // the text it hashes, with names (codec/schema.hpp); null = none
+  std::string signature;                // "(Args) -> int", as the debug page shows it
 };
 
 template <class Codec, class R>
@@ -8575,6 +8887,7 @@ class dispatcher {
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
+    method.schema = schema_of<Codec, typename Method::argument_types, typename Method::result_type>();
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
@@ -8824,7 +9137,9 @@ GEERPC_BEGIN_NAMESPACE
 namespace wire {
 
 inline constexpr std::uint32_t magic = 0x3bef5c;  // GeeRPC's MagicNumber
-inline constexpr std::uint8_t protocol_version = 1;
+// 2: a struct carries its byte length, so that it may gain fields (docs/protocol.md 5.1). A peer of
+// another version is refused in the handshake with both versions named, never misread.
+inline constexpr std::uint8_t protocol_version = 2;
 inline constexpr std::size_t hello_size = 20;
 inline constexpr std::size_t hello_reply_header_size = 12;
 inline constexpr std::size_t max_reject_reason = 1024;
@@ -8863,8 +9178,9 @@ inline const char* parse_hello(std::span<const std::byte, hello_size> in, hello&
 
 struct hello_reply {
   bool accepted = false;
-  std::uint32_t max_frame_size = 0;  // the largest request frame the server takes (0 on reject)
-  std::string reason;                // why it rejected; empty on accept
+  std::uint32_t max_frame_size = 0;         // the largest request frame the server takes (0 on reject)
+  std::string reason;                       // why it rejected; empty on accept
+  std::uint8_t version = protocol_version;  // the server's: a server of another version rejects
 };
 
 inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out) {
@@ -8874,7 +9190,7 @@ inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out
   out.resize(at + hello_reply_header_size + reason.size());
   std::byte* p = out.data() + at;
   store_le<std::uint32_t>(p, magic);
-  p[4] = std::byte{protocol_version};
+  p[4] = std::byte{r.version};
   p[5] = std::byte{static_cast<std::uint8_t>(r.accepted ? 0 : 1)};
   store_le<std::uint16_t>(p + 6, static_cast<std::uint16_t>(reason.size()));
   store_le<std::uint32_t>(p + 8, r.max_frame_size);
@@ -8882,17 +9198,18 @@ inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out
 }
 
 // Parses the fixed part of the reply; `reason_size` bytes of reason follow it. Returns nullptr, or
-// why the bytes are not a reply.
+// why the bytes are not a reply. A rejection from a server of another version parses (its layout
+// is every version's), so that the client can name both versions.
 inline const char* parse_hello_reply_header(std::span<const std::byte, hello_reply_header_size> in, hello_reply& out,
                                             std::size_t& reason_size) noexcept {
   using geerpc::detail::load_le;
   if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number in the handshake reply";
-  if (static_cast<std::uint8_t>(in[4]) != protocol_version)
-    return "unsupported protocol version in the handshake reply";
   const auto status = static_cast<std::uint8_t>(in[5]);
   if (status > 1) return "unknown handshake reply status";
   reason_size = load_le<std::uint16_t>(in.data() + 6);
   if (reason_size > max_reject_reason) return "handshake reject reason too long";
+  out.version = static_cast<std::uint8_t>(in[4]);
+  if (out.version != protocol_version && status == 0) return "unsupported protocol version in the handshake reply";
   out.accepted = status == 0;
   out.max_frame_size = load_le<std::uint32_t>(in.data() + 8);
   return nullptr;
@@ -10174,6 +10491,11 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (failed)
     return error{make_error_code(errc::connect_failed),
                  where + "connection closed during the handshake" + session_reason(info.stream)};
+  if (!reply.accepted && reply.version != wire::protocol_version)
+    return error{make_error_code(errc::handshake_rejected),
+                 "rpc client: handshake rejected: the server speaks geerpc protocol version " +
+                     std::to_string(reply.version) + ", this client " + std::to_string(wire::protocol_version) +
+                     " (its reason: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size()) + ")"};
   if (!reply.accepted)
     return error{
         make_error_code(errc::handshake_rejected),
@@ -12860,6 +13182,633 @@ GEERPC_END_NAMESPACE
 
 
 
+// ---- begin geerpc/server/accepted_types.hpp
+// geerpc: the call types a server connection takes although their fingerprints are not their
+// handlers' (docs/protocol.md 4.2): a client built with a struct that has more or fewer trailing
+// fields. Decided from the schema the client sends with its first calls of that method and type,
+// and remembered for the connection, whose later calls of them come without one.
+
+
+// ---- begin geerpc/codec/schema_compare.hpp
+// geerpc: whether two peers' call schemas (schema.hpp, docs/protocol.md 4.1) agree, read from
+// untrusted text, and where they differ, in words.
+//
+// A struct travels behind its length, so a reader skips the trailing fields it does not know and
+// defaults the ones missing: structs agree when their common leading fields agree, matched by
+// position (a renamed field agrees). Everything else agrees only when it is the same type with the
+// same sizes and counts, and its parts agree.
+//
+// The parser is bounded by the text alone: at most 64 KiB, nesting at most 64 deep (its recursion
+// too), one node per byte at most, numbers at most 2^32 (a period's at most 2^63 - 1), names at
+// most 255 bytes. What it refuses, it names with the byte where it stopped.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+struct schema_verdict {
+  bool compatible = false;
+  std::string why;  // if not: where the schemas differ and the type on each side, or what is malformed
+};
+
+// How a verdict's message names the two sides: "<type> here, <type> on the peer" by default; a
+// server says "on the server" and "from the client".
+struct schema_sides {
+  const char* mine = "here";
+  const char* theirs = "on the peer";
+};
+
+namespace detail {
+
+inline constexpr std::size_t max_schema_bytes = 64 * 1024;
+inline constexpr int max_schema_depth = 64;
+inline constexpr std::size_t max_schema_name_bytes = 255;
+inline constexpr std::uint64_t max_schema_number = std::uint64_t{1} << 32;
+// A duration's period is a ratio of intmax_t (std::pico's denominator is 10^12).
+inline constexpr std::uint64_t max_schema_period = INTMAX_MAX;
+inline constexpr std::uint32_t no_schema_node = UINT32_MAX;
+
+// One type of a parsed schema.
+struct schema_node {
+  char token = 0;            // its first byte: 'b', 'i', 'v', '(', '{', 'D', ...; 'x': no result
+  std::uint64_t number = 0;  // i, u: bytes; a: length; V: alternatives; B: bits; c: minimum size; D, P: period's num
+  std::uint64_t den = 0;     // D, P: period's den
+  std::string_view name;     // a struct's field: its name
+  std::uint32_t first_child = no_schema_node;  // elements, fields, alternatives; a map's key, then its value; D's rep
+  std::uint32_t next_sibling = no_schema_node;
+  std::uint32_t children = 0;
+};
+
+struct parsed_schema {
+  std::vector<schema_node> nodes;
+  std::uint32_t arguments = no_schema_node;  // a tuple
+  std::uint32_t result = no_schema_node;     // 'x' for none
+  const char* error = nullptr;               // why the text is not a schema, found at byte error_at
+  std::size_t error_at = 0;
+};
+
+constexpr bool is_schema_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+constexpr bool is_schema_name_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_schema_digit(c) || c == '_';
+}
+
+// Recursive descent over the grammar of schema.hpp; each type descends one level, and a level
+// past max_schema_depth is refused before it descends further.
+class schema_parser {
+ public:
+  explicit schema_parser(std::string_view text) : text_(text) {}
+
+  parsed_schema parse() && {
+    if (text_.size() > max_schema_bytes) {
+      fail_at(max_schema_bytes, "schema longer than 65536 bytes");
+      return std::move(out_);
+    }
+    out_.nodes.reserve(text_.size() / 2 + 2);  // what most texts hold: growing cost more than the parse
+    if (peek() != '(') {
+      fail("expected '(', the arguments' tuple");
+      return std::move(out_);
+    }
+    out_.arguments = type(1);
+    if (out_.arguments == no_schema_node || !expect('>', "expected '>' after the arguments")) return std::move(out_);
+    if (peek() == 'x') {
+      out_.result = add_node('x');
+      ++pos_;
+    } else {
+      out_.result = type(1);
+    }
+    if (out_.result != no_schema_node && !at_end()) fail("bytes after the end of the schema");
+    return std::move(out_);
+  }
+
+ private:
+  bool at_end() const noexcept { return pos_ >= text_.size(); }
+  char peek() const noexcept { return at_end() ? '\0' : text_[pos_]; }
+
+  bool fail_at(std::size_t at, const char* reason) {
+    if (out_.error == nullptr) {
+      out_.error = reason;
+      out_.error_at = at;
+    }
+    return false;
+  }
+  // At the end of the text, whatever was expected, the text was cut short.
+  bool fail(const char* reason) { return fail_at(pos_, at_end() ? "the schema ends too early" : reason); }
+
+  bool expect(char c, const char* reason) {
+    if (peek() != c) return fail(reason);  // never '\0', which peek() gives at the end
+    ++pos_;
+    return true;
+  }
+
+  // N ';'
+  bool number(std::uint64_t& n, std::uint64_t max, const char* too_large) {
+    const std::size_t start = pos_;
+    if (!is_schema_digit(peek())) return fail("expected a number");
+    if (peek() == '0' && pos_ + 1 < text_.size() && is_schema_digit(text_[pos_ + 1]))
+      return fail("number with a leading zero");
+    n = 0;
+    for (; !at_end() && is_schema_digit(peek()); ++pos_) {
+      const auto digit = static_cast<std::uint64_t>(peek() - '0');
+      if (n > (max - digit) / 10) return fail_at(start, too_large);
+      n = n * 10 + digit;
+    }
+    return expect(';', "expected ';' after a number");
+  }
+  bool count(std::uint32_t node) { return number(out_.nodes[node].number, max_schema_number, "number above 2^32"); }
+
+  std::uint32_t add_node(char token) {
+    schema_node node;
+    node.token = token;
+    out_.nodes.push_back(node);
+    return static_cast<std::uint32_t>(out_.nodes.size() - 1);
+  }
+  void link(std::uint32_t parent, std::uint32_t& last, std::uint32_t child) {
+    (last == no_schema_node ? out_.nodes[parent].first_child : out_.nodes[last].next_sibling) = child;
+    last = child;
+    ++out_.nodes[parent].children;
+  }
+
+  // One type at the given depth: its node, or no_schema_node (and the error) if it is malformed.
+  std::uint32_t type(int depth) {
+    if (depth > max_schema_depth) {
+      fail_at(pos_, "nesting deeper than 64");
+      return no_schema_node;
+    }
+    if (at_end()) {
+      fail("expected a type");
+      return no_schema_node;
+    }
+    const std::size_t start = pos_++;
+    const char token = text_[start];
+    const std::uint32_t node = add_node(token);
+    return parts(node, token, start, depth) ? node : no_schema_node;
+  }
+
+  // What follows a type's first byte.
+  bool parts(std::uint32_t node, char token, std::size_t start, int depth) {
+    std::uint32_t last = no_schema_node;
+    switch (token) {
+      case 'b':
+      case 'f':
+      case 'd':
+      case 's':
+        return true;
+      case 'i':
+      case 'u':
+      case 'B':
+      case 'c':
+        return count(node);
+      case 'v':
+      case 'o':
+      case 'S':
+        return bracketed(node, last, depth);
+      case 'a':
+        return count(node) && bracketed(node, last, depth);
+      case 'm':
+        return bracketed(node, last, depth) && bracketed(node, last, depth);
+      case 'V':
+        return count(node) && alternatives(node, depth);
+      case '(':
+        return sequence(node, ')', "expected ',' or ')'", depth);
+      case '{':
+        return sequence(node, '}', "expected ',' or '}'", depth);
+      case 'D':
+      case 'P':
+        return period(node);
+      default:
+        return fail_at(start, "unknown type");
+    }
+  }
+
+  // '[' type ']', a child of node.
+  bool bracketed(std::uint32_t node, std::uint32_t& last, int depth) {
+    if (!expect('[', "expected '['")) return false;
+    const std::uint32_t child = type(depth + 1);
+    if (child == no_schema_node) return false;
+    link(node, last, child);
+    return expect(']', "expected ']'");
+  }
+
+  // As many '[' type ']' as the count said.
+  bool alternatives(std::uint32_t node, int depth) {
+    std::uint32_t last = no_schema_node;
+    std::uint64_t seen = 0;
+    for (; peek() == '['; ++seen) {
+      if (seen == out_.nodes[node].number) return fail("variant with more alternatives than its count");
+      if (!bracketed(node, last, depth)) return false;
+    }
+    return seen == out_.nodes[node].number || fail("variant with fewer alternatives than its count");
+  }
+
+  // A tuple's types or a struct's fields, separated by ',', up to the closing byte.
+  bool sequence(std::uint32_t node, char close, const char* expected, int depth) {
+    std::uint32_t last = no_schema_node;
+    if (peek() != close) {
+      for (;;) {
+        if (!member(node, last, close == '}', depth)) return false;
+        if (peek() == close) break;
+        if (!expect(',', expected)) return false;
+      }
+    }
+    ++pos_;
+    return true;
+  }
+
+  // A tuple's type, or a struct's field: name ':' type.
+  bool member(std::uint32_t node, std::uint32_t& last, bool named, int depth) {
+    std::string_view name;
+    if (named && !field_name(name)) return false;
+    const std::uint32_t child = type(depth + 1);
+    if (child == no_schema_node) return false;
+    out_.nodes[child].name = name;
+    link(node, last, child);
+    return true;
+  }
+
+  // name ':'
+  bool field_name(std::string_view& name) {
+    const std::size_t start = pos_;
+    while (is_schema_name_char(peek())) ++pos_;
+    name = text_.substr(start, pos_ - start);
+    if (at_end()) return fail("expected ':' after a field name");  // "ends too early"
+    if (name.size() > max_schema_name_bytes) return fail_at(start, "field name longer than 255 bytes");
+    if (name.empty() || is_schema_digit(name[0])) return fail_at(start, "expected a field name (an identifier)");
+    return expect(':', "expected ':' after a field name");
+  }
+
+  // A duration's or time point's numtype, then its period's num ';' den ';'.
+  bool period(std::uint32_t node) {
+    const char rep = peek();
+    if (rep != 'b' && rep != 'i' && rep != 'u' && rep != 'f' && rep != 'd')
+      return fail("expected a number type (b, i, u, f or d)");
+    std::uint32_t last = no_schema_node;
+    const std::uint32_t child = add_node(rep);
+    ++pos_;
+    link(node, last, child);
+    if ((rep == 'i' || rep == 'u') && !count(child)) return false;
+    return number(out_.nodes[node].number, max_schema_period, "period above 2^63 - 1") &&
+           number(out_.nodes[node].den, max_schema_period, "period above 2^63 - 1");
+  }
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  parsed_schema out_;
+};
+
+inline parsed_schema parse_call_schema(std::string_view text) { return schema_parser(text).parse(); }
+
+// How a type reads in a message: "list<struct{id, price}>". Output stops growing past `limit`.
+inline void append_type_name(const parsed_schema& schema, std::uint32_t at, std::string& out, std::size_t limit);
+
+inline void append_child_names(const parsed_schema& schema, std::uint32_t parent, std::string& out, std::size_t limit) {
+  const char* separator = "";
+  for (std::uint32_t child = schema.nodes[parent].first_child; child != no_schema_node && out.size() <= limit;
+       child = schema.nodes[child].next_sibling) {
+    out += separator;
+    append_type_name(schema, child, out, limit);
+    separator = ", ";
+  }
+}
+
+inline void append_field_names(const parsed_schema& schema, std::uint32_t parent, std::string& out, std::size_t limit) {
+  constexpr int shown = 6;
+  int count = 0;
+  for (std::uint32_t child = schema.nodes[parent].first_child; child != no_schema_node && out.size() <= limit;
+       child = schema.nodes[child].next_sibling, ++count) {
+    out += count == 0 ? "" : ", ";
+    if (count == shown) {
+      out += "...";
+      return;
+    }
+    out += schema.nodes[child].name;
+  }
+}
+
+inline void append_type_name(const parsed_schema& schema, std::uint32_t at, std::string& out, std::size_t limit) {
+  if (out.size() > limit) return;
+  const schema_node& node = schema.nodes[at];
+  const std::string number = std::to_string(node.number);
+  const auto with_parts = [&](const char* open, const std::string& close) {
+    out += open;
+    append_child_names(schema, at, out, limit);
+    out += close;
+  };
+  switch (node.token) {
+    case 'b':
+      out += "bool";
+      return;
+    case 'f':
+      out += "float";
+      return;
+    case 'd':
+      out += "double";
+      return;
+    case 's':
+      out += "string";
+      return;
+    case 'x':
+      out += "void";
+      return;
+    case 'i':
+    case 'u':
+      out += (node.token == 'i' ? "int" : "uint") + std::to_string(node.number * 8);
+      return;
+    case 'v': {
+      const schema_node& element = schema.nodes[node.first_child];
+      if (element.token != 'u' || element.number != 1) return with_parts("list<", ">");
+      out += "bytes";
+      return;
+    }
+    case 'a':
+      return with_parts("array<", ", " + number + ">");
+    case 'o':
+      return with_parts("optional<", ">");
+    case 'm':
+      return with_parts("map<", ">");
+    case 'S':
+      return with_parts("set<", ">");
+    case '(':
+      return with_parts("tuple<", ">");
+    case 'V':
+      return with_parts("variant<", ">");
+    case 'D':
+      return with_parts("duration<", ", " + number + "/" + std::to_string(node.den) + ">");
+    case 'P':
+      return with_parts("time_point<", ", " + number + "/" + std::to_string(node.den) + ">");
+    case 'B':
+      out += "bitset<" + number + ">";
+      return;
+    case 'c':
+      out += "custom(" + number + " bytes min)";
+      return;
+    case '{':
+      out += "struct{";
+      append_field_names(schema, at, out, limit);
+      out += "}";
+      return;
+    default:
+      return;
+  }
+}
+
+// At most `limit` bytes, the end of a longer one replaced by "...".
+inline std::string shortened(std::string text, std::size_t limit) {
+  if (text.size() > limit) {
+    text.resize(limit - 3);
+    text += "...";
+  }
+  return text;
+}
+
+inline std::string type_name_in(const parsed_schema& schema, std::uint32_t at) {
+  constexpr std::size_t limit = 80;
+  std::string out;
+  append_type_name(schema, at, out, limit);
+  return shortened(std::move(out), limit);
+}
+
+// Walks two parsed schemas side by side, keeping the path to where it is ("items[].price"), and
+// stops at the first pair of types that disagree.
+class schema_comparison {
+ public:
+  schema_comparison(const parsed_schema& mine, const parsed_schema& theirs, schema_sides sides)
+      : mine_(mine), theirs_(theirs), sides_(sides) {}
+
+  schema_verdict verdict() {
+    const std::uint32_t count = mine_.nodes[mine_.arguments].children;
+    const std::uint32_t their_count = theirs_.nodes[theirs_.arguments].children;
+    if (count != their_count)
+      return {false, std::to_string(count) + (count == 1 ? " argument " : " arguments ") + sides_.mine + ", " +
+                         std::to_string(their_count) + " " + sides_.theirs};
+    std::uint32_t a = mine_.nodes[mine_.arguments].first_child;
+    std::uint32_t b = theirs_.nodes[theirs_.arguments].first_child;
+    for (std::uint32_t k = 1; a != no_schema_node; ++k) {
+      if (!agree(a, b)) return {false, message("argument " + std::to_string(k))};
+      a = mine_.nodes[a].next_sibling;
+      b = theirs_.nodes[b].next_sibling;
+    }
+    if (!agree(mine_.result, theirs_.result)) return {false, message("the result")};
+    return {true, {}};
+  }
+
+ private:
+  struct difference {
+    std::uint32_t mine = no_schema_node;
+    std::uint32_t theirs = no_schema_node;
+    std::string path;
+  };
+
+  bool differ(std::uint32_t a, std::uint32_t b) {
+    found_ = {a, b, path_};
+    return false;
+  }
+
+  bool agree(std::uint32_t a, std::uint32_t b) {
+    const schema_node& mine = mine_.nodes[a];
+    const schema_node& theirs = theirs_.nodes[b];
+    if (mine.token != theirs.token || mine.number != theirs.number || mine.den != theirs.den) return differ(a, b);
+    switch (mine.token) {
+      case '{':
+        return fields_agree(a, b);
+      case '(':
+      case 'V':
+        return mine.children == theirs.children ? elements_agree(a, b) : differ(a, b);
+      case 'D':
+      case 'P':
+        return agree_here(mine.first_child, theirs.first_child) || differ(a, b);
+      case 'm':
+        return exact_part_agrees(a, b, mine.first_child, theirs.first_child, "{key}") &&
+               part_agrees(a, b, mine_.nodes[mine.first_child].next_sibling,
+                           theirs_.nodes[theirs.first_child].next_sibling, "[]");
+      case 'o':
+        return part_agrees(a, b, mine.first_child, theirs.first_child, "?");
+      case 'S':
+        return exact_part_agrees(a, b, mine.first_child, theirs.first_child, "[]");
+      case 'v':
+      case 'a':
+        return part_agrees(a, b, mine.first_child, theirs.first_child, "[]");
+      default:
+        return true;
+    }
+  }
+  // A duration's or a time point's rep, a number type.
+  bool agree_here(std::uint32_t a, std::uint32_t b) const {
+    const schema_node& mine = mine_.nodes[a];
+    const schema_node& theirs = theirs_.nodes[b];
+    return mine.token == theirs.token && mine.number == theirs.number;
+  }
+
+  // A container's part. Where the part itself differs, the container is named with both its
+  // types ("field tags: list<int32> here, list<string> on the peer"), not its part.
+  bool part_agrees(std::uint32_t a, std::uint32_t b, std::uint32_t part, std::uint32_t their_part, const char* step) {
+    const std::size_t mark = path_.size();
+    path_ += step;
+    const bool agrees = agree(part, their_part);
+    if (!agrees && found_.path.size() == path_.size()) found_ = {a, b, path_.substr(0, mark)};
+    path_.resize(mark);
+    return agrees;
+  }
+
+  // A map's key or a set's element: a struct there may not gain or lose fields, for a reader that
+  // cut them off could find two keys equal that were not, or lose the order the writer kept.
+  bool exact_part_agrees(std::uint32_t a, std::uint32_t b, std::uint32_t part, std::uint32_t their_part,
+                         const char* step) {
+    ++exact_;
+    const bool agrees = part_agrees(a, b, part, their_part, step);
+    --exact_;
+    return agrees;
+  }
+
+  // A tuple's elements or a variant's alternatives, as many on each side: "#1", "#2", ...
+  bool elements_agree(std::uint32_t a, std::uint32_t b) {
+    std::uint32_t x = mine_.nodes[a].first_child;
+    std::uint32_t y = theirs_.nodes[b].first_child;
+    for (std::uint32_t k = 1; x != no_schema_node; ++k) {
+      if (!step_agrees(x, y, "#" + std::to_string(k))) return false;
+      x = mine_.nodes[x].next_sibling;
+      y = theirs_.nodes[y].next_sibling;
+    }
+    return true;
+  }
+
+  // The fields both structs have, by position; those only one has do not matter (but in a key).
+  bool fields_agree(std::uint32_t a, std::uint32_t b) {
+    if (exact_ > 0 && mine_.nodes[a].children != theirs_.nodes[b].children) return differ(a, b);
+    std::uint32_t x = mine_.nodes[a].first_child;
+    std::uint32_t y = theirs_.nodes[b].first_child;
+    for (; x != no_schema_node && y != no_schema_node;
+         x = mine_.nodes[x].next_sibling, y = theirs_.nodes[y].next_sibling)
+      if (!step_agrees(x, y, std::string(mine_.nodes[x].name))) return false;
+    return true;
+  }
+
+  bool step_agrees(std::uint32_t a, std::uint32_t b, const std::string& step) {
+    const std::size_t mark = path_.size();
+    if (!path_.empty()) path_ += '.';
+    path_ += step;
+    const bool agrees = agree(a, b);
+    path_.resize(mark);
+    return agrees;
+  }
+
+  // "argument 1, field items[].price: int32 here, double on the peer"
+  std::string message(const std::string& where) const {
+    constexpr std::size_t path_limit = 80;
+    std::string out = where;
+    if (!found_.path.empty()) {
+      out += found_.path[0] == '#' ? ", element " : ", field ";
+      out += found_.path.size() > path_limit ? "..." + found_.path.substr(found_.path.size() - (path_limit - 3))
+                                             : found_.path;
+    }
+    return out + ": " + type_name_in(mine_, found_.mine) + " " + sides_.mine + ", " +
+           type_name_in(theirs_, found_.theirs) + " " + sides_.theirs;
+  }
+
+  const parsed_schema& mine_;
+  const parsed_schema& theirs_;
+  const schema_sides sides_;
+  int exact_ = 0;  // > 0 inside a map's key or a set's element, where structs must match exactly
+  std::string path_;
+  difference found_;
+};
+
+inline std::string malformed(const char* whose, const parsed_schema& schema) {
+  return std::string(whose) + " is malformed: " + schema.error + " at byte " + std::to_string(schema.error_at);
+}
+
+}  // namespace detail
+
+// Whether a call whose schema here is `mine` can be made with a peer whose schema is `theirs`
+// (both as call_schema<Arguments, Result>() writes them); if not, why, in one line of at most
+// about 300 printable ASCII bytes: "argument 1, field value: bytes here, string on the peer".
+inline schema_verdict compare_call_schemas(std::string_view mine, std::string_view theirs, schema_sides sides = {}) {
+  const detail::parsed_schema here = detail::parse_call_schema(mine);
+  if (here.error != nullptr) return {false, detail::malformed("the schema here", here)};
+  const detail::parsed_schema peer = detail::parse_call_schema(theirs);
+  if (peer.error != nullptr) return {false, detail::malformed("the peer's schema", peer)};
+  return detail::schema_comparison(here, peer, sides).verdict();
+}
+
+// The fingerprint of a schema's text (fingerprint.hpp): its FNV-1a with the field names and their
+// ':' left out, 0 given as 1. A pass over the bytes, no parse: what a server checks of a peer's
+// schema before it parses one, so that a schema must at least be its call's.
+inline std::uint32_t schema_fingerprint(std::string_view schema) noexcept {
+  detail::fingerprint_hash h;
+  for (std::size_t i = 0; i < schema.size();) {
+    std::size_t end = i;
+    while (end < schema.size() && detail::is_schema_name_char(schema[end])) ++end;
+    if (end < schema.size() && schema[end] == ':' && end > i) {  // a field's name: only names precede ':'
+      i = end + 1;
+      continue;
+    }
+    for (; i < end; ++i) h.add(schema[i]);
+    if (i < schema.size()) h.add(schema[i++]);
+  }
+  return h.value == 0 ? 1 : h.value;
+}
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/schema_compare.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Used by the connection's reading thread alone (server_connection::on_request), so unlocked.
+class accepted_types {
+ public:
+  // The most call types one connection may have judged this way: taken, and refused. A client of
+  // one build has one per method it calls, so a peer that sends more is not a client of one build.
+  // A type judged before is answered from here: each costs at most one parse of a schema (64 KiB
+  // at most) for the connection's life, and 48 bytes, or about 400 with its refusal's message.
+  static constexpr std::size_t limit = 1024;
+  static constexpr std::size_t refused_limit = 64;
+
+  // Whether a request for `handler` whose fingerprint differs from the handler's may go on: none
+  // when it may, else the message of its type_mismatch refusal.
+  std::optional<std::string> refusal(const handler_entry& handler, std::uint32_t fingerprint, std::string_view schema) {
+    for (const judged& j : judged_)
+      if (j.handler == &handler && j.fingerprint == fingerprint)
+        return j.refusal.empty() ? std::nullopt : std::optional<std::string>(j.refusal);
+    if (schema.empty() || handler.schema == nullptr)
+      return prefix(handler) + "the call's argument or result types are not the method's";
+    if (codec::schema_fingerprint(schema) != fingerprint)
+      return prefix(handler) + "the call's schema is not the one its fingerprint was made from";
+    if (judged_.size() == limit || refused_ == refused_limit)
+      return prefix(handler) + "this connection has already sent " +
+             (refused_ == refused_limit ? std::to_string(refused_limit) + " call types refused"
+                                        : std::to_string(limit) + " call types that differ from their methods'") +
+             " (the limit)";
+    try {
+      const codec::schema_verdict verdict =
+          codec::compare_call_schemas(*handler.schema, schema, {"on the server", "from the client"});
+      judged_.push_back({&handler, fingerprint, verdict.compatible ? std::string() : prefix(handler) + verdict.why});
+      if (verdict.compatible) return std::nullopt;
+      ++refused_;
+      return judged_.back().refusal;
+    } catch (const std::bad_alloc&) {
+      return prefix(handler) + "no memory to compare the call's types with the method's";
+    }
+  }
+
+ private:
+  struct judged {
+    const handler_entry* handler;
+    std::uint32_t fingerprint;
+    std::string refusal;  // empty: taken
+  };
+  static std::string prefix(const handler_entry& handler) {
+    return "rpc server: type mismatch calling " + handler.name + ": ";
+  }
+
+  std::vector<judged> judged_;
+  std::size_t refused_ = 0;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/accepted_types.hpp
 // ---- begin geerpc/server/observer.hpp
 // geerpc: what a server watches of its calls besides answering them. The connection (connection.hpp)
 // calls one hook, request_observer, at each point of a request's life: when it is registered
@@ -14383,7 +15332,9 @@ class session_opening {
     else if (const char* bad = wire::parse_hello(hello_, hello))
       refusal = std::string("rpc server: ") + bad;
     else if (hello.version != wire::protocol_version)
-      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
+      refusal = "rpc server: the client speaks geerpc protocol version " + std::to_string(hello.version) +
+                ", this server " + std::to_string(wire::protocol_version) +
+                ": both sides need a geerpc of the same protocol version (docs/protocol.md 2.3)";
     else if (hello.codec_id != context.config.codec_id())
       refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
     session.disarm_stall_timer();
@@ -15052,9 +16003,11 @@ class server_connection final : public wire_session<server_connection>,
                                                         wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.config.handlers()->find(frame.text, code, message);
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
-    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
-    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
-      return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
+    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded;
+    // one whose types differ but agree (a struct with more or fewer trailing fields) goes on.
+    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint) [[unlikely]]
+      if (auto refused = accepted_types_.refusal(*handler, frame.fingerprint, frame.schema))
+        return refuse(frame, metadata_valid, errc::type_mismatch, *refused);
     if (!metadata_valid) {
       if (wire::metadata_size_field + frame.metadata.size() > context_.config.options().limits.max_metadata_bytes)
         observer_.turned_away(limit_kind::metadata_bytes);
@@ -15137,12 +16090,8 @@ class server_connection final : public wire_session<server_connection>,
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
-  static std::string type_mismatch_message(std::string_view method) {
-    return "rpc server: type mismatch calling " + std::string(method) +
-           ": the call's argument or result types are not the method's";
-  }
-
   request_ledger ledger_;            // the requests in flight
+  accepted_types accepted_types_;    // call types taken though their fingerprints differ
   const request_observer observer_;  // statistics, interceptors
   const std::uint64_t id_;           // call_context::connection_id()
   const std::string peer_;           // call_context::peer()

@@ -29,6 +29,7 @@
 #include "../transport/link.hpp"
 #include "../wire/frame.hpp"
 #include "../wire/metadata.hpp"
+#include "announced_types.hpp"
 #include "call.hpp"
 #include "call_future.hpp"
 #include "call_surface.hpp"
@@ -93,7 +94,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
 
   basic_client() = default;  // not connected: every call fails with connection_closed
   explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {})
-      : engine_(std::move(engine)) {
+      : engine_(std::move(engine)), announced_(std::make_shared<detail::announced_types>()) {
     if (!interceptors.empty())
       interceptors_ = std::make_shared<const std::vector<client_interceptor>>(std::move(interceptors));
   }
@@ -102,6 +103,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
     if (this != &other) {
       close();
       engine_ = std::move(other.engine_);
+      announced_ = std::move(other.announced_);
       interceptors_ = std::move(other.interceptors_);
     }
     return *this;
@@ -175,15 +177,21 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
                   : std::move(done);
     }
     const context& sent = intercepted ? intercepted->ctx : ctx;
+    schema_plan plan = schema_to_send<R, A...>(method);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
     std::unique_ptr<detail::async_state> state;
     std::optional<detail::call_outcome> ended =
-        build_request(frame, sent, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+        build_request(frame, sent, method, fingerprint<R, A...>, plan.schema, detail::wire_argument(arguments)...);
     if (!ended && !engine_) ended = detail::connection_closed_outcome();
     if (ended) {
       if (hook) hook(*ended);
       state = std::make_unique<detail::finished_call>(std::move(*ended));
     } else {
+      if (plan.schema != nullptr) [[unlikely]]
+        hook = [announced = announced_, key = plan.key, report = std::move(hook)](const detail::call_outcome& outcome) {
+          if (outcome.ok()) announced->insert(key);
+          if (report) report(outcome);
+        };
       state = link::start(engine_, sent, frame, std::move(hook));
     }
     detail::trim_scratch(frame);
@@ -205,31 +213,66 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   template <class R, class... A>
   result<R> plain_call(const context& ctx, std::string_view method, const A&... arguments) {
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
-    auto refused = build_request(frame, ctx, method, fingerprint<R, A...>, detail::wire_argument(arguments)...);
+    schema_plan plan = schema_to_send<R, A...>(method);
+    auto refused =
+        build_request(frame, ctx, method, fingerprint<R, A...>, plan.schema, detail::wire_argument(arguments)...);
     result<R> out = refused ? result<R>(refused->to_error()) : wait_for_reply<R>(ctx, frame);
     detail::trim_scratch(frame);
+    if (plan.schema != nullptr && out.has_value()) [[unlikely]]
+      announced_->insert(plan.key);
     return out;
   }
 
+  // The call's schema while this connection's server has not taken a call of this method with
+  // these types (then the request carries it, docs/protocol.md 4.1), and the key that remembers
+  // it once one has succeeded; no schema after, and for a codec without schemas.
+  struct schema_plan {
+    const std::string* schema = nullptr;
+    std::uint64_t key = 0;
+  };
+  template <class R, class... A>
+  schema_plan schema_to_send(std::string_view method) const {
+    if constexpr (fingerprint<R, A...> == 0) {
+      return {};
+    } else {
+      if (!announced_) return {};
+      const std::uint64_t key = detail::announced_types::key(method, fingerprint<R, A...>);
+      if (announced_->contains(key)) [[likely]]
+        return {};
+      const std::string* schema = detail::schema_of<Codec, std::tuple<detail::wire_argument_t<A>...>, R>();
+      if (schema == nullptr || schema->empty() || schema->size() > wire::max_schema_size) return {};
+      return {schema, key};
+    }
+  }
+
   // The request frame for `method` with the context's metadata and these arguments encoded one
-  // after another (as their tuple is), or why it cannot be sent.
+  // after another (as their tuple is), or why it cannot be sent. A schema that alone would take the
+  // frame past the server's limit is left out (`schema` set to null): the server then judges the
+  // call by its fingerprint alone.
   template <class... A>
   std::optional<detail::call_outcome> build_request(std::vector<std::byte>& frame, const context& ctx,
                                                     std::string_view method, std::uint32_t type_fingerprint,
-                                                    const A&... arguments) const {
+                                                    const std::string*& schema, const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
     std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
+    if (schema != nullptr) flags |= wire::request_flag::schema;
     if (!ctx.metadata().empty()) {
       if (auto bad = detail::check_metadata(ctx)) return bad;
       flags |= wire::request_flag::metadata;
     }
     const std::size_t start =
         wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method, type_fingerprint);
+    if (schema != nullptr) wire::append_schema(frame, *schema);
     if (!ctx.metadata().empty()) wire::append_metadata(frame, ctx.metadata());
     (Codec::encode(arguments, frame), ...);
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
+    if (engine_ && length > link::server_max_frame_size(*engine_) && schema != nullptr) {
+      frame.resize(start);
+      schema = nullptr;
+      return build_request(frame, ctx, method, type_fingerprint, schema, arguments...);
+    }
     if (engine_ && length > link::server_max_frame_size(*engine_))
       return detail::call_outcome::failure(errc::invalid_argument,
                                            "rpc client: request of " + std::to_string(length) +
@@ -285,6 +328,9 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   }
 
   std::shared_ptr<engine_type> engine_;
+  // The call types its server has taken (their schemas go no more); shared with the completions of
+  // asynchronous calls that carried one, which may run after the client is gone.
+  std::shared_ptr<detail::announced_types> announced_;
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
 };
 

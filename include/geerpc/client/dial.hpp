@@ -207,6 +207,11 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
   if (failed)
     return error{make_error_code(errc::connect_failed),
                  where + "connection closed during the handshake" + session_reason(info.stream)};
+  if (!reply.accepted && reply.version != wire::protocol_version)
+    return error{make_error_code(errc::handshake_rejected),
+                 "rpc client: handshake rejected: the server speaks geerpc protocol version " +
+                     std::to_string(reply.version) + ", this client " + std::to_string(wire::protocol_version) +
+                     " (its reason: " + std::string(reinterpret_cast<const char*>(reason.data()), reason.size()) + ")"};
   if (!reply.accepted)
     return error{
         make_error_code(errc::handshake_rejected),

@@ -1,5 +1,6 @@
-// geerpc: the codecs of values made of members: std::pair and std::tuple (the elements in order),
-// and plain aggregates (the fields in declaration order, through Boost.PFR). No count, no prefix.
+// geerpc: the codecs of values made of members: std::pair and std::tuple (the elements in order, no
+// prefix), and plain aggregates (a byte length, then the fields in declaration order, through
+// Boost.PFR).
 #pragma once
 
 #include <boost/pfr/core.hpp>
@@ -34,16 +35,26 @@ struct kind_codec<T, type_kind::tuple> {
   }
 };
 
+// A struct is its byte length, then its fields: so a reader built with fewer trailing fields skips
+// the ones it does not know, and one built with more leaves those the input ends before at their
+// defaults (docs/protocol.md 5.1, "Evolving a struct"). `value` is freshly made by every caller,
+// so a field left alone holds its default member initializer.
 template <class T>
 struct kind_codec<T, type_kind::aggregate> {
   static void encode(writer& out, const T& value) {
+    const std::size_t length_at = out.begin_length();
     boost::pfr::for_each_field(
         value, [&](const auto& field) { value_codec<std::remove_cvref_t<decltype(field)>>::encode(out, field); });
+    out.end_length(length_at);
   }
   static bool decode(reader& in, T& value) {
+    const std::byte* outer = in.narrow_to_length();
+    if (outer == nullptr) return false;
     bool ok = true;
-    boost::pfr::for_each_field(
-        value, [&](auto& field) { ok = ok && value_codec<std::remove_cvref_t<decltype(field)>>::decode(in, field); });
+    boost::pfr::for_each_field(value, [&](auto& field) {
+      ok = ok && (in.remaining() == 0 || value_codec<std::remove_cvref_t<decltype(field)>>::decode(in, field));
+    });
+    in.widen(outer);
     return ok;
   }
 };

@@ -24,6 +24,7 @@
 #include "kind_codec.hpp"
 #include "reader.hpp"
 #include "scalars.hpp"
+#include "schema.hpp"
 #include "sequences.hpp"
 #include "serializable.hpp"
 #include "strings.hpp"
@@ -87,6 +88,14 @@ struct binary_codec {
   // (codec/fingerprint.hpp). A codec without this member sends none, and no check is made.
   template <class Arguments, class Result>
   static constexpr std::uint32_t fingerprint = codec::fingerprint<Arguments, Result>();
+
+  // The text the fingerprint hashes, with field names (codec/schema.hpp): what a peer whose
+  // fingerprint differs is sent, to decide whether the two sides' types still agree (a struct
+  // that gained fields at its end) or not, and then to name the field that differs.
+  template <class Arguments, class Result>
+  static const std::string& schema() {
+    return codec::call_schema<Arguments, Result>();
+  }
 
   // Whether a T decodes about as fast as its bytes copy (codec::detail::decodes_like_copy): a client
   // then decodes a reply straight from its receive buffer, instead of copying it out for the caller.

@@ -117,6 +117,23 @@ class reader {
     return true;
   }
 
+  // Reads a byte length (an aggregate's) and ends the input there until widen(): returns the end
+  // to restore, or nullptr after a failure (a length past the input).
+  const std::byte* narrow_to_length() noexcept {
+    std::size_t size = 0;
+    if (!count(size, 1)) return nullptr;
+    const std::byte* outer = end_;
+    end_ = pos_ + size;
+    return outer;
+  }
+  // Skips what is left before the narrowed end (fields this reader does not know) and restores the
+  // end `outer`; after a failure the reader stays at its end, so every later read fails too.
+  void widen(const std::byte* outer) noexcept {
+    GEERPC_ASSERT(outer >= end_, "widened to an end before the narrowed one");
+    pos_ = ok() ? end_ : outer;
+    end_ = outer;
+  }
+
   // Charges `bytes` the decoder is about to allocate for the value starting at `at`; fails naming
   // `at` when the budget cannot pay. A subtraction and a compare: this runs on every allocation.
   bool charge(std::size_t bytes, const std::byte* at) noexcept {

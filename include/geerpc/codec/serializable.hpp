@@ -74,7 +74,7 @@ inline constexpr bool is_count_type =
     std::is_arithmetic_v<Rep> && !std::is_same_v<Rep, bool> &&
     (std::is_integral_v<Rep> || std::is_same_v<Rep, float> || std::is_same_v<Rep, double>);
 
-// A container of elements that encode to zero bytes (empty structs) would let a peer claim any count
+// A container of elements that encode to zero bytes (empty tuples) would let a peer claim any count
 // for free; we refuse such containers instead of guessing a bound.
 template <class Container, class Element>
 using element_problem =
@@ -172,7 +172,7 @@ struct type_cannot_be_serialized {
                 "references, const or volatile members, C arrays (use std::array), unions, classes with "
                 "constructors, base classes or virtual functions (write a geerpc::codec::serializer), "
                 "long double, enums without a fixed underlying type (write `enum E : int`), containers "
-                "of empty structs, and types containing themselves. "
+                "of empty tuples, and types containing themselves. "
                 "The line 'In instantiation of type_cannot_be_serialized<Culprit, Whole>' names the "
                 "culprit and the type that contains it.");
   static constexpr bool value = false;

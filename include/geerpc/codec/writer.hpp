@@ -48,6 +48,31 @@ class writer {
     raw(bytes, n);
   }
 
+  // A byte length before the bytes that follow it (an aggregate's, docs/protocol.md 5.1):
+  // begin_length() reserves its first byte and returns where; end_length() writes the varint of
+  // what was appended since, moving those bytes up when it takes more than one byte (a body of 128
+  // bytes or more, so the move costs less than encoding them did).
+  std::size_t begin_length() {
+    out_.push_back(std::byte{0});
+    return out_.size() - 1;
+  }
+  void end_length(std::size_t at) {
+    std::uint64_t body = out_.size() - at - 1;
+    if (body < 0x80) {
+      out_[at] = static_cast<std::byte>(body);
+      return;
+    }
+    std::byte bytes[10];
+    std::size_t n = 0;
+    while (body >= 0x80) {
+      bytes[n++] = static_cast<std::byte>((body & 0x7f) | 0x80);
+      body >>= 7;
+    }
+    bytes[n++] = static_cast<std::byte>(body);
+    out_.insert(out_.begin() + static_cast<std::ptrdiff_t>(at) + 1, n - 1, std::byte{0});
+    for (std::size_t i = 0; i < n; ++i) out_[at + i] = bytes[i];
+  }
+
   // The bytes in the buffer so far (the caller's included): what an encoder's checks measure.
   std::size_t size() const noexcept { return out_.size(); }
 

@@ -43,6 +43,7 @@
 #include "../net/socket.hpp"
 #include "../wire/frame.hpp"
 #include "../wire/metadata.hpp"
+#include "accepted_types.hpp"
 #include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
@@ -289,9 +290,11 @@ class server_connection final : public wire_session<server_connection>,
                                                         wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.config.handlers()->find(frame.text, code, message);
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
-    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded.
-    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint)
-      return refuse(frame, metadata_valid, errc::type_mismatch, type_mismatch_message(frame.text));
+    // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded;
+    // one whose types differ but agree (a struct with more or fewer trailing fields) goes on.
+    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint) [[unlikely]]
+      if (auto refused = accepted_types_.refusal(*handler, frame.fingerprint, frame.schema))
+        return refuse(frame, metadata_valid, errc::type_mismatch, *refused);
     if (!metadata_valid) {
       if (wire::metadata_size_field + frame.metadata.size() > context_.config.options().limits.max_metadata_bytes)
         observer_.turned_away(limit_kind::metadata_bytes);
@@ -374,12 +377,8 @@ class server_connection final : public wire_session<server_connection>,
     return std::string("rpc server: ") + wire::check_metadata(block);
   }
 
-  static std::string type_mismatch_message(std::string_view method) {
-    return "rpc server: type mismatch calling " + std::string(method) +
-           ": the call's argument or result types are not the method's";
-  }
-
   request_ledger ledger_;            // the requests in flight
+  accepted_types accepted_types_;    // call types taken though their fingerprints differ
   const request_observer observer_;  // statistics, interceptors
   const std::uint64_t id_;           // call_context::connection_id()
   const std::string peer_;           // call_context::peer()

@@ -50,9 +50,10 @@ struct handler_entry {
   std::string name;  // "Service.Method"
   invoke_fn invoke = nullptr;
   void* impl = nullptr;
-  bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
-  std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
-  std::string signature;          // "(Args) -> int", as the debug page shows it
+  bool takes_stop_token = false;        // the server makes a stop_source only for handlers that can see it
+  std::uint32_t fingerprint = 0;        // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  const std::string* schema = nullptr;  // the text it hashes, with names (codec/schema.hpp); null = none
+  std::string signature;                // "(Args) -> int", as the debug page shows it
 };
 
 template <class Codec, class R>
@@ -227,6 +228,7 @@ class dispatcher {
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
+    method.schema = schema_of<Codec, typename Method::argument_types, typename Method::result_type>();
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));

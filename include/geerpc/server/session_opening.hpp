@@ -119,7 +119,9 @@ class session_opening {
     else if (const char* bad = wire::parse_hello(hello_, hello))
       refusal = std::string("rpc server: ") + bad;
     else if (hello.version != wire::protocol_version)
-      refusal = "rpc server: unsupported protocol version " + std::to_string(hello.version);
+      refusal = "rpc server: the client speaks geerpc protocol version " + std::to_string(hello.version) +
+                ", this server " + std::to_string(wire::protocol_version) +
+                ": both sides need a geerpc of the same protocol version (docs/protocol.md 2.3)";
     else if (hello.codec_id != context.config.codec_id())
       refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
     session.disarm_stall_timer();

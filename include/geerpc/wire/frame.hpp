@@ -28,9 +28,13 @@ inline constexpr std::uint32_t default_max_frame_size = 4u << 20;  // the length
 namespace request_flag {
 inline constexpr std::uint8_t fingerprint = 0x01;  // a u32 type fingerprint, before the body
 inline constexpr std::uint8_t metadata = 0x02;     // a metadata block (wire/metadata.hpp), before the body
-inline constexpr std::uint8_t known = fingerprint | metadata;
+// The call's schema (codec/schema.hpp): a u16 size and its text, after the fingerprint, which it needs.
+inline constexpr std::uint8_t schema = 0x04;
+inline constexpr std::uint8_t known = fingerprint | metadata | schema;
 }  // namespace request_flag
 inline constexpr std::size_t fingerprint_size = 4;
+inline constexpr std::size_t schema_size_field = 2;
+inline constexpr std::size_t max_schema_size = 0xffff;
 
 struct frame_header {
   frame_kind kind = frame_kind::request;
@@ -72,6 +76,15 @@ inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& 
   return at;
 }
 
+// Appends a request's schema block (its flag set by the caller, after the fingerprint): the text's
+// size and the text, which must fit in max_schema_size.
+inline void append_schema(std::vector<std::byte>& out, std::string_view text) {
+  const std::size_t at = out.size();
+  out.resize(at + schema_size_field + text.size());
+  geerpc::detail::store_le<std::uint16_t>(out.data() + at, static_cast<std::uint16_t>(text.size()));
+  for (std::size_t i = 0; i < text.size(); ++i) out[at + schema_size_field + i] = static_cast<std::byte>(text[i]);
+}
+
 // Writes the length of the frame that starts at `frame_start` and runs to the end of `out`.
 inline void finish_frame(std::vector<std::byte>& out, std::size_t frame_start) noexcept {
   const std::size_t length = out.size() - frame_start - length_prefix_size;
@@ -105,6 +118,7 @@ struct frame_view {
   std::string_view text;
   std::span<const std::byte> body;
   std::uint32_t fingerprint = 0;  // requests: the call's type fingerprint, 0 = none sent
+  std::string_view schema;        // requests: the call's schema, empty when none was sent
   // Requests: the metadata block after its size field (version byte first; checked by
   // wire::check_metadata, not here), empty when none was sent. It ends where `body` begins.
   std::span<const std::byte> metadata;
@@ -135,6 +149,14 @@ inline const char* parse_frame(std::span<const std::byte> frame, frame_view& out
         out.fingerprint = load_le<std::uint32_t>(out.body.data());
         if (out.fingerprint == 0) return "request with a zero fingerprint";
         out.body = out.body.subspan(fingerprint_size);
+      }
+      if ((out.header.status & request_flag::schema) != 0) {
+        if ((out.header.status & request_flag::fingerprint) == 0) return "request schema without a fingerprint";
+        if (out.body.size() < schema_size_field) return "request schema exceeds the frame";
+        const std::size_t size = load_le<std::uint16_t>(out.body.data());
+        if (size == 0 || size > out.body.size() - schema_size_field) return "request schema exceeds the frame";
+        out.schema = std::string_view(reinterpret_cast<const char*>(out.body.data() + schema_size_field), size);
+        out.body = out.body.subspan(schema_size_field + size);
       }
       if ((out.header.status & request_flag::metadata) != 0) {
         if (out.body.size() < 4) return "request metadata exceeds the frame";

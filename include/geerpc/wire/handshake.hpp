@@ -17,7 +17,9 @@ GEERPC_BEGIN_NAMESPACE
 namespace wire {
 
 inline constexpr std::uint32_t magic = 0x3bef5c;  // GeeRPC's MagicNumber
-inline constexpr std::uint8_t protocol_version = 1;
+// 2: a struct carries its byte length, so that it may gain fields (docs/protocol.md 5.1). A peer of
+// another version is refused in the handshake with both versions named, never misread.
+inline constexpr std::uint8_t protocol_version = 2;
 inline constexpr std::size_t hello_size = 20;
 inline constexpr std::size_t hello_reply_header_size = 12;
 inline constexpr std::size_t max_reject_reason = 1024;
@@ -56,8 +58,9 @@ inline const char* parse_hello(std::span<const std::byte, hello_size> in, hello&
 
 struct hello_reply {
   bool accepted = false;
-  std::uint32_t max_frame_size = 0;  // the largest request frame the server takes (0 on reject)
-  std::string reason;                // why it rejected; empty on accept
+  std::uint32_t max_frame_size = 0;         // the largest request frame the server takes (0 on reject)
+  std::string reason;                       // why it rejected; empty on accept
+  std::uint8_t version = protocol_version;  // the server's: a server of another version rejects
 };
 
 inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out) {
@@ -67,7 +70,7 @@ inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out
   out.resize(at + hello_reply_header_size + reason.size());
   std::byte* p = out.data() + at;
   store_le<std::uint32_t>(p, magic);
-  p[4] = std::byte{protocol_version};
+  p[4] = std::byte{r.version};
   p[5] = std::byte{static_cast<std::uint8_t>(r.accepted ? 0 : 1)};
   store_le<std::uint16_t>(p + 6, static_cast<std::uint16_t>(reason.size()));
   store_le<std::uint32_t>(p + 8, r.max_frame_size);
@@ -75,17 +78,18 @@ inline void encode_hello_reply(const hello_reply& r, std::vector<std::byte>& out
 }
 
 // Parses the fixed part of the reply; `reason_size` bytes of reason follow it. Returns nullptr, or
-// why the bytes are not a reply.
+// why the bytes are not a reply. A rejection from a server of another version parses (its layout
+// is every version's), so that the client can name both versions.
 inline const char* parse_hello_reply_header(std::span<const std::byte, hello_reply_header_size> in, hello_reply& out,
                                             std::size_t& reason_size) noexcept {
   using geerpc::detail::load_le;
   if (load_le<std::uint32_t>(in.data()) != magic) return "invalid magic number in the handshake reply";
-  if (static_cast<std::uint8_t>(in[4]) != protocol_version)
-    return "unsupported protocol version in the handshake reply";
   const auto status = static_cast<std::uint8_t>(in[5]);
   if (status > 1) return "unknown handshake reply status";
   reason_size = load_le<std::uint16_t>(in.data() + 6);
   if (reason_size > max_reject_reason) return "handshake reject reason too long";
+  out.version = static_cast<std::uint8_t>(in[4]);
+  if (out.version != protocol_version && status == 0) return "unsupported protocol version in the handshake reply";
   out.accepted = status == 0;
   out.max_frame_size = load_le<std::uint32_t>(in.data() + 8);
   return nullptr;
