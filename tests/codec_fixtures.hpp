@@ -134,7 +134,7 @@ struct drawing {
   bool operator==(const drawing&) const = default;
 };
 
-drawing sample_drawing() {
+inline drawing sample_drawing() {
   drawing d;
   d.title = "floor plan";
   d.shapes.push_back({shape_kind::polygon,
