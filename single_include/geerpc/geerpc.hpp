@@ -6353,11 +6353,14 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
       if (hook) hook(*ended);
       state = std::make_unique<detail::finished_call>(std::move(*ended));
     } else {
-      if (plan.schema != nullptr) [[unlikely]]
-        hook = [announced = announced_, key = plan.key, report = std::move(hook)](const detail::call_outcome& outcome) {
+      if (plan.schema != nullptr) [[unlikely]] {  // its success tells that the server has seen the schema
+        detail::completion_hook remember = [announced = announced_, key = plan.key,
+                                            report = std::move(hook)](const detail::call_outcome& outcome) {
           if (outcome.ok()) announced->insert(key);
           if (report) report(outcome);
         };
+        hook = std::move(remember);
+      }
       state = link::start(engine_, sent, frame, std::move(hook));
     }
     detail::trim_scratch(frame);
@@ -13221,7 +13224,7 @@ struct schema_sides {
 
 namespace detail {
 
-inline constexpr std::size_t max_schema_bytes = 64 * 1024;
+inline constexpr std::size_t max_schema_bytes = std::size_t{64} * 1024;
 inline constexpr int max_schema_depth = 64;
 inline constexpr std::size_t max_schema_name_bytes = 255;
 inline constexpr std::uint64_t max_schema_number = std::uint64_t{1} << 32;

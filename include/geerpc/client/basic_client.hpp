@@ -187,11 +187,14 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
       if (hook) hook(*ended);
       state = std::make_unique<detail::finished_call>(std::move(*ended));
     } else {
-      if (plan.schema != nullptr) [[unlikely]]
-        hook = [announced = announced_, key = plan.key, report = std::move(hook)](const detail::call_outcome& outcome) {
+      if (plan.schema != nullptr) [[unlikely]] {  // its success tells that the server has seen the schema
+        detail::completion_hook remember = [announced = announced_, key = plan.key,
+                                            report = std::move(hook)](const detail::call_outcome& outcome) {
           if (outcome.ok()) announced->insert(key);
           if (report) report(outcome);
         };
+        hook = std::move(remember);
+      }
       state = link::start(engine_, sent, frame, std::move(hook));
     }
     detail::trim_scratch(frame);

@@ -38,7 +38,7 @@ struct schema_sides {
 
 namespace detail {
 
-inline constexpr std::size_t max_schema_bytes = 64 * 1024;
+inline constexpr std::size_t max_schema_bytes = std::size_t{64} * 1024;
 inline constexpr int max_schema_depth = 64;
 inline constexpr std::size_t max_schema_name_bytes = 255;
 inline constexpr std::uint64_t max_schema_number = std::uint64_t{1} << 32;
