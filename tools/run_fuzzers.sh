@@ -32,7 +32,7 @@ fuzz_one() {
   echo "fuzz_$target: $runs executions in ${seconds}s" >>"$work/$target.report"
 }
 
-targets=(codec frame handshake)
+targets=(codec frame handshake schema)
 # etcd's watch answer, where the build has geerpc::etcd's dependencies.
 [ -x "$build/fuzz/fuzz_etcd_watch" ] && targets+=(etcd_watch)
 # A TLS server's first bytes, where the build has OpenSSL (geerpc::tls).

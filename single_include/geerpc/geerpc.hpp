@@ -5218,8 +5218,8 @@ struct handler_params<std::tuple<P...>> {
 };
 
 // What a call carries: one argument travels as itself, any other number as the tuple of them. The
-// two encode alike (a tuple is its elements in turn), so a one-argument method may be called
-// either way.
+// two encode alike (a tuple is its elements in turn); their fingerprints differ (the schema writes
+// a tuple's bounds, docs/protocol.md 4.1), so a call's arguments are given one by one.
 template <class Arguments>
 struct argument_of {
   using type = Arguments;
