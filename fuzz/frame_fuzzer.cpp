@@ -47,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (geerpc::wire::parse_frame(frame, view) != nullptr) return true;
       std::vector<std::byte> rebuilt;
       const std::size_t start = geerpc::wire::begin_frame(rebuilt, view.header, view.text, view.fingerprint);
+      if (!view.schema.empty()) geerpc::wire::append_schema(rebuilt, view.schema);  // never empty when flagged
       if (view.has_metadata) {
         const auto size = static_cast<std::uint32_t>(view.metadata.size());
         for (int i = 0; i < 4; ++i) rebuilt.push_back(std::byte{static_cast<std::uint8_t>(size >> (8 * i))});
