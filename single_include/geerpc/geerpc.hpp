@@ -13193,13 +13193,18 @@ GEERPC_END_NAMESPACE
 
 
 // ---- begin geerpc/codec/schema_compare.hpp
-// geerpc: whether two peers' call schemas (schema.hpp, docs/protocol.md 4.1) agree, read from
-// untrusted text, and where they differ, in words.
+// geerpc: whether two peers' call schemas (schema.hpp, docs/protocol.md 4.1) agree, and where they
+// differ, in words; the schema's fingerprint computed from its text.
 //
 // A struct travels behind its length, so a reader skips the trailing fields it does not know and
 // defaults the ones missing: structs agree when their common leading fields agree, matched by
 // position (a renamed field agrees). Everything else agrees only when it is the same type with the
-// same sizes and counts, and its parts agree.
+// same sizes and counts, and its parts agree. A peer's text is parsed by schema_parse.hpp.
+
+
+// ---- begin geerpc/codec/schema_parse.hpp
+// geerpc: a peer's call schema (schema.hpp, docs/protocol.md 4.1) read from untrusted text into a
+// tree of types, which schema_compare.hpp compares with one's own.
 //
 // The parser is bounded by the text alone: at most 64 KiB, nesting at most 64 deep (its recursion
 // too), one node per byte at most, numbers at most 2^32 (a period's at most 2^63 - 1), names at
@@ -13209,19 +13214,6 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 namespace codec {
-
-struct schema_verdict {
-  bool compatible = false;
-  std::string why;  // if not: where the schemas differ and the type on each side, or what is malformed
-};
-
-// How a verdict's message names the two sides: "<type> here, <type> on the peer" by default; a
-// server says "on the server" and "from the client".
-struct schema_sides {
-  const char* mine = "here";
-  const char* theirs = "on the peer";
-};
-
 namespace detail {
 
 inline constexpr std::size_t max_schema_bytes = std::size_t{64} * 1024;
@@ -13460,6 +13452,28 @@ class schema_parser {
 };
 
 inline parsed_schema parse_call_schema(std::string_view text) { return schema_parser(text).parse(); }
+
+}  // namespace detail
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/schema_parse.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+struct schema_verdict {
+  bool compatible = false;
+  std::string why;  // if not: where the schemas differ and the type on each side, or what is malformed
+};
+
+// How a verdict's message names the two sides: "<type> here, <type> on the peer" by default; a
+// server says "on the server" and "from the client".
+struct schema_sides {
+  const char* mine = "here";
+  const char* theirs = "on the peer";
+};
+
+namespace detail {
 
 // How a type reads in a message: "list<struct{id, price}>". Output stops growing past `limit`.
 inline void append_type_name(const parsed_schema& schema, std::uint32_t at, std::string& out, std::size_t limit);
