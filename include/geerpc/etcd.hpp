@@ -7,7 +7,6 @@
 #define GEERPC_OUTERMOST_ENTRY 3  // this header ends the internal macros' scope
 #endif
 
-#include "etcd/base64.hpp"
 #include "etcd/discovery.hpp"
 #include "etcd/gateway.hpp"
 #include "etcd/options.hpp"

@@ -233,7 +233,7 @@ TEST_CASE("a token that expired (etcd's --auth-token-ttl) is replaced on the nex
   for (int check = 0; check < 20 && !expired; ++check) {
     std::this_thread::sleep_for(1500ms);  // longer than the 1 s TTL: a renewed token can expire
     try {
-      test::admin_post(probe, "/v3/kv/range", {{"key", geerpc::etcd::base64_encode("/geerpc/")}}, later);
+      test::admin_post(probe, "/v3/kv/range", {{"key", geerpc::detail::base64_encode("/geerpc/")}}, later);
     } catch (const std::runtime_error& e) {
       expired = std::string(e.what()).find("invalid auth token") != std::string::npos;
       if (!expired) throw;

@@ -103,8 +103,8 @@ class secure_etcd {
                {{"name", "registry"},
                 {"perm",
                  {{"permType", "READWRITE"},
-                  {"key", geerpc::etcd::base64_encode("/geerpc/")},
-                  {"range_end", geerpc::etcd::base64_encode("/geerpc0")}}}});
+                  {"key", geerpc::detail::base64_encode("/geerpc/")},
+                  {"range_end", geerpc::detail::base64_encode("/geerpc0")}}}});
     admin_post(o, "/v3/auth/user/grant", {{"user", app_user}, {"role", "registry"}});
     admin_post(o, "/v3/auth/enable", nlohmann::json::object());
   }

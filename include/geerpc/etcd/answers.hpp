@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "../config.hpp"
-#include "base64.hpp"
+#include "../detail/base64.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace etcd {
@@ -63,7 +63,7 @@ inline std::int64_t json_int(const nlohmann::json& object, const char* name) {
 inline std::string json_bytes(const nlohmann::json& object, const char* name) {
   const auto found = object.find(name);
   if (found == object.end() || !found->is_string()) return {};
-  auto decoded = base64_decode(found->get_ref<const std::string&>());
+  auto decoded = geerpc::detail::base64_decode(found->get_ref<const std::string&>());
   if (!decoded) throw error(std::string("etcd: field ") + name + " is not base64");
   return std::move(*decoded);
 }

@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../detail/base64.hpp"
 #include "../detail/chrono.hpp"
 #include "answers.hpp"
 #include "auth_token.hpp"
-#include "base64.hpp"
 #include "curl_easy.hpp"
 #include "failure.hpp"
 #include "options.hpp"
@@ -115,12 +115,12 @@ class gateway {
   void revoke(std::int64_t lease) { post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, true); }
 
   void put(std::string_view key, std::string_view value, std::int64_t lease = 0) {
-    nlohmann::json body{{"key", base64_encode(key)}, {"value", base64_encode(value)}};
+    nlohmann::json body{{"key", geerpc::detail::base64_encode(key)}, {"value", geerpc::detail::base64_encode(value)}};
     if (lease != 0) body["lease"] = std::to_string(lease);
     post("/v3/kv/put", body);
   }
 
-  void remove(std::string_view key) { post("/v3/kv/deleterange", {{"key", base64_encode(key)}}); }
+  void remove(std::string_view key) { post("/v3/kv/deleterange", {{"key", geerpc::detail::base64_encode(key)}}); }
 
   struct range_result {
     std::vector<key_value> kvs;
@@ -129,8 +129,9 @@ class gateway {
 
   // Every key starting with prefix, with the revision to watch from (revision + 1).
   range_result range(std::string_view prefix) {
-    const auto reply = post("/v3/kv/range", {{"key", base64_encode(prefix)},
-                                             {"range_end", base64_encode(detail::prefix_end(std::string(prefix)))}});
+    const auto reply =
+        post("/v3/kv/range", {{"key", geerpc::detail::base64_encode(prefix)},
+                              {"range_end", geerpc::detail::base64_encode(detail::prefix_end(std::string(prefix)))}});
     range_result out;
     out.revision = header_revision(reply);
     if (const auto kvs = reply.find("kvs"); kvs != reply.end() && kvs->is_array()) {
@@ -146,8 +147,8 @@ class gateway {
   void watch(std::string_view prefix, std::int64_t start_revision,
              const std::function<void(const std::vector<watch_event>&)>& on_events, std::stop_token stop) {
     const nlohmann::json body{{"create_request",
-                               {{"key", base64_encode(prefix)},
-                                {"range_end", base64_encode(detail::prefix_end(std::string(prefix)))},
+                               {{"key", geerpc::detail::base64_encode(prefix)},
+                                {"range_end", geerpc::detail::base64_encode(detail::prefix_end(std::string(prefix)))},
                                 {"start_revision", std::to_string(start_revision)}}}};
     const std::string text = body.dump();
     // Opened anew with a fresh token when etcd rejects the one sent (before any event).

@@ -1,6 +1,7 @@
-// geerpc: base64 (RFC 4648, with padding), which etcd's JSON gateway uses for keys and values.
-// Written here because neither library of the geerpc::etcd target exposes it (libcurl keeps its
-// own private; Boost's sits in beast::detail), and it is twenty lines with a test of every byte.
+// geerpc: base64 (RFC 4648 section 4, with padding), which etcd's JSON gateway uses for keys and
+// values and the JSON codec for bytes. Written here because no library geerpc uses exposes it
+// (libcurl keeps its own private; Boost's sits in beast::detail), and it is twenty lines with a
+// test of every byte.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,7 @@
 #include "../config.hpp"
 
 GEERPC_BEGIN_NAMESPACE
-namespace etcd {
+namespace detail {
 
 inline std::string base64_encode(std::string_view bytes) {
   static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -67,5 +68,5 @@ inline std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
-}  // namespace etcd
+}  // namespace detail
 GEERPC_END_NAMESPACE
