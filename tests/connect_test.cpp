@@ -88,7 +88,7 @@ TEST_CASE("the handshake refuses a wrong magic, version or codec with a reason",
         variant{geerpc::wire::magic, 9, 1,
                 "rpc server: the client speaks geerpc protocol version 9, this server 2: both sides need a geerpc "
                 "of the same protocol version (docs/protocol.md 2.3)"},
-        variant{geerpc::wire::magic, version, 7, "rpc server: unsupported codec 7"}}) {
+        variant{geerpc::wire::magic, version, 7, "rpc server: unsupported codec 7: this server speaks binary (1)"}}) {
     test::raw_peer peer(s.address);
     std::array<std::byte, geerpc::wire::hello_size> hello{};
     geerpc::wire::encode_hello({v.version, v.codec, 0, 1u << 20}, hello);

@@ -86,7 +86,8 @@ TEMPLATE_TEST_CASE("hostile: a bad hello is refused with its reason, then closed
       {hello_bytes(geerpc::wire::magic, 1, 1, 0),
        "rpc server: the client speaks geerpc protocol version 1, this server 2: both sides need a geerpc of the "
        "same protocol version (docs/protocol.md 2.3)"},
-      {hello_bytes(geerpc::wire::magic, version, 9, 0), "rpc server: unsupported codec 9"},
+      {hello_bytes(geerpc::wire::magic, version, 9, 0),
+       "rpc server: unsupported codec 9: this server speaks binary (1)"},
       {hello_bytes(geerpc::wire::magic, version, 1, 4), "rpc server: unknown handshake flags"},
   };
   for (const auto& c : cases) {

@@ -112,7 +112,7 @@ TEMPLATE_TEST_CASE("a thread that reuses the id of a server thread stop() has jo
     PoolProbe probe;
     geerpc::detail::dispatcher handlers;
     geerpc::detail::server_context context;
-    context.config.set_handlers(&handlers, geerpc::binary_codec::id);
+    context.config.set_handlers(&handlers, geerpc::detail::codec_ids::of(geerpc::codecs<geerpc::binary_codec>{}));
     handlers.template add<geerpc::binary_codec, PoolProbeApi>(&probe);
     std::string bound;
     auto engine = link::listen(context, "127.0.0.1:0", bound);

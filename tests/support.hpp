@@ -212,12 +212,12 @@ inline geerpc::server_options with_test_io_threads(geerpc::server_options opts) 
 // (a test of one pool's shape).
 inline constexpr bool as_given = true;
 
-// A server of the given transport with Arith registered, listening on loopback; with
-// GEERPC_TEST_IO_THREADS's reactors, unless `exact_options`.
-template <class Transport>
+// A server of the given transport (and codec, or codecs<...>) with Arith registered, listening on
+// loopback; with GEERPC_TEST_IO_THREADS's reactors, unless `exact_options`.
+template <class Transport, class Codec = geerpc::binary_codec>
 struct arith_server {
   Arith arith;
-  geerpc::basic_server<Transport> server;
+  geerpc::basic_server<Transport, Codec> server;
   std::string address;
 
   explicit arith_server(geerpc::server_options opts = {}, const std::string& listen_on = "127.0.0.1:0",

@@ -50,7 +50,7 @@ class basic_server {
                                                   std::to_string(wire::header_size) + " bytes (a frame header), not " +
                                                   std::to_string(opts.limits.max_frame_size));
     context_.config.set_options(std::move(opts));
-    context_.config.set_handlers(&handlers_, Codec::id);
+    context_.config.set_handlers(&handlers_, detail::codec_ids::of(detail::codec_list_t<Codec>{}));
   }
   ~basic_server() { stop(); }
 
@@ -61,14 +61,14 @@ class basic_server {
   template <class Service>
   requires(!std::is_void_v<typename Service::impl_type>) void add(typename Service::impl_type& impl) {
     check_not_listening();
-    handlers_.template add<Codec, Service>(&impl);
+    handlers_.template add<detail::codec_list_t<Codec>, Service>(&impl);
   }
   // For a service whose handlers are all free functions or lambdas.
   template <class Service>
   requires std::is_void_v<typename Service::impl_type>
   void add() {
     check_not_listening();
-    handlers_.template add<Codec, Service, void>(nullptr);
+    handlers_.template add<detail::codec_list_t<Codec>, Service, void>(nullptr);
   }
 
   // Adds an interceptor (interceptor.hpp): its `before` sees every call before its handler runs and

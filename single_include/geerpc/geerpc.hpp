@@ -78,6 +78,7 @@
 // header, has its use and includes the engines).
 
 #include <span>
+#include <stdexcept>
 #include <system_error>
 #include <tuple>
 #include <type_traits>
@@ -3228,7 +3229,6 @@ GEERPC_END_NAMESPACE
 // and result<T>, what the non-throwing calls return.
 
 #include <new>
-#include <stdexcept>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -6434,7 +6434,18 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
         wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method, type_fingerprint);
     if (schema != nullptr) wire::append_schema(frame, *schema);
     if (!ctx.metadata().empty()) wire::append_metadata(frame, ctx.metadata());
-    (Codec::encode(arguments, frame), ...);
+    // The arguments one after another (binary_codec), or as the codec writes a call's arguments
+    // (json_codec: one array, which refuses values JSON cannot carry, such as NaN).
+    if constexpr (requires { Codec::encode_arguments(frame, arguments...); }) {
+      try {
+        Codec::encode_arguments(frame, arguments...);
+      } catch (const std::runtime_error& e) {  // not bad_alloc: that is no fault of the arguments
+        return detail::call_outcome::failure(errc::invalid_argument,
+                                             std::string("rpc client: cannot encode the arguments: ") + e.what());
+      }
+    } else {
+      (Codec::encode(arguments, frame), ...);
+    }
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
     if (engine_ && length > link::server_max_frame_size(*engine_) && schema != nullptr) {
@@ -8076,6 +8087,69 @@ GEERPC_END_NAMESPACE
 // interceptors, statistics and runtime), read-only while it serves.
 
 
+// ---- begin geerpc/codecs.hpp
+// geerpc: a server that speaks several codecs. `basic_server<Transport, codecs<binary_codec,
+// json_codec>>` registers each handler once per codec, and each connection's hello chooses one
+// (its codec_id, docs/protocol.md 2.1); a single codec (the default, binary_codec) is a set of one.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+
+template <class... Codecs>
+struct codecs {
+  static_assert(sizeof...(Codecs) >= 1, "geerpc::codecs: name at least one codec");
+  static constexpr std::size_t size = sizeof...(Codecs);
+};
+
+namespace detail {
+
+// At most this many codecs in one server: a handler's table of invokers has this many slots.
+inline constexpr std::size_t max_codecs = 4;
+
+template <class Codec>
+struct codec_list {
+  using type = codecs<Codec>;
+};
+template <class... Codecs>
+struct codec_list<codecs<Codecs...>> {
+  using type = codecs<Codecs...>;
+};
+// The codecs a server's Codec argument names, as a codecs<...>.
+template <class Codec>
+using codec_list_t = typename codec_list<Codec>::type;
+
+// The ids and names of a server's codecs, in its order: what a hello's codec_id is looked up in.
+struct codec_ids {
+  std::array<std::uint8_t, max_codecs> ids{};
+  std::array<const char*, max_codecs> names{};
+  std::size_t size = 0;
+
+  template <class... Codecs>
+  static codec_ids of(codecs<Codecs...>) noexcept {
+    static_assert(sizeof...(Codecs) <= max_codecs, "geerpc::codecs: at most 4 codecs in one server");
+    codec_ids out;
+    ((out.ids[out.size] = Codecs::id, out.names[out.size++] = Codecs::name), ...);
+    return out;
+  }
+  // The slot of the codec with this id, or -1 when the server does not speak it.
+  int slot_of(std::uint8_t id) const noexcept {
+    for (std::size_t i = 0; i < size; ++i)
+      if (ids[i] == id) return static_cast<int>(i);
+    return -1;
+  }
+  // "binary (1), json (2)": what a refused hello is told the server speaks.
+  std::string text() const {
+    std::string out;
+    for (std::size_t i = 0; i < size; ++i)
+      out += (i ? ", " : "") + std::string(names[i]) + " (" + std::to_string(ids[i]) + ")";
+    return out;
+  }
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codecs.hpp
 // ---- begin geerpc/server/statistics.hpp
 // geerpc: what a server counts of its calls for the debug page (server/debug_page.hpp): per method,
 // its outcomes by error code and its latency over the last minute; the time requests waited for a
@@ -8364,10 +8438,10 @@ class server_config {
     assert_not_serving();
     options_ = std::move(options);
   }
-  void set_handlers(const dispatcher* handlers, std::uint8_t codec_id) noexcept {
+  void set_handlers(const dispatcher* handlers, const codec_ids& codecs) noexcept {
     assert_not_serving();
     handlers_ = handlers;
-    codec_id_ = codec_id;
+    codecs_ = codecs;
   }
   void add_interceptor(server_interceptor interceptor) {
     assert_not_serving();
@@ -8392,7 +8466,7 @@ class server_config {
   // ---- Read by the engine and the connections.
   const server_options& options() const noexcept { return options_; }
   const dispatcher* handlers() const noexcept { return handlers_; }
-  std::uint8_t codec_id() const noexcept { return codec_id_; }
+  const codec_ids& codecs() const noexcept { return codecs_; }
   const std::vector<server_interceptor>& interceptors() const noexcept { return interceptors_; }
   // Null when statistics are off; its counters are the observer's to write.
   server_statistics* stats() const noexcept { return stats_.get(); }
@@ -8408,7 +8482,7 @@ class server_config {
 
   const dispatcher* handlers_ = nullptr;
   server_options options_;
-  std::uint8_t codec_id_ = 0;
+  codec_ids codecs_;
   std::vector<server_interceptor> interceptors_;  // empty: calls skip them
   std::unique_ptr<server_statistics> stats_;
   std::shared_ptr<geerpc::runtime> runtime_;  // held while the server lives
@@ -8710,7 +8784,8 @@ struct handler_entry {
                                        const call_context& context, const deferred_target& later,
                                        std::vector<std::byte>& reply);
   std::string name;  // "Service.Method"
-  invoke_fn invoke = nullptr;
+  // One per codec of the server (codecs.hpp), in its order: a connection calls its hello's.
+  std::array<invoke_fn, max_codecs> invokes{};
   void* impl = nullptr;
   bool takes_stop_token = false;        // the server makes a stop_source only for handlers that can see it
   std::uint32_t fingerprint = 0;        // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
@@ -8756,9 +8831,9 @@ struct invoker {
     deferred_state* state = nullptr;  // a responder's, shared with it while the handler runs
     try {
       // One argument is decoded as itself, any other number as their tuple (which encodes as they do
-      // one after another).
+      // one after another); or as the codec reads a call's arguments (json_codec: one array).
       typename Method::argument_type arguments{};
-      if (auto status = Codec::decode(bytes, arguments); !status)
+      if (auto status = decode_arguments(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
       if constexpr (Method::takes_responder) {
         deferred_target target = later;
@@ -8780,6 +8855,13 @@ struct invoker {
     } catch (...) {
       return failed(state, "rpc server: the handler threw a non-standard exception");
     }
+  }
+
+  static auto decode_arguments(std::span<const std::byte> bytes, typename Method::argument_type& arguments) {
+    if constexpr (requires { Codec::template decode_arguments<Method::arity>(bytes, arguments); })
+      return Codec::template decode_arguments<Method::arity>(bytes, arguments);
+    else
+      return Codec::decode(bytes, arguments);
   }
 
   // A handler threw. One that took a responder answers through it, unless it did already.
@@ -8840,16 +8922,17 @@ struct invoker {
 
 class dispatcher {
  public:
-  // Registers every method of Service. Throws rpc_error(invalid_argument) when a service of that
-  // name is already registered (GeeRPC's "rpc: service already defined").
-  template <class Codec, class Service, class Impl>
+  // Registers every method of Service, for a codec or a codecs<...> set (codecs.hpp). Throws
+  // rpc_error(invalid_argument) when a service of that name is already registered (GeeRPC's "rpc:
+  // service already defined").
+  template <class Codecs, class Service, class Impl>
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
     const std::size_t at = lower_bound(services_, service_name);
     if (at != services_.size() && services_[at] == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
     services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), service_name);
-    std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
+    std::apply([&](auto... methods) { (add_method<Codecs, Impl, decltype(methods)>(service_name, impl), ...); },
                typename Service::methods{});
   }
 
@@ -8881,19 +8964,33 @@ class dispatcher {
   bool empty() const noexcept { return methods_.empty(); }
 
  private:
-  template <class Codec, class Impl, class Method>
+  template <class Codecs, class Impl, class Method>
   void add_method(const std::string& service_name, Impl* impl) {
     handler_entry method;
     method.name = service_name + "." + std::string(Method::name.view());
-    method.invoke = &invoker<Codec, Method, Impl>::invoke;
+    set_invokers<Method, Impl>(method, codec_list_t<Codecs>{});
     method.impl = const_cast<void*>(static_cast<const void*>(impl));
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
-    method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
-    method.schema = schema_of<Codec, typename Method::argument_types, typename Method::result_type>();
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
+  }
+
+  // Each codec's invoker, and the type fingerprint and schema of the first codec that has them
+  // (binary_codec's: a codec without them, as JSON, sends none and is not checked by them).
+  template <class Method, class Impl, class... Codecs>
+  static void set_invokers(handler_entry& method, codecs<Codecs...>) {
+    using arguments = typename Method::argument_types;
+    using result = typename Method::result_type;
+    std::size_t slot = 0;
+    ((method.invokes[slot++] = &invoker<Codecs, Method, Impl>::invoke), ...);
+    const auto take_types_of = [&]<class Codec>() {
+      if (method.fingerprint != 0) return;
+      method.fingerprint = fingerprint_of<Codec, arguments, result>();
+      method.schema = schema_of<Codec, arguments, result>();
+    };
+    (take_types_of.template operator()<Codecs>(), ...);
   }
 
   // The names of the methods whose full names begin with `prefix` ("Service."), without it, sorted.
@@ -8976,7 +9073,7 @@ class basic_server {
                                                   std::to_string(wire::header_size) + " bytes (a frame header), not " +
                                                   std::to_string(opts.limits.max_frame_size));
     context_.config.set_options(std::move(opts));
-    context_.config.set_handlers(&handlers_, Codec::id);
+    context_.config.set_handlers(&handlers_, detail::codec_ids::of(detail::codec_list_t<Codec>{}));
   }
   ~basic_server() { stop(); }
 
@@ -8987,14 +9084,14 @@ class basic_server {
   template <class Service>
   requires(!std::is_void_v<typename Service::impl_type>) void add(typename Service::impl_type& impl) {
     check_not_listening();
-    handlers_.template add<Codec, Service>(&impl);
+    handlers_.template add<detail::codec_list_t<Codec>, Service>(&impl);
   }
   // For a service whose handlers are all free functions or lambdas.
   template <class Service>
   requires std::is_void_v<typename Service::impl_type>
   void add() {
     check_not_listening();
-    handlers_.template add<Codec, Service, void>(nullptr);
+    handlers_.template add<detail::codec_list_t<Codec>, Service, void>(nullptr);
   }
 
   // Adds an interceptor (interceptor.hpp): its `before` sees every call before its handler runs and
@@ -15282,6 +15379,8 @@ class session_opening {
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
   std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
   std::uint32_t max_response_size() const noexcept { return max_response_size_; }
+  // The server's codec the hello chose (its slot in the server's codecs.hpp list).
+  std::size_t codec_slot() const noexcept { return static_cast<std::size_t>(codec_slot_); }
 
   // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
   // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
@@ -15352,8 +15451,9 @@ class session_opening {
       refusal = "rpc server: the client speaks geerpc protocol version " + std::to_string(hello.version) +
                 ", this server " + std::to_string(wire::protocol_version) +
                 ": both sides need a geerpc of the same protocol version (docs/protocol.md 2.3)";
-    else if (hello.codec_id != context.config.codec_id())
-      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id);
+    else if ((codec_slot_ = context.config.codecs().slot_of(hello.codec_id)) < 0)
+      refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id) + ": this server speaks " +
+                context.config.codecs().text();
     session.disarm_stall_timer();
     if (!refusal.empty()) {
       session.reject(refusal);
@@ -15389,6 +15489,7 @@ class session_opening {
   std::size_t discarded_ = 0;
   std::chrono::nanoseconds handle_timeout_{0};
   std::uint32_t max_response_size_ = 0;          // set by the hello, before any request
+  int codec_slot_ = 0;                           // likewise
   net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
   std::array<std::byte, wire::hello_size> hello_{};
   bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
@@ -15595,6 +15696,7 @@ class wire_session {
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
   std::chrono::nanoseconds handle_timeout() const noexcept { return opening_.handle_timeout(); }
   std::uint32_t max_response_size() const noexcept { return opening_.max_response_size(); }
+  std::size_t codec_slot() const noexcept { return opening_.codec_slot(); }
 
   // The last bytes read, or reply sent (with statistics), and when the connection was made.
   void touch(clock::time_point now) noexcept {
@@ -15873,7 +15975,8 @@ class server_connection final : public wire_session<server_connection>,
       invoke_outcome outcome;
       if (!self.observer_.refused_before(context, outcome)) {
         const deferred_target later{request, &respond_deferred, &release_deferred, {}};
-        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
+        const auto invoke = request->handler->invokes[self.codec_slot()];
+        outcome = invoke(request->handler->impl, request->arguments(), token, context, later, frame);
         // A handler that took a responder: the responder answers and finishes the request, maybe
         // already (from inside the handler, which may have used this thread's frame too).
         if (outcome.deferred) return;

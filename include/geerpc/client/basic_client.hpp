@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -268,7 +269,18 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
         wire::begin_frame(frame, {wire::frame_kind::request, flags, 0, 0}, method, type_fingerprint);
     if (schema != nullptr) wire::append_schema(frame, *schema);
     if (!ctx.metadata().empty()) wire::append_metadata(frame, ctx.metadata());
-    (Codec::encode(arguments, frame), ...);
+    // The arguments one after another (binary_codec), or as the codec writes a call's arguments
+    // (json_codec: one array, which refuses values JSON cannot carry, such as NaN).
+    if constexpr (requires { Codec::encode_arguments(frame, arguments...); }) {
+      try {
+        Codec::encode_arguments(frame, arguments...);
+      } catch (const std::runtime_error& e) {  // not bad_alloc: that is no fault of the arguments
+        return detail::call_outcome::failure(errc::invalid_argument,
+                                             std::string("rpc client: cannot encode the arguments: ") + e.what());
+      }
+    } else {
+      (Codec::encode(arguments, frame), ...);
+    }
     wire::finish_frame(frame, start);
     const std::size_t length = frame.size() - wire::length_prefix_size;
     if (engine_ && length > link::server_max_frame_size(*engine_) && schema != nullptr) {

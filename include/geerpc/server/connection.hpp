@@ -143,7 +143,8 @@ class server_connection final : public wire_session<server_connection>,
       invoke_outcome outcome;
       if (!self.observer_.refused_before(context, outcome)) {
         const deferred_target later{request, &respond_deferred, &release_deferred, {}};
-        outcome = request->handler->invoke(request->handler->impl, request->arguments(), token, context, later, frame);
+        const auto invoke = request->handler->invokes[self.codec_slot()];
+        outcome = invoke(request->handler->impl, request->arguments(), token, context, later, frame);
         // A handler that took a responder: the responder answers and finishes the request, maybe
         // already (from inside the handler, which may have used this thread's frame too).
         if (outcome.deferred) return;

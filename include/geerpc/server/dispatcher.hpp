@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "../call_context.hpp"
 #include "../codec/fingerprint.hpp"
 #include "../codec/serializable.hpp"
+#include "../codecs.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../responder.hpp"
@@ -48,7 +50,8 @@ struct handler_entry {
                                        const call_context& context, const deferred_target& later,
                                        std::vector<std::byte>& reply);
   std::string name;  // "Service.Method"
-  invoke_fn invoke = nullptr;
+  // One per codec of the server (codecs.hpp), in its order: a connection calls its hello's.
+  std::array<invoke_fn, max_codecs> invokes{};
   void* impl = nullptr;
   bool takes_stop_token = false;        // the server makes a stop_source only for handlers that can see it
   std::uint32_t fingerprint = 0;        // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
@@ -94,9 +97,9 @@ struct invoker {
     deferred_state* state = nullptr;  // a responder's, shared with it while the handler runs
     try {
       // One argument is decoded as itself, any other number as their tuple (which encodes as they do
-      // one after another).
+      // one after another); or as the codec reads a call's arguments (json_codec: one array).
       typename Method::argument_type arguments{};
-      if (auto status = Codec::decode(bytes, arguments); !status)
+      if (auto status = decode_arguments(bytes, arguments); !status)
         return invoke_outcome::failure(errc::bad_request, "rpc server: bad request body: " + status.message());
       if constexpr (Method::takes_responder) {
         deferred_target target = later;
@@ -118,6 +121,13 @@ struct invoker {
     } catch (...) {
       return failed(state, "rpc server: the handler threw a non-standard exception");
     }
+  }
+
+  static auto decode_arguments(std::span<const std::byte> bytes, typename Method::argument_type& arguments) {
+    if constexpr (requires { Codec::template decode_arguments<Method::arity>(bytes, arguments); })
+      return Codec::template decode_arguments<Method::arity>(bytes, arguments);
+    else
+      return Codec::decode(bytes, arguments);
   }
 
   // A handler threw. One that took a responder answers through it, unless it did already.
@@ -178,16 +188,17 @@ struct invoker {
 
 class dispatcher {
  public:
-  // Registers every method of Service. Throws rpc_error(invalid_argument) when a service of that
-  // name is already registered (GeeRPC's "rpc: service already defined").
-  template <class Codec, class Service, class Impl>
+  // Registers every method of Service, for a codec or a codecs<...> set (codecs.hpp). Throws
+  // rpc_error(invalid_argument) when a service of that name is already registered (GeeRPC's "rpc:
+  // service already defined").
+  template <class Codecs, class Service, class Impl>
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
     const std::size_t at = lower_bound(services_, service_name);
     if (at != services_.size() && services_[at] == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
     services_.insert(services_.begin() + static_cast<std::ptrdiff_t>(at), service_name);
-    std::apply([&](auto... methods) { (add_method<Codec, Impl, decltype(methods)>(service_name, impl), ...); },
+    std::apply([&](auto... methods) { (add_method<Codecs, Impl, decltype(methods)>(service_name, impl), ...); },
                typename Service::methods{});
   }
 
@@ -219,19 +230,33 @@ class dispatcher {
   bool empty() const noexcept { return methods_.empty(); }
 
  private:
-  template <class Codec, class Impl, class Method>
+  template <class Codecs, class Impl, class Method>
   void add_method(const std::string& service_name, Impl* impl) {
     handler_entry method;
     method.name = service_name + "." + std::string(Method::name.view());
-    method.invoke = &invoker<Codec, Method, Impl>::invoke;
+    set_invokers<Method, Impl>(method, codec_list_t<Codecs>{});
     method.impl = const_cast<void*>(static_cast<const void*>(impl));
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
-    method.fingerprint = fingerprint_of<Codec, typename Method::argument_types, typename Method::result_type>();
-    method.schema = schema_of<Codec, typename Method::argument_types, typename Method::result_type>();
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
+  }
+
+  // Each codec's invoker, and the type fingerprint and schema of the first codec that has them
+  // (binary_codec's: a codec without them, as JSON, sends none and is not checked by them).
+  template <class Method, class Impl, class... Codecs>
+  static void set_invokers(handler_entry& method, codecs<Codecs...>) {
+    using arguments = typename Method::argument_types;
+    using result = typename Method::result_type;
+    std::size_t slot = 0;
+    ((method.invokes[slot++] = &invoker<Codecs, Method, Impl>::invoke), ...);
+    const auto take_types_of = [&]<class Codec>() {
+      if (method.fingerprint != 0) return;
+      method.fingerprint = fingerprint_of<Codec, arguments, result>();
+      method.schema = schema_of<Codec, arguments, result>();
+    };
+    (take_types_of.template operator()<Codecs>(), ...);
   }
 
   // The names of the methods whose full names begin with `prefix` ("Service."), without it, sorted.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "../codecs.hpp"
 #include "../config.hpp"
 #include "../detail/assert.hpp"
 #include "../interceptor.hpp"
@@ -31,10 +32,10 @@ class server_config {
     assert_not_serving();
     options_ = std::move(options);
   }
-  void set_handlers(const dispatcher* handlers, std::uint8_t codec_id) noexcept {
+  void set_handlers(const dispatcher* handlers, const codec_ids& codecs) noexcept {
     assert_not_serving();
     handlers_ = handlers;
-    codec_id_ = codec_id;
+    codecs_ = codecs;
   }
   void add_interceptor(server_interceptor interceptor) {
     assert_not_serving();
@@ -59,7 +60,7 @@ class server_config {
   // ---- Read by the engine and the connections.
   const server_options& options() const noexcept { return options_; }
   const dispatcher* handlers() const noexcept { return handlers_; }
-  std::uint8_t codec_id() const noexcept { return codec_id_; }
+  const codec_ids& codecs() const noexcept { return codecs_; }
   const std::vector<server_interceptor>& interceptors() const noexcept { return interceptors_; }
   // Null when statistics are off; its counters are the observer's to write.
   server_statistics* stats() const noexcept { return stats_.get(); }
@@ -75,7 +76,7 @@ class server_config {
 
   const dispatcher* handlers_ = nullptr;
   server_options options_;
-  std::uint8_t codec_id_ = 0;
+  codec_ids codecs_;
   std::vector<server_interceptor> interceptors_;  // empty: calls skip them
   std::unique_ptr<server_statistics> stats_;
   std::shared_ptr<geerpc::runtime> runtime_;  // held while the server lives

@@ -238,6 +238,7 @@ class wire_session {
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
   std::chrono::nanoseconds handle_timeout() const noexcept { return opening_.handle_timeout(); }
   std::uint32_t max_response_size() const noexcept { return opening_.max_response_size(); }
+  std::size_t codec_slot() const noexcept { return opening_.codec_slot(); }
 
   // The last bytes read, or reply sent (with statistics), and when the connection was made.
   void touch(clock::time_point now) noexcept {
