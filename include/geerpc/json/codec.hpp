@@ -1,0 +1,56 @@
+// geerpc: json_codec, the codec policy of the JSON codec (docs/protocol.md section 8), id 2 in the
+// hello: what basic_server<Transport, codecs<binary_codec, json_codec>> also speaks, and what a
+// basic_client<Transport, json_codec> speaks. Calls carry no type fingerprint: JSON matches a
+// struct's fields by name, so two sides' types agree field by field as their values are read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "../config.hpp"
+#include "decode.hpp"
+#include "encode.hpp"
+#include "writer.hpp"
+
+GEERPC_BEGIN_NAMESPACE
+
+struct json_codec {
+  static constexpr std::uint8_t id = 2;
+  static constexpr const char* name = "json";
+
+  // Appends the JSON text of `value`; throws json::encode_error for a value JSON cannot carry.
+  template <class T>
+  static void encode(const T& value, std::vector<std::byte>& out) {
+    json::encode(value, out);
+  }
+
+  // A call's arguments: one JSON array, `[a, b]` (one argument too: `[a]`, none: `[]`).
+  template <class... A>
+  static void encode_arguments(std::vector<std::byte>& out, const A&... arguments) {
+    (codec::require_serializable<A>(), ...);
+    json::writer w(out);
+    w.begin_array();
+    std::size_t written = 0;
+    ((written++ != 0 ? w.comma() : void(), json::encode_value(w, arguments)), ...);
+    w.end_array();
+  }
+
+  template <class T>
+  static json::decode_status decode(std::span<const std::byte> text, T& value) {
+    return json::decode(text, value);
+  }
+
+  // A handler's arguments from the array encode_arguments writes: a handler of one argument takes
+  // its only element, one of several their tuple (whose JSON is that array), one of none `[]`.
+  template <std::size_t Arity, class T>
+  static json::decode_status decode_arguments(std::span<const std::byte> text, T& arguments) {
+    if constexpr (Arity == 1)
+      return json::decode_only_element(text, arguments);
+    else
+      return json::decode(text, arguments);
+  }
+};
+
+GEERPC_END_NAMESPACE
