@@ -35,6 +35,15 @@ struct codec_list<codecs<Codecs...>> {
 template <class Codec>
 using codec_list_t = typename codec_list<Codec>::type;
 
+template <class... Codecs>
+constexpr bool distinct_ids() noexcept {
+  constexpr std::uint8_t ids[] = {Codecs::id...};
+  for (std::size_t i = 0; i < sizeof...(Codecs); ++i)
+    for (std::size_t j = i + 1; j < sizeof...(Codecs); ++j)
+      if (ids[i] == ids[j]) return false;
+  return true;
+}
+
 // The ids and names of a server's codecs, in its order: what a hello's codec_id is looked up in.
 struct codec_ids {
   std::array<std::uint8_t, max_codecs> ids{};
@@ -44,6 +53,7 @@ struct codec_ids {
   template <class... Codecs>
   static codec_ids of(codecs<Codecs...>) noexcept {
     static_assert(sizeof...(Codecs) <= max_codecs, "geerpc::codecs: at most 4 codecs in one server");
+    static_assert(distinct_ids<Codecs...>(), "geerpc::codecs: two codecs with one id (a hello could reach one only)");
     codec_ids out;
     ((out.ids[out.size] = Codecs::id, out.names[out.size++] = Codecs::name), ...);
     return out;

@@ -8119,6 +8119,15 @@ struct codec_list<codecs<Codecs...>> {
 template <class Codec>
 using codec_list_t = typename codec_list<Codec>::type;
 
+template <class... Codecs>
+constexpr bool distinct_ids() noexcept {
+  constexpr std::uint8_t ids[] = {Codecs::id...};
+  for (std::size_t i = 0; i < sizeof...(Codecs); ++i)
+    for (std::size_t j = i + 1; j < sizeof...(Codecs); ++j)
+      if (ids[i] == ids[j]) return false;
+  return true;
+}
+
 // The ids and names of a server's codecs, in its order: what a hello's codec_id is looked up in.
 struct codec_ids {
   std::array<std::uint8_t, max_codecs> ids{};
@@ -8128,6 +8137,7 @@ struct codec_ids {
   template <class... Codecs>
   static codec_ids of(codecs<Codecs...>) noexcept {
     static_assert(sizeof...(Codecs) <= max_codecs, "geerpc::codecs: at most 4 codecs in one server");
+    static_assert(distinct_ids<Codecs...>(), "geerpc::codecs: two codecs with one id (a hello could reach one only)");
     codec_ids out;
     ((out.ids[out.size] = Codecs::id, out.names[out.size++] = Codecs::name), ...);
     return out;
@@ -8787,8 +8797,11 @@ struct handler_entry {
   // One per codec of the server (codecs.hpp), in its order: a connection calls its hello's.
   std::array<invoke_fn, max_codecs> invokes{};
   void* impl = nullptr;
-  bool takes_stop_token = false;        // the server makes a stop_source only for handlers that can see it
-  std::uint32_t fingerprint = 0;        // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
+  std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  // Per codec slot: whether that codec's calls carry this fingerprint (binary_codec's do; JSON
+  // matches fields by name and is never judged by it, whatever a foreign client's flags say).
+  std::array<bool, max_codecs> fingerprinted{};
   const std::string* schema = nullptr;  // the text it hashes, with names (codec/schema.hpp); null = none
   std::string signature;                // "(Args) -> int", as the debug page shows it
 };
@@ -8847,13 +8860,26 @@ struct invoker {
       } else if constexpr (std::is_void_v<result_type>) {
         call(impl, arguments, stop, context, 0);
       } else {
-        Codec::encode(call(impl, arguments, stop, context, 0), reply);
+        auto&& result = call(impl, arguments, stop, context, 0);
+        return encode_result(result, reply);
       }
       return {};
     } catch (const std::exception& e) {
       return failed(state, e.what());
     } catch (...) {
       return failed(state, "rpc server: the handler threw a non-standard exception");
+    }
+  }
+
+  // A result the codec cannot write (json_codec: a NaN) is answered as a responder's is.
+  template <class R>
+  static invoke_outcome encode_result(const R& result, std::vector<std::byte>& reply) {
+    try {
+      Codec::encode(result, reply);
+      return {};
+    } catch (const std::exception& e) {
+      return invoke_outcome::failure(errc::remote_error,
+                                     std::string("rpc server: the reply did not encode: ") + e.what());
     }
   }
 
@@ -8981,6 +9007,7 @@ class dispatcher {
   // (binary_codec's: a codec without them, as JSON, sends none and is not checked by them).
   template <class Method, class Impl, class... Codecs>
   static void set_invokers(handler_entry& method, codecs<Codecs...>) {
+    static_assert(sizeof...(Codecs) <= max_codecs, "geerpc::codecs: at most 4 codecs in one server");
     using arguments = typename Method::argument_types;
     using result = typename Method::result_type;
     std::size_t slot = 0;
@@ -8991,6 +9018,10 @@ class dispatcher {
       method.schema = schema_of<Codec, arguments, result>();
     };
     (take_types_of.template operator()<Codecs>(), ...);
+    slot = 0;
+    ((method.fingerprinted[slot++] =
+          method.fingerprint != 0 && fingerprint_of<Codecs, arguments, result>() == method.fingerprint),
+     ...);
   }
 
   // The names of the methods whose full names begin with `prefix` ("Service."), without it, sorted.
@@ -15380,7 +15411,7 @@ class session_opening {
   std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
   std::uint32_t max_response_size() const noexcept { return max_response_size_; }
   // The server's codec the hello chose (its slot in the server's codecs.hpp list).
-  std::size_t codec_slot() const noexcept { return static_cast<std::size_t>(codec_slot_); }
+  std::size_t codec_slot() const noexcept { return codec_slot_; }
 
   // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
   // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
@@ -15451,7 +15482,9 @@ class session_opening {
       refusal = "rpc server: the client speaks geerpc protocol version " + std::to_string(hello.version) +
                 ", this server " + std::to_string(wire::protocol_version) +
                 ": both sides need a geerpc of the same protocol version (docs/protocol.md 2.3)";
-    else if ((codec_slot_ = context.config.codecs().slot_of(hello.codec_id)) < 0)
+    else if (const int slot = context.config.codecs().slot_of(hello.codec_id); slot >= 0)
+      codec_slot_ = static_cast<std::size_t>(slot);
+    else
       refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id) + ": this server speaks " +
                 context.config.codecs().text();
     session.disarm_stall_timer();
@@ -15489,7 +15522,7 @@ class session_opening {
   std::size_t discarded_ = 0;
   std::chrono::nanoseconds handle_timeout_{0};
   std::uint32_t max_response_size_ = 0;          // set by the hello, before any request
-  int codec_slot_ = 0;                           // likewise
+  std::size_t codec_slot_ = 0;                   // likewise
   net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
   std::array<std::byte, wire::hello_size> hello_{};
   bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
@@ -16125,7 +16158,8 @@ class server_connection final : public wire_session<server_connection>,
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded;
     // one whose types differ but agree (a struct with more or fewer trailing fields) goes on.
-    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint) [[unlikely]]
+    if (frame.fingerprint != 0 && frame.fingerprint != handler->fingerprint && handler->fingerprinted[codec_slot()])
+        [[unlikely]]
       if (auto refused = accepted_types_.refusal(*handler, frame.fingerprint, frame.schema))
         return refuse(frame, metadata_valid, errc::type_mismatch, *refused);
     if (!metadata_valid) {

@@ -293,7 +293,8 @@ class server_connection final : public wire_session<server_connection>,
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded;
     // one whose types differ but agree (a struct with more or fewer trailing fields) goes on.
-    if (frame.fingerprint != 0 && handler->fingerprint != 0 && frame.fingerprint != handler->fingerprint) [[unlikely]]
+    if (frame.fingerprint != 0 && frame.fingerprint != handler->fingerprint && handler->fingerprinted[codec_slot()])
+        [[unlikely]]
       if (auto refused = accepted_types_.refusal(*handler, frame.fingerprint, frame.schema))
         return refuse(frame, metadata_valid, errc::type_mismatch, *refused);
     if (!metadata_valid) {

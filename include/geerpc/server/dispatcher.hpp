@@ -53,8 +53,11 @@ struct handler_entry {
   // One per codec of the server (codecs.hpp), in its order: a connection calls its hello's.
   std::array<invoke_fn, max_codecs> invokes{};
   void* impl = nullptr;
-  bool takes_stop_token = false;        // the server makes a stop_source only for handlers that can see it
-  std::uint32_t fingerprint = 0;        // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  bool takes_stop_token = false;  // the server makes a stop_source only for handlers that can see it
+  std::uint32_t fingerprint = 0;  // the method's type fingerprint (codec/fingerprint.hpp), 0 = none
+  // Per codec slot: whether that codec's calls carry this fingerprint (binary_codec's do; JSON
+  // matches fields by name and is never judged by it, whatever a foreign client's flags say).
+  std::array<bool, max_codecs> fingerprinted{};
   const std::string* schema = nullptr;  // the text it hashes, with names (codec/schema.hpp); null = none
   std::string signature;                // "(Args) -> int", as the debug page shows it
 };
@@ -113,13 +116,26 @@ struct invoker {
       } else if constexpr (std::is_void_v<result_type>) {
         call(impl, arguments, stop, context, 0);
       } else {
-        Codec::encode(call(impl, arguments, stop, context, 0), reply);
+        auto&& result = call(impl, arguments, stop, context, 0);
+        return encode_result(result, reply);
       }
       return {};
     } catch (const std::exception& e) {
       return failed(state, e.what());
     } catch (...) {
       return failed(state, "rpc server: the handler threw a non-standard exception");
+    }
+  }
+
+  // A result the codec cannot write (json_codec: a NaN) is answered as a responder's is.
+  template <class R>
+  static invoke_outcome encode_result(const R& result, std::vector<std::byte>& reply) {
+    try {
+      Codec::encode(result, reply);
+      return {};
+    } catch (const std::exception& e) {
+      return invoke_outcome::failure(errc::remote_error,
+                                     std::string("rpc server: the reply did not encode: ") + e.what());
     }
   }
 
@@ -247,6 +263,7 @@ class dispatcher {
   // (binary_codec's: a codec without them, as JSON, sends none and is not checked by them).
   template <class Method, class Impl, class... Codecs>
   static void set_invokers(handler_entry& method, codecs<Codecs...>) {
+    static_assert(sizeof...(Codecs) <= max_codecs, "geerpc::codecs: at most 4 codecs in one server");
     using arguments = typename Method::argument_types;
     using result = typename Method::result_type;
     std::size_t slot = 0;
@@ -257,6 +274,10 @@ class dispatcher {
       method.schema = schema_of<Codec, arguments, result>();
     };
     (take_types_of.template operator()<Codecs>(), ...);
+    slot = 0;
+    ((method.fingerprinted[slot++] =
+          method.fingerprint != 0 && fingerprint_of<Codecs, arguments, result>() == method.fingerprint),
+     ...);
   }
 
   // The names of the methods whose full names begin with `prefix` ("Service."), without it, sorted.

@@ -53,7 +53,7 @@ class session_opening {
   std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
   std::uint32_t max_response_size() const noexcept { return max_response_size_; }
   // The server's codec the hello chose (its slot in the server's codecs.hpp list).
-  std::size_t codec_slot() const noexcept { return static_cast<std::size_t>(codec_slot_); }
+  std::size_t codec_slot() const noexcept { return codec_slot_; }
 
   // Before the hello: a connection whose first byte begins an HTTP request goes through the HTTP
   // door (http_door.hpp) first. Returns true when what is left of `data` is for the hello: a
@@ -124,7 +124,9 @@ class session_opening {
       refusal = "rpc server: the client speaks geerpc protocol version " + std::to_string(hello.version) +
                 ", this server " + std::to_string(wire::protocol_version) +
                 ": both sides need a geerpc of the same protocol version (docs/protocol.md 2.3)";
-    else if ((codec_slot_ = context.config.codecs().slot_of(hello.codec_id)) < 0)
+    else if (const int slot = context.config.codecs().slot_of(hello.codec_id); slot >= 0)
+      codec_slot_ = static_cast<std::size_t>(slot);
+    else
       refusal = "rpc server: unsupported codec " + std::to_string(hello.codec_id) + ": this server speaks " +
                 context.config.codecs().text();
     session.disarm_stall_timer();
@@ -162,7 +164,7 @@ class session_opening {
   std::size_t discarded_ = 0;
   std::chrono::nanoseconds handle_timeout_{0};
   std::uint32_t max_response_size_ = 0;          // set by the hello, before any request
-  int codec_slot_ = 0;                           // likewise
+  std::size_t codec_slot_ = 0;                   // likewise
   net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
   std::array<std::byte, wire::hello_size> hello_{};
   bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
