@@ -211,21 +211,6 @@ std::string http_200(const std::string& body) {
 
 }  // namespace
 
-TEST_CASE("base64 round-trips every byte and length, and refuses what is not base64", "[etcd]") {
-  std::string bytes;
-  for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
-  for (std::size_t n = 0; n <= bytes.size(); ++n) {
-    const auto text = geerpc::detail::base64_encode(std::string_view(bytes).substr(0, n));
-    REQUIRE(text.size() == (n + 2) / 3 * 4);
-    REQUIRE(geerpc::detail::base64_decode(text) == bytes.substr(0, n));
-  }
-  CHECK(geerpc::detail::base64_encode("foo") == "Zm9v");
-  CHECK(geerpc::detail::base64_encode("fo") == "Zm8=");
-  CHECK(geerpc::detail::base64_encode("f") == "Zg==");
-  for (const char* bad : {"Zm9", "Zm9v!", "Z=9v", "Zm=v", "====", "Zg=\n", "Zm9v Zg=="})
-    CHECK_FALSE(geerpc::detail::base64_decode(bad).has_value());
-}
-
 TEST_CASE("the gateway puts and lists by prefix and keeps a lease alive and revokes it and watches", "[etcd]") {
   test::etcd_process etcd;
   geerpc::etcd::gateway gw(etcd.options());

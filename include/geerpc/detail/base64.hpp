@@ -39,7 +39,7 @@ inline std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
-// The bytes, or nothing when text is not padded base64.
+// The bytes, or nothing when text is not the padded base64 of some bytes (the canonical text only).
 inline std::optional<std::string> base64_decode(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
   const auto value = [](char c) -> int {
@@ -61,6 +61,9 @@ inline std::optional<std::string> base64_decode(std::string_view text) {
       if (v < 0) return std::nullopt;
       n = n << 6 | static_cast<unsigned>(v);
     }
+    // The bits a padded group's last character carries beyond its bytes are zero in the one
+    // canonical text of those bytes: "QR==" is refused, not read as "QQ==" is.
+    if ((pad == 1 && (n & 0xffu) != 0) || (pad == 2 && (n & 0xffffu) != 0)) return std::nullopt;
     out += static_cast<char>(n >> 16);
     if (pad < 2) out += static_cast<char>((n >> 8) & 0xffu);
     if (pad < 1) out += static_cast<char>(n & 0xffu);
