@@ -3,10 +3,11 @@
 //   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|plain|blocking]
 //                       [--tuning NAME] [--peer NAME] [--deadline-ms N] [--handle-timeout-ms N]
 //                       [--scale F] [--server-pid N] [--balanced] [--thread-cpu-of PID]
-//                       [--tls-ca F [--tls-keep-buffers]]
+//                       [--tls-ca F [--tls-keep-buffers]] [--codec binary|json]
 //   --thread-cpu-of: prints the CPU time per call of each thread of process PID (the server) over
 //   the timed phase (thread_cpu.hpp).
-//   --transport and --tuning: variants.hpp.
+//   --transport, --tuning and --codec: variants.hpp; with --codec json the default peer name is
+//   geerpc-<transport>-json.
 //   --balanced: the calls go through a geerpc::balanced_client over a static list of this one
 //   server (round-robin), to measure what the balanced client costs over a plain one.
 //   --workload storm: the timeout storm of storm.hpp instead of W1..W5.
@@ -29,14 +30,14 @@
 namespace {
 
 // The timeout storm (storm.hpp): the floor, then 1,000 synchronous callers, then 1,000 async calls.
-template <class Transport>
+template <class Transport, class Codec>
 int storm(int argc, char** argv, const std::string& peer) {
   const std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
   const int server_pid = std::atoi(bench::flag(argc, argv, "--server-pid", "0"));
   geerpc::options opts;
   opts.timeouts.connect = std::chrono::seconds(30);
   opts.tuning = bench::client_knobs(bench::flag(argc, argv, "--tuning", "automatic"));
-  auto client = geerpc::dial<Transport>(address, opts);
+  auto client = geerpc::dial<Transport, Codec>(address, opts);
   bench::storm_floor().print(peer, "floor", "");
   std::string extra;
   bench::storm_sync(client, server_pid, extra).print(peer, "sync", extra);
@@ -44,10 +45,10 @@ int storm(int argc, char** argv, const std::string& peer) {
   return 0;
 }
 
-template <class Transport>
+template <class Transport, class Codec>
 int run(int argc, char** argv, const std::string& peer) {
   if (std::string_view(bench::flag(argc, argv, "--workload", "W1")) == "storm")
-    return storm<Transport>(argc, argv, peer);
+    return storm<Transport, Codec>(argc, argv, peer);
   const bench::workload w = bench::parse(argc, argv);
   std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
   const auto deadline = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--deadline-ms", "0")));
@@ -62,18 +63,18 @@ int run(int argc, char** argv, const std::string& peer) {
   if (w.server_pid > 0)
     std::fprintf(stderr, "# %s %s server: rss_before_connections_kb=%ld\n", peer.c_str(), w.name.c_str(),
                  bench::proc_status(w.server_pid, "VmRSS"));
-  std::vector<geerpc::basic_client<Transport>> clients;
+  std::vector<geerpc::basic_client<Transport, Codec>> clients;
   clients.reserve(static_cast<std::size_t>(w.connections));
-  for (int i = 0; i < w.connections; ++i) clients.push_back(geerpc::dial<Transport>(address, opts));
+  for (int i = 0; i < w.connections; ++i) clients.push_back(geerpc::dial<Transport, Codec>(address, opts));
   const std::string payload(static_cast<std::size_t>(w.payload), 'x');
-  std::unique_ptr<geerpc::basic_balanced_client<Transport>> balanced;
+  std::unique_ptr<geerpc::basic_balanced_client<Transport, Codec>> balanced;
   if (bench::has_flag(argc, argv, "--balanced")) {
     if (w.connections != 1) {
       std::fprintf(stderr, "--balanced: workloads of one connection only\n");
       return 2;
     }
     auto servers = std::make_shared<geerpc::static_discovery>(std::vector<std::string>{address});
-    balanced = std::make_unique<geerpc::basic_balanced_client<Transport>>(
+    balanced = std::make_unique<geerpc::basic_balanced_client<Transport, Codec>>(
         servers, geerpc::balanced_options{.mode = geerpc::select_mode::round_robin, .client = opts});
   }
 
@@ -123,7 +124,11 @@ int run(int argc, char** argv, const std::string& peer) {
 
 int main(int argc, char** argv) {
   const std::string_view transport = bench::flag(argc, argv, "--transport", "threaded");
-  const std::string peer = bench::flag(argc, argv, "--peer", ("geerpc-" + std::string(transport)).c_str());
-  return bench::with_transport(transport, bench::flag(argc, argv, "--tuning", "automatic"),
-                               [&]<class Transport>() { return run<Transport>(argc, argv, peer); });
+  const std::string_view codec = bench::flag(argc, argv, "--codec", "binary");
+  const std::string fallback = "geerpc-" + std::string(transport) + (codec == "json" ? "-json" : "");
+  const std::string peer = bench::flag(argc, argv, "--peer", fallback.c_str());
+  return bench::with_client_codec(codec, [&]<class Codec>() {
+    return bench::with_transport(transport, bench::flag(argc, argv, "--tuning", "automatic"),
+                                 [&]<class Transport>() { return run<Transport, Codec>(argc, argv, peer); });
+  });
 }

@@ -3,7 +3,8 @@
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
 //                       [--handler-threads N] [--max-handler-threads N] [--pool-growth-delay-us N]
 //                       [--io-threads N] [--no-statistics] [--tls-cert F --tls-key F [--tls-keep-buffers]]
-//   (--transport, --tuning: variants.hpp; --no-statistics: server_options.observability.statistics = false;
+//                       [--codecs binary|binary,json]
+//   (--transport, --tuning, --codecs: variants.hpp; --no-statistics: server_options.observability.statistics = false;
 //   --tls-*: tls_flags.hpp; the others set the server_options of the same names)
 #include <unistd.h>
 
@@ -19,7 +20,7 @@
 #include "variants.hpp"
 
 namespace {
-template <class Transport>
+template <class Transport, class Codec>
 int serve(int port, const geerpc::server_options& options) {
   // Block the stop signals in every thread the server starts, so that sigwait below receives them.
   sigset_t stop_signals;
@@ -29,7 +30,7 @@ int serve(int port, const geerpc::server_options& options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   bench::Arith arith;
-  geerpc::basic_server<Transport> server(options);
+  geerpc::basic_server<Transport, Codec> server(options);
   server.template add<bench::ArithApi>(arith);
   const std::string address = server.listen("127.0.0.1:" + std::to_string(port));
   // The pid lets bench/run.sh take the port from this process's own line and no other.
@@ -60,5 +61,8 @@ int main(int argc, char** argv) {
     options.threads.growth_delay = std::chrono::microseconds(std::atol(delay));
   options.observability.statistics = !bench::has_flag(argc, argv, "--no-statistics");
   options.session = bench::server_session(argc, argv);
-  return bench::with_transport(transport, tuning, [&]<class Transport>() { return serve<Transport>(port, options); });
+  return bench::with_server_codecs(bench::flag(argc, argv, "--codecs", "binary"), [&]<class Codec>() {
+    return bench::with_transport(transport, tuning,
+                                 [&]<class Transport>() { return serve<Transport, Codec>(port, options); });
+  });
 }

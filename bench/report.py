@@ -85,21 +85,34 @@ def grpc_tls_rows(pins, ratio):
     return lines
 
 
-def tls_cost(peers, pins, ratio):
-    """Each program over TLS against itself in plaintext, side by side: geerpc's transports and gRPC."""
-    pairs = [p[:-len("-tls")] for p in peers if p.endswith("-tls") and p[:-len("-tls")] in peers]
+def variant_cost(peers, pins, ratio, suffix, heading):
+    """Each program run as `<peer>-<suffix>` against itself as `<peer>`, side by side (TLS=1: over
+    TLS / plaintext; JSON=1: the JSON codec / the binary one)."""
+    pairs = [p[:-len(f"-{suffix}")] for p in peers if p.endswith(f"-{suffix}") and p[:-len(f"-{suffix}")] in peers]
     if not pairs:
         return []
-    out = ["\n## What TLS costs each program (over TLS / plaintext, same run and placement)\n",
+    out = [f"\n## {heading}\n",
            "W1 p50: above 1 is slower; calls/s and MB/s: below 1 is slower.\n"]
     for pin in pins:
-        out += [f"\nPIN={pin}\n", "| measure | " + " | ".join(f"{p}-tls / {p}" for p in pairs) + " |",
+        out += [f"\nPIN={pin}\n", "| measure | " + " | ".join(f"{p}-{suffix} / {p}" for p in pairs) + " |",
                 "|---|" + "---|" * len(pairs)]
         for label, w, metric in TLS_MEASURES:
-            cells = [ratio(pin, f"{p}-tls", p, w, metric) for p in pairs]
+            cells = [ratio(pin, f"{p}-{suffix}", p, w, metric) for p in pairs]
             if any(c is not None for c in cells):
                 out.append(f"| {label} | " + " | ".join("—" if c is None else f"{c:.2f}" for c in cells) + " |")
     return out
+
+
+def tls_cost(peers, pins, ratio):
+    """Each program over TLS against itself in plaintext, side by side: geerpc's transports and gRPC."""
+    return variant_cost(peers, pins, ratio, "tls",
+                        "What TLS costs each program (over TLS / plaintext, same run and placement)")
+
+
+def json_cost(peers, pins, ratio):
+    """geerpc's JSON codec against its binary one on the same transport (JSON=1: W1, W2 and W4)."""
+    return variant_cost(peers, pins, ratio, "json",
+                        "What the JSON codec costs geerpc (JSON / binary codec, same run and placement)")
 
 
 STORM = re.compile(r"^storm (\S+) (floor|sync|async) (.*)$")
@@ -212,6 +225,7 @@ def main() -> int:
                                  p.endswith("-tls")}), pins, ratio)
     lines += grpc_tls_rows(pins, ratio)
     lines += tls_cost(peers, pins, ratio)
+    lines += json_cost(peers, pins, ratio)
     for peer, values in sorted(bare.items()):
         idle_rss = [v for (pin, p, w, m), v in med.items() if p == peer and w == "W5" and m == "idle_rss_kb"]
         if idle_rss:

@@ -27,7 +27,11 @@
 #                        with grpc in PEERS, gRPC's synchronous server and stubs (bench/grpc_tls) with
 #                        the same certificate as grpc-sync-tls, beside the same programs in plaintext
 #                        as grpc-sync (the shared peer then runs grpc-callback alone)
+#   JSON=0               1: the threaded and blocking transports (those in TRANSPORTS) also with the
+#                        JSON codec, W1, W2 and W4 only, as geerpc-<transport>-json: clients with
+#                        --codec json against a server of both codecs (--codecs binary,json)
 #   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
+#   BUILD_DIR=build/bench      where geerpc's programs are built (Release)
 #   BACKGROUND_LOAD=0    N busy processes at normal priority beside client and server for the whole
 #                        run (background_load.sh): a busy machine, as in production
 set -euo pipefail
@@ -47,6 +51,8 @@ CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-600}
 IO_THREADS=${IO_THREADS:-}
 TRANSPORTS=${TRANSPORTS:-"threaded plain blocking"}
 TLS=${TLS:-0}
+JSON=${JSON:-0}
+BUILD_DIR=${BUILD_DIR:-"$root/build/bench"}
 
 if [ "$INSTALL_DEPS" = 1 ]; then
   need=()
@@ -72,10 +78,10 @@ cleanup() {
 trap cleanup EXIT
 
 echo "# building geerpc's benchmark (Release)" >&2
-cmake -S "$root" -B "$root/build/bench" -DCMAKE_BUILD_TYPE=Release -DGEERPC_BUILD_BENCH=ON \
+cmake -S "$root" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DGEERPC_BUILD_BENCH=ON \
   -DGEERPC_BUILD_TESTS=OFF -DGEERPC_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$root/build/bench" -j2 >/dev/null
-bin="$root/build/bench/bench"
+cmake --build "$BUILD_DIR" -j2 >/dev/null
+bin="$BUILD_DIR/bench"
 # The peers' scripts build next to their sources, and PEERS_DIR may be read-only.
 if [ "$PEERS" != geerpc ]; then
   [ -d "$PEERS_DIR" ] || { echo "no peers in $PEERS_DIR (set PEERS_DIR, or PEERS=geerpc)" >&2; exit 1; }
@@ -87,7 +93,7 @@ wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 
 # Under TLS=1, the gRPC peer over TLS and in plaintext is ours (bench/grpc_tls), built beside geerpc's
 # programs when libgrpc++ is installed.
-grpc_bin="$root/build/bench/grpc_tls"
+grpc_bin="$BUILD_DIR/grpc_tls"
 grpc_tls=0
 if [ "$TLS" = 1 ] && [[ " $PEERS " == *" grpc "* ]]; then
   echo "# building the gRPC peer over TLS (bench/grpc_tls)" >&2
@@ -132,8 +138,10 @@ await_server_port() {  # pid, output file, name; sets port, or fails saying why
   return 1
 }
 
-server_args=()  # more flags for the next server (--io-threads, --tls-*)
-client_args=()  # more flags for its clients (--tls-*)
+server_args=()  # more flags for the next server (--io-threads, --tls-*, --codecs)
+client_args=()  # more flags for its clients (--tls-*, --codec)
+run_workloads="W1 W2 W3 W4 W5"  # those of WORKLOADS the next server's runs take
+runs() { wants "$1" && [[ " $run_workloads " == *" $1 "* ]]; }
 thread_cpu=0    # 1: the clients report the server's threads' CPU time per call
 start_geerpc_server() {  # transport, pin prefix...; sets server_pid and port
   local transport=$1 out
@@ -183,6 +191,11 @@ run_geerpc() {  # pin
       server_args=("${keys[@]}" --tls-keep-buffers) client_args=(--tls-ca "$scratch/tls/cert.pem" --tls-keep-buffers)
       run_geerpc_server "$transport" "geerpc-$transport-tls-keep"
     fi
+    if [ "$JSON" = 1 ] && { [ "$transport" = threaded ] || [ "$transport" = blocking ]; }; then
+      server_args=(--codecs "binary,json") client_args=(--codec json) thread_cpu=0 run_workloads="W1 W2 W4"
+      run_geerpc_server "$transport" "geerpc-$transport-json"
+      run_workloads="W1 W2 W3 W4 W5"
+    fi
   done
   server_args=() client_args=() thread_cpu=0
 }
@@ -192,7 +205,7 @@ run_geerpc_server() {  # transport, peer name; uses pin, server_args
   start_geerpc_server "$transport" "${pin[@]}"
   [ "$thread_cpu" = 0 ] || cpu=(--thread-cpu-of "$server_pid")
   for w in W1 W2 W3 W4; do
-    wants "$w" || continue
+    runs "$w" || continue
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
       --workload "$w" --scale "$SCALE" --peer "$name" "${cpu[@]}" "${client_args[@]}" || true
     if [ "$transport" = threaded ] && [ ${#client_args[@]} -eq 0 ] && { [ "$w" = W1 ] || [ "$w" = W2 ]; }; then
@@ -202,7 +215,7 @@ run_geerpc_server() {  # transport, peer name; uses pin, server_args
     fi
   done
   stop_server
-  if wants W5; then  # a fresh server: its peak RSS is part of the result
+  if runs W5; then  # a fresh server: its peak RSS is part of the result
     start_geerpc_server "$transport" "${pin[@]}"
     [ "$thread_cpu" = 0 ] || cpu=(--thread-cpu-of "$server_pid")
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport "$transport" --port "$port" \
@@ -304,11 +317,11 @@ stop_background_load
 # Instructions per W1 call: repeatable where the timings are not, so regressions show.
 if [[ " $PEERS " == *" geerpc "* ]] && wants W1 && [ "$CALLGRIND" != 0 ] && command -v valgrind >/dev/null; then
   for transport in threaded plain blocking; do
-    TRANSPORT=$transport bash "$here/callgrind.sh" "$root/build/bench" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
+    TRANSPORT=$transport bash "$here/callgrind.sh" "$BUILD_DIR" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
   done
   # What deadlines cost: every call with a 1 s deadline, the server with a 1 s handle timeout.
   TRANSPORT=threaded LABEL=deadlines CLIENT_ARGS="--deadline-ms 1000 --handle-timeout-ms 1000" \
-    bash "$here/callgrind.sh" "$root/build/bench" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
+    bash "$here/callgrind.sh" "$BUILD_DIR" >>"$OUT/callgrind.txt" 2>>"$OUT/stderr.txt" || true
 fi
 
 python3 "$here/report.py" "$raw" "$OUT"

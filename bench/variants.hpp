@@ -8,6 +8,10 @@
 //   --transport plain      basic_threaded<tuning::none>: the core with every heuristic off
 //   --transport blocking
 //   --transport blocking-plain   basic_blocking<tuning::none>: no spin, strict arrival order
+// and the codecs (where geerpc::json is built: GEERPC_BENCH_JSON, bench/CMakeLists.txt):
+//   server --codecs binary        basic_server<Transport>, binary_codec alone (the default)
+//   server --codecs binary,json   basic_server<Transport, codecs<binary_codec, json_codec>>
+//   client --codec binary|json    basic_client<Transport, binary_codec|json_codec>
 #pragma once
 
 #include <chrono>
@@ -17,6 +21,9 @@
 #include <string_view>
 
 #include <geerpc/geerpc.hpp>
+#if defined(GEERPC_BENCH_JSON)
+#include <geerpc/json.hpp>
+#endif
 
 namespace bench {
 
@@ -85,6 +92,38 @@ int with_transport(std::string_view transport, std::string_view tuning, Run&& ru
   if (tuning == "no-own-reply") return run.template operator()<geerpc::basic_threaded<no_own_reply>>();
   if (tuning == "no-unled-runs") return run.template operator()<geerpc::basic_threaded<no_unled_runs>>();
   return run.template operator()<geerpc::threaded>();
+}
+
+[[noreturn]] inline void unknown_codec(const char* flag, std::string_view name) {
+#if defined(GEERPC_BENCH_JSON)
+  constexpr const char* why = "";
+#else
+  constexpr const char* why = " (this benchmark was built without geerpc::json)";
+#endif
+  std::fprintf(stderr, "unknown %s %.*s%s\n", flag, static_cast<int>(name.size()), name.data(), why);
+  std::exit(2);
+}
+
+// Calls `run.template operator()<Codec>()` with the server's codec that --codecs names: binary_codec
+// (basic_server's default) or codecs<binary_codec, json_codec>.
+template <class Run>
+int with_server_codecs(std::string_view names, Run&& run) {
+  if (names == "binary") return run.template operator()<geerpc::binary_codec>();
+#if defined(GEERPC_BENCH_JSON)
+  if (names == "binary,json")
+    return run.template operator()<geerpc::codecs<geerpc::binary_codec, geerpc::json_codec>>();
+#endif
+  unknown_codec("--codecs", names);
+}
+
+// Calls `run.template operator()<Codec>()` with the client's codec that --codec names.
+template <class Run>
+int with_client_codec(std::string_view name, Run&& run) {
+  if (name == "binary") return run.template operator()<geerpc::binary_codec>();
+#if defined(GEERPC_BENCH_JSON)
+  if (name == "json") return run.template operator()<geerpc::json_codec>();
+#endif
+  unknown_codec("--codec", name);
 }
 
 }  // namespace bench
