@@ -2,15 +2,13 @@
 // kind_encoder<T> writes the values of one kind (a string, a map, an aggregate...), one
 // specialization per kind of codec/type_kind.hpp, through json::writer (json/writer.hpp), which
 // makes each token right. Recursion goes through class templates only, as in the binary codec
-// (codec/kind_codec.hpp says why).
+// (codec/kind_codec.hpp says why). A time point's RFC 3339 text and a map's form by its keys are
+// json/rfc3339.hpp's and json/map_keys.hpp's, which the decoder shares.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <boost/pfr/core.hpp>
-#include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <span>
 #include <string_view>
 #include <tuple>
@@ -25,6 +23,8 @@
 #include "../codec/writer.hpp"
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
+#include "map_keys.hpp"
+#include "rfc3339.hpp"
 #include "writer.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -214,29 +214,13 @@ struct kind_encoder<T, codec::type_kind::variant> {
 // ============================================================================ maps
 
 namespace detail {
-enum class key_form { string, number, pair };
-
-// How a map's keys are written: strings as they are, integers and enums (not over bool) in decimal
-// in a string, as Go writes map[int]T; anything else makes the map an array of [key, value].
-template <class K>
-constexpr key_form key_form_of() {
-  constexpr codec::type_kind kind = codec::kind_of<K>();
-  if constexpr (kind == codec::type_kind::string || std::is_same_v<K, std::string_view>)
-    return key_form::string;
-  else if constexpr (kind == codec::type_kind::integer)
-    return key_form::number;
-  else if constexpr (kind == codec::type_kind::enumeration)
-    return std::is_same_v<std::underlying_type_t<K>, bool> ? key_form::pair : key_form::number;
-  else
-    return key_form::pair;
-}
-
-template <class K, key_form Form = key_form_of<K>()>
+// A map's key as an object's key (detail::map_keys_of): a string as it is, an integer in decimal.
+template <class K, map_keys Form = map_keys_of<K>()>
 struct key_encoder {
   static void encode(writer& out, const K& key) { out.string(std::string_view(key.data(), key.size())); }
 };
 template <class K>
-struct key_encoder<K, key_form::number> {
+struct key_encoder<K, map_keys::integer> {
   static void encode(writer& out, K key) {
     out.put('"');
     if constexpr (std::is_enum_v<K>)
@@ -252,7 +236,7 @@ template <class T>
 struct kind_encoder<T, codec::type_kind::map> {
   using key = typename T::key_type;
   using mapped = typename T::mapped_type;
-  static constexpr bool as_object = detail::key_form_of<key>() != detail::key_form::pair;
+  static constexpr bool as_object = detail::map_keys_of<key>() != detail::map_keys::pair;
 
   static void encode(writer& out, const T& map) {
     as_object ? out.begin_object() : out.begin_array();
@@ -352,115 +336,6 @@ struct kind_encoder<T, codec::type_kind::aggregate> {
 };
 
 // ============================================================================ time points
-
-namespace detail {
-// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z, in seconds since 1970-01-01T00:00:00Z: the
-// years RFC 3339 can write.
-inline constexpr long long earliest_rfc3339_second = -62167219200;
-inline constexpr long long latest_rfc3339_second = 253402300799;
-
-// A UTC time: whole seconds since the epoch and a fraction of `digits` decimal digits.
-struct utc_time {
-  long long seconds = 0;
-  std::uint32_t fraction = 0;
-  int digits = 0;
-};
-
-[[noreturn]] inline void throw_year_out_of_range() {
-  throw encode_error("JSON (RFC 3339) cannot carry a time point outside the years 0000 to 9999");
-}
-
-// The fewest of 0, 3, 6 or 9 fraction digits that write a tick of Period exactly; 9 for ticks
-// finer than a nanosecond or not a decimal fraction (1/3 s), whose times round towards the past.
-template <class Period>
-constexpr int fraction_digits() {
-  constexpr auto den = static_cast<std::uint64_t>(Period::den);
-  return den == 1 ? 0 : 1000 % den == 0 ? 3 : 1000000 % den == 0 ? 6 : 9;
-}
-
-constexpr std::uint32_t power_of_ten(int digits) noexcept {
-  std::uint32_t power = 1;
-  for (int i = 0; i < digits; ++i) power *= 10;
-  return power;
-}
-
-// An integer count of ticks, split exactly: ticks x num / den seconds, in 128 bits (a 64-bit count
-// times a 64-bit numerator fits; the fraction's remainder times 10^9 too).
-template <class Rep, class Period>
-utc_time split_integer_ticks(Rep count) {
-  __extension__ typedef __int128 wide;
-  constexpr int digits = fraction_digits<Period>();
-  const wide total = static_cast<wide>(count) * Period::num;
-  wide seconds = total / Period::den, rest = total % Period::den;
-  if (rest < 0) --seconds, rest += Period::den;  // towards the past
-  if (seconds < earliest_rfc3339_second || seconds > latest_rfc3339_second) throw_year_out_of_range();
-  const wide fraction = rest * power_of_ten(digits) / Period::den;
-  return {static_cast<long long>(seconds), static_cast<std::uint32_t>(fraction), digits};
-}
-
-// A floating count: to the nanosecond, towards the past.
-template <class Rep, class Period>
-utc_time split_floating_ticks(Rep count) {
-  const double seconds =
-      static_cast<double>(count) * static_cast<double>(Period::num) / static_cast<double>(Period::den);
-  if (!std::isfinite(seconds)) throw encode_error("JSON cannot carry a time point of NaN or infinite ticks");
-  const double whole = std::floor(seconds);
-  if (whole < static_cast<double>(earliest_rfc3339_second) || whole > static_cast<double>(latest_rfc3339_second))
-    throw_year_out_of_range();
-  const double nanoseconds = std::min(std::floor((seconds - whole) * 1e9), 999999999.0);
-  return {static_cast<long long>(whole), static_cast<std::uint32_t>(nanoseconds), 9};
-}
-
-// The civil (proleptic Gregorian) date of a day counted from 1970-01-01: Howard Hinnant's
-// civil_from_days (http://howardhinnant.github.io/date_algorithms.html). Hand-written rather than
-// std::chrono::year_month_day, whose <chrono> calendar geerpc keeps out of its headers
-// (detail/chrono.hpp says why).
-struct civil_date {
-  long long year;
-  unsigned month, day;
-};
-constexpr civil_date civil_from_days(long long days) noexcept {
-  days += 719468;  // from 0000-03-01, so that a leap day ends its year
-  const long long era = (days >= 0 ? days : days - 146096) / 146097;
-  const auto day_of_era = static_cast<unsigned>(days - era * 146097);  // [0, 146096]
-  const unsigned year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
-  const unsigned day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);  // [0, 365]
-  const unsigned shifted_month = (5 * day_of_year + 2) / 153;                                           // March = 0
-  const unsigned day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-  const unsigned month = shifted_month < 10 ? shifted_month + 3 : shifted_month - 9;
-  return {static_cast<long long>(year_of_era) + era * 400 + (month <= 2 ? 1 : 0), month, day};
-}
-
-inline char* put_digits(char* at, unsigned long long value, int width) noexcept {
-  for (int i = width - 1; i >= 0; --i, value /= 10) at[i] = static_cast<char>('0' + value % 10);
-  return at + width;
-}
-
-// "YYYY-MM-DDTHH:MM:SS[.fraction]Z"; the seconds are within the years 0000..9999.
-inline void write_rfc3339(writer& out, const utc_time& time) {
-  const long long days = (time.seconds >= 0 ? time.seconds : time.seconds - 86399) / 86400;
-  const auto second_of_day = static_cast<unsigned>(time.seconds - days * 86400);
-  const civil_date date = civil_from_days(days);
-  char text[40];
-  char* at = text;
-  *at++ = '"';
-  at = put_digits(at, static_cast<unsigned long long>(date.year), 4);
-  *at++ = '-';
-  at = put_digits(at, date.month, 2);
-  *at++ = '-';
-  at = put_digits(at, date.day, 2);
-  *at++ = 'T';
-  at = put_digits(at, second_of_day / 3600, 2);
-  *at++ = ':';
-  at = put_digits(at, second_of_day / 60 % 60, 2);
-  *at++ = ':';
-  at = put_digits(at, second_of_day % 60, 2);
-  if (time.digits > 0) *at++ = '.', at = put_digits(at, time.fraction, time.digits);
-  *at++ = 'Z';
-  *at++ = '"';
-  out.raw(std::string_view(text, static_cast<std::size_t>(at - text)));
-}
-}  // namespace detail
 
 // RFC 3339 in UTC, with the fraction digits the duration's period needs: "2026-12-06T03:04:05.123Z".
 template <class T>
