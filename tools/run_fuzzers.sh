@@ -37,6 +37,8 @@ targets=(codec frame handshake schema)
 [ -x "$build/fuzz/fuzz_etcd_watch" ] && targets+=(etcd_watch)
 # A TLS server's first bytes, where the build has OpenSSL (geerpc::tls).
 [ -x "$build/fuzz/fuzz_tls_first_bytes" ] && targets+=(tls_first_bytes)
+# The JSON codec, where the build has geerpc::json.
+[ -x "$build/fuzz/fuzz_json" ] && targets+=(json)
 for target in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
   fuzz_one "$target" &

@@ -104,7 +104,7 @@ TEMPLATE_TEST_CASE("json calls: what JSON cannot carry fails on the side that wo
   // The result (1 / 0 is infinity): the server answers remote_error with the reason.
   const auto infinite = client.template try_call<double>(geerpc::with_timeout(5s), "Shop.Ratio", 1.0, 0.0);
   CHECK(infinite.code() == geerpc::errc::remote_error);
-  CHECK(infinite.message() == "JSON cannot carry infinity");
+  CHECK(infinite.message() == "rpc server: the reply did not encode: JSON cannot carry infinity");
   CHECK(client.template call<double>(geerpc::with_timeout(5s), "Shop.Ratio", 3.0, 4.0) == 0.75);
 }
 
@@ -120,6 +120,26 @@ TEMPLATE_TEST_CASE("json calls: a bad body is a bad request naming the field, an
   CHECK_THAT(bad.message(), Catch::Matchers::StartsWith("rpc server: bad request body: "));
   CHECK_THAT(bad.message(), Catch::Matchers::Contains("\"item\""));
   CHECK(client.template call<double>(geerpc::with_timeout(5s), "Shop.Ratio", 1.0, 2.0) == 0.5);
+}
+
+// A foreign JSON client that sets the fingerprint flag anyway (with a value no codec computes).
+struct json_with_fingerprint : geerpc::json_codec {
+  template <class Arguments, class Result>
+  static constexpr std::uint32_t fingerprint = 0x5eedf00d;
+};
+
+struct binary_with_fingerprint : geerpc::binary_codec {
+  template <class Arguments, class Result>
+  static constexpr std::uint32_t fingerprint = 0x5eedf00d;
+};
+
+TEST_CASE("json calls: a fingerprint on a JSON call is ignored, as JSON matches fields by name", "[json]") {
+  test::arith_server<geerpc::threaded, both_codecs> s;
+  auto json = geerpc::dial<geerpc::threaded, json_with_fingerprint>(s.address, {.timeouts = {.connect = 2s}});
+  CHECK(json.call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}) == 5);
+  // The same fingerprint on a binary connection is judged, and refused.
+  auto binary = geerpc::dial<geerpc::threaded, binary_with_fingerprint>(s.address, {.timeouts = {.connect = 2s}});
+  CHECK(binary.try_call<int>(geerpc::with_timeout(5s), "Arith.Sum", Args{2, 3}).code() == geerpc::errc::type_mismatch);
 }
 
 TEST_CASE("json calls: a server of the binary codec alone refuses a JSON client and names its codecs", "[json]") {
