@@ -9018,10 +9018,12 @@ class dispatcher {
       method.schema = schema_of<Codec, arguments, result>();
     };
     (take_types_of.template operator()<Codecs>(), ...);
+    const auto judged_by = [&]<class Codec>() {
+      constexpr std::uint32_t own = fingerprint_of<Codec, arguments, result>();
+      return own != 0 && own == method.fingerprint;
+    };
     slot = 0;
-    ((method.fingerprinted[slot++] =
-          method.fingerprint != 0 && fingerprint_of<Codecs, arguments, result>() == method.fingerprint),
-     ...);
+    ((method.fingerprinted[slot++] = judged_by.template operator()<Codecs>()), ...);
   }
 
   // The names of the methods whose full names begin with `prefix` ("Service."), without it, sorted.
