@@ -43,7 +43,7 @@ struct server_under_test {
     options.timeouts.handshake = std::chrono::nanoseconds{0};  // no timers firing mid-input
     options.timeouts.frame = std::chrono::nanoseconds{0};
     context.config.set_options(std::move(options));
-    context.config.set_handlers(&handlers, geerpc::binary_codec::id);
+    context.config.set_handlers(&handlers, geerpc::detail::codec_ids::of(geerpc::codecs<geerpc::binary_codec>{}));
     context.config.bind_runtime();  // the default runtime
   }
 };

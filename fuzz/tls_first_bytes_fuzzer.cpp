@@ -45,7 +45,7 @@ struct port {
                                            .key = geerpc::tls::pem::in_memory(server.key),
                                            .required = required});
     context.config.set_options(std::move(options));
-    context.config.set_handlers(&handlers, geerpc::binary_codec::id);
+    context.config.set_handlers(&handlers, geerpc::detail::codec_ids::of(geerpc::codecs<geerpc::binary_codec>{}));
     context.config.bind_runtime();  // the default runtime
   }
 };
