@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for a bounded time, starting from the checked-in corpus (copied, so
-# the repository is not touched), two at a time (JOBS; a fuzzer uses one core). A crash fails the
+# the repository is not touched) and the saved regressions, two at a time (JOBS; a fuzzer uses one core). A crash fails the
 # run and prints the input in base64: save it under fuzz/regressions/<target>/ so every build
 # replays it from then on.
 #   tools/run_fuzzers.sh BUILD_DIR [SECONDS_EACH]
@@ -17,8 +17,12 @@ fuzz_one() {
   local target=$1 crash
   mkdir -p "$work/$target" "$work/$target-crashes"
   cp fuzz/corpus/"$target"/* "$work/$target/"
+  # The saved regressions run first too (libFuzzer reads every directory it is given and writes new
+  # inputs into the first only): the sanitizer builds leave the replay programs out and rely on this.
+  local regressions=""
+  [ -d "fuzz/regressions/$target" ] && regressions="fuzz/regressions/$target"
   if ! "$build/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="$work/$target-crashes/" "$work/$target" >"$work/$target.log" 2>&1; then
+    -print_final_stats=1 -artifact_prefix="$work/$target-crashes/" "$work/$target" $regressions >"$work/$target.log" 2>&1; then
     touch "$work/$target.failed"
     tail -40 "$work/$target.log" >"$work/$target.report"
     for crash in "$work/$target-crashes"/*; do
