@@ -29,6 +29,7 @@
 #include "options.hpp"
 #include "server/context.hpp"
 #include "server/dispatcher.hpp"
+#include "server/frame_translator.hpp"
 #include "transport/fwd.hpp"
 #include "transport/link.hpp"
 #include "wire/frame.hpp"
@@ -51,6 +52,7 @@ class basic_server {
                                                   std::to_string(opts.limits.max_frame_size));
     context_.config.set_options(std::move(opts));
     context_.config.set_handlers(&handlers_, detail::codec_ids::of(detail::codec_list_t<Codec>{}));
+    context_.config.set_translation(detail::translation_of(detail::codec_list_t<Codec>{}));
   }
   ~basic_server() { stop(); }
 

@@ -8160,6 +8160,90 @@ struct codec_ids {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codecs.hpp
+// ---- begin geerpc/server/frame_translator.hpp
+// geerpc: the seam through which a server connection speaks another stream protocol on its port
+// (JSON-RPC 1.0, as Go's net/rpc/jsonrpc writes it: json/jsonrpc_stream.hpp): a translator turns the
+// peer's bytes into geerpc request frames and the server's response frames into the peer's bytes, so
+// that everything between (the engines, the request ledger, interceptors, statistics, the debug
+// page) works unchanged. The core knows nothing of the protocol: a codec that brings one says so
+// with two static members, make_frame_translator() and stream_first_byte (the byte a stream of
+// its protocol begins with, and no hello, HTTP request or TLS record does), which basic_server
+// finds among its codecs.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// One per connection, made when the connection's first byte says the peer speaks the protocol.
+// inbound() runs on the connection's reader only; outbound() on any thread that answers one of its
+// requests (handler threads, the deadline scheduler, the reader), at the same time as inbound() and
+// as each other: an implementation guards what the two share (which request is whose) itself.
+class frame_translator {
+ public:
+  enum class verdict {
+    more,       // every whole message became a frame or a reply; wait for more bytes
+    broken,     // the peer broke the protocol: send `replies` (its last words), then close
+    too_large,  // likewise, for a message longer than the server's max_frame_size
+  };
+
+  virtual ~frame_translator() = default;
+
+  // The peer's bytes, in order. Appends to `frames` a geerpc request frame (wire/frame.hpp: kind
+  // request, no flags, no deadline, a seq of the translator's choosing, unique on the connection)
+  // for each whole message, and to `replies` the bytes of whatever it answers itself (a message
+  // that is no call), to be sent as they are. Keeps the start of an unfinished message.
+  virtual verdict inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
+                          std::vector<std::byte>& replies) = 0;
+
+  // A whole frame the server would send (a response; a goaway, which the peer has no word for,
+  // becomes nothing), as the bytes to send instead, appended to `text`.
+  virtual void outbound(std::span<const std::byte> frame, std::vector<std::byte>& text) = 0;
+
+  // Bytes of an unfinished message held: nonzero means the peer stopped mid-message (the
+  // connection's frame timeout then runs, as for a frame begun and not finished).
+  virtual std::size_t buffered() const noexcept = 0;
+};
+
+// What a translator is made with: the server's limit on a request, which also bounds a message.
+struct frame_translator_terms {
+  std::uint32_t max_frame_size = 0;
+};
+
+using frame_translator_factory = std::unique_ptr<frame_translator> (*)(const frame_translator_terms&);
+
+// A server's translator, if one of its codecs brings one: how to make it, the first byte of a
+// stream it translates, and the slot of that codec (codecs.hpp), which decodes the requests.
+struct frame_translation {
+  frame_translator_factory make = nullptr;
+  char first_byte = 0;
+  std::size_t codec_slot = 0;
+};
+
+template <class Codec>
+constexpr frame_translation translation_by(std::size_t slot) noexcept {
+  if constexpr (requires(const frame_translator_terms& terms) {
+                  Codec::make_frame_translator(terms);
+                  { Codec::stream_first_byte } -> std::convertible_to<char>;
+                })
+    return {&Codec::make_frame_translator, Codec::stream_first_byte, slot};
+  else
+    return {};
+}
+
+// The first of a server's codecs that brings a translator; none: make is null.
+template <class... Codecs>
+constexpr frame_translation translation_of(codecs<Codecs...>) noexcept {
+  std::size_t slot = 0;
+  const frame_translation found[] = {translation_by<Codecs>(slot++)...};
+  for (const frame_translation& translation : found)
+    if (translation.make != nullptr) return translation;
+  return {};
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/frame_translator.hpp
 // ---- begin geerpc/server/statistics.hpp
 // geerpc: what a server counts of its calls for the debug page (server/debug_page.hpp): per method,
 // its outcomes by error code and its latency over the last minute; the time requests waited for a
@@ -8453,6 +8537,11 @@ class server_config {
     handlers_ = handlers;
     codecs_ = codecs;
   }
+  // The translator of a stream protocol one of its codecs brings (frame_translator.hpp), if any.
+  void set_translation(frame_translation translation) noexcept {
+    assert_not_serving();
+    translation_ = translation;
+  }
   void add_interceptor(server_interceptor interceptor) {
     assert_not_serving();
     interceptors_.push_back(std::move(interceptor));
@@ -8477,6 +8566,7 @@ class server_config {
   const server_options& options() const noexcept { return options_; }
   const dispatcher* handlers() const noexcept { return handlers_; }
   const codec_ids& codecs() const noexcept { return codecs_; }
+  const frame_translation& translation() const noexcept { return translation_; }
   const std::vector<server_interceptor>& interceptors() const noexcept { return interceptors_; }
   // Null when statistics are off; its counters are the observer's to write.
   server_statistics* stats() const noexcept { return stats_.get(); }
@@ -8493,6 +8583,7 @@ class server_config {
   const dispatcher* handlers_ = nullptr;
   server_options options_;
   codec_ids codecs_;
+  frame_translation translation_;                 // make is null: no translated streams
   std::vector<server_interceptor> interceptors_;  // empty: calls skip them
   std::unique_ptr<server_statistics> stats_;
   std::shared_ptr<geerpc::runtime> runtime_;  // held while the server lives
@@ -9107,6 +9198,7 @@ class basic_server {
                                                   std::to_string(opts.limits.max_frame_size));
     context_.config.set_options(std::move(opts));
     context_.config.set_handlers(&handlers_, detail::codec_ids::of(detail::codec_list_t<Codec>{}));
+    context_.config.set_translation(detail::translation_of(detail::codec_list_t<Codec>{}));
   }
   ~basic_server() { stop(); }
 
@@ -14463,7 +14555,8 @@ GEERPC_END_NAMESPACE
 // geerpc: the wire session of a server connection (connection.hpp): framing, once its opening
 // (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes; writing
 // replies; and the two timers that drop a peer which stalls: the stall timer (a hello or a frame
-// begun and not finished in time) and the write timer (replies the peer does not read). What a
+// begun and not finished in time) and the write timer (replies the peer does not read). A stream
+// of another protocol passes through its translator (frame_translator.hpp) both ways. What a
 // frame asks for is the connection's: it hands each whole request or cancel frame to
 // Connection::on_request() or on_cancel() (a template parameter, so that no call is virtual), and
 // asks it to stop its handlers when it closes.
@@ -14488,6 +14581,12 @@ struct server_frames_tag {};  // the server's frames, but for the reply a handle
 // may meanwhile answer a responder, shut down a server or cancel a call, which build frames with
 // the other.
 struct server_reply_tag {};
+// A translated stream's (frame_translator.hpp), on its reader: the frames the peer's bytes became,
+// and what the translator answers itself; on whichever thread sends a frame: the peer's bytes it
+// becomes (the reader sends some while it feeds the frames: three tags).
+struct translated_requests_tag {};
+struct translated_answers_tag {};
+struct translated_text_tag {};
 
 }  // namespace detail
 GEERPC_END_NAMESPACE
@@ -14496,7 +14595,10 @@ GEERPC_END_NAMESPACE
 // geerpc: what a server connection reads before its first frame (wire_session.hpp owns one): the
 // first bytes, which send an HTTP request through the HTTP door (http_door.hpp); the geerpc hello,
 // accepted with the terms it asks for or refused in a hello reply; and the refusal of a plaintext
-// peer on a port that requires TLS, which names the address to dial with TLS instead.
+// peer on a port that requires TLS, which names the address to dial with TLS instead; and a
+// stream of another protocol that a codec of the server translates (frame_translator.hpp: JSON-RPC,
+// whose first byte is `{`), which needs no hello: its translator then stands between the session
+// and the peer.
 //
 // It keeps what those bytes told: the hello, what the stream's session saw of the peer and proved
 // about it (its identity), and the hello's terms. It acts through the session it is given (a
@@ -15400,15 +15502,17 @@ namespace detail {
 
 class session_opening {
  public:
-  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
+  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after the last words (discard())
 
-  bool done() const noexcept { return hello_size_ == wire::hello_size; }  // the whole hello arrived
+  // The opening is over: the whole hello arrived, or a translated stream began (which has none).
+  bool done() const noexcept { return hello_size_ == wire::hello_size; }
   // What the stream layer proved about the peer (call_context::identity()): taken from the stream
   // once, when the peer's first bytes arrive (after any TLS handshake: they came through it), and
   // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
   // the connection: no call copies it or takes a lock for it.
   const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
-  bool greeted() const noexcept { return greeted_.load(std::memory_order_relaxed); }  // the hello was accepted
+  // The hello was accepted, or a translated stream began.
+  bool greeted() const noexcept { return greeted_.load(std::memory_order_relaxed); }
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
   std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
   std::uint32_t max_response_size() const noexcept { return max_response_size_; }
@@ -15422,11 +15526,7 @@ class session_opening {
   template <class Session>
   bool past_http_door(Session& session, std::span<const std::byte>& data) {
     if (session.closing_after_output_.load(std::memory_order_relaxed)) {
-      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
-      // its EOF (closing before would reset the connection and could lose the answer), up to a
-      // bound; the handshake timer, still armed, bounds the wait.
-      discarded_ += data.size();
-      if (discarded_ > max_discarded) session.close();
+      discard(session, data.size());  // the handshake timer, still armed, bounds the wait
       return false;
     }
     if (!door_checked_ && !data.empty()) {
@@ -15434,6 +15534,9 @@ class session_opening {
       // The first bytes came through the stream: its session (TLS) is established, and knows who.
       identity_.store(&session.stream_.identity(), std::memory_order_release);
       if (!session.stream_.plain()) seen_ = session.stream_.seen();  // a TLS peer, or a plaintext one past the session
+      const frame_translation& translation = session.context_.config.translation();
+      translatable_ = translation.make != nullptr && static_cast<char>(data[0]) == translation.first_byte &&
+                      (seen_ == net::peer_seen::plain || seen_ == net::peer_seen::layered);
       if (wire::http::starts_request(static_cast<char>(data[0])))
         http_ = seen_ == net::peer_seen::plain_refused
                     ? std::make_unique<http_door>(tls_address(session.fd(), "https://"))
@@ -15454,6 +15557,39 @@ class session_opening {
     }
     session.send_and_close(bytes);
     return false;
+  }
+
+  // The last words to a peer are going out, or have (an HTTP answer, a translator's reply to a
+  // broken message): what the peer still sends is dropped unread until its EOF (closing before
+  // would reset the connection and could lose the answer), up to a bound. Returns false when the
+  // connection is closed.
+  template <class Session>
+  bool discard(Session& session, std::size_t bytes) {
+    discarded_ += bytes;
+    if (discarded_ > max_discarded) session.close();
+    return !session.closed();
+  }
+
+  // A connection whose first byte begins a message of the protocol a codec of the server translates
+  // (frame_translator.hpp) is accepted at once, without a hello, as a hello would accept it: with
+  // that codec, no handle timeout (such a peer sends none), responses up to the server's
+  // max_frame_size. Returns true when it did, having given the session its translator.
+  template <class Session>
+  bool begin_translated(Session& session) {
+    if (!translatable_ || hello_size_ != 0) return false;
+    const server_context& context = session.context_;
+    const frame_translation& translation = context.config.translation();
+    const std::uint32_t max_frame_size = context.config.options().limits.max_frame_size;
+    session.translator_ = translation.make({max_frame_size});
+    codec_slot_ = translation.codec_slot;
+    handle_timeout_ = std::chrono::nanoseconds::zero();
+    max_response_size_ = max_frame_size;
+    greeted_.store(true, std::memory_order_relaxed);
+    hello_size_ = wire::hello_size;  // done(): there is no hello to wait for
+    // No hello reply goes out, nor, at a graceful shutdown, a goaway (the peer has no word for
+    // it): its requests are refused with going_away instead, in its own words.
+    session.disarm_stall_timer();
+    return true;
   }
 
   // Takes the hello's bytes from the front of `data`; true once all of them are here.
@@ -15528,6 +15664,7 @@ class session_opening {
   net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
   std::array<std::byte, wire::hello_size> hello_{};
   bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
+  bool translatable_ = false;         // it began a translated stream's message (set with door_checked_)
   std::atomic<bool> greeted_{false};  // the hello was accepted
 };
 
@@ -15583,32 +15720,17 @@ class wire_session {
     if (owner().observer().counting()) touch(clock::now());
     if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
       if (!opening_.past_http_door(*this, data)) return !closed();
-      if (!opening_.take_hello(data)) return true;
-      if (!opening_.accept_hello(*this)) return false;
+      if (!opening_.begin_translated(*this)) {
+        if (!opening_.take_hello(data)) return true;
+        if (!opening_.accept_hello(*this)) return false;
+      }
     }
-    bool keep = true;
+    if (translator_ != nullptr) [[unlikely]]
+      return on_translated(data, ready);
     bool completed = false;
-    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
-      completed = true;
-      keep = on_frame(frame, ready);
-      return keep;
-    });
-    // A frame begun and not finished starts its clock, which later bytes of the same frame do not
-    // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
-    // once and re-arms itself while the frame it finds pending is younger than the limit, so this
-    // path costs a clock read, not a timer per read.
-    if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
-      owner().observer().turned_away(limit_kind::frame_size);
-    if (reader_.buffered() != 0) {
-      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
-                                std::memory_order_relaxed);
-      arm_stall_timer(context_.config.options().timeouts.frame);
-    } else {
-      partial_since_ns_.store(0, std::memory_order_relaxed);
-      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
-    }
-    return keep && broken == nullptr;
+    const bool keep = on_frames(data, ready, completed);
+    watch_partial(completed, reader_.buffered());
+    return keep;
   }
 
   // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
@@ -15647,6 +15769,8 @@ class wire_session {
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
   // call it inside the request ledger's lock: closing takes that lock.
   void send(std::span<const std::byte> frame, bool hold = false) {
+    if (translator_ != nullptr) [[unlikely]]
+      return send_translated(frame, hold);
     after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
 
@@ -15754,6 +15878,79 @@ class wire_session {
   // A shutdown that began before the hello reply went out sends its goaway now, after it.
   void hello_reply_sent() {
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
+  }
+
+  // Feeds frames to the reader, which hands each whole one to on_frame(); `completed`: one was.
+  // Returns false when the connection must be closed.
+  template <class Ready>
+  bool on_frames(std::span<const std::byte> data, Ready& ready, bool& completed) {
+    bool keep = true;
+    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
+      completed = true;
+      keep = on_frame(frame, ready);
+      return keep;
+    });
+    if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
+      owner().observer().turned_away(limit_kind::frame_size);
+    return keep && broken == nullptr;
+  }
+
+  // A frame begun and not finished (`buffered` bytes of it held) starts its clock, which later
+  // bytes of the same frame do not reset (a trickling peer gains nothing); a new frame starts a new
+  // clock. The timer is armed once and re-arms itself while the frame it finds pending is younger
+  // than the limit, so this path costs a clock read, not a timer per read.
+  void watch_partial(bool completed, std::size_t buffered) {
+    if (buffered != 0) {
+      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
+        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
+                                std::memory_order_relaxed);
+      arm_stall_timer(context_.config.options().timeouts.frame);
+    } else {
+      partial_since_ns_.store(0, std::memory_order_relaxed);
+      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
+    }
+  }
+
+  // A translated stream's bytes: the translator's frames go through the reader as the peer's own
+  // would; what it answers itself goes straight out. A message it finds broken gets its reply, and
+  // then the connection ends as after an HTTP answer: the writing side once the reply is out, the
+  // rest at the peer's EOF, or a frame timeout after the reply.
+  template <class Ready>
+  bool on_translated(std::span<const std::byte> data, Ready& ready) {
+    if (closing_after_output_.load(std::memory_order_relaxed)) return opening_.discard(*this, data.size());
+    std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
+    std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
+    const frame_translator::verdict verdict = translator_->inbound(data, frames, replies);
+    bool completed = false;
+    const bool keep = frames.empty() || on_frames(frames, ready, completed);
+    trim_scratch(frames);
+    if (verdict != frame_translator::verdict::more) {
+      if (verdict == frame_translator::verdict::too_large) owner().observer().turned_away(limit_kind::frame_size);
+      if (keep && !closed()) end_translated(replies);
+      trim_scratch(replies);
+      return keep && !closed();
+    }
+    if (!replies.empty()) after_write(writer_.write(replies));
+    watch_partial(completed || !replies.empty(), translator_->buffered());
+    trim_scratch(replies);
+    return keep && !closed();
+  }
+  // The translator's last words to a peer that broke its protocol, then the end.
+  void end_translated(std::span<const std::byte> replies) {
+    partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(), std::memory_order_relaxed);
+    arm_stall_timer(context_.config.options().timeouts.frame);  // bounds the wait for the peer's EOF
+    send_and_close(replies);
+  }
+
+  // A frame the server sends on a translated stream, in the peer's protocol. A translator never
+  // changes once set, and is set (by the reader, at the first byte) before any request of its
+  // stream exists, so every thread that answers one sees it; the goaway, which other threads send
+  // at any time, never goes out on such a stream (session_opening::begin_translated).
+  void send_translated(std::span<const std::byte> frame, bool hold) {
+    std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
+    translator_->outbound(frame, text);
+    if (!text.empty()) after_write(hold ? writer_.hold(text) : writer_.write(text));
+    trim_scratch(text);
   }
 
   // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
@@ -15897,6 +16094,7 @@ class wire_session {
   net::frame_writer writer_;
   net::frame_reader reader_;
   session_opening opening_;                        // the first bytes: the HTTP door, the hello
+  std::unique_ptr<frame_translator> translator_;   // a translated stream's (set by opening_), else null
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};

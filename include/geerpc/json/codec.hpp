@@ -2,14 +2,18 @@
 // hello: what basic_server<Transport, codecs<binary_codec, json_codec>> also speaks, and what a
 // basic_client<Transport, json_codec> speaks. Calls carry no type fingerprint: JSON matches a
 // struct's fields by name, so two sides' types agree field by field as their values are read.
+// A server that speaks it also serves JSON-RPC streams, as Go's net/rpc/jsonrpc writes them
+// (docs/protocol.md section 9), through the translator make_frame_translator() makes.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "../config.hpp"
+#include "../server/frame_translator.hpp"
 #include "decode.hpp"
 #include "encode.hpp"
 #include "writer.hpp"
@@ -51,6 +55,12 @@ struct json_codec {
     else
       return json::decode(text, arguments);
   }
+
+  // A connection whose first byte is `{` speaks JSON-RPC: basic_server finds these members among its
+  // codecs (server/frame_translator.hpp). The translator is compiled in geerpc::json
+  // (src/jsonrpc_stream.cpp).
+  static constexpr char stream_first_byte = '{';
+  static std::unique_ptr<detail::frame_translator> make_frame_translator(const detail::frame_translator_terms& terms);
 };
 
 GEERPC_END_NAMESPACE

@@ -13,6 +13,12 @@ struct server_frames_tag {};  // the server's frames, but for the reply a handle
 // may meanwhile answer a responder, shut down a server or cancel a call, which build frames with
 // the other.
 struct server_reply_tag {};
+// A translated stream's (frame_translator.hpp), on its reader: the frames the peer's bytes became,
+// and what the translator answers itself; on whichever thread sends a frame: the peer's bytes it
+// becomes (the reader sends some while it feeds the frames: three tags).
+struct translated_requests_tag {};
+struct translated_answers_tag {};
+struct translated_text_tag {};
 
 }  // namespace detail
 GEERPC_END_NAMESPACE

@@ -14,6 +14,7 @@
 #include "../interceptor.hpp"
 #include "../options.hpp"
 #include "../runtime.hpp"
+#include "frame_translator.hpp"
 #include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -36,6 +37,11 @@ class server_config {
     assert_not_serving();
     handlers_ = handlers;
     codecs_ = codecs;
+  }
+  // The translator of a stream protocol one of its codecs brings (frame_translator.hpp), if any.
+  void set_translation(frame_translation translation) noexcept {
+    assert_not_serving();
+    translation_ = translation;
   }
   void add_interceptor(server_interceptor interceptor) {
     assert_not_serving();
@@ -61,6 +67,7 @@ class server_config {
   const server_options& options() const noexcept { return options_; }
   const dispatcher* handlers() const noexcept { return handlers_; }
   const codec_ids& codecs() const noexcept { return codecs_; }
+  const frame_translation& translation() const noexcept { return translation_; }
   const std::vector<server_interceptor>& interceptors() const noexcept { return interceptors_; }
   // Null when statistics are off; its counters are the observer's to write.
   server_statistics* stats() const noexcept { return stats_.get(); }
@@ -77,6 +84,7 @@ class server_config {
   const dispatcher* handlers_ = nullptr;
   server_options options_;
   codec_ids codecs_;
+  frame_translation translation_;                 // make is null: no translated streams
   std::vector<server_interceptor> interceptors_;  // empty: calls skip them
   std::unique_ptr<server_statistics> stats_;
   std::shared_ptr<geerpc::runtime> runtime_;  // held while the server lives

@@ -1,7 +1,10 @@
 // geerpc: what a server connection reads before its first frame (wire_session.hpp owns one): the
 // first bytes, which send an HTTP request through the HTTP door (http_door.hpp); the geerpc hello,
 // accepted with the terms it asks for or refused in a hello reply; and the refusal of a plaintext
-// peer on a port that requires TLS, which names the address to dial with TLS instead.
+// peer on a port that requires TLS, which names the address to dial with TLS instead; and a
+// stream of another protocol that a codec of the server translates (frame_translator.hpp: JSON-RPC,
+// whose first byte is `{`), which needs no hello: its translator then stands between the session
+// and the peer.
 //
 // It keeps what those bytes told: the hello, what the stream's session saw of the peer and proved
 // about it (its identity), and the hello's terms. It acts through the session it is given (a
@@ -32,6 +35,7 @@
 #include "../wire/handshake.hpp"
 #include "../wire/http.hpp"
 #include "context.hpp"
+#include "frame_translator.hpp"
 #include "http_door.hpp"
 #include "scratch_tags.hpp"
 
@@ -40,15 +44,17 @@ namespace detail {
 
 class session_opening {
  public:
-  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after an HTTP answer
+  static constexpr std::size_t max_discarded = 64u << 10;  // bytes dropped after the last words (discard())
 
-  bool done() const noexcept { return hello_size_ == wire::hello_size; }  // the whole hello arrived
+  // The opening is over: the whole hello arrived, or a translated stream began (which has none).
+  bool done() const noexcept { return hello_size_ == wire::hello_size; }
   // What the stream layer proved about the peer (call_context::identity()): taken from the stream
   // once, when the peer's first bytes arrive (after any TLS handshake: they came through it), and
   // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
   // the connection: no call copies it or takes a lock for it.
   const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
-  bool greeted() const noexcept { return greeted_.load(std::memory_order_relaxed); }  // the hello was accepted
+  // The hello was accepted, or a translated stream began.
+  bool greeted() const noexcept { return greeted_.load(std::memory_order_relaxed); }
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
   std::chrono::nanoseconds handle_timeout() const noexcept { return handle_timeout_; }
   std::uint32_t max_response_size() const noexcept { return max_response_size_; }
@@ -62,11 +68,7 @@ class session_opening {
   template <class Session>
   bool past_http_door(Session& session, std::span<const std::byte>& data) {
     if (session.closing_after_output_.load(std::memory_order_relaxed)) {
-      // An HTTP answer is going out, or has: what the peer still sends is dropped unread until
-      // its EOF (closing before would reset the connection and could lose the answer), up to a
-      // bound; the handshake timer, still armed, bounds the wait.
-      discarded_ += data.size();
-      if (discarded_ > max_discarded) session.close();
+      discard(session, data.size());  // the handshake timer, still armed, bounds the wait
       return false;
     }
     if (!door_checked_ && !data.empty()) {
@@ -74,6 +76,9 @@ class session_opening {
       // The first bytes came through the stream: its session (TLS) is established, and knows who.
       identity_.store(&session.stream_.identity(), std::memory_order_release);
       if (!session.stream_.plain()) seen_ = session.stream_.seen();  // a TLS peer, or a plaintext one past the session
+      const frame_translation& translation = session.context_.config.translation();
+      translatable_ = translation.make != nullptr && static_cast<char>(data[0]) == translation.first_byte &&
+                      (seen_ == net::peer_seen::plain || seen_ == net::peer_seen::layered);
       if (wire::http::starts_request(static_cast<char>(data[0])))
         http_ = seen_ == net::peer_seen::plain_refused
                     ? std::make_unique<http_door>(tls_address(session.fd(), "https://"))
@@ -94,6 +99,39 @@ class session_opening {
     }
     session.send_and_close(bytes);
     return false;
+  }
+
+  // The last words to a peer are going out, or have (an HTTP answer, a translator's reply to a
+  // broken message): what the peer still sends is dropped unread until its EOF (closing before
+  // would reset the connection and could lose the answer), up to a bound. Returns false when the
+  // connection is closed.
+  template <class Session>
+  bool discard(Session& session, std::size_t bytes) {
+    discarded_ += bytes;
+    if (discarded_ > max_discarded) session.close();
+    return !session.closed();
+  }
+
+  // A connection whose first byte begins a message of the protocol a codec of the server translates
+  // (frame_translator.hpp) is accepted at once, without a hello, as a hello would accept it: with
+  // that codec, no handle timeout (such a peer sends none), responses up to the server's
+  // max_frame_size. Returns true when it did, having given the session its translator.
+  template <class Session>
+  bool begin_translated(Session& session) {
+    if (!translatable_ || hello_size_ != 0) return false;
+    const server_context& context = session.context_;
+    const frame_translation& translation = context.config.translation();
+    const std::uint32_t max_frame_size = context.config.options().limits.max_frame_size;
+    session.translator_ = translation.make({max_frame_size});
+    codec_slot_ = translation.codec_slot;
+    handle_timeout_ = std::chrono::nanoseconds::zero();
+    max_response_size_ = max_frame_size;
+    greeted_.store(true, std::memory_order_relaxed);
+    hello_size_ = wire::hello_size;  // done(): there is no hello to wait for
+    // No hello reply goes out, nor, at a graceful shutdown, a goaway (the peer has no word for
+    // it): its requests are refused with going_away instead, in its own words.
+    session.disarm_stall_timer();
+    return true;
   }
 
   // Takes the hello's bytes from the front of `data`; true once all of them are here.
@@ -168,6 +206,7 @@ class session_opening {
   net::peer_seen seen_ = net::peer_seen::plain;  // what a session saw of the peer (set with door_checked_)
   std::array<std::byte, wire::hello_size> hello_{};
   bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
+  bool translatable_ = false;         // it began a translated stream's message (set with door_checked_)
   std::atomic<bool> greeted_{false};  // the hello was accepted
 };
 

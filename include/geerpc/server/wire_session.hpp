@@ -1,7 +1,8 @@
 // geerpc: the wire session of a server connection (connection.hpp): framing, once its opening
 // (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes; writing
 // replies; and the two timers that drop a peer which stalls: the stall timer (a hello or a frame
-// begun and not finished in time) and the write timer (replies the peer does not read). What a
+// begun and not finished in time) and the write timer (replies the peer does not read). A stream
+// of another protocol passes through its translator (frame_translator.hpp) both ways. What a
 // frame asks for is the connection's: it hands each whole request or cancel frame to
 // Connection::on_request() or on_cancel() (a template parameter, so that no call is virtual), and
 // asks it to stop its handlers when it closes.
@@ -38,6 +39,7 @@
 #include "../wire/frame.hpp"
 #include "../wire/handshake.hpp"
 #include "context.hpp"
+#include "frame_translator.hpp"
 #include "scratch_tags.hpp"
 #include "session_opening.hpp"
 #include "statistics.hpp"
@@ -90,32 +92,17 @@ class wire_session {
     if (owner().observer().counting()) touch(clock::now());
     if (!handshake_done()) {  // an HTTP peer never completes the hello: only it pays for the door
       if (!opening_.past_http_door(*this, data)) return !closed();
-      if (!opening_.take_hello(data)) return true;
-      if (!opening_.accept_hello(*this)) return false;
+      if (!opening_.begin_translated(*this)) {
+        if (!opening_.take_hello(data)) return true;
+        if (!opening_.accept_hello(*this)) return false;
+      }
     }
-    bool keep = true;
+    if (translator_ != nullptr) [[unlikely]]
+      return on_translated(data, ready);
     bool completed = false;
-    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
-      completed = true;
-      keep = on_frame(frame, ready);
-      return keep;
-    });
-    // A frame begun and not finished starts its clock, which later bytes of the same frame do not
-    // reset (a trickling peer gains nothing); a new frame starts a new clock. The timer is armed
-    // once and re-arms itself while the frame it finds pending is younger than the limit, so this
-    // path costs a clock read, not a timer per read.
-    if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
-      owner().observer().turned_away(limit_kind::frame_size);
-    if (reader_.buffered() != 0) {
-      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
-                                std::memory_order_relaxed);
-      arm_stall_timer(context_.config.options().timeouts.frame);
-    } else {
-      partial_since_ns_.store(0, std::memory_order_relaxed);
-      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
-    }
-    return keep && broken == nullptr;
+    const bool keep = on_frames(data, ready, completed);
+    watch_partial(completed, reader_.buffered());
+    return keep;
   }
 
   // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
@@ -154,6 +141,8 @@ class wire_session {
   // Sends one whole frame; a connection whose peer stopped reading past the limit is closed. Never
   // call it inside the request ledger's lock: closing takes that lock.
   void send(std::span<const std::byte> frame, bool hold = false) {
+    if (translator_ != nullptr) [[unlikely]]
+      return send_translated(frame, hold);
     after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
 
@@ -261,6 +250,79 @@ class wire_session {
   // A shutdown that began before the hello reply went out sends its goaway now, after it.
   void hello_reply_sent() {
     if ((shutdown_state_.fetch_or(hello_replied) & draining) != 0) send_goaway();
+  }
+
+  // Feeds frames to the reader, which hands each whole one to on_frame(); `completed`: one was.
+  // Returns false when the connection must be closed.
+  template <class Ready>
+  bool on_frames(std::span<const std::byte> data, Ready& ready, bool& completed) {
+    bool keep = true;
+    const char* broken = reader_.feed(data, [&](std::span<const std::byte> frame) {
+      completed = true;
+      keep = on_frame(frame, ready);
+      return keep;
+    });
+    if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
+      owner().observer().turned_away(limit_kind::frame_size);
+    return keep && broken == nullptr;
+  }
+
+  // A frame begun and not finished (`buffered` bytes of it held) starts its clock, which later
+  // bytes of the same frame do not reset (a trickling peer gains nothing); a new frame starts a new
+  // clock. The timer is armed once and re-arms itself while the frame it finds pending is younger
+  // than the limit, so this path costs a clock read, not a timer per read.
+  void watch_partial(bool completed, std::size_t buffered) {
+    if (buffered != 0) {
+      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
+        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
+                                std::memory_order_relaxed);
+      arm_stall_timer(context_.config.options().timeouts.frame);
+    } else {
+      partial_since_ns_.store(0, std::memory_order_relaxed);
+      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
+    }
+  }
+
+  // A translated stream's bytes: the translator's frames go through the reader as the peer's own
+  // would; what it answers itself goes straight out. A message it finds broken gets its reply, and
+  // then the connection ends as after an HTTP answer: the writing side once the reply is out, the
+  // rest at the peer's EOF, or a frame timeout after the reply.
+  template <class Ready>
+  bool on_translated(std::span<const std::byte> data, Ready& ready) {
+    if (closing_after_output_.load(std::memory_order_relaxed)) return opening_.discard(*this, data.size());
+    std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
+    std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
+    const frame_translator::verdict verdict = translator_->inbound(data, frames, replies);
+    bool completed = false;
+    const bool keep = frames.empty() || on_frames(frames, ready, completed);
+    trim_scratch(frames);
+    if (verdict != frame_translator::verdict::more) {
+      if (verdict == frame_translator::verdict::too_large) owner().observer().turned_away(limit_kind::frame_size);
+      if (keep && !closed()) end_translated(replies);
+      trim_scratch(replies);
+      return keep && !closed();
+    }
+    if (!replies.empty()) after_write(writer_.write(replies));
+    watch_partial(completed || !replies.empty(), translator_->buffered());
+    trim_scratch(replies);
+    return keep && !closed();
+  }
+  // The translator's last words to a peer that broke its protocol, then the end.
+  void end_translated(std::span<const std::byte> replies) {
+    partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(), std::memory_order_relaxed);
+    arm_stall_timer(context_.config.options().timeouts.frame);  // bounds the wait for the peer's EOF
+    send_and_close(replies);
+  }
+
+  // A frame the server sends on a translated stream, in the peer's protocol. A translator never
+  // changes once set, and is set (by the reader, at the first byte) before any request of its
+  // stream exists, so every thread that answers one sees it; the goaway, which other threads send
+  // at any time, never goes out on such a stream (session_opening::begin_translated).
+  void send_translated(std::span<const std::byte> frame, bool hold) {
+    std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
+    translator_->outbound(frame, text);
+    if (!text.empty()) after_write(hold ? writer_.hold(text) : writer_.write(text));
+    trim_scratch(text);
   }
 
   // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
@@ -404,6 +466,7 @@ class wire_session {
   net::frame_writer writer_;
   net::frame_reader reader_;
   session_opening opening_;                        // the first bytes: the HTTP door, the hello
+  std::unique_ptr<frame_translator> translator_;   // a translated stream's (set by opening_), else null
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};
