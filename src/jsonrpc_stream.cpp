@@ -2,6 +2,7 @@
 // 9): the translator's work, compiled once in geerpc::json with the tape's parse it uses.
 #include <geerpc/json/codec.hpp>
 #include <geerpc/json/decode_status.hpp>
+#include <geerpc/json/jsonrpc_scanner.hpp>
 #include <geerpc/json/jsonrpc_stream.hpp>
 #include <geerpc/json/tape.hpp>
 #include <geerpc/json/writer.hpp>
@@ -136,6 +137,8 @@ std::string read_id(const tape& parsed, const token& t, jsonrpc_request& out) {
 // reason, or why it is no request and `at` (its byte in the text); the id is read first, so that
 // the error answering the rest can carry it.
 std::string read_request(const tape& parsed, jsonrpc_request& out, std::size_t& at) {
+  at = 0;
+  if (parsed[0].kind != token_kind::object_begin) return "a request is a JSON object";
   std::array<std::size_t, members> found{};
   if (std::string reason = find_members(parsed, found, at); !reason.empty()) return reason;
   if (const std::size_t id = found[id_member]; id != 0) {
@@ -160,27 +163,6 @@ std::string read_request(const tape& parsed, jsonrpc_request& out, std::size_t& 
 
 }  // namespace
 
-std::size_t value_splitter::scan(std::span<const std::byte> bytes, std::size_t at) noexcept {
-  for (; at < bytes.size(); ++at) {
-    const auto c = static_cast<char>(bytes[at]);
-    if (in_string_) {
-      if (escaped_)
-        escaped_ = false;
-      else if (c == '\\')
-        escaped_ = true;
-      else if (c == '"')
-        in_string_ = false;
-    } else if (c == '"') {
-      in_string_ = true;
-    } else if (c == '{' || c == '[') {
-      ++depth_;
-    } else if ((c == '}' || c == ']') && --depth_ == 0) {
-      return at + 1;
-    }
-  }
-  return at;
-}
-
 void append_error_response(std::string_view id, std::string_view message, std::vector<std::byte>& out) {
   append(out, R"({"id":)");
   append(out, id);
@@ -189,55 +171,74 @@ void append_error_response(std::string_view id, std::string_view message, std::v
   append(out, "}\n");
 }
 
-jsonrpc_stream::verdict jsonrpc_stream::inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
-                                                std::vector<std::byte>& replies) {
+jsonrpc_stream::intake jsonrpc_stream::inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
+                                               std::vector<std::byte>& replies) {
+  intake result;
   std::size_t at = 0;
   while (at < bytes.size()) {
     if (!inside_) {
       while (at < bytes.size() && is_whitespace(bytes[at])) ++at;
       if (at == bytes.size()) break;
-      if (static_cast<char>(bytes[at]) != '{') {
+      const auto first = static_cast<char>(bytes[at]);
+      if (first != '{' && first != '[') {
+        // No value the scanner can delimit begins here: where the next message starts is unknown.
         append_error_response("null", bad_request("expected a JSON object ('{')", consumed_ + at), replies);
-        return verdict::broken;
+        result.outcome = verdict::broken;
+        return result;
       }
       inside_ = true;
       value_start_ = consumed_ + at;
-      splitter_.reset();
+      scanner_.reset();
     }
     const std::size_t from = at;
-    at = splitter_.scan(bytes, at);
+    at = scanner_.scan(bytes, at);
     const std::span<const std::byte> part = bytes.subspan(from, at - from);
-    if (pending_.size() + part.size() > max_message_size_) {
-      const std::string reason = "a message longer than " + std::to_string(max_message_size_) + " bytes";
-      append_error_response("null", bad_request(reason, value_start_), replies);
-      return verdict::too_large;
-    }
-    if (!splitter_.complete()) {
-      pending_.insert(pending_.end(), part.begin(), part.end());
+    if (!scanner_.complete()) {
+      keep_part(part);
       break;
     }
     inside_ = false;
-    bool whole = false;
-    if (pending_.empty()) {
-      whole = take_message(part, value_start_, frames, replies);
+    if (skipping_ || pending_.size() + part.size() > max_message_size_) {
+      refuse_too_large(replies);
+      ++result.too_large;
+    } else if (pending_.empty()) {
+      take_message(part, value_start_, frames, replies);
     } else {
       pending_.insert(pending_.end(), part.begin(), part.end());
-      whole = take_message(pending_, value_start_, frames, replies);
-      pending_.clear();
-      if (pending_.capacity() > kept_pending) std::vector<std::byte>().swap(pending_);
+      take_message(pending_, value_start_, frames, replies);
     }
-    if (!whole) return verdict::broken;
+    pending_.clear();
+    if (pending_.capacity() > kept_pending) std::vector<std::byte>().swap(pending_);
   }
   consumed_ += bytes.size();
-  return verdict::more;
+  return result;
 }
 
-bool jsonrpc_stream::take_message(std::span<const std::byte> text, std::uint64_t start, std::vector<std::byte>& frames,
+void jsonrpc_stream::keep_part(std::span<const std::byte> part) {
+  if (skipping_) return;
+  if (pending_.size() + part.size() > max_message_size_) {
+    skipping_ = true;  // the scanner goes on to the value's end; its bytes are not needed
+    std::vector<std::byte>().swap(pending_);
+    return;
+  }
+  pending_.insert(pending_.end(), part.begin(), part.end());
+}
+
+void jsonrpc_stream::refuse_too_large(std::vector<std::byte>& replies) {
+  skipping_ = false;
+  const std::string_view id = scanner_.id();
+  const std::string reason = "a message longer than " + std::to_string(max_message_size_) + " bytes";
+  append_error_response(id.empty() ? "null" : id, bad_request(reason, value_start_), replies);
+}
+
+void jsonrpc_stream::take_message(std::span<const std::byte> text, std::uint64_t start, std::vector<std::byte>& frames,
                                   std::vector<std::byte>& replies) {
   tape parsed(text);
   if (const decode_status status = parsed.parse(); !status) {
-    append_error_response("null", bad_request(status.reason, start + status.offset), replies);
-    return false;  // the stream can no longer be trusted to say where the next message begins
+    // The value ended where the scanner said: the stream is in step, only this message is lost.
+    const std::string_view id = scanner_.id();
+    append_error_response(id.empty() ? "null" : id, bad_request(status.reason, start + status.offset), replies);
+    return;
   }
   jsonrpc_request request;
   std::size_t at = 0;
@@ -245,7 +246,6 @@ bool jsonrpc_stream::take_message(std::span<const std::byte> text, std::uint64_t
     append_error_response(request.id, bad_request(reason, start + at), replies);
   else
     add_frame(request, frames);
-  return true;  // a whole object, that is no request: the next one may be
 }
 
 void jsonrpc_stream::add_frame(const jsonrpc_request& request, std::vector<std::byte>& frames) {

@@ -15,29 +15,11 @@
 
 #include "../config.hpp"
 #include "../server/frame_translator.hpp"
+#include "jsonrpc_scanner.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace json {
 namespace detail {
-
-// Splits a byte stream into its top-level JSON values (objects or arrays), whatever separates them
-// (Go writes a newline after each), by tracking strings, escapes and the depth of brackets: where a
-// value ends, not whether it is well formed (the tape's parse judges that). Hand-written, since the
-// tape (json/tape.hpp) parses one contiguous text of a whole value: a streaming parse of Boost.JSON
-// fed the partial reads would parse every value twice, once to find its end, then into the tape.
-class value_splitter {
- public:
-  // Scans `bytes` from `at`, inside a value that began with its opening bracket: returns the index
-  // just past the value's closing bracket, or bytes.size() when the value goes on after them.
-  std::size_t scan(std::span<const std::byte> bytes, std::size_t at) noexcept;
-  bool complete() const noexcept { return depth_ == 0; }  // after scan(): the value ended
-  void reset() noexcept { *this = value_splitter(); }
-
- private:
-  std::size_t depth_ = 0;
-  bool in_string_ = false;
-  bool escaped_ = false;  // in a string, after a backslash
-};
 
 // What a request object holds for the translator: where its members are, by the tape's tokens.
 struct jsonrpc_request {
@@ -48,30 +30,35 @@ struct jsonrpc_request {
 
 class jsonrpc_stream final : public geerpc::detail::frame_translator {
  public:
-  // An id longer than this is refused (its request answered with an error): ids are kept while
-  // their calls run, and a peer should not hold the server's memory with them.
-  static constexpr std::size_t max_id_size = 1024;
+  static constexpr std::size_t max_id_size = value_scanner::max_id_size;
 
   explicit jsonrpc_stream(std::uint32_t max_message_size) noexcept : max_message_size_(max_message_size) {}
 
-  verdict inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
-                  std::vector<std::byte>& replies) override;
+  intake inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
+                 std::vector<std::byte>& replies) override;
   void outbound(std::span<const std::byte> frame, std::vector<std::byte>& text) override;
-  std::size_t buffered() const noexcept override { return pending_.size(); }
+  // The bytes of an unfinished message held; 1 while one too long to keep is skipped.
+  std::size_t buffered() const noexcept override { return skipping_ ? 1 : pending_.size(); }
 
   // The ids of calls not answered yet (a test's view of the map).
   std::size_t ids_held() const;
 
  private:
-  // A whole value, which began at `start` (bytes from the stream's first); false: the stream is
-  // broken.
-  bool take_message(std::span<const std::byte> text, std::uint64_t start, std::vector<std::byte>& frames,
+  // A whole value, which began at `start` (bytes from the stream's first): a frame, or an error
+  // reply under its id.
+  void take_message(std::span<const std::byte> text, std::uint64_t start, std::vector<std::byte>& frames,
                     std::vector<std::byte>& replies);
+  // Bytes of the value begun, `part` of it in this read: kept, or, past the limit, skipped (the
+  // scanner still finds its end and its id).
+  void keep_part(std::span<const std::byte> part);
+  // The value ended; it was too long to keep: its error reply.
+  void refuse_too_large(std::vector<std::byte>& replies);
   void add_frame(const jsonrpc_request& request, std::vector<std::byte>& frames);
 
   const std::size_t max_message_size_;
-  value_splitter splitter_;
+  value_scanner scanner_;
   bool inside_ = false;             // a value has begun and not ended
+  bool skipping_ = false;           // ... and is longer than max_message_size_: its bytes are not kept
   std::vector<std::byte> pending_;  // the bytes of the value begun so far, when they span reads
   std::uint64_t consumed_ = 0;      // bytes of the stream before the current read
   std::uint64_t value_start_ = 0;   // the stream's byte where the current value began

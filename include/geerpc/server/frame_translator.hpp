@@ -28,9 +28,15 @@ namespace detail {
 class frame_translator {
  public:
   enum class verdict {
-    more,       // every whole message became a frame or a reply; wait for more bytes
-    broken,     // the peer broke the protocol: send `replies` (its last words), then close
-    too_large,  // likewise, for a message longer than the server's max_frame_size
+    more,    // every whole message became a frame or a reply; wait for more bytes
+    broken,  // the stream is out of step (no message can begin where it stands): send `replies`
+             // (its last words), then close
+  };
+  // What inbound() made of a read: the verdict, and how many messages in it were longer than the
+  // server's max_frame_size (each answered in `replies`, the stream still in step).
+  struct intake {
+    verdict outcome = verdict::more;
+    std::size_t too_large = 0;
   };
 
   virtual ~frame_translator() = default;
@@ -38,9 +44,10 @@ class frame_translator {
   // The peer's bytes, in order. Appends to `frames` a geerpc request frame (wire/frame.hpp: kind
   // request, no flags, no deadline, a seq of the translator's choosing, unique on the connection)
   // for each whole message, and to `replies` the bytes of whatever it answers itself (a message
-  // that is no call), to be sent as they are. Keeps the start of an unfinished message.
-  virtual verdict inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
-                          std::vector<std::byte>& replies) = 0;
+  // that is no call, or that cannot be read), to be sent as they are. Keeps the start of an
+  // unfinished message.
+  virtual intake inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
+                         std::vector<std::byte>& replies) = 0;
 
   // A whole frame the server would send (a response; a goaway, which the peer has no word for,
   // becomes nothing), as the bytes to send instead, appended to `text`.

@@ -284,7 +284,8 @@ class wire_session {
   }
 
   // A translated stream's bytes: the translator's frames go through the reader as the peer's own
-  // would; what it answers itself goes straight out. A message it finds broken gets its reply, and
+  // would; what it answers itself (a message too long, malformed, or no request: the stream still
+  // in step) goes straight out. A stream out of step gets its reply, and
   // then the connection ends as after an HTTP answer: the writing side once the reply is out, the
   // rest at the peer's EOF, or a frame timeout after the reply.
   template <class Ready>
@@ -292,12 +293,12 @@ class wire_session {
     if (closing_after_output_.load(std::memory_order_relaxed)) return opening_.discard(*this, data.size());
     std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
     std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
-    const frame_translator::verdict verdict = translator_->inbound(data, frames, replies);
+    const frame_translator::intake intake = translator_->inbound(data, frames, replies);
+    for (std::size_t i = 0; i < intake.too_large; ++i) owner().observer().turned_away(limit_kind::frame_size);
     bool completed = false;
     const bool keep = frames.empty() || on_frames(frames, ready, completed);
     trim_scratch(frames);
-    if (verdict != frame_translator::verdict::more) {
-      if (verdict == frame_translator::verdict::too_large) owner().observer().turned_away(limit_kind::frame_size);
+    if (intake.outcome == frame_translator::verdict::broken) {
       if (keep && !closed()) end_translated(replies);
       trim_scratch(replies);
       return keep && !closed();
