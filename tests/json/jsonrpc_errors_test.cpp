@@ -1,6 +1,7 @@
 // JSON-RPC streams (docs/protocol.md 9.4): messages the server cannot read. One that ended where
 // the scanner says (malformed, too long, no object) is answered under its caller's id, and the
-// connection goes on; a stream out of step gets its last words, then the connection closes.
+// connection goes on; a stream out of step gets its last words whole, even while handler threads
+// write, and the connection then waits for the peer's EOF for timeouts.handshake.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -121,6 +122,59 @@ TEMPLATE_TEST_CASE("jsonrpc: a stream out of step gets its last words, then the 
     CHECK(peer.rest_until_close() ==
           error_line("null", "rpc server: bad request: expected a JSON object ('{')" + at) + "\n");
   }
+}
+
+// The handlers answer 64 calls of 16 KiB each while the reader answers the byte that puts the
+// stream out of step: that answer may find a handler thread sending. It goes out after what is
+// being sent, whole, and nothing after it; then the connection closes.
+TEMPLATE_TEST_CASE("jsonrpc: the last words arrive whole while many calls are in flight", "[json][jsonrpc]",
+                   GEERPC_TRANSPORTS) {
+  go_server<TestType> s;
+  const std::string text(16384, 'x');
+  const std::string answer = R"(","result":")" + text + R"(","error":null})";
+  for (int round = 0; round < 5; ++round) {
+    CAPTURE(round);
+    line_peer peer(s.address);
+    std::string burst;
+    for (int id = 0; id < 64; ++id)
+      burst += call_text("Arith.Echo", "[\"" + text + "\"]", "\"" + std::to_string(id) + "\"");
+    const std::string last = error_line(
+        "null", "rpc server: bad request: expected a JSON object ('{') at byte " + std::to_string(burst.size()));
+    peer.send(burst + "x");
+    const auto rest = peer.rest_until_close(10s);
+    REQUIRE(rest);
+    CAPTURE(rest->find(last), rest->find("\"error\":\"rpc"), rest->size(),
+            rest->substr(rest->size() - std::min<std::size_t>(rest->size(), 300)));
+    REQUIRE((rest->ends_with("\n" + last + "\n") || *rest == last + "\n"));
+    std::size_t from = 0, lines = 0;
+    for (std::size_t end = rest->find('\n'); end != std::string::npos; from = end + 1, end = rest->find('\n', from)) {
+      const std::string line = rest->substr(from, end - from);
+      if (line == last) break;
+      ++lines;
+      CHECK(line.starts_with("{\"id\":\""));
+      CHECK(line.ends_with(answer));
+    }
+    CHECK(from + last.size() + 1 == rest->size());
+    CHECK(lines <= 64);
+  }
+}
+
+// One bound for the wait after the last words, whatever they were: timeouts.handshake
+// (wire_session::eof_wait()). A peer that reads them and keeps its end open is closed then, not
+// after timeouts.frame.
+TEMPLATE_TEST_CASE("jsonrpc: after its last words the server waits timeouts.handshake for the peer's EOF",
+                   "[json][jsonrpc]", GEERPC_TRANSPORTS) {
+  go_server<TestType> s({.timeouts = {.handshake = 200ms, .frame = 60s}});
+  line_peer peer(s.address);
+  counted_sender out{peer};
+  out.check_served(1);
+  REQUIRE(s.server.connection_count() == 1);
+  out.send("x");
+  CHECK(peer.rest_until_close() == error_line("null", "rpc server: bad request: expected a JSON object ('{') at byte " +
+                                                          std::to_string(out.sent - 1)) +
+                                       "\n");
+  // The peer's end stays open: the server closes its own once the handshake timeout has passed.
+  CHECK(test::eventually([&] { return s.server.connection_count() == 0; }, 5s));
 }
 
 }  // namespace jsonrpc_test

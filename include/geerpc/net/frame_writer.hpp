@@ -43,7 +43,7 @@ class frame_writer {
   using want_write_fn = void (*)(void* context, bool want);
 
   enum class status {
-    done,     // sent, or queued behind a sender that will send it
+    done,     // sent, or queued behind a sender that will send it; dropped after write_last()
     pending,  // queued until the socket drains; the owner was told through want_write
     broken,   // the connection failed or the queue overflowed: the owner must close it
   };
@@ -90,6 +90,7 @@ class frame_writer {
   status write(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
+    if (sealed_) return status::done;  // the last words are written: nothing goes after them
     if (sending_ || want_write_now_) {
       if (const queued q = append_locked(frame); q != queued::yes) return refuse_locked(q);
       return sending_ ? status::done : status::pending;
@@ -130,7 +131,7 @@ class frame_writer {
   static constexpr std::size_t batch_limit = 64u << 10;
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
-    if (broken_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
+    if (broken_ || sealed_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
         append_locked(frame, false) != queued::yes) {
       lock.unlock();
       return write(frame);
@@ -145,6 +146,29 @@ class frame_writer {
     if (sending_) return status::done;
     sending_ = true;
     return drain_locked(lock, false);
+  }
+
+  // The last bytes the connection sends (an answer before it closes): waits for a send in progress
+  // on another thread, as close() does, then sends them after whatever is queued; every write
+  // after it is dropped (status::done). Unlike write(), done means that the socket took every
+  // byte, so that the owner may shut the stream down at once; pending: some wait for the socket,
+  // and a flush() sends them (last_sent() says when none is left). Never on the sending thread,
+  // nor from the want_write hook.
+  status write_last(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    ++closers_waiting_;
+    sender_done_.wait(lock, [this] { return !sending_; });
+    --closers_waiting_;
+    if (broken_) return status::broken;
+    sealed_ = true;
+    if (const queued q = append_locked(frame, false); q != queued::yes) return refuse_locked(q);
+    sending_ = true;
+    return drain_locked(lock, false);
+  }
+  // write_last() was called, and the socket took its bytes: nothing waits, and nobody is sending.
+  bool last_sent() const {
+    std::lock_guard lock(mutex_);
+    return sealed_ && queue_.empty() && !sending_;
   }
 
   // The connection closes: waits for a send in progress on another thread (its whole drain,
@@ -338,6 +362,7 @@ class frame_writer {
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;
+  bool sealed_ = false;      // write_last() was called: later writes are dropped
   bool overflowed_ = false;  // broken_ by a frame over the limit (refuse_locked())
 };
 

@@ -105,12 +105,16 @@ class wire_session {
     return keep;
   }
 
-  // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
-  // dropped for not reading them: timeouts.write, or the handshake timer still armed). What the peer
-  // sends meanwhile is ignored.
+  // Sends `bytes`, the last words (an HTTP answer, a translator's reply to a stream out of step),
+  // after what other threads are sending, then closes the connection once the socket has taken
+  // them all (or the peer is dropped for not reading them: timeouts.write, or the wait for EOF).
+  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread.
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
-    const auto status = writer_.write(bytes);
+    disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it
+    partial_since_ns_.store(0, std::memory_order_relaxed);
+    arm_stall_timer(eof_wait());
+    const auto status = writer_.write_last(bytes);
     if (status == net::frame_writer::status::pending)
       arm_write_timer();
     else if (status == net::frame_writer::status::broken)
@@ -118,15 +122,22 @@ class wire_session {
     else
       answer_sent();
   }
-  // The HTTP answer is all out: the writing side ends, and the transport closes the connection at
-  // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
-  // wait, it closes now.
+  // The last words are all out: the writing side ends, and the transport closes the connection at
+  // the peer's EOF (on_bytes drops what comes before it), or the stall timer at eof_wait(). Without
+  // that bound, it closes now.
   void answer_sent() {
-    if (context_.config.options().timeouts.handshake <= std::chrono::nanoseconds::zero())
+    if (eof_wait() <= std::chrono::nanoseconds::zero())
       close();
     else
       stream_.shutdown_write();
   }
+  // How long a peer has, after the last words, to read them and close its end before the server
+  // closes (closing first could reset the connection and lose them): one bound whatever the words
+  // were. It is timeouts.handshake, the bound on a connection that serves no call: before its hello,
+  // and after its last words, the peer owes the server nothing but bytes it will not act on.
+  // timeouts.frame is no fit: the peer owes no frame, and a JSON-RPC peer and an HTTP one, both
+  // answered so, should not be held for different times.
+  std::chrono::nanoseconds eof_wait() const noexcept { return context_.config.options().timeouts.handshake; }
 
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
   // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
@@ -146,16 +157,19 @@ class wire_session {
     after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
 
-  // Sends the replies run() held.
-  void flush_replies() { after_write(writer_.flush()); }
+  // Sends the replies run() held. After the last words that flush may be what sends their end.
+  void flush_replies() {
+    after_write(writer_.flush());
+    if (closing_after_output_.load(std::memory_order_relaxed) && !closed() && writer_.last_sent()) answer_sent();
+  }
 
   // Sends what the socket did not take before; the transport calls it when the socket is writable
   // again. Returns false when the connection is closed.
   bool flush_output() {
     after_write(writer_.flush());
-    // The connection's one writer is send_and_close(), on the thread that reads it (or leads
-    // its I/O), as this is: nothing is mid-send here when has_pending() says none wait.
-    if (closing_after_output_.load(std::memory_order_relaxed) && !writer_.has_pending()) answer_sent();
+    // Past the last words nothing is written, but another thread may be queueing them still, or
+    // flushing: the writer knows when they are out.
+    if (closing_after_output_.load(std::memory_order_relaxed) && !closed() && writer_.last_sent()) answer_sent();
     return !closed();
   }
 
@@ -285,9 +299,8 @@ class wire_session {
 
   // A translated stream's bytes: the translator's frames go through the reader as the peer's own
   // would; what it answers itself (a message too long, malformed, or no request: the stream still
-  // in step) goes straight out. A stream out of step gets its reply, and
-  // then the connection ends as after an HTTP answer: the writing side once the reply is out, the
-  // rest at the peer's EOF, or a frame timeout after the reply.
+  // in step) goes straight out. A stream out of step gets its last words, and then the connection
+  // ends as after an HTTP answer: the writing side once they are out, the rest at the peer's EOF.
   template <class Ready>
   bool on_translated(std::span<const std::byte> data, Ready& ready) {
     if (closing_after_output_.load(std::memory_order_relaxed)) return opening_.discard(*this, data.size());
@@ -298,28 +311,26 @@ class wire_session {
     bool completed = false;
     const bool keep = frames.empty() || on_frames(frames, ready, completed);
     trim_scratch(frames);
-    if (intake.outcome == frame_translator::verdict::broken) {
-      if (keep && !closed()) end_translated(replies);
-      trim_scratch(replies);
-      return keep && !closed();
+    if (keep && !closed()) {
+      if (intake.outcome == frame_translator::verdict::broken)
+        send_and_close(replies);
+      else if (!replies.empty())
+        after_write(writer_.write(replies));
     }
-    if (!replies.empty()) after_write(writer_.write(replies));
-    watch_partial(completed || !replies.empty(), translator_->buffered());
+    if (!closing_after_output_.load(std::memory_order_relaxed))
+      watch_partial(completed || !replies.empty(), translator_->buffered());
     trim_scratch(replies);
     return keep && !closed();
-  }
-  // The translator's last words to a peer that broke its protocol, then the end.
-  void end_translated(std::span<const std::byte> replies) {
-    partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(), std::memory_order_relaxed);
-    arm_stall_timer(context_.config.options().timeouts.frame);  // bounds the wait for the peer's EOF
-    send_and_close(replies);
   }
 
   // A frame the server sends on a translated stream, in the peer's protocol. A translator never
   // changes once set, and is set (by the reader, at the first byte) before any request of its
   // stream exists, so every thread that answers one sees it; the goaway, which other threads send
   // at any time, never goes out on such a stream (session_opening::begin_translated).
+  // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
+  // writer drops one that raced past this check.
   void send_translated(std::span<const std::byte> frame, bool hold) {
+    if (closing_after_output_.load(std::memory_order_relaxed)) return;
     std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
     translator_->outbound(frame, text);
     if (!text.empty()) after_write(hold ? writer_.hold(text) : writer_.write(text));
@@ -379,13 +390,16 @@ class wire_session {
   static void on_stall(void* context) {
     auto& self = *static_cast<wire_session*>(context);
     std::shared_ptr<Connection> guard;
+    bool watching_frames = false;
     {
       std::lock_guard lock(self.stall_mutex_);
       if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
       // Past the handshake the timer watches frames: if the frame pending now began after this
       // timer was armed, it has time left; wait for it instead of closing.
+      // After the last words it waits for EOF, not for a frame (eof_wait()): no second chance.
+      watching_frames = self.opening_.greeted() && !self.closing_after_output_.load(std::memory_order_relaxed);
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
-      if (self.opening_.greeted() && since != 0 && !self.closed()) {
+      if (watching_frames && since != 0 && !self.closed()) {
         const auto due = saturating_deadline(clock::time_point(clock::duration(since)),
                                              self.context_.config.options().timeouts.frame);
         if (due > self.context_.config.scheduler()->now()) {
@@ -398,8 +412,7 @@ class wire_session {
     }
     if (!guard) return;
     if (!self.closed())
-      self.owner().observer().turned_away(self.opening_.greeted() ? limit_kind::frame_timeout
-                                                                  : limit_kind::handshake_timeout);
+      self.owner().observer().turned_away(watching_frames ? limit_kind::frame_timeout : limit_kind::handshake_timeout);
     self.close();
   }
 
