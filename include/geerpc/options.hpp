@@ -132,7 +132,9 @@ struct server_limits {
 // A server's own limits in time on its peers: zero or negative means no limit (as in Go's
 // http.Server), and one too long for the clock (nanoseconds::max()) never fires.
 struct server_timeouts {
-  // A peer that has not completed the handshake after this long is disconnected.
+  // A peer that has not completed the handshake after this long is disconnected; so is one that,
+  // once the server's last words to it are out (an HTTP answer, a JSON-RPC stream's last error),
+  // has not closed its end after this long (zero: the server closes at once).
   std::chrono::nanoseconds handshake = std::chrono::seconds(10);
   // A peer that starts a frame and has not finished it after this long is disconnected: a stalled
   // or trickling peer holds a connection, never a thread, and not for long.
