@@ -43,6 +43,8 @@ targets=(codec frame handshake schema)
 [ -x "$build/fuzz/fuzz_tls_first_bytes" ] && targets+=(tls_first_bytes)
 # The JSON codec, where the build has geerpc::json.
 [ -x "$build/fuzz/fuzz_json" ] && targets+=(json)
+# The JSON-RPC stream's translator and scanner, likewise.
+[ -x "$build/fuzz/fuzz_jsonrpc" ] && targets+=(jsonrpc)
 for target in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
   fuzz_one "$target" &
