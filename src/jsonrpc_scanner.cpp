@@ -3,9 +3,11 @@
 #include <geerpc/json/jsonrpc_scanner.hpp>
 #include <geerpc/json/writer.hpp>
 
+#include <charconv>
 #include <cstddef>
 #include <span>
 #include <string_view>
+#include <system_error>
 
 GEERPC_BEGIN_NAMESPACE
 namespace json {
@@ -50,6 +52,29 @@ std::size_t escape_length(std::string_view text, std::size_t at) noexcept {
   }
 }
 
+// Whether a number's text, well formed, is past a double's range (8.2 refuses it, as the tape
+// does: json/number_text.hpp), which one too close to zero is not (it reads as 0).
+bool beyond_double(std::string_view text) noexcept {
+  double value = 0;
+  if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc::result_out_of_range) return false;
+  // Out of range either way: past it if the value's magnitude is 1 or more, which its integer
+  // digits past leading zeros, or the zeros after the point, and its exponent tell.
+  std::size_t at = text.starts_with('-') ? 1 : 0;
+  while (at < text.size() && text[at] == '0') ++at;
+  long magnitude = 0;
+  for (; at < text.size() && is_digit(text[at]); ++at) ++magnitude;
+  if (at < text.size() && text[at] == '.' && magnitude == 0)
+    for (++at; at < text.size() && text[at] == '0'; ++at) --magnitude;
+  const std::size_t e = text.find_first_of("eE");
+  long exponent = 0;
+  if (e != std::string_view::npos) {
+    std::size_t digit = e + 1 + (text[e + 1] == '+' || text[e + 1] == '-' ? 1 : 0);
+    for (; digit < text.size() && exponent < 100000; ++digit) exponent = exponent * 10 + (text[digit] - '0');
+    if (text[e + 1] == '-') exponent = -exponent;
+  }
+  return magnitude + exponent > 0;
+}
+
 }  // namespace
 
 bool is_number_text(std::string_view text) noexcept {
@@ -65,7 +90,7 @@ bool is_number_text(std::string_view text) noexcept {
     if (at < text.size() && (text[at] == '+' || text[at] == '-')) ++at;
     if (skip_digits(text, at) == 0) return false;
   }
-  return at == text.size();
+  return at == text.size() && !beyond_double(text);
 }
 
 bool is_string_text(std::string_view text) noexcept {

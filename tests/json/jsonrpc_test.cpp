@@ -231,6 +231,9 @@ TEST_CASE("jsonrpc: the scanner finds the top-level id of a message fed a byte a
   CHECK(id_of(R"({"id":null})").empty());
   CHECK(id_of(R"({"id":[1]})").empty());
   CHECK(id_of(R"({"id":1.})").empty());
+  CHECK(id_of(R"({"id":-1.5e80158})").empty());  // past a double's range: 8.2 refuses it
+  CHECK(id_of(R"({"id":1e-400})") == "1e-400");  // too close to 0, which it reads as 0
+  CHECK(id_of(R"({"id":0.0001e309})") == "0.0001e309");
   CHECK(id_of("{\"id\":\"a\tb\"}").empty());  // a control character: no JSON string
   CHECK(id_of(R"({"id":")" + std::string(2000, 'x') + R"("})").empty());
   CHECK(id_of(R"({"id":")" + std::string(1022, 'x') + R"("})").size() == 1024);

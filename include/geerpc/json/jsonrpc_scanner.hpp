@@ -66,8 +66,8 @@ class value_scanner {
   std::array<char, max_id_size> id_{};
 };
 
-// Whether `text` is a whole JSON number, or a whole JSON string (quotes, escapes, UTF-8): what may
-// be echoed as an id.
+// Whether `text` is a whole JSON number within a double's range (as 8.2 reads one), or a whole
+// JSON string (quotes, escapes, UTF-8): what may be echoed as an id.
 bool is_number_text(std::string_view text) noexcept;
 bool is_string_text(std::string_view text) noexcept;
 
