@@ -4817,7 +4817,9 @@ struct server_limits {
 // A server's own limits in time on its peers: zero or negative means no limit (as in Go's
 // http.Server), and one too long for the clock (nanoseconds::max()) never fires.
 struct server_timeouts {
-  // A peer that has not completed the handshake after this long is disconnected.
+  // A peer that has not completed the handshake after this long is disconnected; so is one that,
+  // once the server's last words to it are out (an HTTP answer, a JSON-RPC stream's last error),
+  // has not closed its end after this long (zero: the server closes at once).
   std::chrono::nanoseconds handshake = std::chrono::seconds(10);
   // A peer that starts a frame and has not finished it after this long is disconnected: a stalled
   // or trickling peer holds a connection, never a thread, and not for long.
@@ -8182,9 +8184,15 @@ namespace detail {
 class frame_translator {
  public:
   enum class verdict {
-    more,       // every whole message became a frame or a reply; wait for more bytes
-    broken,     // the peer broke the protocol: send `replies` (its last words), then close
-    too_large,  // likewise, for a message longer than the server's max_frame_size
+    more,    // every whole message became a frame or a reply; wait for more bytes
+    broken,  // the stream is out of step (no message can begin where it stands): send `replies`
+             // (its last words), then close
+  };
+  // What inbound() made of a read: the verdict, and how many messages in it were longer than the
+  // server's max_frame_size (each answered in `replies`, the stream still in step).
+  struct intake {
+    verdict outcome = verdict::more;
+    std::size_t too_large = 0;
   };
 
   virtual ~frame_translator() = default;
@@ -8192,9 +8200,10 @@ class frame_translator {
   // The peer's bytes, in order. Appends to `frames` a geerpc request frame (wire/frame.hpp: kind
   // request, no flags, no deadline, a seq of the translator's choosing, unique on the connection)
   // for each whole message, and to `replies` the bytes of whatever it answers itself (a message
-  // that is no call), to be sent as they are. Keeps the start of an unfinished message.
-  virtual verdict inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
-                          std::vector<std::byte>& replies) = 0;
+  // that is no call, or that cannot be read), to be sent as they are. Keeps the start of an
+  // unfinished message.
+  virtual intake inbound(std::span<const std::byte> bytes, std::vector<std::byte>& frames,
+                         std::vector<std::byte>& replies) = 0;
 
   // A whole frame the server would send (a response; a goaway, which the peer has no word for,
   // becomes nothing), as the bytes to send instead, appended to `text`.
@@ -10939,7 +10948,7 @@ class frame_writer {
   using want_write_fn = void (*)(void* context, bool want);
 
   enum class status {
-    done,     // sent, or queued behind a sender that will send it
+    done,     // sent, or queued behind a sender that will send it; dropped after write_last()
     pending,  // queued until the socket drains; the owner was told through want_write
     broken,   // the connection failed or the queue overflowed: the owner must close it
   };
@@ -10986,6 +10995,7 @@ class frame_writer {
   status write(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
     if (broken_) return status::broken;
+    if (sealed_) return status::done;  // the last words are written: nothing goes after them
     if (sending_ || want_write_now_) {
       if (const queued q = append_locked(frame); q != queued::yes) return refuse_locked(q);
       return sending_ ? status::done : status::pending;
@@ -11026,7 +11036,7 @@ class frame_writer {
   static constexpr std::size_t batch_limit = 64u << 10;
   status hold(std::span<const std::byte> frame) {
     std::unique_lock lock(mutex_);
-    if (broken_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
+    if (broken_ || sealed_ || sending_ || want_write_now_ || queue_.bytes() + frame.size() > batch_limit ||
         append_locked(frame, false) != queued::yes) {
       lock.unlock();
       return write(frame);
@@ -11041,6 +11051,29 @@ class frame_writer {
     if (sending_) return status::done;
     sending_ = true;
     return drain_locked(lock, false);
+  }
+
+  // The last bytes the connection sends (an answer before it closes): waits for a send in progress
+  // on another thread, as close() does, then sends them after whatever is queued; every write
+  // after it is dropped (status::done). Unlike write(), done means that the socket took every
+  // byte, so that the owner may shut the stream down at once; pending: some wait for the socket,
+  // and a flush() sends them (last_sent() says when none is left). Never on the sending thread,
+  // nor from the want_write hook.
+  status write_last(std::span<const std::byte> frame) {
+    std::unique_lock lock(mutex_);
+    ++closers_waiting_;
+    sender_done_.wait(lock, [this] { return !sending_; });
+    --closers_waiting_;
+    if (broken_) return status::broken;
+    sealed_ = true;
+    if (const queued q = append_locked(frame, false); q != queued::yes) return refuse_locked(q);
+    sending_ = true;
+    return drain_locked(lock, false);
+  }
+  // write_last() was called, and the socket took its bytes: nothing waits, and nobody is sending.
+  bool last_sent() const {
+    std::lock_guard lock(mutex_);
+    return sealed_ && queue_.empty() && !sending_;
   }
 
   // The connection closes: waits for a send in progress on another thread (its whole drain,
@@ -11234,6 +11267,7 @@ class frame_writer {
   bool sending_ = false;
   bool want_write_now_ = false;
   bool broken_ = false;
+  bool sealed_ = false;      // write_last() was called: later writes are dropped
   bool overflowed_ = false;  // broken_ by a frame over the limit (refuse_locked())
 };
 
@@ -15526,7 +15560,7 @@ class session_opening {
   template <class Session>
   bool past_http_door(Session& session, std::span<const std::byte>& data) {
     if (session.closing_after_output_.load(std::memory_order_relaxed)) {
-      discard(session, data.size());  // the handshake timer, still armed, bounds the wait
+      discard(session, data.size());  // the wait for EOF (wire_session::eof_wait()) bounds it
       return false;
     }
     if (!door_checked_ && !data.empty()) {
@@ -15733,12 +15767,16 @@ class wire_session {
     return keep;
   }
 
-  // Sends `bytes`, then closes the connection once the socket has taken them all (or the peer is
-  // dropped for not reading them: timeouts.write, or the handshake timer still armed). What the peer
-  // sends meanwhile is ignored.
+  // Sends `bytes`, the last words (an HTTP answer, a translator's reply to a stream out of step),
+  // after what other threads are sending, then closes the connection once the socket has taken
+  // them all (or the peer is dropped for not reading them: timeouts.write, or the wait for EOF).
+  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread.
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
-    const auto status = writer_.write(bytes);
+    disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it
+    partial_since_ns_.store(0, std::memory_order_relaxed);
+    arm_stall_timer(eof_wait());
+    const auto status = writer_.write_last(bytes);
     if (status == net::frame_writer::status::pending)
       arm_write_timer();
     else if (status == net::frame_writer::status::broken)
@@ -15746,15 +15784,22 @@ class wire_session {
     else
       answer_sent();
   }
-  // The HTTP answer is all out: the writing side ends, and the transport closes the connection at
-  // the peer's EOF (on_bytes drops what comes before it). Without a handshake timer to bound that
-  // wait, it closes now.
+  // The last words are all out: the writing side ends, and the transport closes the connection at
+  // the peer's EOF (on_bytes drops what comes before it), or the stall timer at eof_wait(). Without
+  // that bound, it closes now.
   void answer_sent() {
-    if (context_.config.options().timeouts.handshake <= std::chrono::nanoseconds::zero())
+    if (eof_wait() <= std::chrono::nanoseconds::zero())
       close();
     else
       stream_.shutdown_write();
   }
+  // How long a peer has, after the last words, to read them and close its end before the server
+  // closes (closing first could reset the connection and lose them): one bound whatever the words
+  // were. It is timeouts.handshake, the bound on a connection that serves no call: before its hello,
+  // and after its last words, the peer owes the server nothing but bytes it will not act on.
+  // timeouts.frame is no fit: the peer owes no frame, and a JSON-RPC peer and an HTTP one, both
+  // answered so, should not be held for different times.
+  std::chrono::nanoseconds eof_wait() const noexcept { return context_.config.options().timeouts.handshake; }
 
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
   // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
@@ -15774,16 +15819,19 @@ class wire_session {
     after_write(hold ? writer_.hold(frame) : writer_.write(frame));
   }
 
-  // Sends the replies run() held.
-  void flush_replies() { after_write(writer_.flush()); }
+  // Sends the replies run() held. After the last words that flush may be what sends their end.
+  void flush_replies() {
+    after_write(writer_.flush());
+    if (closing_after_output_.load(std::memory_order_relaxed) && !closed() && writer_.last_sent()) answer_sent();
+  }
 
   // Sends what the socket did not take before; the transport calls it when the socket is writable
   // again. Returns false when the connection is closed.
   bool flush_output() {
     after_write(writer_.flush());
-    // The connection's one writer is send_and_close(), on the thread that reads it (or leads
-    // its I/O), as this is: nothing is mid-send here when has_pending() says none wait.
-    if (closing_after_output_.load(std::memory_order_relaxed) && !writer_.has_pending()) answer_sent();
+    // Past the last words nothing is written, but another thread may be queueing them still, or
+    // flushing: the writer knows when they are out.
+    if (closing_after_output_.load(std::memory_order_relaxed) && !closed() && writer_.last_sent()) answer_sent();
     return !closed();
   }
 
@@ -15912,41 +15960,39 @@ class wire_session {
   }
 
   // A translated stream's bytes: the translator's frames go through the reader as the peer's own
-  // would; what it answers itself goes straight out. A message it finds broken gets its reply, and
-  // then the connection ends as after an HTTP answer: the writing side once the reply is out, the
-  // rest at the peer's EOF, or a frame timeout after the reply.
+  // would; what it answers itself (a message too long, malformed, or no request: the stream still
+  // in step) goes straight out. A stream out of step gets its last words, and then the connection
+  // ends as after an HTTP answer: the writing side once they are out, the rest at the peer's EOF.
   template <class Ready>
   bool on_translated(std::span<const std::byte> data, Ready& ready) {
     if (closing_after_output_.load(std::memory_order_relaxed)) return opening_.discard(*this, data.size());
     std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
     std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
-    const frame_translator::verdict verdict = translator_->inbound(data, frames, replies);
+    const frame_translator::intake intake = translator_->inbound(data, frames, replies);
+    for (std::size_t i = 0; i < intake.too_large; ++i) owner().observer().turned_away(limit_kind::frame_size);
     bool completed = false;
     const bool keep = frames.empty() || on_frames(frames, ready, completed);
     trim_scratch(frames);
-    if (verdict != frame_translator::verdict::more) {
-      if (verdict == frame_translator::verdict::too_large) owner().observer().turned_away(limit_kind::frame_size);
-      if (keep && !closed()) end_translated(replies);
-      trim_scratch(replies);
-      return keep && !closed();
+    if (keep && !closed()) {
+      if (intake.outcome == frame_translator::verdict::broken)
+        send_and_close(replies);
+      else if (!replies.empty())
+        after_write(writer_.write(replies));
     }
-    if (!replies.empty()) after_write(writer_.write(replies));
-    watch_partial(completed || !replies.empty(), translator_->buffered());
+    if (!closing_after_output_.load(std::memory_order_relaxed))
+      watch_partial(completed || !replies.empty(), translator_->buffered());
     trim_scratch(replies);
     return keep && !closed();
-  }
-  // The translator's last words to a peer that broke its protocol, then the end.
-  void end_translated(std::span<const std::byte> replies) {
-    partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(), std::memory_order_relaxed);
-    arm_stall_timer(context_.config.options().timeouts.frame);  // bounds the wait for the peer's EOF
-    send_and_close(replies);
   }
 
   // A frame the server sends on a translated stream, in the peer's protocol. A translator never
   // changes once set, and is set (by the reader, at the first byte) before any request of its
   // stream exists, so every thread that answers one sees it; the goaway, which other threads send
   // at any time, never goes out on such a stream (session_opening::begin_translated).
+  // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
+  // writer drops one that raced past this check.
   void send_translated(std::span<const std::byte> frame, bool hold) {
+    if (closing_after_output_.load(std::memory_order_relaxed)) return;
     std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
     translator_->outbound(frame, text);
     if (!text.empty()) after_write(hold ? writer_.hold(text) : writer_.write(text));
@@ -16006,13 +16052,16 @@ class wire_session {
   static void on_stall(void* context) {
     auto& self = *static_cast<wire_session*>(context);
     std::shared_ptr<Connection> guard;
+    bool watching_frames = false;
     {
       std::lock_guard lock(self.stall_mutex_);
       if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
       // Past the handshake the timer watches frames: if the frame pending now began after this
       // timer was armed, it has time left; wait for it instead of closing.
+      // After the last words it waits for EOF, not for a frame (eof_wait()): no second chance.
+      watching_frames = self.opening_.greeted() && !self.closing_after_output_.load(std::memory_order_relaxed);
       const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
-      if (self.opening_.greeted() && since != 0 && !self.closed()) {
+      if (watching_frames && since != 0 && !self.closed()) {
         const auto due = saturating_deadline(clock::time_point(clock::duration(since)),
                                              self.context_.config.options().timeouts.frame);
         if (due > self.context_.config.scheduler()->now()) {
@@ -16025,8 +16074,7 @@ class wire_session {
     }
     if (!guard) return;
     if (!self.closed())
-      self.owner().observer().turned_away(self.opening_.greeted() ? limit_kind::frame_timeout
-                                                                  : limit_kind::handshake_timeout);
+      self.owner().observer().turned_away(watching_frames ? limit_kind::frame_timeout : limit_kind::handshake_timeout);
     self.close();
   }
 
