@@ -4,6 +4,7 @@
 // write, and the connection then waits for the peer's EOF for timeouts.handshake.
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <geerpc/json.hpp>
@@ -175,6 +176,32 @@ TEMPLATE_TEST_CASE("jsonrpc: after its last words the server waits timeouts.hand
                                        "\n");
   // The peer's end stays open: the server closes its own once the handshake timeout has passed.
   CHECK(test::eventually([&] { return s.server.connection_count() == 0; }, 5s));
+}
+
+// The wait for EOF starts once the last words are out, not when they are queued: a peer that reads
+// a backlog of replies slowly still gets them. This peer reads nothing for five times
+// timeouts.handshake after the stream goes out of step, with 10 MiB of replies (more than the
+// sockets take: the writer holds at least 4 MiB of them) in front of the words; timeouts.write (30 s) bounds
+// that wait instead.
+TEMPLATE_TEST_CASE("jsonrpc: the wait for EOF starts once the last words are out, behind a backlog", "[json][jsonrpc]",
+                   GEERPC_TRANSPORTS) {
+  go_server<TestType> s({.limits = {.max_pending_output = 64u << 20}, .timeouts = {.handshake = 200ms, .frame = 60s}});
+  line_peer peer(s.address);
+  std::string burst;  // small requests, so that sending them never waits for the server to read
+  for (int id = 0; id < 160; ++id) burst += call_text("Arith.Fill", R"([{"A":65536,"B":0}])", std::to_string(id));
+  peer.send(burst);
+  // The replies the sockets could not take wait in the server's writer: then the byte out of step.
+  REQUIRE(test::eventually([&] { return s.server.pending_output_bytes() >= (4u << 20); }, 10s));
+  peer.send("x");
+  // Long enough for the server to answer the byte out of step, on a loaded machine; when it is not,
+  // the test checks less (it cannot fail for it).
+  std::this_thread::sleep_for(1s);
+  const auto rest = peer.rest_until_close(20s);
+  REQUIRE(rest);
+  const std::string last = error_line(
+      "null", "rpc server: bad request: expected a JSON object ('{') at byte " + std::to_string(burst.size()));
+  CAPTURE(rest->size());
+  CHECK(rest->ends_with(last + "\n"));
 }
 
 }  // namespace jsonrpc_test

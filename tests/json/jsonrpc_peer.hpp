@@ -35,6 +35,7 @@ struct GoArith {
 
   int sum(const Pair& p) { return p.a + p.b; }
   std::string echo(const std::string& text) { return text; }
+  std::string fill(const Pair& p) { return std::string(static_cast<std::size_t>(p.a), 'x'); }  // a reply of a bytes
   int fail(const Pair&) { throw std::runtime_error("boom: \"quoted\"\n\xff"); }
   void nothing(const Pair&) {}
   int hold(const Pair& p) {
@@ -45,8 +46,8 @@ struct GoArith {
 };
 using GoArithApi =
     geerpc::service<"Arith", geerpc::method<"Sum", &GoArith::sum>, geerpc::method<"Echo", &GoArith::echo>,
-                    geerpc::method<"Fail", &GoArith::fail>, geerpc::method<"Nothing", &GoArith::nothing>,
-                    geerpc::method<"Hold", &GoArith::hold>>;
+                    geerpc::method<"Fill", &GoArith::fill>, geerpc::method<"Fail", &GoArith::fail>,
+                    geerpc::method<"Nothing", &GoArith::nothing>, geerpc::method<"Hold", &GoArith::hold>>;
 
 template <class Transport, class Codec = both_codecs>
 struct go_server {

@@ -79,7 +79,7 @@ TEMPLATE_TEST_CASE("jsonrpc: errors are the server's texts, and the connection g
   line_peer peer(s.address);
   peer.send(call_text("Arith.Nope", "[{}]", "1"));
   CHECK(peer.line() ==
-        error_line("1", "rpc server: can't find method Nope (Arith has: Echo, Fail, Hold, Nothing, Sum)"));
+        error_line("1", "rpc server: can't find method Nope (Arith has: Echo, Fail, Fill, Hold, Nothing, Sum)"));
   // The handler's what(), JSON-escaped; its byte that is no UTF-8 becomes U+FFFD.
   peer.send(call_text("Arith.Fail", "[{}]", "2"));
   CHECK(peer.line() == "{\"id\":2,\"result\":null,\"error\":\"boom: \\\"quoted\\\"\\n\xef\xbf\xbd\"}");

@@ -111,9 +111,11 @@ class wire_session {
   // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread.
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
-    disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it
+    disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it, once they are out
     partial_since_ns_.store(0, std::memory_order_relaxed);
-    arm_stall_timer(eof_wait());
+    // Until the words are out, timeouts.write bounds a peer that does not read them; without it,
+    // the wait for EOF starts now (answer_sent() then finds it armed).
+    if (context_.config.options().timeouts.write <= std::chrono::nanoseconds::zero()) arm_stall_timer(eof_wait());
     const auto status = writer_.write_last(bytes);
     if (status == net::frame_writer::status::pending)
       arm_write_timer();
@@ -123,13 +125,15 @@ class wire_session {
       answer_sent();
   }
   // The last words are all out: the writing side ends, and the transport closes the connection at
-  // the peer's EOF (on_bytes drops what comes before it), or the stall timer at eof_wait(). Without
-  // that bound, it closes now.
+  // the peer's EOF (on_bytes drops what comes before it), or the stall timer at eof_wait(), which
+  // starts now: a peer still reading a backlog in front of the words keeps them. Without that
+  // bound, it closes now. Once only, from whichever thread saw the words go out (the reader, a
+  // handler's flush, the transport's flush when the socket drained).
   void answer_sent() {
-    if (eof_wait() <= std::chrono::nanoseconds::zero())
-      close();
-    else
-      stream_.shutdown_write();
+    if (words_out_.exchange(true, std::memory_order_acq_rel)) return;
+    if (eof_wait() <= std::chrono::nanoseconds::zero()) return close();
+    stream_.shutdown_write();
+    arm_stall_timer(eof_wait());
   }
   // How long a peer has, after the last words, to read them and close its end before the server
   // closes (closing first could reset the connection and lose them): one bound whatever the words
@@ -383,8 +387,9 @@ class wire_session {
     }
     // Whoever took the guard cancels: that also takes off a deadline that a running callback set
     // again before it saw the guard gone. Cancelling after the lock is released is safe because
-    // only the connection's reader arms the timer, and a closer sets closed_ before disarming, so
-    // nobody arms it again in between.
+    // only the connection's reader arms the timer (and answer_sent(), once, after the last words,
+    // when the reader neither arms nor disarms it any more), and a closer sets closed_ before
+    // disarming, so nobody arms it again in between.
     if (guard) context_.config.scheduler()->cancel(stall_timer_);
   }  // `guard` goes here, after any running callback has returned
   static void on_stall(void* context) {
@@ -482,6 +487,7 @@ class wire_session {
   session_opening opening_;                        // the first bytes: the HTTP door, the hello
   std::unique_ptr<frame_translator> translator_;   // a translated stream's (set by opening_), else null
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
+  std::atomic<bool> words_out_{false};             // answer_sent() ran: the last words are out
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};
   std::mutex stall_mutex_;
