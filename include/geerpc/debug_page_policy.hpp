@@ -1,9 +1,10 @@
 // geerpc: who may open a server's debug page (server_options.observability.debug_page,
 // docs/debug_page.md): nobody, local peers and those that passed mutual TLS (the default), any
 // peer, or a predicate of one's own over what the server knows of the peer (debug_peer). It is asked only when an HTTP
-// request for the page or its JSON arrives (server/http_door.hpp), never on a call's path; a peer it refuses gets the
-// same 404 as a path that does not exist. CONNECT /_geerpc_ (RPC over HTTP) is not the debug page: no policy applies to
-// it.
+// request for the page or its JSON arrives (server/http_door.hpp), or a call of the built-in geerpc.Describe
+// (server/describe.hpp), never on another call's path; a peer it refuses gets the same 404 as a path that does not
+// exist, and the same error for geerpc.Describe as for a service that does not exist. CONNECT /_geerpc_ (RPC over HTTP)
+// is not the debug page: no policy applies to it.
 #pragma once
 
 #include <arpa/inet.h>

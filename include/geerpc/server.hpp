@@ -28,6 +28,7 @@
 #include "interceptor.hpp"
 #include "options.hpp"
 #include "server/context.hpp"
+#include "server/describe.hpp"
 #include "server/dispatcher.hpp"
 #include "server/frame_translator.hpp"
 #include "transport/fwd.hpp"
@@ -53,6 +54,8 @@ class basic_server {
     context_.config.set_options(std::move(opts));
     context_.config.set_handlers(&handlers_, detail::codec_ids::of(detail::codec_list_t<Codec>{}));
     context_.config.set_translation(detail::translation_of(detail::codec_list_t<Codec>{}));
+    // geerpc.Describe (server/describe.hpp), for the peers the debug page's policy admits.
+    handlers_.template add_builtin<detail::codec_list_t<Codec>, detail::builtin_service>(&describer_);
   }
   ~basic_server() { stop(); }
 
@@ -164,6 +167,7 @@ class basic_server {
   }
 
   detail::dispatcher handlers_;
+  detail::describer describer_{handlers_};  // geerpc.Describe's handler
   detail::server_context context_;
   typename link::handle engine_;
   std::atomic<bool> stopped_{false};  // engine_ has stopped, its threads joined: listen() may start another

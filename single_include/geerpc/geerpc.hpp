@@ -3809,9 +3809,10 @@ GEERPC_END_NAMESPACE
 // geerpc: who may open a server's debug page (server_options.observability.debug_page,
 // docs/debug_page.md): nobody, local peers and those that passed mutual TLS (the default), any
 // peer, or a predicate of one's own over what the server knows of the peer (debug_peer). It is asked only when an HTTP
-// request for the page or its JSON arrives (server/http_door.hpp), never on a call's path; a peer it refuses gets the
-// same 404 as a path that does not exist. CONNECT /_geerpc_ (RPC over HTTP) is not the debug page: no policy applies to
-// it.
+// request for the page or its JSON arrives (server/http_door.hpp), or a call of the built-in geerpc.Describe
+// (server/describe.hpp), never on another call's path; a peer it refuses gets the same 404 as a path that does not
+// exist, and the same error for geerpc.Describe as for a service that does not exist. CONNECT /_geerpc_ (RPC over HTTP)
+// is not the debug page: no policy applies to it.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -8699,12 +8700,353 @@ struct server_context {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/context.hpp
+// ---- begin geerpc/server/describe.hpp
+// geerpc: a server described to other programs (docs/protocol.md 9): every method with the JSON
+// Schemas of its arguments and result (codec/json_schema.hpp), as one JSON document,
+//
+//   {"schema_dialect":"https://json-schema.org/draft/2020-12/schema",
+//    "methods":[{"name":"Arith.Sum","params":{...},"result":{...}},...]}
+//
+// served at GET /debug/geerpc/services.json (server/http_door.hpp) and by the built-in method
+// geerpc.Describe, to the peers the debug page's policy admits, and to no other.
+
+
 // ---- begin geerpc/server/dispatcher.hpp
 // geerpc: the server's table from "Service.Method" to the code that decodes the argument, calls
 // the handler and encodes its result. Built once by server::add<Service>() before serving starts;
 // read-only while serving, so lookups need no lock.
 
 
+// ---- begin geerpc/codec/json_schema.hpp
+// geerpc: the JSON Schema (draft 2020-12) of a type as the JSON codec writes it (docs/protocol.md
+// 8.1), for what describes a server to other programs (GET /debug/geerpc/services.json and the
+// built-in method geerpc.Describe, docs/protocol.md 9). Core: no JSON library; the text is written
+// here, built from the types alone, once per call (call_json_schema's statics, made when a method
+// is registered), never on a call's path.
+//
+//   integer          {"type":"integer","minimum":-2147483648,"maximum":2147483647}
+//   float, double    {"type":"number"}
+//   bytes            {"type":"string","contentEncoding":"base64"}
+//   struct           {"type":"object","properties":{"a":...,"b":...}}, no "required" (below)
+//   optional         {"anyOf":[{"type":"null"},...]}
+//   variant          {"oneOf":[{"type":"array","prefixItems":[{"const":0},...],...},...]}
+//   time point       {"type":"string","format":"date-time"}
+//
+// No field is required: a JSON reader gives a field no key names its default (8.2), so a peer may
+// leave any out, and a struct that gained trailing fields still reads an older writer's objects.
+// Nor are other keys refused (a newer writer's fields are skipped), so "additionalProperties" is
+// left open. Like the codecs, the walk goes through class templates, one per kind: Clang 14 spends
+// time exponential in the depth on recursive function templates.
+
+
+// ---- begin geerpc/json/map_keys.hpp
+// geerpc: the form a map takes in JSON by the type of its keys (docs/protocol.md 8.1), one rule for
+// the encoder and the decoder: an object keyed by the strings, or by the integers in decimal, or an
+// array of [key, value] pairs.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace json {
+namespace detail {
+
+enum class map_keys { string, integer, pair };
+
+// How a map's keys are written and read: an object's keys, as they are (strings, and a view of one,
+// which is only ever written) or in decimal (integers, and enums not over bool, as Go writes
+// map[int]T); any other map is an array of [key, value].
+template <class K>
+constexpr map_keys map_keys_of() {
+  constexpr codec::type_kind kind = codec::kind_of<K>();
+  if constexpr (kind == codec::type_kind::string || std::is_same_v<K, std::string_view>)
+    return map_keys::string;
+  else if constexpr (kind == codec::type_kind::integer)
+    return map_keys::integer;
+  else if constexpr (kind == codec::type_kind::enumeration)
+    return std::is_same_v<std::underlying_type_t<K>, bool> ? map_keys::pair : map_keys::integer;
+  else
+    return map_keys::pair;
+}
+
+}  // namespace detail
+}  // namespace json
+GEERPC_END_NAMESPACE
+// ---- end geerpc/json/map_keys.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace codec {
+
+// The schemas of one call: its arguments, the JSON array a call's body is ("params"), and its
+// result, or an empty text for a method that returns nothing (its reply's body is empty: no JSON
+// value travels).
+struct call_json_schema_text {
+  std::string params;
+  std::string result;
+};
+
+namespace detail {
+
+// Bytes travel as base64 strings (json/encode.hpp's rule: a vector or a span of std::byte or
+// unsigned char; a deque, a list or a std::array of them is an array of integers).
+template <class Element>
+inline constexpr bool is_json_byte = std::is_same_v<Element, std::byte> || std::is_same_v<Element, unsigned char>;
+
+inline constexpr std::string_view json_bytes_schema = R"({"type":"string","contentEncoding":"base64"})";
+
+template <class T, type_kind Kind = kind_of<T>()>
+struct json_schema;  // left undefined for type_kind::unsupported: registration refuses such a type first
+
+template <class T>
+struct json_schema<T, type_kind::boolean> {
+  static void append(std::string& out) { out += R"({"type":"boolean"})"; }
+};
+
+// Its exact range: int64 and uint64 bounds as numbers, as the codec writes and reads them.
+template <class T>
+struct json_schema<T, type_kind::integer> {
+  static void append(std::string& out) {
+    out += R"({"type":"integer","minimum":)";
+    out += std::to_string(std::numeric_limits<T>::min());
+    out += R"(,"maximum":)";
+    out += std::to_string(std::numeric_limits<T>::max());
+    out += '}';
+  }
+};
+
+template <class T>
+struct json_schema<T, type_kind::floating> {
+  static void append(std::string& out) { out += R"({"type":"number"})"; }
+};
+
+// Its underlying integer; a boolean over bool.
+template <class T>
+struct json_schema<T, type_kind::enumeration> : json_schema<std::underlying_type_t<T>> {};
+
+template <class T>
+struct json_schema<T, type_kind::string> {
+  static void append(std::string& out) { out += R"({"type":"string"})"; }
+};
+
+// {"type":"array","items":E} and what follows `items` (", ..." or nothing) before the brace.
+template <class Element>
+void append_json_array(std::string& out, std::string_view after_items = {}) {
+  out += R"({"type":"array","items":)";
+  json_schema<Element>::append(out);
+  out += after_items;
+  out += '}';
+}
+
+template <class T>
+struct json_schema<T, type_kind::vector> {
+  static void append(std::string& out) {
+    if constexpr (is_json_byte<typename T::value_type>)
+      out += json_bytes_schema;
+    else
+      append_json_array<typename T::value_type>(out);
+  }
+};
+
+template <class T>
+struct json_schema<T, type_kind::sequence> {
+  static void append(std::string& out) { append_json_array<typename T::value_type>(out); }
+};
+
+// What the receiver reads it into: a string_view as a string, a span as the vector.
+template <class T>
+struct json_schema<T, type_kind::view> {
+  static void append(std::string& out) {
+    if constexpr (std::is_same_v<T, std::string_view>)
+      out += R"({"type":"string"})";
+    else
+      json_schema<std::vector<std::remove_const_t<typename T::element_type>>>::append(out);
+  }
+};
+
+template <class T>
+struct json_schema<T, type_kind::array> {
+  static void append(std::string& out) {
+    const std::string size = std::to_string(std::tuple_size_v<T>);
+    append_json_array<typename T::value_type>(out, R"(,"minItems":)" + size + R"(,"maxItems":)" + size);
+  }
+};
+
+// A set with unique keys refuses a repeated element (8.2); a multiset takes repeats.
+template <class T>
+inline constexpr bool has_unique_keys = requires(T& set, const typename T::value_type& key) {
+  set.insert(key).second;
+};
+
+template <class T>
+struct json_schema<T, type_kind::set> {
+  static void append(std::string& out) {
+    append_json_array<typename T::value_type>(out, has_unique_keys<T> ? R"(,"uniqueItems":true)" : "");
+  }
+};
+
+// null when empty, else the value. anyOf, not oneOf: the value's own schema may take null too
+// (an optional of an optional), and a null is then still valid.
+template <class Value>
+void append_json_nullable(std::string& out) {
+  out += R"({"anyOf":[{"type":"null"},)";
+  json_schema<Value>::append(out);
+  out += "]}";
+}
+
+template <class T>
+struct json_schema<T, type_kind::optional> {
+  static void append(std::string& out) { append_json_nullable<typename T::value_type>(out); }
+};
+
+template <class T>
+struct json_schema<T, type_kind::pointer> {
+  static void append(std::string& out) { append_json_nullable<typename T::element_type>(out); }
+};
+
+// An array of exactly the types in turn: "prefixItems", nothing after them ("items": false) and
+// none missing ("minItems"). An empty tuple is an empty array (prefixItems may not be empty).
+template <class... Elements>
+void append_json_fixed_array(std::string& out) {
+  out += R"({"type":"array",)";
+  if constexpr (sizeof...(Elements) != 0) {
+    out += R"("prefixItems":[)";
+    std::size_t at = 0;
+    ((out += at++ == 0 ? "" : ",", json_schema<Elements>::append(out)), ...);
+    out += R"(],"minItems":)";
+    out += std::to_string(sizeof...(Elements));
+    out += ',';
+  }
+  out += R"("items":false})";
+}
+
+// An object keyed by the strings, or by the integers in decimal; any other map an array of
+// [key, value] pairs (json/map_keys.hpp).
+template <class T>
+struct json_schema<T, type_kind::map> {
+  using key = typename T::key_type;
+  using mapped = typename T::mapped_type;
+
+  static void append(std::string& out) {
+    constexpr json::detail::map_keys form = json::detail::map_keys_of<key>();
+    if constexpr (form == json::detail::map_keys::pair) {
+      out += R"({"type":"array","items":)";
+      append_json_fixed_array<key, mapped>(out);
+      out += '}';
+    } else {
+      out += R"({"type":"object",)";
+      if constexpr (form == json::detail::map_keys::integer) out += integer_keys();
+      out += R"("additionalProperties":)";
+      json_schema<mapped>::append(out);
+      out += '}';
+    }
+  }
+
+  // Decimal digits as Go writes map[int]T's keys: a minus sign only where the key can be negative.
+  static std::string_view integer_keys() {
+    if constexpr (std::is_signed_v<typename std::conditional_t<std::is_enum_v<key>, std::underlying_type<key>,
+                                                               std::type_identity<key>>::type>)
+      return R"("propertyNames":{"pattern":"^(0|-?[1-9][0-9]*)$"},)";
+    else
+      return R"("propertyNames":{"pattern":"^(0|[1-9][0-9]*)$"},)";
+  }
+};
+
+template <class T>
+struct json_schema<T, type_kind::tuple> {
+  static void append(std::string& out) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) { append_json_fixed_array<std::tuple_element_t<I, T>...>(out); }
+    (std::make_index_sequence<std::tuple_size_v<T>>{});
+  }
+};
+
+// An object of the fields by name (codec::field_names: identifiers, nothing to escape).
+template <class T>
+struct json_schema<T, type_kind::aggregate> {
+  static void append(std::string& out) {
+    out += R"({"type":"object","properties":{)";
+    append_fields(out, std::make_index_sequence<boost::pfr::tuple_size_v<T>>{});
+    out += "}}";
+  }
+
+  template <std::size_t... I>
+  static void append_fields(std::string& out, std::index_sequence<I...>) {
+    constexpr auto names = field_names<T>();
+    ((out += I == 0 ? "\"" : ",\"", out += names[I],
+      out += "\":", json_schema<boost::pfr::tuple_element_t<I, T>>::append(out)),
+     ...);
+  }
+};
+
+// Its count of ticks, as its representation is written.
+template <class T>
+struct json_schema<T, type_kind::duration> : json_schema<typename T::rep> {};
+
+template <class T>
+struct json_schema<T, type_kind::time_point> {
+  static void append(std::string& out) { out += R"({"type":"string","format":"date-time"})"; }
+};
+
+// [index, value]: one array form per alternative, told apart by its index.
+template <class T>
+struct json_schema<T, type_kind::variant> {
+  static void append(std::string& out) {
+    out += R"({"oneOf":[)";
+    append_alternatives(out, std::make_index_sequence<std::variant_size_v<T>>{});
+    out += "]}";
+  }
+
+  template <std::size_t... I>
+  static void append_alternatives(std::string& out, std::index_sequence<I...>) {
+    ((out += I == 0 ? "" : ",", out += R"({"type":"array","prefixItems":[{"const":)", out += std::to_string(I),
+      out += "},", json_schema<std::variant_alternative_t<I, T>>::append(out),
+      out += R"(],"minItems":2,"items":false})"),
+     ...);
+  }
+};
+
+// N characters '0' or '1', bit N-1 first.
+template <class T>
+struct json_schema<T, type_kind::bitset> {
+  static void append(std::string& out) {
+    const std::string size = std::to_string(T{}.size());
+    out += R"({"type":"string","pattern":"^[01]*$","minLength":)" + size + R"(,"maxLength":)" + size + "}";
+  }
+};
+
+// Its wire_type's schema; a class that writes its own bytes travels as those bytes, in base64.
+template <class T>
+struct json_schema<T, type_kind::custom> {
+  static void append(std::string& out) {
+    if constexpr (has_direct_serializer<T>)
+      out += json_bytes_schema;
+    else
+      json_schema<typename serializer<T>::wire_type>::append(out);
+  }
+};
+
+}  // namespace detail
+
+// T's JSON Schema, appended to `out`.
+template <class T>
+void append_json_schema(std::string& out) {
+  detail::json_schema<T>::append(out);
+}
+
+// The schemas of a call taking Arguments (a std::tuple of the types sent) and returning Result
+// (void for none), written once.
+template <class Arguments, class Result>
+const call_json_schema_text& call_json_schema() {
+  static const call_json_schema_text text = [] {
+    call_json_schema_text out;
+    detail::json_schema<Arguments>::append(out.params);
+    if constexpr (!std::is_void_v<Result>) detail::json_schema<Result>::append(out.result);
+    return out;
+  }();
+  return text;
+}
+
+}  // namespace codec
+GEERPC_END_NAMESPACE
+// ---- end geerpc/codec/json_schema.hpp
 // ---- begin geerpc/server/method_signature.hpp
 // geerpc: how the debug page spells a method's types, "(test::Args{a: int, b: int}) -> int": each
 // argument and the result by name (detail/type_name.hpp), and an aggregate's fields by name and
@@ -8904,7 +9246,16 @@ struct handler_entry {
   std::array<bool, max_codecs> fingerprinted{};
   const std::string* schema = nullptr;  // the text it hashes, with names (codec/schema.hpp); null = none
   std::string signature;                // "(Args) -> int", as the debug page shows it
+  // Its arguments' and result's JSON Schemas (codec/json_schema.hpp), made once per signature.
+  const codec::call_json_schema_text* json_schema = nullptr;
+  // One of the server's own methods (geerpc.Describe: server/describe.hpp), served only to the
+  // peers the debug page's policy admits; to others, and in the names an unknown name's error
+  // suggests, it does not exist.
+  bool builtin = false;
 };
+
+// The service of the server's own methods: a user's service may not take its name.
+inline constexpr std::string_view builtin_service_name = "geerpc";
 
 template <class Codec, class R>
 void encode_erased(const void* value, std::vector<std::byte>& out) {
@@ -9054,6 +9405,9 @@ class dispatcher {
   template <class Codecs, class Service, class Impl>
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
+    if (service_name == builtin_service_name)
+      throw rpc_error(errc::invalid_argument,
+                      "rpc: the service name \"geerpc\" is reserved for the server's own methods (geerpc.Describe)");
     const std::size_t at = lower_bound(services_, service_name);
     if (at != services_.size() && services_[at] == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
@@ -9062,12 +9416,31 @@ class dispatcher {
                typename Service::methods{});
   }
 
-  // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
-  // Every method, sorted by name (by length, then bytes): what the debug page lists.
+  // Registers the server's own methods (builtin_service_name's), bound to `impl`; basic_server does,
+  // once, when made. Their service is not listed among the user's (services_).
+  template <class Codecs, class Service, class Impl>
+  void add_builtin(Impl* impl) {
+    static_assert(Service::name.view() == builtin_service_name);
+    const std::string service_name(Service::name.view());
+    std::apply([&](auto... methods) { (add_method<Codecs, Impl, decltype(methods)>(service_name, impl, true), ...); },
+               typename Service::methods{});
+  }
+
+  // Every method, sorted by name (by length, then bytes): what the debug page lists, the server's
+  // own (handler_entry::builtin) included.
   const std::vector<handler_entry>& methods() const noexcept { return methods_; }
 
+  // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none. A
+  // built-in method is found: its caller asks the debug page's policy (server/connection.hpp).
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
     if (const handler_entry* method = lookup(methods_, name)) return method;
+    explain_missing(name, code, message);
+    return nullptr;
+  }
+
+  // Why `name` is served by none of the user's methods, in find()'s words: what a peer the debug
+  // page's policy refuses is told of a built-in method's name, as of any name that is not served.
+  void explain_missing(std::string_view name, errc& code, std::string& message) const {
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
@@ -9075,13 +9448,13 @@ class dispatcher {
     } else if (lookup(services_, name.substr(0, dot)) == nullptr) {
       code = errc::unknown_service;
       std::vector<std::string_view> registered;
-      for (const handler_entry& entry : methods_) registered.push_back(entry.name);
+      for (const handler_entry& entry : methods_)
+        if (!entry.builtin) registered.push_back(entry.name);
       message = unknown_service_message(name, name.substr(0, dot), registered);
     } else {
       code = errc::unknown_method;
       message = unknown_method_message(name.substr(0, dot), name.substr(dot + 1), methods_of(name.substr(0, dot + 1)));
     }
-    return nullptr;
   }
 
   // The handler of a "Service.Method" name, or null: find() without the words.
@@ -9091,14 +9464,16 @@ class dispatcher {
 
  private:
   template <class Codecs, class Impl, class Method>
-  void add_method(const std::string& service_name, Impl* impl) {
+  void add_method(const std::string& service_name, Impl* impl, bool builtin = false) {
     handler_entry method;
+    method.builtin = builtin;
     method.name = service_name + "." + std::string(Method::name.view());
     set_invokers<Method, Impl>(method, codec_list_t<Codecs>{});
     method.impl = const_cast<void*>(static_cast<const void*>(impl));
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
+    method.json_schema = &codec::call_json_schema<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }
@@ -9188,6 +9563,240 @@ class dispatcher {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/dispatcher.hpp
+// ---- begin geerpc/server/page_text.hpp
+// geerpc: text for the debug page and its JSON: HTML and JSON string escaping (of names a peer or
+// a user chose, so never trusted), and durations, times and fingerprints as people read them.
+
+#include <ctime>
+
+// ---- begin geerpc/detail/duration_text.hpp
+// geerpc: durations printed the way Go prints them ("1s", "500ms", "1.5s", "250us"), so that
+// messages read like GeeRPC's ("rpc client: connect timeout: expect within 1s").
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// `value` / `unit` as a decimal with trailing zeros trimmed, e.g. (1500, 1000) -> "1.5".
+inline std::string decimal_text(std::uint64_t value, std::uint64_t unit) {
+  std::string text = std::to_string(value / unit);
+  std::uint64_t rest = value % unit;
+  if (rest == 0) return text;
+  std::string fraction;
+  for (std::uint64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
+    fraction += static_cast<char>('0' + rest / scale);
+    rest %= scale;
+  }
+  return text + "." + fraction;
+}
+
+inline std::string duration_text(std::chrono::nanoseconds d) {
+  // The magnitude in unsigned arithmetic: -nanoseconds::min() does not fit in the signed count.
+  const std::int64_t count = d.count();
+  const std::uint64_t ns = count < 0 ? 0 - static_cast<std::uint64_t>(count) : static_cast<std::uint64_t>(count);
+  const std::string sign = count < 0 ? "-" : "";
+  if (ns < 1'000) return sign + std::to_string(ns) + "ns";
+  if (ns < 1'000'000) return sign + decimal_text(ns, 1'000) + "us";
+  if (ns < 1'000'000'000) return sign + decimal_text(ns, 1'000'000) + "ms";
+  // From a minute up Go writes hours and minutes too: "1m30s", "2h0m0s".
+  constexpr std::uint64_t minute = 60'000'000'000, hour = 60 * minute;
+  std::string text = sign;
+  if (ns >= hour) text += std::to_string(ns / hour) + "h";
+  if (ns >= minute) text += std::to_string(ns % hour / minute) + "m";
+  return text + decimal_text(ns % minute, 1'000'000'000) + "s";
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/duration_text.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// The length of the well-formed UTF-8 sequence at the start of `text` (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), or 0 when it starts with none.
+inline std::size_t utf8_sequence_length(std::string_view text) noexcept {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;   // overlong below
+    if (lead == 0xed) high = 0x9f;  // surrogates above
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;   // overlong below
+    if (lead == 0xf4) high = 0x8f;  // past U+10FFFF above
+  } else {
+    return 0;
+  }
+  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  return length;
+}
+
+// Calls `text_run(part)` for each run of well-formed, printable UTF-8 in `text` and `odd(byte)` for
+// each byte that is neither (a control character, DEL, or a byte of no well-formed sequence).
+template <class TextRun, class Odd>
+void for_each_printable_run(std::string_view text, TextRun&& text_run, Odd&& odd) {
+  std::size_t run = 0;  // where the current run starts
+  for (std::size_t at = 0; at < text.size();) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    const std::size_t length = (c < 0x20 || c == 0x7f) ? 0 : utf8_sequence_length(text.substr(at));
+    if (length != 0) {
+      at += length;
+      continue;
+    }
+    if (at > run) text_run(text.substr(run, at - run));
+    odd(c);
+    run = ++at;
+  }
+  if (run < text.size()) text_run(text.substr(run));
+}
+
+// `text` for HTML: markup characters escaped; a byte that is not printable UTF-8 becomes U+FFFD.
+// What a peer sent (a method name it made up, its address) is shown this way, never as markup.
+inline void append_html_escaped(std::string& out, std::string_view text) {
+  for_each_printable_run(
+      text,
+      [&](std::string_view run) {
+        for (const char c : run) {
+          switch (c) {
+            case '&':
+              out += "&amp;";
+              break;
+            case '<':
+              out += "&lt;";
+              break;
+            case '>':
+              out += "&gt;";
+              break;
+            case '"':
+              out += "&quot;";
+              break;
+            case '\'':
+              out += "&#39;";
+              break;
+            default:
+              out += c;
+          }
+        }
+      },
+      [&](unsigned char) { out += "&#xfffd;"; });
+}
+
+// `text` as a JSON string, always valid UTF-8: quotes and backslashes escaped, control characters
+// and DEL as \u00XX, and a byte of no well-formed UTF-8 sequence as \ufffd.
+inline void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  for_each_printable_run(
+      text,
+      [&](std::string_view run) {
+        for (const char c : run) {
+          if (c == '"' || c == '\\') out += '\\';
+          out += c;
+        }
+      },
+      [&](unsigned char c) {
+        if (c >= 0x80) {
+          out += "\\ufffd";
+          return;
+        }
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+        out += escaped;
+      });
+  out += '"';
+}
+
+inline std::string fingerprint_text(std::uint32_t fingerprint) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", fingerprint);
+  return text;
+}
+
+// A duration to three significant digits, for people: "28.7us", "40.2ms", "2.05s"; from a minute
+// up, Go's "1m30s" to the second.
+inline std::string page_duration(std::chrono::nanoseconds d) {
+  const std::int64_t ns = std::max<std::int64_t>(0, d.count());
+  if (ns < 1'000) return std::to_string(ns) + "ns";
+  if (ns >= 60'000'000'000) return duration_text(std::chrono::seconds(ns / 1'000'000'000));
+  // Units change where three digits would round up to the next one (999.6us is "1ms").
+  const bool us = ns < 999'500, ms = !us && ns < 999'500'000;
+  const double unit = us ? 1e3 : ms ? 1e6 : 1e9;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g%s", static_cast<double>(ns) / unit, us ? "us" : ms ? "ms" : "s");
+  return text;
+}
+
+// "2026-12-03 18:04:47.120 UTC"
+inline std::string utc_text(std::chrono::system_clock::time_point when) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
+  const std::time_t seconds = ms / 1000;
+  std::tm parts{};
+  ::gmtime_r(&seconds, &parts);
+  char text[48];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", parts.tm_year + 1900, parts.tm_mon + 1,
+                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<int>(ms % 1000));
+  return text;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/page_text.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+inline constexpr std::string_view json_schema_dialect = "https://json-schema.org/draft/2020-12/schema";
+
+// The document, its methods sorted by name (byte order). A method that returns nothing has
+// "result": null: no value travels, so no schema describes one. No dispatcher: no methods.
+inline std::string services_json(const dispatcher* handlers) {
+  std::vector<const handler_entry*> sorted;
+  if (handlers != nullptr)
+    for (const handler_entry& entry : handlers->methods()) sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const handler_entry* a, const handler_entry* b) { return a->name < b->name; });
+  std::string out = "{\"schema_dialect\":\"";
+  out += json_schema_dialect;
+  out += "\",\"methods\":[";
+  for (const handler_entry* entry : sorted) {
+    if (entry != sorted.front()) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, entry->name);
+    out += ",\"params\":";
+    out += entry->json_schema->params;
+    out += ",\"result\":";
+    out += entry->json_schema->result.empty() ? std::string_view("null") : std::string_view(entry->json_schema->result);
+    out += '}';
+  }
+  out += "]}\n";
+  return out;
+}
+
+// geerpc.Describe's handler: the document of the server whose methods it is given.
+class describer {
+ public:
+  explicit describer(const dispatcher& handlers) noexcept : handlers_(&handlers) {}
+  std::string describe() const { return services_json(handlers_); }
+
+ private:
+  const dispatcher* handlers_;
+};
+
+// The server's own methods, which dispatcher::add_builtin registers.
+using builtin_service = service<"geerpc", method<"Describe", &describer::describe>>;
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/describe.hpp
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -9208,6 +9817,8 @@ class basic_server {
     context_.config.set_options(std::move(opts));
     context_.config.set_handlers(&handlers_, detail::codec_ids::of(detail::codec_list_t<Codec>{}));
     context_.config.set_translation(detail::translation_of(detail::codec_list_t<Codec>{}));
+    // geerpc.Describe (server/describe.hpp), for the peers the debug page's policy admits.
+    handlers_.template add_builtin<detail::codec_list_t<Codec>, detail::builtin_service>(&describer_);
   }
   ~basic_server() { stop(); }
 
@@ -9319,6 +9930,7 @@ class basic_server {
   }
 
   detail::dispatcher handlers_;
+  detail::describer describer_{handlers_};  // geerpc.Describe's handler
   detail::server_context context_;
   typename link::handle engine_;
   std::atomic<bool> stopped_{false};  // engine_ has stopped, its threads joined: listen() may start another
@@ -9471,47 +10083,6 @@ GEERPC_END_NAMESPACE
 #include <poll.h>
 
 
-// ---- begin geerpc/detail/duration_text.hpp
-// geerpc: durations printed the way Go prints them ("1s", "500ms", "1.5s", "250us"), so that
-// messages read like GeeRPC's ("rpc client: connect timeout: expect within 1s").
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// `value` / `unit` as a decimal with trailing zeros trimmed, e.g. (1500, 1000) -> "1.5".
-inline std::string decimal_text(std::uint64_t value, std::uint64_t unit) {
-  std::string text = std::to_string(value / unit);
-  std::uint64_t rest = value % unit;
-  if (rest == 0) return text;
-  std::string fraction;
-  for (std::uint64_t scale = unit / 10; scale > 0 && rest > 0; scale /= 10) {
-    fraction += static_cast<char>('0' + rest / scale);
-    rest %= scale;
-  }
-  return text + "." + fraction;
-}
-
-inline std::string duration_text(std::chrono::nanoseconds d) {
-  // The magnitude in unsigned arithmetic: -nanoseconds::min() does not fit in the signed count.
-  const std::int64_t count = d.count();
-  const std::uint64_t ns = count < 0 ? 0 - static_cast<std::uint64_t>(count) : static_cast<std::uint64_t>(count);
-  const std::string sign = count < 0 ? "-" : "";
-  if (ns < 1'000) return sign + std::to_string(ns) + "ns";
-  if (ns < 1'000'000) return sign + decimal_text(ns, 1'000) + "us";
-  if (ns < 1'000'000'000) return sign + decimal_text(ns, 1'000'000) + "ms";
-  // From a minute up Go writes hours and minutes too: "1m30s", "2h0m0s".
-  constexpr std::uint64_t minute = 60'000'000'000, hour = 60 * minute;
-  std::string text = sign;
-  if (ns >= hour) text += std::to_string(ns / hour) + "h";
-  if (ns >= minute) text += std::to_string(ns % hour / minute) + "m";
-  return text + decimal_text(ns % minute, 1'000'000'000) + "s";
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/duration_text.hpp
 // ---- begin geerpc/net/socket.hpp
 // geerpc: the thin layer over POSIX sockets: an owning file descriptor, resolving addresses
 // (address.hpp: TCP and Unix sockets), listening, connecting before a deadline, and waiting for
@@ -9524,7 +10095,6 @@ GEERPC_END_NAMESPACE
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <ctime>
 
 
 // ---- begin geerpc/net/address.hpp
@@ -14554,7 +15124,9 @@ class request_observer {
     server_statistics& stats = *context_.config.stats();
     const auto status = static_cast<std::uint8_t>(code);
     try {
-      const handler_entry* handler = context_.config.handlers()->served(frame.text);
+      // A name refused as unknown is nobody's, also a built-in one a peer was not admitted to.
+      const bool unknown = code == errc::unknown_service || code == errc::unknown_method;
+      const handler_entry* handler = unknown ? nullptr : context_.config.handlers()->served(frame.text);
       (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
       // A name the server does not serve is the peer's: a bounded, printable part of it is kept.
       std::string name;
@@ -14649,6 +15221,7 @@ GEERPC_END_NAMESPACE
 //                                  hello first, as GeeRPC's DialHTTP expects (its /_geeprc_ too)
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
+//   GET /debug/geerpc/services.json  every method with its types' JSON Schemas (server/describe.hpp)
 //   another path                   404; another method on one of these paths: 405
 //   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
 //   port that requires TLS
@@ -14683,151 +15256,6 @@ GEERPC_END_NAMESPACE
 // request, so that the HTML and the JSON (server/debug_page_json.hpp) say the same.
 
 
-// ---- begin geerpc/server/page_text.hpp
-// geerpc: text for the debug page and its JSON: HTML and JSON string escaping (of names a peer or
-// a user chose, so never trusted), and durations, times and fingerprints as people read them.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// The length of the well-formed UTF-8 sequence at the start of `text` (RFC 3629: no overlong
-// forms, no surrogates, nothing past U+10FFFF), or 0 when it starts with none.
-inline std::size_t utf8_sequence_length(std::string_view text) noexcept {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;   // overlong below
-    if (lead == 0xed) high = 0x9f;  // surrogates above
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;   // overlong below
-    if (lead == 0xf4) high = 0x8f;  // past U+10FFFF above
-  } else {
-    return 0;
-  }
-  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (std::size_t i = 2; i < length; ++i)
-    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
-  return length;
-}
-
-// Calls `text_run(part)` for each run of well-formed, printable UTF-8 in `text` and `odd(byte)` for
-// each byte that is neither (a control character, DEL, or a byte of no well-formed sequence).
-template <class TextRun, class Odd>
-void for_each_printable_run(std::string_view text, TextRun&& text_run, Odd&& odd) {
-  std::size_t run = 0;  // where the current run starts
-  for (std::size_t at = 0; at < text.size();) {
-    const auto c = static_cast<unsigned char>(text[at]);
-    const std::size_t length = (c < 0x20 || c == 0x7f) ? 0 : utf8_sequence_length(text.substr(at));
-    if (length != 0) {
-      at += length;
-      continue;
-    }
-    if (at > run) text_run(text.substr(run, at - run));
-    odd(c);
-    run = ++at;
-  }
-  if (run < text.size()) text_run(text.substr(run));
-}
-
-// `text` for HTML: markup characters escaped; a byte that is not printable UTF-8 becomes U+FFFD.
-// What a peer sent (a method name it made up, its address) is shown this way, never as markup.
-inline void append_html_escaped(std::string& out, std::string_view text) {
-  for_each_printable_run(
-      text,
-      [&](std::string_view run) {
-        for (const char c : run) {
-          switch (c) {
-            case '&':
-              out += "&amp;";
-              break;
-            case '<':
-              out += "&lt;";
-              break;
-            case '>':
-              out += "&gt;";
-              break;
-            case '"':
-              out += "&quot;";
-              break;
-            case '\'':
-              out += "&#39;";
-              break;
-            default:
-              out += c;
-          }
-        }
-      },
-      [&](unsigned char) { out += "&#xfffd;"; });
-}
-
-// `text` as a JSON string, always valid UTF-8: quotes and backslashes escaped, control characters
-// and DEL as \u00XX, and a byte of no well-formed UTF-8 sequence as \ufffd.
-inline void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  for_each_printable_run(
-      text,
-      [&](std::string_view run) {
-        for (const char c : run) {
-          if (c == '"' || c == '\\') out += '\\';
-          out += c;
-        }
-      },
-      [&](unsigned char c) {
-        if (c >= 0x80) {
-          out += "\\ufffd";
-          return;
-        }
-        char escaped[8];
-        std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-        out += escaped;
-      });
-  out += '"';
-}
-
-inline std::string fingerprint_text(std::uint32_t fingerprint) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%08x", fingerprint);
-  return text;
-}
-
-// A duration to three significant digits, for people: "28.7us", "40.2ms", "2.05s"; from a minute
-// up, Go's "1m30s" to the second.
-inline std::string page_duration(std::chrono::nanoseconds d) {
-  const std::int64_t ns = std::max<std::int64_t>(0, d.count());
-  if (ns < 1'000) return std::to_string(ns) + "ns";
-  if (ns >= 60'000'000'000) return duration_text(std::chrono::seconds(ns / 1'000'000'000));
-  // Units change where three digits would round up to the next one (999.6us is "1ms").
-  const bool us = ns < 999'500, ms = !us && ns < 999'500'000;
-  const double unit = us ? 1e3 : ms ? 1e6 : 1e9;
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g%s", static_cast<double>(ns) / unit, us ? "us" : ms ? "ms" : "s");
-  return text;
-}
-
-// "2026-12-03 18:04:47.120 UTC"
-inline std::string utc_text(std::chrono::system_clock::time_point when) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
-  const std::time_t seconds = ms / 1000;
-  std::tm parts{};
-  ::gmtime_r(&seconds, &parts);
-  char text[48];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", parts.tm_year + 1900, parts.tm_mon + 1,
-                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<int>(ms % 1000));
-  return text;
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/server/page_text.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -15412,7 +15840,8 @@ inline std::string debug_page_html(const server_context& context) {
       "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
       "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
       "td.bad{color:#a00}</style>\n"
-      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
+      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a>; "
+      "<a href=\"/debug/geerpc/services.json\">the methods' JSON Schemas</a></p>\n";
   if (!s.statistics)
     out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
   append_html_methods(out, s);
@@ -15505,16 +15934,20 @@ class http_door {
       return verdict::answered;
     }
     const bool page = path == "/debug/geerpc";
-    if ((page || path == "/debug/geerpc/stats.json") &&
+    const bool services = path == "/debug/geerpc/services.json";
+    if ((page || services || path == "/debug/geerpc/stats.json") &&
         context.config.options().observability.debug_page.allows(peer)) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
         return verdict::answered;
       }
-      reply = page
-                  ? wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only)
-                  : wire::http::response(200, "OK", "application/json", debug_page_json(context), {}, head_only);
+      if (page)
+        reply = wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only);
+      else
+        reply = wire::http::response(200, "OK", "application/json",
+                                     services ? services_json(context.config.handlers()) : debug_page_json(context), {},
+                                     head_only);
       return verdict::answered;
     }
     reply = plain(404, "Not Found", "geerpc: nothing at " + std::string(path) + "\n", {}, head_only);
@@ -16409,6 +16842,11 @@ class server_connection final : public wire_session<server_connection>,
                                                             context_.config.options().limits.max_metadata_bytes &&
                                                         wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.config.handlers()->find(frame.text, code, message);
+    // A built-in method (geerpc.Describe) exists only for the peers the debug page's policy admits.
+    if (handler != nullptr && handler->builtin && !debug_page_admits()) [[unlikely]] {
+      context_.config.handlers()->explain_missing(frame.text, code, message);
+      handler = nullptr;
+    }
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded;
     // one whose types differ but agree (a struct with more or fewer trailing fields) goes on.
@@ -16488,6 +16926,12 @@ class server_connection final : public wire_session<server_connection>,
     std::optional<std::stop_source> stop = request.stop;
     answer_now(request.seq, code, message);
     if (stop) stop->request_stop();
+  }
+
+  // Whether server_options.observability.debug_page admits this connection's peer: asked for each
+  // call of a built-in method, as it is for each request for the debug page.
+  bool debug_page_admits() const {
+    return context_.config.options().observability.debug_page.allows(debug_peer_of(peer_, &identity()));
   }
 
   std::string metadata_message(std::span<const std::byte> block) const {

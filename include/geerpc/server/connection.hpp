@@ -33,6 +33,7 @@
 
 #include "../call_context.hpp"
 #include "../config.hpp"
+#include "../debug_page_policy.hpp"
 #include "../detail/assert.hpp"
 #include "../detail/chrono.hpp"
 #include "../detail/deadline.hpp"
@@ -290,6 +291,11 @@ class server_connection final : public wire_session<server_connection>,
                                                             context_.config.options().limits.max_metadata_bytes &&
                                                         wire::check_metadata(frame.metadata) == nullptr);
     const handler_entry* handler = context_.config.handlers()->find(frame.text, code, message);
+    // A built-in method (geerpc.Describe) exists only for the peers the debug page's policy admits.
+    if (handler != nullptr && handler->builtin && !debug_page_admits()) [[unlikely]] {
+      context_.config.handlers()->explain_missing(frame.text, code, message);
+      handler = nullptr;
+    }
     if (handler == nullptr) return refuse(frame, metadata_valid, code, message);
     // A caller that sends its types' fingerprint learns of a mismatch before anything is decoded;
     // one whose types differ but agree (a struct with more or fewer trailing fields) goes on.
@@ -369,6 +375,12 @@ class server_connection final : public wire_session<server_connection>,
     std::optional<std::stop_source> stop = request.stop;
     answer_now(request.seq, code, message);
     if (stop) stop->request_stop();
+  }
+
+  // Whether server_options.observability.debug_page admits this connection's peer: asked for each
+  // call of a built-in method, as it is for each request for the debug page.
+  bool debug_page_admits() const {
+    return context_.config.options().observability.debug_page.allows(debug_peer_of(peer_, &identity()));
   }
 
   std::string metadata_message(std::span<const std::byte> block) const {

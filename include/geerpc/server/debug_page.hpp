@@ -176,7 +176,8 @@ inline std::string debug_page_html(const server_context& context) {
       "<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;margin-bottom:1.5em}"
       "th,td{border:1px solid #bbb;padding:2px 8px;text-align:left}td.n{text-align:right}"
       "td.bad{color:#a00}</style>\n"
-      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a></p>\n";
+      "</head><body>\n<h1>geerpc debug</h1>\n<p><a href=\"/debug/geerpc/stats.json\">the same as JSON</a>; "
+      "<a href=\"/debug/geerpc/services.json\">the methods' JSON Schemas</a></p>\n";
   if (!s.statistics)
     out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
   append_html_methods(out, s);

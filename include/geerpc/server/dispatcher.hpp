@@ -20,6 +20,7 @@
 
 #include "../call_context.hpp"
 #include "../codec/fingerprint.hpp"
+#include "../codec/json_schema.hpp"
 #include "../codec/serializable.hpp"
 #include "../codecs.hpp"
 #include "../config.hpp"
@@ -60,7 +61,16 @@ struct handler_entry {
   std::array<bool, max_codecs> fingerprinted{};
   const std::string* schema = nullptr;  // the text it hashes, with names (codec/schema.hpp); null = none
   std::string signature;                // "(Args) -> int", as the debug page shows it
+  // Its arguments' and result's JSON Schemas (codec/json_schema.hpp), made once per signature.
+  const codec::call_json_schema_text* json_schema = nullptr;
+  // One of the server's own methods (geerpc.Describe: server/describe.hpp), served only to the
+  // peers the debug page's policy admits; to others, and in the names an unknown name's error
+  // suggests, it does not exist.
+  bool builtin = false;
 };
+
+// The service of the server's own methods: a user's service may not take its name.
+inline constexpr std::string_view builtin_service_name = "geerpc";
 
 template <class Codec, class R>
 void encode_erased(const void* value, std::vector<std::byte>& out) {
@@ -210,6 +220,9 @@ class dispatcher {
   template <class Codecs, class Service, class Impl>
   void add(Impl* impl) {
     const std::string service_name(Service::name.view());
+    if (service_name == builtin_service_name)
+      throw rpc_error(errc::invalid_argument,
+                      "rpc: the service name \"geerpc\" is reserved for the server's own methods (geerpc.Describe)");
     const std::size_t at = lower_bound(services_, service_name);
     if (at != services_.size() && services_[at] == service_name)
       throw rpc_error(errc::invalid_argument, "rpc: service already defined: " + service_name);
@@ -218,12 +231,31 @@ class dispatcher {
                typename Service::methods{});
   }
 
-  // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none.
-  // Every method, sorted by name (by length, then bytes): what the debug page lists.
+  // Registers the server's own methods (builtin_service_name's), bound to `impl`; basic_server does,
+  // once, when made. Their service is not listed among the user's (services_).
+  template <class Codecs, class Service, class Impl>
+  void add_builtin(Impl* impl) {
+    static_assert(Service::name.view() == builtin_service_name);
+    const std::string service_name(Service::name.view());
+    std::apply([&](auto... methods) { (add_method<Codecs, Impl, decltype(methods)>(service_name, impl, true), ...); },
+               typename Service::methods{});
+  }
+
+  // Every method, sorted by name (by length, then bytes): what the debug page lists, the server's
+  // own (handler_entry::builtin) included.
   const std::vector<handler_entry>& methods() const noexcept { return methods_; }
 
+  // Finds the handler of a "Service.Method" name, or says in GeeRPC's words why there is none. A
+  // built-in method is found: its caller asks the debug page's policy (server/connection.hpp).
   const handler_entry* find(std::string_view name, errc& code, std::string& message) const {
     if (const handler_entry* method = lookup(methods_, name)) return method;
+    explain_missing(name, code, message);
+    return nullptr;
+  }
+
+  // Why `name` is served by none of the user's methods, in find()'s words: what a peer the debug
+  // page's policy refuses is told of a built-in method's name, as of any name that is not served.
+  void explain_missing(std::string_view name, errc& code, std::string& message) const {
     const std::size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) {
       code = errc::bad_request;
@@ -231,13 +263,13 @@ class dispatcher {
     } else if (lookup(services_, name.substr(0, dot)) == nullptr) {
       code = errc::unknown_service;
       std::vector<std::string_view> registered;
-      for (const handler_entry& entry : methods_) registered.push_back(entry.name);
+      for (const handler_entry& entry : methods_)
+        if (!entry.builtin) registered.push_back(entry.name);
       message = unknown_service_message(name, name.substr(0, dot), registered);
     } else {
       code = errc::unknown_method;
       message = unknown_method_message(name.substr(0, dot), name.substr(dot + 1), methods_of(name.substr(0, dot + 1)));
     }
-    return nullptr;
   }
 
   // The handler of a "Service.Method" name, or null: find() without the words.
@@ -247,14 +279,16 @@ class dispatcher {
 
  private:
   template <class Codecs, class Impl, class Method>
-  void add_method(const std::string& service_name, Impl* impl) {
+  void add_method(const std::string& service_name, Impl* impl, bool builtin = false) {
     handler_entry method;
+    method.builtin = builtin;
     method.name = service_name + "." + std::string(Method::name.view());
     set_invokers<Method, Impl>(method, codec_list_t<Codecs>{});
     method.impl = const_cast<void*>(static_cast<const void*>(impl));
     // A responder's stop_token() is its request's.
     method.takes_stop_token = Method::takes_stop_token || Method::takes_responder;
     method.signature = signature_of<typename Method::argument_types, typename Method::result_type>();
+    method.json_schema = &codec::call_json_schema<typename Method::argument_types, typename Method::result_type>();
     const std::size_t at = lower_bound(methods_, method.name);
     methods_.insert(methods_.begin() + static_cast<std::ptrdiff_t>(at), std::move(method));
   }

@@ -5,6 +5,7 @@
 //                                  hello first, as GeeRPC's DialHTTP expects (its /_geeprc_ too)
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
+//   GET /debug/geerpc/services.json  every method with its types' JSON Schemas (server/describe.hpp)
 //   another path                   404; another method on one of these paths: 405
 //   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
 //   port that requires TLS
@@ -31,6 +32,7 @@
 #include "../wire/http.hpp"
 #include "context.hpp"
 #include "debug_page.hpp"
+#include "describe.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -108,16 +110,20 @@ class http_door {
       return verdict::answered;
     }
     const bool page = path == "/debug/geerpc";
-    if ((page || path == "/debug/geerpc/stats.json") &&
+    const bool services = path == "/debug/geerpc/services.json";
+    if ((page || services || path == "/debug/geerpc/stats.json") &&
         context.config.options().observability.debug_page.allows(peer)) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
         return verdict::answered;
       }
-      reply = page
-                  ? wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only)
-                  : wire::http::response(200, "OK", "application/json", debug_page_json(context), {}, head_only);
+      if (page)
+        reply = wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only);
+      else
+        reply = wire::http::response(200, "OK", "application/json",
+                                     services ? services_json(context.config.handlers()) : debug_page_json(context), {},
+                                     head_only);
       return verdict::answered;
     }
     reply = plain(404, "Not Found", "geerpc: nothing at " + std::string(path) + "\n", {}, head_only);

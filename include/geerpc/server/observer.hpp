@@ -154,7 +154,9 @@ class request_observer {
     server_statistics& stats = *context_.config.stats();
     const auto status = static_cast<std::uint8_t>(code);
     try {
-      const handler_entry* handler = context_.config.handlers()->served(frame.text);
+      // A name refused as unknown is nobody's, also a built-in one a peer was not admitted to.
+      const bool unknown = code == errc::unknown_service || code == errc::unknown_method;
+      const handler_entry* handler = unknown ? nullptr : context_.config.handlers()->served(frame.text);
       (handler != nullptr ? stats.method(method_index(*handler)) : stats.unrouted()).add_error(status);
       // A name the server does not serve is the peer's: a bounded, printable part of it is kept.
       std::string name;
