@@ -1,4 +1,4 @@
-// The JSON Schemas a server publishes (codec/json_schema.hpp, docs/protocol.md 9) against what
+// The JSON Schemas a server publishes (codec/json_schema.hpp, docs/protocol.md 10) against what
 // the JSON codec really writes: values of every kind, encoded by geerpc::json, each validated
 // against its type's schema by a small validator here (the keywords the schemas use, and a
 // failure for any other, so that a new keyword cannot pass unchecked); and geerpc.Describe over

@@ -1,6 +1,6 @@
 // geerpc: the JSON Schema (draft 2020-12) of a type as the JSON codec writes it (docs/protocol.md
 // 8.1), for what describes a server to other programs (GET /debug/geerpc/services.json and the
-// built-in method geerpc.Describe, docs/protocol.md 9). Core: no JSON library; the text is written
+// built-in method geerpc.Describe, docs/protocol.md 10). Core: no JSON library; the text is written
 // here, built from the types alone, once per call (call_json_schema's statics, made when a method
 // is registered), never on a call's path.
 //

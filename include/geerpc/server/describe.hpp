@@ -1,4 +1,4 @@
-// geerpc: a server described to other programs (docs/protocol.md 9): every method with the JSON
+// geerpc: a server described to other programs (docs/protocol.md 10): every method with the JSON
 // Schemas of its arguments and result (codec/json_schema.hpp), as one JSON document,
 //
 //   {"schema_dialect":"https://json-schema.org/draft/2020-12/schema",
