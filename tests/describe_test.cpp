@@ -62,6 +62,8 @@ struct Point {
   int y;
 };
 
+struct Empty {};
+
 struct Rich {
   std::vector<Point> points;
   std::map<std::string, std::optional<double>> scores;
@@ -145,6 +147,7 @@ TEST_CASE("json schema: a struct is an object of its fields by name, none requir
   const std::string i32 = int32_schema;
   const std::string point = R"({"type":"object","properties":{"x":)" + i32 + R"(,"y":)" + i32 + "}}";
   CHECK(schema_of<Point>() == point);
+  CHECK(schema_of<Empty>() == R"({"type":"object","properties":{}})");
   CHECK(schema_of<Rich>() ==
         R"({"type":"object","properties":{"points":{"type":"array","items":)" + point +
             R"(},"scores":{"type":"object","additionalProperties":{"anyOf":[{"type":"null"},{"type":"number"}]}},)"

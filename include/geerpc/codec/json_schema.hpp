@@ -231,8 +231,8 @@ struct json_schema<T, type_kind::aggregate> {
   }
 
   template <std::size_t... I>
-  static void append_fields(std::string& out, std::index_sequence<I...>) {
-    constexpr auto names = field_names<T>();
+  static void append_fields([[maybe_unused]] std::string& out, std::index_sequence<I...>) {
+    [[maybe_unused]] constexpr auto names = field_names<T>();  // unused by a struct of no fields
     ((out += I == 0 ? "\"" : ",\"", out += names[I],
       out += "\":", json_schema<boost::pfr::tuple_element_t<I, T>>::append(out)),
      ...);
