@@ -8701,7 +8701,7 @@ struct server_context {
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/context.hpp
 // ---- begin geerpc/server/describe.hpp
-// geerpc: a server described to other programs (docs/protocol.md 9): every method with the JSON
+// geerpc: a server described to other programs (docs/protocol.md 10): every method with the JSON
 // Schemas of its arguments and result (codec/json_schema.hpp), as one JSON document,
 //
 //   {"schema_dialect":"https://json-schema.org/draft/2020-12/schema",
@@ -8720,7 +8720,7 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/codec/json_schema.hpp
 // geerpc: the JSON Schema (draft 2020-12) of a type as the JSON codec writes it (docs/protocol.md
 // 8.1), for what describes a server to other programs (GET /debug/geerpc/services.json and the
-// built-in method geerpc.Describe, docs/protocol.md 9). Core: no JSON library; the text is written
+// built-in method geerpc.Describe, docs/protocol.md 10). Core: no JSON library; the text is written
 // here, built from the types alone, once per call (call_json_schema's statics, made when a method
 // is registered), never on a call's path.
 //
