@@ -95,7 +95,7 @@ TEMPLATE_TEST_CASE("jsonrpc: a message longer than max_frame_size is answered un
 
 // The envelope's object is one of the 64 levels of 8.2, so params (the array itself counted) may
 // nest 63.
-TEMPLATE_TEST_CASE("jsonrpc: params may nest 63 levels; at 64 the message is answered, and the connection goes on",
+TEMPLATE_TEST_CASE("jsonrpc: params may nest 63 levels, and at 64 the message is answered, and the connection goes on",
                    "[json][jsonrpc]", GEERPC_TRANSPORTS) {
   go_server<TestType> s;
   line_peer peer(s.address);
