@@ -115,6 +115,29 @@ def json_cost(peers, pins, ratio):
                         "What the JSON codec costs geerpc (JSON / binary codec, same run and placement)")
 
 
+def jsonrpc_servers(peers, pins, ratio):
+    """geerpc's JSON-RPC server against Go's, both called by Go's own jsonrpc client (PEERS with
+    go-jsonrpc): issue 29 asks for at least 2x Go's calls/s on W2 and W3."""
+    servers = [p for p in peers if p.startswith("go-jsonrpc-geerpc-")]
+    if not servers or "go-jsonrpc" not in peers:
+        return []
+    out = ["\n## JSON-RPC servers, called by Go's net/rpc/jsonrpc client (geerpc's server / Go's, same run and "
+           "placement)\n", "| measure | goal | " + " | ".join(f"{s} / go-jsonrpc, PIN={pin}" for pin in pins
+                                                            for s in servers) + " |",
+           "|---|---|" + "---|" * (len(pins) * len(servers))]
+    for label, w, metric in TLS_MEASURES[:5]:
+        goal = ">= 2" if w in ("W2", "W3") and metric == "calls_per_s" else "reported"
+        cells = []
+        for pin in pins:
+            for s in servers:
+                r = ratio(pin, s, "go-jsonrpc", w, metric)
+                verdict = "" if goal == "reported" or r is None else (" met" if r >= 2 else " missed")
+                cells.append("—" if r is None else f"{r:.2f}{verdict}")
+        if any(c != "—" for c in cells):
+            out.append(f"| {label} | {goal} | " + " | ".join(cells) + " |")
+    return out
+
+
 STORM = re.compile(r"^storm (\S+) (floor|sync|async) (.*)$")
 
 
@@ -226,6 +249,7 @@ def main() -> int:
     lines += grpc_tls_rows(pins, ratio)
     lines += tls_cost(peers, pins, ratio)
     lines += json_cost(peers, pins, ratio)
+    lines += jsonrpc_servers(peers, pins, ratio)
     for peer, values in sorted(bare.items()):
         idle_rss = [v for (pin, p, w, m), v in med.items() if p == peer and w == "W5" and m == "idle_rss_kb"]
         if idle_rss:

@@ -10,7 +10,10 @@
 #   PLACEMENTS="same none"  same: every process on CPU 0; none: unpinned
 #   WORKLOADS="W1 W2 W3 W4 W5"
 #   SCALE=1              multiplies call counts (W5 keeps 1,000 connections)
-#   PEERS="geerpc raw-tcp go-netrpc grpc"
+#   PEERS="geerpc raw-tcp go-netrpc grpc"   (go-jsonrpc too: Go's net/rpc/jsonrpc client against Go's
+#                        jsonrpc server, as go-jsonrpc, and against geerpc's JSON-RPC server, the
+#                        threaded and blocking transports of TRANSPORTS started with --codecs
+#                        binary,json, as go-jsonrpc-geerpc-<transport>; W1 to W4; bench/go_jsonrpc)
 #   PEERS_DIR=../shared/peers   where the peers live (copied to a scratch folder to build)
 #   INSTALL_DEPS=0       1: apt-get install the peers' toolchains (golang-go, libgrpc++-dev,
 #                        protobuf-compiler-grpc) and gnuplot when missing
@@ -256,6 +259,40 @@ run_grpc_server() {  # peer name; uses pin, server_args, client_args
   fi
 }
 
+# Go's jsonrpc client (bench/go_jsonrpc) against Go's jsonrpc server, then against geerpc's: the same
+# client, so the ratio is the servers'.
+go_jsonrpc_bin="$scratch/gojsonrpc"
+run_go_jsonrpc() {  # pin
+  local pin=() out workloads=${WORKLOADS// /,}
+  [ "$1" = same ] && pin=(taskset -c 0)
+  if [ ! -x "$go_jsonrpc_bin" ]; then
+    (cd "$here/go_jsonrpc" && GOCACHE=$(go env GOCACHE 2>/dev/null || echo "$scratch/gocache") \
+      go build -o "$go_jsonrpc_bin" .) || { echo "# go-jsonrpc skipped: bench/go_jsonrpc did not build" >&2; return; }
+  fi
+  out=$(mktemp "$scratch/go-jsonrpc-server.XXXXXX")
+  rm -f "$out"
+  "${pin[@]}" "$go_jsonrpc_bin" -mode server -addrfile "$out" -lifetime "${CLIENT_TIMEOUT}s" 2>"$out.err" &
+  server_pid=$!
+  for _ in $(seq 1 $((SERVER_START_TIMEOUT * 20))); do [ -s "$out" ] && break; sleep 0.05; done
+  if [ -s "$out" ]; then
+    timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$go_jsonrpc_bin" -mode client -addr "$(cat "$out")" -peer go-jsonrpc \
+      -workloads "$workloads" -scale "$SCALE" || true
+  else
+    echo "# go-jsonrpc server printed no address:" >&2
+    cat "$out.err" >&2
+  fi
+  stop_server
+  for transport in $TRANSPORTS; do
+    [ "$transport" = threaded ] || [ "$transport" = blocking ] || continue
+    server_args=(--codecs "binary,json")
+    start_geerpc_server "$transport" "${pin[@]}"
+    timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$go_jsonrpc_bin" -mode client -addr "127.0.0.1:$port" \
+      -peer "go-jsonrpc-geerpc-$transport" -workloads "$workloads" -scale "$SCALE" || true
+    stop_server
+    server_args=()
+  done
+}
+
 run_peer() {  # name, pin
   local peer=$1 pin=$2 workloads=${WORKLOADS// /,}
   case "$peer" in
@@ -269,6 +306,10 @@ run_peer() {  # name, pin
       else
         WORKLOADS=$workloads SCALE=$SCALE bash "$scratch/peers/go-netrpc/run.sh"
       fi
+      ;;
+    go-jsonrpc)
+      if ! command -v go >/dev/null; then echo "# go-jsonrpc skipped: no go (INSTALL_DEPS=1)" >&2; return; fi
+      run_go_jsonrpc "$pin"
       ;;
     grpc)
       if ! pkg-config --exists grpc++ 2>/dev/null; then echo "# grpc skipped: no grpc++ (INSTALL_DEPS=1)" >&2; return; fi

@@ -1,0 +1,3 @@
+module geerpc.local/bench/gojsonrpc
+
+go 1.19
