@@ -27,22 +27,6 @@ using test::Args;
 
 namespace {
 
-geerpc::server_options with_policy(debug_page_policy policy) {
-  geerpc::server_options opts;
-  opts.timeouts.handshake = 2s;
-  opts.observability.debug_page = std::move(policy);
-  return opts;
-}
-
-// The whole answer to one HTTP request on a fresh connection to `address`.
-std::string ask(const std::string& address, const std::string& request) {
-  test::raw_peer peer(address);
-  peer.send(request);
-  const auto response = peer.read_all();
-  if (!response) throw std::runtime_error("no whole answer to " + request.substr(0, 40));
-  return *response;
-}
-
 std::string status_line(const std::string& response) { return response.substr(0, response.find("\r\n")); }
 
 }  // namespace
@@ -129,14 +113,17 @@ TEST_CASE("debug page policy: local by default, true is local, false is off, any
 
 TEMPLATE_TEST_CASE("debug page policy: the default serves a loopback peer and a Unix-socket peer", "[debug_policy]",
                    GEERPC_TRANSPORTS) {
-  test::arith_server<TestType> tcp(with_policy({}));
-  CHECK(status_line(ask(tcp.address, "GET /debug/geerpc HTTP/1.0\r\n\r\n")) == "HTTP/1.0 200 OK");
-  CHECK(status_line(ask(tcp.address, "GET /debug/geerpc/stats.json HTTP/1.0\r\n\r\n")) == "HTTP/1.0 200 OK");
+  test::arith_server<TestType> tcp(test::with_debug_page({}));
+  CHECK(status_line(test::http_exchange(tcp.address, "GET /debug/geerpc HTTP/1.0\r\n\r\n")) == "HTTP/1.0 200 OK");
+  CHECK(status_line(test::http_exchange(tcp.address, "GET /debug/geerpc/stats.json HTTP/1.0\r\n\r\n")) ==
+        "HTTP/1.0 200 OK");
 
   test::temp_dir dir;
-  test::arith_server<TestType> unix_server(with_policy({}), dir.socket());
-  CHECK(status_line(ask(unix_server.address, "GET /debug/geerpc HTTP/1.0\r\n\r\n")) == "HTTP/1.0 200 OK");
-  CHECK(status_line(ask(unix_server.address, "HEAD /debug/geerpc/stats.json HTTP/1.0\r\n\r\n")) == "HTTP/1.0 200 OK");
+  test::arith_server<TestType> unix_server(test::with_debug_page({}), dir.socket());
+  CHECK(status_line(test::http_exchange(unix_server.address, "GET /debug/geerpc HTTP/1.0\r\n\r\n")) ==
+        "HTTP/1.0 200 OK");
+  CHECK(status_line(test::http_exchange(unix_server.address, "HEAD /debug/geerpc/stats.json HTTP/1.0\r\n\r\n")) ==
+        "HTTP/1.0 200 OK");
 }
 
 TEMPLATE_TEST_CASE("debug page policy: a predicate sees the real peer and decides: refused, it is a plain 404",
@@ -154,7 +141,7 @@ TEMPLATE_TEST_CASE("debug page policy: a predicate sees the real peer and decide
     seen.push_back({std::string(p.address), p.loopback, p.unix_socket});
     return allow;
   });
-  test::arith_server<TestType> s(with_policy(policy));
+  test::arith_server<TestType> s(test::with_debug_page(policy));
 
   // Refused, the page and its JSON answer as a path that does not exist does (one of the same
   // length, so that the answers differ in its name alone), whatever the method: no 405, no Allow.
@@ -163,8 +150,8 @@ TEMPLATE_TEST_CASE("debug page policy: a predicate sees the real peer and decide
       INFO(method << " " << path);
       std::string missing_path = path;
       missing_path.back() = '~';
-      const std::string refused = ask(s.address, method + " " + path + " HTTP/1.0\r\n\r\n");
-      std::string missing = ask(s.address, method + " " + missing_path + " HTTP/1.0\r\n\r\n");
+      const std::string refused = test::http_exchange(s.address, method + " " + path + " HTTP/1.0\r\n\r\n");
+      std::string missing = test::http_exchange(s.address, method + " " + missing_path + " HTTP/1.0\r\n\r\n");
       CHECK(status_line(refused) == "HTTP/1.0 404 Not Found");
       CHECK(refused.find("Allow:") == std::string::npos);
       if (const auto at = missing.find(missing_path); at != std::string::npos) missing.replace(at, path.size(), path);
@@ -199,8 +186,9 @@ TEMPLATE_TEST_CASE("debug page policy: off or refusing, CONNECT still reaches RP
                    GEERPC_TRANSPORTS) {
   for (const auto& policy :
        {debug_page_policy::off(), debug_page_policy::allow_if([](const debug_peer&) { return false; })}) {
-    test::arith_server<TestType> s(with_policy(policy));
-    CHECK(status_line(ask(s.address, "GET /debug/geerpc HTTP/1.0\r\n\r\n")) == "HTTP/1.0 404 Not Found");
+    test::arith_server<TestType> s(test::with_debug_page(policy));
+    CHECK(status_line(test::http_exchange(s.address, "GET /debug/geerpc HTTP/1.0\r\n\r\n")) ==
+          "HTTP/1.0 404 Not Found");
     auto client = geerpc::dial<TestType>("http@" + s.address);
     CHECK(client.template call<int>("Arith.Sum", Args{1, 2}) == 3);
   }

@@ -168,21 +168,6 @@ TEST_CASE("json schema: a struct is an object of its fields by name, none requir
 
 namespace {
 
-geerpc::server_options with_policy(debug_page_policy policy) {
-  geerpc::server_options opts;
-  opts.timeouts.handshake = 2s;
-  opts.observability.debug_page = std::move(policy);
-  return opts;
-}
-
-std::string ask(const std::string& address, const std::string& request) {
-  test::raw_peer peer(address);
-  peer.send(request);
-  const auto response = peer.read_all();
-  if (!response) throw std::runtime_error("no whole answer to " + request.substr(0, 40));
-  return *response;
-}
-
 const std::string args_schema =
     std::string(R"({"type":"object","properties":{"num1":)") + int32_schema + R"(,"num2":)" + int32_schema + "}}";
 
@@ -190,8 +175,8 @@ const std::string args_schema =
 
 TEMPLATE_TEST_CASE("services.json lists every method with its schemas, sorted, as strict JSON", "[describe]",
                    GEERPC_TRANSPORTS) {
-  test::arith_server<TestType> s(with_policy({}));
-  const std::string response = ask(s.address, "GET /debug/geerpc/services.json HTTP/1.0\r\n\r\n");
+  test::arith_server<TestType> s(test::with_debug_page({}));
+  const std::string response = test::http_exchange(s.address, "GET /debug/geerpc/services.json HTTP/1.0\r\n\r\n");
   REQUIRE(response.starts_with("HTTP/1.0 200 OK\r\n"));
   CHECK(response.find("\r\nContent-Type: application/json\r\n") != std::string::npos);
   const std::string body = response.substr(response.find("\r\n\r\n") + 4);
@@ -223,9 +208,9 @@ TEMPLATE_TEST_CASE("services.json: a peer the policy refuses gets the 404 of a p
                    GEERPC_TRANSPORTS) {
   for (const auto& policy :
        {debug_page_policy::off(), debug_page_policy::allow_if([](const geerpc::debug_peer&) { return false; })}) {
-    test::arith_server<TestType> s(with_policy(policy));
-    const std::string refused = ask(s.address, "GET /debug/geerpc/services.json HTTP/1.0\r\n\r\n");
-    std::string missing = ask(s.address, "GET /debug/geerpc/services.jso~ HTTP/1.0\r\n\r\n");
+    test::arith_server<TestType> s(test::with_debug_page(policy));
+    const std::string refused = test::http_exchange(s.address, "GET /debug/geerpc/services.json HTTP/1.0\r\n\r\n");
+    std::string missing = test::http_exchange(s.address, "GET /debug/geerpc/services.jso~ HTTP/1.0\r\n\r\n");
     missing.replace(missing.find("services.jso~"), 13, "services.json");
     CHECK(refused.starts_with("HTTP/1.0 404 Not Found\r\n"));
     CHECK(refused == missing);
@@ -234,7 +219,7 @@ TEMPLATE_TEST_CASE("services.json: a peer the policy refuses gets the 404 of a p
 
 TEMPLATE_TEST_CASE("geerpc.Describe answers an admitted caller with services.json's document", "[describe]",
                    GEERPC_TRANSPORTS) {
-  test::arith_server<TestType> s(with_policy({}));
+  test::arith_server<TestType> s(test::with_debug_page({}));
   auto client = geerpc::dial<TestType>(s.address);
   const std::string document = client.template call<std::string>("geerpc.Describe");
   CHECK(document == test::http_get(s.address, "/debug/geerpc/services.json"));
@@ -250,7 +235,7 @@ TEMPLATE_TEST_CASE("geerpc.Describe does not exist for a peer the policy refuses
                                asked.fetch_add(1);
                                return false;
                              })}) {
-    test::arith_server<TestType> s(with_policy(policy));
+    test::arith_server<TestType> s(test::with_debug_page(policy));
     auto client = geerpc::dial<TestType>(s.address);
     auto refused = client.template try_call<std::string>("geerpc.Describe");
     auto absent = client.template try_call<std::string>("geerpc.Nope");
