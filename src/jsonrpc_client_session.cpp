@@ -97,6 +97,7 @@ net::io_result jsonrpc_client_session::write(std::span<const std::byte> data) no
     return {net::io_status::closed, 0};
   }
   if (sent_ < to_socket_.size()) return {net::io_status::would_block, 0};
+  if (translator_.broken()) return {net::io_status::closed, 0};  // the calls it failed are over
   if (owed_) {  // the byte taken in before, offered again now that its text is out
     owed_ = false;
     return {net::io_status::data, 1};
