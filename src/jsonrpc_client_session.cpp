@@ -29,7 +29,7 @@ namespace {
 // A read takes at most this many recv()s of the server's bytes, so that a server sending only
 // whitespace, or a response in small pieces, gives the engine back its thread now and then.
 constexpr int reads_per_call = 16;
-constexpr std::size_t read_chunk = 16 * 1024;
+constexpr std::size_t read_chunk = std::size_t{16} << 10;
 constexpr std::size_t kept_capacity = std::size_t{64} << 10;  // a larger emptied buffer is given back
 
 void drop_taken(std::vector<std::byte>& buffer, std::size_t& taken) noexcept {
