@@ -6490,7 +6490,7 @@ namespace detail {
 class jsonrpc_session_factory final : public net::stream_session_factory {
  public:
   using maker = std::unique_ptr<net::stream_session> (*)(int fd, std::string_view where);
-  jsonrpc_session_factory(maker make, std::string where) : make_(make), where_(std::move(where)) {}
+  jsonrpc_session_factory(maker codec_maker, std::string where) : make_(codec_maker), where_(std::move(where)) {}
   std::unique_ptr<net::stream_session> make(int fd, role) override { return make_(fd, where_); }
 
  private:
