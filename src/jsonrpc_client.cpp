@@ -84,8 +84,13 @@ errc status_of(std::string_view error) noexcept {
   return errc::remote_error;
 }
 
+// A failure's text is cut to what fits the client's frame limit (`limit`, the length field's value):
+// a Go error text may be as long as the response that carried it, which fit the limit, and the
+// session's own texts are a few hundred bytes; a frame past the limit would end the connection.
 void append_frame(std::vector<std::byte>& frames, std::uint64_t seq, errc status, std::string_view text,
-                  std::span<const std::byte> body) {
+                  std::span<const std::byte> body, std::uint32_t limit) {
+  const std::size_t room = limit > wire::header_size + body.size() ? limit - wire::header_size - body.size() : 0;
+  text = text.substr(0, room);
   const std::size_t start =
       wire::begin_frame(frames, {wire::frame_kind::response, static_cast<std::uint8_t>(status), seq, 0}, text);
   frames.insert(frames.end(), body.begin(), body.end());
@@ -156,6 +161,7 @@ std::string jsonrpc_client_translator::take_frame(std::span<const std::byte> byt
   if (frame.header.kind != wire::frame_kind::request)
     return where_ + ": the client wrote a frame that is no request or cancel";
   if (!waiting_.insert(frame.header.seq).second) return where_ + ": the client reused a seq";
+  if (waiting_.size() > max_waiting) forget_oldest();
   append(text, R"({"method":)");
   writer(text).string(frame.text);
   append(text, R"(,"params":)");
@@ -164,6 +170,20 @@ std::string jsonrpc_client_translator::take_frame(std::span<const std::byte> byt
   append(text, std::to_string(frame.header.seq));
   append(text, "}\n");
   return {};
+}
+
+// The engines' seqs increase, so the smallest is the call that waited longest: the likeliest to
+// have given up already.
+void jsonrpc_client_translator::forget_oldest() noexcept {
+  const auto oldest = waiting_.begin();
+  if (forgotten_ == 0) forgotten_from_ = *oldest;  // every call sent before it was answered
+  forgotten_through_ = std::max(forgotten_through_, *oldest);
+  ++forgotten_;
+  waiting_.erase(oldest);
+}
+
+bool jsonrpc_client_translator::late(std::uint64_t seq) const noexcept {
+  return forgotten_ != 0 && seq >= forgotten_from_ && seq <= forgotten_through_ && !waiting_.contains(seq);
 }
 
 bool jsonrpc_client_translator::from_server(std::span<const std::byte> bytes, std::vector<std::byte>& frames) {
@@ -236,7 +256,8 @@ void jsonrpc_client_translator::take_response(std::span<const std::byte> text, s
   if (found[id_member] == 0) return fail("a response without an \"id\"" + at, frames);
   const std::span<const std::byte> id = value_text(parsed, found[id_member]);
   const std::string_view id_text(reinterpret_cast<const char*>(id.data()), id.size());
-  if (!read_id(id_text, seq) || !waiting_.contains(seq))
+  // A late answer to a forgotten call is passed on: the engine drops it if the call is over.
+  if (!read_id(id_text, seq) || !(waiting_.contains(seq) || late(seq)))
     return fail("a response for id " + printable(id_text) + ", which no call waits for (never sent, or answered)" + at,
                 frames);
   const std::size_t error = found[error_member];
@@ -247,7 +268,7 @@ void jsonrpc_client_translator::take_response(std::span<const std::byte> text, s
     // Go's client reads an empty error so, and so does this.
     const std::string_view message = parsed.chars(parsed[error]);
     const std::string_view said = message.empty() ? std::string_view("unspecified error") : message;
-    append_frame(frames, seq, status_of(said), said, {});
+    append_frame(frames, seq, status_of(said), said, {}, max_frame_size_);
     return;
   }
   // No error: the result, whatever it is. A null (Go's client takes it for a failure without a
@@ -260,12 +281,12 @@ void jsonrpc_client_translator::take_response(std::span<const std::byte> text, s
     return fail("a result of " + std::to_string(body.size()) + " bytes, past options.limits.max_frame_size (" +
                     std::to_string(max_frame_size_) + ")" + at,
                 frames);
-  append_frame(frames, seq, errc{}, {}, body);
+  append_frame(frames, seq, errc{}, {}, body, max_frame_size_);
 }
 
 void jsonrpc_client_translator::fail(std::string_view what, std::vector<std::byte>& frames) {
   why_ = where_ + ": " + std::string(what);
-  for (const std::uint64_t seq : waiting_) append_frame(frames, seq, errc::protocol_error, why_, {});
+  for (const std::uint64_t seq : waiting_) append_frame(frames, seq, errc::protocol_error, why_, {}, max_frame_size_);
   waiting_.clear();
 }
 

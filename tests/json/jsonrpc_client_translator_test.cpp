@@ -126,4 +126,52 @@ TEST_CASE("jsonrpc client translator: the frames do not depend on where the serv
   }
 }
 
+TEST_CASE("jsonrpc client translator: calls Go never answers are kept up to a bound, and late answers pass",
+          "[json][jsonrpc_client]") {
+  // Calls that gave up on the client (a deadline) stay waiting here: 10,000 of them hold no more
+  // than the bound, the oldest forgotten.
+  constexpr int calls = 10'000;
+  constexpr std::size_t bound = jsonrpc_client_translator::max_waiting;
+  static_assert(calls > static_cast<int>(bound));
+  jsonrpc_client_translator t("w");
+  open(t, 1u << 20, calls);
+  CHECK(t.waiting() == bound);
+  CHECK(t.forgotten() == calls - bound);
+  std::vector<std::byte> out;
+  // A late answer to a forgotten call is passed on (the engine drops it): the stream goes on.
+  CHECK(t.from_server(bytes(R"({"id":1,"result":7,"error":null})"
+                            "\n"),
+                      out));
+  CHECK(frames_of(out) == std::vector<frame>{{1, 0, "", "7"}});
+  out.clear();
+  // So is one to a call still kept, which is then no longer waiting.
+  CHECK(t.from_server(bytes(R"({"id":10000,"result":8,"error":null})"
+                            "\n"),
+                      out));
+  CHECK(frames_of(out) == std::vector<frame>{{calls, 0, "", "8"}});
+  CHECK(t.waiting() == bound - 1);
+  out.clear();
+  // A second answer to a call kept and answered is still a duplicate, and an id never sent fails.
+  jsonrpc_client_translator again = t;
+  CHECK_FALSE(again.from_server(bytes(R"({"id":10000,"result":8,"error":null})"
+                                      "\n"),
+                                out));
+  CHECK(again.why().find("which no call waits for") != std::string::npos);
+  out.clear();
+  jsonrpc_client_translator zero = t;  // below the first call forgotten: never sent
+  CHECK_FALSE(zero.from_server(bytes(R"({"id":0,"result":8,"error":null})"
+                                     "\n"),
+                               out));
+  out.clear();
+  CHECK_FALSE(t.from_server(bytes(R"({"id":10001,"result":9,"error":null})"
+                                  "\n"),
+                            out));
+  CHECK(t.why() ==
+        "w: a response for id 10001, which no call waits for (never sent, or answered) (the response at "
+        "byte 70)");
+  // The calls still kept get the failure, and nothing is left waiting.
+  CHECK(frames_of(out).size() == bound - 1);
+  CHECK(t.waiting() == 0);
+}
+
 }  // namespace jsonrpc_client_translator_test

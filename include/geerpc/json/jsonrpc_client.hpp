@@ -9,10 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "../config.hpp"
@@ -27,6 +27,12 @@ namespace detail {
 // Not thread-safe: the session calls it under its mutex.
 class jsonrpc_client_translator {
  public:
+  // The most calls kept as waiting for Go's answer (docs/protocol.md 9.6). A call that gave up on
+  // the client (its deadline, a cancel) stays waiting here, since nothing tells the session, and Go
+  // may never answer it: past this many, the oldest is forgotten, and a late answer to a forgotten
+  // call is passed on to the engine (which drops it, or completes the call if it still waits).
+  static constexpr std::size_t max_waiting = 4096;
+
   // `where` begins every error it writes: "rpc client: jsonrpc@127.0.0.1:1234".
   explicit jsonrpc_client_translator(std::string where) : where_(std::move(where)) {}
 
@@ -45,10 +51,13 @@ class jsonrpc_client_translator {
   bool broken() const noexcept { return !why_.empty(); }
   const std::string& why() const noexcept { return why_; }
   std::size_t waiting() const noexcept { return waiting_.size(); }  // calls sent, not answered
+  std::uint64_t forgotten() const noexcept { return forgotten_; }   // calls past max_waiting
   std::uint32_t max_frame_size() const noexcept { return max_frame_size_; }
 
  private:
   std::string take_frame(std::span<const std::byte> frame, std::vector<std::byte>& text);
+  void forget_oldest() noexcept;
+  bool late(std::uint64_t seq) const noexcept;  // an answer to a call forgotten unanswered
   void take_response(std::span<const std::byte> text, std::vector<std::byte>& frames);
   void keep_part(std::span<const std::byte> part, std::vector<std::byte>& frames);
   // The stream broke: every waiting call gets a protocol_error frame saying `what`.
@@ -59,8 +68,11 @@ class jsonrpc_client_translator {
   // The client's own limit, from its hello's max_response_size: the largest response frame it
   // takes, announced back as the "server's" limit on its requests.
   std::uint32_t max_frame_size_ = 0;
-  std::vector<std::byte> partial_;  // the client's bytes of a hello or frame not complete yet
-  std::unordered_set<std::uint64_t> waiting_;
+  std::vector<std::byte> partial_;       // the client's bytes of a hello or frame not complete yet
+  std::set<std::uint64_t> waiting_;      // ordered: the oldest call is forgotten first
+  std::uint64_t forgotten_ = 0;          // how many calls were forgotten unanswered
+  std::uint64_t forgotten_from_ = 0;     // the first seq forgotten and the highest: ids between
+  std::uint64_t forgotten_through_ = 0;  // them, not waiting, may be late answers
   value_scanner scanner_;
   bool inside_ = false;             // a response has begun and not ended
   std::vector<std::byte> pending_;  // its bytes so far, when they span reads
