@@ -161,7 +161,7 @@ std::string jsonrpc_client_translator::take_frame(std::span<const std::byte> byt
   if (frame.header.kind != wire::frame_kind::request)
     return where_ + ": the client wrote a frame that is no request or cancel";
   if (!waiting_.insert(frame.header.seq).second) return where_ + ": the client reused a seq";
-  if (waiting_.size() > max_waiting) forget_oldest();
+  if (waiting_.size() > max_waiting_) forget_oldest();
   append(text, R"({"method":)");
   writer(text).string(frame.text);
   append(text, R"(,"params":)");

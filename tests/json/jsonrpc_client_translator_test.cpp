@@ -131,7 +131,7 @@ TEST_CASE("jsonrpc client translator: calls Go never answers are kept up to a bo
   // Calls that gave up on the client (a deadline) stay waiting here: 10,000 of them hold no more
   // than the bound, the oldest forgotten.
   constexpr int calls = 10'000;
-  constexpr std::size_t bound = jsonrpc_client_translator::max_waiting;
+  constexpr std::size_t bound = jsonrpc_client_translator::default_max_waiting;
   static_assert(calls > static_cast<int>(bound));
   jsonrpc_client_translator t("w");
   open(t, 1u << 20, calls);

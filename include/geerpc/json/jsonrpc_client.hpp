@@ -31,10 +31,12 @@ class jsonrpc_client_translator {
   // the client (its deadline, a cancel) stays waiting here, since nothing tells the session, and Go
   // may never answer it: past this many, the oldest is forgotten, and a late answer to a forgotten
   // call is passed on to the engine (which drops it, or completes the call if it still waits).
-  static constexpr std::size_t max_waiting = 4096;
+  static constexpr std::size_t default_max_waiting = 4096;
 
-  // `where` begins every error it writes: "rpc client: jsonrpc@127.0.0.1:1234".
-  explicit jsonrpc_client_translator(std::string where) : where_(std::move(where)) {}
+  // `where` begins every error it writes: "rpc client: jsonrpc@127.0.0.1:1234". `max_waiting`
+  // (at least 1): the session's is the default; a test or a fuzzer reaches the bound with less.
+  explicit jsonrpc_client_translator(std::string where, std::size_t max_waiting = default_max_waiting)
+      : where_(std::move(where)), max_waiting_(max_waiting < 1 ? 1 : max_waiting) {}
 
   // Takes what the client's engine writes: its hello first (answered at once with an accepting
   // hello reply, appended to `to_client`), then frames: a request becomes a request object and a
@@ -51,7 +53,8 @@ class jsonrpc_client_translator {
   bool broken() const noexcept { return !why_.empty(); }
   const std::string& why() const noexcept { return why_; }
   std::size_t waiting() const noexcept { return waiting_.size(); }  // calls sent, not answered
-  std::uint64_t forgotten() const noexcept { return forgotten_; }   // calls past max_waiting
+  std::uint64_t forgotten() const noexcept { return forgotten_; }   // calls past max_waiting()
+  std::size_t max_waiting() const noexcept { return max_waiting_; }
   std::uint32_t max_frame_size() const noexcept { return max_frame_size_; }
 
  private:
@@ -64,6 +67,7 @@ class jsonrpc_client_translator {
   void fail(std::string_view what, std::vector<std::byte>& frames);
 
   const std::string where_;
+  const std::size_t max_waiting_;
   bool hello_taken_ = false;
   // The client's own limit, from its hello's max_response_size: the largest response frame it
   // takes, announced back as the "server's" limit on its requests.
