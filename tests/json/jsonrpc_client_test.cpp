@@ -309,7 +309,7 @@ TEMPLATE_TEST_CASE("jsonrpc client: a call takes exactly one argument, refused b
 }
 
 TEMPLATE_TEST_CASE(
-    "jsonrpc client: a deadline is the client's own; the late answer is dropped, the connection serves on",
+    "jsonrpc client: a deadline is the client's own, the late answer is dropped, the connection serves on",
     "[json][jsonrpc_client]", GEERPC_TRANSPORTS) {
   test::listener l;
   auto client = dial_go<TestType>(l);
