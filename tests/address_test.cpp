@@ -74,7 +74,8 @@ TEST_CASE("address: unix@path (absolute or relative) and unix@@name (Linux abstr
 }
 
 TEST_CASE("address: a malformed address gets its reason and the accepted forms", "[address]") {
-  const std::string forms = "use host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
+  const std::string forms =
+      "use host:port, tcp@host:port, http@host:port, tls@host:port, jsonrpc@host:port, [v6]:port or unix@/path";
   struct row {
     const char* text;
     const char* reason;
@@ -116,7 +117,8 @@ TEST_CASE("address: a malformed address gets its reason and the accepted forms",
 }
 
 TEST_CASE("address: common mistakes name the form they probably meant", "[address]") {
-  const std::string forms = "use host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
+  const std::string forms =
+      "use host:port, tcp@host:port, http@host:port, tls@host:port, jsonrpc@host:port, [v6]:port or unix@/path";
   struct row {
     const char* text;
     const char* meant;
@@ -155,17 +157,20 @@ TEST_CASE("address: an unbracketed IPv6 literal is told to use brackets, and how
   CHECK(parsed.error.suggestion == "[::1]:80");
   CHECK(message_for("tcp@fe80::1:443") ==
         "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, tls@host:port, "
+        "jsonrpc@host:port, "
         "[v6]:port or "
         "unix@/path "
         "(did you mean [fe80::1]:443?)");
   // A mistake whose meant form is malformed too gets that form's reason instead of a suggestion.
   CHECK(message_for("tcp://::1:80") ==
         "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, tls@host:port, "
+        "jsonrpc@host:port, "
         "[v6]:port or "
         "unix@/path "
         "(did you mean [::1]:80?)");
   CHECK(message_for("http@::1:80") ==
         "bad address: an IPv6 host must be in brackets; use host:port, tcp@host:port, http@host:port, tls@host:port, "
+        "jsonrpc@host:port, "
         "[v6]:port or "
         "unix@/path (did you mean http@[::1]:80?)");
   CHECK(parse_address("http@/x.sock").error.reason == "missing port");
@@ -182,6 +187,17 @@ TEST_CASE("address: long and odd texts are judged without recursion or overflow"
   CHECK_FALSE(parse_address(std::string(1 << 20, '[')));
   CHECK_FALSE(parse_address("unix@" + std::string(1 << 20, '/')));
   for (int c = 0; c < 256; ++c) (void)parse_address(std::string(1, static_cast<char>(c)) + "x:1");
+}
+
+TEST_CASE("address: jsonrpc@host:port is TCP for a Go net/rpc/jsonrpc server: jsonrpc@unix@ is refused", "[address]") {
+  address expected = tcp("127.0.0.1", 80);
+  expected.jsonrpc = true;
+  CHECK(*parse_address("jsonrpc@127.0.0.1:80").value == expected);
+  CHECK(geerpc::net::to_string(expected) == "jsonrpc@127.0.0.1:80");
+  CHECK(geerpc::net::to_string(*parse_address("jsonrpc@[::1]:1").value) == "jsonrpc@[::1]:1");
+  CHECK(parse_address("jsonrpc@unix@/x.sock").error.reason == "jsonrpc@ takes a TCP host:port, not unix@");
+  CHECK(parse_address("JSONRPC@localhost:1").error.suggestion == "jsonrpc@localhost:1");
+  CHECK(parse_address("jsonrpc@fe80::1:443").error.suggestion == "jsonrpc@[fe80::1]:443");
 }
 
 TEST_CASE("address: tls@host:port is TCP for a TLS client: tls@unix@ is refused", "[address]") {

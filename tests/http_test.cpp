@@ -316,7 +316,8 @@ TEMPLATE_TEST_CASE("http: dial(\"http@...\") reaches the server through CONNECT,
   CHECK(on_unix.code() == geerpc::errc::connect_failed);
   CHECK(on_unix.message() ==
         "rpc client: dial \"http@unix@/tmp/nothing.sock\": bad address: http@ takes a TCP host:port (HTTP CONNECT is "
-        "for TCP), not unix@; use host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path");
+        "for TCP), not unix@; use host:port, tcp@host:port, http@host:port, tls@host:port, jsonrpc@host:port, "
+        "[v6]:port or unix@/path");
 }
 
 TEST_CASE("http: a server that answers CONNECT with anything but 2xx, or not HTTP, or nothing, fails the dial",

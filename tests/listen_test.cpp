@@ -112,7 +112,8 @@ TEMPLATE_TEST_CASE("after a handler calls stop(), new dials are refused", "[list
 }
 
 TEST_CASE("a malformed address names the accepted forms, at dial and at listen", "[listen][address]") {
-  const std::string forms = "use host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
+  const std::string forms =
+      "use host:port, tcp@host:port, http@host:port, tls@host:port, jsonrpc@host:port, [v6]:port or unix@/path";
   auto unix_mistake = geerpc::try_dial("unix:/x.sock", {.timeouts = {.connect = 1s}});
   CHECK(unix_mistake.code() == geerpc::errc::connect_failed);
   CHECK(unix_mistake.message() ==

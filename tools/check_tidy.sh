@@ -22,7 +22,8 @@ sources=(examples/*.cpp src/geerpc.cpp tests/lifecycle_test.cpp)
 [ -f "$build/examples/CMakeFiles/cluster_node.dir/flags.make" ] && sources+=(examples/cluster/*.cpp)
 # geerpc::json's headers, through its calls test, and its compiled parse and JSON-RPC translator,
 # where that target is built.
-[ -d "$build/tests/json" ] && sources+=(tests/json/calls_test.cpp src/json_tape.cpp src/jsonrpc_scanner.cpp src/jsonrpc_stream.cpp)
+[ -d "$build/tests/json" ] && sources+=(tests/json/calls_test.cpp src/json_tape.cpp src/jsonrpc_scanner.cpp src/jsonrpc_stream.cpp
+                                    src/jsonrpc_client.cpp src/jsonrpc_client_session.cpp)
 log=$(mktemp)
 # -Wno-unknown-warning-option: the database may come from a GCC build with GCC-only flags.
 printf '%s\n' "${sources[@]}" |

@@ -45,6 +45,8 @@ targets=(codec frame handshake schema)
 [ -x "$build/fuzz/fuzz_json" ] && targets+=(json)
 # The JSON-RPC stream's translator and scanner, likewise.
 [ -x "$build/fuzz/fuzz_jsonrpc" ] && targets+=(jsonrpc)
+# The translator of a client calling Go's jsonrpc server (jsonrpc@), likewise.
+[ -x "$build/fuzz/fuzz_jsonrpc_client" ] && targets+=(jsonrpc_client)
 for target in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
   fuzz_one "$target" &

@@ -6202,6 +6202,329 @@ class call_surface {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/call_surface.hpp
+// ---- begin geerpc/client/jsonrpc_dial.hpp
+// geerpc: dialing jsonrpc@host:port, a Go net/rpc server served with jsonrpc.ServeConn
+// (docs/protocol.md 9.6). The connection is any client's, with a stream session under its engines
+// that speaks JSON-RPC 1.0 for them; the session comes from the codec (json_codec's
+// make_jsonrpc_client_session), so that the core never depends on geerpc::json, and a client of
+// another codec is refused before it connects.
+
+
+// ---- begin geerpc/net/address.hpp
+// geerpc: the text of an address, parsed without any I/O. The accepted forms:
+//
+//   host:port  tcp@host:port          a TCP host: an IPv4 literal or a name
+//   [v6]:port  tcp@[v6]:port          an IPv6 literal, in brackets
+//   http@host:port  http@[v6]:port    TCP, where a client first asks for the RPC protocol with an
+//                                     HTTP CONNECT (docs/protocol.md, "HTTP on the RPC port"); a
+//                                     server serves both on any port, so it listens on it as TCP
+//   tls@host:port  tls@[v6]:port      TCP, where a client speaks TLS (options::session must be a
+//                                     TLS client factory, <geerpc/tls.hpp>); a client's form only
+//   jsonrpc@host:port                 TCP, to a Go net/rpc server served with jsonrpc.ServeConn: a
+//   jsonrpc@[v6]:port                 client of the JSON codec speaks JSON-RPC 1.0 to it
+//                                     (docs/protocol.md 9.6); a client's form only
+//   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
+//   unix@@name                        a Linux abstract Unix socket: a name, no file
+//
+// A port is a number from 0 to 65535 (0: a free one, when listening). A malformed address gets a
+// reason and the list of accepted forms, and the common mistakes (a URL such as tcp://host:port,
+// the unix:/path of other libraries, a bare path, an unbracketed IPv6 literal) also get the
+// accepted form they probably meant.
+
+#include <sys/un.h>
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+struct address {
+  enum class family : std::uint8_t {
+    tcp,            // host and port
+    unix_path,      // path: a socket file (never `unix`: GNU C++ predefines it as a macro)
+    unix_abstract,  // path: the name in Linux's abstract namespace, without its leading '@'
+  };
+  family kind = family::tcp;
+  std::string host;  // tcp: without brackets
+  std::uint16_t port = 0;
+  std::string path;
+  bool http_connect = false;  // tcp: "http@", a client sends an HTTP CONNECT before the hello
+  bool tls = false;           // tcp: "tls@", a client needs a TLS session (options::session)
+  bool jsonrpc = false;       // tcp: "jsonrpc@", a client speaks JSON-RPC 1.0 (Go's net/rpc/jsonrpc)
+
+  bool is_unix() const noexcept { return kind != family::tcp; }
+  friend bool operator==(const address&, const address&) = default;
+};
+
+// The longest path, or abstract name, a sockaddr_un holds: a path needs room for its terminating NUL,
+// an abstract name for the NUL that comes before it.
+inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
+static_assert(max_unix_path == 107, "the messages below say 107");
+
+inline constexpr std::string_view accepted_address_forms =
+    "host:port, tcp@host:port, http@host:port, tls@host:port, jsonrpc@host:port, [v6]:port or unix@/path";
+
+// Why a text is not an address.
+struct address_error {
+  std::string reason;      // what is wrong; empty when `suggestion` says it all
+  std::string suggestion;  // a valid address the text probably meant, or empty
+
+  // "bad address: <reason>; use <forms> (did you mean <suggestion>?)"
+  std::string message() const {
+    std::string out = "bad address: ";
+    if (!reason.empty()) out += reason + "; ";
+    out += "use ";
+    out += accepted_address_forms;
+    if (!suggestion.empty()) out += " (did you mean " + suggestion + "?)";
+    return out;
+  }
+};
+
+struct parsed_address {
+  std::optional<address> value;  // set when the text is an address
+  address_error error;           // otherwise, why not
+
+  explicit operator bool() const noexcept { return value.has_value(); }
+};
+
+// The canonical text of an address: host:port, [v6]:port, http@host:port, tls@host:port,
+// jsonrpc@host:port, unix@path or unix@@name.
+inline std::string to_string(const address& a) {
+  switch (a.kind) {
+    case address::family::unix_path:
+      return "unix@" + a.path;
+    case address::family::unix_abstract:
+      return "unix@@" + a.path;
+    case address::family::tcp:
+      break;
+  }
+  const bool v6 = a.host.find(':') != std::string::npos;
+  return (a.http_connect ? "http@"
+          : a.tls        ? "tls@"
+          : a.jsonrpc    ? "jsonrpc@"
+                         : "") +
+         (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+}
+
+namespace detail {
+
+inline bool starts_with_nocase(std::string_view text, std::string_view prefix) noexcept {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    const char c = text[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
+  }
+  return true;
+}
+
+// Parses "host:port" or "[v6]:port" into `out`; returns nullptr or why not, and may set `suggestion`.
+inline const char* parse_host_port(std::string_view text, address& out, std::string& suggestion) {
+  std::string_view host;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return "missing ']' after an IPv6 host";
+    host = text.substr(1, close - 1);
+    if (close + 1 == text.size()) return "missing port";
+    if (text[close + 1] != ':') return "expected ':' and a port after ']'";
+    port = text.substr(close + 2);
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return "missing port";
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      // An IPv6 literal has at least two colons ("::1"): guess the brackets only for such a host.
+      address bracketed;
+      std::string ignored;
+      if (host.find(':') != host.rfind(':') &&
+          parse_host_port("[" + std::string(host) + "]:" + std::string(port), bracketed, ignored) == nullptr)
+        suggestion = to_string(bracketed);
+      return "an IPv6 host must be in brackets";
+    }
+  }
+  if (host.empty()) return "missing host";
+  if (host.find('@') != std::string_view::npos) return "the host contains '@'";  // a transport prefix?
+  for (const char c : host)
+    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') return "the host contains a space or control character";
+  if (port.empty()) return "missing port";
+  unsigned long number = 0;
+  for (const char c : port) {
+    if (c < '0' || c > '9' || number > 65535) return "the port must be a number from 0 to 65535";
+    number = number * 10 + static_cast<unsigned long>(c - '0');
+  }
+  if (number > 65535) return "the port must be a number from 0 to 65535";
+  out.kind = address::family::tcp;
+  out.host = std::string(host);
+  out.port = static_cast<std::uint16_t>(number);
+  return nullptr;
+}
+
+// Parses what follows "unix@".
+inline const char* parse_unix(std::string_view rest, address& out) {
+  const bool abstract = !rest.empty() && rest.front() == '@';
+  if (abstract) rest.remove_prefix(1);
+  if (rest.empty()) return abstract ? "missing the socket name after unix@@" : "missing the socket path after unix@";
+  if (rest.size() > max_unix_path)
+    return abstract ? "the abstract socket name is too long (at most 107 bytes)"
+                    : "the socket path is too long (at most 107 bytes)";
+  out.kind = abstract ? address::family::unix_abstract : address::family::unix_path;
+  out.path = std::string(rest);
+  return nullptr;
+}
+
+// Parses the accepted forms only: no suggestion for a mistake. Returns nullptr or why not.
+inline const char* parse_exact(std::string_view text, address& out, std::string& suggestion) {
+  if (text.empty()) return "it is empty";
+  if (text.find('\0') != std::string_view::npos) return "it contains a NUL byte";
+  if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
+  if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
+  if (text.starts_with("http@")) {
+    // The CONNECT is an HTTP request, and HTTP runs over TCP.
+    if (text.substr(5).starts_with("unix@")) return "http@ takes a TCP host:port (HTTP CONNECT is for TCP), not unix@";
+    const char* bad = parse_host_port(text.substr(5), out, suggestion);
+    if (bad == nullptr) out.http_connect = true;
+    if (!suggestion.empty()) suggestion.insert(0, "http@");
+    return bad;
+  }
+  if (text.starts_with("tls@")) {
+    if (text.substr(4).starts_with("unix@"))
+      return "tls@ takes a TCP host:port, not unix@ (over a Unix socket, set the TLS factory alone)";
+    const char* bad = parse_host_port(text.substr(4), out, suggestion);
+    if (bad == nullptr) out.tls = true;
+    if (!suggestion.empty()) suggestion.insert(0, "tls@");
+    return bad;
+  }
+  if (text.starts_with("jsonrpc@")) {
+    // Go's jsonrpc.Dial is TCP here; TLS under JSON-RPC is not offered (dial refuses options::session).
+    if (text.substr(8).starts_with("unix@")) return "jsonrpc@ takes a TCP host:port, not unix@";
+    const char* bad = parse_host_port(text.substr(8), out, suggestion);
+    if (bad == nullptr) out.jsonrpc = true;
+    if (!suggestion.empty()) suggestion.insert(0, "jsonrpc@");
+    return bad;
+  }
+  return parse_host_port(text, out, suggestion);
+}
+
+// For the text of a common mistake, the address in an accepted form that it probably meant (which
+// may itself be malformed), or empty.
+inline std::string likely_meant(std::string_view text) {
+  std::string meant;
+  if (starts_with_nocase(text, "unix:")) {
+    // The unix:path and unix:///path of other libraries (gRPC, curl, Docker).
+    std::string_view path = text.substr(5);
+    if (path.starts_with("///")) path.remove_prefix(2);
+    meant = "unix@" + std::string(path);
+  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@") ||
+             starts_with_nocase(text, "http@") || starts_with_nocase(text, "tls@") ||
+             starts_with_nocase(text, "jsonrpc@")) {
+    meant = std::string(text);  // a capital letter in the transport
+    for (std::size_t i = 0; meant[i] != '@'; ++i)
+      if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
+  } else if (starts_with_nocase(text, "tcp:")) {
+    std::string_view rest = text.substr(4);
+    if (rest.starts_with("//")) rest.remove_prefix(2);
+    meant = "tcp@" + std::string(rest);
+  } else if (starts_with_nocase(text, "http://")) {
+    // An HTTP URL: the RPC port through an HTTP CONNECT (any path is dropped: the server's is fixed).
+    std::string_view rest = text.substr(7);
+    rest = rest.substr(0, rest.find('/'));
+    meant = "http@" + std::string(rest);
+  } else if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos && scheme > 0) {
+    // Another URL (http://host:port/): the host and port it names.
+    std::string_view rest = text.substr(scheme + 3);
+    if (rest.ends_with('/')) rest.remove_suffix(1);
+    meant = std::string(rest);
+  } else if (text.starts_with('/') || text.starts_with("./") || text.starts_with("../")) {
+    meant = "unix@" + std::string(text);  // a bare path
+  } else {
+    return {};
+  }
+  return meant != text ? meant : std::string();
+}
+
+}  // namespace detail
+
+// Parses an address in one of the accepted forms (see the top of this file).
+inline parsed_address parse_address(std::string_view text) {
+  parsed_address result;
+  address a;
+  std::string suggestion;
+  const char* bad = detail::parse_exact(text, a, suggestion);
+  if (bad == nullptr) {
+    result.value = std::move(a);
+    return result;
+  }
+  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@") ||
+                               text.starts_with("tls@") || text.starts_with("jsonrpc@");
+  if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
+    // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
+    // "/x.sock"): suggest what it meant, or say what is wrong with that.
+    address checked;
+    suggestion.clear();
+    if (const char* also_bad = detail::parse_exact(meant, checked, suggestion))
+      result.error.reason = also_bad;
+    else
+      suggestion = std::move(meant);
+    result.error.suggestion = std::move(suggestion);
+    return result;
+  }
+  const std::size_t at = text.find('@');
+  if (!accepted_prefix && at != std::string_view::npos &&
+      text.substr(0, at).find_first_of(":[") == std::string_view::npos)
+    result.error.reason = "unknown transport \"" + std::string(text.substr(0, at)) + "@\"";
+  else
+    result.error.reason = bad;
+  result.error.suggestion = std::move(suggestion);
+  return result;
+}
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/address.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// Makes each connection's JSON-RPC session with the codec's maker.
+class jsonrpc_session_factory final : public net::stream_session_factory {
+ public:
+  using maker = std::unique_ptr<net::stream_session> (*)(int fd, std::string_view where);
+  jsonrpc_session_factory(maker codec_maker, std::string where) : make_(codec_maker), where_(std::move(where)) {}
+  std::unique_ptr<net::stream_session> make(int fd, role) override { return make_(fd, where_); }
+
+ private:
+  maker make_;
+  std::string where_;
+};
+
+// Whether `address` asks for a Go net/rpc/jsonrpc server (whether it is well formed, the dial says).
+inline bool is_jsonrpc_address(std::string_view address) noexcept { return address.starts_with("jsonrpc@"); }
+
+// Sets `opts.session` to the JSON-RPC session of a client of Codec, or says why it cannot be: the
+// codec is not JSON (Go's server reads JSON only), or options::session is set already (TLS under
+// JSON-RPC is not offered).
+template <class Codec>
+std::optional<error> use_jsonrpc_session(std::string_view address, options& opts) {
+  const std::string where = "rpc client: dial " + std::string(address) + ": ";
+  if constexpr (requires { Codec::make_jsonrpc_client_session(0, std::string_view()); }) {
+    if (opts.session != nullptr)
+      return error{make_error_code(errc::invalid_argument),
+                   where + "jsonrpc@ speaks plain TCP: options.session (TLS) cannot be used with it"};
+    const net::parsed_address parsed = net::parse_address(address);
+    const std::string shown = parsed ? net::to_string(*parsed.value) : std::string(address);
+    opts.session =
+        std::make_shared<jsonrpc_session_factory>(&Codec::make_jsonrpc_client_session, "rpc client: " + shown);
+    return std::nullopt;
+  } else {
+    return error{make_error_code(errc::invalid_argument),
+                 where + "jsonrpc@ needs the JSON codec: dial<Transport, geerpc::json_codec>"};
+  }
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/jsonrpc_dial.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -6262,8 +6585,13 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   using codec_type = Codec;
 
   basic_client() = default;  // not connected: every call fails with connection_closed
-  explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {})
-      : engine_(std::move(engine)), announced_(std::make_shared<detail::announced_types>()) {
+  // `one_argument_calls`: the server takes exactly one argument per call (a Go net/rpc server,
+  // jsonrpc@): a call with another number fails before it is sent.
+  explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {},
+                        bool one_argument_calls = false)
+      : engine_(std::move(engine)),
+        announced_(std::make_shared<detail::announced_types>()),
+        one_argument_calls_(one_argument_calls) {
     if (!interceptors.empty())
       interceptors_ = std::make_shared<const std::vector<client_interceptor>>(std::move(interceptors));
   }
@@ -6274,6 +6602,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
       engine_ = std::move(other.engine_);
       announced_ = std::move(other.announced_);
       interceptors_ = std::move(other.interceptors_);
+      one_argument_calls_ = other.one_argument_calls_;
     }
     return *this;
   }
@@ -6427,6 +6756,12 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
                                                     const std::string*& schema, const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
+    // Go's server reads `params` as one value, and would take [] or [a, b] for it without a word.
+    if (one_argument_calls_ && sizeof...(A) != 1) [[unlikely]]
+      return detail::call_outcome::failure(
+          errc::invalid_argument,
+          "rpc client: a jsonrpc@ server (Go's net/rpc) takes exactly one argument per call, not " +
+              std::to_string(sizeof...(A)) + ": pass one struct");
     std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
     if (schema != nullptr) flags |= wire::request_flag::schema;
     if (!ctx.metadata().empty()) {
@@ -6515,6 +6850,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   // asynchronous calls that carried one, which may run after the client is gone.
   std::shared_ptr<detail::announced_types> announced_;
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
+  bool one_argument_calls_ = false;  // a jsonrpc@ server's: exactly one argument per call
 };
 
 // The one way to connect: to `address`, with the handshake done within opts.timeouts.connect. The
@@ -6523,10 +6859,21 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
 //   "unix@/path", "unix@@name"                  a Unix domain socket (a file, or Linux's abstract one)
 //   "http@host:port"                            TCP, asking for the RPC protocol with an HTTP CONNECT
 //                                               first (GeeRPC's DialHTTP; it counts in the timeout)
+//   "jsonrpc@host:port"                         TCP to a Go net/rpc server served with
+//                                               jsonrpc.ServeConn: Codec must be geerpc::json_codec,
+//                                               and a call takes exactly one argument
+//                                               (docs/protocol.md 9.6)
 // A malformed address fails with errc::connect_failed, its message naming what is wrong and the
 // forms accepted. try_dial returns the failure; dial throws it as rpc_error.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
+  if (detail::is_jsonrpc_address(address)) [[unlikely]] {
+    options jsonrpc = opts;
+    if (auto refused = detail::use_jsonrpc_session<Codec>(address, jsonrpc)) return std::move(*refused);
+    auto engine = detail::client_link<Transport>::open(address, jsonrpc, Codec::id);
+    if (!engine) return engine.error();
+    return basic_client<Transport, Codec>(std::move(engine).value(), opts.interceptors, true);
+  }
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
   if (!engine) return engine.error();
   return basic_client<Transport, Codec>(std::move(engine).value(), opts.interceptors);
@@ -10094,265 +10441,8 @@ GEERPC_END_NAMESPACE
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/un.h>
 
 
-// ---- begin geerpc/net/address.hpp
-// geerpc: the text of an address, parsed without any I/O. The accepted forms:
-//
-//   host:port  tcp@host:port          a TCP host: an IPv4 literal or a name
-//   [v6]:port  tcp@[v6]:port          an IPv6 literal, in brackets
-//   http@host:port  http@[v6]:port    TCP, where a client first asks for the RPC protocol with an
-//                                     HTTP CONNECT (docs/protocol.md, "HTTP on the RPC port"); a
-//                                     server serves both on any port, so it listens on it as TCP
-//   tls@host:port  tls@[v6]:port      TCP, where a client speaks TLS (options::session must be a
-//                                     TLS client factory, <geerpc/tls.hpp>); a client's form only
-//   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
-//   unix@@name                        a Linux abstract Unix socket: a name, no file
-//
-// A port is a number from 0 to 65535 (0: a free one, when listening). A malformed address gets a
-// reason and the list of accepted forms, and the common mistakes (a URL such as tcp://host:port,
-// the unix:/path of other libraries, a bare path, an unbracketed IPv6 literal) also get the
-// accepted form they probably meant.
-
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-struct address {
-  enum class family : std::uint8_t {
-    tcp,            // host and port
-    unix_path,      // path: a socket file (never `unix`: GNU C++ predefines it as a macro)
-    unix_abstract,  // path: the name in Linux's abstract namespace, without its leading '@'
-  };
-  family kind = family::tcp;
-  std::string host;  // tcp: without brackets
-  std::uint16_t port = 0;
-  std::string path;
-  bool http_connect = false;  // tcp: "http@", a client sends an HTTP CONNECT before the hello
-  bool tls = false;           // tcp: "tls@", a client needs a TLS session (options::session)
-
-  bool is_unix() const noexcept { return kind != family::tcp; }
-  friend bool operator==(const address&, const address&) = default;
-};
-
-// The longest path, or abstract name, a sockaddr_un holds: a path needs room for its terminating NUL,
-// an abstract name for the NUL that comes before it.
-inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
-static_assert(max_unix_path == 107, "the messages below say 107");
-
-inline constexpr std::string_view accepted_address_forms =
-    "host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
-
-// Why a text is not an address.
-struct address_error {
-  std::string reason;      // what is wrong; empty when `suggestion` says it all
-  std::string suggestion;  // a valid address the text probably meant, or empty
-
-  // "bad address: <reason>; use <forms> (did you mean <suggestion>?)"
-  std::string message() const {
-    std::string out = "bad address: ";
-    if (!reason.empty()) out += reason + "; ";
-    out += "use ";
-    out += accepted_address_forms;
-    if (!suggestion.empty()) out += " (did you mean " + suggestion + "?)";
-    return out;
-  }
-};
-
-struct parsed_address {
-  std::optional<address> value;  // set when the text is an address
-  address_error error;           // otherwise, why not
-
-  explicit operator bool() const noexcept { return value.has_value(); }
-};
-
-// The canonical text of an address: host:port, [v6]:port, http@host:port, unix@path or unix@@name.
-inline std::string to_string(const address& a) {
-  switch (a.kind) {
-    case address::family::unix_path:
-      return "unix@" + a.path;
-    case address::family::unix_abstract:
-      return "unix@@" + a.path;
-    case address::family::tcp:
-      break;
-  }
-  const bool v6 = a.host.find(':') != std::string::npos;
-  return (a.http_connect ? "http@"
-          : a.tls        ? "tls@"
-                         : "") +
-         (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
-}
-
-namespace detail {
-
-inline bool starts_with_nocase(std::string_view text, std::string_view prefix) noexcept {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    const char c = text[i];
-    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
-  }
-  return true;
-}
-
-// Parses "host:port" or "[v6]:port" into `out`; returns nullptr or why not, and may set `suggestion`.
-inline const char* parse_host_port(std::string_view text, address& out, std::string& suggestion) {
-  std::string_view host;
-  std::string_view port;
-  if (!text.empty() && text.front() == '[') {
-    const std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return "missing ']' after an IPv6 host";
-    host = text.substr(1, close - 1);
-    if (close + 1 == text.size()) return "missing port";
-    if (text[close + 1] != ':') return "expected ':' and a port after ']'";
-    port = text.substr(close + 2);
-  } else {
-    const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos) return "missing port";
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) {
-      // An IPv6 literal has at least two colons ("::1"): guess the brackets only for such a host.
-      address bracketed;
-      std::string ignored;
-      if (host.find(':') != host.rfind(':') &&
-          parse_host_port("[" + std::string(host) + "]:" + std::string(port), bracketed, ignored) == nullptr)
-        suggestion = to_string(bracketed);
-      return "an IPv6 host must be in brackets";
-    }
-  }
-  if (host.empty()) return "missing host";
-  if (host.find('@') != std::string_view::npos) return "the host contains '@'";  // a transport prefix?
-  for (const char c : host)
-    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') return "the host contains a space or control character";
-  if (port.empty()) return "missing port";
-  unsigned long number = 0;
-  for (const char c : port) {
-    if (c < '0' || c > '9' || number > 65535) return "the port must be a number from 0 to 65535";
-    number = number * 10 + static_cast<unsigned long>(c - '0');
-  }
-  if (number > 65535) return "the port must be a number from 0 to 65535";
-  out.kind = address::family::tcp;
-  out.host = std::string(host);
-  out.port = static_cast<std::uint16_t>(number);
-  return nullptr;
-}
-
-// Parses what follows "unix@".
-inline const char* parse_unix(std::string_view rest, address& out) {
-  const bool abstract = !rest.empty() && rest.front() == '@';
-  if (abstract) rest.remove_prefix(1);
-  if (rest.empty()) return abstract ? "missing the socket name after unix@@" : "missing the socket path after unix@";
-  if (rest.size() > max_unix_path)
-    return abstract ? "the abstract socket name is too long (at most 107 bytes)"
-                    : "the socket path is too long (at most 107 bytes)";
-  out.kind = abstract ? address::family::unix_abstract : address::family::unix_path;
-  out.path = std::string(rest);
-  return nullptr;
-}
-
-// Parses the accepted forms only: no suggestion for a mistake. Returns nullptr or why not.
-inline const char* parse_exact(std::string_view text, address& out, std::string& suggestion) {
-  if (text.empty()) return "it is empty";
-  if (text.find('\0') != std::string_view::npos) return "it contains a NUL byte";
-  if (text.starts_with("unix@")) return parse_unix(text.substr(5), out);
-  if (text.starts_with("tcp@")) return parse_host_port(text.substr(4), out, suggestion);
-  if (text.starts_with("http@")) {
-    // The CONNECT is an HTTP request, and HTTP runs over TCP.
-    if (text.substr(5).starts_with("unix@")) return "http@ takes a TCP host:port (HTTP CONNECT is for TCP), not unix@";
-    const char* bad = parse_host_port(text.substr(5), out, suggestion);
-    if (bad == nullptr) out.http_connect = true;
-    if (!suggestion.empty()) suggestion.insert(0, "http@");
-    return bad;
-  }
-  if (text.starts_with("tls@")) {
-    if (text.substr(4).starts_with("unix@"))
-      return "tls@ takes a TCP host:port, not unix@ (over a Unix socket, set the TLS factory alone)";
-    const char* bad = parse_host_port(text.substr(4), out, suggestion);
-    if (bad == nullptr) out.tls = true;
-    if (!suggestion.empty()) suggestion.insert(0, "tls@");
-    return bad;
-  }
-  return parse_host_port(text, out, suggestion);
-}
-
-// For the text of a common mistake, the address in an accepted form that it probably meant (which
-// may itself be malformed), or empty.
-inline std::string likely_meant(std::string_view text) {
-  std::string meant;
-  if (starts_with_nocase(text, "unix:")) {
-    // The unix:path and unix:///path of other libraries (gRPC, curl, Docker).
-    std::string_view path = text.substr(5);
-    if (path.starts_with("///")) path.remove_prefix(2);
-    meant = "unix@" + std::string(path);
-  } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@") ||
-             starts_with_nocase(text, "http@") || starts_with_nocase(text, "tls@")) {
-    meant = std::string(text);  // a capital letter in the transport
-    for (std::size_t i = 0; meant[i] != '@'; ++i)
-      if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
-  } else if (starts_with_nocase(text, "tcp:")) {
-    std::string_view rest = text.substr(4);
-    if (rest.starts_with("//")) rest.remove_prefix(2);
-    meant = "tcp@" + std::string(rest);
-  } else if (starts_with_nocase(text, "http://")) {
-    // An HTTP URL: the RPC port through an HTTP CONNECT (any path is dropped: the server's is fixed).
-    std::string_view rest = text.substr(7);
-    rest = rest.substr(0, rest.find('/'));
-    meant = "http@" + std::string(rest);
-  } else if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos && scheme > 0) {
-    // Another URL (http://host:port/): the host and port it names.
-    std::string_view rest = text.substr(scheme + 3);
-    if (rest.ends_with('/')) rest.remove_suffix(1);
-    meant = std::string(rest);
-  } else if (text.starts_with('/') || text.starts_with("./") || text.starts_with("../")) {
-    meant = "unix@" + std::string(text);  // a bare path
-  } else {
-    return {};
-  }
-  return meant != text ? meant : std::string();
-}
-
-}  // namespace detail
-
-// Parses an address in one of the accepted forms (see the top of this file).
-inline parsed_address parse_address(std::string_view text) {
-  parsed_address result;
-  address a;
-  std::string suggestion;
-  const char* bad = detail::parse_exact(text, a, suggestion);
-  if (bad == nullptr) {
-    result.value = std::move(a);
-    return result;
-  }
-  const bool accepted_prefix =
-      text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@") || text.starts_with("tls@");
-  if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
-    // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
-    // "/x.sock"): suggest what it meant, or say what is wrong with that.
-    address checked;
-    suggestion.clear();
-    if (const char* also_bad = detail::parse_exact(meant, checked, suggestion))
-      result.error.reason = also_bad;
-    else
-      suggestion = std::move(meant);
-    result.error.suggestion = std::move(suggestion);
-    return result;
-  }
-  const std::size_t at = text.find('@');
-  if (!accepted_prefix && at != std::string_view::npos &&
-      text.substr(0, at).find_first_of(":[") == std::string_view::npos)
-    result.error.reason = "unknown transport \"" + std::string(text.substr(0, at)) + "@\"";
-  else
-    result.error.reason = bad;
-  result.error.suggestion = std::move(suggestion);
-  return result;
-}
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/address.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace net {
@@ -10588,6 +10678,11 @@ inline listener listen_on(std::string_view text, std::string& bound, int backlog
                     quoted +
                         "tls@ is a client's form: a server speaks TLS when server_options::session is a TLS "
                         "server factory; listen on host:port");
+  if (a.jsonrpc)
+    throw rpc_error(errc::invalid_argument,
+                    quoted +
+                        "jsonrpc@ is a client's form: a server with the JSON codec serves JSON-RPC on any port "
+                        "(docs/protocol.md 9); listen on host:port");
   std::string why;
   const auto e = resolve(a, why);
   if (!e) throw rpc_error(errc::invalid_argument, quoted + why);
@@ -11251,6 +11346,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
                  where +
                      "a tls@ address needs options.session set to a TLS client factory "
                      "(geerpc::tls::client(...) from <geerpc/tls.hpp>, the geerpc::tls target)"};
+  if (parsed.value->jsonrpc && opts.session == nullptr)  // try_dial sets a JSON codec's session
+    return error{make_error_code(errc::invalid_argument),
+                 where + "jsonrpc@ needs the JSON codec: dial<Transport, geerpc::json_codec>"};
   std::string why;
   const auto endpoint = net::resolve(*parsed.value, why);
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};

@@ -34,6 +34,7 @@
 #include "call.hpp"
 #include "call_future.hpp"
 #include "call_surface.hpp"
+#include "jsonrpc_dial.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -94,8 +95,13 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   using codec_type = Codec;
 
   basic_client() = default;  // not connected: every call fails with connection_closed
-  explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {})
-      : engine_(std::move(engine)), announced_(std::make_shared<detail::announced_types>()) {
+  // `one_argument_calls`: the server takes exactly one argument per call (a Go net/rpc server,
+  // jsonrpc@): a call with another number fails before it is sent.
+  explicit basic_client(std::shared_ptr<engine_type> engine, std::vector<client_interceptor> interceptors = {},
+                        bool one_argument_calls = false)
+      : engine_(std::move(engine)),
+        announced_(std::make_shared<detail::announced_types>()),
+        one_argument_calls_(one_argument_calls) {
     if (!interceptors.empty())
       interceptors_ = std::make_shared<const std::vector<client_interceptor>>(std::move(interceptors));
   }
@@ -106,6 +112,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
       engine_ = std::move(other.engine_);
       announced_ = std::move(other.announced_);
       interceptors_ = std::move(other.interceptors_);
+      one_argument_calls_ = other.one_argument_calls_;
     }
     return *this;
   }
@@ -259,6 +266,12 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
                                                     const std::string*& schema, const A&... arguments) const {
     if (method.size() > wire::max_text_size)
       return detail::call_outcome::failure(errc::invalid_argument, "rpc client: method name too long");
+    // Go's server reads `params` as one value, and would take [] or [a, b] for it without a word.
+    if (one_argument_calls_ && sizeof...(A) != 1) [[unlikely]]
+      return detail::call_outcome::failure(
+          errc::invalid_argument,
+          "rpc client: a jsonrpc@ server (Go's net/rpc) takes exactly one argument per call, not " +
+              std::to_string(sizeof...(A)) + ": pass one struct");
     std::uint8_t flags = type_fingerprint != 0 ? wire::request_flag::fingerprint : 0;
     if (schema != nullptr) flags |= wire::request_flag::schema;
     if (!ctx.metadata().empty()) {
@@ -347,6 +360,7 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
   // asynchronous calls that carried one, which may run after the client is gone.
   std::shared_ptr<detail::announced_types> announced_;
   std::shared_ptr<const std::vector<client_interceptor>> interceptors_;  // null: none (options::interceptors)
+  bool one_argument_calls_ = false;  // a jsonrpc@ server's: exactly one argument per call
 };
 
 // The one way to connect: to `address`, with the handshake done within opts.timeouts.connect. The
@@ -355,10 +369,21 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
 //   "unix@/path", "unix@@name"                  a Unix domain socket (a file, or Linux's abstract one)
 //   "http@host:port"                            TCP, asking for the RPC protocol with an HTTP CONNECT
 //                                               first (GeeRPC's DialHTTP; it counts in the timeout)
+//   "jsonrpc@host:port"                         TCP to a Go net/rpc server served with
+//                                               jsonrpc.ServeConn: Codec must be geerpc::json_codec,
+//                                               and a call takes exactly one argument
+//                                               (docs/protocol.md 9.6)
 // A malformed address fails with errc::connect_failed, its message naming what is wrong and the
 // forms accepted. try_dial returns the failure; dial throws it as rpc_error.
 template <class Transport = threaded, class Codec = binary_codec>
 result<basic_client<Transport, Codec>> try_dial(std::string_view address, const options& opts = {}) {
+  if (detail::is_jsonrpc_address(address)) [[unlikely]] {
+    options jsonrpc = opts;
+    if (auto refused = detail::use_jsonrpc_session<Codec>(address, jsonrpc)) return std::move(*refused);
+    auto engine = detail::client_link<Transport>::open(address, jsonrpc, Codec::id);
+    if (!engine) return engine.error();
+    return basic_client<Transport, Codec>(std::move(engine).value(), opts.interceptors, true);
+  }
   auto engine = detail::client_link<Transport>::open(address, opts, Codec::id);
   if (!engine) return engine.error();
   return basic_client<Transport, Codec>(std::move(engine).value(), opts.interceptors);

@@ -163,6 +163,9 @@ inline result<connection_info> dial_and_handshake(std::string_view address, cons
                  where +
                      "a tls@ address needs options.session set to a TLS client factory "
                      "(geerpc::tls::client(...) from <geerpc/tls.hpp>, the geerpc::tls target)"};
+  if (parsed.value->jsonrpc && opts.session == nullptr)  // try_dial sets a JSON codec's session
+    return error{make_error_code(errc::invalid_argument),
+                 where + "jsonrpc@ needs the JSON codec: dial<Transport, geerpc::json_codec>"};
   std::string why;
   const auto endpoint = net::resolve(*parsed.value, why);
   if (!endpoint) return error{make_error_code(errc::connect_failed), where + why};

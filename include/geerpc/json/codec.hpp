@@ -3,16 +3,19 @@
 // basic_client<Transport, json_codec> speaks. Calls carry no type fingerprint: JSON matches a
 // struct's fields by name, so two sides' types agree field by field as their values are read.
 // A server that speaks it also serves JSON-RPC streams, as Go's net/rpc/jsonrpc writes them
-// (docs/protocol.md section 9), through the translator make_frame_translator() makes.
+// (docs/protocol.md section 9), through the translator make_frame_translator() makes; and a client
+// of it calls Go's net/rpc/jsonrpc servers (jsonrpc@host:port) through make_jsonrpc_client_session().
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "../config.hpp"
+#include "../net/stream_session.hpp"
 #include "../server/frame_translator.hpp"
 #include "decode.hpp"
 #include "encode.hpp"
@@ -61,6 +64,12 @@ struct json_codec {
   // (src/jsonrpc_stream.cpp).
   static constexpr char stream_first_byte = '{';
   static std::unique_ptr<detail::frame_translator> make_frame_translator(const detail::frame_translator_terms& terms);
+
+  // A client dialing jsonrpc@host:port speaks JSON-RPC 1.0 to a Go net/rpc server through this
+  // session on its socket `fd` (json/jsonrpc_client.hpp; docs/protocol.md 9.6): try_dial finds it
+  // here, so that only a client of this codec can. `where` begins its errors ("rpc client:
+  // jsonrpc@host:port"). Compiled in geerpc::json (src/jsonrpc_client_session.cpp).
+  static std::unique_ptr<net::stream_session> make_jsonrpc_client_session(int fd, std::string_view where);
 };
 
 GEERPC_END_NAMESPACE

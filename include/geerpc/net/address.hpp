@@ -7,6 +7,9 @@
 //                                     server serves both on any port, so it listens on it as TCP
 //   tls@host:port  tls@[v6]:port      TCP, where a client speaks TLS (options::session must be a
 //                                     TLS client factory, <geerpc/tls.hpp>); a client's form only
+//   jsonrpc@host:port                 TCP, to a Go net/rpc server served with jsonrpc.ServeConn: a
+//   jsonrpc@[v6]:port                 client of the JSON codec speaks JSON-RPC 1.0 to it
+//                                     (docs/protocol.md 9.6); a client's form only
 //   unix@/path/to.sock  unix@x.sock   a Unix domain socket: an absolute or relative path
 //   unix@@name                        a Linux abstract Unix socket: a name, no file
 //
@@ -41,6 +44,7 @@ struct address {
   std::string path;
   bool http_connect = false;  // tcp: "http@", a client sends an HTTP CONNECT before the hello
   bool tls = false;           // tcp: "tls@", a client needs a TLS session (options::session)
+  bool jsonrpc = false;       // tcp: "jsonrpc@", a client speaks JSON-RPC 1.0 (Go's net/rpc/jsonrpc)
 
   bool is_unix() const noexcept { return kind != family::tcp; }
   friend bool operator==(const address&, const address&) = default;
@@ -52,7 +56,7 @@ inline constexpr std::size_t max_unix_path = sizeof(sockaddr_un::sun_path) - 1;
 static_assert(max_unix_path == 107, "the messages below say 107");
 
 inline constexpr std::string_view accepted_address_forms =
-    "host:port, tcp@host:port, http@host:port, tls@host:port, [v6]:port or unix@/path";
+    "host:port, tcp@host:port, http@host:port, tls@host:port, jsonrpc@host:port, [v6]:port or unix@/path";
 
 // Why a text is not an address.
 struct address_error {
@@ -77,7 +81,8 @@ struct parsed_address {
   explicit operator bool() const noexcept { return value.has_value(); }
 };
 
-// The canonical text of an address: host:port, [v6]:port, http@host:port, unix@path or unix@@name.
+// The canonical text of an address: host:port, [v6]:port, http@host:port, tls@host:port,
+// jsonrpc@host:port, unix@path or unix@@name.
 inline std::string to_string(const address& a) {
   switch (a.kind) {
     case address::family::unix_path:
@@ -90,6 +95,7 @@ inline std::string to_string(const address& a) {
   const bool v6 = a.host.find(':') != std::string::npos;
   return (a.http_connect ? "http@"
           : a.tls        ? "tls@"
+          : a.jsonrpc    ? "jsonrpc@"
                          : "") +
          (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
 }
@@ -183,6 +189,14 @@ inline const char* parse_exact(std::string_view text, address& out, std::string&
     if (!suggestion.empty()) suggestion.insert(0, "tls@");
     return bad;
   }
+  if (text.starts_with("jsonrpc@")) {
+    // Go's jsonrpc.Dial is TCP here; TLS under JSON-RPC is not offered (dial refuses options::session).
+    if (text.substr(8).starts_with("unix@")) return "jsonrpc@ takes a TCP host:port, not unix@";
+    const char* bad = parse_host_port(text.substr(8), out, suggestion);
+    if (bad == nullptr) out.jsonrpc = true;
+    if (!suggestion.empty()) suggestion.insert(0, "jsonrpc@");
+    return bad;
+  }
   return parse_host_port(text, out, suggestion);
 }
 
@@ -196,7 +210,8 @@ inline std::string likely_meant(std::string_view text) {
     if (path.starts_with("///")) path.remove_prefix(2);
     meant = "unix@" + std::string(path);
   } else if (starts_with_nocase(text, "unix@") || starts_with_nocase(text, "tcp@") ||
-             starts_with_nocase(text, "http@") || starts_with_nocase(text, "tls@")) {
+             starts_with_nocase(text, "http@") || starts_with_nocase(text, "tls@") ||
+             starts_with_nocase(text, "jsonrpc@")) {
     meant = std::string(text);  // a capital letter in the transport
     for (std::size_t i = 0; meant[i] != '@'; ++i)
       if (meant[i] >= 'A' && meant[i] <= 'Z') meant[i] = static_cast<char>(meant[i] - 'A' + 'a');
@@ -234,8 +249,8 @@ inline parsed_address parse_address(std::string_view text) {
     result.value = std::move(a);
     return result;
   }
-  const bool accepted_prefix =
-      text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@") || text.starts_with("tls@");
+  const bool accepted_prefix = text.starts_with("unix@") || text.starts_with("tcp@") || text.starts_with("http@") ||
+                               text.starts_with("tls@") || text.starts_with("jsonrpc@");
   if (std::string meant = accepted_prefix ? std::string() : detail::likely_meant(text); !meant.empty()) {
     // The reason found in the text itself would mislead ("unix:/x.sock": a host "unix", a port
     // "/x.sock"): suggest what it meant, or say what is wrong with that.

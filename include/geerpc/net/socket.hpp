@@ -270,6 +270,11 @@ inline listener listen_on(std::string_view text, std::string& bound, int backlog
                     quoted +
                         "tls@ is a client's form: a server speaks TLS when server_options::session is a TLS "
                         "server factory; listen on host:port");
+  if (a.jsonrpc)
+    throw rpc_error(errc::invalid_argument,
+                    quoted +
+                        "jsonrpc@ is a client's form: a server with the JSON codec serves JSON-RPC on any port "
+                        "(docs/protocol.md 9); listen on host:port");
   std::string why;
   const auto e = resolve(a, why);
   if (!e) throw rpc_error(errc::invalid_argument, quoted + why);
