@@ -3,7 +3,7 @@
 //   geerpc_bench_client --port N --workload W1..W5 [--transport threaded|plain|blocking]
 //                       [--tuning NAME] [--peer NAME] [--deadline-ms N] [--handle-timeout-ms N]
 //                       [--scale F] [--server-pid N] [--balanced] [--thread-cpu-of PID]
-//                       [--tls-ca F [--tls-keep-buffers]] [--codec binary|json]
+//                       [--tls-ca F [--tls-keep-buffers]] [--codec binary|json [--jsonrpc]]
 //   --thread-cpu-of: prints the CPU time per call of each thread of process PID (the server) over
 //   the timed phase (thread_cpu.hpp).
 //   --transport, --tuning and --codec: variants.hpp; with --codec json the default peer name is
@@ -12,6 +12,9 @@
 //   server (round-robin), to measure what the balanced client costs over a plain one.
 //   --workload storm: the timeout storm of storm.hpp instead of W1..W5.
 //   --tls-*: calls over TLS (tls_flags.hpp), W1..W5 only.
+//   --jsonrpc (with --codec json): calls a JSON-RPC 1.0 stream server, Go's net/rpc/jsonrpc or
+//   geerpc's own (its first-byte '{' door), through the address jsonrpc@127.0.0.1:N; no allocation
+//   counts (Go's server has no Arith.Allocations).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -50,7 +53,8 @@ int run(int argc, char** argv, const std::string& peer) {
   if (std::string_view(bench::flag(argc, argv, "--workload", "W1")) == "storm")
     return storm<Transport, Codec>(argc, argv, peer);
   const bench::workload w = bench::parse(argc, argv);
-  std::string address = std::string("127.0.0.1:") + bench::flag(argc, argv, "--port", "0");
+  const bool jsonrpc = bench::has_flag(argc, argv, "--jsonrpc");
+  std::string address = std::string(jsonrpc ? "jsonrpc@" : "") + "127.0.0.1:" + bench::flag(argc, argv, "--port", "0");
   const auto deadline = std::chrono::milliseconds(std::atoi(bench::flag(argc, argv, "--deadline-ms", "0")));
   geerpc::options opts;
   opts.timeouts.connect = std::chrono::seconds(30);
@@ -93,7 +97,7 @@ int run(int argc, char** argv, const std::string& peer) {
   };
 
   // Allocations per call, client and server, over the timed phase of W1 and W2 (Sum).
-  const bool count_allocations = w.name == "W1" || w.name == "W2";
+  const bool count_allocations = !jsonrpc && (w.name == "W1" || w.name == "W2");
   auto server_allocations = [&] {
     return clients.front().template call<std::uint64_t>("Arith.Allocations", std::uint8_t{0});
   };

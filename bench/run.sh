@@ -260,7 +260,15 @@ run_grpc_server() {  # peer name; uses pin, server_args, client_args
 }
 
 # Go's jsonrpc client (bench/go_jsonrpc) against Go's jsonrpc server, then against geerpc's: the same
-# client, so the ratio is the servers'.
+# client, so the ratio is the servers'. Each server again under geerpc's own jsonrpc@ client (the
+# threaded transport, --codec json --jsonrpc), which leaves the servers more of the machine than Go's.
+run_jsonrpc_client() {  # peer name; uses pin, port
+  for w in W1 W2 W3 W4; do
+    wants "$w" || continue
+    timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport threaded --codec json --jsonrpc \
+      --port "$port" --workload "$w" --scale "$SCALE" --peer "$1" || true
+  done
+}
 go_jsonrpc_bin="$scratch/gojsonrpc"
 run_go_jsonrpc() {  # pin
   local pin=() out workloads=${WORKLOADS// /,}
@@ -277,6 +285,8 @@ run_go_jsonrpc() {  # pin
   if [ -s "$out" ]; then
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$go_jsonrpc_bin" -mode client -addr "$(cat "$out")" -peer go-jsonrpc \
       -workloads "$workloads" -scale "$SCALE" || true
+    port=$(sed 's/.*://' "$out")
+    run_jsonrpc_client geerpc-jsonrpc-go
   else
     echo "# go-jsonrpc server printed no address:" >&2
     cat "$out.err" >&2
@@ -288,6 +298,7 @@ run_go_jsonrpc() {  # pin
     start_geerpc_server "$transport" "${pin[@]}"
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$go_jsonrpc_bin" -mode client -addr "127.0.0.1:$port" \
       -peer "go-jsonrpc-geerpc-$transport" -workloads "$workloads" -scale "$SCALE" || true
+    run_jsonrpc_client "geerpc-jsonrpc-geerpc-$transport"
     stop_server
     server_args=()
   done
