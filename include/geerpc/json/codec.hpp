@@ -61,6 +61,9 @@ struct json_codec {
   // (src/jsonrpc_stream.cpp).
   static constexpr char stream_first_byte = '{';
   static std::unique_ptr<detail::frame_translator> make_frame_translator(const detail::frame_translator_terms& terms);
+  // A POST /rpc on the server's port (JSON-RPC 2.0 over HTTP, docs/protocol.md section 11): the
+  // translator of its body (src/http_rpc.cpp), which the HTTP door hands the connection to.
+  static std::unique_ptr<detail::frame_translator> make_http_rpc_translator(const detail::http_rpc_terms& terms);
 };
 
 GEERPC_END_NAMESPACE
