@@ -210,6 +210,10 @@ TEMPLATE_TEST_CASE("http_rpc: heads refused: type, length, size, method", "[json
             .status == 413);
   CHECK(send_request(s.address, "POST /rpc HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: x\r\n\r\n")
             .status == 400);
+  // DNS rebinding: a web page whose own name resolves to 127.0.0.1 posts as same-origin.
+  std::string rebound = post_text(body);
+  rebound.replace(rebound.find("Host: localhost"), 15, "Host: evil.example:80");
+  CHECK(send_request(s.address, rebound).status == 403);
   const answer get = send_request(s.address, "GET /rpc HTTP/1.1\r\n\r\n");
   CHECK(get.status == 405);
   CHECK(get.head.find("\r\nAllow: POST") != std::string::npos);
@@ -287,6 +291,10 @@ TEST_CASE("http_rpc: the head's checks, alone", "[json][http_rpc]") {
   CHECK((parse_timeout("250us", us) && us == 250));
   for (const char* bad : {"", "ms", "0s", "1.5s", "-1s", "1 s", "1h", "99999999999999999999s", "1ns"})
     CHECK_FALSE(parse_timeout(bad, us));
+  for (const char* host : {"127.0.0.1:7000", "127.0.0.1", "[::1]:7000", "[::1]", "LocalHost:1"})
+    CHECK(is_address_host(host));
+  for (const char* host : {"", "evil.example", "localhost.evil.example", "127.0.0.1.nip.io:80", "[::1", "[::1]x"})
+    CHECK_FALSE(is_address_host(host));
   std::string_view value;
   CHECK(find_header("POST / HTTP/1.1\r\nA: 1\r\ncontent-type:  x y \r\n\r\n", "Content-Type", value) == 1);
   CHECK(value == "x y");

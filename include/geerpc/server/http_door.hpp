@@ -113,7 +113,8 @@ class http_door {
         context.config.options().observability.http_rpc.allows(peer)) {
       wire::http::rpc_refusal refusal;
       if (wire::http::check_rpc_head(head, std::string_view(head_).substr(0, head.size),
-                                     context.config.options().limits.max_frame_size, rpc_terms_, refusal))
+                                     context.config.options().limits.max_frame_size, peer.loopback, rpc_terms_,
+                                     refusal))
         return verdict::rpc;
       reply = plain(refusal.status, refusal.reason, refusal.text, refusal.extra_headers);
       return verdict::answered;

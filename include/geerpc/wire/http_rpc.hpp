@@ -4,6 +4,9 @@
 // status to answer. Pure functions over the head's text: fuzzable, as wire/http.hpp.
 //
 //   another method than POST          405, Allow: POST (OPTIONS too: no CORS preflight is granted)
+//   from a loopback peer, a Host that  403 (DNS rebinding: a web page whose name resolves to
+//   is a DNS name, not localhost or    127.0.0.1 posts as same-origin, application/json and all)
+//   an address
 //   Content-Type not application/json 415 (a browser page can send a cross-origin POST of a form's
 //   (a charset=utf-8 may follow)      types without asking: requiring this type is what keeps a
 //                                     web page from calling, docs/security.md)
@@ -111,10 +114,27 @@ constexpr bool parse_timeout(std::string_view text, std::uint64_t& us) noexcept 
   return true;
 }
 
+// A Host header's value that names this machine by address or as localhost ("127.0.0.1:7000",
+// "[::1]:7000", "localhost"), not by a DNS name: what a loopback peer's request must carry, since
+// a web page whose own name resolves to 127.0.0.1 (DNS rebinding) posts to it as same-origin.
+constexpr bool is_address_host(std::string_view host) noexcept {
+  if (host.starts_with('[')) {  // an IPv6 literal, its port after the ']'
+    const std::size_t close = host.find(']');
+    return close != std::string_view::npos && (close + 1 == host.size() || host[close + 1] == ':');
+  }
+  host = host.substr(0, host.find(':'));
+  if (detail::same_text(host, "localhost")) return true;
+  if (host.empty()) return false;
+  for (const char c : host)
+    if ((c < '0' || c > '9') && c != '.') return false;
+  return true;
+}
+
 // Checks the head of a request for rpc_path (`text` is the whole head, as head_parser took it).
 // Returns true with `out` set, or false with `refusal` set.
-inline bool check_rpc_head(const request_head& head, std::string_view text, std::size_t max_body, rpc_terms& out,
-                           rpc_refusal& refusal) {
+// A loopback peer's Host must be an address or localhost (is_address_host()), or absent.
+inline bool check_rpc_head(const request_head& head, std::string_view text, std::size_t max_body, bool loopback,
+                           rpc_terms& out, rpc_refusal& refusal) {
   const auto refuse = [&](int status, std::string_view reason, std::string why, std::string_view extra = {}) {
     refusal = {status, reason, "geerpc: " + why + "\n", extra};
     return false;
@@ -122,6 +142,10 @@ inline bool check_rpc_head(const request_head& head, std::string_view text, std:
   if (head.method != "POST")
     return refuse(405, "Method Not Allowed", std::string(rpc_path) + " takes POST only", "Allow: POST\r\n");
   std::string_view value;
+  if (loopback && find_header(text, "Host", value) != 0 && !is_address_host(value))
+    return refuse(403, "Forbidden",
+                  std::string(rpc_path) + " takes, from this machine, a Host that is an address or localhost, not \"" +
+                      std::string(value.substr(0, 100)) + "\" (a name could be a web page's, rebound to 127.0.0.1)");
   if (find_header(text, "Content-Type", value) != 1 || !detail::is_json_type(value))
     return refuse(415, "Unsupported Media Type",
                   std::string(rpc_path) + " takes Content-Type: application/json (JSON-RPC 2.0)");
