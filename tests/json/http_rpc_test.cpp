@@ -14,7 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include <geerpc/detail/byte_order.hpp>
 #include <geerpc/json.hpp>
+#include <geerpc/json/http_rpc.hpp>
+#include <geerpc/wire/frame.hpp>
 #include <geerpc/wire/http_rpc.hpp>
 
 #include "catch.hpp"
@@ -280,6 +283,52 @@ TEMPLATE_TEST_CASE("http_rpc: interceptors and statistics see the calls, and a b
   const auto add = stats.find("\"Arith.Add\"");
   REQUIRE(add != std::string::npos);
   CHECK(stats.find("\"calls\":2", add) != std::string::npos);
+}
+
+// The translator alone: the frames it makes, and its one answer once every call has answered.
+TEST_CASE("http_rpc: the translator gives one answer, once every call has answered, each once", "[json][http_rpc]") {
+  const std::string body = "[" + call("A.B", "[1]", "1") + ",{}," + call("A.C", "", R"("z")") + "]";
+  geerpc::json::detail::http_rpc_translator translator({1 << 20, body.size(), 5000});
+  std::vector<std::byte> frames, replies;
+  const auto bytes = std::as_bytes(std::span(body.data(), body.size()));
+  CHECK(translator.inbound(bytes.first(10), frames, replies).outcome ==
+        geerpc::detail::frame_translator::verdict::more);
+  CHECK(frames.empty());
+  CHECK(translator.buffered() > 0);  // the frame timeout watches the body
+  CHECK(translator.inbound(bytes.subspan(10), frames, replies).outcome ==
+        geerpc::detail::frame_translator::verdict::more);
+  CHECK(replies.empty());
+  CHECK(translator.buffered() == 0);
+  std::vector<geerpc::wire::frame_view> made;
+  for (std::size_t at = 0; at < frames.size();) {
+    const std::size_t size = geerpc::wire::length_prefix_size + geerpc::detail::load_le<std::uint32_t>(&frames[at]);
+    REQUIRE(geerpc::wire::parse_frame(std::span(frames).subspan(at, size), made.emplace_back()) == nullptr);
+    at += size;
+  }
+  REQUIRE(made.size() == 2);
+  CHECK((made[0].header.seq == 1 && made[0].text == "A.B" && made[0].header.budget_us == 5000));
+  CHECK((made[1].header.seq == 2 && made[1].text == "A.C" && made[1].header.budget_us == 5000));
+  CHECK(std::string_view(reinterpret_cast<const char*>(made[1].body.data()), made[1].body.size()) == "[]");
+
+  const auto respond = [&](std::uint64_t seq, std::string_view result) {
+    std::vector<std::byte> frame, text;
+    const std::size_t start = geerpc::wire::begin_frame(frame, {geerpc::wire::frame_kind::response, 0, seq, 0}, "");
+    const auto json = std::as_bytes(std::span(result.data(), result.size()));
+    frame.insert(frame.end(), json.begin(), json.end());
+    geerpc::wire::finish_frame(frame, start);
+    translator.outbound(frame, text);
+    return std::string(reinterpret_cast<const char*>(text.data()), text.size());
+  };
+  CHECK(respond(2, "7").empty());
+  CHECK(respond(2, "8").empty());  // a second response for a seq: dropped
+  const std::string answer = respond(1, "6");
+  CHECK(answer.starts_with("HTTP/1.0 200 OK\r\n"));
+  CHECK(
+      answer.ends_with("\r\n\r\n"
+                       R"([{"jsonrpc":"2.0","result":6,"id":1},)" +
+                       error(-32600, R"(invalid request: \"jsonrpc\" must be \"2.0\")", "bad_request", "null") +
+                       R"(,{"jsonrpc":"2.0","result":7,"id":"z"}])"));
+  CHECK(respond(1, "6").empty());  // after the answer, nothing
 }
 
 TEST_CASE("http_rpc: the head's checks, alone", "[json][http_rpc]") {
