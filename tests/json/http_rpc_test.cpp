@@ -17,6 +17,7 @@
 #include <geerpc/detail/byte_order.hpp>
 #include <geerpc/json.hpp>
 #include <geerpc/json/http_rpc.hpp>
+#include <geerpc/json/tape.hpp>
 #include <geerpc/wire/frame.hpp>
 #include <geerpc/wire/http_rpc.hpp>
 
@@ -171,6 +172,13 @@ TEMPLATE_TEST_CASE("http_rpc: JSON-RPC 2.0's errors, with geerpc's errc in data"
   CHECK(method.body.starts_with(R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"rpc server: can't find method)"));
   CHECK(method.body.ends_with(R"("data":{"errc":"unknown_method"}},"id":4})"));
   CHECK(post(s.address, call("Nope.Sum", "[{}]", "5")).body.ends_with(R"("data":{"errc":"unknown_service"}},"id":5})"));
+  // A name the peer sent comes back escaped, in valid JSON (the server's text writes a control
+  // byte and what is not ASCII as \xNN: unknown_name.hpp).
+  const answer odd = post(s.address, call(R"(Arith.N\"o\u0001\ud83d\ude00)", "[]", "9"));
+  INFO(odd.body);
+  CHECK(odd.body.find(R"(method N\"o\\x01\\xf0)") != std::string::npos);
+  geerpc::json::tape parsed(std::as_bytes(std::span(odd.body.data(), odd.body.size())));
+  CHECK(parsed.parse());
 
   const answer arity = post(s.address, call("Arith.Add", "[1]", "6"));
   CHECK(arity.body.starts_with(R"({"jsonrpc":"2.0","error":{"code":-32602,)"));
