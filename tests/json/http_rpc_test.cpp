@@ -203,6 +203,21 @@ TEMPLATE_TEST_CASE("http_rpc: Geerpc-Timeout is the calls' deadline: the handler
   CHECK(send_request(s.address, post_text("{}", "Geerpc-Timeout: 0ms\r\n")).status == 400);
 }
 
+TEMPLATE_TEST_CASE("http_rpc: a batch past max_inflight_per_connection: the rest are answered busy", "[json][http_rpc]",
+                   GEERPC_TRANSPORTS) {
+  geerpc::server_options opts;
+  opts.limits.max_inflight_per_connection = 2;
+  calc_server<TestType> s(opts);
+  const std::string slow = call("Arith.Slow", "[{}]", "1");
+  const answer a =
+      post(s.address, "[" + slow + "," + call("Arith.Slow", "[{}]", "2") + "," + call("Arith.Sum", "[{}]", "3") + "]",
+           "Geerpc-Timeout: 100ms\r\n");
+  INFO(a.body);
+  CHECK(a.body.find(R"("code":-32001,)") != std::string::npos);
+  CHECK(a.body.ends_with(R"(,{"jsonrpc":"2.0","error":{"code":-32002,"message":"rpc server: too many requests in )"
+                         R"(flight","data":{"errc":"busy"}},"id":3}])"));
+}
+
 TEMPLATE_TEST_CASE("http_rpc: heads refused: type, length, size, method", "[json][http_rpc]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   opts.limits.max_frame_size = 4096;
