@@ -15462,7 +15462,7 @@ inline bool check_rpc_head(const request_head& head, std::string_view text, std:
     if (timeouts != 1 || !parse_timeout(value, budget_us))
       return refuse(400, "Bad Request",
                     std::string(timeout_header) + " is not a positive whole number of us, ms, s or m (\"200ms\")");
-  out = {static_cast<std::size_t>(length), budget_us};
+  out = {geerpc::detail::integer_cast<std::size_t>(length), budget_us};  // at most max_body
   return true;
 }
 
