@@ -93,6 +93,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (once == http::head_status::complete && (whole.size != pieces.size || whole.size > http::max_head ||
                                                 whole.method != pieces.method || whole.target != pieces.target))
       std::abort();
+    // A POST /rpc head's checks (wire/http_rpc.hpp): a body within the limit, or a refusal of theirs.
+    if (once == http::head_status::complete) {
+      http::rpc_terms terms;
+      http::rpc_refusal refusal;
+      constexpr std::size_t limit = 1000;
+      if (http::check_rpc_head(whole, text.substr(0, whole.size), limit, (data[0] & 1) != 0, terms, refusal)) {
+        if (terms.content_length > limit || terms.budget_us > (std::uint64_t{1} << 50)) std::abort();
+      } else if (std::string_view("400 403 405 411 413 415").find(std::to_string(refusal.status)) ==
+                     std::string_view::npos ||
+                 refusal.text.empty()) {
+        std::abort();
+      }
+    }
   }
 
   // The server's side.

@@ -51,24 +51,6 @@ bool is_whitespace(std::byte b) noexcept {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-// `text` with every byte that does not begin a well-formed UTF-8 sequence replaced by U+FFFD.
-std::string valid_utf8(std::string_view text) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t length = bytes[at] < 0x80 ? 1 : utf8_sequence_length(bytes + at, text.size() - at);
-    if (length == 0) {
-      out += "\xef\xbf\xbd";
-      ++at;
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
-}
-
 // Which member of a request a key names: Go's encoding/json matches a key to a field ignoring ASCII
 // case, and so does this (json/decode_struct.hpp's rule); -1: none (ignored).
 enum member : int { method_member, params_member, id_member, members };
@@ -162,6 +144,23 @@ std::string read_request(const tape& parsed, jsonrpc_request& out, std::size_t& 
 }
 
 }  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = bytes[at] < 0x80 ? 1 : utf8_sequence_length(bytes + at, text.size() - at);
+    if (length == 0) {
+      out += "\xef\xbf\xbd";
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
 
 void append_error_response(std::string_view id, std::string_view message, std::vector<std::byte>& out) {
   append(out, R"({"id":)");

@@ -23,7 +23,7 @@ sources=(examples/*.cpp src/geerpc.cpp tests/lifecycle_test.cpp)
 # geerpc::json's headers, through its calls test, and its compiled parse and JSON-RPC translator,
 # where that target is built.
 [ -d "$build/tests/json" ] && sources+=(tests/json/calls_test.cpp src/json_tape.cpp src/jsonrpc_scanner.cpp src/jsonrpc_stream.cpp
-                                    src/jsonrpc_client.cpp src/jsonrpc_client_session.cpp)
+                                    src/jsonrpc_client.cpp src/jsonrpc_client_session.cpp src/http_rpc.cpp)
 log=$(mktemp)
 # -Wno-unknown-warning-option: the database may come from a GCC build with GCC-only flags.
 printf '%s\n' "${sources[@]}" |

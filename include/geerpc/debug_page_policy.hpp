@@ -4,7 +4,8 @@
 // request for the page or its JSON arrives (server/http_door.hpp), or a call of the built-in geerpc.Describe
 // (server/describe.hpp), never on another call's path; a peer it refuses gets the same 404 as a path that does not
 // exist, and the same error for geerpc.Describe as for a service that does not exist. CONNECT /_geerpc_ (RPC over HTTP)
-// is not the debug page: no policy applies to it.
+// is not the debug page: no policy applies to it. The same type says who may call methods with
+// JSON-RPC over HTTP (POST /rpc: server_options.observability.http_rpc), asked for that path only.
 #pragma once
 
 #include <arpa/inet.h>

@@ -154,6 +154,11 @@ struct server_observability {
   // gets 404, as for a path that does not exist. `true` means local(), not any(). CONNECT (RPC over
   // HTTP) is not the page: it is always served.
   debug_page_policy debug_page{};
+  // Who may call the server's methods with JSON-RPC 2.0 over HTTP, POST /rpc on the RPC port
+  // (docs/protocol.md section 11; a server whose codecs include json_codec): the same policy as
+  // debug_page's, local peers by default; off() turns it off. A peer refused gets 404. Calls made
+  // so pass the server's interceptors as any other call: this admits the door, not the caller.
+  debug_page_policy http_rpc{};
   // Whether the server keeps statistics of its calls for the debug page: per method, outcomes by
   // error code and latency over the last minute; how long requests wait for a handler thread; the
   // last 100 slow or failed calls; how often each limit turned something away. Cheap (three relaxed

@@ -3812,7 +3812,8 @@ GEERPC_END_NAMESPACE
 // request for the page or its JSON arrives (server/http_door.hpp), or a call of the built-in geerpc.Describe
 // (server/describe.hpp), never on another call's path; a peer it refuses gets the same 404 as a path that does not
 // exist, and the same error for geerpc.Describe as for a service that does not exist. CONNECT /_geerpc_ (RPC over HTTP)
-// is not the debug page: no policy applies to it.
+// is not the debug page: no policy applies to it. The same type says who may call methods with
+// JSON-RPC over HTTP (POST /rpc: server_options.observability.http_rpc), asked for that path only.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -4840,6 +4841,11 @@ struct server_observability {
   // gets 404, as for a path that does not exist. `true` means local(), not any(). CONNECT (RPC over
   // HTTP) is not the page: it is always served.
   debug_page_policy debug_page{};
+  // Who may call the server's methods with JSON-RPC 2.0 over HTTP, POST /rpc on the RPC port
+  // (docs/protocol.md section 11; a server whose codecs include json_codec): the same policy as
+  // debug_page's, local peers by default; off() turns it off. A peer refused gets 404. Calls made
+  // so pass the server's interceptors as any other call: this admits the door, not the caller.
+  debug_page_policy http_rpc{};
   // Whether the server keeps statistics of its calls for the debug page: per method, outcomes by
   // error code and latency over the last minute; how long requests wait for a handler thread; the
   // last 100 slow or failed calls; how often each limit turned something away. Cheap (three relaxed
@@ -8518,7 +8524,9 @@ GEERPC_END_NAMESPACE
 // page) works unchanged. The core knows nothing of the protocol: a codec that brings one says so
 // with two static members, make_frame_translator() and stream_first_byte (the byte a stream of
 // its protocol begins with, and no hello, HTTP request or TLS record does), which basic_server
-// finds among its codecs.
+// finds among its codecs. A codec may also bring make_http_rpc_translator(): the translator of
+// one HTTP request's body (POST /rpc, JSON-RPC 2.0: server/http_door.hpp), whose one answer is
+// the connection's last words.
 
 
 
@@ -8560,6 +8568,11 @@ class frame_translator {
   // Bytes of an unfinished message held: nonzero means the peer stopped mid-message (the
   // connection's frame timeout then runs, as for a frame begun and not finished).
   virtual std::size_t buffered() const noexcept = 0;
+
+  // A translator of one request (HTTP's): the first text outbound() gives is its whole answer,
+  // which the session sends as its last words and then closes; once inbound() has given frames,
+  // what the peer sends is not read any more. A stream's translator answers each call on its own.
+  virtual bool one_answer() const noexcept { return false; }
 };
 
 // What a translator is made with: the server's limit on a request, which also bounds a message.
@@ -8569,23 +8582,38 @@ struct frame_translator_terms {
 
 using frame_translator_factory = std::unique_ptr<frame_translator> (*)(const frame_translator_terms&);
 
+// What a translator of one HTTP request's body is made with: the server's limit, the body's
+// length (Content-Length) and the deadline budget of its calls (Geerpc-Timeout; 0: none), which
+// it writes into each request frame.
+struct http_rpc_terms {
+  std::uint32_t max_frame_size = 0;
+  std::size_t content_length = 0;
+  std::uint64_t budget_us = 0;
+};
+using http_rpc_translator_factory = std::unique_ptr<frame_translator> (*)(const http_rpc_terms&);
+
 // A server's translator, if one of its codecs brings one: how to make it, the first byte of a
 // stream it translates, and the slot of that codec (codecs.hpp), which decodes the requests.
 struct frame_translation {
   frame_translator_factory make = nullptr;
   char first_byte = 0;
   std::size_t codec_slot = 0;
+  http_rpc_translator_factory make_http = nullptr;  // null: the codec serves no POST /rpc
 };
 
 template <class Codec>
 constexpr frame_translation translation_by(std::size_t slot) noexcept {
+  frame_translation found;
   if constexpr (requires(const frame_translator_terms& terms) {
                   Codec::make_frame_translator(terms);
                   { Codec::stream_first_byte } -> std::convertible_to<char>;
                 })
-    return {&Codec::make_frame_translator, Codec::stream_first_byte, slot};
-  else
-    return {};
+    found = {&Codec::make_frame_translator, Codec::stream_first_byte, slot};
+  if constexpr (requires(const http_rpc_terms& terms) { Codec::make_http_rpc_translator(terms); }) {
+    found.make_http = &Codec::make_http_rpc_translator;
+    found.codec_slot = slot;
+  }
+  return found;
 }
 
 // The first of a server's codecs that brings a translator; none: make is null.
@@ -8594,7 +8622,7 @@ constexpr frame_translation translation_of(codecs<Codecs...>) noexcept {
   std::size_t slot = 0;
   const frame_translation found[] = {translation_by<Codecs>(slot++)...};
   for (const frame_translation& translation : found)
-    if (translation.make != nullptr) return translation;
+    if (translation.make != nullptr || translation.make_http != nullptr) return translation;
   return {};
 }
 
@@ -11180,6 +11208,38 @@ constexpr head_status parse_request_head(std::string_view text, request_head& ou
 // The path of a request target: what comes before its query or fragment.
 constexpr std::string_view target_path(std::string_view target) noexcept {
   return target.substr(0, target.find_first_of("?#"));
+}
+
+// The value of the header `name` (ASCII case ignored) in a whole head `text` (the request line
+// first, as head_parser accepted it), its surrounding spaces and tabs trimmed; returns how many
+// header lines carry that name (0: `value` is left alone).
+constexpr std::size_t find_header(std::string_view text, std::string_view name, std::string_view& value) noexcept {
+  const auto same = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+      const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
+      if (x != y) return false;
+    }
+    return true;
+  };
+  std::size_t found = 0;
+  std::size_t at = text.find('\n');  // past the request line
+  while (at != std::string_view::npos && at + 1 < text.size()) {
+    const std::size_t end = text.find('\n', at + 1);
+    std::string_view line = text.substr(at + 1, (end == std::string_view::npos ? text.size() : end) - at - 1);
+    detail::strip_line_end(line);
+    if (line.empty()) break;
+    const std::size_t colon = line.find(':');
+    if (colon != std::string_view::npos && same(line.substr(0, colon), name)) {
+      std::string_view v = line.substr(colon + 1);
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      if (found++ == 0) value = v;
+    }
+    at = end;
+  }
+  return found;
 }
 
 // An HTTP/1.0 response that closes the connection after its body. `extra_headers` are whole lines,
@@ -15320,19 +15380,193 @@ GEERPC_END_NAMESPACE
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   GET /debug/geerpc/services.json  every method with its types' JSON Schemas (server/describe.hpp)
+//   POST /rpc                      JSON-RPC 2.0 (docs/protocol.md section 11), on a server whose
+//                                  codecs bring its translator (json_codec): the head is checked
+//                                  (wire/http_rpc.hpp: 405, 411, 413, 415, 400), the body goes to
+//                                  the translator, whose one answer ends the connection
 //   another path                   404; another method on one of these paths: 405
 //   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
 //   port that requires TLS
 //
 // The debug paths answer only the peers server_options.observability.debug_page admits
 // (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
-// method, as a path that does not exist: nothing says the page is there.
+// method, as a path that does not exist: nothing says the page is there. /rpc likewise answers
+// only the peers observability.http_rpc admits (the same policy type, local by default).
 //
 // Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
 // connection. The head (at most 8 KiB) must arrive within server_options.timeouts.handshake,
-// which, after a CONNECT, also covers the hello that follows.
+// which, after a CONNECT, also covers the hello that follows; a POST /rpc's body, once begun
+// awaited, is bounded by timeouts.frame as a frame is.
 
 
+// ---- begin geerpc/wire/http_rpc.hpp
+// geerpc: the head of a JSON-RPC 2.0 call over HTTP, `POST /rpc` on the RPC port (docs/protocol.md
+// section 11), checked before a byte of its body is read: what the body is (its length), what
+// deadline its calls carry (the Geerpc-Timeout header), or why the request is refused, as the HTTP
+// status to answer. Pure functions over the head's text: fuzzable, as wire/http.hpp.
+//
+//   another method than POST          405, Allow: POST (OPTIONS too: no CORS preflight is granted)
+//   from a loopback peer, a Host that  403 (DNS rebinding: a web page whose name resolves to
+//   is a DNS name, not localhost or    127.0.0.1 posts as same-origin, application/json and all)
+//   an address
+//   Content-Type not application/json 415 (a browser page can send a cross-origin POST of a form's
+//   (a charset=utf-8 may follow)      types without asking: requiring this type is what keeps a
+//                                     web page from calling, docs/security.md)
+//   Transfer-Encoding (chunked)       411: the body is read by Content-Length only
+//   no Content-Length                 411
+//   a Content-Length that is no       400
+//   number, or two that differ
+//   a body longer than max_frame_size 413
+//   Geerpc-Timeout not <n>us|ms|s|m   400
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire::http {
+
+inline constexpr std::string_view rpc_path = "/rpc";
+inline constexpr std::string_view timeout_header = "Geerpc-Timeout";
+
+// What a well-formed head says of the body and its calls.
+struct rpc_terms {
+  std::size_t content_length = 0;
+  std::uint64_t budget_us = 0;  // the calls' deadline, from when the body has arrived; 0: none
+};
+
+// A head refused: the answer's status, its reason phrase, a text for the body, extra header lines.
+struct rpc_refusal {
+  int status = 0;
+  std::string_view reason;
+  std::string text;
+  std::string_view extra_headers;
+};
+
+namespace detail {
+
+constexpr char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr bool same_text(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+constexpr std::string_view trimmed(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// "application/json", or "application/json; charset=utf-8" (any case, any spaces around the ';'
+// and '=', the charset quoted or not). Nothing else: another parameter is a type we did not agree on.
+constexpr bool is_json_type(std::string_view type) noexcept {
+  const std::size_t semicolon = type.find(';');
+  if (!same_text(trimmed(type.substr(0, semicolon)), "application/json")) return false;
+  if (semicolon == std::string_view::npos) return true;
+  const std::string_view parameter = trimmed(type.substr(semicolon + 1));
+  const std::size_t equals = parameter.find('=');
+  if (equals == std::string_view::npos || !same_text(trimmed(parameter.substr(0, equals)), "charset")) return false;
+  std::string_view charset = trimmed(parameter.substr(equals + 1));
+  if (charset.size() >= 2 && charset.front() == '"' && charset.back() == '"')
+    charset = charset.substr(1, charset.size() - 2);
+  return same_text(charset, "utf-8");
+}
+
+// A decimal of at most 18 digits (no sign, no spaces inside); false if it is none.
+constexpr bool parse_count(std::string_view text, std::uint64_t& out) noexcept {
+  if (text.empty() || text.size() > 18) return false;
+  out = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    out = out * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return true;
+}
+
+}  // namespace detail
+
+// "250us", "200ms", "2s", "1m": a positive whole number and a unit, as microseconds (at most
+// 2^50, about 35 years); false for anything else.
+constexpr bool parse_timeout(std::string_view text, std::uint64_t& us) noexcept {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  std::uint64_t count = 0;
+  if (!detail::parse_count(text.substr(0, digits), count) || count == 0) return false;
+  const std::string_view unit = text.substr(digits);
+  std::uint64_t scale = 0;
+  if (unit == "us")
+    scale = 1;
+  else if (unit == "ms")
+    scale = 1'000;
+  else if (unit == "s")
+    scale = 1'000'000;
+  else if (unit == "m")
+    scale = 60'000'000;
+  else
+    return false;
+  constexpr std::uint64_t max_us = std::uint64_t{1} << 50;
+  if (count > max_us / scale) return false;
+  us = count * scale;
+  return true;
+}
+
+// A Host header's value that names this machine by address or as localhost ("127.0.0.1:7000",
+// "[::1]:7000", "localhost"), not by a DNS name: what a loopback peer's request must carry, since
+// a web page whose own name resolves to 127.0.0.1 (DNS rebinding) posts to it as same-origin.
+constexpr bool is_address_host(std::string_view host) noexcept {
+  if (host.starts_with('[')) {  // an IPv6 literal, its port after the ']'
+    const std::size_t close = host.find(']');
+    return close != std::string_view::npos && (close + 1 == host.size() || host[close + 1] == ':');
+  }
+  host = host.substr(0, host.find(':'));
+  if (detail::same_text(host, "localhost")) return true;
+  if (host.empty()) return false;
+  for (const char c : host)
+    if ((c < '0' || c > '9') && c != '.') return false;
+  return true;
+}
+
+// Checks the head of a request for rpc_path (`text` is the whole head, as head_parser took it).
+// Returns true with `out` set, or false with `refusal` set.
+// A loopback peer's Host must be an address or localhost (is_address_host()), or absent.
+inline bool check_rpc_head(const request_head& head, std::string_view text, std::size_t max_body, bool loopback,
+                           rpc_terms& out, rpc_refusal& refusal) {
+  const auto refuse = [&](int status, std::string_view reason, std::string why, std::string_view extra = {}) {
+    refusal = {status, reason, "geerpc: " + why + "\n", extra};
+    return false;
+  };
+  if (head.method != "POST")
+    return refuse(405, "Method Not Allowed", std::string(rpc_path) + " takes POST only", "Allow: POST\r\n");
+  std::string_view value;
+  if (loopback && find_header(text, "Host", value) != 0 && !is_address_host(value))
+    return refuse(403, "Forbidden",
+                  std::string(rpc_path) + " takes, from this machine, a Host that is an address or localhost, not \"" +
+                      std::string(value.substr(0, 100)) + "\" (a name could be a web page's, rebound to 127.0.0.1)");
+  if (find_header(text, "Content-Type", value) != 1 || !detail::is_json_type(value))
+    return refuse(415, "Unsupported Media Type",
+                  std::string(rpc_path) + " takes Content-Type: application/json (JSON-RPC 2.0)");
+  if (find_header(text, "Transfer-Encoding", value) != 0)
+    return refuse(411, "Length Required",
+                  std::string(rpc_path) + " reads a body of Content-Length bytes: Transfer-Encoding is not read");
+  const std::size_t lengths = find_header(text, "Content-Length", value);
+  if (lengths == 0) return refuse(411, "Length Required", std::string(rpc_path) + " needs a Content-Length");
+  std::uint64_t length = 0;
+  if (lengths != 1 || !detail::parse_count(value, length))
+    return refuse(400, "Bad Request", "the Content-Length is not one decimal number");
+  if (length > max_body)
+    return refuse(413, "Content Too Large",
+                  "a body of " + std::to_string(length) + " bytes (at most " + std::to_string(max_body) + ")");
+  std::uint64_t budget_us = 0;
+  if (const std::size_t timeouts = find_header(text, timeout_header, value); timeouts != 0)
+    if (timeouts != 1 || !parse_timeout(value, budget_us))
+      return refuse(400, "Bad Request",
+                    std::string(timeout_header) + " is not a positive whole number of us, ms, s or m (\"200ms\")");
+  out = {geerpc::detail::integer_cast<std::size_t>(length), budget_us};  // at most max_body
+  return true;
+}
+
+}  // namespace wire::http
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/http_rpc.hpp
 // ---- begin geerpc/server/debug_page.hpp
 // geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
 // JSON (GET /debug/geerpc/stats.json), for someone chasing a timeout in production: its services
@@ -15965,6 +16199,7 @@ class http_door {
     pending,    // the head has not ended: more bytes, please
     connected,  // a CONNECT: send `reply`, then the hello follows
     answered,   // send `reply`, then close
+    rpc,        // a POST /rpc whose head is good: its body follows, for the translator rpc_terms() is for
   };
 
   inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
@@ -16011,15 +16246,28 @@ class http_door {
     return answer;
   }
 
+  // What the head of a POST /rpc said of its body (after verdict::rpc).
+  const wire::http::rpc_terms& rpc_terms() const noexcept { return rpc_terms_; }
+
  private:
   static std::string plain(int status, std::string_view reason, const std::string& body,
                            std::string_view extra_headers = {}, bool head_only = false) {
     return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
   }
 
-  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
-                       const debug_peer& peer) {
+  verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
+                const debug_peer& peer) {
     const std::string_view path = wire::http::target_path(head.target);
+    if (path == wire::http::rpc_path && context.config.translation().make_http != nullptr &&
+        context.config.options().observability.http_rpc.allows(peer)) {
+      wire::http::rpc_refusal refusal;
+      if (wire::http::check_rpc_head(head, std::string_view(head_).substr(0, head.size),
+                                     context.config.options().limits.max_frame_size, peer.loopback, rpc_terms_,
+                                     refusal))
+        return verdict::rpc;
+      reply = plain(refusal.status, refusal.reason, refusal.text, refusal.extra_headers);
+      return verdict::answered;
+    }
     const bool get = head.method == "GET" || head.method == "HEAD";
     const bool head_only = head.method == "HEAD";
     if (path == "/_geerpc_" || path == "/_geeprc_") {  // GeeRPC's defaultRPCPath has the typo
@@ -16054,6 +16302,7 @@ class http_door {
 
   std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
   std::string https_address_;
+  wire::http::rpc_terms rpc_terms_;
   bool refuse_ = false;  // plaintext on a port that requires TLS: every request is refused
   wire::http::head_parser parser_;
 };
@@ -16114,6 +16363,12 @@ class session_opening {
         http_->feed(data, used, reply, session.context_, session.owner().peer(), identity());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
+    if (verdict == http_door::verdict::rpc) {
+      const wire::http::rpc_terms terms = http_->rpc_terms();
+      http_.reset();
+      begin_http_rpc(session, terms);
+      return !session.closed();  // what is left of `data` is the body's
+    }
     http_.reset();
     const auto bytes = std::as_bytes(std::span(reply));
     if (verdict == http_door::verdict::connected) {
@@ -16139,21 +16394,13 @@ class session_opening {
   // (frame_translator.hpp) is accepted at once, without a hello, as a hello would accept it: with
   // that codec, no handle timeout (such a peer sends none), responses up to the server's
   // max_frame_size. Returns true when it did, having given the session its translator.
+  // A POST /rpc (http_door.hpp) has a translator too, given when its head ended: true for it.
   template <class Session>
   bool begin_translated(Session& session) {
+    if (session.translator_ != nullptr) return true;
     if (!translatable_ || hello_size_ != 0) return false;
-    const server_context& context = session.context_;
-    const frame_translation& translation = context.config.translation();
-    const std::uint32_t max_frame_size = context.config.options().limits.max_frame_size;
-    session.translator_ = translation.make({max_frame_size});
-    codec_slot_ = translation.codec_slot;
-    handle_timeout_ = std::chrono::nanoseconds::zero();
-    max_response_size_ = max_frame_size;
-    greeted_.store(true, std::memory_order_relaxed);
-    hello_size_ = wire::hello_size;  // done(): there is no hello to wait for
-    // No hello reply goes out, nor, at a graceful shutdown, a goaway (the peer has no word for
-    // it): its requests are refused with going_away instead, in its own words.
-    session.disarm_stall_timer();
+    const std::uint32_t max_frame_size = session.context_.config.options().limits.max_frame_size;
+    accept_translated(session, session.context_.config.translation().make({max_frame_size}));
     return true;
   }
 
@@ -16210,6 +16457,30 @@ class session_opening {
   }
 
  private:
+  // A translated connection begins, as a hello would accept it: with the translating codec, no
+  // handle timeout (such a peer sends none), responses up to the server's max_frame_size.
+  template <class Session>
+  void accept_translated(Session& session, std::unique_ptr<frame_translator> translator) {
+    session.translator_ = std::move(translator);
+    codec_slot_ = session.context_.config.translation().codec_slot;
+    handle_timeout_ = std::chrono::nanoseconds::zero();
+    max_response_size_ = session.context_.config.options().limits.max_frame_size;
+    greeted_.store(true, std::memory_order_relaxed);
+    hello_size_ = wire::hello_size;  // done(): there is no hello to wait for
+    // No hello reply goes out, nor, at a graceful shutdown, a goaway (the peer has no word for
+    // it): its requests are refused with going_away instead, in its own words. The stall timer
+    // now watches the translator's unfinished message (timeouts.frame), not the handshake.
+    session.disarm_stall_timer();
+  }
+
+  // The head of a POST /rpc was good: its body goes to the translator the codec brings.
+  template <class Session>
+  void begin_http_rpc(Session& session, const wire::http::rpc_terms& terms) {
+    const std::uint32_t max_frame_size = session.context_.config.options().limits.max_frame_size;
+    accept_translated(session, session.context_.config.translation().make_http(
+                                   {max_frame_size, terms.content_length, terms.budget_us}));
+  }
+
   // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
   // "https://127.0.0.1:7000"), as it dialed it; empty for a Unix socket, which has no such form.
   static std::string tls_address(int fd, std::string_view scheme) {
@@ -16301,7 +16572,8 @@ class wire_session {
   // Sends `bytes`, the last words (an HTTP answer, a translator's reply to a stream out of step),
   // after what other threads are sending, then closes the connection once the socket has taken
   // them all (or the peer is dropped for not reading them: timeouts.write, or the wait for EOF).
-  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread.
+  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread,
+  // or, for a translator of one request, on the thread that answers its last call.
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
     disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it, once they are out
@@ -16498,13 +16770,21 @@ class wire_session {
   // would; what it answers itself (a message too long, malformed, or no request: the stream still
   // in step) goes straight out. A stream out of step gets its last words, and then the connection
   // ends as after an HTTP answer: the writing side once they are out, the rest at the peer's EOF.
+  // A translator of one request (HTTP's: one_answer()) that gave its frames has read all it reads:
+  // from then on the peer's bytes are discarded and the reader leaves the stall timer alone, so
+  // that whichever thread answers the last call may send the last words (send_translated()).
   template <class Ready>
   bool on_translated(std::span<const std::byte> data, Ready& ready) {
-    if (closing_after_output_.load(std::memory_order_relaxed)) return opening_.discard(*this, data.size());
+    if (closing_after_output_.load(std::memory_order_relaxed) || translated_input_done_)
+      return opening_.discard(*this, data.size());
     std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
     std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
     const frame_translator::intake intake = translator_->inbound(data, frames, replies);
     for (std::size_t i = 0; i < intake.too_large; ++i) owner().observer().turned_away(limit_kind::frame_size);
+    if (!frames.empty() && translator_->one_answer()) {
+      translated_input_done_ = true;
+      watch_partial(true, 0);  // the body's timer goes before any of its calls can answer
+    }
     bool completed = false;
     const bool keep = frames.empty() || on_frames(frames, ready, completed);
     trim_scratch(frames);
@@ -16514,7 +16794,7 @@ class wire_session {
       else if (!replies.empty())
         after_write(writer_.write(replies));
     }
-    if (!closing_after_output_.load(std::memory_order_relaxed))
+    if (!closing_after_output_.load(std::memory_order_relaxed) && !translated_input_done_)
       watch_partial(completed || !replies.empty(), translator_->buffered());
     trim_scratch(replies);
     return keep && !closed();
@@ -16525,12 +16805,19 @@ class wire_session {
   // stream exists, so every thread that answers one sees it; the goaway, which other threads send
   // at any time, never goes out on such a stream (session_opening::begin_translated).
   // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
-  // writer drops one that raced past this check.
+  // writer drops one that raced past this check. A translator of one request gives its whole
+  // answer once, for its last call: those are the last words, sent from the thread that answered
+  // (the reader no longer arms the stall timer: on_translated()).
   void send_translated(std::span<const std::byte> frame, bool hold) {
     if (closing_after_output_.load(std::memory_order_relaxed)) return;
     std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
     translator_->outbound(frame, text);
-    if (!text.empty()) after_write(hold ? writer_.hold(text) : writer_.write(text));
+    if (!text.empty()) {
+      if (translator_->one_answer())
+        send_and_close(text);
+      else
+        after_write(hold ? writer_.hold(text) : writer_.write(text));
+    }
     trim_scratch(text);
   }
 
@@ -16680,6 +16967,7 @@ class wire_session {
   session_opening opening_;                        // the first bytes: the HTTP door, the hello
   std::unique_ptr<frame_translator> translator_;   // a translated stream's (set by opening_), else null
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
+  bool translated_input_done_ = false;             // the reader's: a one-answer translator has its frames
   std::atomic<bool> words_out_{false};             // answer_sent() ran: the last words are out
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};

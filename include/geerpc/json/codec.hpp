@@ -70,6 +70,10 @@ struct json_codec {
   // here, so that only a client of this codec can. `where` begins its errors ("rpc client:
   // jsonrpc@host:port"). Compiled in geerpc::json (src/jsonrpc_client_session.cpp).
   static std::unique_ptr<net::stream_session> make_jsonrpc_client_session(int fd, std::string_view where);
+
+  // A POST /rpc on the server's port (JSON-RPC 2.0 over HTTP, docs/protocol.md section 11): the
+  // translator of its body (src/http_rpc.cpp), which the HTTP door hands the connection to.
+  static std::unique_ptr<detail::frame_translator> make_http_rpc_translator(const detail::http_rpc_terms& terms);
 };
 
 GEERPC_END_NAMESPACE

@@ -69,6 +69,10 @@ class jsonrpc_stream final : public geerpc::detail::frame_translator {
   std::unordered_map<std::uint64_t, std::string> ids_;
 };
 
+// `text` with every byte that does not begin a well-formed UTF-8 sequence replaced by U+FFFD
+// (JSON-RPC 2.0's translator, json/http_rpc.hpp, shares it).
+std::string valid_utf8(std::string_view text);
+
 // `{"id":<id>,"result":null,"error":"<message>"}` and a newline: an error response, the message
 // JSON-escaped (a byte that is not UTF-8 becomes U+FFFD, as Go's encoder writes it).
 void append_error_response(std::string_view id, std::string_view message, std::vector<std::byte>& out);

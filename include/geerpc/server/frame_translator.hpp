@@ -5,7 +5,9 @@
 // page) works unchanged. The core knows nothing of the protocol: a codec that brings one says so
 // with two static members, make_frame_translator() and stream_first_byte (the byte a stream of
 // its protocol begins with, and no hello, HTTP request or TLS record does), which basic_server
-// finds among its codecs.
+// finds among its codecs. A codec may also bring make_http_rpc_translator(): the translator of
+// one HTTP request's body (POST /rpc, JSON-RPC 2.0: server/http_door.hpp), whose one answer is
+// the connection's last words.
 #pragma once
 
 #include <concepts>
@@ -56,6 +58,11 @@ class frame_translator {
   // Bytes of an unfinished message held: nonzero means the peer stopped mid-message (the
   // connection's frame timeout then runs, as for a frame begun and not finished).
   virtual std::size_t buffered() const noexcept = 0;
+
+  // A translator of one request (HTTP's): the first text outbound() gives is its whole answer,
+  // which the session sends as its last words and then closes; once inbound() has given frames,
+  // what the peer sends is not read any more. A stream's translator answers each call on its own.
+  virtual bool one_answer() const noexcept { return false; }
 };
 
 // What a translator is made with: the server's limit on a request, which also bounds a message.
@@ -65,23 +72,38 @@ struct frame_translator_terms {
 
 using frame_translator_factory = std::unique_ptr<frame_translator> (*)(const frame_translator_terms&);
 
+// What a translator of one HTTP request's body is made with: the server's limit, the body's
+// length (Content-Length) and the deadline budget of its calls (Geerpc-Timeout; 0: none), which
+// it writes into each request frame.
+struct http_rpc_terms {
+  std::uint32_t max_frame_size = 0;
+  std::size_t content_length = 0;
+  std::uint64_t budget_us = 0;
+};
+using http_rpc_translator_factory = std::unique_ptr<frame_translator> (*)(const http_rpc_terms&);
+
 // A server's translator, if one of its codecs brings one: how to make it, the first byte of a
 // stream it translates, and the slot of that codec (codecs.hpp), which decodes the requests.
 struct frame_translation {
   frame_translator_factory make = nullptr;
   char first_byte = 0;
   std::size_t codec_slot = 0;
+  http_rpc_translator_factory make_http = nullptr;  // null: the codec serves no POST /rpc
 };
 
 template <class Codec>
 constexpr frame_translation translation_by(std::size_t slot) noexcept {
+  frame_translation found;
   if constexpr (requires(const frame_translator_terms& terms) {
                   Codec::make_frame_translator(terms);
                   { Codec::stream_first_byte } -> std::convertible_to<char>;
                 })
-    return {&Codec::make_frame_translator, Codec::stream_first_byte, slot};
-  else
-    return {};
+    found = {&Codec::make_frame_translator, Codec::stream_first_byte, slot};
+  if constexpr (requires(const http_rpc_terms& terms) { Codec::make_http_rpc_translator(terms); }) {
+    found.make_http = &Codec::make_http_rpc_translator;
+    found.codec_slot = slot;
+  }
+  return found;
 }
 
 // The first of a server's codecs that brings a translator; none: make is null.
@@ -90,7 +112,7 @@ constexpr frame_translation translation_of(codecs<Codecs...>) noexcept {
   std::size_t slot = 0;
   const frame_translation found[] = {translation_by<Codecs>(slot++)...};
   for (const frame_translation& translation : found)
-    if (translation.make != nullptr) return translation;
+    if (translation.make != nullptr || translation.make_http != nullptr) return translation;
   return {};
 }
 

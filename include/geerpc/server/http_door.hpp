@@ -6,17 +6,23 @@
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   GET /debug/geerpc/services.json  every method with its types' JSON Schemas (server/describe.hpp)
+//   POST /rpc                      JSON-RPC 2.0 (docs/protocol.md section 11), on a server whose
+//                                  codecs bring its translator (json_codec): the head is checked
+//                                  (wire/http_rpc.hpp: 405, 411, 413, 415, 400), the body goes to
+//                                  the translator, whose one answer ends the connection
 //   another path                   404; another method on one of these paths: 405
 //   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
 //   port that requires TLS
 //
 // The debug paths answer only the peers server_options.observability.debug_page admits
 // (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
-// method, as a path that does not exist: nothing says the page is there.
+// method, as a path that does not exist: nothing says the page is there. /rpc likewise answers
+// only the peers observability.http_rpc admits (the same policy type, local by default).
 //
 // Every answer but CONNECT's is a whole HTTP/1.0 response after which the server closes the
 // connection. The head (at most 8 KiB) must arrive within server_options.timeouts.handshake,
-// which, after a CONNECT, also covers the hello that follows.
+// which, after a CONNECT, also covers the hello that follows; a POST /rpc's body, once begun
+// awaited, is bounded by timeouts.frame as a frame is.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +36,7 @@
 #include "../debug_page_policy.hpp"
 #include "../net/peer_identity.hpp"
 #include "../wire/http.hpp"
+#include "../wire/http_rpc.hpp"
 #include "context.hpp"
 #include "debug_page.hpp"
 #include "describe.hpp"
@@ -43,6 +50,7 @@ class http_door {
     pending,    // the head has not ended: more bytes, please
     connected,  // a CONNECT: send `reply`, then the hello follows
     answered,   // send `reply`, then close
+    rpc,        // a POST /rpc whose head is good: its body follows, for the translator rpc_terms() is for
   };
 
   inline static constexpr std::string_view connected_reply = "HTTP/1.0 200 Connected to Gee RPC\n\n";
@@ -89,15 +97,28 @@ class http_door {
     return answer;
   }
 
+  // What the head of a POST /rpc said of its body (after verdict::rpc).
+  const wire::http::rpc_terms& rpc_terms() const noexcept { return rpc_terms_; }
+
  private:
   static std::string plain(int status, std::string_view reason, const std::string& body,
                            std::string_view extra_headers = {}, bool head_only = false) {
     return wire::http::response(status, reason, "text/plain; charset=utf-8", body, extra_headers, head_only);
   }
 
-  static verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
-                       const debug_peer& peer) {
+  verdict route(const wire::http::request_head& head, std::string& reply, const server_context& context,
+                const debug_peer& peer) {
     const std::string_view path = wire::http::target_path(head.target);
+    if (path == wire::http::rpc_path && context.config.translation().make_http != nullptr &&
+        context.config.options().observability.http_rpc.allows(peer)) {
+      wire::http::rpc_refusal refusal;
+      if (wire::http::check_rpc_head(head, std::string_view(head_).substr(0, head.size),
+                                     context.config.options().limits.max_frame_size, peer.loopback, rpc_terms_,
+                                     refusal))
+        return verdict::rpc;
+      reply = plain(refusal.status, refusal.reason, refusal.text, refusal.extra_headers);
+      return verdict::answered;
+    }
     const bool get = head.method == "GET" || head.method == "HEAD";
     const bool head_only = head.method == "HEAD";
     if (path == "/_geerpc_" || path == "/_geeprc_") {  // GeeRPC's defaultRPCPath has the typo
@@ -132,6 +153,7 @@ class http_door {
 
   std::string head_;  // the bytes of the head so far (at most wire::http::max_head)
   std::string https_address_;
+  wire::http::rpc_terms rpc_terms_;
   bool refuse_ = false;  // plaintext on a port that requires TLS: every request is refused
   wire::http::head_parser parser_;
 };

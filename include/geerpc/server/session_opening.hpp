@@ -91,6 +91,12 @@ class session_opening {
         http_->feed(data, used, reply, session.context_, session.owner().peer(), identity());
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
+    if (verdict == http_door::verdict::rpc) {
+      const wire::http::rpc_terms terms = http_->rpc_terms();
+      http_.reset();
+      begin_http_rpc(session, terms);
+      return !session.closed();  // what is left of `data` is the body's
+    }
     http_.reset();
     const auto bytes = std::as_bytes(std::span(reply));
     if (verdict == http_door::verdict::connected) {
@@ -116,21 +122,13 @@ class session_opening {
   // (frame_translator.hpp) is accepted at once, without a hello, as a hello would accept it: with
   // that codec, no handle timeout (such a peer sends none), responses up to the server's
   // max_frame_size. Returns true when it did, having given the session its translator.
+  // A POST /rpc (http_door.hpp) has a translator too, given when its head ended: true for it.
   template <class Session>
   bool begin_translated(Session& session) {
+    if (session.translator_ != nullptr) return true;
     if (!translatable_ || hello_size_ != 0) return false;
-    const server_context& context = session.context_;
-    const frame_translation& translation = context.config.translation();
-    const std::uint32_t max_frame_size = context.config.options().limits.max_frame_size;
-    session.translator_ = translation.make({max_frame_size});
-    codec_slot_ = translation.codec_slot;
-    handle_timeout_ = std::chrono::nanoseconds::zero();
-    max_response_size_ = max_frame_size;
-    greeted_.store(true, std::memory_order_relaxed);
-    hello_size_ = wire::hello_size;  // done(): there is no hello to wait for
-    // No hello reply goes out, nor, at a graceful shutdown, a goaway (the peer has no word for
-    // it): its requests are refused with going_away instead, in its own words.
-    session.disarm_stall_timer();
+    const std::uint32_t max_frame_size = session.context_.config.options().limits.max_frame_size;
+    accept_translated(session, session.context_.config.translation().make({max_frame_size}));
     return true;
   }
 
@@ -187,6 +185,30 @@ class session_opening {
   }
 
  private:
+  // A translated connection begins, as a hello would accept it: with the translating codec, no
+  // handle timeout (such a peer sends none), responses up to the server's max_frame_size.
+  template <class Session>
+  void accept_translated(Session& session, std::unique_ptr<frame_translator> translator) {
+    session.translator_ = std::move(translator);
+    codec_slot_ = session.context_.config.translation().codec_slot;
+    handle_timeout_ = std::chrono::nanoseconds::zero();
+    max_response_size_ = session.context_.config.options().limits.max_frame_size;
+    greeted_.store(true, std::memory_order_relaxed);
+    hello_size_ = wire::hello_size;  // done(): there is no hello to wait for
+    // No hello reply goes out, nor, at a graceful shutdown, a goaway (the peer has no word for
+    // it): its requests are refused with going_away instead, in its own words. The stall timer
+    // now watches the translator's unfinished message (timeouts.frame), not the handshake.
+    session.disarm_stall_timer();
+  }
+
+  // The head of a POST /rpc was good: its body goes to the translator the codec brings.
+  template <class Session>
+  void begin_http_rpc(Session& session, const wire::http::rpc_terms& terms) {
+    const std::uint32_t max_frame_size = session.context_.config.options().limits.max_frame_size;
+    accept_translated(session, session.context_.config.translation().make_http(
+                                   {max_frame_size, terms.content_length, terms.budget_us}));
+  }
+
   // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
   // "https://127.0.0.1:7000"), as it dialed it; empty for a Unix socket, which has no such form.
   static std::string tls_address(int fd, std::string_view scheme) {

@@ -108,7 +108,8 @@ class wire_session {
   // Sends `bytes`, the last words (an HTTP answer, a translator's reply to a stream out of step),
   // after what other threads are sending, then closes the connection once the socket has taken
   // them all (or the peer is dropped for not reading them: timeouts.write, or the wait for EOF).
-  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread.
+  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread,
+  // or, for a translator of one request, on the thread that answers its last call.
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
     disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it, once they are out
@@ -305,13 +306,21 @@ class wire_session {
   // would; what it answers itself (a message too long, malformed, or no request: the stream still
   // in step) goes straight out. A stream out of step gets its last words, and then the connection
   // ends as after an HTTP answer: the writing side once they are out, the rest at the peer's EOF.
+  // A translator of one request (HTTP's: one_answer()) that gave its frames has read all it reads:
+  // from then on the peer's bytes are discarded and the reader leaves the stall timer alone, so
+  // that whichever thread answers the last call may send the last words (send_translated()).
   template <class Ready>
   bool on_translated(std::span<const std::byte> data, Ready& ready) {
-    if (closing_after_output_.load(std::memory_order_relaxed)) return opening_.discard(*this, data.size());
+    if (closing_after_output_.load(std::memory_order_relaxed) || translated_input_done_)
+      return opening_.discard(*this, data.size());
     std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
     std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
     const frame_translator::intake intake = translator_->inbound(data, frames, replies);
     for (std::size_t i = 0; i < intake.too_large; ++i) owner().observer().turned_away(limit_kind::frame_size);
+    if (!frames.empty() && translator_->one_answer()) {
+      translated_input_done_ = true;
+      watch_partial(true, 0);  // the body's timer goes before any of its calls can answer
+    }
     bool completed = false;
     const bool keep = frames.empty() || on_frames(frames, ready, completed);
     trim_scratch(frames);
@@ -321,7 +330,7 @@ class wire_session {
       else if (!replies.empty())
         after_write(writer_.write(replies));
     }
-    if (!closing_after_output_.load(std::memory_order_relaxed))
+    if (!closing_after_output_.load(std::memory_order_relaxed) && !translated_input_done_)
       watch_partial(completed || !replies.empty(), translator_->buffered());
     trim_scratch(replies);
     return keep && !closed();
@@ -332,12 +341,19 @@ class wire_session {
   // stream exists, so every thread that answers one sees it; the goaway, which other threads send
   // at any time, never goes out on such a stream (session_opening::begin_translated).
   // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
-  // writer drops one that raced past this check.
+  // writer drops one that raced past this check. A translator of one request gives its whole
+  // answer once, for its last call: those are the last words, sent from the thread that answered
+  // (the reader no longer arms the stall timer: on_translated()).
   void send_translated(std::span<const std::byte> frame, bool hold) {
     if (closing_after_output_.load(std::memory_order_relaxed)) return;
     std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
     translator_->outbound(frame, text);
-    if (!text.empty()) after_write(hold ? writer_.hold(text) : writer_.write(text));
+    if (!text.empty()) {
+      if (translator_->one_answer())
+        send_and_close(text);
+      else
+        after_write(hold ? writer_.hold(text) : writer_.write(text));
+    }
     trim_scratch(text);
   }
 
@@ -487,6 +503,7 @@ class wire_session {
   session_opening opening_;                        // the first bytes: the HTTP door, the hello
   std::unique_ptr<frame_translator> translator_;   // a translated stream's (set by opening_), else null
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
+  bool translated_input_done_ = false;             // the reader's: a one-answer translator has its frames
   std::atomic<bool> words_out_{false};             // answer_sent() ran: the last words are out
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};

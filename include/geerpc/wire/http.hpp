@@ -150,6 +150,38 @@ constexpr std::string_view target_path(std::string_view target) noexcept {
   return target.substr(0, target.find_first_of("?#"));
 }
 
+// The value of the header `name` (ASCII case ignored) in a whole head `text` (the request line
+// first, as head_parser accepted it), its surrounding spaces and tabs trimmed; returns how many
+// header lines carry that name (0: `value` is left alone).
+constexpr std::size_t find_header(std::string_view text, std::string_view name, std::string_view& value) noexcept {
+  const auto same = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+      const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
+      if (x != y) return false;
+    }
+    return true;
+  };
+  std::size_t found = 0;
+  std::size_t at = text.find('\n');  // past the request line
+  while (at != std::string_view::npos && at + 1 < text.size()) {
+    const std::size_t end = text.find('\n', at + 1);
+    std::string_view line = text.substr(at + 1, (end == std::string_view::npos ? text.size() : end) - at - 1);
+    detail::strip_line_end(line);
+    if (line.empty()) break;
+    const std::size_t colon = line.find(':');
+    if (colon != std::string_view::npos && same(line.substr(0, colon), name)) {
+      std::string_view v = line.substr(colon + 1);
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      if (found++ == 0) value = v;
+    }
+    at = end;
+  }
+  return found;
+}
+
 // An HTTP/1.0 response that closes the connection after its body. `extra_headers` are whole lines,
 // each ending in CRLF. With `head_only` (a HEAD request) the body is left out and its length kept.
 inline std::string response(int status, std::string_view reason, std::string_view content_type, std::string_view body,
