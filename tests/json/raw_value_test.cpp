@@ -36,6 +36,14 @@ std::span<const std::byte> bytes_of(std::string_view text) {
   return std::as_bytes(std::span(text.data(), text.size()));
 }
 
+// A handler of raw values: what a gateway or a test double serves.
+struct Dynamic {
+  std::size_t length(const raw_arguments& list) { return list.text.size(); }  // an array's text, as it came
+  raw_value echo(const raw_value& value) { return value; }
+};
+using DynamicApi =
+    geerpc::service<"Dynamic", geerpc::method<"Length", &Dynamic::length>, geerpc::method<"Echo", &Dynamic::echo>>;
+
 struct holder {
   int id = 0;
   raw_value extra;
@@ -128,6 +136,25 @@ TEST_CASE("raw_value: invalid text fails the call with invalid_argument, sending
   // The connection is fine, and the server saw only this call.
   CHECK(client.call<raw_value>(ctx, "Arith.Sum", raw_arguments{R"([{"num1":2,"num2":2}])"}).text == "4");
   CHECK(reached == 1);
+}
+
+TEST_CASE("raw_value: a handler takes and returns JSON text, and is described as taking any value",
+          "[json][raw_value]") {
+  Dynamic dynamic;
+  geerpc::basic_server<geerpc::threaded, both_codecs> server;
+  server.add<DynamicApi>(dynamic);
+  const std::string address = server.listen("127.0.0.1:0");
+  auto client = geerpc::dial<geerpc::threaded, geerpc::json_codec>(address, {.timeouts = {.connect = 2s}});
+  const auto ctx = geerpc::with_timeout(5s);
+  CHECK(client.call<raw_value>(ctx, "Dynamic.Echo", raw_arguments{R"([ {"a": [1, 2]} ])"}).text == R"({"a": [1, 2]})");
+  CHECK(client.call<std::vector<int>>(ctx, "Dynamic.Echo", raw_value{"[1,2,3]"}) == std::vector<int>{1, 2, 3});
+  CHECK(client.call<std::size_t>(ctx, "Dynamic.Length", raw_arguments{"[[7, 8]]"}) == 6);
+  CHECK(client.try_call<std::size_t>(ctx, "Dynamic.Length", raw_arguments{"[{}]"}).code() == geerpc::errc::bad_request);
+  const auto& echo = geerpc::codec::call_json_schema<std::tuple<raw_value>, raw_value>();
+  CHECK(echo.params == R"({"type":"array","prefixItems":[{}],"minItems":1,"items":false})");
+  CHECK(echo.result == "{}");
+  CHECK(geerpc::codec::call_json_schema<std::tuple<raw_arguments>, raw_value>().params ==
+        R"({"type":"array","prefixItems":[{"type":"array"}],"minItems":1,"items":false})");
 }
 
 }  // namespace json_raw_value_test

@@ -12,7 +12,8 @@
 // array docs/protocol.md 8 sends (`[a, b]`), given alone in place of the arguments. Neither
 // changes what goes on the wire: the JSON codec sends no type fingerprint and no schema for any
 // call (json/codec.hpp), so the server checks the values as it reads them, as it does any JSON call.
-// Both are for the JSON codec: the binary codec sees them as structs holding a string.
+// A handler may take and return them too (over the JSON codec; its schema says any value). Both
+// are for the JSON codec: the binary codec sees them as structs holding a string.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "../codec/json_schema.hpp"
 #include "../codec/reader.hpp"
 #include "../codec/type_kind.hpp"
 #include "../config.hpp"
@@ -97,4 +99,17 @@ struct kind_decoder<raw_arguments, codec::type_kind::aggregate> {
 };
 
 }  // namespace json
+
+// A handler of raw values is described (docs/protocol.md 10) as taking any value, `{}`, and any array.
+namespace codec::detail {
+template <>
+struct json_schema<json::raw_value, type_kind::aggregate> {
+  static void append(std::string& out) { out += "{}"; }
+};
+template <>
+struct json_schema<json::raw_arguments, type_kind::aggregate> {
+  static void append(std::string& out) { out += R"({"type":"array"})"; }
+};
+}  // namespace codec::detail
+
 GEERPC_END_NAMESPACE
