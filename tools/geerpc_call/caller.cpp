@@ -2,7 +2,6 @@
 // geerpc.Describe, whose JSON string result holds the document.
 #include "caller.hpp"
 
-#include <array>
 #include <utility>
 
 #ifdef GEERPC_CALL_HAVE_TLS
@@ -11,33 +10,6 @@
 
 namespace geerpc_call {
 namespace {
-
-constexpr std::array<const char*, static_cast<std::size_t>(geerpc::last_errc) + 1> errc_names{"ok",
-                                                                                              "connect_timeout",
-                                                                                              "deadline_exceeded",
-                                                                                              "canceled",
-                                                                                              "handle_timeout",
-                                                                                              "unknown_service",
-                                                                                              "unknown_method",
-                                                                                              "bad_request",
-                                                                                              "remote_error",
-                                                                                              "connection_closed",
-                                                                                              "busy",
-                                                                                              "protocol_error",
-                                                                                              "connect_failed",
-                                                                                              "handshake_rejected",
-                                                                                              "bad_response",
-                                                                                              "invalid_argument",
-                                                                                              "type_mismatch",
-                                                                                              "unauthenticated",
-                                                                                              "permission_denied",
-                                                                                              "going_away",
-                                                                                              "aborted",
-                                                                                              "no_servers"};
-static_assert(static_cast<int>(geerpc::errc::no_servers) == 21 && geerpc::last_errc == geerpc::errc::no_servers,
-              "geerpc-call: a new geerpc::errc needs its name in errc_names");
-
-failure failure_of(const geerpc::error& e) { return {code_name(e.code), e.message}; }
 
 std::optional<failure> tls_session(const invocation& how, geerpc::options& opts) {
   if (!how.address.starts_with("tls@")) return std::nullopt;
@@ -52,23 +24,17 @@ std::optional<failure> tls_session(const invocation& how, geerpc::options& opts)
   try {
     opts.session = geerpc::tls::client(settings);
   } catch (const geerpc::tls::tls_error& e) {  // a file that cannot be read, a key that is not the certificate's
-    return failure{"invalid_argument", e.what()};
+    return failure_of(geerpc::errc::invalid_argument, e.what());
   }
   return std::nullopt;
 #else
   (void)opts;
-  return failure{"invalid_argument", "this geerpc-call was built without TLS (geerpc::tls needs OpenSSL 3)"};
+  return failure_of(geerpc::errc::invalid_argument,
+                    "this geerpc-call was built without TLS (geerpc::tls needs OpenSSL 3)");
 #endif
 }
 
 }  // namespace
-
-std::string code_name(std::error_code code) {
-  if (code.category() == geerpc::category() && code.value() >= 0 &&
-      static_cast<std::size_t>(code.value()) < errc_names.size())
-    return errc_names[static_cast<std::size_t>(code.value())];
-  return std::string(code.category().name()) + ":" + std::to_string(code.value());
-}
 
 caller::caller(json_client client, const invocation& how)
     : client_(std::move(client)), timeout_(how.timeout), metadata_(how.metadata) {}

@@ -10,17 +10,9 @@
 #include <geerpc/json.hpp>
 
 #include "command_line.hpp"
+#include "failure.hpp"
 
 namespace geerpc_call {
-
-// How a connect or a call failed: the errc's name (`deadline_exceeded`) and the library's message.
-struct failure {
-  std::string code_name;
-  std::string message;
-};
-
-// The name of a geerpc::errc as the source spells it; other categories' codes as "category:value".
-std::string code_name(std::error_code code);
 
 class caller {
  public:

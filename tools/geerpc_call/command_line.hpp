@@ -11,6 +11,10 @@ namespace geerpc_call {
 
 enum class verb { list, describe, call };
 
+// How a call's reply is printed: pretty JSON when stdout is a terminal and the server's one line
+// when it is not (automatic), or either, forced (--pretty, --compact).
+enum class reply_layout { automatic, pretty, compact };
+
 // What the TLS options asked for (used only with a tls@ address).
 struct tls_choice {
   std::string ca_file;           // --ca: the CAs to trust; empty: the system's
@@ -20,13 +24,14 @@ struct tls_choice {
 };
 
 struct invocation {
-  std::string address;
+  std::string address;  // as geerpc spells it: --unix PATH is unix@PATH, --http ADDRESS http@ADDRESS
   verb what = verb::call;
   std::string method;               // describe's and a call's
   std::vector<std::string> values;  // a call's ARGs as given ("-": read them from stdin)
   std::chrono::nanoseconds timeout = std::chrono::seconds(10);
   std::chrono::nanoseconds connect_timeout = std::chrono::seconds(5);
   std::vector<std::pair<std::string, std::string>> metadata;
+  reply_layout layout = reply_layout::automatic;
   tls_choice tls;
 };
 

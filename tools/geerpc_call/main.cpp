@@ -1,6 +1,9 @@
 // geerpc-call: calls a geerpc server's methods from the shell (README, "Trying a method from the
 // shell"). Reads the command line (command_line.cpp), connects and calls (caller.cpp), prints what
-// came back (describe_format.cpp). Exit status: 0 done, 1 the call failed, 2 a usage error.
+// came back (describe_format.cpp, reply_format.cpp). Exit status: 0 done, 1 the call failed
+// (failure.hpp's line on stderr), 2 a usage error.
+#include <unistd.h>
+
 #include <exception>
 #include <iostream>
 #include <string>
@@ -14,6 +17,8 @@
 #include "caller.hpp"
 #include "command_line.hpp"
 #include "describe_format.hpp"
+#include "failure.hpp"
+#include "reply_format.hpp"
 
 namespace {
 
@@ -22,8 +27,12 @@ using namespace geerpc_call;
 constexpr int exit_ok = 0, exit_failed = 1, exit_usage = 2;
 
 int report(const failure& f) {
-  std::cerr << "geerpc-call: " << f.code_name << ": " << f.message << '\n';
+  std::cerr << failure_line(f);
   return exit_failed;
+}
+
+bool pretty(reply_layout layout) {
+  return layout == reply_layout::pretty || (layout == reply_layout::automatic && ::isatty(STDOUT_FILENO) == 1);
 }
 
 int usage(const usage_error& e) {
@@ -35,13 +44,14 @@ int usage(const usage_error& e) {
 std::variant<boost::json::value, failure> described(caller& server) {
   auto document = server.describe();
   if (auto* failed = std::get_if<failure>(&document)) {
-    if (failed->code_name == "unknown_service")  // what a peer the server does not describe itself to is told
+    if (failed->code_name ==
+        errc_name(geerpc::errc::unknown_service))  // what a peer the server does not describe itself to is told
       failed->message += " (geerpc.Describe answers only the peers the server's debug page policy admits)";
     return *failed;
   }
   boost::json::error_code ec;
   boost::json::value parsed = boost::json::parse(std::get<std::string>(document), ec);
-  if (ec) return failure{"bad_response", "geerpc.Describe returned no JSON document: " + ec.message()};
+  if (ec) return failure_of(geerpc::errc::bad_response, "geerpc.Describe returned no JSON document: " + ec.message());
   return parsed;
 }
 
@@ -51,7 +61,7 @@ int run(const invocation& how, const std::string& arguments, caller& server) {
     auto reply = server.call(how.method, arguments);
     if (auto* failed = std::get_if<failure>(&reply)) return report(*failed);
     const std::string& text = std::get<std::string>(reply);
-    if (!text.empty()) std::cout << text << '\n';
+    if (!text.empty()) std::cout << (pretty(how.layout) ? reindented(text) : text) << '\n';
     return exit_ok;
   }
   auto document = described(server);
@@ -62,7 +72,8 @@ int run(const invocation& how, const std::string& arguments, caller& server) {
     return exit_ok;
   }
   auto text = describe_text(services, how.method);
-  if (!text) return report({"unknown_method", "the server describes no method \"" + how.method + "\""});
+  if (!text)
+    return report(failure_of(geerpc::errc::unknown_method, "the server describes no method \"" + how.method + "\""));
   std::cout << *text;
   return exit_ok;
 }
@@ -89,7 +100,7 @@ int main(int argc, char** argv) {
     auto connected = caller::connect(how);
     if (auto* failed = std::get_if<failure>(&connected)) return report(*failed);
     return run(how, arguments_json, std::get<caller>(connected));
-  } catch (const std::exception& e) {  // bad_alloc and the like: still a failed call, said on stderr
+  } catch (const std::exception& e) {  // bad_alloc and the like, no errc: still exit 1, one line
     return report({"error", e.what()});
   }
 }
