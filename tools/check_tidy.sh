@@ -24,6 +24,8 @@ sources=(examples/*.cpp src/geerpc.cpp tests/lifecycle_test.cpp)
 # where that target is built.
 [ -d "$build/tests/json" ] && sources+=(tests/json/calls_test.cpp src/json_tape.cpp src/jsonrpc_scanner.cpp src/jsonrpc_stream.cpp
                                     src/jsonrpc_client.cpp src/jsonrpc_client_session.cpp src/http_rpc.cpp)
+# geerpc-call, the command-line caller, where it is built (json/raw_value.hpp through its calls).
+[ -d "$build/tools/geerpc_call" ] && sources+=(tools/geerpc_call/*.cpp)
 log=$(mktemp)
 # -Wno-unknown-warning-option: the database may come from a GCC build with GCC-only flags.
 printf '%s\n' "${sources[@]}" |

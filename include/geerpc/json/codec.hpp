@@ -19,6 +19,7 @@
 #include "../server/frame_translator.hpp"
 #include "decode.hpp"
 #include "encode.hpp"
+#include "raw_value.hpp"
 #include "writer.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -44,8 +45,22 @@ struct json_codec {
     w.end_array();
   }
 
+  // A dynamic call's arguments (json/raw_value.hpp): the array they already are, checked, as it is.
+  static void encode_arguments(std::vector<std::byte>& out, const json::raw_arguments& arguments) {
+    json::writer w(out);
+    json::encode_value(w, arguments);
+  }
+
   template <class T>
   static json::decode_status decode(std::span<const std::byte> text, T& value) {
+    return json::decode(text, value);
+  }
+  // A dynamic call's result: the value's text; empty for the empty body of a method that returns nothing.
+  static json::decode_status decode(std::span<const std::byte> text, json::raw_value& value) {
+    if (text.empty()) {
+      value.text.clear();
+      return {};
+    }
     return json::decode(text, value);
   }
 

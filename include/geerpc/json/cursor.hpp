@@ -37,6 +37,8 @@ class cursor {
   }
   std::string_view chars(const token& at) const noexcept { return tape_->chars(at); }
   std::string_view number_text(const token& at) const noexcept { return tape_->number_text(at); }
+  // The exact text of the value that starts here (json/raw_value.hpp reads it whole).
+  std::string_view value_text() const noexcept { return tape_->value_text(index_); }
 
   // Records the first failure; returns false, for `return in.fail(...)`.
   bool fail(std::string reason, const token& at) {

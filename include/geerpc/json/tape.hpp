@@ -108,6 +108,31 @@ class tape {
     while (end < text_.size() && detail::is_number_char(text_[end])) ++end;
     return text_.substr(t.offset, end - t.offset);
   }
+  // The exact text of the value whose first token is at `index` (a string with its quotes, an array
+  // or object through its closing bracket), as the parsed text holds it.
+  std::string_view value_text(std::size_t index) const noexcept {
+    const token& t = (*this)[index];
+    std::size_t end = t.offset;
+    switch (t.kind) {
+      case token_kind::array_begin:
+      case token_kind::object_begin:
+        end = (*this)[t.end()].offset + std::size_t{1};
+        break;
+      case token_kind::string:
+        for (++end; end < text_.size() && text_[end] != '"'; ++end)
+          if (text_[end] == '\\') ++end;  // the escaped character is never the closing quote
+        ++end;
+        break;
+      case token_kind::null:
+      case token_kind::boolean:
+        end +=
+            t.kind == token_kind::boolean && !t.boolean() ? std::size_t{5} : std::size_t{4};  // false, or true and null
+        break;
+      default:
+        return number_text(t);
+    }
+    return text_.substr(t.offset, end - t.offset);
+  }
   std::span<const std::byte> text() const noexcept { return std::as_bytes(std::span(text_.data(), text_.size())); }
 
   // The decode's memory budget (a codec::reader over the text, used for its charges only).
