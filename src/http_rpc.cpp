@@ -89,6 +89,13 @@ bool read_id(const tape& parsed, std::size_t at, std::string& id, refusal& why) 
   return true;
 }
 
+// `text` as a JSON string (quoted, escaped), appended to `out`.
+void append_json_string(std::string_view text, std::string& out) {
+  std::vector<std::byte> quoted;
+  writer(quoted).string(text);
+  out.append(reinterpret_cast<const char*>(quoted.data()), quoted.size());
+}
+
 }  // namespace
 
 int rpc_code_of(errc code) noexcept {
@@ -118,18 +125,15 @@ int rpc_code_of(errc code) noexcept {
 }
 
 void append_rpc_error(std::string_view id, int code, std::string_view message, errc reason, std::string& out) {
-  std::vector<std::byte> text;
-  writer w(text);
-  w.raw(R"({"jsonrpc":"2.0","error":{"code":)");
-  w.integer(code);
-  w.raw(R"(,"message":)");
-  w.string(valid_utf8(message));
-  w.raw(R"(,"data":{"errc":)");
-  w.string(geerpc::detail::errc_name(static_cast<std::uint8_t>(reason)));
-  w.raw(R"(}},"id":)");
-  w.raw(id);
-  w.raw("}");
-  out.append(reinterpret_cast<const char*>(text.data()), text.size());
+  out.append(R"({"jsonrpc":"2.0","error":{"code":)");
+  out.append(std::to_string(code));
+  out.append(R"(,"message":)");
+  append_json_string(valid_utf8(message), out);
+  out.append(R"(,"data":{"errc":)");
+  append_json_string(geerpc::detail::errc_name(static_cast<std::uint8_t>(reason)), out);
+  out.append(R"(}},"id":)");
+  out.append(id);
+  out.push_back('}');
 }
 
 http_rpc_translator::intake http_rpc_translator::inbound(std::span<const std::byte> bytes,
@@ -236,12 +240,12 @@ void http_rpc_translator::outbound(std::span<const std::byte> bytes, std::vector
   call& c = calls_[call_of_seq_[frame.header.seq - 1]];
   if (!c.entry.empty() || unanswered_ == 0) return;  // answered already: exactly one response each
   if (c.notification) {
-    c.entry = " ";  // answered: no entry in the answer
+    c.entry.push_back(' ');  // answered: no entry in the answer
   } else if (frame.header.status != 0) {
     const auto code = static_cast<errc>(frame.header.status);
     append_rpc_error(c.id, rpc_code_of(code), frame.text, code, c.entry);
   } else {
-    c.entry = R"({"jsonrpc":"2.0","result":)";
+    c.entry.append(R"({"jsonrpc":"2.0","result":)");
     if (frame.body.empty())
       c.entry += "null";  // a void result
     else

@@ -62,11 +62,20 @@ std::string joined(const bj::array& schemas, std::string_view separator) {
   return out;
 }
 
+// `inner` between `open` and `close`. (Appended, not `"(" + inner + ")"`: GCC 12 at -O2 warns
+// -Wrestrict, wrongly, at that operator+ once inlined here.)
+std::string enclosed(char open, const std::string& inner, char close) {
+  std::string out(1, open);
+  out.append(inner);
+  out.push_back(close);
+  return out;
+}
+
 std::string array_summary(const bj::object& schema) {
   if (const bj::value* items = schema.if_contains("prefixItems"); items != nullptr && items->is_array())
-    return "(" + joined(items->get_array(), ", ") + ")";
+    return enclosed('(', joined(items->get_array(), ", "), ')');
   if (const bj::value* items = schema.if_contains("items"); items != nullptr && items->is_object())
-    return "[" + type_summary(*items) + "]";
+    return enclosed('[', type_summary(*items), ']');
   if (string_or(schema, "pattern", "") == "^[01]*$" || schema.contains("minLength")) return "bitset";
   return "()";  // "items": false and no prefixItems: no elements (a method of no arguments)
 }
