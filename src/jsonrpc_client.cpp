@@ -4,6 +4,7 @@
 #include <geerpc/error.hpp>
 #include <geerpc/json/decode_status.hpp>
 #include <geerpc/json/jsonrpc_client.hpp>
+#include <geerpc/json/jsonrpc_stream.hpp>
 #include <geerpc/json/tape.hpp>
 #include <geerpc/json/writer.hpp>
 #include <geerpc/wire/frame.hpp>
@@ -90,7 +91,7 @@ errc status_of(std::string_view error) noexcept {
 void append_frame(std::vector<std::byte>& frames, std::uint64_t seq, errc status, std::string_view text,
                   std::span<const std::byte> body, std::uint32_t limit) {
   const std::size_t room = limit > wire::header_size + body.size() ? limit - wire::header_size - body.size() : 0;
-  text = text.substr(0, room);
+  text = wire::cut_text(text, room);
   const std::size_t start =
       wire::begin_frame(frames, {wire::frame_kind::response, static_cast<std::uint8_t>(status), seq, 0}, text);
   frames.insert(frames.end(), body.begin(), body.end());
@@ -163,7 +164,9 @@ std::string jsonrpc_client_translator::take_frame(std::span<const std::byte> byt
   if (!waiting_.insert(frame.header.seq).second) return where_ + ": the client reused a seq";
   if (waiting_.size() > max_waiting_) forget_oldest();
   append(text, R"({"method":)");
-  writer(text).string(frame.text);
+  // A name that is not UTF-8 (the engines check only its length) goes as Go's encoder would write
+  // it, each bad byte as U+FFFD: the writer refuses invalid text, and Go answers "can't find method".
+  writer(text).string(valid_utf8(frame.text));
   append(text, R"(,"params":)");
   text.insert(text.end(), frame.body.begin(), frame.body.end());
   append(text, R"(,"id":)");
@@ -176,7 +179,9 @@ std::string jsonrpc_client_translator::take_frame(std::span<const std::byte> byt
 // have given up already.
 void jsonrpc_client_translator::forget_oldest() noexcept {
   const auto oldest = waiting_.begin();
-  if (forgotten_ == 0) forgotten_from_ = *oldest;  // every call sent before it was answered
+  // The lowest seq ever forgotten: the threaded engine numbers calls under its lock but hands them
+  // to the session outside it, so a lower seq may arrive after a higher one was forgotten.
+  forgotten_from_ = forgotten_ == 0 ? *oldest : std::min(forgotten_from_, *oldest);
   forgotten_through_ = std::max(forgotten_through_, *oldest);
   ++forgotten_;
   waiting_.erase(oldest);

@@ -71,7 +71,10 @@ net::io_result jsonrpc_client_session::read(std::span<std::byte> out) noexcept {
           continue;
       }
     }
-    return {net::io_status::would_block, 0};
+    // The last round may have completed a response, or ended the stream: would_block must mean
+    // nothing is buffered (stream_session.hpp), or the blocking engine would wait on an empty socket.
+    if (given_ < to_engine_.size()) return give(out);
+    return {ended_ ? net::io_status::closed : net::io_status::would_block, 0};
   } catch (const std::bad_alloc&) {
     ended_ = true;
     why_ = "out of memory translating the server's responses";

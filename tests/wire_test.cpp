@@ -349,6 +349,27 @@ TEST_CASE("a text longer than 65535 bytes is cut to fit its 16-bit size", "[wire
   CHECK(view.text.size() == geerpc::wire::max_text_size);
 }
 
+TEST_CASE("a text is cut at a UTF-8 character boundary, never inside a character", "[wire][frame]") {
+  using geerpc::wire::cut_text;
+  // "é" is 2 bytes, "€" 3, "𝄞" 4: a cut inside any of them steps back to its first byte.
+  const std::string text = "ab\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e";
+  CHECK(cut_text(text, 100) == text);
+  CHECK(cut_text(text, 3) == "ab");
+  CHECK(cut_text(text, 4) == "ab\xc3\xa9");
+  CHECK(cut_text(text, 5) == "ab\xc3\xa9");
+  CHECK(cut_text(text, 6) == "ab\xc3\xa9");
+  CHECK(cut_text(text, 7) == "ab\xc3\xa9\xe2\x82\xac");
+  CHECK(cut_text(text, 10) == "ab\xc3\xa9\xe2\x82\xac");
+  // Bytes that are not UTF-8 are cut where the limit falls, after at most 3 steps back.
+  CHECK(cut_text(std::string(8, '\x80'), 6).size() == 3);
+  // A frame's text of a 4-byte character straddling 65535 bytes keeps none of it.
+  const std::string long_text = std::string(geerpc::wire::max_text_size - 2, 't') + "\xf0\x9d\x84\x9e";
+  const byte_vector frame = make_frame({frame_kind::response, 3, 1, 0}, long_text, {});
+  frame_view view;
+  REQUIRE(geerpc::wire::parse_frame(frame, view) == nullptr);
+  CHECK(view.text == std::string(geerpc::wire::max_text_size - 2, 't'));
+}
+
 TEST_CASE("scan_frame asks for more until the whole frame is there, then delimits it", "[wire][frame]") {
   const byte_vector frame = make_frame({frame_kind::request, 0, 1, 0}, "X.y", body_of_size(77));
   const std::uint32_t max = geerpc::wire::default_max_frame_size;

@@ -271,6 +271,26 @@ TEST_CASE("jsonrpc client: the blocking transport's call fails with protocol_err
         geerpc::errc::connection_closed);
 }
 
+TEMPLATE_TEST_CASE("jsonrpc client: a large response in one send is delivered, whichever read completes it",
+                   "[json][jsonrpc_client]", GEERPC_TRANSPORTS) {
+  // The session reads the socket in rounds of 16 KiB, 16 to a read(); a response the last round
+  // completes must be given to the engine, not left behind a would_block (the blocking engine then
+  // waited on an empty socket until the call's deadline).
+  test::listener l;
+  auto client = dial_go<TestType>(l);
+  go_side go(l);
+  for (const std::size_t size : {250'000, 520'000}) {
+    CAPTURE(size);
+    auto call = call_later<std::string>(client, "Arith.Echo", std::string("x"));
+    const std::string line = go.line();
+    const std::string id = line.substr(line.find("\"id\":") + 5, line.size() - line.find("\"id\":") - 6);
+    go.send("{\"id\":" + id + ",\"result\":\"" + std::string(size, 'y') + "\",\"error\":null}\n");
+    const auto r = call.get();
+    REQUIRE(r);
+    CHECK(r->size() == size);
+  }
+}
+
 TEMPLATE_TEST_CASE("jsonrpc client: a response past options.limits.max_frame_size fails the connection",
                    "[json][jsonrpc_client]", GEERPC_TRANSPORTS) {
   test::listener l;

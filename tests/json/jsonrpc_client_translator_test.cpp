@@ -174,4 +174,42 @@ TEST_CASE("jsonrpc client translator: calls Go never answers are kept up to a bo
   CHECK(t.waiting() == 0);
 }
 
+TEST_CASE("jsonrpc client translator: a call that reaches it after a higher one was forgotten is late once forgotten",
+          "[json][jsonrpc_client]") {
+  // The threaded engine numbers its calls under a lock and hands them over outside it: seq 1 may
+  // come after seq 2 was forgotten. Forgotten in turn, its answer is late, not "never sent".
+  jsonrpc_client_translator t("w", 1);
+  std::array<std::byte, geerpc::wire::hello_size> hello{};
+  geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::json_codec::id, 0, 1u << 20}, hello);
+  std::vector<std::byte> text, to_client;
+  REQUIRE(t.from_client(hello, text, to_client).empty());
+  for (const std::uint64_t seq : {2, 3, 1}) {
+    std::vector<std::byte> request;
+    const std::size_t start =
+        geerpc::wire::begin_frame(request, {geerpc::wire::frame_kind::request, 0, seq, 0}, "Arith.Sum");
+    const auto body = bytes("[1]");
+    request.insert(request.end(), body.begin(), body.end());
+    geerpc::wire::finish_frame(request, start);
+    REQUIRE(t.from_client(request, text, to_client).empty());
+  }
+  REQUIRE(t.forgotten() == 2);  // 2, then 1
+  std::vector<std::byte> out;
+  CHECK(t.from_server(bytes("{\"id\":1,\"result\":7,\"error\":null}\n"), out));
+  CHECK(t.why().empty());
+  CHECK(frames_of(out) == std::vector<frame>{{1, 0, "", "7"}});
+}
+
+TEST_CASE("jsonrpc client translator: a method name that is not UTF-8 goes with U+FFFD for each bad byte",
+          "[json][jsonrpc_client]") {
+  jsonrpc_client_translator t("w");
+  open(t, 1u << 20, 0);
+  std::vector<std::byte> request, text, to_client;
+  const std::size_t start = geerpc::wire::begin_frame(request, {geerpc::wire::frame_kind::request, 0, 1, 0}, "X.\xff");
+  const auto body = bytes("[1]");
+  request.insert(request.end(), body.begin(), body.end());
+  geerpc::wire::finish_frame(request, start);
+  CHECK(t.from_client(request, text, to_client).empty());
+  CHECK(text_of(text) == "{\"method\":\"X.\xef\xbf\xbd\",\"params\":[1],\"id\":1}\n");
+}
+
 }  // namespace jsonrpc_client_translator_test

@@ -54,13 +54,22 @@ inline constexpr std::size_t budget = 16;
 inline constexpr std::size_t text = 24;
 }  // namespace offset
 
+// `text`, or its first `limit` bytes when longer, cut back to the start of a UTF-8 sequence (at
+// most 3 bytes back), so that a cut message that was valid UTF-8 stays so.
+inline std::string_view cut_text(std::string_view text, std::size_t limit) noexcept {
+  if (text.size() <= limit) return text;
+  std::size_t end = limit;
+  for (int back = 0; back < 3 && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0u) == 0x80u; ++back) --end;
+  return text.substr(0, end);
+}
+
 // Appends the prefix, header and text of a frame whose body the caller appends next, and a
 // request's type fingerprint when it has one (and its flag set); then finish_frame() fills in the
 // length. Returns where the frame starts in `out`.
 inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text,
                                std::uint32_t fingerprint = 0) {
   using geerpc::detail::store_le;
-  if (text.size() > max_text_size) text = text.substr(0, max_text_size);
+  text = cut_text(text, max_text_size);
   const std::size_t at = out.size();
   const std::size_t extra = fingerprint != 0 ? fingerprint_size : 0;
   out.resize(at + frame_overhead + text.size() + extra);
