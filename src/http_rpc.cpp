@@ -141,8 +141,8 @@ http_rpc_translator::intake http_rpc_translator::inbound(std::span<const std::by
                                                          std::vector<std::byte>& replies) {
   intake result;
   if (complete_) return result;  // bytes after the body: not read
+  // Not reserved for the announced length: a peer gets memory by sending bytes, as for a frame.
   const std::size_t take = std::min(bytes.size(), terms_.content_length - body_.size());
-  if (body_.empty() && take < terms_.content_length) body_.reserve(terms_.content_length);
   body_.insert(body_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
   if (body_.size() < terms_.content_length) return result;
   complete_ = true;
@@ -165,6 +165,15 @@ void http_rpc_translator::take_body(std::vector<std::byte>& frames) {
   }
   std::vector<std::size_t> objects;  // the tape index of each call's value
   if (parsed[0].kind == token_kind::array_begin) {
+    if (parsed[0].count() > terms_.max_calls) {  // refused whole, before anything is kept of its calls
+      calls_.push_back({std::string(no_id), {}, false});
+      append_rpc_error(no_id, rpc_code::invalid_request,
+                       "invalid request: a batch of " + std::to_string(parsed[0].count()) +
+                           " calls, more than the server's max_inflight_per_connection (" +
+                           std::to_string(terms_.max_calls) + ")",
+                       errc::bad_request, calls_.back().entry);
+      return;
+    }
     batch_ = parsed[0].count() != 0;  // an empty batch is answered with one error object
     for (std::size_t at = 1; at < parsed[0].end(); at = opens(parsed[at].kind) ? parsed[at].end() + 1 : at + 1)
       objects.push_back(at);
@@ -244,6 +253,13 @@ void http_rpc_translator::outbound(std::span<const std::byte> bytes, std::vector
   } else if (frame.header.status != 0) {
     const auto code = static_cast<errc>(frame.header.status);
     append_rpc_error(c.id, rpc_code_of(code), frame.text, code, c.entry);
+  } else if (answer_bytes_ + frame.body.size() > terms_.max_answer_bytes) {
+    // The answer is held whole until its last call: its results together stay under the
+    // connection's bound on output (max_pending_output); one that would pass it is refused.
+    append_rpc_error(c.id, rpc_code::internal_error,
+                     "rpc server: the answer would pass the server's max_pending_output (" +
+                         std::to_string(terms_.max_answer_bytes) + " bytes) with this result",
+                     errc::remote_error, c.entry);
   } else {
     c.entry.append(R"({"jsonrpc":"2.0","result":)");
     if (frame.body.empty())
@@ -254,23 +270,30 @@ void http_rpc_translator::outbound(std::span<const std::byte> bytes, std::vector
     c.entry += c.id;
     c.entry += '}';
   }
+  answer_bytes_ += c.entry.size();
   if (--unanswered_ == 0) answer(text);
 }
 
-void http_rpc_translator::answer(std::vector<std::byte>& out) const {
+void http_rpc_translator::answer(std::vector<std::byte>& out) {
   std::string body;
+  body.reserve(answer_bytes_ + calls_.size() + 2);
   std::size_t entries = 0;
-  for (const call& c : calls_) {
+  for (call& c : calls_) {
     if (c.notification) continue;
     body += entries++ == 0 ? (batch_ ? "[" : "") : ",";
     body += c.entry;
+    std::string().swap(c.entry);  // its memory goes as soon as the body holds it
   }
   if (batch_ && entries != 0) body += ']';
-  std::string response = entries == 0
-                             ? "HTTP/1.0 204 No Content\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
-                             : wire::http::response(200, "OK", "application/json", body);
-  const auto bytes = std::as_bytes(std::span(response));
-  out.insert(out.end(), bytes.begin(), bytes.end());
+  const std::string head = entries == 0
+                               ? "HTTP/1.0 204 No Content\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
+                               : wire::http::response(200, "OK", "application/json", body, {}, true);
+  out.reserve(out.size() + head.size() + (entries == 0 ? 0 : body.size()));
+  const auto head_bytes = std::as_bytes(std::span(head));
+  out.insert(out.end(), head_bytes.begin(), head_bytes.end());
+  if (entries == 0) return;
+  const auto body_bytes = std::as_bytes(std::span(body));
+  out.insert(out.end(), body_bytes.begin(), body_bytes.end());
 }
 
 }  // namespace detail

@@ -203,19 +203,21 @@ TEMPLATE_TEST_CASE("http_rpc: Geerpc-Timeout is the calls' deadline: the handler
   CHECK(send_request(s.address, post_text("{}", "Geerpc-Timeout: 0ms\r\n")).status == 400);
 }
 
-TEMPLATE_TEST_CASE("http_rpc: a batch past max_inflight_per_connection: the rest are answered busy", "[json][http_rpc]",
-                   GEERPC_TRANSPORTS) {
+TEMPLATE_TEST_CASE("http_rpc: a batch past max_inflight_per_connection is refused whole; one within it runs",
+                   "[json][http_rpc]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   opts.limits.max_inflight_per_connection = 2;
   calc_server<TestType> s(opts);
-  const std::string slow = call("Arith.Slow", "[{}]", "1");
-  const answer a =
-      post(s.address, "[" + slow + "," + call("Arith.Slow", "[{}]", "2") + "," + call("Arith.Sum", "[{}]", "3") + "]",
-           "Geerpc-Timeout: 100ms\r\n");
-  INFO(a.body);
-  CHECK(a.body.find(R"("code":-32001,)") != std::string::npos);
-  CHECK(a.body.ends_with(R"(,{"jsonrpc":"2.0","error":{"code":-32002,"message":"rpc server: too many requests in )"
-                         R"(flight","data":{"errc":"busy"}},"id":3}])"));
+  const answer refused = post(s.address, "[" + call("Arith.Note", "[{}]", "") + "," + call("Arith.Note", "[{}]", "") +
+                                             "," + call("Arith.Sum", "[{}]", "3") + "]");
+  CHECK(refused.status == 200);
+  CHECK(refused.body == error(-32600,
+                              "invalid request: a batch of 3 calls, more than the server's "
+                              "max_inflight_per_connection (2)",
+                              "bad_request", "null"));
+  const answer ran = post(s.address, "[" + call("Arith.Note", "[{}]", "") + "," + call("Arith.Sum", "[{}]", "3") + "]");
+  CHECK(ran.body == R"([{"jsonrpc":"2.0","result":0,"id":3}])");
+  CHECK(s.calc.notes.value() == 1);  // the refused batch's notes never ran
 }
 
 TEMPLATE_TEST_CASE("http_rpc: heads refused: type, length, size, method", "[json][http_rpc]", GEERPC_TRANSPORTS) {
@@ -311,7 +313,7 @@ TEMPLATE_TEST_CASE("http_rpc: interceptors and statistics see the calls, and a b
 // The translator alone: the frames it makes, and its one answer once every call has answered.
 TEST_CASE("http_rpc: the translator gives one answer, once every call has answered, each once", "[json][http_rpc]") {
   const std::string body = "[" + call("A.B", "[1]", "1") + ",{}," + call("A.C", "", R"("z")") + "]";
-  geerpc::json::detail::http_rpc_translator translator({1 << 20, body.size(), 5000});
+  geerpc::json::detail::http_rpc_translator translator({1 << 20, body.size(), 5000, 16, 1 << 20});
   std::vector<std::byte> frames, replies;
   const auto bytes = std::as_bytes(std::span(body.data(), body.size()));
   CHECK(translator.inbound(bytes.first(10), frames, replies).outcome ==
@@ -352,6 +354,54 @@ TEST_CASE("http_rpc: the translator gives one answer, once every call has answer
                        error(-32600, R"(invalid request: \"jsonrpc\" must be \"2.0\")", "bad_request", "null") +
                        R"(,{"jsonrpc":"2.0","result":7,"id":"z"}])"));
   CHECK(respond(1, "6").empty());  // after the answer, nothing
+}
+
+namespace {
+
+std::string text_of(const std::vector<std::byte>& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+// The answer `translator` gives to a response frame of `seq` with `result` (empty while calls wait).
+std::string respond_to(geerpc::json::detail::http_rpc_translator& translator, std::uint64_t seq,
+                       std::string_view result) {
+  std::vector<std::byte> frame, text;
+  const std::size_t start = geerpc::wire::begin_frame(frame, {geerpc::wire::frame_kind::response, 0, seq, 0}, "");
+  const auto json = std::as_bytes(std::span(result.data(), result.size()));
+  frame.insert(frame.end(), json.begin(), json.end());
+  geerpc::wire::finish_frame(frame, start);
+  translator.outbound(frame, text);
+  return text_of(text);
+}
+
+}  // namespace
+
+TEST_CASE("http_rpc: a batch longer than max_calls is refused whole, before any call is made", "[json][http_rpc]") {
+  const std::string body = "[" + call("A.B", "[1]", "1") + ",1," + call("A.C", "", "3") + "]";
+  geerpc::json::detail::http_rpc_translator translator({1 << 20, body.size(), 0, 2, 1 << 20});
+  std::vector<std::byte> frames, replies;
+  CHECK(translator.inbound(std::as_bytes(std::span(body.data(), body.size())), frames, replies).outcome ==
+        geerpc::detail::frame_translator::verdict::broken);  // answered now: its last words
+  CHECK(frames.empty());
+  CHECK(text_of(replies).ends_with("\r\n\r\n" + error(-32600,
+                                                      "invalid request: a batch of 3 calls, more than the server's "
+                                                      "max_inflight_per_connection (2)",
+                                                      "bad_request", "null")));
+}
+
+TEST_CASE("http_rpc: the answer's results stay within max_answer_bytes, a result past it refused", "[json][http_rpc]") {
+  const std::string body = "[" + call("A.B", "[]", "1") + "," + call("A.B", "[]", "2") + "]";
+  geerpc::json::detail::http_rpc_translator translator({1 << 20, body.size(), 0, 16, 200});
+  std::vector<std::byte> frames, replies;
+  translator.inbound(std::as_bytes(std::span(body.data(), body.size())), frames, replies);
+  const std::string big = "\"" + std::string(120, 'x') + "\"";
+  CHECK(respond_to(translator, 1, big).empty());
+  const std::string answer = respond_to(translator, 2, big);
+  CHECK(answer.find(R"({"jsonrpc":"2.0","result":)" + big + R"(,"id":1})") != std::string::npos);
+  CHECK(answer.find(error(-32603,
+                          "rpc server: the answer would pass the server's max_pending_output (200 bytes) with "
+                          "this result",
+                          "remote_error", "2")) != std::string::npos);
 }
 
 TEST_CASE("http_rpc: the head's checks, alone", "[json][http_rpc]") {

@@ -71,8 +71,8 @@ class http_rpc_translator final : public geerpc::detail::frame_translator {
   void take_body(std::vector<std::byte>& frames);
   void take_call(std::size_t index, std::vector<std::byte>& frames);
   void add_frame(std::string_view method, std::span<const std::byte> params, std::vector<std::byte>& frames);
-  // Every call has its entry: the HTTP answer.
-  void answer(std::vector<std::byte>& out) const;
+  // Every call has its entry: the HTTP answer (the entries' memory goes as it is made).
+  void answer(std::vector<std::byte>& out);
 
   const geerpc::detail::http_rpc_terms terms_;
   std::vector<std::byte> body_;
@@ -85,6 +85,7 @@ class http_rpc_translator final : public geerpc::detail::frame_translator {
   std::vector<std::size_t> call_of_seq_;
   std::mutex mutex_;
   std::size_t unanswered_ = 0;
+  std::size_t answer_bytes_ = 0;  // the entries' bytes so far (under the mutex)
 };
 
 }  // namespace detail

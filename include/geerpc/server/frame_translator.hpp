@@ -79,6 +79,8 @@ struct http_rpc_terms {
   std::uint32_t max_frame_size = 0;
   std::size_t content_length = 0;
   std::uint64_t budget_us = 0;
+  std::size_t max_calls = 0;         // a batch of more calls is refused whole (max_inflight_per_connection)
+  std::size_t max_answer_bytes = 0;  // the answer's entries, at most (max_pending_output)
 };
 using http_rpc_translator_factory = std::unique_ptr<frame_translator> (*)(const http_rpc_terms&);
 

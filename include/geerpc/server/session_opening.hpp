@@ -204,9 +204,10 @@ class session_opening {
   // The head of a POST /rpc was good: its body goes to the translator the codec brings.
   template <class Session>
   void begin_http_rpc(Session& session, const wire::http::rpc_terms& terms) {
-    const std::uint32_t max_frame_size = session.context_.config.options().limits.max_frame_size;
+    const server_limits& limits = session.context_.config.options().limits;
     accept_translated(session, session.context_.config.translation().make_http(
-                                   {max_frame_size, terms.content_length, terms.budget_us}));
+                                   {limits.max_frame_size, terms.content_length, terms.budget_us,
+                                    limits.max_inflight_per_connection, limits.max_pending_output}));
   }
 
   // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",

@@ -343,9 +343,10 @@ class wire_session {
   // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
   // writer drops one that raced past this check. A translator of one request gives its whole
   // answer once, for its last call: those are the last words, sent from the thread that answered
-  // (the reader no longer arms the stall timer: on_translated()).
+  // (the reader no longer arms the stall timer: on_translated()). A closed connection's replies
+  // are not translated either: nothing would carry them.
   void send_translated(std::span<const std::byte> frame, bool hold) {
-    if (closing_after_output_.load(std::memory_order_relaxed)) return;
+    if (closing_after_output_.load(std::memory_order_relaxed) || closed()) return;
     std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
     translator_->outbound(frame, text);
     if (!text.empty()) {
