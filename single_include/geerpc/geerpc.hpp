@@ -4569,13 +4569,22 @@ inline constexpr std::size_t budget = 16;
 inline constexpr std::size_t text = 24;
 }  // namespace offset
 
+// `text`, or its first `limit` bytes when longer, cut back to the start of a UTF-8 sequence (at
+// most 3 bytes back), so that a cut message that was valid UTF-8 stays so.
+inline std::string_view cut_text(std::string_view text, std::size_t limit) noexcept {
+  if (text.size() <= limit) return text;
+  std::size_t end = limit;
+  for (int back = 0; back < 3 && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0u) == 0x80u; ++back) --end;
+  return text.substr(0, end);
+}
+
 // Appends the prefix, header and text of a frame whose body the caller appends next, and a
 // request's type fingerprint when it has one (and its flag set); then finish_frame() fills in the
 // length. Returns where the frame starts in `out`.
 inline std::size_t begin_frame(std::vector<std::byte>& out, const frame_header& h, std::string_view text,
                                std::uint32_t fingerprint = 0) {
   using geerpc::detail::store_le;
-  if (text.size() > max_text_size) text = text.substr(0, max_text_size);
+  text = cut_text(text, max_text_size);
   const std::size_t at = out.size();
   const std::size_t extra = fingerprint != 0 ? fingerprint_size : 0;
   out.resize(at + frame_overhead + text.size() + extra);
@@ -8589,6 +8598,8 @@ struct http_rpc_terms {
   std::uint32_t max_frame_size = 0;
   std::size_t content_length = 0;
   std::uint64_t budget_us = 0;
+  std::size_t max_calls = 0;         // a batch of more calls is refused whole (max_inflight_per_connection)
+  std::size_t max_answer_bytes = 0;  // the answer's entries, at most (max_pending_output)
 };
 using http_rpc_translator_factory = std::unique_ptr<frame_translator> (*)(const http_rpc_terms&);
 
@@ -16476,9 +16487,10 @@ class session_opening {
   // The head of a POST /rpc was good: its body goes to the translator the codec brings.
   template <class Session>
   void begin_http_rpc(Session& session, const wire::http::rpc_terms& terms) {
-    const std::uint32_t max_frame_size = session.context_.config.options().limits.max_frame_size;
+    const server_limits& limits = session.context_.config.options().limits;
     accept_translated(session, session.context_.config.translation().make_http(
-                                   {max_frame_size, terms.content_length, terms.budget_us}));
+                                   {limits.max_frame_size, terms.content_length, terms.budget_us,
+                                    limits.max_inflight_per_connection, limits.max_pending_output}));
   }
 
   // The address a refused plaintext peer reaches this port at with TLS ("tls@127.0.0.1:7000",
@@ -16807,9 +16819,10 @@ class wire_session {
   // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
   // writer drops one that raced past this check. A translator of one request gives its whole
   // answer once, for its last call: those are the last words, sent from the thread that answered
-  // (the reader no longer arms the stall timer: on_translated()).
+  // (the reader no longer arms the stall timer: on_translated()). A closed connection's replies
+  // are not translated either: nothing would carry them.
   void send_translated(std::span<const std::byte> frame, bool hold) {
-    if (closing_after_output_.load(std::memory_order_relaxed)) return;
+    if (closing_after_output_.load(std::memory_order_relaxed) || closed()) return;
     std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
     translator_->outbound(frame, text);
     if (!text.empty()) {
