@@ -203,7 +203,7 @@ TEMPLATE_TEST_CASE("http_rpc: Geerpc-Timeout is the calls' deadline: the handler
   CHECK(send_request(s.address, post_text("{}", "Geerpc-Timeout: 0ms\r\n")).status == 400);
 }
 
-TEMPLATE_TEST_CASE("http_rpc: a batch past max_inflight_per_connection is refused whole; one within it runs",
+TEMPLATE_TEST_CASE("http_rpc: a batch past max_inflight_per_connection is refused whole, one within it runs",
                    "[json][http_rpc]", GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   opts.limits.max_inflight_per_connection = 2;
