@@ -15541,7 +15541,7 @@ constexpr bool is_address_host(std::string_view host) noexcept {
 // A loopback peer's Host must be an address or localhost (is_address_host()), or absent.
 inline bool check_rpc_head(const request_head& head, std::string_view text, std::size_t max_body, bool loopback,
                            rpc_terms& out, rpc_refusal& refusal) {
-  const auto refuse = [&](int status, std::string_view reason, std::string why, std::string_view extra = {}) {
+  const auto refuse = [&](int status, std::string_view reason, const std::string& why, std::string_view extra = {}) {
     refusal = {status, reason, "geerpc: " + why + "\n", extra};
     return false;
   };
