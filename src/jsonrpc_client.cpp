@@ -3,6 +3,7 @@
 // objects, response objects to response frames, with the tape's parse and the stream's scanner.
 #include <geerpc/error.hpp>
 #include <geerpc/json/decode_status.hpp>
+#include <geerpc/json/decode_struct.hpp>
 #include <geerpc/json/jsonrpc_client.hpp>
 #include <geerpc/json/jsonrpc_stream.hpp>
 #include <geerpc/json/tape.hpp>
@@ -30,27 +31,10 @@ void append(std::vector<std::byte>& out, std::string_view text) {
   out.insert(out.end(), bytes.begin(), bytes.end());
 }
 
-bool is_whitespace(std::byte b) noexcept {
-  const auto c = static_cast<char>(b);
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 // A response's members, as Go's client reads them (encoding/json: a key names a field whatever its
-// ASCII case); -1: another key, ignored.
-enum member : int { id_member, result_member, error_member, members };
-int member_of(std::string_view key) noexcept {
-  static constexpr std::array<std::string_view, members> names = {"id", "result", "error"};
-  for (std::size_t m = 0; m < names.size(); ++m) {
-    if (key.size() != names[m].size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < key.size() && same; ++i) {
-      const char c = key[i] >= 'A' && key[i] <= 'Z' ? static_cast<char>(key[i] - 'A' + 'a') : key[i];
-      same = c == names[m][i];
-    }
-    if (same) return static_cast<int>(m);
-  }
-  return -1;
-}
+// ASCII case, json/decode_struct.hpp's field_named); another key is ignored.
+enum member : std::size_t { id_member, result_member, error_member, members };
+constexpr std::array<std::string_view, members> member_names = {"id", "result", "error"};
 
 // The exact text of the value at `index`, as the server wrote it.
 std::span<const std::byte> value_text(const tape& parsed, std::size_t index) {
@@ -195,7 +179,7 @@ bool jsonrpc_client_translator::from_server(std::span<const std::byte> bytes, st
   std::size_t at = 0;
   while (at < bytes.size() && !broken()) {
     if (!inside_) {
-      while (at < bytes.size() && is_whitespace(bytes[at])) ++at;
+      while (at < bytes.size() && is_json_whitespace(bytes[at])) ++at;
       if (at == bytes.size()) break;
       if (static_cast<char>(bytes[at]) != '{') {
         fail("the server sent something that is no JSON object (byte " + std::to_string(consumed_ + at) + ": '" +
@@ -250,10 +234,10 @@ void jsonrpc_client_translator::take_response(std::span<const std::byte> text, s
   const token& top = parsed[0];
   for (std::size_t key = 1; key < top.end();) {
     const token& value = parsed[key + 1];
-    if (const int m = member_of(parsed.chars(parsed[key])); m >= 0) {
-      if (found[static_cast<std::size_t>(m)] != 0)
+    if (const std::size_t m = field_named(member_names, parsed.chars(parsed[key])); m < members) {
+      if (found[m] != 0)
         return fail("a response with two keys for \"" + std::string(parsed.chars(parsed[key])) + "\"" + at, frames);
-      found[static_cast<std::size_t>(m)] = key + 1;
+      found[m] = key + 1;
     }
     key = opens(value.kind) ? value.end() + 1 : key + 2;
   }

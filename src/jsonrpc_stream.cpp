@@ -2,6 +2,7 @@
 // 9): the translator's work, compiled once in geerpc::json with the tape's parse it uses.
 #include <geerpc/json/codec.hpp>
 #include <geerpc/json/decode_status.hpp>
+#include <geerpc/json/decode_struct.hpp>
 #include <geerpc/json/jsonrpc_scanner.hpp>
 #include <geerpc/json/jsonrpc_stream.hpp>
 #include <geerpc/json/tape.hpp>
@@ -46,27 +47,10 @@ std::string bad_request(std::string_view reason, std::uint64_t at) {
   return out;
 }
 
-bool is_whitespace(std::byte b) noexcept {
-  const auto c = static_cast<char>(b);
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 // Which member of a request a key names: Go's encoding/json matches a key to a field ignoring ASCII
-// case, and so does this (json/decode_struct.hpp's rule); -1: none (ignored).
-enum member : int { method_member, params_member, id_member, members };
-int member_of(std::string_view key) noexcept {
-  static constexpr std::array<std::string_view, members> names = {"method", "params", "id"};
-  for (std::size_t m = 0; m < names.size(); ++m) {
-    if (key.size() != names[m].size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < key.size() && same; ++i) {
-      const char c = key[i] >= 'A' && key[i] <= 'Z' ? static_cast<char>(key[i] - 'A' + 'a') : key[i];
-      same = c == names[m][i];
-    }
-    if (same) return static_cast<int>(m);
-  }
-  return -1;
-}
+// case, and so does this (json/decode_struct.hpp's field_named); another key is ignored.
+enum member : std::size_t { method_member, params_member, id_member, members };
+constexpr std::array<std::string_view, members> member_names = {"method", "params", "id"};
 
 // The exact text of a value that is no array or object, as the peer wrote it.
 std::string_view scalar_text(const tape& parsed, const token& t) {
@@ -92,12 +76,12 @@ std::string find_members(const tape& parsed, std::array<std::size_t, members>& f
   const token& top = parsed[0];
   for (std::size_t key = 1; key < top.end();) {
     const token& value = parsed[key + 1];
-    if (const int m = member_of(parsed.chars(parsed[key])); m >= 0) {
-      if (found[static_cast<std::size_t>(m)] != 0) {
+    if (const std::size_t m = field_named(member_names, parsed.chars(parsed[key])); m < members) {
+      if (found[m] != 0) {
         at = parsed[key].offset;
         return "duplicate key " + quoted(parsed.chars(parsed[key]));
       }
-      found[static_cast<std::size_t>(m)] = key + 1;
+      found[m] = key + 1;
     }
     key = opens(value.kind) ? value.end() + 1 : key + 2;
   }
@@ -176,7 +160,7 @@ jsonrpc_stream::intake jsonrpc_stream::inbound(std::span<const std::byte> bytes,
   std::size_t at = 0;
   while (at < bytes.size()) {
     if (!inside_) {
-      while (at < bytes.size() && is_whitespace(bytes[at])) ++at;
+      while (at < bytes.size() && is_json_whitespace(bytes[at])) ++at;
       if (at == bytes.size()) break;
       const auto first = static_cast<char>(bytes[at]);
       if (first != '{' && first != '[') {

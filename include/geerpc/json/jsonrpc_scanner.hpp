@@ -66,6 +66,12 @@ class value_scanner {
   std::array<char, max_id_size> id_{};
 };
 
+// JSON's whitespace (RFC 8259), which may stand between the values of a stream.
+constexpr bool is_json_whitespace(std::byte b) noexcept {
+  const auto c = static_cast<char>(b);
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
 // Whether `text` is a whole JSON number within a double's range (as 8.2 reads one), or a whole
 // JSON string (quotes, escapes, UTF-8): what may be echoed as an id.
 bool is_number_text(std::string_view text) noexcept;
