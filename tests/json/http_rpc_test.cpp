@@ -311,6 +311,26 @@ TEMPLATE_TEST_CASE("http_rpc: interceptors and statistics see the calls, and a b
 }
 
 // The translator alone: the frames it makes, and its one answer once every call has answered.
+namespace {
+
+std::string text_of(const std::vector<std::byte>& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+// The answer `translator` gives to a response frame of `seq` with `result` (empty while calls wait).
+std::string respond_to(geerpc::json::detail::http_rpc_translator& translator, std::uint64_t seq,
+                       std::string_view result) {
+  std::vector<std::byte> frame, text;
+  const std::size_t start = geerpc::wire::begin_frame(frame, {geerpc::wire::frame_kind::response, 0, seq, 0}, "");
+  const auto json = std::as_bytes(std::span(result.data(), result.size()));
+  frame.insert(frame.end(), json.begin(), json.end());
+  geerpc::wire::finish_frame(frame, start);
+  translator.outbound(frame, text);
+  return text_of(text);
+}
+
+}  // namespace
+
 TEST_CASE("http_rpc: the translator gives one answer, once every call has answered, each once", "[json][http_rpc]") {
   const std::string body = "[" + call("A.B", "[1]", "1") + ",{}," + call("A.C", "", R"("z")") + "]";
   geerpc::json::detail::http_rpc_translator translator({1 << 20, body.size(), 5000, 16, 1 << 20});
@@ -335,46 +355,17 @@ TEST_CASE("http_rpc: the translator gives one answer, once every call has answer
   CHECK((made[1].header.seq == 2 && made[1].text == "A.C" && made[1].header.budget_us == 5000));
   CHECK(std::string_view(reinterpret_cast<const char*>(made[1].body.data()), made[1].body.size()) == "[]");
 
-  const auto respond = [&](std::uint64_t seq, std::string_view result) {
-    std::vector<std::byte> frame, text;
-    const std::size_t start = geerpc::wire::begin_frame(frame, {geerpc::wire::frame_kind::response, 0, seq, 0}, "");
-    const auto json = std::as_bytes(std::span(result.data(), result.size()));
-    frame.insert(frame.end(), json.begin(), json.end());
-    geerpc::wire::finish_frame(frame, start);
-    translator.outbound(frame, text);
-    return std::string(reinterpret_cast<const char*>(text.data()), text.size());
-  };
-  CHECK(respond(2, "7").empty());
-  CHECK(respond(2, "8").empty());  // a second response for a seq: dropped
-  const std::string answer = respond(1, "6");
+  CHECK(respond_to(translator, 2, "7").empty());
+  CHECK(respond_to(translator, 2, "8").empty());  // a second response for a seq: dropped
+  const std::string answer = respond_to(translator, 1, "6");
   CHECK(answer.starts_with("HTTP/1.0 200 OK\r\n"));
   CHECK(
       answer.ends_with("\r\n\r\n"
                        R"([{"jsonrpc":"2.0","result":6,"id":1},)" +
                        error(-32600, R"(invalid request: \"jsonrpc\" must be \"2.0\")", "bad_request", "null") +
                        R"(,{"jsonrpc":"2.0","result":7,"id":"z"}])"));
-  CHECK(respond(1, "6").empty());  // after the answer, nothing
+  CHECK(respond_to(translator, 1, "6").empty());  // after the answer, nothing
 }
-
-namespace {
-
-std::string text_of(const std::vector<std::byte>& bytes) {
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-}
-
-// The answer `translator` gives to a response frame of `seq` with `result` (empty while calls wait).
-std::string respond_to(geerpc::json::detail::http_rpc_translator& translator, std::uint64_t seq,
-                       std::string_view result) {
-  std::vector<std::byte> frame, text;
-  const std::size_t start = geerpc::wire::begin_frame(frame, {geerpc::wire::frame_kind::response, 0, seq, 0}, "");
-  const auto json = std::as_bytes(std::span(result.data(), result.size()));
-  frame.insert(frame.end(), json.begin(), json.end());
-  geerpc::wire::finish_frame(frame, start);
-  translator.outbound(frame, text);
-  return text_of(text);
-}
-
-}  // namespace
 
 TEST_CASE("http_rpc: a batch longer than max_calls is refused whole, before any call is made", "[json][http_rpc]") {
   const std::string body = "[" + call("A.B", "[1]", "1") + ",1," + call("A.C", "", "3") + "]";
