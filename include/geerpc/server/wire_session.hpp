@@ -1,11 +1,12 @@
 // geerpc: the wire session of a server connection (connection.hpp): framing, once its opening
 // (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes; writing
-// replies; and the two timers that drop a peer which stalls: the stall timer (a hello or a frame
-// begun and not finished in time) and the write timer (replies the peer does not read). A stream
-// of another protocol passes through its translator (frame_translator.hpp) both ways. What a
-// frame asks for is the connection's: it hands each whole request or cancel frame to
-// Connection::on_request() or on_cancel() (a template parameter, so that no call is virtual), and
-// asks it to stop its handlers when it closes.
+// replies; and the last words before a close. Its base, session_timers.hpp, keeps the two timers
+// that drop a peer which stalls: the stall timer (a hello or a frame begun and not finished in
+// time) and the write timer (replies the peer does not read). A stream of another protocol passes
+// through its translator (frame_translator.hpp) both ways. What a frame asks for is the
+// connection's: it hands each whole request or cancel frame to Connection::on_request() or
+// on_cancel() (a template parameter, so that no call is virtual), and asks it to stop its handlers
+// when it closes.
 //
 // `Connection` derives from wire_session<Connection> and from
 // std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
@@ -42,13 +43,14 @@
 #include "frame_translator.hpp"
 #include "scratch_tags.hpp"
 #include "session_opening.hpp"
+#include "session_timers.hpp"
 #include "statistics.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
-class wire_session {
+class wire_session : public session_timers<Connection> {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -113,7 +115,7 @@ class wire_session {
   void send_and_close(std::span<const std::byte> bytes) {
     closing_after_output_.store(true, std::memory_order_relaxed);
     disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it, once they are out
-    partial_since_ns_.store(0, std::memory_order_relaxed);
+    forget_partial();
     // Until the words are out, timeouts.write bounds a peer that does not read them; without it,
     // the wait for EOF starts now (answer_sent() then finds it armed).
     if (context_.config.options().timeouts.write <= std::chrono::nanoseconds::zero()) arm_stall_timer(eof_wait());
@@ -197,6 +199,15 @@ class wire_session {
   }
 
  protected:
+  // The timers' parts the session's own code uses (names of a dependent base, made visible here).
+  using session_timers<Connection>::arm_stall_timer;
+  using session_timers<Connection>::arm_write_timer;
+  using session_timers<Connection>::disarm_stall_timer;
+  using session_timers<Connection>::disarm_write_timer;
+  using session_timers<Connection>::forget_partial;
+  using session_timers<Connection>::touch;
+  using session_timers<Connection>::watch_partial;
+
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()), with `writer_context` (the connection);
   // `poller_fd` is the transport's epoll set, or -1 for a transport that polls per connection. The
@@ -248,23 +259,16 @@ class wire_session {
   std::uint32_t max_response_size() const noexcept { return opening_.max_response_size(); }
   std::size_t codec_slot() const noexcept { return opening_.codec_slot(); }
 
-  // The last bytes read, or reply sent (with statistics), and when the connection was made.
-  void touch(clock::time_point now) noexcept {
-    last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-  }
-  clock::time_point last_activity() const noexcept {
-    return clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed)));
-  }
-  clock::time_point opened() const noexcept { return opened_; }
-
   server_context& context_;
 
  private:
   Connection& owner() noexcept { return static_cast<Connection&>(*this); }
 
   // The opening reads the first bytes through the session, answers through its writer and
-  // disarms its stall timer once the hello is whole.
+  // disarms its stall timer once the hello is whole. The timers reach the session's parts through
+  // the connection.
   friend class session_opening;
+  friend class session_timers<Connection>;
 
   // A shutdown that began before the hello reply went out sends its goaway now, after it.
   void hello_reply_sent() {
@@ -284,22 +288,6 @@ class wire_session {
     if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
       owner().observer().turned_away(limit_kind::frame_size);
     return keep && broken == nullptr;
-  }
-
-  // A frame begun and not finished (`buffered` bytes of it held) starts its clock, which later
-  // bytes of the same frame do not reset (a trickling peer gains nothing); a new frame starts a new
-  // clock. The timer is armed once and re-arms itself while the frame it finds pending is younger
-  // than the limit, so this path costs a clock read, not a timer per read.
-  void watch_partial(bool completed, std::size_t buffered) {
-    if (buffered != 0) {
-      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
-                                std::memory_order_relaxed);
-      arm_stall_timer(context_.config.options().timeouts.frame);
-    } else {
-      partial_since_ns_.store(0, std::memory_order_relaxed);
-      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
-    }
   }
 
   // A translated stream's bytes: the translator's frames go through the reader as the peer's own
@@ -377,73 +365,8 @@ class wire_session {
     return false;
   }
 
-  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. While armed it
-  // holds a reference to the connection (stall_guard_), so that its callback never outlives the
-  // connection whichever thread drops the last other reference. Whoever takes the guard decides:
-  // the callback closes the connection; a disarm (the frame completed, or a close) keeps the
-  // guard, and so the connection, until cancel() has waited out a callback already running.
-  // cancel() is never called with stall_mutex_ held: the callback needs that lock.
-  void arm_stall_timer(std::chrono::nanoseconds limit) {
-    if (limit <= std::chrono::nanoseconds::zero()) return;  // 0 or negative: no limit (options.hpp)
-    std::lock_guard lock(stall_mutex_);
-    if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
-    // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
-    // callback cannot run before the guard is set: it needs stall_mutex_.
-    // By the runtime's clock, as partial_since_ns_ and on_stall's look.
-    context_.config.scheduler()->schedule(stall_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
-                                          &on_stall, this);
-    stall_guard_ = owner().shared_from_this();
-    stall_armed_.store(true, std::memory_order_relaxed);
-  }
-  void disarm_stall_timer() {
-    std::shared_ptr<Connection> guard;
-    {
-      std::lock_guard lock(stall_mutex_);
-      guard.swap(stall_guard_);
-      stall_armed_.store(false, std::memory_order_relaxed);
-    }
-    // Whoever took the guard cancels: that also takes off a deadline that a running callback set
-    // again before it saw the guard gone. Cancelling after the lock is released is safe because
-    // only the connection's reader arms the timer (and answer_sent(), once, after the last words,
-    // when the reader neither arms nor disarms it any more), and a closer sets closed_ before
-    // disarming, so nobody arms it again in between.
-    if (guard) context_.config.scheduler()->cancel(stall_timer_);
-  }  // `guard` goes here, after any running callback has returned
-  static void on_stall(void* context) {
-    auto& self = *static_cast<wire_session*>(context);
-    std::shared_ptr<Connection> guard;
-    bool watching_frames = false;
-    {
-      std::lock_guard lock(self.stall_mutex_);
-      if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
-      // Past the handshake the timer watches frames: if the frame pending now began after this
-      // timer was armed, it has time left; wait for it instead of closing.
-      // After the last words it waits for EOF, not for a frame (eof_wait()): no second chance.
-      watching_frames = self.opening_.greeted() && !self.closing_after_output_.load(std::memory_order_relaxed);
-      const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
-      if (watching_frames && since != 0 && !self.closed()) {
-        const auto due = saturating_deadline(clock::time_point(clock::duration(since)),
-                                             self.context_.config.options().timeouts.frame);
-        if (due > self.context_.config.scheduler()->now()) {
-          self.context_.config.scheduler()->schedule(self.stall_timer_, due, &on_stall, &self);
-          return;  // the guard stays with the new timer
-        }
-      }
-      guard.swap(self.stall_guard_);
-      self.stall_armed_.store(false, std::memory_order_relaxed);
-    }
-    if (!guard) return;
-    if (!self.closed())
-      self.owner().observer().turned_away(watching_frames ? limit_kind::frame_timeout : limit_kind::handshake_timeout);
-    self.close();
-  }
-
-  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
-  // last learns it from the writer: status::pending), it closes a connection whose socket took
-  // none of their bytes for timeouts.write. One timer per stall, not per write: when it fires it
-  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
-  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
-  // disarmed the same way, by close().
+  // Whoever wrote learns from the writer whether the peer is reading: replies that wait for the
+  // socket arm the write timer (session_timers.hpp); a peer past the limit is dropped.
   void after_write(net::frame_writer::status status) {
     if (status == net::frame_writer::status::broken) {
       if (!closed() && writer_.overflowed()) owner().observer().turned_away(limit_kind::pending_output);
@@ -451,50 +374,6 @@ class wire_session {
     } else if (status == net::frame_writer::status::pending)
       arm_write_timer();
   }
-  void arm_write_timer() {
-    const std::chrono::nanoseconds limit = context_.config.options().timeouts.write;
-    if (limit <= std::chrono::nanoseconds::zero()) return;
-    std::lock_guard lock(stall_mutex_);
-    if (write_guard_ || closed()) return;
-    // By the runtime's clock, as the writer's stalled_since().
-    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
-                                          &on_write_stall, this);
-    write_guard_ = owner().shared_from_this();
-  }
-  void disarm_write_timer() {
-    std::shared_ptr<Connection> guard;
-    {
-      std::lock_guard lock(stall_mutex_);
-      guard.swap(write_guard_);
-    }
-    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
-    if (guard) context_.config.scheduler()->cancel(write_timer_);
-  }
-  static void on_write_stall(void* context) {
-    auto& self = *static_cast<wire_session*>(context);
-    std::shared_ptr<Connection> guard;
-    bool expired = false;
-    {
-      std::lock_guard lock(self.stall_mutex_);
-      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
-      if (!self.closed()) {
-        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
-        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
-        if (const auto since = self.writer_.stalled_since()) {
-          const auto due = saturating_deadline(*since, self.context_.config.options().timeouts.write);
-          if (due > self.context_.config.scheduler()->now()) {
-            self.context_.config.scheduler()->schedule(self.write_timer_, due, &on_write_stall, &self);
-            return;  // the guard stays with the new timer
-          }
-          expired = true;
-        }
-      }
-      guard.swap(self.write_guard_);
-    }
-    if (!expired) return;
-    self.owner().observer().turned_away(limit_kind::write_timeout);
-    self.close();
-  }  // `guard` goes here: it may be the connection's last reference
 
   net::stream stream_;
   const int poller_fd_;
@@ -508,18 +387,9 @@ class wire_session {
   std::atomic<bool> words_out_{false};             // answer_sent() ran: the last words are out
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};
-  std::mutex stall_mutex_;
-  deadline_scheduler::timer stall_timer_;
-  std::shared_ptr<Connection> stall_guard_;  // set while the stall timer is armed
-  deadline_scheduler::timer write_timer_;
-  std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
-  std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
   // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
   static constexpr std::uint8_t draining = 1, hello_replied = 2;
   std::atomic<std::uint8_t> shutdown_state_{0};
-  std::atomic<clock::rep> partial_since_ns_{0};  // when the pending frame began; 0: none
-  const clock::time_point opened_ = clock::now();
-  std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
 };
 
 }  // namespace detail
