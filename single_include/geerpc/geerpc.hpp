@@ -14164,8 +14164,10 @@ GEERPC_END_NAMESPACE
 // geerpc: one accepted connection, the part of the server both transport policies share. A
 // transport decides which thread reads and which runs a request; a connection is three parts, each
 // with one job:
-//   - the wire session (wire_session.hpp): framing, writing, the stall and write timers; and its
-//     opening (session_opening.hpp): the first bytes (hello or HTTP door);
+//   - the wire session (wire_session.hpp): framing and writing; its bases: the stall and write
+//     timers (session_timers.hpp), the last words (last_words.hpp) and a stream of another
+//     protocol (translated_stream.hpp); and its opening (session_opening.hpp): the first bytes
+//     (hello or HTTP door);
 //   - the request ledger (request_ledger.hpp): exactly one response per request, deadlines,
 //     cancel, the in-flight limits and the request pool;
 //   - the observer (observer.hpp): the one hook statistics, interceptors and the debug page plug
@@ -15328,14 +15330,13 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/server/observer.hpp
 // ---- begin geerpc/server/wire_session.hpp
 // geerpc: the wire session of a server connection (connection.hpp): framing, once its opening
-// (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes; writing
-// replies; and the last words before a close. Its base, session_timers.hpp, keeps the two timers
-// that drop a peer which stalls: the stall timer (a hello or a frame begun and not finished in
-// time) and the write timer (replies the peer does not read). A stream of another protocol passes
-// through its translator (frame_translator.hpp) both ways. What a frame asks for is the
-// connection's: it hands each whole request or cancel frame to Connection::on_request() or
-// on_cancel() (a template parameter, so that no call is virtual), and asks it to stop its handlers
-// when it closes.
+// (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes, and writing
+// replies. Its bases each do one more part: the two timers that drop a peer which stalls
+// (session_timers.hpp), the last words before a close (last_words.hpp), and a stream of another
+// protocol, which passes through its translator both ways (translated_stream.hpp). What a frame
+// asks for is the connection's: it hands each whole request or cancel frame to
+// Connection::on_request() or on_cancel() (a template parameter, so that no call is virtual), and
+// asks it to stop its handlers when it closes.
 //
 // `Connection` derives from wire_session<Connection> and from
 // std::enable_shared_from_this<Connection>, and gives it: on_request(frame, ready),
@@ -15343,6 +15344,86 @@ GEERPC_END_NAMESPACE
 // away, and peer() (its address text), for the debug page's policy.
 
 
+// ---- begin geerpc/server/last_words.hpp
+// geerpc: a server connection's last words (an HTTP answer, a translator's reply to a stream out of
+// step, the one answer of a POST /rpc): sent after what other threads are sending, then the writing
+// side ends and the connection closes at the peer's EOF, or when the wait for it (eof_wait()) runs
+// out. Until then what the peer sends is discarded (session_opening::discard()).
+//
+// A base of wire_session<Connection>, which `Connection` derives from (a template parameter, so
+// that no call is virtual): it writes through the connection's writer() and stream, and bounds the
+// wait with its stall and write timers (session_timers.hpp). wire_session makes it a friend for that.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Connection>
+class last_words {
+ public:
+  last_words(const last_words&) = delete;
+  last_words& operator=(const last_words&) = delete;
+
+  // Sends `bytes`, the last words, after what other threads are sending, then closes the
+  // connection once the socket has taken them all (or the peer is dropped for not reading them:
+  // timeouts.write, or the wait for EOF). Nothing is sent after them; what the peer sends meanwhile
+  // is ignored. On the reader's thread, or, for a translator of one request, on the thread that
+  // answers its last call.
+  void send_and_close(std::span<const std::byte> bytes) {
+    Connection& owner = connection();
+    closing_after_output_.store(true, std::memory_order_relaxed);
+    owner.disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it, once they are out
+    owner.forget_partial();
+    // Until the words are out, timeouts.write bounds a peer that does not read them; without it,
+    // the wait for EOF starts now (answer_sent() then finds it armed).
+    if (owner.context_.config.options().timeouts.write <= std::chrono::nanoseconds::zero())
+      owner.arm_stall_timer(eof_wait());
+    const auto status = owner.writer().write_last(bytes);
+    if (status == net::frame_writer::status::pending)
+      owner.arm_write_timer();
+    else if (status == net::frame_writer::status::broken)
+      owner.close();
+    else
+      answer_sent();
+  }
+  // The last words are all out: the writing side ends, and the transport closes the connection at
+  // the peer's EOF (on_bytes drops what comes before it), or the stall timer at eof_wait(), which
+  // starts now: a peer still reading a backlog in front of the words keeps them. Without that
+  // bound, it closes now. Once only, from whichever thread saw the words go out (the reader, a
+  // handler's flush, the transport's flush when the socket drained).
+  void answer_sent() {
+    if (words_out_.exchange(true, std::memory_order_acq_rel)) return;
+    Connection& owner = connection();
+    if (eof_wait() <= std::chrono::nanoseconds::zero()) return owner.close();
+    owner.stream().shutdown_write();
+    owner.arm_stall_timer(eof_wait());
+  }
+  // How long a peer has, after the last words, to read them and close its end before the server
+  // closes (closing first could reset the connection and lose them): one bound whatever the words
+  // were. It is timeouts.handshake, the bound on a connection that serves no call: before its hello,
+  // and after its last words, the peer owes the server nothing but bytes it will not act on.
+  // timeouts.frame is no fit: the peer owes no frame, and a JSON-RPC peer and an HTTP one, both
+  // answered so, should not be held for different times.
+  std::chrono::nanoseconds eof_wait() const noexcept {
+    return static_cast<const Connection&>(*this).context_.config.options().timeouts.handshake;
+  }
+
+ protected:
+  last_words() = default;
+  ~last_words() = default;
+
+  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
+
+ private:
+  Connection& connection() noexcept { return static_cast<Connection&>(*this); }
+
+  std::atomic<bool> words_out_{false};  // answer_sent() ran: the last words are out
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/last_words.hpp
 // ---- begin geerpc/server/scratch_tags.hpp
 // geerpc: the tags of a server's per-thread scratch buffers (detail/scratch.hpp), which the wire
 // session, its opening and the connection build frames in: one per use that may run inside another
@@ -16352,7 +16433,7 @@ class session_opening {
   template <class Session>
   bool past_http_door(Session& session, std::span<const std::byte>& data) {
     if (session.closing_after_output_.load(std::memory_order_relaxed)) {
-      discard(session, data.size());  // the wait for EOF (wire_session::eof_wait()) bounds it
+      discard(session, data.size());  // the wait for EOF (last_words::eof_wait()) bounds it
       return false;
     }
     if (!door_checked_ && !data.empty()) {
@@ -16709,14 +16790,113 @@ class session_timers {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/session_timers.hpp
+// ---- begin geerpc/server/translated_stream.hpp
+// geerpc: a server connection's stream of another protocol, once its opening (session_opening.hpp)
+// has given it a translator (frame_translator.hpp): the peer's bytes become request frames, which
+// go through the connection's framing as a geerpc peer's own would, and the server's response
+// frames become the peer's bytes. A stream out of step, and a translator of one request (POST /rpc)
+// once it answers, end in the connection's last words (last_words.hpp).
+//
+// A base of wire_session<Connection>, which `Connection` derives from (a template parameter, so
+// that no call is virtual): it feeds the connection's framing, watches its unfinished messages with
+// its stall timer (session_timers.hpp) and writes through its writer(). wire_session makes it a
+// friend for that.
+
+
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
-class wire_session : public session_timers<Connection> {
+class translated_stream {
+ public:
+  translated_stream(const translated_stream&) = delete;
+  translated_stream& operator=(const translated_stream&) = delete;
+
+ protected:
+  translated_stream() = default;
+  ~translated_stream() = default;
+
+  // A translated stream's bytes: the translator's frames go through the reader as the peer's own
+  // would; what it answers itself (a message too long, malformed, or no request: the stream still
+  // in step) goes straight out. A stream out of step gets its last words, and then the connection
+  // ends as after an HTTP answer: the writing side once they are out, the rest at the peer's EOF.
+  // A translator of one request (HTTP's: one_answer()) that gave its frames has read all it reads:
+  // from then on the peer's bytes are discarded and the reader leaves the stall timer alone, so
+  // that whichever thread answers the last call may send the last words (send_translated()).
+  template <class Ready>
+  bool on_translated(std::span<const std::byte> data, Ready& ready) {
+    Connection& owner = connection();
+    if (owner.closing_after_output_.load(std::memory_order_relaxed) || translated_input_done_)
+      return owner.opening_.discard(owner, data.size());
+    std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
+    std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
+    const frame_translator::intake intake = translator_->inbound(data, frames, replies);
+    for (std::size_t i = 0; i < intake.too_large; ++i) owner.observer().turned_away(limit_kind::frame_size);
+    if (!frames.empty() && translator_->one_answer()) {
+      translated_input_done_ = true;
+      owner.watch_partial(true, 0);  // the body's timer goes before any of its calls can answer
+    }
+    bool completed = false;
+    const bool keep = frames.empty() || owner.on_frames(frames, ready, completed);
+    trim_scratch(frames);
+    if (keep && !owner.closed()) {
+      if (intake.outcome == frame_translator::verdict::broken)
+        owner.send_and_close(replies);
+      else if (!replies.empty())
+        owner.after_write(owner.writer().write(replies));
+    }
+    if (!owner.closing_after_output_.load(std::memory_order_relaxed) && !translated_input_done_)
+      owner.watch_partial(completed || !replies.empty(), translator_->buffered());
+    trim_scratch(replies);
+    return keep && !owner.closed();
+  }
+
+  // A frame the server sends on a translated stream, in the peer's protocol. A translator never
+  // changes once set, and is set (by the reader, at the first byte) before any request of its
+  // stream exists, so every thread that answers one sees it; the goaway, which other threads send
+  // at any time, never goes out on such a stream (session_opening::begin_translated).
+  // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
+  // writer drops one that raced past this check. A translator of one request gives its whole
+  // answer once, for its last call: those are the last words, sent from the thread that answered
+  // (the reader no longer arms the stall timer: on_translated()). A closed connection's replies
+  // are not translated either: nothing would carry them.
+  void send_translated(std::span<const std::byte> frame, bool hold) {
+    Connection& owner = connection();
+    if (owner.closing_after_output_.load(std::memory_order_relaxed) || owner.closed()) return;
+    std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
+    translator_->outbound(frame, text);
+    if (!text.empty()) {
+      if (translator_->one_answer())
+        owner.send_and_close(text);
+      else
+        owner.after_write(hold ? owner.writer().hold(text) : owner.writer().write(text));
+    }
+    trim_scratch(text);
+  }
+
+  std::unique_ptr<frame_translator> translator_;  // a translated stream's (set by the opening), else null
+
+ private:
+  Connection& connection() noexcept { return static_cast<Connection&>(*this); }
+
+  bool translated_input_done_ = false;  // the reader's: a one-answer translator has its frames
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/translated_stream.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class Connection>
+class wire_session : public session_timers<Connection>,
+                     public last_words<Connection>,
+                     public translated_stream<Connection> {
  public:
   using clock = std::chrono::steady_clock;
+  using last_words<Connection>::answer_sent;
 
   wire_session(const wire_session&) = delete;
   wire_session& operator=(const wire_session&) = delete;
@@ -16771,45 +16951,6 @@ class wire_session : public session_timers<Connection> {
     return keep;
   }
 
-  // Sends `bytes`, the last words (an HTTP answer, a translator's reply to a stream out of step),
-  // after what other threads are sending, then closes the connection once the socket has taken
-  // them all (or the peer is dropped for not reading them: timeouts.write, or the wait for EOF).
-  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread,
-  // or, for a translator of one request, on the thread that answers its last call.
-  void send_and_close(std::span<const std::byte> bytes) {
-    closing_after_output_.store(true, std::memory_order_relaxed);
-    disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it, once they are out
-    forget_partial();
-    // Until the words are out, timeouts.write bounds a peer that does not read them; without it,
-    // the wait for EOF starts now (answer_sent() then finds it armed).
-    if (context_.config.options().timeouts.write <= std::chrono::nanoseconds::zero()) arm_stall_timer(eof_wait());
-    const auto status = writer_.write_last(bytes);
-    if (status == net::frame_writer::status::pending)
-      arm_write_timer();
-    else if (status == net::frame_writer::status::broken)
-      close();
-    else
-      answer_sent();
-  }
-  // The last words are all out: the writing side ends, and the transport closes the connection at
-  // the peer's EOF (on_bytes drops what comes before it), or the stall timer at eof_wait(), which
-  // starts now: a peer still reading a backlog in front of the words keeps them. Without that
-  // bound, it closes now. Once only, from whichever thread saw the words go out (the reader, a
-  // handler's flush, the transport's flush when the socket drained).
-  void answer_sent() {
-    if (words_out_.exchange(true, std::memory_order_acq_rel)) return;
-    if (eof_wait() <= std::chrono::nanoseconds::zero()) return close();
-    stream_.shutdown_write();
-    arm_stall_timer(eof_wait());
-  }
-  // How long a peer has, after the last words, to read them and close its end before the server
-  // closes (closing first could reset the connection and lose them): one bound whatever the words
-  // were. It is timeouts.handshake, the bound on a connection that serves no call: before its hello,
-  // and after its last words, the peer owes the server nothing but bytes it will not act on.
-  // timeouts.frame is no fit: the peer owes no frame, and a JSON-RPC peer and an HTTP one, both
-  // answered so, should not be held for different times.
-  std::chrono::nanoseconds eof_wait() const noexcept { return context_.config.options().timeouts.handshake; }
-
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
   // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
@@ -16863,14 +17004,17 @@ class wire_session : public session_timers<Connection> {
   }
 
  protected:
-  // The timers' parts the session's own code uses (names of a dependent base, made visible here).
+  // The bases' parts the session's own code uses (names of dependent bases, made visible here).
+  using last_words<Connection>::closing_after_output_;
   using session_timers<Connection>::arm_stall_timer;
   using session_timers<Connection>::arm_write_timer;
   using session_timers<Connection>::disarm_stall_timer;
   using session_timers<Connection>::disarm_write_timer;
-  using session_timers<Connection>::forget_partial;
   using session_timers<Connection>::touch;
   using session_timers<Connection>::watch_partial;
+  using translated_stream<Connection>::on_translated;
+  using translated_stream<Connection>::send_translated;
+  using translated_stream<Connection>::translator_;
 
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()), with `writer_context` (the connection);
@@ -16929,10 +17073,12 @@ class wire_session : public session_timers<Connection> {
   Connection& owner() noexcept { return static_cast<Connection&>(*this); }
 
   // The opening reads the first bytes through the session, answers through its writer and
-  // disarms its stall timer once the hello is whole. The timers reach the session's parts through
+  // disarms its stall timer once the hello is whole. The bases reach the session's parts through
   // the connection.
   friend class session_opening;
   friend class session_timers<Connection>;
+  friend class last_words<Connection>;
+  friend class translated_stream<Connection>;
 
   // A shutdown that began before the hello reply went out sends its goaway now, after it.
   void hello_reply_sent() {
@@ -16952,62 +17098,6 @@ class wire_session : public session_timers<Connection> {
     if (broken != nullptr && std::string_view(broken) == net::frame_reader::too_large)
       owner().observer().turned_away(limit_kind::frame_size);
     return keep && broken == nullptr;
-  }
-
-  // A translated stream's bytes: the translator's frames go through the reader as the peer's own
-  // would; what it answers itself (a message too long, malformed, or no request: the stream still
-  // in step) goes straight out. A stream out of step gets its last words, and then the connection
-  // ends as after an HTTP answer: the writing side once they are out, the rest at the peer's EOF.
-  // A translator of one request (HTTP's: one_answer()) that gave its frames has read all it reads:
-  // from then on the peer's bytes are discarded and the reader leaves the stall timer alone, so
-  // that whichever thread answers the last call may send the last words (send_translated()).
-  template <class Ready>
-  bool on_translated(std::span<const std::byte> data, Ready& ready) {
-    if (closing_after_output_.load(std::memory_order_relaxed) || translated_input_done_)
-      return opening_.discard(*this, data.size());
-    std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
-    std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
-    const frame_translator::intake intake = translator_->inbound(data, frames, replies);
-    for (std::size_t i = 0; i < intake.too_large; ++i) owner().observer().turned_away(limit_kind::frame_size);
-    if (!frames.empty() && translator_->one_answer()) {
-      translated_input_done_ = true;
-      watch_partial(true, 0);  // the body's timer goes before any of its calls can answer
-    }
-    bool completed = false;
-    const bool keep = frames.empty() || on_frames(frames, ready, completed);
-    trim_scratch(frames);
-    if (keep && !closed()) {
-      if (intake.outcome == frame_translator::verdict::broken)
-        send_and_close(replies);
-      else if (!replies.empty())
-        after_write(writer_.write(replies));
-    }
-    if (!closing_after_output_.load(std::memory_order_relaxed) && !translated_input_done_)
-      watch_partial(completed || !replies.empty(), translator_->buffered());
-    trim_scratch(replies);
-    return keep && !closed();
-  }
-
-  // A frame the server sends on a translated stream, in the peer's protocol. A translator never
-  // changes once set, and is set (by the reader, at the first byte) before any request of its
-  // stream exists, so every thread that answers one sees it; the goaway, which other threads send
-  // at any time, never goes out on such a stream (session_opening::begin_translated).
-  // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
-  // writer drops one that raced past this check. A translator of one request gives its whole
-  // answer once, for its last call: those are the last words, sent from the thread that answered
-  // (the reader no longer arms the stall timer: on_translated()). A closed connection's replies
-  // are not translated either: nothing would carry them.
-  void send_translated(std::span<const std::byte> frame, bool hold) {
-    if (closing_after_output_.load(std::memory_order_relaxed) || closed()) return;
-    std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
-    translator_->outbound(frame, text);
-    if (!text.empty()) {
-      if (translator_->one_answer())
-        send_and_close(text);
-      else
-        after_write(hold ? writer_.hold(text) : writer_.write(text));
-    }
-    trim_scratch(text);
   }
 
   // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
@@ -17044,11 +17134,7 @@ class wire_session : public session_timers<Connection> {
   poller_wishes wishes_;
   net::frame_writer writer_;
   net::frame_reader reader_;
-  session_opening opening_;                        // the first bytes: the HTTP door, the hello
-  std::unique_ptr<frame_translator> translator_;   // a translated stream's (set by opening_), else null
-  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
-  bool translated_input_done_ = false;             // the reader's: a one-answer translator has its frames
-  std::atomic<bool> words_out_{false};             // answer_sent() ran: the last words are out
+  session_opening opening_;  // the first bytes: the HTTP door, the hello
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};
   // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
