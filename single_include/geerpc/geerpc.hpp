@@ -15360,6 +15360,11 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
+class wire_session;
+template <class Connection>
+class translated_stream;
+
+template <class Connection>
 class last_words {
  public:
   last_words(const last_words&) = delete;
@@ -15413,9 +15418,12 @@ class last_words {
   last_words() = default;
   ~last_words() = default;
 
+ private:
+  friend class wire_session<Connection>;
+  friend class translated_stream<Connection>;
+
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
 
- private:
   Connection& connection() noexcept { return static_cast<Connection&>(*this); }
 
   std::atomic<bool> words_out_{false};  // answer_sent() ran: the last words are out
@@ -16618,6 +16626,11 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
+class wire_session;
+template <class Connection>
+class last_words;
+
+template <class Connection>
 class session_timers {
  public:
   using clock = std::chrono::steady_clock;
@@ -16637,6 +16650,14 @@ class session_timers {
     return clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed)));
   }
   clock::time_point opened() const noexcept { return opened_; }
+
+ private:
+  // The timers' controls are wire_session's alone, as they were when they were its own members:
+  // disarm_stall_timer() cancels outside the lock because only the connection's reader (and the
+  // last words, through wire_session) arms the stall timer, a rule the compiler keeps by keeping
+  // the connection's other code, and handler threads, away from them.
+  friend class wire_session<Connection>;
+  friend class last_words<Connection>;  // forget_partial(), arm_stall_timer()
 
   // A frame begun and not finished (`buffered` bytes of it held) starts its clock, which later
   // bytes of the same frame do not reset (a trickling peer gains nothing); a new frame starts a new
@@ -16715,7 +16736,6 @@ class session_timers {
     if (guard) server().config.scheduler()->cancel(write_timer_);
   }
 
- private:
   Connection& connection() noexcept { return static_cast<Connection&>(*this); }
   server_context& server() noexcept { return connection().context_; }
 
@@ -16778,6 +16798,9 @@ class session_timers {
 
   std::mutex stall_mutex_;
   deadline_scheduler::timer stall_timer_;
+  // What keeps a callback from outliving what it reads is its guard, not the order of members: a
+  // base's members are destroyed after the session's own (its stream and writer), and a queued
+  // timer always holds its guard, and so the whole connection.
   std::shared_ptr<Connection> stall_guard_;  // set while the stall timer is armed
   deadline_scheduler::timer write_timer_;
   std::shared_ptr<Connection> write_guard_;      // set while the write timer is armed (stall_mutex_)
@@ -16808,6 +16831,9 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
+class wire_session;
+
+template <class Connection>
 class translated_stream {
  public:
   translated_stream(const translated_stream&) = delete;
@@ -16816,6 +16842,9 @@ class translated_stream {
  protected:
   translated_stream() = default;
   ~translated_stream() = default;
+
+ private:
+  friend class wire_session<Connection>;
 
   // A translated stream's bytes: the translator's frames go through the reader as the peer's own
   // would; what it answers itself (a message too long, malformed, or no request: the stream still
@@ -16877,7 +16906,6 @@ class translated_stream {
 
   std::unique_ptr<frame_translator> translator_;  // a translated stream's (set by the opening), else null
 
- private:
   Connection& connection() noexcept { return static_cast<Connection&>(*this); }
 
   bool translated_input_done_ = false;  // the reader's: a one-answer translator has its frames
@@ -16896,7 +16924,6 @@ class wire_session : public session_timers<Connection>,
                      public translated_stream<Connection> {
  public:
   using clock = std::chrono::steady_clock;
-  using last_words<Connection>::answer_sent;
 
   wire_session(const wire_session&) = delete;
   wire_session& operator=(const wire_session&) = delete;
@@ -17004,18 +17031,23 @@ class wire_session : public session_timers<Connection>,
   }
 
  protected:
-  // The bases' parts the session's own code uses (names of dependent bases, made visible here).
+  using session_timers<Connection>::touch;  // the connection's, too (a reply sent)
+
+ private:
+  // The bases' parts the session's own code uses (names of dependent bases, made visible here),
+  // private to it as they were when they were its own members.
+  using last_words<Connection>::answer_sent;
   using last_words<Connection>::closing_after_output_;
   using session_timers<Connection>::arm_stall_timer;
   using session_timers<Connection>::arm_write_timer;
   using session_timers<Connection>::disarm_stall_timer;
   using session_timers<Connection>::disarm_write_timer;
-  using session_timers<Connection>::touch;
   using session_timers<Connection>::watch_partial;
   using translated_stream<Connection>::on_translated;
   using translated_stream<Connection>::send_translated;
   using translated_stream<Connection>::translator_;
 
+ protected:
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()), with `writer_context` (the connection);
   // `poller_fd` is the transport's epoll set, or -1 for a transport that polls per connection. The

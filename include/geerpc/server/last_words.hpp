@@ -20,6 +20,11 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
+class wire_session;
+template <class Connection>
+class translated_stream;
+
+template <class Connection>
 class last_words {
  public:
   last_words(const last_words&) = delete;
@@ -73,9 +78,12 @@ class last_words {
   last_words() = default;
   ~last_words() = default;
 
+ private:
+  friend class wire_session<Connection>;
+  friend class translated_stream<Connection>;
+
   std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
 
- private:
   Connection& connection() noexcept { return static_cast<Connection&>(*this); }
 
   std::atomic<bool> words_out_{false};  // answer_sent() ran: the last words are out

@@ -25,6 +25,11 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
+class wire_session;
+template <class Connection>
+class last_words;
+
+template <class Connection>
 class session_timers {
  public:
   using clock = std::chrono::steady_clock;
@@ -44,6 +49,14 @@ class session_timers {
     return clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed)));
   }
   clock::time_point opened() const noexcept { return opened_; }
+
+ private:
+  // The timers' controls are wire_session's alone, as they were when they were its own members:
+  // disarm_stall_timer() cancels outside the lock because only the connection's reader (and the
+  // last words, through wire_session) arms the stall timer, a rule the compiler keeps by keeping
+  // the connection's other code, and handler threads, away from them.
+  friend class wire_session<Connection>;
+  friend class last_words<Connection>;  // forget_partial(), arm_stall_timer()
 
   // A frame begun and not finished (`buffered` bytes of it held) starts its clock, which later
   // bytes of the same frame do not reset (a trickling peer gains nothing); a new frame starts a new
@@ -122,7 +135,6 @@ class session_timers {
     if (guard) server().config.scheduler()->cancel(write_timer_);
   }
 
- private:
   Connection& connection() noexcept { return static_cast<Connection&>(*this); }
   server_context& server() noexcept { return connection().context_; }
 
@@ -185,6 +197,9 @@ class session_timers {
 
   std::mutex stall_mutex_;
   deadline_scheduler::timer stall_timer_;
+  // What keeps a callback from outliving what it reads is its guard, not the order of members: a
+  // base's members are destroyed after the session's own (its stream and writer), and a queued
+  // timer always holds its guard, and so the whole connection.
   std::shared_ptr<Connection> stall_guard_;  // set while the stall timer is armed
   deadline_scheduler::timer write_timer_;
   std::shared_ptr<Connection> write_guard_;      // set while the write timer is armed (stall_mutex_)

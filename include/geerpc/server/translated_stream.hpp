@@ -25,6 +25,9 @@ GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
+class wire_session;
+
+template <class Connection>
 class translated_stream {
  public:
   translated_stream(const translated_stream&) = delete;
@@ -33,6 +36,9 @@ class translated_stream {
  protected:
   translated_stream() = default;
   ~translated_stream() = default;
+
+ private:
+  friend class wire_session<Connection>;
 
   // A translated stream's bytes: the translator's frames go through the reader as the peer's own
   // would; what it answers itself (a message too long, malformed, or no request: the stream still
@@ -94,7 +100,6 @@ class translated_stream {
 
   std::unique_ptr<frame_translator> translator_;  // a translated stream's (set by the opening), else null
 
- private:
   Connection& connection() noexcept { return static_cast<Connection&>(*this); }
 
   bool translated_input_done_ = false;  // the reader's: a one-answer translator has its frames

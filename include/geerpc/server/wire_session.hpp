@@ -55,7 +55,6 @@ class wire_session : public session_timers<Connection>,
                      public translated_stream<Connection> {
  public:
   using clock = std::chrono::steady_clock;
-  using last_words<Connection>::answer_sent;
 
   wire_session(const wire_session&) = delete;
   wire_session& operator=(const wire_session&) = delete;
@@ -163,18 +162,23 @@ class wire_session : public session_timers<Connection>,
   }
 
  protected:
-  // The bases' parts the session's own code uses (names of dependent bases, made visible here).
+  using session_timers<Connection>::touch;  // the connection's, too (a reply sent)
+
+ private:
+  // The bases' parts the session's own code uses (names of dependent bases, made visible here),
+  // private to it as they were when they were its own members.
+  using last_words<Connection>::answer_sent;
   using last_words<Connection>::closing_after_output_;
   using session_timers<Connection>::arm_stall_timer;
   using session_timers<Connection>::arm_write_timer;
   using session_timers<Connection>::disarm_stall_timer;
   using session_timers<Connection>::disarm_write_timer;
-  using session_timers<Connection>::touch;
   using session_timers<Connection>::watch_partial;
   using translated_stream<Connection>::on_translated;
   using translated_stream<Connection>::send_translated;
   using translated_stream<Connection>::translator_;
 
+ protected:
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()), with `writer_context` (the connection);
   // `poller_fd` is the transport's epoll set, or -1 for a transport that polls per connection. The
