@@ -161,7 +161,7 @@ TEMPLATE_TEST_CASE("jsonrpc: the last words arrive whole while many calls are in
 }
 
 // One bound for the wait after the last words, whatever they were: timeouts.handshake
-// (wire_session::eof_wait()). A peer that reads them and keeps its end open is closed then, not
+// (last_words::eof_wait()). A peer that reads them and keeps its end open is closed then, not
 // after timeouts.frame.
 TEMPLATE_TEST_CASE("jsonrpc: after its last words the server waits timeouts.handshake for the peer's EOF",
                    "[json][jsonrpc]", GEERPC_TRANSPORTS) {

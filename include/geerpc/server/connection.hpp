@@ -1,8 +1,10 @@
 // geerpc: one accepted connection, the part of the server both transport policies share. A
 // transport decides which thread reads and which runs a request; a connection is three parts, each
 // with one job:
-//   - the wire session (wire_session.hpp): framing, writing, the stall and write timers; and its
-//     opening (session_opening.hpp): the first bytes (hello or HTTP door);
+//   - the wire session (wire_session.hpp): framing and writing; its bases: the stall and write
+//     timers (session_timers.hpp), the last words (last_words.hpp) and a stream of another
+//     protocol (translated_stream.hpp); and its opening (session_opening.hpp): the first bytes
+//     (hello or HTTP door);
 //   - the request ledger (request_ledger.hpp): exactly one response per request, deadlines,
 //     cancel, the in-flight limits and the request pool;
 //   - the observer (observer.hpp): the one hook statistics, interceptors and the debug page plug

@@ -68,7 +68,7 @@ class session_opening {
   template <class Session>
   bool past_http_door(Session& session, std::span<const std::byte>& data) {
     if (session.closing_after_output_.load(std::memory_order_relaxed)) {
-      discard(session, data.size());  // the wait for EOF (wire_session::eof_wait()) bounds it
+      discard(session, data.size());  // the wait for EOF (last_words::eof_wait()) bounds it
       return false;
     }
     if (!door_checked_ && !data.empty()) {

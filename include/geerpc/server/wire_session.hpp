@@ -1,9 +1,9 @@
 // geerpc: the wire session of a server connection (connection.hpp): framing, once its opening
-// (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes; writing
-// replies; and the two timers that drop a peer which stalls: the stall timer (a hello or a frame
-// begun and not finished in time) and the write timer (replies the peer does not read). A stream
-// of another protocol passes through its translator (frame_translator.hpp) both ways. What a
-// frame asks for is the connection's: it hands each whole request or cancel frame to
+// (session_opening.hpp: the HTTP door and the geerpc hello) has taken the first bytes, and writing
+// replies. Its bases each do one more part: the two timers that drop a peer which stalls
+// (session_timers.hpp), the last words before a close (last_words.hpp), and a stream of another
+// protocol, which passes through its translator both ways (translated_stream.hpp). What a frame
+// asks for is the connection's: it hands each whole request or cancel frame to
 // Connection::on_request() or on_cancel() (a template parameter, so that no call is virtual), and
 // asks it to stop its handlers when it closes.
 //
@@ -27,7 +27,6 @@
 
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
-#include "../detail/deadline.hpp"
 #include "../detail/scratch.hpp"
 #include "../error.hpp"
 #include "../net/frame_reader.hpp"
@@ -40,15 +39,20 @@
 #include "../wire/handshake.hpp"
 #include "context.hpp"
 #include "frame_translator.hpp"
+#include "last_words.hpp"
 #include "scratch_tags.hpp"
 #include "session_opening.hpp"
+#include "session_timers.hpp"
 #include "statistics.hpp"
+#include "translated_stream.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
 template <class Connection>
-class wire_session {
+class wire_session : public session_timers<Connection>,
+                     public last_words<Connection>,
+                     public translated_stream<Connection> {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -105,45 +109,6 @@ class wire_session {
     return keep;
   }
 
-  // Sends `bytes`, the last words (an HTTP answer, a translator's reply to a stream out of step),
-  // after what other threads are sending, then closes the connection once the socket has taken
-  // them all (or the peer is dropped for not reading them: timeouts.write, or the wait for EOF).
-  // Nothing is sent after them; what the peer sends meanwhile is ignored. On the reader's thread,
-  // or, for a translator of one request, on the thread that answers its last call.
-  void send_and_close(std::span<const std::byte> bytes) {
-    closing_after_output_.store(true, std::memory_order_relaxed);
-    disarm_stall_timer();  // a frame's or the hello's: the wait for EOF replaces it, once they are out
-    partial_since_ns_.store(0, std::memory_order_relaxed);
-    // Until the words are out, timeouts.write bounds a peer that does not read them; without it,
-    // the wait for EOF starts now (answer_sent() then finds it armed).
-    if (context_.config.options().timeouts.write <= std::chrono::nanoseconds::zero()) arm_stall_timer(eof_wait());
-    const auto status = writer_.write_last(bytes);
-    if (status == net::frame_writer::status::pending)
-      arm_write_timer();
-    else if (status == net::frame_writer::status::broken)
-      close();
-    else
-      answer_sent();
-  }
-  // The last words are all out: the writing side ends, and the transport closes the connection at
-  // the peer's EOF (on_bytes drops what comes before it), or the stall timer at eof_wait(), which
-  // starts now: a peer still reading a backlog in front of the words keeps them. Without that
-  // bound, it closes now. Once only, from whichever thread saw the words go out (the reader, a
-  // handler's flush, the transport's flush when the socket drained).
-  void answer_sent() {
-    if (words_out_.exchange(true, std::memory_order_acq_rel)) return;
-    if (eof_wait() <= std::chrono::nanoseconds::zero()) return close();
-    stream_.shutdown_write();
-    arm_stall_timer(eof_wait());
-  }
-  // How long a peer has, after the last words, to read them and close its end before the server
-  // closes (closing first could reset the connection and lose them): one bound whatever the words
-  // were. It is timeouts.handshake, the bound on a connection that serves no call: before its hello,
-  // and after its last words, the peer owes the server nothing but bytes it will not act on.
-  // timeouts.frame is no fit: the peer owes no frame, and a JSON-RPC peer and an HTTP one, both
-  // answered so, should not be held for different times.
-  std::chrono::nanoseconds eof_wait() const noexcept { return context_.config.options().timeouts.handshake; }
-
   // Refuses the connection in the handshake reply (a bad hello, too many connections, no thread to
   // serve it): the reason goes out, then the connection closes. Counted before the reply is sent.
   void reject(const std::string& reason) {
@@ -197,6 +162,23 @@ class wire_session {
   }
 
  protected:
+  using session_timers<Connection>::touch;  // the connection's, too (a reply sent)
+
+ private:
+  // The bases' parts the session's own code uses (names of dependent bases, made visible here),
+  // private to it as they were when they were its own members.
+  using last_words<Connection>::answer_sent;
+  using last_words<Connection>::closing_after_output_;
+  using session_timers<Connection>::arm_stall_timer;
+  using session_timers<Connection>::arm_write_timer;
+  using session_timers<Connection>::disarm_stall_timer;
+  using session_timers<Connection>::disarm_write_timer;
+  using session_timers<Connection>::watch_partial;
+  using translated_stream<Connection>::on_translated;
+  using translated_stream<Connection>::send_translated;
+  using translated_stream<Connection>::translator_;
+
+ protected:
   // `want_write` is how the transport learns that replies wait for the socket to drain (it then
   // watches for writability and calls writer().flush()), with `writer_context` (the connection);
   // `poller_fd` is the transport's epoll set, or -1 for a transport that polls per connection. The
@@ -248,23 +230,18 @@ class wire_session {
   std::uint32_t max_response_size() const noexcept { return opening_.max_response_size(); }
   std::size_t codec_slot() const noexcept { return opening_.codec_slot(); }
 
-  // The last bytes read, or reply sent (with statistics), and when the connection was made.
-  void touch(clock::time_point now) noexcept {
-    last_activity_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-  }
-  clock::time_point last_activity() const noexcept {
-    return clock::time_point(clock::duration(last_activity_ns_.load(std::memory_order_relaxed)));
-  }
-  clock::time_point opened() const noexcept { return opened_; }
-
   server_context& context_;
 
  private:
   Connection& owner() noexcept { return static_cast<Connection&>(*this); }
 
   // The opening reads the first bytes through the session, answers through its writer and
-  // disarms its stall timer once the hello is whole.
+  // disarms its stall timer once the hello is whole. The bases reach the session's parts through
+  // the connection.
   friend class session_opening;
+  friend class session_timers<Connection>;
+  friend class last_words<Connection>;
+  friend class translated_stream<Connection>;
 
   // A shutdown that began before the hello reply went out sends its goaway now, after it.
   void hello_reply_sent() {
@@ -286,78 +263,6 @@ class wire_session {
     return keep && broken == nullptr;
   }
 
-  // A frame begun and not finished (`buffered` bytes of it held) starts its clock, which later
-  // bytes of the same frame do not reset (a trickling peer gains nothing); a new frame starts a new
-  // clock. The timer is armed once and re-arms itself while the frame it finds pending is younger
-  // than the limit, so this path costs a clock read, not a timer per read.
-  void watch_partial(bool completed, std::size_t buffered) {
-    if (buffered != 0) {
-      if (completed || partial_since_ns_.load(std::memory_order_relaxed) == 0)
-        partial_since_ns_.store(context_.config.scheduler()->now().time_since_epoch().count(),
-                                std::memory_order_relaxed);
-      arm_stall_timer(context_.config.options().timeouts.frame);
-    } else {
-      partial_since_ns_.store(0, std::memory_order_relaxed);
-      if (stall_armed_.load(std::memory_order_relaxed)) disarm_stall_timer();
-    }
-  }
-
-  // A translated stream's bytes: the translator's frames go through the reader as the peer's own
-  // would; what it answers itself (a message too long, malformed, or no request: the stream still
-  // in step) goes straight out. A stream out of step gets its last words, and then the connection
-  // ends as after an HTTP answer: the writing side once they are out, the rest at the peer's EOF.
-  // A translator of one request (HTTP's: one_answer()) that gave its frames has read all it reads:
-  // from then on the peer's bytes are discarded and the reader leaves the stall timer alone, so
-  // that whichever thread answers the last call may send the last words (send_translated()).
-  template <class Ready>
-  bool on_translated(std::span<const std::byte> data, Ready& ready) {
-    if (closing_after_output_.load(std::memory_order_relaxed) || translated_input_done_)
-      return opening_.discard(*this, data.size());
-    std::vector<std::byte>& frames = frame_scratch<translated_requests_tag>();
-    std::vector<std::byte>& replies = frame_scratch<translated_answers_tag>();
-    const frame_translator::intake intake = translator_->inbound(data, frames, replies);
-    for (std::size_t i = 0; i < intake.too_large; ++i) owner().observer().turned_away(limit_kind::frame_size);
-    if (!frames.empty() && translator_->one_answer()) {
-      translated_input_done_ = true;
-      watch_partial(true, 0);  // the body's timer goes before any of its calls can answer
-    }
-    bool completed = false;
-    const bool keep = frames.empty() || on_frames(frames, ready, completed);
-    trim_scratch(frames);
-    if (keep && !closed()) {
-      if (intake.outcome == frame_translator::verdict::broken)
-        send_and_close(replies);
-      else if (!replies.empty())
-        after_write(writer_.write(replies));
-    }
-    if (!closing_after_output_.load(std::memory_order_relaxed) && !translated_input_done_)
-      watch_partial(completed || !replies.empty(), translator_->buffered());
-    trim_scratch(replies);
-    return keep && !closed();
-  }
-
-  // A frame the server sends on a translated stream, in the peer's protocol. A translator never
-  // changes once set, and is set (by the reader, at the first byte) before any request of its
-  // stream exists, so every thread that answers one sees it; the goaway, which other threads send
-  // at any time, never goes out on such a stream (session_opening::begin_translated).
-  // Past the last words (send_and_close()) nothing goes out: the reply is dropped here, and the
-  // writer drops one that raced past this check. A translator of one request gives its whole
-  // answer once, for its last call: those are the last words, sent from the thread that answered
-  // (the reader no longer arms the stall timer: on_translated()). A closed connection's replies
-  // are not translated either: nothing would carry them.
-  void send_translated(std::span<const std::byte> frame, bool hold) {
-    if (closing_after_output_.load(std::memory_order_relaxed) || closed()) return;
-    std::vector<std::byte>& text = frame_scratch<translated_text_tag>();
-    translator_->outbound(frame, text);
-    if (!text.empty()) {
-      if (translator_->one_answer())
-        send_and_close(text);
-      else
-        after_write(hold ? writer_.hold(text) : writer_.write(text));
-    }
-    trim_scratch(text);
-  }
-
   // A whole frame: a request or a cancel goes to the connection; a client sends nothing else.
   template <class Ready>
   bool on_frame(std::span<const std::byte> bytes, Ready& ready) {
@@ -377,73 +282,8 @@ class wire_session {
     return false;
   }
 
-  // The stall timer: armed while the peer owes us the rest of a hello or of a frame. While armed it
-  // holds a reference to the connection (stall_guard_), so that its callback never outlives the
-  // connection whichever thread drops the last other reference. Whoever takes the guard decides:
-  // the callback closes the connection; a disarm (the frame completed, or a close) keeps the
-  // guard, and so the connection, until cancel() has waited out a callback already running.
-  // cancel() is never called with stall_mutex_ held: the callback needs that lock.
-  void arm_stall_timer(std::chrono::nanoseconds limit) {
-    if (limit <= std::chrono::nanoseconds::zero()) return;  // 0 or negative: no limit (options.hpp)
-    std::lock_guard lock(stall_mutex_);
-    if (stall_guard_ || closed()) return;  // closed: a closer has disarmed, and must stay the last
-    // Scheduled first: if that throws, no guard is left behind to keep the connection alive. The
-    // callback cannot run before the guard is set: it needs stall_mutex_.
-    // By the runtime's clock, as partial_since_ns_ and on_stall's look.
-    context_.config.scheduler()->schedule(stall_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
-                                          &on_stall, this);
-    stall_guard_ = owner().shared_from_this();
-    stall_armed_.store(true, std::memory_order_relaxed);
-  }
-  void disarm_stall_timer() {
-    std::shared_ptr<Connection> guard;
-    {
-      std::lock_guard lock(stall_mutex_);
-      guard.swap(stall_guard_);
-      stall_armed_.store(false, std::memory_order_relaxed);
-    }
-    // Whoever took the guard cancels: that also takes off a deadline that a running callback set
-    // again before it saw the guard gone. Cancelling after the lock is released is safe because
-    // only the connection's reader arms the timer (and answer_sent(), once, after the last words,
-    // when the reader neither arms nor disarms it any more), and a closer sets closed_ before
-    // disarming, so nobody arms it again in between.
-    if (guard) context_.config.scheduler()->cancel(stall_timer_);
-  }  // `guard` goes here, after any running callback has returned
-  static void on_stall(void* context) {
-    auto& self = *static_cast<wire_session*>(context);
-    std::shared_ptr<Connection> guard;
-    bool watching_frames = false;
-    {
-      std::lock_guard lock(self.stall_mutex_);
-      if (!self.stall_guard_) return;  // a disarm won the race and is waiting for us to return
-      // Past the handshake the timer watches frames: if the frame pending now began after this
-      // timer was armed, it has time left; wait for it instead of closing.
-      // After the last words it waits for EOF, not for a frame (eof_wait()): no second chance.
-      watching_frames = self.opening_.greeted() && !self.closing_after_output_.load(std::memory_order_relaxed);
-      const auto since = self.partial_since_ns_.load(std::memory_order_relaxed);
-      if (watching_frames && since != 0 && !self.closed()) {
-        const auto due = saturating_deadline(clock::time_point(clock::duration(since)),
-                                             self.context_.config.options().timeouts.frame);
-        if (due > self.context_.config.scheduler()->now()) {
-          self.context_.config.scheduler()->schedule(self.stall_timer_, due, &on_stall, &self);
-          return;  // the guard stays with the new timer
-        }
-      }
-      guard.swap(self.stall_guard_);
-      self.stall_armed_.store(false, std::memory_order_relaxed);
-    }
-    if (!guard) return;
-    if (!self.closed())
-      self.owner().observer().turned_away(watching_frames ? limit_kind::frame_timeout : limit_kind::handshake_timeout);
-    self.close();
-  }
-
-  // The write timer: armed when replies start waiting for the socket to drain (whoever wrote
-  // last learns it from the writer: status::pending), it closes a connection whose socket took
-  // none of their bytes for timeouts.write. One timer per stall, not per write: when it fires it
-  // looks at the writer, and waits again if bytes went out since, or lets go if all of them did.
-  // It holds the connection as the stall timer does (write_guard_, under stall_mutex_), and is
-  // disarmed the same way, by close().
+  // Whoever wrote learns from the writer whether the peer is reading: replies that wait for the
+  // socket arm the write timer (session_timers.hpp); a peer past the limit is dropped.
   void after_write(net::frame_writer::status status) {
     if (status == net::frame_writer::status::broken) {
       if (!closed() && writer_.overflowed()) owner().observer().turned_away(limit_kind::pending_output);
@@ -451,75 +291,18 @@ class wire_session {
     } else if (status == net::frame_writer::status::pending)
       arm_write_timer();
   }
-  void arm_write_timer() {
-    const std::chrono::nanoseconds limit = context_.config.options().timeouts.write;
-    if (limit <= std::chrono::nanoseconds::zero()) return;
-    std::lock_guard lock(stall_mutex_);
-    if (write_guard_ || closed()) return;
-    // By the runtime's clock, as the writer's stalled_since().
-    context_.config.scheduler()->schedule(write_timer_, saturating_deadline(context_.config.scheduler()->now(), limit),
-                                          &on_write_stall, this);
-    write_guard_ = owner().shared_from_this();
-  }
-  void disarm_write_timer() {
-    std::shared_ptr<Connection> guard;
-    {
-      std::lock_guard lock(stall_mutex_);
-      guard.swap(write_guard_);
-    }
-    // As in disarm_stall_timer(): a closer set closed_ first, so nobody arms it again meanwhile.
-    if (guard) context_.config.scheduler()->cancel(write_timer_);
-  }
-  static void on_write_stall(void* context) {
-    auto& self = *static_cast<wire_session*>(context);
-    std::shared_ptr<Connection> guard;
-    bool expired = false;
-    {
-      std::lock_guard lock(self.stall_mutex_);
-      if (!self.write_guard_) return;  // a disarm won the race and is waiting for us to return
-      if (!self.closed()) {
-        // The writer's clock restarts whenever the socket takes bytes: until it has run for the
-        // whole limit, wait again. Nothing waiting for the socket: the next stall arms anew.
-        if (const auto since = self.writer_.stalled_since()) {
-          const auto due = saturating_deadline(*since, self.context_.config.options().timeouts.write);
-          if (due > self.context_.config.scheduler()->now()) {
-            self.context_.config.scheduler()->schedule(self.write_timer_, due, &on_write_stall, &self);
-            return;  // the guard stays with the new timer
-          }
-          expired = true;
-        }
-      }
-      guard.swap(self.write_guard_);
-    }
-    if (!expired) return;
-    self.owner().observer().turned_away(limit_kind::write_timeout);
-    self.close();
-  }  // `guard` goes here: it may be the connection's last reference
 
   net::stream stream_;
   const int poller_fd_;
   poller_wishes wishes_;
   net::frame_writer writer_;
   net::frame_reader reader_;
-  session_opening opening_;                        // the first bytes: the HTTP door, the hello
-  std::unique_ptr<frame_translator> translator_;   // a translated stream's (set by opening_), else null
-  std::atomic<bool> closing_after_output_{false};  // send_and_close() was called
-  bool translated_input_done_ = false;             // the reader's: a one-answer translator has its frames
-  std::atomic<bool> words_out_{false};             // answer_sent() ran: the last words are out
+  session_opening opening_;  // the first bytes: the HTTP door, the hello
   // Set once, by close(); acquire/release, so that whoever sees it closed sees the close's work.
   std::atomic<bool> closed_{false};
-  std::mutex stall_mutex_;
-  deadline_scheduler::timer stall_timer_;
-  std::shared_ptr<Connection> stall_guard_;  // set while the stall timer is armed
-  deadline_scheduler::timer write_timer_;
-  std::shared_ptr<Connection> write_guard_;  // set while the write timer is armed (stall_mutex_)
-  std::atomic<bool> stall_armed_{false};     // a hint that lets the common case skip stall_mutex_
   // Whoever sets the second of these two bits sends the goaway frame: after the hello reply, once.
   static constexpr std::uint8_t draining = 1, hello_replied = 2;
   std::atomic<std::uint8_t> shutdown_state_{0};
-  std::atomic<clock::rep> partial_since_ns_{0};  // when the pending frame began; 0: none
-  const clock::time_point opened_ = clock::now();
-  std::atomic<clock::rep> last_activity_ns_{opened_.time_since_epoch().count()};  // with statistics
 };
 
 }  // namespace detail
