@@ -39,26 +39,30 @@ inline bool checked_at_start(const server_request& request) noexcept { return re
 // The check itself, at `now` by the runtime's clock (the one its deadlines were set by), for a
 // request with checked_at_start(): the refusal, or nothing when it may run. The earlier of its
 // deadlines is the one its timer is set for; a deadline that passed wins over the queue time (its
-// caller has given up: busy would invite a retry nobody waits for).
+// caller has given up: busy would invite a retry nobody waits for). Allocates only to refuse.
 inline std::optional<start_refusal> refuse_late_start(const server_request& request, clock::time_point now,
                                                       std::chrono::nanoseconds handle_timeout,
                                                       std::chrono::nanoseconds max_queue_time) {
-  const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(now - request.read_at);
-  const std::string after = ", after " + duration_text(waited) + " waiting for a handler thread";
   using limit = server_request::limit;
-  if (request.timer_limit == limit::handle_timeout && now >= saturating_deadline(request.read_at, handle_timeout))
+  const bool handle_passed =
+      request.timer_limit == limit::handle_timeout && now >= saturating_deadline(request.read_at, handle_timeout);
+  const bool caller_passed =
+      request.timer_limit == limit::caller_deadline && request.caller_deadline && now >= *request.caller_deadline;
+  const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(now - request.read_at);
+  const bool queued_too_long = max_queue_time > std::chrono::nanoseconds::zero() && waited > max_queue_time;
+  if (!handle_passed && !caller_passed && !queued_too_long) [[likely]]
+    return std::nullopt;
+  const std::string after = ", after " + duration_text(waited) + " waiting for a handler thread";
+  if (handle_passed)
     return start_refusal{errc::handle_timeout, limit_kind::deadline_before_start,
                          "rpc server: request handle timeout: expect within " + duration_text(handle_timeout) +
                              "; it passed before the handler started" + after};
-  if (request.timer_limit == limit::caller_deadline && request.caller_deadline && now >= *request.caller_deadline)
+  if (caller_passed)
     return start_refusal{errc::deadline_exceeded, limit_kind::deadline_before_start,
                          "rpc server: the caller's deadline passed before the handler started" + after};
-  if (max_queue_time > std::chrono::nanoseconds::zero() && waited > max_queue_time)
-    return start_refusal{errc::busy, limit_kind::queue_time,
-                         "rpc server: busy: waited " + duration_text(waited) +
-                             " for a handler thread, longer than max_queue_time (" + duration_text(max_queue_time) +
-                             "); the call was not run"};
-  return std::nullopt;
+  return start_refusal{errc::busy, limit_kind::queue_time,
+                       "rpc server: busy: waited " + duration_text(waited) + " for a handler thread, longer than " +
+                           "max_queue_time (" + duration_text(max_queue_time) + "); the call was not run"};
 }
 
 // A budget this small (the caller's remaining time in µs, 0 being "none") has run out by the time

@@ -144,7 +144,7 @@ class server_connection final : public wire_session<server_connection>,
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
-      if (checked) [[unlikely]] {
+      if (checked) {  // a deadline, or max_queue_time
         if (auto refusal = self.refuse_late_start(*request, now)) {
           answered_here =
               self.answer(*request, invoke_outcome::failure(refusal->code, std::move(refusal->message)), frame, hold);
