@@ -62,9 +62,6 @@ struct server_request {
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
   clock::time_point read_at{};
-  // Set by the thread that runs it, once it passed that check: the handler (or the interceptors'
-  // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
-  bool handler_began = false;
   // Kept only while the server has an observer (observer.hpp): when the request arrived, and the
   // response it got (written by whoever claimed it; read by finish()).
   clock::time_point arrived{};
@@ -73,6 +70,9 @@ struct server_request {
   std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
   std::uint8_t answered_status = 0;
+  // Set by the thread that runs it, once it passed the check at its start: the handler (or the interceptors'
+  // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
+  bool handler_began = false;
   std::string answered_message;
 
   std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
