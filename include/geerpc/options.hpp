@@ -143,6 +143,12 @@ struct server_timeouts {
   // this long, is disconnected: a peer that reads nothing holds its connection and its replies for
   // this long at most. Any byte the socket takes starts the wait again.
   std::chrono::nanoseconds write = std::chrono::seconds(30);
+  // Load shedding by queue time, off by default (zero or negative: no limit). A request that has
+  // waited longer than this for a handler thread, from when its frame was read, is answered
+  // errc::busy ("rpc server: busy: waited ... for a handler thread") and its handler is not run:
+  // the caller may retry elsewhere. A request whose deadline passed while it waited is answered
+  // errc::deadline_exceeded without running whatever this says (docs/limits.md, "Admission").
+  std::chrono::nanoseconds max_queue_time{0};
 };
 
 // What a server shows of itself.

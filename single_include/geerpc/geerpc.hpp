@@ -4839,6 +4839,12 @@ struct server_timeouts {
   // this long, is disconnected: a peer that reads nothing holds its connection and its replies for
   // this long at most. Any byte the socket takes starts the wait again.
   std::chrono::nanoseconds write = std::chrono::seconds(30);
+  // Load shedding by queue time, off by default (zero or negative: no limit). A request that has
+  // waited longer than this for a handler thread, from when its frame was read, is answered
+  // errc::busy ("rpc server: busy: waited ... for a handler thread") and its handler is not run:
+  // the caller may retry elsewhere. A request whose deadline passed while it waited is answered
+  // errc::deadline_exceeded without running whatever this says (docs/limits.md, "Admission").
+  std::chrono::nanoseconds max_queue_time{0};
 };
 
 // What a server shows of itself.
@@ -8799,6 +8805,11 @@ struct alignas(64) method_statistics {
   std::atomic<std::uint64_t> successes{0};
   std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
   latency_window latency;                                  // from arrival to answer, every finished call
+  // Requests answered without running their handler (admission.hpp): their deadline (the caller's
+  // or the handle timeout) passed before a handler thread took them, or they waited longer than
+  // timeouts.max_queue_time. Also counted in `errors`, by the status they got.
+  std::atomic<std::uint64_t> expired_before_start{0};
+  std::atomic<std::uint64_t> shed_by_queue_time{0};
 
   void add_error(std::uint8_t status) noexcept {
     errors[std::min<std::size_t>(status, codes - 1)].fetch_add(1, std::memory_order_relaxed);
@@ -8820,6 +8831,8 @@ enum class limit_kind : std::uint8_t {
   write_timeout,                // a connection dropped for not reading its replies
   threads,                      // blocking transport: a connection refused for want of a thread
   resources,                    // threaded transport: a connection closed for want of memory or an epoll watch
+  deadline_before_start,        // a request whose deadline passed before its handler started: not run
+  queue_time,                   // timeouts.max_queue_time: a request answered busy, not run
   count
 };
 
@@ -14823,17 +14836,17 @@ class accepted_types {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/accepted_types.hpp
-// ---- begin geerpc/server/observer.hpp
-// geerpc: what a server watches of its calls besides answering them. The connection (connection.hpp)
-// calls one hook, request_observer, at each point of a request's life: when it is registered
-// (arrival), when a handler thread takes it (start), before its handler (the interceptors' say),
-// when it is answered, when it is finished (end), and when a call or a connection is refused or
-// turned away by a limit. Behind it plug the statistics (statistics.hpp), the interceptors
-// (interceptor.hpp), and through both the debug page (debug_page.hpp), which reads the statistics
-// and the times kept here.
+// ---- begin geerpc/server/admission.hpp
+// geerpc: deadline-aware admission, the check a request passes at the moment a handler thread would
+// start it. A request whose deadline (the caller's, or the connection's handle timeout) passed
+// while it waited for a thread is answered as its deadline's timer would answer it, and one that
+// waited longer than timeouts.max_queue_time is answered errc::busy; neither runs its handler. The
+// timer may race with this check: whoever claims the request first (request_ledger::claim)
+// answers it, the same way.
 //
-// With neither statistics nor interceptors (the default), each hook is one branch on the server's
-// context and nothing else: no clock read, no allocation, no virtual call.
+// A request carries what the check needs only when it has a deadline or the server sheds by
+// queue time (server_request::read_at, set when its frame is read); otherwise the check is one
+// comparison. Pure: the caller passes the time, read once by the runtime's clock.
 
 
 // ---- begin geerpc/server/request_ledger.hpp
@@ -14875,6 +14888,9 @@ struct server_request {
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
+  // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
+  clock::time_point read_at{};
   // Kept only while the server has an observer (observer.hpp): when the request arrived, and the
   // response it got (written by whoever claimed it; read by finish()).
   clock::time_point arrived{};
@@ -14883,6 +14899,9 @@ struct server_request {
   std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
   std::uint8_t answered_status = 0;
+  // Set by the thread that runs it, once it passed the check at its start: the handler (or the interceptors'
+  // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
+  bool handler_began = false;
   std::string answered_message;
 
   std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
@@ -14962,14 +14981,18 @@ class request_ledger {
   }
 
   // One timer per request, at the earlier of the handle timeout and the caller's deadline
-  // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
+  // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires. With a timer, or
+  // `timed_queue` (the server sheds by queue time), the time is kept for the check at its start.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
-                         void (*on_deadline)(void*)) {
+                         bool timed_queue, void (*on_deadline)(void*)) {
     // A request comes with no timer and no caller deadline (made so, or recycled so).
     GEERPC_ASSERT(request.timer_limit == server_request::limit::none && !request.caller_deadline,
                   "server: a request scheduled twice, or recycled with its deadline");
-    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) return;  // no timer: no clock read
+    const bool timer = handle_timeout > std::chrono::nanoseconds::zero() || budget_us != 0;
+    if (!timer && !timed_queue) return;                   // no clock read
     const auto now = context_.config.scheduler()->now();  // the runtime's clock, which the timer fires by
+    request.read_at = now;
+    if (!timer) return;
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
     if (budget_us > 0)
@@ -15149,6 +15172,8 @@ class request_ledger {
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
+    request->read_at = clock::time_point{};
+    request->handler_began = false;
     request->started_ns.store(0, std::memory_order_relaxed);
     try {
       spare_.push_back(std::move(owned));  // on failure `owned` still holds it, and deletes it
@@ -15172,6 +15197,77 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// Why a request may not start, and what it is answered.
+struct start_refusal {
+  errc code{};
+  limit_kind limit = limit_kind::count;
+  std::string message;
+};
+
+// Whether the request needs the check at its start at all: it has a deadline, or the server sheds
+// by queue time (request_ledger::schedule_deadline noted when it was read).
+inline bool checked_at_start(const server_request& request) noexcept { return request.read_at != clock::time_point{}; }
+
+// The check itself, at `now` by the runtime's clock (the one its deadlines were set by), for a
+// request with checked_at_start(): the refusal, or nothing when it may run. The earlier of its
+// deadlines is the one its timer is set for; a deadline that passed wins over the queue time (its
+// caller has given up: busy would invite a retry nobody waits for). Allocates only to refuse.
+inline std::optional<start_refusal> refuse_late_start(const server_request& request, clock::time_point now,
+                                                      std::chrono::nanoseconds handle_timeout,
+                                                      std::chrono::nanoseconds max_queue_time) {
+  using limit = server_request::limit;
+  const bool handle_passed =
+      request.timer_limit == limit::handle_timeout && now >= saturating_deadline(request.read_at, handle_timeout);
+  const bool caller_passed =
+      request.timer_limit == limit::caller_deadline && request.caller_deadline && now >= *request.caller_deadline;
+  const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(now - request.read_at);
+  const bool queued_too_long = max_queue_time > std::chrono::nanoseconds::zero() && waited > max_queue_time;
+  if (!handle_passed && !caller_passed && !queued_too_long) [[likely]]
+    return std::nullopt;
+  const std::string after = ", after " + duration_text(waited) + " waiting for a handler thread";
+  if (handle_passed)
+    return start_refusal{errc::handle_timeout, limit_kind::deadline_before_start,
+                         "rpc server: request handle timeout: expect within " + duration_text(handle_timeout) +
+                             "; it passed before the handler started" + after};
+  if (caller_passed)
+    return start_refusal{errc::deadline_exceeded, limit_kind::deadline_before_start,
+                         "rpc server: the caller's deadline passed before the handler started" + after};
+  return start_refusal{errc::busy, limit_kind::queue_time,
+                       "rpc server: busy: waited " + duration_text(waited) + " for a handler thread, longer than " +
+                           "max_queue_time (" + duration_text(max_queue_time) + "); the call was not run"};
+}
+
+// A budget this small (the caller's remaining time in µs, 0 being "none") has run out by the time
+// the server reads it: the reference clients send 1 for a deadline that has passed or has less than
+// a microsecond left, and no transport carries a frame faster. Such a request is answered
+// deadline_exceeded at once, never registered.
+inline constexpr std::uint64_t expired_budget_us = 1;
+inline bool budget_expired_on_arrival(std::uint64_t budget_us) noexcept {
+  return budget_us != 0 && budget_us <= expired_budget_us;
+}
+inline constexpr const char* expired_on_arrival_message =
+    "rpc server: the caller's deadline passed before the request was read";
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/admission.hpp
+// ---- begin geerpc/server/observer.hpp
+// geerpc: what a server watches of its calls besides answering them. The connection (connection.hpp)
+// calls one hook, request_observer, at each point of a request's life: when it is registered
+// (arrival), when a handler thread takes it (start), before its handler (the interceptors' say),
+// when it is answered, when it is finished (end), and when a call or a connection is refused or
+// turned away by a limit. Behind it plug the statistics (statistics.hpp), the interceptors
+// (interceptor.hpp), and through both the debug page (debug_page.hpp), which reads the statistics
+// and the times kept here.
+//
+// With neither statistics nor interceptors (the default), each hook is one branch on the server's
+// context and nothing else: no clock read, no allocation, no virtual call.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
 class request_observer {
  public:
   explicit request_observer(const server_context& context) noexcept : context_(context) {}
@@ -15191,12 +15287,19 @@ class request_observer {
     if (installed()) request.arrived = clock::now();
   }
 
-  // A handler thread took the request: how long it waited goes to the statistics.
-  void started(server_request& request) const noexcept {
+  // A handler thread took the request at `now` (steady_clock's; read by the caller when counting()):
+  // how long it waited goes to the statistics.
+  void started(server_request& request, clock::time_point now) const noexcept {
     if (!counting()) return;
-    const auto now = clock::now();
     request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
     context_.config.stats()->queue_wait().add(now, now - request.arrived);
+  }
+
+  // A request of `handler` answered without running it, by the check of admission.hpp (`kind`:
+  // deadline_before_start or queue_time): counted beside its status. Requests registered are
+  // counted when finished (count()); this is for those refused as they are read.
+  void not_run(const handler_entry& handler, limit_kind kind) const noexcept {
+    if (counting()) count_not_run(*context_.config.stats(), method_index(handler), kind);
   }
 
   // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
@@ -15275,6 +15378,7 @@ class request_observer {
     else
       method.add_error(status);
     method.latency.add(now, latency);
+    if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
     const bool ran = started != clock::time_point{};
@@ -15287,6 +15391,24 @@ class request_observer {
                   latency, status, request.answered_message});
     } catch (...) {  // no memory for the record: the call is counted all the same
     }
+  }
+
+  // A registered request finished without its handler: by the check at its start or by its
+  // deadline's timer while it waited (deadline_exceeded, handle_timeout), or by max_queue_time
+  // (busy: nothing else answers a registered request so). Cancels, aborts and closed connections
+  // are not admission's and are not counted here.
+  static void count_unstarted(server_statistics& stats, std::size_t method, std::uint8_t status) noexcept {
+    if (status == static_cast<std::uint8_t>(errc::deadline_exceeded) ||
+        status == static_cast<std::uint8_t>(errc::handle_timeout))
+      count_not_run(stats, method, limit_kind::deadline_before_start);
+    else if (status == static_cast<std::uint8_t>(errc::busy))
+      count_not_run(stats, method, limit_kind::queue_time);
+  }
+  static void count_not_run(server_statistics& stats, std::size_t method, limit_kind kind) noexcept {
+    stats.turned_away(kind);
+    method_statistics& m = stats.method(method);
+    (kind == limit_kind::queue_time ? m.shed_by_queue_time : m.expired_before_start)
+        .fetch_add(1, std::memory_order_relaxed);
   }
 
   // Counts a request answered without being registered (refused()).
@@ -15712,8 +15834,11 @@ struct debug_snapshot {
     std::uint64_t successes = 0;
     std::uint64_t in_flight = 0;
     std::vector<error_count> errors;
-    std::chrono::nanoseconds oldest{0};  // age of the oldest call in flight
-    latency_summary latency;             // from arrival to answer, over the last minute
+    // Of those errors, requests answered without running the handler (admission.hpp).
+    std::uint64_t expired_before_start = 0;  // their deadline passed before a thread took them
+    std::uint64_t shed_by_queue_time = 0;    // they waited longer than timeouts.max_queue_time
+    std::chrono::nanoseconds oldest{0};      // age of the oldest call in flight
+    latency_summary latency;                 // from arrival to answer, over the last minute
   };
   struct connection_row {
     std::string peer;
@@ -15846,6 +15971,8 @@ struct debug_snapshot {
       std::uint64_t failed = 0;
       row.errors = errors_of(m, failed);
       row.successes = m.successes.load(std::memory_order_relaxed);
+      row.expired_before_start = m.expired_before_start.load(std::memory_order_relaxed);
+      row.shed_by_queue_time = m.shed_by_queue_time.load(std::memory_order_relaxed);
       row.calls = row.successes + failed + row.in_flight;
       if (row.in_flight != 0) row.oldest = at - flight.oldest[i];
       row.latency = m.latency.read(at);
@@ -15926,6 +16053,11 @@ struct debug_snapshot {
         with(timeout("handshake_timeout_ns", "handshake", o.timeouts.handshake), k::handshake_timeout),
         with(timeout("frame_timeout_ns", "frame", o.timeouts.frame), k::frame_timeout),
         with(timeout("write_timeout_ns", "write", o.timeouts.write), k::write_timeout),
+        // Admission (admission.hpp): requests answered without running their handler.
+        with({"deadline_before_start", "the call's deadline, checked before its handler starts", "always", 1},
+             k::deadline_before_start),
+        with(timeout("max_queue_time_ns", "time waiting for a handler thread", o.timeouts.max_queue_time),
+             k::queue_time),
     };
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
@@ -16003,6 +16135,8 @@ inline void append_json_method(std::string& out, const debug_snapshot::method_ro
     append_json_field(out, "successes", m.successes);
     out += ",\"errors\":";
     append_json_errors(out, m.errors);
+    append_json_field(out, "expired_before_start", m.expired_before_start);
+    append_json_field(out, "shed_by_queue_time", m.shed_by_queue_time);
     append_json_field(out, "in_flight", m.in_flight);
     append_json_field(out, "oldest_in_flight_ns", json_ns(m.oldest));
     out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
@@ -16140,6 +16274,15 @@ inline std::string page_errors_text(const std::vector<debug_snapshot::error_coun
   return text.empty() ? std::string("none") : text;
 }
 
+// Requests answered without running the handler (admission.hpp): "deadline: 2, queue time: 1", or "none".
+inline std::string not_run_text(const debug_snapshot::method_row& m) {
+  std::string text;
+  if (m.expired_before_start != 0) text += "deadline: " + std::to_string(m.expired_before_start);
+  if (m.shed_by_queue_time != 0)
+    text += (text.empty() ? "" : ", ") + std::string("queue time: ") + std::to_string(m.shed_by_queue_time);
+  return text.empty() ? std::string("none") : text;
+}
+
 inline void append_html_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
   const auto latency = [&](std::uint64_t ns) {
     return m.latency.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
@@ -16154,6 +16297,7 @@ inline void append_html_method(std::string& out, const debug_snapshot::method_ro
     append_html_cell(out, m.name, "calls", std::to_string(m.calls));
     append_html_cell(out, m.name, "successes", std::to_string(m.successes));
     append_html_cell(out, m.name, "errors", page_errors_text(m.errors), false);
+    append_html_cell(out, m.name, "not_run", not_run_text(m), false);
     append_html_cell(out, m.name, "in_flight", std::to_string(m.in_flight));
     append_html_cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
     append_html_cell(out, m.name, "window_calls", std::to_string(m.latency.count));
@@ -16170,7 +16314,7 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
       "<th>stop_token</th>";
   if (s.statistics)
     out +=
-        "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
+        "<th>calls</th><th>ok</th><th>errors</th><th>not run</th><th>in flight</th><th>oldest in flight</th>"
         "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
   out += "</tr>\n";
   for (const auto& m : s.methods) append_html_method(out, m, s.statistics);
@@ -17252,7 +17396,8 @@ class server_connection final : public wire_session<server_connection>,
   const request_observer& observer() const noexcept { return observer_; }
 
   // Runs a request's handler unless the request was already answered (timed out or canceled while
-  // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
+  // it waited), its peer is gone, or it may no longer start (admission.hpp: its deadline passed, or
+  // it waited longer than max_queue_time), and answers it if it still can. Then finishes it.
   // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
   // frame_writer::hold): the transport's tuning knows another request of this connection runs
   // next (tuning/reply_holds.hpp).
@@ -17260,11 +17405,23 @@ class server_connection final : public wire_session<server_connection>,
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
     self.ledger_.release_queued(*request);  // it no longer waits
-    self.observer_.started(*request);
+    // One clock read, for the statistics and the check at the start, only when either needs it.
+    const bool checked = checked_at_start(*request);
+    const clock::time_point now = checked || self.observer_.counting() ? clock::now() : clock::time_point{};
+    self.observer_.started(*request, now);
     bool answered_here = false;  // this thread claimed the request, and wrote what the observer reads
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+      if (checked) {  // a deadline, or max_queue_time
+        if (auto refusal = self.refuse_late_start(*request, now)) {
+          answered_here =
+              self.answer(*request, invoke_outcome::failure(refusal->code, std::move(refusal->message)), frame, hold);
+          trim_scratch(frame);
+          return finish(request, answered_here);
+        }
+      }
+      request->handler_began = true;
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
       invoke_outcome outcome;
@@ -17342,6 +17499,14 @@ class server_connection final : public wire_session<server_connection>,
     });
   }
   static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
+
+  // admission.hpp's check for a request a handler thread took at `now` (steady_clock's), by the
+  // runtime's clock: a test's manual clock is read again.
+  std::optional<start_refusal> refuse_late_start(const server_request& request, clock::time_point now) const {
+    if (const manual_clock* manual = context_.config.scheduler()->manual()) now = manual->now();
+    return detail::refuse_late_start(request, now, handle_timeout(), max_queue_time());
+  }
+  std::chrono::nanoseconds max_queue_time() const noexcept { return context_.config.options().timeouts.max_queue_time; }
 
   // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
   // outcome's error instead, if this request is still unanswered: whether it was.
@@ -17434,6 +17599,10 @@ class server_connection final : public wire_session<server_connection>,
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
+    if (budget_expired_on_arrival(frame.header.budget_us)) [[unlikely]] {
+      observer_.not_run(*handler, limit_kind::deadline_before_start);
+      return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
+    }
     // The metadata block and the arguments follow each other in the frame: they are kept together.
     const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
                                           frame.metadata.size() + frame.body.size());
@@ -17457,7 +17626,8 @@ class server_connection final : public wire_session<server_connection>,
       case verdict::going_away:  // go_away() sets it under the ledger's lock
         return refuse(frame, true, errc::going_away, going_away_message);
     }
-    ledger_.schedule_deadline(*admitted.request, frame.header.budget_us, handle_timeout(), &on_request_deadline);
+    ledger_.schedule_deadline(*admitted.request, frame.header.budget_us, handle_timeout(),
+                              max_queue_time() > std::chrono::nanoseconds::zero(), &on_request_deadline);
     ready.push_back(admitted.request);
   }
 

@@ -47,6 +47,7 @@
 #include "../wire/frame.hpp"
 #include "../wire/metadata.hpp"
 #include "accepted_types.hpp"
+#include "admission.hpp"
 #include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
@@ -128,7 +129,8 @@ class server_connection final : public wire_session<server_connection>,
   const request_observer& observer() const noexcept { return observer_; }
 
   // Runs a request's handler unless the request was already answered (timed out or canceled while
-  // it waited) or its peer is gone, and answers it if it still can. Then finishes it.
+  // it waited), its peer is gone, or it may no longer start (admission.hpp: its deadline passed, or
+  // it waited longer than max_queue_time), and answers it if it still can. Then finishes it.
   // With `hold`, the reply is queued for the next flush_replies() instead of sent (see
   // frame_writer::hold): the transport's tuning knows another request of this connection runs
   // next (tuning/reply_holds.hpp).
@@ -136,11 +138,23 @@ class server_connection final : public wire_session<server_connection>,
     GEERPC_ASSERT(request->connection != nullptr, "server: a request runs before it is finished, not after");
     server_connection& self = *request->connection;
     self.ledger_.release_queued(*request);  // it no longer waits
-    self.observer_.started(*request);
+    // One clock read, for the statistics and the check at the start, only when either needs it.
+    const bool checked = checked_at_start(*request);
+    const clock::time_point now = checked || self.observer_.counting() ? clock::now() : clock::time_point{};
+    self.observer_.started(*request, now);
     bool answered_here = false;  // this thread claimed the request, and wrote what the observer reads
     if (request->state.load(std::memory_order_acquire) == server_request::running && !self.closed()) {
       std::vector<std::byte>& frame = frame_scratch<server_reply_tag>();
       wire::begin_frame(frame, {wire::frame_kind::response, 0, request->seq, 0}, {});
+      if (checked) {  // a deadline, or max_queue_time
+        if (auto refusal = self.refuse_late_start(*request, now)) {
+          answered_here =
+              self.answer(*request, invoke_outcome::failure(refusal->code, std::move(refusal->message)), frame, hold);
+          trim_scratch(frame);
+          return finish(request, answered_here);
+        }
+      }
+      request->handler_began = true;
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
       invoke_outcome outcome;
@@ -218,6 +232,14 @@ class server_connection final : public wire_session<server_connection>,
     });
   }
   static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
+
+  // admission.hpp's check for a request a handler thread took at `now` (steady_clock's), by the
+  // runtime's clock: a test's manual clock is read again.
+  std::optional<start_refusal> refuse_late_start(const server_request& request, clock::time_point now) const {
+    if (const manual_clock* manual = context_.config.scheduler()->manual()) now = manual->now();
+    return detail::refuse_late_start(request, now, handle_timeout(), max_queue_time());
+  }
+  std::chrono::nanoseconds max_queue_time() const noexcept { return context_.config.options().timeouts.max_queue_time; }
 
   // Sends the response `frame` holds (begun as a success, the reply encoded after it), or the
   // outcome's error instead, if this request is still unanswered: whether it was.
@@ -310,6 +332,10 @@ class server_connection final : public wire_session<server_connection>,
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
+    if (budget_expired_on_arrival(frame.header.budget_us)) [[unlikely]] {
+      observer_.not_run(*handler, limit_kind::deadline_before_start);
+      return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
+    }
     // The metadata block and the arguments follow each other in the frame: they are kept together.
     const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
                                           frame.metadata.size() + frame.body.size());
@@ -333,7 +359,8 @@ class server_connection final : public wire_session<server_connection>,
       case verdict::going_away:  // go_away() sets it under the ledger's lock
         return refuse(frame, true, errc::going_away, going_away_message);
     }
-    ledger_.schedule_deadline(*admitted.request, frame.header.budget_us, handle_timeout(), &on_request_deadline);
+    ledger_.schedule_deadline(*admitted.request, frame.header.budget_us, handle_timeout(),
+                              max_queue_time() > std::chrono::nanoseconds::zero(), &on_request_deadline);
     ready.push_back(admitted.request);
   }
 

@@ -43,6 +43,15 @@ inline std::string page_errors_text(const std::vector<debug_snapshot::error_coun
   return text.empty() ? std::string("none") : text;
 }
 
+// Requests answered without running the handler (admission.hpp): "deadline: 2, queue time: 1", or "none".
+inline std::string not_run_text(const debug_snapshot::method_row& m) {
+  std::string text;
+  if (m.expired_before_start != 0) text += "deadline: " + std::to_string(m.expired_before_start);
+  if (m.shed_by_queue_time != 0)
+    text += (text.empty() ? "" : ", ") + std::string("queue time: ") + std::to_string(m.shed_by_queue_time);
+  return text.empty() ? std::string("none") : text;
+}
+
 inline void append_html_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
   const auto latency = [&](std::uint64_t ns) {
     return m.latency.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
@@ -57,6 +66,7 @@ inline void append_html_method(std::string& out, const debug_snapshot::method_ro
     append_html_cell(out, m.name, "calls", std::to_string(m.calls));
     append_html_cell(out, m.name, "successes", std::to_string(m.successes));
     append_html_cell(out, m.name, "errors", page_errors_text(m.errors), false);
+    append_html_cell(out, m.name, "not_run", not_run_text(m), false);
     append_html_cell(out, m.name, "in_flight", std::to_string(m.in_flight));
     append_html_cell(out, m.name, "oldest", m.in_flight != 0 ? page_duration(m.oldest) : "-");
     append_html_cell(out, m.name, "window_calls", std::to_string(m.latency.count));
@@ -73,7 +83,7 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
       "<th>stop_token</th>";
   if (s.statistics)
     out +=
-        "<th>calls</th><th>ok</th><th>errors</th><th>in flight</th><th>oldest in flight</th>"
+        "<th>calls</th><th>ok</th><th>errors</th><th>not run</th><th>in flight</th><th>oldest in flight</th>"
         "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
   out += "</tr>\n";
   for (const auto& m : s.methods) append_html_method(out, m, s.statistics);

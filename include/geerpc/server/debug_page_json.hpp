@@ -76,6 +76,8 @@ inline void append_json_method(std::string& out, const debug_snapshot::method_ro
     append_json_field(out, "successes", m.successes);
     out += ",\"errors\":";
     append_json_errors(out, m.errors);
+    append_json_field(out, "expired_before_start", m.expired_before_start);
+    append_json_field(out, "shed_by_queue_time", m.shed_by_queue_time);
     append_json_field(out, "in_flight", m.in_flight);
     append_json_field(out, "oldest_in_flight_ns", json_ns(m.oldest));
     out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);

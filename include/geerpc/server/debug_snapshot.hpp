@@ -45,8 +45,11 @@ struct debug_snapshot {
     std::uint64_t successes = 0;
     std::uint64_t in_flight = 0;
     std::vector<error_count> errors;
-    std::chrono::nanoseconds oldest{0};  // age of the oldest call in flight
-    latency_summary latency;             // from arrival to answer, over the last minute
+    // Of those errors, requests answered without running the handler (admission.hpp).
+    std::uint64_t expired_before_start = 0;  // their deadline passed before a thread took them
+    std::uint64_t shed_by_queue_time = 0;    // they waited longer than timeouts.max_queue_time
+    std::chrono::nanoseconds oldest{0};      // age of the oldest call in flight
+    latency_summary latency;                 // from arrival to answer, over the last minute
   };
   struct connection_row {
     std::string peer;
@@ -179,6 +182,8 @@ struct debug_snapshot {
       std::uint64_t failed = 0;
       row.errors = errors_of(m, failed);
       row.successes = m.successes.load(std::memory_order_relaxed);
+      row.expired_before_start = m.expired_before_start.load(std::memory_order_relaxed);
+      row.shed_by_queue_time = m.shed_by_queue_time.load(std::memory_order_relaxed);
       row.calls = row.successes + failed + row.in_flight;
       if (row.in_flight != 0) row.oldest = at - flight.oldest[i];
       row.latency = m.latency.read(at);
@@ -259,6 +264,11 @@ struct debug_snapshot {
         with(timeout("handshake_timeout_ns", "handshake", o.timeouts.handshake), k::handshake_timeout),
         with(timeout("frame_timeout_ns", "frame", o.timeouts.frame), k::frame_timeout),
         with(timeout("write_timeout_ns", "write", o.timeouts.write), k::write_timeout),
+        // Admission (admission.hpp): requests answered without running their handler.
+        with({"deadline_before_start", "the call's deadline, checked before its handler starts", "always", 1},
+             k::deadline_before_start),
+        with(timeout("max_queue_time_ns", "time waiting for a handler thread", o.timeouts.max_queue_time),
+             k::queue_time),
     };
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));

@@ -50,12 +50,19 @@ class request_observer {
     if (installed()) request.arrived = clock::now();
   }
 
-  // A handler thread took the request: how long it waited goes to the statistics.
-  void started(server_request& request) const noexcept {
+  // A handler thread took the request at `now` (steady_clock's; read by the caller when counting()):
+  // how long it waited goes to the statistics.
+  void started(server_request& request, clock::time_point now) const noexcept {
     if (!counting()) return;
-    const auto now = clock::now();
     request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
     context_.config.stats()->queue_wait().add(now, now - request.arrived);
+  }
+
+  // A request of `handler` answered without running it, by the check of admission.hpp (`kind`:
+  // deadline_before_start or queue_time): counted beside its status. Requests registered are
+  // counted when finished (count()); this is for those refused as they are read.
+  void not_run(const handler_entry& handler, limit_kind kind) const noexcept {
+    if (counting()) count_not_run(*context_.config.stats(), method_index(handler), kind);
   }
 
   // The interceptors' `before`, in turn: true, with `outcome` set, when one refuses the call.
@@ -134,6 +141,7 @@ class request_observer {
     else
       method.add_error(status);
     method.latency.add(now, latency);
+    if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
     const bool ran = started != clock::time_point{};
@@ -146,6 +154,24 @@ class request_observer {
                   latency, status, request.answered_message});
     } catch (...) {  // no memory for the record: the call is counted all the same
     }
+  }
+
+  // A registered request finished without its handler: by the check at its start or by its
+  // deadline's timer while it waited (deadline_exceeded, handle_timeout), or by max_queue_time
+  // (busy: nothing else answers a registered request so). Cancels, aborts and closed connections
+  // are not admission's and are not counted here.
+  static void count_unstarted(server_statistics& stats, std::size_t method, std::uint8_t status) noexcept {
+    if (status == static_cast<std::uint8_t>(errc::deadline_exceeded) ||
+        status == static_cast<std::uint8_t>(errc::handle_timeout))
+      count_not_run(stats, method, limit_kind::deadline_before_start);
+    else if (status == static_cast<std::uint8_t>(errc::busy))
+      count_not_run(stats, method, limit_kind::queue_time);
+  }
+  static void count_not_run(server_statistics& stats, std::size_t method, limit_kind kind) noexcept {
+    stats.turned_away(kind);
+    method_statistics& m = stats.method(method);
+    (kind == limit_kind::queue_time ? m.shed_by_queue_time : m.expired_before_start)
+        .fetch_add(1, std::memory_order_relaxed);
   }
 
   // Counts a request answered without being registered (refused()).

@@ -59,6 +59,9 @@ struct server_request {
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
+  // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
+  clock::time_point read_at{};
   // Kept only while the server has an observer (observer.hpp): when the request arrived, and the
   // response it got (written by whoever claimed it; read by finish()).
   clock::time_point arrived{};
@@ -67,6 +70,9 @@ struct server_request {
   std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
   std::uint8_t answered_status = 0;
+  // Set by the thread that runs it, once it passed the check at its start: the handler (or the interceptors'
+  // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
+  bool handler_began = false;
   std::string answered_message;
 
   std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
@@ -146,14 +152,18 @@ class request_ledger {
   }
 
   // One timer per request, at the earlier of the handle timeout and the caller's deadline
-  // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires.
+  // (`budget_us` from now; 0: none); `on_deadline(&request)` runs when it fires. With a timer, or
+  // `timed_queue` (the server sheds by queue time), the time is kept for the check at its start.
   void schedule_deadline(server_request& request, std::uint64_t budget_us, std::chrono::nanoseconds handle_timeout,
-                         void (*on_deadline)(void*)) {
+                         bool timed_queue, void (*on_deadline)(void*)) {
     // A request comes with no timer and no caller deadline (made so, or recycled so).
     GEERPC_ASSERT(request.timer_limit == server_request::limit::none && !request.caller_deadline,
                   "server: a request scheduled twice, or recycled with its deadline");
-    if (handle_timeout <= std::chrono::nanoseconds::zero() && budget_us == 0) return;  // no timer: no clock read
+    const bool timer = handle_timeout > std::chrono::nanoseconds::zero() || budget_us != 0;
+    if (!timer && !timed_queue) return;                   // no clock read
     const auto now = context_.config.scheduler()->now();  // the runtime's clock, which the timer fires by
+    request.read_at = now;
+    if (!timer) return;
     std::optional<clock::time_point> handle_deadline, caller_deadline;
     if (handle_timeout > std::chrono::nanoseconds::zero()) handle_deadline = saturating_deadline(now, handle_timeout);
     if (budget_us > 0)
@@ -333,6 +343,8 @@ class request_ledger {
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
+    request->read_at = clock::time_point{};
+    request->handler_began = false;
     request->started_ns.store(0, std::memory_order_relaxed);
     try {
       spare_.push_back(std::move(owned));  // on failure `owned` still holds it, and deletes it

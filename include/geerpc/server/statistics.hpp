@@ -171,6 +171,11 @@ struct alignas(64) method_statistics {
   std::atomic<std::uint64_t> successes{0};
   std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
   latency_window latency;                                  // from arrival to answer, every finished call
+  // Requests answered without running their handler (admission.hpp): their deadline (the caller's
+  // or the handle timeout) passed before a handler thread took them, or they waited longer than
+  // timeouts.max_queue_time. Also counted in `errors`, by the status they got.
+  std::atomic<std::uint64_t> expired_before_start{0};
+  std::atomic<std::uint64_t> shed_by_queue_time{0};
 
   void add_error(std::uint8_t status) noexcept {
     errors[std::min<std::size_t>(status, codes - 1)].fetch_add(1, std::memory_order_relaxed);
@@ -192,6 +197,8 @@ enum class limit_kind : std::uint8_t {
   write_timeout,                // a connection dropped for not reading its replies
   threads,                      // blocking transport: a connection refused for want of a thread
   resources,                    // threaded transport: a connection closed for want of memory or an epoll watch
+  deadline_before_start,        // a request whose deadline passed before its handler started: not run
+  queue_time,                   // timeouts.max_queue_time: a request answered busy, not run
   count
 };
 
