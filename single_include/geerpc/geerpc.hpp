@@ -15008,6 +15008,12 @@ class request_ledger {
     if (request.timer_limit != server_request::limit::none) context_.config.scheduler()->cancel(request.timer);
   }
 
+  // Whether `seq` is a request in flight, whose seq its peer may not use again before its response.
+  bool in_flight(std::uint64_t seq) const {
+    std::lock_guard lock(mutex_);
+    return inflight_.find(seq) != nullptr;
+  }
+
   // Claims the request registered under `seq`, if any and still unanswered, and calls
   // won(request) under the lock, which keeps it registered meanwhile. Returns whether it won.
   template <class Won>
@@ -15381,7 +15387,7 @@ class request_observer {
     if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
-    const bool ran = started != clock::time_point{};
+    const bool ran = request.handler_began && started != clock::time_point{};  // a refusal at the start ran nothing
     try {
       stats.keep({std::chrono::system_clock::now(), request.handler->name, std::string(peer),
                   std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -
@@ -17600,6 +17606,8 @@ class server_connection final : public wire_session<server_connection>,
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
     if (budget_expired_on_arrival(frame.header.budget_us)) [[unlikely]] {
+      // A seq in flight is a broken stream, whatever the budget: closed unanswered, as admit() would.
+      if (ledger_.in_flight(seq)) return close();
       observer_.not_run(*handler, limit_kind::deadline_before_start);
       return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
     }

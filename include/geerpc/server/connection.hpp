@@ -333,6 +333,8 @@ class server_connection final : public wire_session<server_connection>,
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
     if (budget_expired_on_arrival(frame.header.budget_us)) [[unlikely]] {
+      // A seq in flight is a broken stream, whatever the budget: closed unanswered, as admit() would.
+      if (ledger_.in_flight(seq)) return close();
       observer_.not_run(*handler, limit_kind::deadline_before_start);
       return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
     }

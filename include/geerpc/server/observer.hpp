@@ -144,7 +144,7 @@ class request_observer {
     if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
-    const bool ran = started != clock::time_point{};
+    const bool ran = request.handler_began && started != clock::time_point{};  // a refusal at the start ran nothing
     try {
       stats.keep({std::chrono::system_clock::now(), request.handler->name, std::string(peer),
                   std::chrono::duration_cast<std::chrono::nanoseconds>((ran ? started : request.answered_at) -

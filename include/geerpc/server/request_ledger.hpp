@@ -179,6 +179,12 @@ class request_ledger {
     if (request.timer_limit != server_request::limit::none) context_.config.scheduler()->cancel(request.timer);
   }
 
+  // Whether `seq` is a request in flight, whose seq its peer may not use again before its response.
+  bool in_flight(std::uint64_t seq) const {
+    std::lock_guard lock(mutex_);
+    return inflight_.find(seq) != nullptr;
+  }
+
   // Claims the request registered under `seq`, if any and still unanswered, and calls
   // won(request) under the lock, which keeps it registered meanwhile. Returns whether it won.
   template <class Won>
