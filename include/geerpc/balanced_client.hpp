@@ -85,7 +85,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   // fire, through the cancel frame). No server listed: errc::no_servers.
   template <class R, class... A>
   broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
-    auto listed = servers_.current_entries();
+    auto listed = servers_.current_entries(ctx);
     if (!listed) return {listed.error(), {}};
     const std::vector<std::shared_ptr<entry>>& targets = listed.value();
     if (targets.empty()) return {servers::no_servers_error("broadcast " + std::string(method)), {}};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "context.hpp"
 #include "error.hpp"
 
 GEERPC_BEGIN_NAMESPACE
@@ -27,6 +28,12 @@ class discovery {
   // client compares snapshots by pointer, and looks at a new one's addresses only). An error when
   // no list can be had, which the caller gets; an empty list fails calls with errc::no_servers.
   virtual result<server_list> servers() = 0;
+  // servers() for one call, whose context bounds any wait: a discovery that may wait (for its first
+  // list, as the etcd one does) waits no longer than the call's deadline, answering
+  // errc::deadline_exceeded when it passes first, and stops waiting when the call's stop_token
+  // fires (errc::canceled). A balanced client asks through this; the default calls servers(), for
+  // a discovery that never waits.
+  virtual result<server_list> servers_for(const context& /*ctx*/) { return servers(); }
   // A number that changes (and is never 0) whenever servers() will give a new snapshot, read by a
   // balanced client before every call: while it stays the same, servers() is not called. Raise it
   // after the new snapshot is in place. 0, the default, says nothing: servers() is then called

@@ -7013,6 +7013,12 @@ class discovery {
   // client compares snapshots by pointer, and looks at a new one's addresses only). An error when
   // no list can be had, which the caller gets; an empty list fails calls with errc::no_servers.
   virtual result<server_list> servers() = 0;
+  // servers() for one call, whose context bounds any wait: a discovery that may wait (for its first
+  // list, as the etcd one does) waits no longer than the call's deadline, answering
+  // errc::deadline_exceeded when it passes first, and stops waiting when the call's stop_token
+  // fires (errc::canceled). A balanced client asks through this; the default calls servers(), for
+  // a discovery that never waits.
+  virtual result<server_list> servers_for(const context& /*ctx*/) { return servers(); }
   // A number that changes (and is never 0) whenever servers() will give a new snapshot, read by a
   // balanced client before every call: while it stays the same, servers() is not called. Raise it
   // after the new snapshot is in place. 0, the default, says nothing: servers() is then called
@@ -7175,7 +7181,7 @@ class server_set {
   // tried and not left out, dialled if need be; a failed dial (which left that server out) moves on.
   result<link_state*> pick_connected(const context& ctx, tried_list& tried, std::optional<error>& last) {
     for (;;) {
-      auto chosen = choose(tried, last);
+      auto chosen = choose(ctx, tried, last);
       if (!chosen) return chosen.error();
       if (chosen.value().held != nullptr) return chosen.value().held;
       std::shared_ptr<entry> e = std::move(chosen.value().to_dial);
@@ -7188,9 +7194,9 @@ class server_set {
   }
 
   // The discovery's list as entries, rebuilt when its snapshot changed.
-  result<std::vector<std::shared_ptr<entry>>> current_entries() {
+  result<std::vector<std::shared_ptr<entry>>> current_entries(const context& ctx) {
     const std::uint64_t listed_version = source_->version();
-    auto listed = source_->servers();  // the user's code: outside the lock
+    auto listed = source_->servers_for(ctx);  // the user's code: outside the lock
     if (!listed) return listed.error();
     std::vector<link_ptr> reaped;  // destroyed after the lock is released
     std::lock_guard lock(mutex_);
@@ -7296,7 +7302,7 @@ class server_set {
     std::shared_ptr<entry> to_dial;
   };
 
-  result<choice> choose(const tried_list& tried, const std::optional<error>& last) {
+  result<choice> choose(const context& ctx, const tried_list& tried, const std::optional<error>& last) {
     // While the discovery's version stays what the entries were built from, its list is not asked
     // for (nor copied).
     const std::uint64_t listed_version = source_->version();
@@ -7304,7 +7310,7 @@ class server_set {
     std::unique_lock lock(mutex_);
     if (listed_version == 0 || listed_version != seen_version_) {
       lock.unlock();
-      auto listed = source_->servers();  // the user's code: outside the lock
+      auto listed = source_->servers_for(ctx);  // the user's code: outside the lock
       if (!listed) return listed.error();
       lock.lock();
       refresh(listed.value(), listed_version);
@@ -7479,7 +7485,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   // fire, through the cancel frame). No server listed: errc::no_servers.
   template <class R, class... A>
   broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
-    auto listed = servers_.current_entries();
+    auto listed = servers_.current_entries(ctx);
     if (!listed) return {listed.error(), {}};
     const std::vector<std::shared_ptr<entry>>& targets = listed.value();
     if (targets.empty()) return {servers::no_servers_error("broadcast " + std::string(method)), {}};

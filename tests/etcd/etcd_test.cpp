@@ -26,10 +26,14 @@
 
 #include "../catch.hpp"
 #include "etcd_process.hpp"
+#include "fake_etcd.hpp"
 
 using namespace std::chrono_literals;
 
 namespace {
+
+using test::fake_etcd;
+using test::http_200;
 
 struct Who {
   std::string address;
@@ -142,71 +146,6 @@ bool progress(F done, std::chrono::milliseconds timeout = 5000ms) {
     std::this_thread::yield();
   }
   return true;
-}
-
-// A fake etcd on a loopback port: answers each request (one per connection) with the next of
-// `answers`, whole HTTP responses, and closes. For answers etcd would never give.
-class fake_etcd {
- public:
-  explicit fake_etcd(std::vector<std::string> answers) : answers_(std::move(answers)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) == 0);
-    REQUIRE(::listen(fd_, 8) == 0);
-    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) == 0);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::jthread([this] { serve(); });
-  }
-  fake_etcd(const fake_etcd&) = delete;
-  fake_etcd& operator=(const fake_etcd&) = delete;
-  ~fake_etcd() {
-    ::shutdown(fd_, SHUT_RDWR);  // ends a pending accept
-    thread_.join();
-    ::close(fd_);
-  }
-  geerpc::etcd::options options() const {
-    return {.endpoints = {"http://127.0.0.1:" + std::to_string(port_)}, .request_timeout = 2000ms};
-  }
-
- private:
-  void serve() {
-    for (const auto& answer : answers_) {
-      const int peer = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (peer < 0) return;
-      // The request: its head, then as many body bytes as Content-Length says.
-      std::string request;
-      char buffer[4096];
-      std::size_t wanted = std::string::npos;
-      while (request.size() < wanted) {
-        const auto got = ::recv(peer, buffer, sizeof buffer, 0);
-        if (got <= 0) break;
-        request.append(buffer, static_cast<std::size_t>(got));
-        const auto head_end = request.find("\r\n\r\n");
-        const auto length = request.find("Content-Length: ");
-        if (head_end != std::string::npos && length != std::string::npos)
-          wanted = head_end + 4 + std::stoul(request.substr(length + 16));
-      }
-      for (std::size_t sent = 0; sent < answer.size();) {
-        const auto n = ::send(peer, answer.data() + sent, answer.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        sent += static_cast<std::size_t>(n);
-      }
-      ::close(peer);
-    }
-  }
-
-  std::vector<std::string> answers_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::jthread thread_;
-};
-
-std::string http_200(const std::string& body) {
-  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 }  // namespace

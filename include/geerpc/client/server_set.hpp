@@ -160,7 +160,7 @@ class server_set {
   // tried and not left out, dialled if need be; a failed dial (which left that server out) moves on.
   result<link_state*> pick_connected(const context& ctx, tried_list& tried, std::optional<error>& last) {
     for (;;) {
-      auto chosen = choose(tried, last);
+      auto chosen = choose(ctx, tried, last);
       if (!chosen) return chosen.error();
       if (chosen.value().held != nullptr) return chosen.value().held;
       std::shared_ptr<entry> e = std::move(chosen.value().to_dial);
@@ -173,9 +173,9 @@ class server_set {
   }
 
   // The discovery's list as entries, rebuilt when its snapshot changed.
-  result<std::vector<std::shared_ptr<entry>>> current_entries() {
+  result<std::vector<std::shared_ptr<entry>>> current_entries(const context& ctx) {
     const std::uint64_t listed_version = source_->version();
-    auto listed = source_->servers();  // the user's code: outside the lock
+    auto listed = source_->servers_for(ctx);  // the user's code: outside the lock
     if (!listed) return listed.error();
     std::vector<link_ptr> reaped;  // destroyed after the lock is released
     std::lock_guard lock(mutex_);
@@ -281,7 +281,7 @@ class server_set {
     std::shared_ptr<entry> to_dial;
   };
 
-  result<choice> choose(const tried_list& tried, const std::optional<error>& last) {
+  result<choice> choose(const context& ctx, const tried_list& tried, const std::optional<error>& last) {
     // While the discovery's version stays what the entries were built from, its list is not asked
     // for (nor copied).
     const std::uint64_t listed_version = source_->version();
@@ -289,7 +289,7 @@ class server_set {
     std::unique_lock lock(mutex_);
     if (listed_version == 0 || listed_version != seen_version_) {
       lock.unlock();
-      auto listed = source_->servers();  // the user's code: outside the lock
+      auto listed = source_->servers_for(ctx);  // the user's code: outside the lock
       if (!listed) return listed.error();
       lock.lock();
       refresh(listed.value(), listed_version);

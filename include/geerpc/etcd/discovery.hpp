@@ -2,7 +2,8 @@
 // client (balanced_client.hpp). A thread of its own reads the list once, then watches the prefix
 // and applies each change as it comes; when etcd cannot be reached it keeps the last list it had
 // and tries again with a growing back-off (reading the list afresh, then watching from there).
-// servers() fails only while no list has ever been had.
+// servers() fails only while no list has ever been had; a balanced client's call waits for the
+// first list no longer than its deadline (servers_for).
 //
 //   auto source = std::make_shared<geerpc::etcd::discovery>("Kv", geerpc::etcd::discovery_options{});
 //   geerpc::balanced_client client(source, {.mode = geerpc::select_mode::round_robin});
@@ -23,7 +24,10 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../context.hpp"
 #include "../detail/chrono.hpp"
+#include "../detail/deadline.hpp"
+#include "../detail/duration_text.hpp"
 #include "../discovery.hpp"
 #include "../error.hpp"
 #include "gateway.hpp"
@@ -56,13 +60,30 @@ class discovery final : public geerpc::discovery {
 
   // The list etcd gave last. Before the first answer, waits for the first attempt (at most the
   // request timeout); fails only when no list has ever been had, naming etcd's error.
-  result<server_list> servers() override {
+  result<server_list> servers() override { return servers_for(context{}); }
+  // As servers(), the wait for the first attempt also ending at the call's deadline
+  // (errc::deadline_exceeded) or when its stop_token fires (errc::canceled): a call never waits
+  // on etcd longer than its caller allows, whatever etcd does.
+  result<server_list> servers_for(const context& ctx) override {
     std::unique_lock lock(mutex_);
-    if (!list_) changed_.wait_for(lock, opts_.etcd.request_timeout, [&] { return list_ || attempts_ > 0; });
     if (list_) return list_;
+    const auto start = std::chrono::steady_clock::now();
+    auto until = geerpc::detail::saturating_deadline(start, opts_.etcd.request_timeout);
+    const bool deadline_first = ctx.deadline() && *ctx.deadline() < until;
+    if (deadline_first) until = *ctx.deadline();
+    changed_.wait_until(lock, ctx.stop_token(), until, [&] { return list_ || attempts_ > 0; });
+    if (list_) return list_;
+    const std::string none_yet = "rpc client: etcd discovery of " + service_ + " has no list yet";
+    if (attempts_ == 0 && ctx.stop_token().stop_requested())
+      return geerpc::error{make_error_code(errc::canceled),
+                           none_yet + ": the call was canceled while etcd had not answered"};
+    if (attempts_ == 0 && deadline_first)
+      return geerpc::error{make_error_code(errc::deadline_exceeded),
+                           none_yet + ": the call's deadline passed after " +
+                               geerpc::detail::duration_text(std::chrono::steady_clock::now() - start) +
+                               " while etcd had not answered"};
     return geerpc::error{make_error_code(errc::no_servers),
-                         "rpc client: etcd discovery of " + service_ + " has no list yet: " +
-                             (last_error_.empty() ? std::string("etcd has not answered") : last_error_)};
+                         none_yet + ": " + (last_error_.empty() ? std::string("etcd has not answered") : last_error_)};
   }
 
   std::uint64_t version() const noexcept override { return version_.load(std::memory_order_acquire); }
@@ -157,7 +178,7 @@ class discovery final : public geerpc::discovery {
   gateway gateway_;
   const std::string prefix_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;        // list_ or attempts_ changed
+  std::condition_variable_any changed_;    // list_ or attempts_ changed (_any: a call's wait ends at its stop_token)
   std::condition_variable_any wake_;       // only the stop wakes it early
   server_list list_;                       // null until etcd first answered
   std::atomic<std::uint64_t> version_{0};  // 0 until then: servers() is asked at every call
