@@ -14944,7 +14944,8 @@ class request_ledger {
   // What admit() decided.
   struct admission {
     // no_memory: the request could not be stored (std::bad_alloc); nothing of it is kept.
-    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy, no_memory };
+    // expired: its deadline had passed when it was read (admission.hpp, budget_expired_on_arrival).
+    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, expired, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
     const char* busy_reason = nullptr;     // busy: the caller's error text
@@ -14953,12 +14954,13 @@ class request_ledger {
 
   // Registers a request for `handler` whose metadata block and arguments are `kept` (the block
   // first, `metadata_size` bytes), unless a shutdown has begun (`going_away()`, asked under the
-  // lock that go_away's exclusive() takes), its seq is in use, or a limit is reached. `owner()`
+  // lock that go_away's exclusive() takes), its seq is in use, its deadline had passed when it was
+  // read (`expired`: answered deadline_exceeded, never registered), or a limit is reached. `owner()`
   // gives the connection's reference the request holds until it is finished. With `keep_times`
   // (an observer is installed), its arrival is noted.
   template <class GoingAway, class Owner>
   admission admit(std::uint64_t seq, const handler_entry& handler, std::span<const std::byte> kept,
-                  std::size_t metadata_size, bool keep_times, GoingAway&& going_away, Owner&& owner) {
+                  std::size_t metadata_size, bool expired, bool keep_times, GoingAway&& going_away, Owner&& owner) {
     admission out;
     std::lock_guard lock(mutex_);
     // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
@@ -14967,8 +14969,10 @@ class request_ledger {
         std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
     if (going_away()) {
       out.outcome = admission::verdict::going_away;
-    } else if (inflight_.find(seq) != nullptr) {
+    } else if (inflight_.find(seq) != nullptr) {  // first: a reused seq is a broken stream, whatever else it is
       out.outcome = admission::verdict::duplicate_seq;
+    } else if (expired) {
+      out.outcome = admission::verdict::expired;
     } else if (inflight_.size() >= context_.config.options().limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
     } else if (!context_.try_acquire_inflight()) {
@@ -15012,12 +15016,6 @@ class request_ledger {
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
     if (request.timer_limit != server_request::limit::none) context_.config.scheduler()->cancel(request.timer);
-  }
-
-  // Whether `seq` is a request in flight, whose seq its peer may not use again before its response.
-  bool in_flight(std::uint64_t seq) const {
-    std::lock_guard lock(mutex_);
-    return inflight_.find(seq) != nullptr;
   }
 
   // Claims the request registered under `seq`, if any and still unanswered, and calls
@@ -17611,20 +17609,14 @@ class server_connection final : public wire_session<server_connection>,
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
-    if (budget_expired_on_arrival(frame.header.budget_us)) [[unlikely]] {
-      // A seq in flight is a broken stream, whatever the budget: closed unanswered, as admit() would.
-      if (ledger_.in_flight(seq)) return close();
-      observer_.not_run(*handler, limit_kind::deadline_before_start);
-      return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
-    }
     // The metadata block and the arguments follow each other in the frame: they are kept together.
     const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
                                           frame.metadata.size() + frame.body.size());
 
     using verdict = request_ledger::admission::verdict;
     const request_ledger::admission admitted = ledger_.admit(
-        seq, *handler, kept, frame.metadata.size(), observer_.installed(), [this] { return going_away(); },
-        [this] { return shared_from_this(); });
+        seq, *handler, kept, frame.metadata.size(), budget_expired_on_arrival(frame.header.budget_us),
+        observer_.installed(), [this] { return going_away(); }, [this] { return shared_from_this(); });
     switch (admitted.outcome) {
       case verdict::registered:
         break;
@@ -17632,6 +17624,9 @@ class server_connection final : public wire_session<server_connection>,
         // Two requests with one seq could never get one response each that the client can tell
         // apart: the client is broken, and so is the stream.
         return close();
+      case verdict::expired:  // never registered: nothing of it is kept
+        observer_.not_run(*handler, limit_kind::deadline_before_start);
+        return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
       case verdict::busy:
         observer_.turned_away(admitted.limit);
         return refuse(frame, true, errc::busy, admitted.busy_reason);

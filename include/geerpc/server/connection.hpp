@@ -332,20 +332,14 @@ class server_connection final : public wire_session<server_connection>,
         observer_.turned_away(limit_kind::metadata_bytes);
       return refuse(frame, false, errc::bad_request, metadata_message(frame.metadata));
     }
-    if (budget_expired_on_arrival(frame.header.budget_us)) [[unlikely]] {
-      // A seq in flight is a broken stream, whatever the budget: closed unanswered, as admit() would.
-      if (ledger_.in_flight(seq)) return close();
-      observer_.not_run(*handler, limit_kind::deadline_before_start);
-      return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
-    }
     // The metadata block and the arguments follow each other in the frame: they are kept together.
     const std::span<const std::byte> kept(frame.has_metadata ? frame.metadata.data() : frame.body.data(),
                                           frame.metadata.size() + frame.body.size());
 
     using verdict = request_ledger::admission::verdict;
     const request_ledger::admission admitted = ledger_.admit(
-        seq, *handler, kept, frame.metadata.size(), observer_.installed(), [this] { return going_away(); },
-        [this] { return shared_from_this(); });
+        seq, *handler, kept, frame.metadata.size(), budget_expired_on_arrival(frame.header.budget_us),
+        observer_.installed(), [this] { return going_away(); }, [this] { return shared_from_this(); });
     switch (admitted.outcome) {
       case verdict::registered:
         break;
@@ -353,6 +347,9 @@ class server_connection final : public wire_session<server_connection>,
         // Two requests with one seq could never get one response each that the client can tell
         // apart: the client is broken, and so is the stream.
         return close();
+      case verdict::expired:  // never registered: nothing of it is kept
+        observer_.not_run(*handler, limit_kind::deadline_before_start);
+        return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
       case verdict::busy:
         observer_.turned_away(admitted.limit);
         return refuse(frame, true, errc::busy, admitted.busy_reason);

@@ -109,7 +109,8 @@ class request_ledger {
   // What admit() decided.
   struct admission {
     // no_memory: the request could not be stored (std::bad_alloc); nothing of it is kept.
-    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, busy, no_memory };
+    // expired: its deadline had passed when it was read (admission.hpp, budget_expired_on_arrival).
+    enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, expired, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
     const char* busy_reason = nullptr;     // busy: the caller's error text
@@ -118,12 +119,13 @@ class request_ledger {
 
   // Registers a request for `handler` whose metadata block and arguments are `kept` (the block
   // first, `metadata_size` bytes), unless a shutdown has begun (`going_away()`, asked under the
-  // lock that go_away's exclusive() takes), its seq is in use, or a limit is reached. `owner()`
+  // lock that go_away's exclusive() takes), its seq is in use, its deadline had passed when it was
+  // read (`expired`: answered deadline_exceeded, never registered), or a limit is reached. `owner()`
   // gives the connection's reference the request holds until it is finished. With `keep_times`
   // (an observer is installed), its arrival is noted.
   template <class GoingAway, class Owner>
   admission admit(std::uint64_t seq, const handler_entry& handler, std::span<const std::byte> kept,
-                  std::size_t metadata_size, bool keep_times, GoingAway&& going_away, Owner&& owner) {
+                  std::size_t metadata_size, bool expired, bool keep_times, GoingAway&& going_away, Owner&& owner) {
     admission out;
     std::lock_guard lock(mutex_);
     // What the argument will hold: a recycled buffer keeps its capacity, and assign() takes
@@ -132,8 +134,10 @@ class request_ledger {
         std::max(kept.size(), spare_.empty() ? std::size_t{0} : spare_.back()->argument.capacity());
     if (going_away()) {
       out.outcome = admission::verdict::going_away;
-    } else if (inflight_.find(seq) != nullptr) {
+    } else if (inflight_.find(seq) != nullptr) {  // first: a reused seq is a broken stream, whatever else it is
       out.outcome = admission::verdict::duplicate_seq;
+    } else if (expired) {
+      out.outcome = admission::verdict::expired;
     } else if (inflight_.size() >= context_.config.options().limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
     } else if (!context_.try_acquire_inflight()) {
@@ -177,12 +181,6 @@ class request_ledger {
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
     if (request.timer_limit != server_request::limit::none) context_.config.scheduler()->cancel(request.timer);
-  }
-
-  // Whether `seq` is a request in flight, whose seq its peer may not use again before its response.
-  bool in_flight(std::uint64_t seq) const {
-    std::lock_guard lock(mutex_);
-    return inflight_.find(seq) != nullptr;
   }
 
   // Claims the request registered under `seq`, if any and still unanswered, and calls
