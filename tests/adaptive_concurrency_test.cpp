@@ -113,13 +113,13 @@ TEMPLATE_TEST_CASE("adaptive concurrency: the calls' latencies reach the limiter
   // Every finished call closes a window: the no-load latency is known after the first.
   opts.limits.adaptive_concurrency = {.enabled = true, .window = std::chrono::nanoseconds(0), .min_samples = 1};
   test::arith_server<TestType> s(opts);
-  CHECK(number_after(test::http_get(s.address, "/debug/geerpc/stats.json"), "\"limits\":",
-                     "adaptive_noload_latency_ns") == 0);
+  CHECK(number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
+                     "\"limits\":", "adaptive_noload_latency_ns") == 0);
   auto client = geerpc::dial<TestType>(s.address);
   for (int i = 0; i < 3; ++i) CHECK(client.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
   CHECK(test::eventually([&] {
-    return number_after(test::http_get(s.address, "/debug/geerpc/stats.json"), "\"limits\":",
-                        "adaptive_noload_latency_ns") > 0;
+    return number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
+                        "\"limits\":", "adaptive_noload_latency_ns") > 0;
   }));
 }
 

@@ -16,8 +16,8 @@
 //    way to limit × gradient + √limit: with latency within `tolerance` of the no-load one it grows
 //    by about √limit / 5 a window, and as latency climbs with concurrency it settles where the two
 //    balance; it shrinks by at most half its step a window, so an outlier window does little;
-//  - every `probe_every` windows one window runs at a quarter of the limit (at least min_limit),
-//    and its mean becomes the no-load estimate: a queue built at the higher limit drains, and a
+//  - the first window, and then one every `probe_every` windows, runs at a quarter of the limit (at
+//    least min_limit), and its mean becomes the no-load estimate: a queue built at the higher limit drains, and a
 //    latency that went up for good (a slower database) is measured anew instead of shrinking the
 //    limit to its minimum forever. Its cost: demand above the quarter is answered busy for that
 //    window (5 s apart by default).
@@ -76,11 +76,14 @@ class concurrency_limit {
     limit_f_ = static_cast<double>(std::clamp(settings.initial_limit, min_, max_));
     noload_ns_ = 0;
     windows_ = 0;
-    probing_ = false;
     samples_.store(0, std::memory_order_relaxed);
     latency_sum_ns_.store(0, std::memory_order_relaxed);
     peak_.store(0, std::memory_order_relaxed);
     window_start_ns_.store(no_window, std::memory_order_relaxed);
+    // The first window is a probe: a no-load estimate taken at initial_limit, which may be far
+    // above what the server bears, would let the limit stay there until the next probe.
+    probing_ = false;
+    if (enabled_ && probe_every_ != 0) return start_probe();
     publish(limit_f_);
   }
 
@@ -99,8 +102,7 @@ class concurrency_limit {
     if (!enabled_ || inflight > limit()) return;
     const std::int64_t t = now.time_since_epoch().count();
     std::int64_t start = window_start_ns_.load(std::memory_order_relaxed);
-    if (start == no_window && window_start_ns_.compare_exchange_strong(start, t, std::memory_order_relaxed))
-      start = t;
+    if (start == no_window && window_start_ns_.compare_exchange_strong(start, t, std::memory_order_relaxed)) start = t;
     const auto ns = std::clamp(latency, std::chrono::nanoseconds::zero(), longest_sample).count();
     latency_sum_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
     const std::size_t counted = samples_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -144,15 +146,18 @@ class concurrency_limit {
     if (static_cast<double>(peak) * 2 >= limit_f_) {
       const double gradient = std::clamp(tolerance_ * noload_ns_ / short_ns, 0.5, 1.0);
       const double target = limit_f_ * gradient + std::sqrt(limit_f_);
-      limit_f_ = std::clamp(limit_f_ + (target - limit_f_) * smoothing, static_cast<double>(min_),
-                            static_cast<double>(max_));
+      limit_f_ =
+          std::clamp(limit_f_ + (target - limit_f_) * smoothing, static_cast<double>(min_), static_cast<double>(max_));
     }
-    if (probe_every_ != 0 && ++windows_ >= probe_every_) {
-      windows_ = 0;
-      probing_ = true;
-      return publish(std::max(limit_f_ / 4, static_cast<double>(min_)));
-    }
+    if (probe_every_ != 0 && ++windows_ >= probe_every_) return start_probe();
     publish(limit_f_);
+  }
+
+  // The next window runs at a quarter of the limit, and measures the no-load latency.
+  void start_probe() noexcept {
+    windows_ = 0;
+    probing_ = true;
+    publish(std::max(limit_f_ / 4, static_cast<double>(min_)));
   }
 
   void publish(double limit) noexcept {
