@@ -100,7 +100,7 @@ class concurrency_limit {
   // fell, or before a probe) is left out: it measures the concurrency the limit no longer allows.
   void on_sample(std::chrono::nanoseconds latency, std::size_t inflight, clock::time_point now) noexcept {
     if (!enabled_ || inflight > limit()) return;
-    const std::int64_t t = now.time_since_epoch().count();
+    const std::int64_t t = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
     std::int64_t start = window_start_ns_.load(std::memory_order_relaxed);
     if (start == no_window && window_start_ns_.compare_exchange_strong(start, t, std::memory_order_relaxed)) start = t;
     const auto ns = std::clamp(latency, std::chrono::nanoseconds::zero(), longest_sample).count();
