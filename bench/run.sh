@@ -18,6 +18,9 @@
 #   INSTALL_DEPS=0       1: apt-get install the peers' toolchains (golang-go, libgrpc++-dev,
 #                        protobuf-compiler-grpc) and gnuplot when missing
 #   STORM_RUNS=10        timeout storms (storm.hpp) per placement, each against a fresh server; 0: none
+#   OVERLOAD_SECONDS=8   the overload bench (overload.cpp: the adaptive concurrency limit off, then on,
+#                        against a server that thrashes), seconds of load for each, unpinned, into
+#                        overload.txt; 0: none
 #   CALLGRIND=1          0: no instruction counts (they run only where valgrind is installed)
 #   TRANSPORTS="threaded plain blocking"   geerpc's transports to run
 #   IO_THREADS="1 2"     the threaded server once per reactor count (server_options.threads.io_threads),
@@ -45,6 +48,7 @@ PLACEMENTS=${PLACEMENTS:-"same none"}
 WORKLOADS=${WORKLOADS:-"W1 W2 W3 W4 W5"}
 SCALE=${SCALE:-1}
 STORM_RUNS=${STORM_RUNS:-10}
+OVERLOAD_SECONDS=${OVERLOAD_SECONDS:-8}
 CALLGRIND=${CALLGRIND:-1}
 PEERS=${PEERS:-"geerpc raw-tcp go-netrpc grpc"}
 PEERS_DIR=${PEERS_DIR:-"$root/../shared/peers"}
@@ -362,6 +366,13 @@ if [[ " $PEERS " == *" geerpc "* ]]; then
       stop_server
     done
   done
+fi
+
+# The adaptive concurrency limit under overload (overload.cpp): client and server in one process.
+if [[ " $PEERS " == *" geerpc "* ]] && [ "$OVERLOAD_SECONDS" != 0 ]; then
+  echo "# overload" >&2
+  timeout "$CLIENT_TIMEOUT" "$bin/geerpc_bench_overload" --seconds "$OVERLOAD_SECONDS" 2>>"$OUT/stderr.txt" |
+    tee "$OUT/overload.txt" || true
 fi
 
 stop_background_load

@@ -101,6 +101,30 @@ struct server_threads {
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds(1);
 };
 
+// An adaptive limit on a server's requests in flight, learnt from their latency
+// (server/concurrency_limit.hpp, docs/limits.md "Adaptive concurrency"). Off by default. On, a
+// request beyond the limit is answered errc::busy at once ("rpc server: busy: over the adaptive
+// concurrency limit (<n> calls in flight)"), as one beyond max_inflight is.
+struct adaptive_concurrency_limit {
+  bool enabled = false;
+  // The limit stays within [min_limit, max_limit]; max_limit 0 means limits.max_inflight.
+  std::size_t min_limit = 4;
+  std::size_t max_limit = 0;
+  // Where it starts, before any latency is known.
+  std::size_t initial_limit = 32;
+  // A window of samples, from which the limit is set again: at least this long, with at least
+  // this many requests finished.
+  std::chrono::nanoseconds window = std::chrono::milliseconds(100);
+  std::size_t min_samples = 32;
+  // How much slower than the no-load latency requests may get before the limit shrinks (1.5: half
+  // as slow again). Below 1 means 1.
+  double tolerance = 1.5;
+  // Every this many windows, one runs at a quarter of the limit to measure the no-load latency
+  // again (demand above it is answered busy meanwhile); 0: never, and the no-load latency only
+  // ever falls, so a server that turns slower for good keeps the limit at min_limit.
+  std::size_t probe_every = 50;
+};
+
 // What a server holds for its peers, at most.
 struct server_limits {
   // The largest request frame accepted; it is checked on the length prefix, before allocating.
@@ -127,6 +151,8 @@ struct server_limits {
   // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
   // bytes count among the request's waiting bytes, as its arguments' do.
   std::size_t max_metadata_bytes = 8u << 10;
+  // Below max_inflight, a limit learnt from latency; off by default (adaptive_concurrency_limit above).
+  adaptive_concurrency_limit adaptive_concurrency{};
 };
 
 // A server's own limits in time on its peers: zero or negative means no limit (as in Go's

@@ -139,6 +139,10 @@ class basic_server {
     return engine_ ? link::reactor_connections(*engine_) : std::vector<std::size_t>{};
   }
   std::size_t inflight() const noexcept { return context_.requests.inflight(); }
+  // The calls in flight server_options.limits.adaptive_concurrency allows now (0: it is off).
+  std::size_t adaptive_concurrency_limit() const noexcept {
+    return context_.adaptive.enabled() ? context_.adaptive.limit() : 0;
+  }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
   // server was made (server_options.limits.max_pending_output bounds each connection's share).
   std::size_t pending_output_bytes() const noexcept { return context_.output.now(); }

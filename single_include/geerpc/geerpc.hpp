@@ -4797,6 +4797,30 @@ struct server_threads {
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds(1);
 };
 
+// An adaptive limit on a server's requests in flight, learnt from their latency
+// (server/concurrency_limit.hpp, docs/limits.md "Adaptive concurrency"). Off by default. On, a
+// request beyond the limit is answered errc::busy at once ("rpc server: busy: over the adaptive
+// concurrency limit (<n> calls in flight)"), as one beyond max_inflight is.
+struct adaptive_concurrency_limit {
+  bool enabled = false;
+  // The limit stays within [min_limit, max_limit]; max_limit 0 means limits.max_inflight.
+  std::size_t min_limit = 4;
+  std::size_t max_limit = 0;
+  // Where it starts, before any latency is known.
+  std::size_t initial_limit = 32;
+  // A window of samples, from which the limit is set again: at least this long, with at least
+  // this many requests finished.
+  std::chrono::nanoseconds window = std::chrono::milliseconds(100);
+  std::size_t min_samples = 32;
+  // How much slower than the no-load latency requests may get before the limit shrinks (1.5: half
+  // as slow again). Below 1 means 1.
+  double tolerance = 1.5;
+  // Every this many windows, one runs at a quarter of the limit to measure the no-load latency
+  // again (demand above it is answered busy meanwhile); 0: never, and the no-load latency only
+  // ever falls, so a server that turns slower for good keeps the limit at min_limit.
+  std::size_t probe_every = 50;
+};
+
 // What a server holds for its peers, at most.
 struct server_limits {
   // The largest request frame accepted; it is checked on the length prefix, before allocating.
@@ -4823,6 +4847,8 @@ struct server_limits {
   // docs/protocol.md 4.1): a request with more is answered errc::bad_request and not run. Its
   // bytes count among the request's waiting bytes, as its arguments' do.
   std::size_t max_metadata_bytes = 8u << 10;
+  // Below max_inflight, a limit learnt from latency; off by default (adaptive_concurrency_limit above).
+  adaptive_concurrency_limit adaptive_concurrency{};
 };
 
 // A server's own limits in time on its peers: zero or negative means no limit (as in Go's
@@ -8221,6 +8247,194 @@ class memory_gauge {
 }  // namespace net
 GEERPC_END_NAMESPACE
 // ---- end geerpc/net/memory_gauge.hpp
+// ---- begin geerpc/server/concurrency_limit.hpp
+// geerpc: the adaptive concurrency limit (server_limits::adaptive_concurrency, off by default): how
+// many requests a server lets be in flight at once, learnt from their latency, so that an
+// overloaded server answers the excess errc::busy at once instead of queueing work whose callers
+// give up before it runs.
+//
+// The algorithm is a latency gradient, as Netflix's Gradient2 limiter and brpc's "auto" limiter
+// have it. A sample is one registered request's latency, from its admission (as its frame was
+// read) to its retirement (its answer handed to its connection's writer): the time it queued for a
+// handler thread counts, since that is what grows with overload. Samples gather in a window (at
+// least `window` long and `min_samples` samples); when one closes:
+//  - its mean latency is the short-term latency; the no-load estimate is the lowest window mean
+//    seen, measured again by a probe (below), so that a permanent change of latency is learnt;
+//  - if the window's peak in-flight count stayed under half the limit, nothing changes: latency
+//    says nothing of a limit the demand never came near (an idle server does not grow its limit);
+//  - else gradient = clamp(tolerance × no-load / short, 0.5, 1), and the limit moves a fifth of the
+//    way to limit × gradient + √limit: with latency within `tolerance` of the no-load one it grows
+//    by about √limit / 5 a window, and as latency climbs with concurrency it settles where the two
+//    balance; it shrinks by at most half its step a window, so an outlier window does little;
+//  - the first window, and then one every `probe_every` windows, runs at a quarter of the limit (at
+//    least min_limit), and its mean becomes the no-load estimate: a queue built at the higher limit drains, and a
+//    latency that went up for good (a slower database) is measured anew instead of shrinking the
+//    limit to its minimum forever. Its cost: demand above the quarter is answered busy for that
+//    window (5 s apart by default).
+// Why this over brpc's formula (max qps × no-load latency): the gradient needs no throughput
+// estimate, whose peak is noisy with few handler threads, and moves smoothly; the probe is brpc's
+// remeasurement.
+//
+// Pure: the caller passes the times (on_sample's `now`); nothing here reads a clock. Cheap: a
+// sample is three relaxed atomic adds (and a compare for the peak); the thread whose sample ends a
+// window closes it under a try-lock, while the others go on, never waiting. A sample that lands
+// while a window closes may count in either window.
+
+#include <cmath>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+class concurrency_limit {
+ public:
+  using clock = std::chrono::steady_clock;
+  // The longest latency a sample counts for (a longer one counts as this): the window's sum of
+  // nanoseconds cannot overflow.
+  static constexpr std::chrono::nanoseconds longest_sample = std::chrono::minutes(1);
+  // How far the limit moves toward its target each window.
+  static constexpr double smoothing = 0.2;
+
+  concurrency_limit() = default;
+  explicit concurrency_limit(const adaptive_concurrency_limit& settings, std::size_t max_inflight) {
+    configure(settings, max_inflight);
+  }
+  concurrency_limit(const concurrency_limit&) = delete;
+  concurrency_limit& operator=(const concurrency_limit&) = delete;
+
+  // Starts afresh with `settings` (before serving: not thread-safe), bounded so that nothing below
+  // divides by zero: min_limit at least 1, max_limit (0: `max_inflight`) at least min_limit,
+  // tolerance at least 1, a window of at least one sample.
+  void configure(const adaptive_concurrency_limit& settings, std::size_t max_inflight) {
+    enabled_ = settings.enabled;
+    min_ = std::max<std::size_t>(settings.min_limit, 1);
+    max_ = std::max(settings.max_limit != 0 ? settings.max_limit : max_inflight, min_);
+    window_ns_ = std::max<std::int64_t>(settings.window.count(), 0);
+    min_samples_ = std::max<std::size_t>(settings.min_samples, 1);
+    tolerance_ = settings.tolerance >= 1.0 ? std::min(settings.tolerance, 1e6) : 1.0;  // NaN: 1
+    probe_every_ = settings.probe_every;
+    limit_f_ = static_cast<double>(std::clamp(settings.initial_limit, min_, max_));
+    noload_ns_ = 0;
+    windows_ = 0;
+    samples_.store(0, std::memory_order_relaxed);
+    latency_sum_ns_.store(0, std::memory_order_relaxed);
+    peak_.store(0, std::memory_order_relaxed);
+    window_start_ns_.store(no_window, std::memory_order_relaxed);
+    // The first window is a probe: a no-load estimate taken at initial_limit, which may be far
+    // above what the server bears, would let the limit stay there until the next probe.
+    probing_ = false;
+    if (enabled_ && probe_every_ != 0) return start_probe();
+    publish(limit_f_);
+  }
+
+  bool enabled() const noexcept { return enabled_; }
+  // The requests that may be in flight now (relaxed: a gauge read once per admission).
+  std::size_t limit() const noexcept { return limit_.load(std::memory_order_relaxed); }
+  // The no-load latency estimate (0: none yet); for the debug page.
+  std::chrono::nanoseconds noload_latency() const noexcept {
+    return std::chrono::nanoseconds(noload_published_.load(std::memory_order_relaxed));
+  }
+
+  // One request's latency, admitted when `inflight` requests were in flight (itself included),
+  // finished at `now`. Any thread. A sample from above the limit now (admitted before the limit
+  // fell, or before a probe) is left out: it measures the concurrency the limit no longer allows.
+  void on_sample(std::chrono::nanoseconds latency, std::size_t inflight, clock::time_point now) noexcept {
+    if (!enabled_ || inflight > limit()) return;
+    const std::int64_t t = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    std::int64_t start = window_start_ns_.load(std::memory_order_relaxed);
+    if (start == no_window && window_start_ns_.compare_exchange_strong(start, t, std::memory_order_relaxed)) start = t;
+    const auto ns = std::clamp(latency, std::chrono::nanoseconds::zero(), longest_sample).count();
+    latency_sum_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
+    const std::size_t counted = samples_.fetch_add(1, std::memory_order_relaxed) + 1;
+    std::size_t peak = peak_.load(std::memory_order_relaxed);
+    while (inflight > peak && !peak_.compare_exchange_weak(peak, inflight, std::memory_order_relaxed)) {
+    }
+    if (counted >= min_samples_ && t - start >= window_ns_) try_close(t);
+  }
+
+  // busy's text for a request refused at `limit`.
+  static std::string refusal(std::size_t limit) {
+    return "rpc server: busy: over the adaptive concurrency limit (" + std::to_string(limit) + " calls in flight)";
+  }
+
+ private:
+  static constexpr std::int64_t no_window = std::numeric_limits<std::int64_t>::min();  // before the first sample
+
+  // Closes the window if no other thread is closing it and it is still due; the others go on.
+  void try_close(std::int64_t now_ns) noexcept {
+    if (closing_.exchange(true, std::memory_order_acquire)) return;
+    const std::int64_t start = window_start_ns_.load(std::memory_order_relaxed);
+    if (now_ns - start >= window_ns_ && samples_.load(std::memory_order_relaxed) >= min_samples_) {
+      const std::size_t n = samples_.exchange(0, std::memory_order_relaxed);
+      const std::uint64_t sum = latency_sum_ns_.exchange(0, std::memory_order_relaxed);
+      const std::size_t peak = peak_.exchange(0, std::memory_order_relaxed);
+      window_start_ns_.store(now_ns, std::memory_order_relaxed);
+      learn(static_cast<double>(sum) / static_cast<double>(std::max<std::size_t>(n, 1)), peak);
+    }
+    closing_.store(false, std::memory_order_release);
+  }
+
+  // A window closed with mean latency `mean_ns` and in-flight peak `peak`. Under closing_.
+  void learn(double mean_ns, std::size_t peak) noexcept {
+    const double short_ns = std::max(mean_ns, 1.0);  // a 0 ns window divides nothing by zero
+    if (probing_) {                                  // the latency at a quarter of the limit
+      probing_ = false;
+      noload_ns_ = short_ns;
+      return publish(limit_f_);
+    }
+    if (noload_ns_ == 0 || short_ns < noload_ns_) noload_ns_ = short_ns;
+    if (static_cast<double>(peak) * 2 >= limit_f_) {
+      const double gradient = std::clamp(tolerance_ * noload_ns_ / short_ns, 0.5, 1.0);
+      const double target = limit_f_ * gradient + std::sqrt(limit_f_);
+      limit_f_ =
+          std::clamp(limit_f_ + (target - limit_f_) * smoothing, static_cast<double>(min_), static_cast<double>(max_));
+    }
+    if (probe_every_ != 0 && ++windows_ >= probe_every_) return start_probe();
+    publish(limit_f_);
+  }
+
+  // The next window runs at a quarter of the limit, and measures the no-load latency.
+  void start_probe() noexcept {
+    windows_ = 0;
+    probing_ = true;
+    publish(std::max(limit_f_ / 4, static_cast<double>(min_)));
+  }
+
+  void publish(double limit) noexcept {
+    // limit is within [min_, max_]; max_ may exceed what a double holds exactly, so it is clamped
+    // as an integer.
+    const auto rounded = limit >= static_cast<double>(max_) ? max_ : static_cast<std::size_t>(std::llround(limit));
+    limit_.store(std::clamp(rounded, min_, max_), std::memory_order_relaxed);
+    noload_published_.store(static_cast<std::int64_t>(noload_ns_), std::memory_order_relaxed);
+  }
+
+  // Set by configure(), before serving.
+  bool enabled_ = false;
+  std::size_t min_ = 1;
+  std::size_t max_ = 1;
+  std::int64_t window_ns_ = 0;
+  std::size_t min_samples_ = 1;
+  double tolerance_ = 1.0;
+  std::size_t probe_every_ = 0;
+  // The window being filled, by any thread.
+  std::atomic<std::int64_t> window_start_ns_{no_window};
+  std::atomic<std::size_t> samples_{0};
+  std::atomic<std::uint64_t> latency_sum_ns_{0};
+  std::atomic<std::size_t> peak_{0};
+  std::atomic<bool> closing_{false};  // the try-lock: the thread that sets it closes the window
+  // The estimates, read and written only under closing_.
+  double limit_f_ = 1;
+  double noload_ns_ = 0;
+  std::size_t windows_ = 0;  // since the last probe
+  bool probing_ = false;
+  // What the admissions and the debug page read.
+  std::atomic<std::size_t> limit_{1};
+  std::atomic<std::int64_t> noload_published_{0};
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/concurrency_limit.hpp
 // ---- begin geerpc/server/connection_registry.hpp
 // geerpc: every connection of one server alive, for the debug page and for a stopping server that
 // waits until the last one is gone.
@@ -8839,6 +9053,7 @@ enum class limit_kind : std::uint8_t {
   resources,                    // threaded transport: a connection closed for want of memory or an epoll watch
   deadline_before_start,        // a request whose deadline passed before its handler started: not run
   queue_time,                   // timeouts.max_queue_time: a request answered busy, not run
+  adaptive_concurrency,         // limits.adaptive_concurrency: a request answered busy (concurrency_limit.hpp)
   count
 };
 
@@ -9071,9 +9286,16 @@ struct server_context {
   connection_ids ids;               // each connection's, when made
   event_counter refused;            // connections refused in the handshake reply, or for want of memory
   net::memory_gauge output;         // held by every connection's writer
+  concurrency_limit adaptive;       // configured as it listens; sampled by the request ledgers when on
 
-  // The per-request checks, against the configured limits.
-  bool try_acquire_inflight() noexcept { return requests.try_acquire_inflight(config.options().limits.max_inflight); }
+  // The in-flight limit now: max_inflight, or, with limits.adaptive_concurrency on, the adaptive
+  // limit when it is lower (one more relaxed load).
+  std::size_t inflight_limit() const noexcept {
+    const std::size_t max = config.options().limits.max_inflight;
+    return adaptive.enabled() ? std::min(max, adaptive.limit()) : max;
+  }
+  // The per-request check of queued bytes, against the configured limit (the ledger checks
+  // inflight_limit()).
   bool try_queue_bytes(std::size_t bytes) noexcept {
     return requests.try_queue_bytes(bytes, config.options().limits.max_queued_request_bytes);
   }
@@ -10307,6 +10529,10 @@ class basic_server {
     return engine_ ? link::reactor_connections(*engine_) : std::vector<std::size_t>{};
   }
   std::size_t inflight() const noexcept { return context_.requests.inflight(); }
+  // The calls in flight server_options.limits.adaptive_concurrency allows now (0: it is off).
+  std::size_t adaptive_concurrency_limit() const noexcept {
+    return context_.adaptive.enabled() ? context_.adaptive.limit() : 0;
+  }
   // Memory held for replies that peers have not read yet: now, and the most at once since the
   // server was made (server_options.limits.max_pending_output bounds each connection's share).
   std::size_t pending_output_bytes() const noexcept { return context_.output.now(); }
@@ -14909,6 +15135,10 @@ struct server_request {
   // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
   bool handler_began = false;
   std::string answered_message;
+  // Kept only with limits.adaptive_concurrency on: when it was admitted, and how many requests
+  // were in flight then (itself included), for the latency sample its retirement gives.
+  clock::time_point admitted_at{};
+  std::size_t admitted_inflight = 0;
 
   std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
   std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
@@ -14948,7 +15178,7 @@ class request_ledger {
     enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, expired, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
-    const char* busy_reason = nullptr;     // busy: the caller's error text
+    std::string busy_reason;               // busy: the caller's error text
     limit_kind limit = limit_kind::count;  // busy: which limit answered
   };
 
@@ -14975,13 +15205,16 @@ class request_ledger {
       out.outcome = admission::verdict::expired;
     } else if (inflight_.size() >= context_.config.options().limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
-    } else if (!context_.try_acquire_inflight()) {
-      out = busy("rpc server: too many requests in flight", limit_kind::inflight);
+    } else if (const std::size_t limit = context_.inflight_limit(); !context_.requests.try_acquire_inflight(limit)) {
+      out = limit < context_.config.options().limits.max_inflight  // the adaptive limit is the lower
+                ? busy(concurrency_limit::refusal(limit), limit_kind::adaptive_concurrency)
+                : busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
       context_.finish_request();                                      // a draining shutdown hears of it at once
       out = busy("rpc server: too many request bytes waiting", limit);
     } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
+      if (context_.adaptive.enabled()) note_admission(*request);
     } else {  // the counts taken above are given back
       release_bytes(bytes);
       context_.finish_request();
@@ -15093,6 +15326,7 @@ class request_ledger {
   // taken) and keeps it for reuse.
   void retire(server_request* request) noexcept {
     release_queued(*request);  // if it never ran
+    sample_latency(*request);
     std::lock_guard lock(mutex_);
     server_request* const registered = inflight_.erase(request->seq);
     GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
@@ -15100,8 +15334,21 @@ class request_ledger {
   }
 
  private:
-  static admission busy(const char* reason, limit_kind limit) noexcept {
-    return {admission::verdict::busy, nullptr, reason, limit};
+  static admission busy(std::string reason, limit_kind limit) {
+    return {admission::verdict::busy, nullptr, std::move(reason), limit};
+  }
+
+  // The adaptive concurrency limit's sample (concurrency_limit.hpp): a request's latency from its
+  // admission to its retirement, queueing included, and the concurrency it was admitted at.
+  void note_admission(server_request& request) const noexcept {
+    request.admitted_at = clock::now();
+    request.admitted_inflight = context_.requests.inflight(std::memory_order_relaxed);
+  }
+  void sample_latency(server_request& request) noexcept {
+    if (request.admitted_at == clock::time_point{}) return;
+    const clock::time_point now = clock::now();
+    context_.adaptive.on_sample(now - request.admitted_at, request.admitted_inflight, now);
+    request.admitted_at = clock::time_point{};
   }
 
   // Counts the bytes of a request about to wait for a handler, if this connection and the server
@@ -15183,6 +15430,7 @@ class request_ledger {
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
     request->read_at = clock::time_point{};
+    request->admitted_at = clock::time_point{};
     request->handler_began = false;
     request->started_ns.store(0, std::memory_order_relaxed);
     try {
@@ -16034,6 +16282,13 @@ struct debug_snapshot {
     };
   }
 
+  // The adaptive concurrency limit now (concurrency_limit.hpp); 0 in the JSON when it is off.
+  static number adaptive_limit(const concurrency_limit& limit) {
+    const char* label = "calls in flight, adaptive limit";
+    if (!limit.enabled()) return {"adaptive_concurrency", label, "off", 0};
+    return count("adaptive_concurrency", label, limit.limit());
+  }
+
   // Each limit, and, with statistics, how often it turned something away.
   void read_limits(const server_context& context) {
     const server_statistics* const stats = context.config.stats();
@@ -16068,7 +16323,11 @@ struct debug_snapshot {
              k::deadline_before_start),
         with(timeout("max_queue_time_ns", "time waiting for a handler thread", o.timeouts.max_queue_time),
              k::queue_time),
+        with(adaptive_limit(context.adaptive), k::adaptive_concurrency),
     };
+    if (context.adaptive.enabled())
+      limits.push_back(span("adaptive_noload_latency_ns", "no-load latency, as the adaptive limit estimates it",
+                            context.adaptive.noload_latency()));
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
     if (stats != nullptr && stats->turned_away_count(k::resources) != 0)
@@ -19483,6 +19742,9 @@ template <class Transport>
 typename server_link<Transport>::handle server_link<Transport>::listen(server_context& context,
                                                                        std::string_view address, std::string& bound) {
   context.config.bind_runtime();
+  // A fresh estimate for each listen: the server may have changed since (it has the same options).
+  context.adaptive.configure(context.config.options().limits.adaptive_concurrency,
+                             context.config.options().limits.max_inflight);
   handle e(new engine(context));
   bound = e->listen(address);
   context.config.set_serving(true);  // until basic_server has seen the engine stop

@@ -3,6 +3,7 @@
 // the registry of its connections. A server owns one; its engine and connections refer to it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -11,6 +12,7 @@
 
 #include "../config.hpp"
 #include "../net/memory_gauge.hpp"
+#include "concurrency_limit.hpp"
 #include "connection_registry.hpp"
 #include "drain_gate.hpp"
 #include "request_counters.hpp"
@@ -77,9 +79,16 @@ struct server_context {
   connection_ids ids;               // each connection's, when made
   event_counter refused;            // connections refused in the handshake reply, or for want of memory
   net::memory_gauge output;         // held by every connection's writer
+  concurrency_limit adaptive;       // configured as it listens; sampled by the request ledgers when on
 
-  // The per-request checks, against the configured limits.
-  bool try_acquire_inflight() noexcept { return requests.try_acquire_inflight(config.options().limits.max_inflight); }
+  // The in-flight limit now: max_inflight, or, with limits.adaptive_concurrency on, the adaptive
+  // limit when it is lower (one more relaxed load).
+  std::size_t inflight_limit() const noexcept {
+    const std::size_t max = config.options().limits.max_inflight;
+    return adaptive.enabled() ? std::min(max, adaptive.limit()) : max;
+  }
+  // The per-request check of queued bytes, against the configured limit (the ledger checks
+  // inflight_limit()).
   bool try_queue_bytes(std::size_t bytes) noexcept {
     return requests.try_queue_bytes(bytes, config.options().limits.max_queued_request_bytes);
   }

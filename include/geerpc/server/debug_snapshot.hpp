@@ -235,6 +235,13 @@ struct debug_snapshot {
     };
   }
 
+  // The adaptive concurrency limit now (concurrency_limit.hpp); 0 in the JSON when it is off.
+  static number adaptive_limit(const concurrency_limit& limit) {
+    const char* label = "calls in flight, adaptive limit";
+    if (!limit.enabled()) return {"adaptive_concurrency", label, "off", 0};
+    return count("adaptive_concurrency", label, limit.limit());
+  }
+
   // Each limit, and, with statistics, how often it turned something away.
   void read_limits(const server_context& context) {
     const server_statistics* const stats = context.config.stats();
@@ -269,7 +276,11 @@ struct debug_snapshot {
              k::deadline_before_start),
         with(timeout("max_queue_time_ns", "time waiting for a handler thread", o.timeouts.max_queue_time),
              k::queue_time),
+        with(adaptive_limit(context.adaptive), k::adaptive_concurrency),
     };
+    if (context.adaptive.enabled())
+      limits.push_back(span("adaptive_noload_latency_ns", "no-load latency, as the adaptive limit estimates it",
+                            context.adaptive.noload_latency()));
     if (stats != nullptr && stats->turned_away_count(k::threads) != 0)
       limits.push_back(with(count("threads_per_connection", "a thread per connection (blocking)", 1), k::threads));
     if (stats != nullptr && stats->turned_away_count(k::resources) != 0)

@@ -30,6 +30,7 @@
 #include "../detail/deadline.hpp"
 #include "../detail/seq_map.hpp"
 #include "../scheduler/deadline_scheduler.hpp"
+#include "concurrency_limit.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
 #include "statistics.hpp"
@@ -74,6 +75,10 @@ struct server_request {
   // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
   bool handler_began = false;
   std::string answered_message;
+  // Kept only with limits.adaptive_concurrency on: when it was admitted, and how many requests
+  // were in flight then (itself included), for the latency sample its retirement gives.
+  clock::time_point admitted_at{};
+  std::size_t admitted_inflight = 0;
 
   std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
   std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
@@ -113,7 +118,7 @@ class request_ledger {
     enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, expired, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
-    const char* busy_reason = nullptr;     // busy: the caller's error text
+    std::string busy_reason;               // busy: the caller's error text
     limit_kind limit = limit_kind::count;  // busy: which limit answered
   };
 
@@ -140,13 +145,16 @@ class request_ledger {
       out.outcome = admission::verdict::expired;
     } else if (inflight_.size() >= context_.config.options().limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
-    } else if (!context_.try_acquire_inflight()) {
-      out = busy("rpc server: too many requests in flight", limit_kind::inflight);
+    } else if (const std::size_t limit = context_.inflight_limit(); !context_.requests.try_acquire_inflight(limit)) {
+      out = limit < context_.config.options().limits.max_inflight  // the adaptive limit is the lower
+                ? busy(concurrency_limit::refusal(limit), limit_kind::adaptive_concurrency)
+                : busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
       context_.finish_request();                                      // a draining shutdown hears of it at once
       out = busy("rpc server: too many request bytes waiting", limit);
     } else if (server_request* request = store_locked(seq, handler, kept, metadata_size, bytes, keep_times, owner)) {
       out.request = request;
+      if (context_.adaptive.enabled()) note_admission(*request);
     } else {  // the counts taken above are given back
       release_bytes(bytes);
       context_.finish_request();
@@ -258,6 +266,7 @@ class request_ledger {
   // taken) and keeps it for reuse.
   void retire(server_request* request) noexcept {
     release_queued(*request);  // if it never ran
+    sample_latency(*request);
     std::lock_guard lock(mutex_);
     server_request* const registered = inflight_.erase(request->seq);
     GEERPC_ASSERT(registered == request, "server: a finished request was registered under its seq");
@@ -265,8 +274,21 @@ class request_ledger {
   }
 
  private:
-  static admission busy(const char* reason, limit_kind limit) noexcept {
-    return {admission::verdict::busy, nullptr, reason, limit};
+  static admission busy(std::string reason, limit_kind limit) {
+    return {admission::verdict::busy, nullptr, std::move(reason), limit};
+  }
+
+  // The adaptive concurrency limit's sample (concurrency_limit.hpp): a request's latency from its
+  // admission to its retirement, queueing included, and the concurrency it was admitted at.
+  void note_admission(server_request& request) const noexcept {
+    request.admitted_at = clock::now();
+    request.admitted_inflight = context_.requests.inflight(std::memory_order_relaxed);
+  }
+  void sample_latency(server_request& request) noexcept {
+    if (request.admitted_at == clock::time_point{}) return;
+    const clock::time_point now = clock::now();
+    context_.adaptive.on_sample(now - request.admitted_at, request.admitted_inflight, now);
+    request.admitted_at = clock::time_point{};
   }
 
   // Counts the bytes of a request about to wait for a handler, if this connection and the server
@@ -348,6 +370,7 @@ class request_ledger {
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
     request->read_at = clock::time_point{};
+    request->admitted_at = clock::time_point{};
     request->handler_began = false;
     request->started_ns.store(0, std::memory_order_relaxed);
     try {

@@ -199,6 +199,7 @@ enum class limit_kind : std::uint8_t {
   resources,                    // threaded transport: a connection closed for want of memory or an epoll watch
   deadline_before_start,        // a request whose deadline passed before its handler started: not run
   queue_time,                   // timeouts.max_queue_time: a request answered busy, not run
+  adaptive_concurrency,         // limits.adaptive_concurrency: a request answered busy (concurrency_limit.hpp)
   count
 };
 

@@ -34,6 +34,9 @@ template <class Transport>
 typename server_link<Transport>::handle server_link<Transport>::listen(server_context& context,
                                                                        std::string_view address, std::string& bound) {
   context.config.bind_runtime();
+  // A fresh estimate for each listen: the server may have changed since (it has the same options).
+  context.adaptive.configure(context.config.options().limits.adaptive_concurrency,
+                             context.config.options().limits.max_inflight);
   handle e(new engine(context));
   bound = e->listen(address);
   context.config.set_serving(true);  // until basic_server has seen the engine stop

@@ -1,0 +1,126 @@
+// The adaptive concurrency limit in a server (limits.adaptive_concurrency; its core is
+// concurrency_limit_test.cpp's): a request beyond the limit is answered busy at once, with a text
+// that names the limit, and counted; off (the default), the same load is all admitted; on, the
+// requests' latencies reach the limiter.
+//
+// The limit is pinned (min_limit = max_limit = 2): a raw peer sends three Arith.Late in one write;
+// the first two are admitted (running, or on the blocking transport the second waiting for the
+// connection's thread), held by the test's event, and the third finds two in flight.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+namespace adaptive_concurrency_test {
+
+using test::Args;
+
+namespace {
+
+constexpr auto status_of = [](geerpc::errc code) { return static_cast<std::uint8_t>(code); };
+
+// The number after `"key":` in the part of `json` from `from` on; -1 when there is none.
+long long number_after(const std::string& json, std::string_view from, std::string_view key) {
+  const auto start = json.find(from);
+  if (start == std::string::npos) return -1;
+  const auto at = json.find("\"" + std::string(key) + "\":", start);
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + key.size() + 3));
+}
+
+geerpc::server_options pinned_at_two() {
+  geerpc::server_options opts;
+  opts.threads.handlers = 4;
+  opts.limits.adaptive_concurrency = {.enabled = true, .min_limit = 2, .max_limit = 2, .initial_limit = 2};
+  return opts;
+}
+
+template <class Transport>
+struct raw_server {
+  test::arith_server<Transport> s;
+  test::raw_peer peer{s.address};
+
+  explicit raw_server(geerpc::server_options opts) : s(std::move(opts)) {
+    peer.send_hello(std::chrono::microseconds(0));
+    REQUIRE(peer.read_hello_reply());
+  }
+
+  // Late(1), Late(2) and Late(3) in one write.
+  void send_three_late() {
+    std::vector<std::byte> burst;
+    for (int seq = 1; seq <= 3; ++seq) {
+      const auto frame = test::request_frame(static_cast<std::uint64_t>(seq), "Arith.Late", Args{seq, 0});
+      burst.insert(burst.end(), frame.begin(), frame.end());
+    }
+    peer.send(burst);
+  }
+  std::string stats() { return test::http_get(s.address, "/debug/geerpc/stats.json"); }
+  long long turned_away(std::string_view limit) { return number_after(stats(), "\"turned_away\":", limit); }
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("adaptive concurrency: a request beyond the limit is answered busy at once, and counted",
+                   "[adaptive_concurrency]", GEERPC_TRANSPORTS) {
+  raw_server<TestType> t(pinned_at_two());
+  t.send_three_late();
+  // Answered while the other two are still held.
+  auto third = t.peer.read_frame();
+  REQUIRE(third);
+  CHECK(third->header.seq == 3);
+  CHECK(third->header.status == status_of(geerpc::errc::busy));
+  CHECK(third->text == "rpc server: busy: over the adaptive concurrency limit (2 calls in flight)");
+  CHECK(t.s.arith.finished.value() == 0);
+  t.s.arith.release.set();
+  std::uint64_t seqs = 0;  // the two answered, in whatever order their handlers finished
+  for (int i = 0; i < 2; ++i) {
+    auto answer = t.peer.read_frame();
+    REQUIRE(answer);
+    seqs += answer->header.seq;
+    CHECK(answer->header.status == 0);
+  }
+  CHECK(seqs == 1 + 2);
+  CHECK(t.s.arith.started.value() == 2);
+  CHECK(test::eventually([&] { return t.turned_away("adaptive_concurrency") == 1; }));
+  CHECK(t.turned_away("max_inflight") == 0);
+  // The limit in force, on the page's JSON.
+  CHECK(number_after(t.stats(), "\"limits\":", "adaptive_concurrency") == 2);
+}
+
+TEMPLATE_TEST_CASE("adaptive concurrency: off by default, the same load is all admitted", "[adaptive_concurrency]",
+                   GEERPC_TRANSPORTS) {
+  auto opts = pinned_at_two();
+  opts.limits.adaptive_concurrency.enabled = false;
+  raw_server<TestType> t(opts);
+  t.send_three_late();
+  REQUIRE(t.s.arith.started.wait_for_at_least(1));
+  t.s.arith.release.set();
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    auto answer = t.peer.read_frame();
+    REQUIRE(answer);
+    CHECK(answer->header.status == 0);
+  }
+  CHECK(t.s.arith.started.value() == 3);
+  CHECK(t.turned_away("adaptive_concurrency") == 0);
+  CHECK(number_after(t.stats(), "\"limits\":", "adaptive_concurrency") == 0);  // off
+}
+
+TEMPLATE_TEST_CASE("adaptive concurrency: the calls' latencies reach the limiter", "[adaptive_concurrency]",
+                   GEERPC_TRANSPORTS) {
+  geerpc::server_options opts;
+  // Every finished call closes a window: the no-load latency is known after the first.
+  opts.limits.adaptive_concurrency = {.enabled = true, .window = std::chrono::nanoseconds(0), .min_samples = 1};
+  test::arith_server<TestType> s(opts);
+  CHECK(number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
+                     "\"limits\":", "adaptive_noload_latency_ns") == 0);
+  auto client = geerpc::dial<TestType>(s.address);
+  for (int i = 0; i < 3; ++i) CHECK(client.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
+  CHECK(test::eventually([&] {
+    return number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
+                        "\"limits\":", "adaptive_noload_latency_ns") > 0;
+  }));
+}
+
+}  // namespace adaptive_concurrency_test
