@@ -51,8 +51,8 @@ struct Replica {
 };
 
 // "Get" is marked idempotent by the clients below, "Once" (the same handler) is not.
-using ReplicaApi = geerpc::service<"Replica",                                //
-                                   geerpc::method<"Get", &Replica::get>,     //
+using ReplicaApi = geerpc::service<"Replica",                             //
+                                   geerpc::method<"Get", &Replica::get>,  //
                                    geerpc::method<"Once", &Replica::get>>;
 
 struct fleet {
@@ -107,8 +107,7 @@ TEST_CASE("hedging: a slow server's call is hedged to another: the first answer 
   CHECK(f.replicas[1]->calls.value() == 1);
 }
 
-TEST_CASE("hedging: a method not marked idempotent is never hedged: its call waits for the slow server",
-          "[hedging]") {
+TEST_CASE("hedging: a method not marked idempotent is never hedged: its call waits for the slow server", "[hedging]") {
   fleet f(2);
   f.replicas[0]->slow = true;
   geerpc::balanced_client client(f.discovery(), hedged_after(1ms));
