@@ -7107,6 +7107,10 @@ class retry_budget {
     }
     return false;
   }
+  // A hedge taken for was not sent after all (no other server to send it to).
+  void give_back() noexcept {
+    if (enabled_) tokens_.fetch_add(1000, std::memory_order_relaxed);
+  }
   // The tokens left, in thousandths (tests, the docs' examples).
   std::int64_t tokens() const noexcept { return tokens_.load(std::memory_order_relaxed); }
 
@@ -7835,12 +7839,10 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     attempts.reserve(most);
     tried_list tried;
     std::optional<error> last;
-    const auto launch = [&]() -> bool {
+    // Starts an attempt on a server not tried yet; or says why none could start.
+    const auto launch = [&]() -> std::optional<error> {
       auto picked = servers_.pick_connected(ctx, tried, last);
-      if (!picked) {
-        last = picked.error();
-        return false;
-      }
+      if (!picked) return picked.error();
       link_state& link = *picked.value();
       std::shared_ptr<async_hold> held;
       try {
@@ -7858,20 +7860,24 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
             race->finish(index);
           },
           ctx, method, arguments...));
-      return true;
+      return std::nullopt;
     };
     const auto next_hedge = [&]() -> std::optional<clock::time_point> {
       if (!delay || attempts.size() >= most) return std::nullopt;
       return detail::saturating_deadline(clock::now(), *delay);
     };
 
-    if (!launch()) return *last;
+    if (auto not_started = launch()) return std::move(*not_started);
     std::optional<clock::time_point> hedge_at = next_hedge();
     for (std::size_t seen = 0;;) {
       const std::optional<std::size_t> finished = race->next(seen, hedge_at);
       if (!finished) {  // the delay passed unanswered: a hedge, if the deadline and the budget allow
         hedge_at.reset();
-        if (!past_deadline(ctx) && budget_.take_for_hedge() && launch()) hedge_at = next_hedge();
+        if (past_deadline(ctx) || !budget_.take_for_hedge()) continue;
+        if (launch())  // no other server to hedge to: the token goes back
+          budget_.give_back();
+        else
+          hedge_at = next_hedge();
         continue;
       }
       ++seen;
@@ -7891,7 +7897,8 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       last = r.error();
       if (seen < attempts.size()) continue;  // another attempt still runs, and may yet win
       if (!may_retry) return budget_spent(r.error());
-      if (past_deadline(ctx) || attempts.size() >= most || !launch()) return *last;
+      if (past_deadline(ctx) || attempts.size() >= most) return r;
+      if (auto not_started = launch()) return std::move(*not_started);
       hedge_at = next_hedge();
     }
   }

@@ -58,6 +58,10 @@ class retry_budget {
     }
     return false;
   }
+  // A hedge taken for was not sent after all (no other server to send it to).
+  void give_back() noexcept {
+    if (enabled_) tokens_.fetch_add(1000, std::memory_order_relaxed);
+  }
   // The tokens left, in thousandths (tests, the docs' examples).
   std::int64_t tokens() const noexcept { return tokens_.load(std::memory_order_relaxed); }
 
