@@ -176,6 +176,22 @@ TEST_CASE("hedging: a hedge spends from the retry budget: with it spent, slow ca
   CHECK(f.replicas[1]->calls.value() == 1);
 }
 
+TEST_CASE("hedging: a hedge with no other server to go to costs no budget", "[hedging]") {
+  fleet f(2);
+  f.replicas[0]->slow = true;
+  auto listed = std::make_shared<geerpc::static_discovery>(std::vector<std::string>{f.addresses[0]});
+  auto options = hedged_after(1ms);
+  options.retry_budget = {.max_tokens = 2, .token_ratio = 0.0};  // one hedge, if none is wasted
+  geerpc::balanced_client client(listed, options);
+  CHECK(client.try_call<std::string>(geerpc::with_timeout(200ms), "Replica.Get").code() ==
+        geerpc::errc::deadline_exceeded);  // n0 alone: its hedge found no server
+  listed->update(f.addresses);
+  // Whichever of the two calls goes to n0 first is hedged to n1 with the token still there.
+  CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
+  CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
+  CHECK(f.replicas[0]->stops_seen.wait_for_at_least(2));  // the first call's deadline, the hedged one's cancel
+}
+
 TEST_CASE("hedging: every server slow: the call ends by its deadline, no attempt after it", "[hedging]") {
   fleet f(2);
   for (auto& r : f.replicas) r->slow = true;
