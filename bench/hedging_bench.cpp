@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -55,7 +56,7 @@ using BenchApi = geerpc::service<"Bench",                                       
                                  geerpc::method<"P95", &Replica::p95>>;
 
 double percentile(std::vector<double>& sorted, double p) {
-  const auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+  const auto rank = static_cast<std::size_t>(std::llround(p / 100.0 * static_cast<double>(sorted.size() - 1)));
   return sorted[std::min(rank, sorted.size() - 1)];
 }
 

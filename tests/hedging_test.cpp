@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -190,6 +191,18 @@ TEST_CASE("hedging: a hedge with no other server to go to costs no budget", "[he
   CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
   CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
   CHECK(f.replicas[0]->stops_seen.wait_for_at_least(2));  // the first call's deadline, the hedged one's cancel
+}
+
+TEST_CASE("hedging: out-of-range options: a huge max_attempts is taken as 5, a NaN token_ratio as 0", "[hedging]") {
+  fleet f(2);
+  f.replicas[0]->slow = true;
+  auto options = hedged_after(1ms);
+  options.hedging.max_attempts = std::numeric_limits<std::size_t>::max();  // reserved for: must not throw
+  options.retry_budget.token_ratio = std::numeric_limits<double>::quiet_NaN();
+  geerpc::balanced_client client(f.discovery(), options);
+  CHECK(client.call<std::string>(geerpc::with_timeout(10s), "Replica.Get") == "n1");
+  CHECK(f.replicas[0]->stops_seen.wait_for_at_least(1));
+  CHECK(f.requests() == 2);
 }
 
 TEST_CASE("hedging: every server slow: the call ends by its deadline, no attempt after it", "[hedging]") {

@@ -255,7 +255,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       std::shared_ptr<entry> server;
       clock::time_point started;
     };
-    const std::size_t most = hedging_.max_attempts;
+    const std::size_t most = std::min<std::size_t>(hedging_.max_attempts, detail::most_hedged_attempts);
     const std::optional<std::chrono::nanoseconds> delay = hedge_delay(method);
     const auto race = std::make_shared<detail::hedge_race>(most);
     std::vector<attempt_info> info;

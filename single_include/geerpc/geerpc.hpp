@@ -6969,11 +6969,14 @@ struct hedging_options {
   std::chrono::nanoseconds delay{0};
   std::chrono::nanoseconds min_delay = std::chrono::milliseconds(1);
   // The attempts of one hedged call in all: the first, its hedges, and the retries of attempts
-  // answered busy, going_away or broken.
+  // answered busy, going_away or broken. At most 5 (more are taken as 5, as gRPC does); under 2,
+  // calls are not hedged.
   std::size_t max_attempts = 2;
 };
 
 namespace detail {
+
+inline constexpr std::size_t most_hedged_attempts = 5;
 
 // The latencies of each method's last calls, for a p95. Safe to use from several threads at once;
 // only hedged calls of methods hedged after their p95 come here.
@@ -7057,6 +7060,7 @@ GEERPC_END_NAMESPACE
 // fraction; retries and hedges are allowed only while it is more than half full. Under overload
 // (every server answering busy) the retries stop after a few, so they never multiply the load.
 
+#include <cmath>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -7079,7 +7083,7 @@ class retry_budget {
   explicit retry_budget(const retry_budget_options& o)
       : enabled_(o.enabled && o.max_tokens > 0),
         max_(std::int64_t{o.max_tokens} * 1000),
-        ratio_(static_cast<std::int64_t>(std::clamp(o.token_ratio, 0.0, 1000.0) * 1000 + 0.5)),
+        ratio_(o.token_ratio > 0 ? std::llround(std::min(o.token_ratio, 1000.0) * 1000) : 0),  // NaN: 0
         tokens_(max_) {}
 
   // A call succeeded. A full bucket (the common case) costs one relaxed load.
@@ -7830,7 +7834,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       std::shared_ptr<entry> server;
       clock::time_point started;
     };
-    const std::size_t most = hedging_.max_attempts;
+    const std::size_t most = std::min<std::size_t>(hedging_.max_attempts, detail::most_hedged_attempts);
     const std::optional<std::chrono::nanoseconds> delay = hedge_delay(method);
     const auto race = std::make_shared<detail::hedge_race>(most);
     std::vector<attempt_info> info;

@@ -30,11 +30,14 @@ struct hedging_options {
   std::chrono::nanoseconds delay{0};
   std::chrono::nanoseconds min_delay = std::chrono::milliseconds(1);
   // The attempts of one hedged call in all: the first, its hedges, and the retries of attempts
-  // answered busy, going_away or broken.
+  // answered busy, going_away or broken. At most 5 (more are taken as 5, as gRPC does); under 2,
+  // calls are not hedged.
   std::size_t max_attempts = 2;
 };
 
 namespace detail {
+
+inline constexpr std::size_t most_hedged_attempts = 5;
 
 // The latencies of each method's last calls, for a p95. Safe to use from several threads at once;
 // only hedged calls of methods hedged after their p95 come here.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 
 #include "../config.hpp"
@@ -30,7 +31,7 @@ class retry_budget {
   explicit retry_budget(const retry_budget_options& o)
       : enabled_(o.enabled && o.max_tokens > 0),
         max_(std::int64_t{o.max_tokens} * 1000),
-        ratio_(static_cast<std::int64_t>(std::clamp(o.token_ratio, 0.0, 1000.0) * 1000 + 0.5)),
+        ratio_(o.token_ratio > 0 ? std::llround(std::min(o.token_ratio, 1000.0) * 1000) : 0),  // NaN: 0
         tokens_(max_) {}
 
   // A call succeeded. A full bucket (the common case) costs one relaxed load.
