@@ -36,6 +36,8 @@
 #   JSON=0               1: the threaded and blocking transports (those in TRANSPORTS) also with the
 #                        JSON codec, W1, W2 and W4 only, as geerpc-<transport>-json: clients with
 #                        --codec json against a server of both codecs (--codecs binary,json)
+#   HEDGING=0            1: also geerpc_bench_hedging (hedged against unhedged balanced calls, one
+#                        slow server), once, unpinned, into $OUT/hedging.txt
 #   OUT=bench/results/<date>   where raw.txt, table.md and plot.svg go
 #   BUILD_DIR=build/bench      where geerpc's programs are built (Release)
 #   BACKGROUND_LOAD=0    N busy processes at normal priority beside client and server for the whole
@@ -59,6 +61,7 @@ IO_THREADS=${IO_THREADS:-}
 TRANSPORTS=${TRANSPORTS:-"threaded plain blocking"}
 TLS=${TLS:-0}
 JSON=${JSON:-0}
+HEDGING=${HEDGING:-0}
 BUILD_DIR=${BUILD_DIR:-"$root/build/bench"}
 
 if [ "$INSTALL_DEPS" = 1 ]; then
@@ -376,6 +379,10 @@ if [[ " $PEERS " == *" geerpc "* ]] && [ "$OVERLOAD_SECONDS" != 0 ]; then
 fi
 
 stop_background_load
+
+if [ "$HEDGING" = 1 ]; then  # its own servers, in its own process
+  timeout "$CLIENT_TIMEOUT" "$bin/geerpc_bench_hedging" | tee "$OUT/hedging.txt"
+fi
 
 # Instructions per W1 call: repeatable where the timings are not, so regressions show.
 if [[ " $PEERS " == *" geerpc "* ]] && wants W1 && [ "$CALLGRIND" != 0 ] && command -v valgrind >/dev/null; then

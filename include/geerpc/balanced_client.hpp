@@ -15,7 +15,15 @@
 // when the request was never sent (the dial failed, the server answered busy or going_away), and
 // after a broken connection only for a method marked idempotent, which might have run. Other
 // errors (the handler's own, a deadline) are the call's outcome. When every server is left out,
-// the one whose back-off ends first is tried anyway.
+// the one whose back-off ends first is tried anyway. Each such move past busy, going_away or a
+// broken connection spends from the retry budget (client/retry_budget.hpp, gRPC's retry
+// throttling): when it is spent, the call fails with its last error instead of moving on, so that
+// retries never multiply an overload; nor does a call move on once its deadline has passed.
+//
+// Hedging (balanced_options::hedging, off by default; threaded transport): a synchronous call of an
+// idempotent method that has not answered after a delay (fixed, or the method's recent p95) gets a
+// second attempt on another server; the first answer wins and the other attempt is cancelled (its
+// handler sees its stop_token fire). Asynchronous calls are not hedged.
 //
 // Every member is safe to call from several threads at once. Do not destroy a balanced client
 // from a completion (then() callback, resumed coroutine) of one of its own calls.
@@ -27,6 +35,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -40,6 +50,8 @@
 #include <vector>
 
 #include "client.hpp"
+#include "client/hedging.hpp"
+#include "client/retry_budget.hpp"
 #include "client/server_set.hpp"
 #include "config.hpp"
 #include "context.hpp"
@@ -70,7 +82,10 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   using future = call_future<R, Codec, Transport>;
 
   explicit basic_balanced_client(std::shared_ptr<discovery> source, balanced_options opts = {})
-      : idempotent_(opts.idempotent), servers_(std::move(source), std::move(opts)) {}
+      : idempotent_(opts.idempotent),
+        hedging_(opts.hedging),
+        budget_(opts.retry_budget),
+        servers_(std::move(source), std::move(opts)) {}
   // Closes every connection; calls on them still pending complete with connection_closed.
   ~basic_balanced_client() = default;
   basic_balanced_client(const basic_balanced_client&) = delete;
@@ -156,6 +171,10 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   // The call surface's primitives: a call by name on a server chosen, with its context.
   template <class R, class... A>
   result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
+    if constexpr (Transport::supports_async) {
+      if (hedging_.enabled && hedging_.max_attempts > 1 && idempotent(method)) [[unlikely]]
+        return hedged<R>(ctx, method, arguments...);
+    }
     return with_failover(ctx, method, [&](client_type& c) { return c.template invoke<R>(ctx, method, arguments...); });
   }
   template <class R, class... A>
@@ -187,12 +206,15 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       out_type r = attempt(hold.link->client);
       if (r) {
         servers_.succeeded(server);
+        budget_.succeeded();
         return r;
       }
       const bool never_ran = r.code() == errc::going_away || r.code() == errc::busy;
       const bool broken = r.code() == errc::connection_closed;
       if (broken || r.code() == errc::going_away) servers_.eject(server, r.error());
       if (!(never_ran || (broken && idempotent(method)))) return r;
+      if (!budget_.failed()) return out_type(budget_spent(r.error()));
+      if (past_deadline(ctx)) return r;
       tried.push_back(hold.link->server);
       last = r.error();
     }
@@ -221,7 +243,110 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     return start(link.client, [held](const detail::call_outcome&) { held->release(); });
   }
 
+  // A hedged call (hedging_ on, an idempotent method): attempts on distinct servers, the next one
+  // started when those running have not answered within the delay, or at once when the last one
+  // running was answered busy or going_away or broke (a retry, within the budget). The first
+  // success, or any other failure, is the call's outcome; the attempts still running are cancelled
+  // as their futures are destroyed on return.
+  template <class R, class... A>
+  result<R> hedged(const context& ctx, std::string_view method, const A&... arguments) {
+    using clock = std::chrono::steady_clock;
+    struct attempt_info {
+      std::shared_ptr<entry> server;
+      clock::time_point started;
+    };
+    const std::size_t most = std::min<std::size_t>(hedging_.max_attempts, detail::most_hedged_attempts);
+    const std::optional<std::chrono::nanoseconds> delay = hedge_delay(method);
+    const auto race = std::make_shared<detail::hedge_race>(most);
+    std::vector<attempt_info> info;
+    std::vector<future<R>> attempts;  // after info: destroyed first, cancelling those still running
+    info.reserve(most);
+    attempts.reserve(most);
+    tried_list tried;
+    std::optional<error> last;
+    // Starts an attempt on a server not tried yet; or says why none could start.
+    const auto launch = [&]() -> std::optional<error> {
+      auto picked = servers_.pick_connected(ctx, tried, last);
+      if (!picked) return picked.error();
+      link_state& link = *picked.value();
+      std::shared_ptr<async_hold> held;
+      try {
+        held = std::make_shared<async_hold>(link.calls);
+        tried.push_back(link.server);
+      } catch (...) {
+        if (!held) link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
+        throw;
+      }
+      info.push_back({link.server, clock::now()});
+      const std::size_t index = attempts.size();
+      attempts.push_back(link.client.template start_async<R>(
+          [held, race, index](const detail::call_outcome&) {
+            held->release();
+            race->finish(index);
+          },
+          ctx, method, arguments...));
+      return std::nullopt;
+    };
+    const auto next_hedge = [&]() -> std::optional<clock::time_point> {
+      if (!delay || attempts.size() >= most) return std::nullopt;
+      return detail::saturating_deadline(clock::now(), *delay);
+    };
+
+    if (auto not_started = launch()) return std::move(*not_started);
+    std::optional<clock::time_point> hedge_at = next_hedge();
+    for (std::size_t seen = 0;;) {
+      const std::optional<std::size_t> finished = race->next(seen, hedge_at);
+      if (!finished) {  // the delay passed unanswered: a hedge, if the deadline and the budget allow
+        hedge_at.reset();
+        if (past_deadline(ctx) || !budget_.take_for_hedge()) continue;
+        if (launch())  // no other server to hedge to: the token goes back
+          budget_.give_back();
+        else
+          hedge_at = next_hedge();
+        continue;
+      }
+      ++seen;
+      result<R> r = attempts[*finished].try_get();
+      entry& server = *info[*finished].server;
+      if (r) {
+        servers_.succeeded(server);
+        budget_.succeeded();
+        if (hedging_.delay <= std::chrono::nanoseconds::zero())
+          latencies_.record(method, clock::now() - info[*finished].started);
+        return r;
+      }
+      const bool broken = r.code() == errc::connection_closed;
+      if (broken || r.code() == errc::going_away) servers_.eject(server, r.error());
+      if (!(broken || r.code() == errc::going_away || r.code() == errc::busy)) return r;
+      const bool may_retry = budget_.failed();
+      last = r.error();
+      if (seen < attempts.size()) continue;  // another attempt still runs, and may yet win
+      if (!may_retry) return budget_spent(r.error());
+      if (past_deadline(ctx) || attempts.size() >= most) return r;
+      if (auto not_started = launch()) return std::move(*not_started);
+      hedge_at = next_hedge();
+    }
+  }
+
+  // How long a hedged call of `method` waits before its next attempt; none: it is not hedged yet.
+  std::optional<std::chrono::nanoseconds> hedge_delay(std::string_view method) const {
+    if (hedging_.delay > std::chrono::nanoseconds::zero()) return hedging_.delay;
+    const auto p95 = latencies_.p95(method);
+    if (!p95) return std::nullopt;
+    return std::max(*p95, hedging_.min_delay);
+  }
+
+  static error budget_spent(const error& last) {
+    return {last.code, last.message + " (not retried: the balanced client's retry budget is spent)"};
+  }
+  static bool past_deadline(const context& ctx) {
+    return ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline();
+  }
+
   const std::vector<std::string> idempotent_;
+  const hedging_options hedging_;
+  detail::retry_budget budget_;
+  detail::latency_windows latencies_;  // of the methods hedged after their p95
   servers servers_;
 };
 

@@ -27,7 +27,15 @@
 // when the request was never sent (the dial failed, the server answered busy or going_away), and
 // after a broken connection only for a method marked idempotent, which might have run. Other
 // errors (the handler's own, a deadline) are the call's outcome. When every server is left out,
-// the one whose back-off ends first is tried anyway.
+// the one whose back-off ends first is tried anyway. Each such move past busy, going_away or a
+// broken connection spends from the retry budget (client/retry_budget.hpp, gRPC's retry
+// throttling): when it is spent, the call fails with its last error instead of moving on, so that
+// retries never multiply an overload; nor does a call move on once its deadline has passed.
+//
+// Hedging (balanced_options::hedging, off by default; threaded transport): a synchronous call of an
+// idempotent method that has not answered after a delay (fixed, or the method's recent p95) gets a
+// second attempt on another server; the first answer wins and the other attempt is cancelled (its
+// handler sees its stop_token fire). Asynchronous calls are not hedged.
 //
 // Every member is safe to call from several threads at once. Do not destroy a balanced client
 // from a completion (then() callback, resumed coroutine) of one of its own calls.
@@ -38,6 +46,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -241,7 +251,6 @@ GEERPC_END_NAMESPACE
 #if __has_include(<bits/chrono.h>)
 #include <bits/chrono.h>
 #else
-#include <chrono>
 #endif
 // ---- end geerpc/detail/chrono.hpp
 // ---- begin geerpc/codec/container_shape.hpp
@@ -6967,6 +6976,184 @@ GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/macro_unscope.hpp
 #endif
 // ---- end geerpc/client.hpp
+// ---- begin geerpc/client/hedging.hpp
+// geerpc: a balanced client's hedging policy, and the recent latencies of the methods it hedges
+// after their p95. A hedged call of an idempotent method starts a second attempt on another server
+// when the first has not answered after a delay; the first answer wins, the other is cancelled.
+
+#include <map>
+
+
+GEERPC_BEGIN_NAMESPACE
+
+struct hedging_options {
+  // Off by default: hedging adds load, and only methods marked idempotent may be hedged.
+  bool enabled = false;
+  // The wait before the next attempt: this, when not zero; zero: the method's recent p95 latency
+  // (of its last 64 calls that succeeded), never under `min_delay`. Until 16 calls of a method are
+  // measured, its calls are not hedged.
+  std::chrono::nanoseconds delay{0};
+  std::chrono::nanoseconds min_delay = std::chrono::milliseconds(1);
+  // The attempts of one hedged call in all: the first, its hedges, and the retries of attempts
+  // answered busy, going_away or broken. At most 5 (more are taken as 5, as gRPC does); under 2,
+  // calls are not hedged.
+  std::size_t max_attempts = 2;
+};
+
+namespace detail {
+
+inline constexpr std::size_t most_hedged_attempts = 5;
+
+// The latencies of each method's last calls, for a p95. Safe to use from several threads at once;
+// only hedged calls of methods hedged after their p95 come here.
+class latency_windows {
+ public:
+  static constexpr std::size_t size = 64;
+  static constexpr std::size_t enough = 16;
+
+  void record(std::string_view method, std::chrono::nanoseconds took) {
+    std::lock_guard lock(mutex_);
+    auto it = windows_.find(method);
+    if (it == windows_.end()) it = windows_.emplace(std::string(method), window{}).first;
+    window& w = it->second;
+    w.samples[w.recorded % size] = took.count();
+    ++w.recorded;
+  }
+  // The p95 of the method's recent latencies; none until `enough` are recorded.
+  std::optional<std::chrono::nanoseconds> p95(std::string_view method) const {
+    std::array<std::int64_t, size> copy{};
+    std::size_t count = 0;
+    {
+      std::lock_guard lock(mutex_);
+      const auto it = windows_.find(method);
+      if (it == windows_.end() || it->second.recorded < enough) return std::nullopt;
+      count = std::min(it->second.recorded, size);
+      copy = it->second.samples;
+    }
+    const std::size_t rank = (count * 95 + 99) / 100 - 1;  // the nearest rank
+    std::nth_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(rank),
+                     copy.begin() + static_cast<std::ptrdiff_t>(count));
+    return std::chrono::nanoseconds(copy[rank]);
+  }
+
+ private:
+  struct window {
+    std::array<std::int64_t, size> samples{};
+    std::size_t recorded = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, window, std::less<>> windows_;
+};
+
+// The attempts of one hedged call that have completed, in order: told by each attempt's completion
+// hook (on the thread that completes it), waited for by the caller. Shared with the hooks, which
+// may run after the caller has returned.
+class hedge_race {
+ public:
+  using clock = std::chrono::steady_clock;
+  explicit hedge_race(std::size_t attempts) { finished_.reserve(attempts); }
+
+  // `attempt` < the count reserved: a hook allocates nothing.
+  void finish(std::size_t attempt) noexcept {
+    std::lock_guard lock(mutex_);
+    finished_.push_back(attempt);
+    changed_.notify_all();
+  }
+  // The attempt that completed after the `seen` before it, waiting for it until `until` (none: for
+  // as long as it takes; each attempt ends by the call's deadline); none if it did not come by then.
+  std::optional<std::size_t> next(std::size_t seen, const std::optional<clock::time_point>& until) {
+    std::unique_lock lock(mutex_);
+    const auto arrived = [&] { return finished_.size() > seen; };
+    if (!until)
+      changed_.wait(lock, arrived);
+    else if (!changed_.wait_until(lock, *until, arrived))
+      return std::nullopt;
+    return finished_[seen];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::size_t> finished_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/hedging.hpp
+// ---- begin geerpc/client/retry_budget.hpp
+// geerpc: a balanced client's retry budget, gRPC's retry throttling: a token bucket that every call
+// that fails in a way a retry could cure drains by one and every call that succeeds refills by a
+// fraction; retries and hedges are allowed only while it is more than half full. Under overload
+// (every server answering busy) the retries stop after a few, so they never multiply the load.
+
+#include <cmath>
+
+
+GEERPC_BEGIN_NAMESPACE
+
+struct retry_budget_options {
+  // Off: retries and hedges as many as there are servers to try, as before the budget.
+  bool enabled = true;
+  // The bucket's size, and what each success puts back (in thousandths, as gRPC's tokenRatio has
+  // three decimals at most). With the defaults a client retries at most 5 failures in a row, and
+  // needs 10 successes to earn each further retry once the bucket is at half.
+  std::uint32_t max_tokens = 10;
+  double token_ratio = 0.1;
+};
+
+namespace detail {
+
+// Safe to use from several threads at once. Tokens are counted in thousandths.
+class retry_budget {
+ public:
+  explicit retry_budget(const retry_budget_options& o)
+      : enabled_(o.enabled && o.max_tokens > 0),
+        max_(std::int64_t{o.max_tokens} * 1000),
+        ratio_(o.token_ratio > 0 ? std::llround(std::min(o.token_ratio, 1000.0) * 1000) : 0),  // NaN: 0
+        tokens_(max_) {}
+
+  // A call succeeded. A full bucket (the common case) costs one relaxed load.
+  void succeeded() noexcept {
+    if (!enabled_ || tokens_.load(std::memory_order_relaxed) >= max_) return;
+    const std::int64_t now = tokens_.fetch_add(ratio_, std::memory_order_relaxed) + ratio_;
+    if (now > max_) tokens_.fetch_sub(std::min(now - max_, ratio_), std::memory_order_relaxed);
+  }
+  // An attempt failed in a way a retry could cure (busy, going_away, a broken connection): one
+  // token is taken; whether a retry may follow.
+  bool failed() noexcept {
+    if (!enabled_) return true;
+    std::int64_t before = tokens_.load(std::memory_order_relaxed);
+    while (before > 0 && !tokens_.compare_exchange_weak(before, std::max<std::int64_t>(before - 1000, 0),
+                                                        std::memory_order_relaxed)) {
+    }
+    return std::max<std::int64_t>(before - 1000, 0) > max_ / 2;
+  }
+  // A hedge is about to be sent: it takes a token if the bucket is more than half full.
+  bool take_for_hedge() noexcept {
+    if (!enabled_) return true;
+    std::int64_t before = tokens_.load(std::memory_order_relaxed);
+    while (before > max_ / 2) {
+      if (tokens_.compare_exchange_weak(before, before - 1000, std::memory_order_relaxed)) return true;
+    }
+    return false;
+  }
+  // A hedge taken for was not sent after all (no other server to send it to).
+  void give_back() noexcept {
+    if (enabled_) tokens_.fetch_add(1000, std::memory_order_relaxed);
+  }
+  // The tokens left, in thousandths (tests, the docs' examples).
+  std::int64_t tokens() const noexcept { return tokens_.load(std::memory_order_relaxed); }
+
+ private:
+  const bool enabled_;
+  const std::int64_t max_;
+  const std::int64_t ratio_;
+  std::atomic<std::int64_t> tokens_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/client/retry_budget.hpp
 // ---- begin geerpc/client/server_set.hpp
 // geerpc: the servers a balanced client (balanced_client.hpp) calls: the discovery's list as
 // entries, the choice of one by select_mode, each server's connection (dialled when a call first
@@ -6981,7 +7168,6 @@ GEERPC_END_NAMESPACE
 // capped; balanced_options). When every server is left out, the one whose back-off ends first is
 // tried anyway.
 
-#include <condition_variable>
 
 // ---- begin geerpc/detail/random_index.hpp
 // geerpc: a small, fast source of random indices (splitmix64), for choosing among a few servers.
@@ -7099,8 +7285,13 @@ struct balanced_options {
   std::chrono::nanoseconds backoff = std::chrono::milliseconds(100);
   std::chrono::nanoseconds max_backoff = std::chrono::seconds(10);
   // Methods ("Service.Method") that may safely run twice: a call of one whose connection broke
-  // after it was sent moves to another server.
+  // after it was sent moves to another server, and with `hedging` on, a slow call of one gets a
+  // second attempt on another server.
   std::vector<std::string> idempotent{};
+  // What every retry to another server and every hedge spends (client/retry_budget.hpp).
+  retry_budget_options retry_budget{};
+  // Hedged calls of idempotent methods (client/hedging.hpp): off by default.
+  hedging_options hedging{};
 };
 
 namespace detail {
@@ -7496,7 +7687,10 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   using future = call_future<R, Codec, Transport>;
 
   explicit basic_balanced_client(std::shared_ptr<discovery> source, balanced_options opts = {})
-      : idempotent_(opts.idempotent), servers_(std::move(source), std::move(opts)) {}
+      : idempotent_(opts.idempotent),
+        hedging_(opts.hedging),
+        budget_(opts.retry_budget),
+        servers_(std::move(source), std::move(opts)) {}
   // Closes every connection; calls on them still pending complete with connection_closed.
   ~basic_balanced_client() = default;
   basic_balanced_client(const basic_balanced_client&) = delete;
@@ -7582,6 +7776,10 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   // The call surface's primitives: a call by name on a server chosen, with its context.
   template <class R, class... A>
   result<R> invoke(const context& ctx, std::string_view method, const A&... arguments) {
+    if constexpr (Transport::supports_async) {
+      if (hedging_.enabled && hedging_.max_attempts > 1 && idempotent(method)) [[unlikely]]
+        return hedged<R>(ctx, method, arguments...);
+    }
     return with_failover(ctx, method, [&](client_type& c) { return c.template invoke<R>(ctx, method, arguments...); });
   }
   template <class R, class... A>
@@ -7613,12 +7811,15 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       out_type r = attempt(hold.link->client);
       if (r) {
         servers_.succeeded(server);
+        budget_.succeeded();
         return r;
       }
       const bool never_ran = r.code() == errc::going_away || r.code() == errc::busy;
       const bool broken = r.code() == errc::connection_closed;
       if (broken || r.code() == errc::going_away) servers_.eject(server, r.error());
       if (!(never_ran || (broken && idempotent(method)))) return r;
+      if (!budget_.failed()) return out_type(budget_spent(r.error()));
+      if (past_deadline(ctx)) return r;
       tried.push_back(hold.link->server);
       last = r.error();
     }
@@ -7647,7 +7848,110 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     return start(link.client, [held](const detail::call_outcome&) { held->release(); });
   }
 
+  // A hedged call (hedging_ on, an idempotent method): attempts on distinct servers, the next one
+  // started when those running have not answered within the delay, or at once when the last one
+  // running was answered busy or going_away or broke (a retry, within the budget). The first
+  // success, or any other failure, is the call's outcome; the attempts still running are cancelled
+  // as their futures are destroyed on return.
+  template <class R, class... A>
+  result<R> hedged(const context& ctx, std::string_view method, const A&... arguments) {
+    using clock = std::chrono::steady_clock;
+    struct attempt_info {
+      std::shared_ptr<entry> server;
+      clock::time_point started;
+    };
+    const std::size_t most = std::min<std::size_t>(hedging_.max_attempts, detail::most_hedged_attempts);
+    const std::optional<std::chrono::nanoseconds> delay = hedge_delay(method);
+    const auto race = std::make_shared<detail::hedge_race>(most);
+    std::vector<attempt_info> info;
+    std::vector<future<R>> attempts;  // after info: destroyed first, cancelling those still running
+    info.reserve(most);
+    attempts.reserve(most);
+    tried_list tried;
+    std::optional<error> last;
+    // Starts an attempt on a server not tried yet; or says why none could start.
+    const auto launch = [&]() -> std::optional<error> {
+      auto picked = servers_.pick_connected(ctx, tried, last);
+      if (!picked) return picked.error();
+      link_state& link = *picked.value();
+      std::shared_ptr<async_hold> held;
+      try {
+        held = std::make_shared<async_hold>(link.calls);
+        tried.push_back(link.server);
+      } catch (...) {
+        if (!held) link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
+        throw;
+      }
+      info.push_back({link.server, clock::now()});
+      const std::size_t index = attempts.size();
+      attempts.push_back(link.client.template start_async<R>(
+          [held, race, index](const detail::call_outcome&) {
+            held->release();
+            race->finish(index);
+          },
+          ctx, method, arguments...));
+      return std::nullopt;
+    };
+    const auto next_hedge = [&]() -> std::optional<clock::time_point> {
+      if (!delay || attempts.size() >= most) return std::nullopt;
+      return detail::saturating_deadline(clock::now(), *delay);
+    };
+
+    if (auto not_started = launch()) return std::move(*not_started);
+    std::optional<clock::time_point> hedge_at = next_hedge();
+    for (std::size_t seen = 0;;) {
+      const std::optional<std::size_t> finished = race->next(seen, hedge_at);
+      if (!finished) {  // the delay passed unanswered: a hedge, if the deadline and the budget allow
+        hedge_at.reset();
+        if (past_deadline(ctx) || !budget_.take_for_hedge()) continue;
+        if (launch())  // no other server to hedge to: the token goes back
+          budget_.give_back();
+        else
+          hedge_at = next_hedge();
+        continue;
+      }
+      ++seen;
+      result<R> r = attempts[*finished].try_get();
+      entry& server = *info[*finished].server;
+      if (r) {
+        servers_.succeeded(server);
+        budget_.succeeded();
+        if (hedging_.delay <= std::chrono::nanoseconds::zero())
+          latencies_.record(method, clock::now() - info[*finished].started);
+        return r;
+      }
+      const bool broken = r.code() == errc::connection_closed;
+      if (broken || r.code() == errc::going_away) servers_.eject(server, r.error());
+      if (!(broken || r.code() == errc::going_away || r.code() == errc::busy)) return r;
+      const bool may_retry = budget_.failed();
+      last = r.error();
+      if (seen < attempts.size()) continue;  // another attempt still runs, and may yet win
+      if (!may_retry) return budget_spent(r.error());
+      if (past_deadline(ctx) || attempts.size() >= most) return r;
+      if (auto not_started = launch()) return std::move(*not_started);
+      hedge_at = next_hedge();
+    }
+  }
+
+  // How long a hedged call of `method` waits before its next attempt; none: it is not hedged yet.
+  std::optional<std::chrono::nanoseconds> hedge_delay(std::string_view method) const {
+    if (hedging_.delay > std::chrono::nanoseconds::zero()) return hedging_.delay;
+    const auto p95 = latencies_.p95(method);
+    if (!p95) return std::nullopt;
+    return std::max(*p95, hedging_.min_delay);
+  }
+
+  static error budget_spent(const error& last) {
+    return {last.code, last.message + " (not retried: the balanced client's retry budget is spent)"};
+  }
+  static bool past_deadline(const context& ctx) {
+    return ctx.deadline() && std::chrono::steady_clock::now() >= *ctx.deadline();
+  }
+
   const std::vector<std::string> idempotent_;
+  const hedging_options hedging_;
+  detail::retry_budget budget_;
+  detail::latency_windows latencies_;  // of the methods hedged after their p95
   servers servers_;
 };
 
@@ -8280,7 +8584,6 @@ GEERPC_END_NAMESPACE
 // window closes it under a try-lock, while the others go on, never waiting. A sample that lands
 // while a window closes may count in either window.
 
-#include <cmath>
 
 
 GEERPC_BEGIN_NAMESPACE

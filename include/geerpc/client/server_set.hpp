@@ -34,6 +34,8 @@
 #include "../error.hpp"
 #include "../options.hpp"
 #include "basic_client.hpp"
+#include "hedging.hpp"
+#include "retry_budget.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -52,8 +54,13 @@ struct balanced_options {
   std::chrono::nanoseconds backoff = std::chrono::milliseconds(100);
   std::chrono::nanoseconds max_backoff = std::chrono::seconds(10);
   // Methods ("Service.Method") that may safely run twice: a call of one whose connection broke
-  // after it was sent moves to another server.
+  // after it was sent moves to another server, and with `hedging` on, a slow call of one gets a
+  // second attempt on another server.
   std::vector<std::string> idempotent{};
+  // What every retry to another server and every hedge spends (client/retry_budget.hpp).
+  retry_budget_options retry_budget{};
+  // Hedged calls of idempotent methods (client/hedging.hpp): off by default.
+  hedging_options hedging{};
 };
 
 namespace detail {
