@@ -80,6 +80,16 @@ struct hop {
                     : next->template try_call<int>("Hop.Relay", x);
     return r ? 0 : r.code().value();
   }
+  // Waits for the test's word, then asks for its stop token for the first time: whether it had fired.
+  test::event release;
+  std::atomic<int> late_fired{-1};
+  int late(const geerpc::call_context& ctx) {
+    started.add();
+    (void)release.wait();
+    late_fired = ctx.stop_token().stop_requested() ? 1 : 0;
+    ended.add();
+    return 1;
+  }
   // Answers at once with what it saw.
   int probe(const geerpc::call_context& ctx) {
     note(ctx);
@@ -100,7 +110,8 @@ struct hop {
 
 template <class Transport>
 using HopApi = geerpc::service<"Hop", geerpc::method<"Relay", &hop<Transport>::relay>,
-                               geerpc::method<"Probe", &hop<Transport>::probe>>;
+                               geerpc::method<"Probe", &hop<Transport>::probe>,
+                               geerpc::method<"Late", &hop<Transport>::late>>;
 
 // A hop served on loopback.
 template <class Transport>
@@ -382,6 +393,20 @@ TEST_CASE("a handler's lazy stop token made against its deadline and a cancel fr
   REQUIRE(test::eventually([&] { return c.handlers.ended.value() == c.handlers.started.value(); }));
   CHECK(c.handlers.started.value() >= rounds / 2);
   CHECK(c.handlers.stopped.value() == c.handlers.started.value());
+}
+
+TEMPLATE_TEST_CASE("a stop token first asked for after the call was answered has fired", "[inherit]",
+                   GEERPC_TRANSPORTS) {
+  hop_server<TestType> c;
+  geerpc::options opts;
+  opts.timeouts.handle = 20ms;
+  auto client = geerpc::dial<TestType>(c.address, opts);
+  // The handle timeout's answer reaches the caller after the server claimed the call and found no
+  // stop source to fire: the one made later must fire as it is made.
+  CHECK(client.template try_call<int>("Hop.Late").code() == geerpc::errc::handle_timeout);
+  c.handlers.release.set();
+  REQUIRE(c.handlers.ended.wait_for_at_least(1));
+  CHECK(c.handlers.late_fired == 1);
 }
 
 TEST_CASE("a call_context made by hand has no stop token and passes its deadline on", "[inherit]") {

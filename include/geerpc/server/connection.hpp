@@ -266,11 +266,10 @@ class server_connection final : public wire_session<server_connection>,
   }
 
   // What a handler and the interceptors see of a registered request. Its handler's deadline is the
-  // one its timer is set for: a few loads, no clock read.
+  // one its timer is set for: two loads, no clock read.
   call_context context_of(server_request& request) const noexcept {
-    std::optional<clock::time_point> handler_deadline = request.caller_deadline;
-    if (request.timer_limit == server_request::limit::handle_timeout)
-      handler_deadline = saturating_deadline(request.read_at, handle_timeout());
+    std::optional<clock::time_point> handler_deadline;
+    if (request.timer_limit != server_request::limit::none) handler_deadline = request.timer_deadline;
     // What a call_context asks of its request, while its handler runs (so the request is
     // registered, and holds its connection).
     static constexpr call_origin origin{&stop_token_of, &downstream_of};

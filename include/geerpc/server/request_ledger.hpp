@@ -63,6 +63,7 @@ struct server_request {
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  clock::time_point timer_deadline{};                // when the timer fires, if set: the handler's deadline
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
@@ -176,8 +177,8 @@ class request_ledger {
     request.caller_deadline = caller_deadline;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.config.scheduler()->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
-                                          on_deadline, &request);
+    request.timer_deadline = handle_first ? *handle_deadline : *caller_deadline;
+    context_.config.scheduler()->schedule(request.timer, request.timer_deadline, on_deadline, &request);
   }
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
