@@ -3086,6 +3086,17 @@ GEERPC_END_NAMESPACE
 //   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
 //   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
 //   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
+//
+// Across hops (docs/timeouts.md): a call made on a handler's thread, while the handler runs,
+// inherits that handler's deadline (less a reserve for its reply), its stop_token and the metadata
+// the server propagates (traceparent, tracestate): its own deadline may be shorter, never longer.
+// context::from(call_context) is the same inheritance as a value to hand to another thread, a
+// responder or a coroutine; detached() opts a call out of the deadline and the cancellation.
+//
+//   client.call<int>("Store.Get", key);                           // in a handler: inherits
+//   client.call<int>(geerpc::with_timeout(10ms), "Store.Get", key);   // the earlier of the two
+//   client.call<int>(geerpc::detached().with_timeout(5s), "Audit.Log", entry);   // outlives it
+//   std::thread([c = geerpc::context::from(ctx)] { client.call<int>(c, "Store.Get", key); });
 
 
 // ---- begin geerpc/detail/deadline.hpp
@@ -3134,6 +3145,11 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 
+class call_context;
+namespace detail {
+struct context_access;
+}
+
 class context {
  public:
   using clock = std::chrono::steady_clock;
@@ -3175,16 +3191,97 @@ class context {
     return copy;
   }
 
+  // What a call made for the handler that `handler` describes inherits, as a value that outlives
+  // the handler (as gRPC's FromServerContext): the handler's deadline less the reserve for its
+  // reply, its stop_token, and the metadata its server propagates (server_options::
+  // propagated_metadata). Made while the handler runs; valid after it. Used as given: a call made
+  // with it on a handler's thread inherits nothing more. Defined in call_context.hpp.
+  static context from(const call_context& handler);
+
+  // This context without its deadline and stop token, and not inheriting those of the handler it
+  // is used in (as Go's context.WithoutCancel): the call outlives the handler, a caller that gives
+  // up does not cancel it. Metadata is kept, and the handler's propagated metadata still added.
+  // Give it a deadline of its own after: detached().with_timeout(5s).
+  context detached() const {
+    context copy;
+    copy.metadata_ = metadata_;
+    copy.lineage_ = lineage::detached;
+    return copy;
+  }
+
   const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
   const std::stop_token& stop_token() const noexcept { return stop_; }
   // The metadata, in the order the keys were first added.
   const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept { return metadata_; }
 
  private:
+  friend struct detail::context_access;
+  // How a call made on a handler's thread treats the handler's context: open (merged with it),
+  // detached (takes only its propagated metadata) or settled (used as given: from(), or merged).
+  enum class lineage : std::uint8_t { open, detached, settled };
+
   std::optional<clock::time_point> deadline_;
   std::stop_token stop_;
   std::vector<std::pair<std::string, std::string>> metadata_;
+  // What stop_ needs alive while a call uses it: two stop tokens joined (detail::joined_stop).
+  std::shared_ptr<const void> keep_;
+  lineage lineage_ = lineage::open;
 };
+
+namespace detail {
+
+// Fires its source when either of two stop tokens fires: a call given a stop_token of its own on
+// a handler's thread is canceled by it or by the handler's. Lives as long as the call (the context,
+// or an async call's completion hook, holds it).
+struct joined_stop {
+  struct forward {
+    std::stop_source* to;
+    void operator()() const noexcept { to->request_stop(); }
+  };
+  joined_stop(const std::stop_token& a, const std::stop_token& b)
+      : first(a, forward{&source}), second(b, forward{&source}) {}
+  std::stop_source source;  // first: the callbacks below may fire it as they are made
+  std::stop_callback<forward> first;
+  std::stop_callback<forward> second;
+};
+
+// What the call surface and the server need of a context beyond its public face.
+struct context_access {
+  // Whether a call with `ctx` made on a handler's thread merges the handler's context in.
+  static bool inherits(const context& ctx) noexcept { return ctx.lineage_ != context::lineage::settled; }
+  // What must live as long as a call made with `ctx` (null when nothing).
+  static const std::shared_ptr<const void>& keep(const context& ctx) noexcept { return ctx.keep_; }
+  // `ctx`, used as given from now on.
+  static context settle(context ctx) noexcept {
+    ctx.lineage_ = context::lineage::settled;
+    return ctx;
+  }
+  // `given` with `inherited` (a handler's, context::from) merged in: the earlier deadline; the
+  // handler's stop token, joined with the given one if there is one; the handler's metadata under
+  // keys `given` did not set. A detached `given` takes only the metadata.
+  static context merge(const context& given, const context& inherited) {
+    context out = given;
+    if (given.lineage_ != context::lineage::detached) {
+      if (inherited.deadline_) out = out.with_deadline(*inherited.deadline_);
+      if (!given.stop_.stop_possible()) {
+        out.stop_ = inherited.stop_;
+      } else if (inherited.stop_.stop_possible()) {
+        auto joined = std::make_shared<joined_stop>(given.stop_, inherited.stop_);
+        out.stop_ = joined->source.get_token();
+        out.keep_ = std::move(joined);
+      }
+    }
+    for (const auto& entry : inherited.metadata_) {
+      bool set = false;
+      for (const auto& mine : given.metadata_) set = set || mine.first == entry.first;
+      if (!set) out.metadata_.push_back(entry);
+    }
+    out.lineage_ = context::lineage::settled;
+    return out;
+  }
+};
+
+}  // namespace detail
 
 inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
 template <class Rep, class Period>
@@ -3195,6 +3292,9 @@ inline context with_stop_token(std::stop_token token) { return context{}.with_st
 inline context with_metadata(std::string key, std::string value) {
   return context{}.with_metadata(std::move(key), std::move(value));
 }
+// A context that inherits nothing of the handler it is used in but its propagated metadata
+// (context::detached()).
+inline context detached() { return context{}.detached(); }
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/context.hpp
@@ -3488,6 +3588,12 @@ struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
 // A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
 // it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
 // outlive that.
+//
+// Across hops: a call the handler makes on its own thread inherits the handler's deadline (less a
+// reserve for the reply), its stop_token and the propagated metadata, without being told
+// (context.hpp); geerpc::context::from(ctx) carries the same to another thread, a responder or a
+// coroutine. stop_token() gives any handler the token a handler taking one gets.
+
 
 
 // ---- begin geerpc/net/peer_identity.hpp
@@ -3648,6 +3754,18 @@ GEERPC_END_NAMESPACE
 
 GEERPC_BEGIN_NAMESPACE
 
+class call_context;
+namespace detail {
+
+// What a call_context asks its server for, only when a handler asks: the request's stop token (made
+// on the first ask) and what a call made for it inherits (context::from).
+struct call_origin {
+  std::stop_token (*stop_token)(void* request);
+  context (*downstream)(void* request, const call_context& handler);
+};
+
+}  // namespace detail
+
 class call_context {
  public:
   using clock = std::chrono::steady_clock;
@@ -3662,6 +3780,17 @@ class call_context {
   std::string_view method() const noexcept { return method_; }
   // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
   const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  // When the server stops wanting an answer: the earlier of the caller's deadline and the server's
+  // handle timeout, if either applies. A call the handler makes inherits this less a reserve for
+  // the reply (docs/timeouts.md, "Across hops"). By the runtime's clock: steady_clock's, or a
+  // test's manual clock (scheduler()->manual()), whose time a client on the same runtime reads too.
+  const std::optional<clock::time_point>& handler_deadline() const noexcept { return handler_deadline_; }
+  // Fires when the call no longer wants an answer: its handle timeout or the caller's deadline
+  // passed, the caller canceled, its connection closed, or the server is stopping; the token a
+  // handler taking a std::stop_token gets. For any other handler it is made on the first ask (an
+  // allocation), fired at once if one of those already happened. Ask while the handler runs; the
+  // token stays valid after. A context made by hand has none.
+  std::stop_token stop_token() const { return origin_ != nullptr ? origin_->stop_token(request_) : std::stop_token{}; }
   // Unique among the connections this server has accepted: calls sharing it share a connection.
   std::uint64_t connection_id() const noexcept { return connection_id_; }
   // What the connection's stream layer proved about the peer (net/peer_identity.hpp): with TLS,
@@ -3697,6 +3826,9 @@ class call_context {
     const void* peer_owner = nullptr;
     std::string_view (*peer_of)(const void*) = nullptr;
     const net::peer_identity* identity = nullptr;  // the connection's; null: none proved
+    std::optional<clock::time_point> handler_deadline;
+    void* request = nullptr;  // what `origin` is asked about
+    const detail::call_origin* origin = nullptr;
   };
   explicit call_context(const parts& p) noexcept
       : method_(p.method),
@@ -3705,9 +3837,19 @@ class call_context {
         metadata_(p.metadata),
         peer_owner_(p.peer_owner),
         peer_of_(p.peer_of),
-        identity_(p.identity) {}
+        identity_(p.identity),
+        handler_deadline_(p.handler_deadline),
+        request_(p.request),
+        origin_(p.origin) {}
 
  private:
+  friend class context;
+  // context::from(*this): the handler's; a context made by hand passes its deadline() on, nothing more.
+  context downstream() const {
+    if (origin_ != nullptr) return origin_->downstream(request_, *this);
+    return detail::context_access::settle(deadline_ ? context{}.with_deadline(*deadline_) : context{});
+  }
+
   std::string_view method_;
   std::optional<clock::time_point> deadline_;
   std::uint64_t connection_id_ = 0;
@@ -3715,7 +3857,12 @@ class call_context {
   const void* peer_owner_ = nullptr;
   std::string_view (*peer_of_)(const void*) = nullptr;
   const net::peer_identity* identity_ = nullptr;
+  std::optional<clock::time_point> handler_deadline_;
+  void* request_ = nullptr;
+  const detail::call_origin* origin_ = nullptr;
 };
+
+inline context context::from(const call_context& handler) { return handler.downstream(); }
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/call_context.hpp
@@ -4845,6 +4992,13 @@ struct server_timeouts {
   // the caller may retry elsewhere. A request whose deadline passed while it waited is answered
   // errc::deadline_exceeded without running whatever this says (docs/limits.md, "Admission").
   std::chrono::nanoseconds max_queue_time{0};
+  // A call a handler makes inherits the handler's deadline (call_context::handler_deadline()) less
+  // a reserve, so that the handler still has time to answer once that call fails: this fraction of
+  // the handler's budget (from when its request was read to its deadline), at most
+  // downstream_reserve_max. With the defaults a hop of 100 ms or more keeps 1 ms, one of 10 ms keeps
+  // 100 µs (docs/timeouts.md, "Across hops"). Zero: the call inherits the deadline itself.
+  double downstream_reserve = 0.01;
+  std::chrono::nanoseconds downstream_reserve_max = std::chrono::milliseconds(1);
 };
 
 // What a server shows of itself.
@@ -4872,6 +5026,12 @@ struct server_observability {
   std::chrono::nanoseconds slow_call = std::chrono::milliseconds(100);
 };
 
+namespace detail {
+// W3C trace context's two headers. (A function: GCC 12 fails on a braced list of strings as the
+// member's default, in a template's noexcept check.)
+inline std::vector<std::string> trace_context_keys() { return {"traceparent", "tracestate"}; }
+}  // namespace detail
+
 // For geerpc::server.
 struct server_options {
   server_threads threads{};
@@ -4885,6 +5045,9 @@ struct server_options {
   std::shared_ptr<net::stream_session_factory> session{};
   // The runtime, as options::runtime; the server holds it from listen() until it stops.
   std::shared_ptr<geerpc::runtime> runtime{};
+  // The metadata keys a call a handler makes carries on from the handler's own call, where that call
+  // does not set them itself: W3C trace context by default (docs/timeouts.md, "Across hops").
+  std::vector<std::string> propagated_metadata = detail::trace_context_keys();
 };
 
 GEERPC_END_NAMESPACE
@@ -5975,9 +6138,41 @@ GEERPC_END_NAMESPACE
 //   call_future<R, Codec, Transport> start<R>(const context&, std::string_view method, const A&...);
 //
 // Everything here is forwarding the compiler inlines: the context split off (a default one made
-// when none leads), a typed stub's arguments checked and each seen as its declared type.
+// when none leads), a typed stub's arguments checked and each seen as its declared type. And one
+// rule: a call made on a handler's thread inherits that handler's context (context.hpp), merged
+// here, in by_name(), the one funnel every call passes; elsewhere that costs one thread-local load.
 
 
+// ---- begin geerpc/detail/current_call.hpp
+// geerpc: the call whose handler runs on this thread, if any: what a call made here inherits
+// (client/call_surface.hpp reads it; server/connection.hpp sets it around a handler).
+
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context;
+
+namespace detail {
+
+// Null outside a handler: a call made there reads this one pointer and goes on as before.
+inline thread_local const call_context* current_call = nullptr;
+
+// Sets current_call for the life of a handler, putting back the one before it: a server's handler
+// may run inside another's on one thread (an in-process server called inline).
+class current_call_scope {
+ public:
+  explicit current_call_scope(const call_context& call) noexcept : previous_(current_call) { current_call = &call; }
+  ~current_call_scope() { current_call = previous_; }
+  current_call_scope(const current_call_scope&) = delete;
+  current_call_scope& operator=(const current_call_scope&) = delete;
+
+ private:
+  const call_context* previous_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/current_call.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -6214,6 +6409,14 @@ class call_surface {
   returns<R, Async> by_name(const context& ctx, std::string_view method, const A&... arguments) {
     static_assert(detail::not_context<A...>,
                   "geerpc: a call's context comes first, before the method's name and the arguments");
+    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
+      if (detail::context_access::inherits(ctx))
+        return send<R, Async>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
+    return send<R, Async>(ctx, method, arguments...);
+  }
+
+  template <class R, bool Async, class... A>
+  returns<R, Async> send(const context& ctx, std::string_view method, const A&... arguments) {
     if constexpr (Async)
       return static_cast<Derived&>(*this).template start<R>(ctx, method, arguments...);
     else
@@ -6695,6 +6898,12 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
                         })
                   : std::move(done);
     }
+    // Two stop tokens joined (a call made in a handler, with one of its own) stay joined until the
+    // call is done: the hook lives as long as the call.
+    if (const std::shared_ptr<const void>& keep = detail::context_access::keep(ctx)) [[unlikely]]
+      hook = [keep, report = std::move(hook)](const detail::call_outcome& outcome) {
+        if (report) report(outcome);
+      };
     const context& sent = intercepted ? intercepted->ctx : ctx;
     schema_plan plan = schema_to_send<R, A...>(method);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();
@@ -14879,14 +15088,20 @@ struct server_request {
   std::uint64_t seq = 0;
   std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
   std::size_t metadata_size = 0;
-  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
-  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
+  std::size_t queued_bytes = 0;  // what argument holds, counted while it waits for a handler
+  // Made when the request is stored for handlers that take a std::stop_token (or a responder), and
+  // for any other on its first ask (call_context::stop_token(), a call its handler makes:
+  // request_ledger::stop_token_of). Since that may happen on the handler's thread at any moment,
+  // everyone but the handler's own thread before it calls the handler reads it under the ledger's
+  // lock; it is set (emplace, reset) only under that lock.
+  std::optional<std::stop_source> stop;
   // The exactly-once rule: claim() moves it from running to answered with acq_rel, so that the
   // winner sees the request as it was registered and a loser's acquire load sees the claim.
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  clock::time_point timer_deadline{};                // when the timer fires, if set: the handler's deadline
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
@@ -15000,8 +15215,8 @@ class request_ledger {
     request.caller_deadline = caller_deadline;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.config.scheduler()->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
-                                          on_deadline, &request);
+    request.timer_deadline = handle_first ? *handle_deadline : *caller_deadline;
+    context_.config.scheduler()->schedule(request.timer, request.timer_deadline, on_deadline, &request);
   }
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
@@ -15049,14 +15264,42 @@ class request_ledger {
   }
 
   // The stop sources of every request registered now, for asking their handlers to stop with no
-  // lock held (stop callbacks run inline in request_stop()).
-  std::vector<std::stop_source> stop_sources() const {
+  // lock held (stop callbacks run inline in request_stop()). From then on a stop token asked for
+  // (stop_token_of) is fired at once.
+  std::vector<std::stop_source> stop_sources() {
     std::vector<std::stop_source> sources;
     std::lock_guard lock(mutex_);
+    handlers_stopped_ = true;
     inflight_.for_each([&](std::uint64_t, server_request* request) {
       if (request->stop) sources.push_back(*request->stop);
     });
     return sources;
+  }
+
+  // The request's stop token, its source made if it has none yet. One made after the request was
+  // answered (by its deadline, a cancel, an abort) or after its connection's handlers were told to
+  // stop is fired at once, since whoever did that found no source to fire.
+  std::stop_token stop_token_of(server_request& request) {
+    std::optional<std::stop_source> late;
+    std::stop_token token;
+    {
+      std::lock_guard lock(mutex_);
+      if (!request.stop) {
+        request.stop.emplace();
+        if (handlers_stopped_ || request.state.load(std::memory_order_acquire) != server_request::running)
+          late = request.stop;
+      }
+      token = request.stop->get_token();
+    }
+    if (late) late->request_stop();  // no lock held: its callbacks run here
+    return token;
+  }
+
+  // The request's stop source, if it has one, for whoever claimed it (a copy: the request may be
+  // finished once the lock is released).
+  std::optional<std::stop_source> stop_source_of(const server_request& request) const {
+    std::lock_guard lock(mutex_);
+    return request.stop;
   }
 
   std::size_t size() const {
@@ -15194,6 +15437,7 @@ class request_ledger {
   // without it (release_queued); relaxed, as a counter checked against a limit.
   std::atomic<std::size_t> queued_bytes_{0};
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests
+  bool handlers_stopped_ = false;                       // guarded by mutex_: stop_sources() ran
 };
 
 }  // namespace detail
@@ -17430,6 +17674,8 @@ class server_connection final : public wire_session<server_connection>,
       request->handler_began = true;
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
+      // The calls the handler (or an interceptor's `before`) makes on this thread inherit its context.
+      const current_call_scope current(context);
       invoke_outcome outcome;
       if (!self.observer_.refused_before(context, outcome)) {
         const deferred_target later{request, &respond_deferred, &release_deferred, {}};
@@ -17534,10 +17780,41 @@ class server_connection final : public wire_session<server_connection>,
     return true;
   }
 
-  // What a handler and the interceptors see of a registered request.
-  call_context context_of(const server_request& request) const noexcept {
-    return call_context(
-        {request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of, &identity()});
+  // What a handler and the interceptors see of a registered request. Its handler's deadline is the
+  // one its timer is set for: two loads, no clock read.
+  call_context context_of(server_request& request) const noexcept {
+    std::optional<clock::time_point> handler_deadline;
+    if (request.timer_limit != server_request::limit::none) handler_deadline = request.timer_deadline;
+    // What a call_context asks of its request, while its handler runs (so the request is
+    // registered, and holds its connection).
+    static constexpr call_origin origin{&stop_token_of, &downstream_of};
+    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of,
+                         &identity(), handler_deadline, &request, &origin});
+  }
+  static std::stop_token stop_token_of(void* raw) {
+    auto& request = *static_cast<server_request*>(raw);
+    return request.connection->ledger_.stop_token_of(request);
+  }
+  // context::from(): the handler's deadline less the reserve for its reply (a fraction of its
+  // budget, capped: server_timeouts::downstream_reserve), its stop token, the metadata propagated.
+  static context downstream_of(void* raw, const call_context& handler) {
+    auto& request = *static_cast<server_request*>(raw);
+    server_connection& self = *request.connection;
+    const server_options& options = self.context_.config.options();
+    context out = context{}.with_stop_token(self.ledger_.stop_token_of(request));
+    if (const auto& deadline = handler.handler_deadline()) {
+      const auto budget = std::chrono::duration<double, std::nano>(*deadline - request.read_at);
+      const auto fraction = std::chrono::duration<double, std::nano>(
+          std::clamp(options.timeouts.downstream_reserve, 0.0, 1.0) * budget.count());
+      const auto cap = std::chrono::duration<double, std::nano>(
+          std::max(options.timeouts.downstream_reserve_max, std::chrono::nanoseconds::zero()));
+      const auto reserve =
+          std::chrono::duration_cast<clock::duration>(std::max(std::min(fraction, cap), decltype(fraction){}));
+      out = out.with_deadline(*deadline - std::min(reserve, deadline->time_since_epoch()));
+    }
+    for (const std::string& key : options.propagated_metadata)
+      if (auto value = handler.metadata(key)) out = out.with_metadata(key, std::string(*value));
+    return context_access::settle(std::move(out));
   }
   static std::string_view peer_of(const void* self) noexcept {
     return static_cast<const server_connection*>(self)->peer_;
@@ -17574,8 +17851,15 @@ class server_connection final : public wire_session<server_connection>,
       if (frame.header.budget_us > 0)
         deadline = saturating_deadline(
             clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
-      return call_context({frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{},
-                           this, &peer_of, &identity()});
+      call_context::parts parts;  // never registered: no handler's deadline, no stop token
+      parts.method = frame.text;
+      parts.deadline = deadline;
+      parts.connection_id = id_;
+      if (metadata_valid) parts.metadata = frame.metadata;
+      parts.peer_owner = this;
+      parts.peer_of = &peer_of;
+      parts.identity = &identity();
+      return call_context(parts);
     });
   }
 
@@ -17676,7 +17960,8 @@ class server_connection final : public wire_session<server_connection>,
     if (!claim(request)) return;
     observer_.answered(request, static_cast<std::uint8_t>(code), message);
     const std::shared_ptr<server_connection> keep = shared_from_this();
-    std::optional<std::stop_source> stop = request.stop;
+    // Under the lock: the handler may be making its stop source now (request_ledger::stop_token_of).
+    std::optional<std::stop_source> stop = ledger_.stop_source_of(request);
     answer_now(request.seq, code, message);
     if (stop) stop->request_stop();
   }

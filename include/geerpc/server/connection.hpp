@@ -35,9 +35,9 @@
 
 #include "../call_context.hpp"
 #include "../config.hpp"
+#include "../context.hpp"
 #include "../debug_page_policy.hpp"
 #include "../detail/assert.hpp"
-#include "../context.hpp"
 #include "../detail/chrono.hpp"
 #include "../detail/current_call.hpp"
 #include "../detail/deadline.hpp"
@@ -293,7 +293,8 @@ class server_connection final : public wire_session<server_connection>,
           std::clamp(options.timeouts.downstream_reserve, 0.0, 1.0) * budget.count());
       const auto cap = std::chrono::duration<double, std::nano>(
           std::max(options.timeouts.downstream_reserve_max, std::chrono::nanoseconds::zero()));
-      const auto reserve = std::chrono::duration_cast<clock::duration>(std::max(std::min(fraction, cap), decltype(fraction){}));
+      const auto reserve =
+          std::chrono::duration_cast<clock::duration>(std::max(std::min(fraction, cap), decltype(fraction){}));
       out = out.with_deadline(*deadline - std::min(reserve, deadline->time_since_epoch()));
     }
     for (const std::string& key : options.propagated_metadata)
@@ -335,8 +336,15 @@ class server_connection final : public wire_session<server_connection>,
       if (frame.header.budget_us > 0)
         deadline = saturating_deadline(
             clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
-      return call_context({frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{},
-                           this, &peer_of, &identity(), {}, nullptr, nullptr});
+      call_context::parts parts;  // never registered: no handler's deadline, no stop token
+      parts.method = frame.text;
+      parts.deadline = deadline;
+      parts.connection_id = id_;
+      if (metadata_valid) parts.metadata = frame.metadata;
+      parts.peer_owner = this;
+      parts.peer_of = &peer_of;
+      parts.identity = &identity();
+      return call_context(parts);
     });
   }
 

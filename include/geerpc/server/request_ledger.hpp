@@ -50,7 +50,7 @@ struct server_request {
   std::uint64_t seq = 0;
   std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
   std::size_t metadata_size = 0;
-  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
+  std::size_t queued_bytes = 0;  // what argument holds, counted while it waits for a handler
   // Made when the request is stored for handlers that take a std::stop_token (or a responder), and
   // for any other on its first ask (call_context::stop_token(), a call its handler makes:
   // request_ledger::stop_token_of). Since that may happen on the handler's thread at any moment,
