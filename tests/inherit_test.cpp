@@ -366,6 +366,29 @@ TEMPLATE_TEST_CASE("the propagated metadata reaches the next hop, other keys do 
   }
 }
 
+TEST_CASE("a balanced client's calls and broadcasts made in a handler inherit too", "[inherit]") {
+  struct Fanout {
+    geerpc::balanced_client* lb = nullptr;
+    int one(int, const geerpc::call_context&) { return lb->call<int>("Hop.Probe"); }
+    int all(int, const geerpc::call_context&) { return lb->broadcast<int>(geerpc::context{}, "Hop.Probe") ? 1 : -1; }
+  };
+  using FanoutApi = geerpc::service<"Fanout", geerpc::method<"One", &Fanout::one>, geerpc::method<"All", &Fanout::all>>;
+  hop_server<geerpc::threaded> c;
+  geerpc::balanced_client lb(std::make_shared<geerpc::static_discovery>(std::vector<std::string>{c.address}));
+  Fanout fanout{&lb};
+  geerpc::server b(test::with_test_io_threads(geerpc::server_options{}));
+  b.add<FanoutApi>(fanout);
+  auto client = geerpc::dial(b.listen("127.0.0.1:0"));
+  const auto caller = geerpc::with_timeout(2s).with_metadata("traceparent", "00-lb-01");
+  for (const char* method : {"Fanout.One", "Fanout.All"}) {
+    INFO(method);
+    CHECK(client.call<int>(caller, method, 1) == 1);
+    const sighting seen = c.handlers.last();
+    CHECK(seen.handler_deadline);
+    CHECK(seen.traceparent == "00-lb-01");
+  }
+}
+
 TEMPLATE_TEST_CASE("a call made outside any handler inherits nothing", "[inherit]", GEERPC_TRANSPORTS) {
   hop_server<TestType> c;
   auto client = geerpc::dial<TestType>(c.address);
