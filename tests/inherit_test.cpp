@@ -167,10 +167,10 @@ TEMPLATE_TEST_CASE("a caller's deadline reaches the third hop, which is told bef
     REQUIRE(s.passed_on);
     CHECK(*s.handler_deadline - *s.passed_on == 1ms);
   }
-  // The next hop's deadline is the one passed on, measured again from when its request was read.
+  // The next hop's deadline is the one passed on, measured again from when its request was read
+  // (later by the time the request took to arrive: no bound on that here, on a loaded machine).
   const sighting c = hops.c.handlers.last();
   REQUIRE(c.handler_deadline);
-  CHECK(*c.handler_deadline <= *hops.b.handlers.last().handler_deadline);
   CHECK(*c.handler_deadline < deadline + 1s);
 }
 
@@ -257,8 +257,8 @@ TEMPLATE_TEST_CASE("a nested call's own deadline is kept when shorter, cut when 
     REQUIRE(c.handlers.ended.wait_for_at_least(1));
     const sighting seen = c.handlers.last();
     REQUIRE(seen.handler_deadline);
-    CHECK(*seen.handler_deadline <= *b.handlers.last().handler_deadline);  // cut to B's
-    CHECK(c.handlers.stopped.value() == 1);                                // and canceled with B's call
+    CHECK(*seen.handler_deadline < clock::now() + 1min);  // cut to B's 2 s, not its hour
+    CHECK(c.handlers.stopped.value() == 1);               // and canceled with B's call
   }
   SECTION("its own stop token, joined with the handler's, in an async call") {
     std::stop_source own;  // never fired: B's call's cancellation must still reach C
@@ -336,7 +336,7 @@ TEMPLATE_TEST_CASE("context::from carries a handler's deadline, cancellation and
     const sighting seen = c.handlers.last();
     CHECK(seen.traceparent == "00-abc-def-01");
     REQUIRE(seen.handler_deadline);
-    CHECK(*seen.handler_deadline < clock::now() + 2s);
+    CHECK(*seen.handler_deadline < clock::now() + 1min);
   }
 }
 
