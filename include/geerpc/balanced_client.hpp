@@ -49,12 +49,14 @@
 #include <utility>
 #include <vector>
 
+#include "call_context.hpp"
 #include "client.hpp"
 #include "client/hedging.hpp"
 #include "client/retry_budget.hpp"
 #include "client/server_set.hpp"
 #include "config.hpp"
 #include "context.hpp"
+#include "detail/current_call.hpp"
 #include "discovery.hpp"
 #include "error.hpp"
 #include "options.hpp"
@@ -100,6 +102,11 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   // fire, through the cancel frame). No server listed: errc::no_servers.
   template <class R, class... A>
   broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
+    // Made in a handler, it inherits as a call does (call_surface.hpp); its calls, on threads of
+    // their own, are given the merged context.
+    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
+      if (detail::context_access::inherits(ctx))
+        return broadcast<R>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
     auto listed = servers_.current_entries(ctx);
     if (!listed) return {listed.error(), {}};
     const std::vector<std::shared_ptr<entry>>& targets = listed.value();

@@ -9,6 +9,11 @@
 // A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
 // it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
 // outlive that.
+//
+// Across hops: a call the handler makes on its own thread inherits the handler's deadline (less a
+// reserve for the reply), its stop_token and the propagated metadata, without being told
+// (context.hpp); geerpc::context::from(ctx) carries the same to another thread, a responder or a
+// coroutine. stop_token() gives any handler the token a handler taking one gets.
 #pragma once
 
 #include <cstddef>
@@ -18,12 +23,27 @@
 #include <string_view>
 #include <utility>
 
+#include <stop_token>
+
 #include "config.hpp"
+#include "context.hpp"
 #include "detail/chrono.hpp"
 #include "net/peer_identity.hpp"
 #include "wire/metadata.hpp"
 
 GEERPC_BEGIN_NAMESPACE
+
+class call_context;
+namespace detail {
+
+// What a call_context asks its server for, only when a handler asks: the request's stop token (made
+// on the first ask) and what a call made for it inherits (context::from).
+struct call_origin {
+  std::stop_token (*stop_token)(void* request);
+  context (*downstream)(void* request, const call_context& handler);
+};
+
+}  // namespace detail
 
 class call_context {
  public:
@@ -39,6 +59,17 @@ class call_context {
   std::string_view method() const noexcept { return method_; }
   // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
   const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  // When the server stops wanting an answer: the earlier of the caller's deadline and the server's
+  // handle timeout, if either applies. A call the handler makes inherits this less a reserve for
+  // the reply (docs/timeouts.md, "Across hops"). By the runtime's clock: steady_clock's, or a
+  // test's manual clock (scheduler()->manual()), whose time a client on the same runtime reads too.
+  const std::optional<clock::time_point>& handler_deadline() const noexcept { return handler_deadline_; }
+  // Fires when the call no longer wants an answer: its handle timeout or the caller's deadline
+  // passed, the caller canceled, its connection closed, or the server is stopping; the token a
+  // handler taking a std::stop_token gets. For any other handler it is made on the first ask (an
+  // allocation), fired at once if one of those already happened. Ask while the handler runs; the
+  // token stays valid after. A context made by hand has none.
+  std::stop_token stop_token() const { return origin_ != nullptr ? origin_->stop_token(request_) : std::stop_token{}; }
   // Unique among the connections this server has accepted: calls sharing it share a connection.
   std::uint64_t connection_id() const noexcept { return connection_id_; }
   // What the connection's stream layer proved about the peer (net/peer_identity.hpp): with TLS,
@@ -74,6 +105,9 @@ class call_context {
     const void* peer_owner = nullptr;
     std::string_view (*peer_of)(const void*) = nullptr;
     const net::peer_identity* identity = nullptr;  // the connection's; null: none proved
+    std::optional<clock::time_point> handler_deadline;
+    void* request = nullptr;  // what `origin` is asked about
+    const detail::call_origin* origin = nullptr;
   };
   explicit call_context(const parts& p) noexcept
       : method_(p.method),
@@ -82,9 +116,19 @@ class call_context {
         metadata_(p.metadata),
         peer_owner_(p.peer_owner),
         peer_of_(p.peer_of),
-        identity_(p.identity) {}
+        identity_(p.identity),
+        handler_deadline_(p.handler_deadline),
+        request_(p.request),
+        origin_(p.origin) {}
 
  private:
+  friend class context;
+  // context::from(*this): the handler's; a context made by hand passes its deadline() on, nothing more.
+  context downstream() const {
+    if (origin_ != nullptr) return origin_->downstream(request_, *this);
+    return detail::context_access::settle(deadline_ ? context{}.with_deadline(*deadline_) : context{});
+  }
+
   std::string_view method_;
   std::optional<clock::time_point> deadline_;
   std::uint64_t connection_id_ = 0;
@@ -92,6 +136,11 @@ class call_context {
   const void* peer_owner_ = nullptr;
   std::string_view (*peer_of_)(const void*) = nullptr;
   const net::peer_identity* identity_ = nullptr;
+  std::optional<clock::time_point> handler_deadline_;
+  void* request_ = nullptr;
+  const detail::call_origin* origin_ = nullptr;
 };
+
+inline context context::from(const call_context& handler) { return handler.downstream(); }
 
 GEERPC_END_NAMESPACE

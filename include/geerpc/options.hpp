@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "config.hpp"
@@ -175,6 +176,13 @@ struct server_timeouts {
   // the caller may retry elsewhere. A request whose deadline passed while it waited is answered
   // errc::deadline_exceeded without running whatever this says (docs/limits.md, "Admission").
   std::chrono::nanoseconds max_queue_time{0};
+  // A call a handler makes inherits the handler's deadline (call_context::handler_deadline()) less
+  // a reserve, so that the handler still has time to answer once that call fails: this fraction of
+  // the handler's budget (from when its request was read to its deadline), at most
+  // downstream_reserve_max. With the defaults a hop of 100 ms or more keeps 1 ms, one of 10 ms keeps
+  // 100 µs (docs/timeouts.md, "Across hops"). Zero: the call inherits the deadline itself.
+  double downstream_reserve = 0.01;
+  std::chrono::nanoseconds downstream_reserve_max = std::chrono::milliseconds(1);
 };
 
 // What a server shows of itself.
@@ -202,6 +210,12 @@ struct server_observability {
   std::chrono::nanoseconds slow_call = std::chrono::milliseconds(100);
 };
 
+namespace detail {
+// W3C trace context's two headers. (A function: GCC 12 fails on a braced list of strings as the
+// member's default, in a template's noexcept check.)
+inline std::vector<std::string> trace_context_keys() { return {"traceparent", "tracestate"}; }
+}  // namespace detail
+
 // For geerpc::server.
 struct server_options {
   server_threads threads{};
@@ -215,6 +229,9 @@ struct server_options {
   std::shared_ptr<net::stream_session_factory> session{};
   // The runtime, as options::runtime; the server holds it from listen() until it stops.
   std::shared_ptr<geerpc::runtime> runtime{};
+  // The metadata keys a call a handler makes carries on from the handler's own call, where that call
+  // does not set them itself: W3C trace context by default (docs/timeouts.md, "Across hops").
+  std::vector<std::string> propagated_metadata = detail::trace_context_keys();
 };
 
 GEERPC_END_NAMESPACE

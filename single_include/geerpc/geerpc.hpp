@@ -60,50 +60,27 @@
 #include <utility>
 #include <vector>
 
-// ---- begin geerpc/client.hpp
-// geerpc: the client. dial() connects and handshakes within options.timeouts.connect (the address's
-// prefix chooses the way in: "host:port", "unix@/path", "http@host:port"); then the calls, from
-// the call surface it shares with balanced_client (client/call_surface.hpp):
+// ---- begin geerpc/call_context.hpp
+// geerpc: what a handler (or a server interceptor) may learn about the call it serves.
 //
-//   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
-//   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
-//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
-//   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
-//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
-//   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
-//   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
-//   client.async_call<int>("Foo.Sum", Args{1, 2}).then([](geerpc::result<int> r) { ... });
-//   int sum = co_await client.async_call<int>("Foo.Sum", Args{1, 2});           // in any coroutine
-//   client.call<int>(geerpc::with_metadata("authorization", token), "Kv.Size");  // with metadata
+//   int get(const std::string& key, const geerpc::call_context& ctx) {
+//     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
+//     log(ctx.peer(), ctx.method(), ctx.connection_id());
+//     if (ctx.identity().verified) log(ctx.identity().subject);   // mutual TLS: who is calling
+//   }
 //
-// Many threads may call through one client at once. When the connection breaks, every pending
-// call fails with errc::connection_closed, and so does every later one.
-
-#ifndef GEERPC_OUTERMOST_ENTRY
-#define GEERPC_OUTERMOST_ENTRY 5  // this header ends the internal macros' scope
-#endif
-
-// ---- begin geerpc/client/basic_client.hpp
-// geerpc: basic_client, a connection to one server and the calls made on it (client.hpp, the entry
-// header, has its use and includes the engines).
-
-#include <span>
-#include <stdexcept>
-#include <system_error>
-#include <tuple>
-#include <type_traits>
-
-// ---- begin geerpc/codec/binary.hpp
-// geerpc: the binary codec's entry points (binary_codec, encode_value, decode_value); each kind of
-// value has its codec in a header of its own (kind_codec.hpp lists them). Fields in declaration
-// order, no names or tags: fixed-size little-endian scalars, LEB128 varint counts, one-byte tags.
-// The format is specified in docs/protocol.md.
+// A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
+// it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
+// outlive that.
 //
-// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
-// remaining bytes could hold before anything is allocated, every allocation is charged against a
-// memory budget proportional to the input before it is made, and trailing bytes are an error.
+// Across hops: a call the handler makes on its own thread inherits the handler's deadline (less a
+// reserve for the reply), its stop_token and the propagated metadata, without being told
+// (context.hpp); geerpc::context::from(ctx) carries the same to another thread, a responder or a
+// coroutine. stop_token() gives any handler the token a handler taking one gets.
 
 #include <cstdint>
+#include <span>
+
 
 // ---- begin geerpc/config.hpp
 // geerpc: version, the ABI namespace, and the scope of the internal macros.
@@ -146,6 +123,619 @@ GEERPC_END_NAMESPACE
 
 #endif  // GEERPC_CONFIG_HPP
 // ---- end geerpc/config.hpp
+// ---- begin geerpc/context.hpp
+// geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
+// deadline on steady_clock, an optional std::stop_token, and metadata (string keys and values the
+// server's handler and interceptors read through geerpc::call_context).
+//
+//   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
+//   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
+//   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
+//
+// Across hops (docs/timeouts.md): a call made on a handler's thread, while the handler runs,
+// inherits that handler's deadline (less a reserve for its reply), its stop_token and the metadata
+// the server propagates (traceparent, tracestate): its own deadline may be shorter, never longer.
+// context::from(call_context) is the same inheritance as a value to hand to another thread, a
+// responder or a coroutine; detached() opts a call out of the deadline and the cancellation.
+//
+//   client.call<int>("Store.Get", key);                           // in a handler: inherits
+//   client.call<int>(geerpc::with_timeout(10ms), "Store.Get", key);   // the earlier of the two
+//   client.call<int>(geerpc::detached().with_timeout(5s), "Audit.Log", entry);   // outlives it
+//   std::thread([c = geerpc::context::from(ctx)] { client.call<int>(c, "Store.Get", key); });
+
+
+// ---- begin geerpc/detail/chrono.hpp
+// geerpc: std::chrono's durations, clocks, time points and literals, without the rest of <chrono>.
+// With libstdc++ and C++20, <chrono> also brings the calendar, time zones and their stream I/O, and
+// with them <sstream> and <istream>: about a quarter of a second of every user's compile (g++ 12,
+// -O0) for parts geerpc never uses. libstdc++ (GCC 11 and later) keeps what <thread> and
+// <condition_variable> need in <bits/chrono.h>; elsewhere this is <chrono>. A user who wants the
+// rest (the calendar, `std::cout << 1s`) includes <chrono>, as any user of std::chrono does.
+
+#if __has_include(<bits/chrono.h>)
+#include <bits/chrono.h>
+#else
+#endif
+// ---- end geerpc/detail/chrono.hpp
+// ---- begin geerpc/detail/deadline.hpp
+// geerpc: turning a duration a user gave into a deadline without overflow. `now + timeout` is
+// undefined behaviour once the sum leaves the clock's range (nanoseconds::max(), hours::max()),
+// and converting a long duration to the clock's unit can overflow before the sum is even made.
+
+#include <ratio>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// `now + timeout`, rounded up to the clock's tick, saturated at both ends:
+//  - a timeout too long for the clock gives time_point::max(), the farthest deadline (in effect,
+//    none: it never passes);
+//  - a zero or negative timeout (and a floating-point NaN) gives `now`: the deadline has passed.
+// Any Rep and Period, floating point included. `now` must not be before the clock's epoch, as
+// steady_clock::now() never is.
+template <class Clock, class Duration, class Rep, class Period>
+std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_point<Clock, Duration> now,
+                                                             std::chrono::duration<Rep, Period> timeout) {
+  using time_point = std::chrono::time_point<Clock, Duration>;
+  using seconds = std::chrono::duration<double>;
+  if (!(timeout > timeout.zero())) return now;  // written so that NaN lands here too
+  // Judged in double seconds, where nothing overflows whatever the types: the second of margin is
+  // far wider than any rounding there, and no one waits 292 years minus a second.
+  const double wanted = seconds(timeout).count();
+  const double room = seconds(time_point::max().time_since_epoch()).count() - seconds(now.time_since_epoch()).count();
+  if (wanted >= room - 1.0) return time_point::max();
+  // Up to about 30 years the exact conversion has room to spare in every intermediate product;
+  // beyond that, a deadline off by a fraction of a microsecond does not matter.
+  if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
+  using period = typename Duration::period;
+  using rep = typename Duration::rep;
+  // Rounded up by hand (std::ceil's <cmath> is thousands of lines in every user's translation unit);
+  // `ticks` is below the clock's range here, so neither conversion overflows.
+  const double ticks = wanted * static_cast<double>(period::den) / static_cast<double>(period::num);
+  rep whole = static_cast<rep>(ticks);
+  if (static_cast<double>(whole) < ticks) ++whole;
+  return now + Duration(whole);
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/deadline.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context;
+namespace detail {
+struct context_access;
+}
+
+class context {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  context() = default;
+
+  // The earlier of the current deadline and `tp`: a context can only get stricter.
+  context with_deadline(clock::time_point tp) const {
+    context copy = *this;
+    if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
+    return copy;
+  }
+  // `timeout` from now, as Go's context.WithTimeout: zero or negative has already expired (a call
+  // fails at once with deadline_exceeded, sending nothing), and one too long for the clock
+  // (nanoseconds::max(), hours::max()) is the farthest deadline, never an overflow.
+  template <class Rep, class Period>
+  context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
+    return with_deadline(detail::saturating_deadline(clock::now(), timeout));
+  }
+  context with_stop_token(std::stop_token token) const {
+    context copy = *this;
+    copy.stop_ = std::move(token);
+    return copy;
+  }
+
+  // Adds `key` = `value` to the metadata sent with the call, replacing an earlier value of the same
+  // key. A key is 1 to 255 bytes of printable ASCII other than space, compared exactly (no case
+  // folding); a value is any bytes, at most 65,535 of them. A call whose metadata breaks these
+  // fails with errc::invalid_argument before anything is sent; the server bounds the whole block
+  // (server_options.limits.max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
+  context with_metadata(std::string key, std::string value) const {
+    context copy = *this;
+    for (auto& entry : copy.metadata_)
+      if (entry.first == key) {
+        entry.second = std::move(value);
+        return copy;
+      }
+    copy.metadata_.emplace_back(std::move(key), std::move(value));
+    return copy;
+  }
+
+  // What a call made for the handler that `handler` describes inherits, as a value that outlives
+  // the handler (as gRPC's FromServerContext): the handler's deadline less the reserve for its
+  // reply, its stop_token, and the metadata its server propagates (server_options::
+  // propagated_metadata). Made while the handler runs; valid after it. Used as given: a call made
+  // with it on a handler's thread inherits nothing more. Defined in call_context.hpp.
+  static context from(const call_context& handler);
+
+  // This context without its deadline and stop token, and not inheriting those of the handler it
+  // is used in (as Go's context.WithoutCancel): the call outlives the handler, a caller that gives
+  // up does not cancel it. Metadata is kept, and the handler's propagated metadata still added.
+  // Give it a deadline of its own after: detached().with_timeout(5s).
+  context detached() const {
+    context copy;
+    copy.metadata_ = metadata_;
+    copy.lineage_ = lineage::detached;
+    return copy;
+  }
+
+  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  const std::stop_token& stop_token() const noexcept { return stop_; }
+  // The metadata, in the order the keys were first added.
+  const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept { return metadata_; }
+
+ private:
+  friend struct detail::context_access;
+  // How a call made on a handler's thread treats the handler's context: open (merged with it),
+  // detached (takes only its propagated metadata) or settled (used as given: from(), or merged).
+  enum class lineage : std::uint8_t { open, detached, settled };
+
+  std::optional<clock::time_point> deadline_;
+  std::stop_token stop_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+  // What stop_ needs alive while a call uses it: two stop tokens joined (detail::joined_stop).
+  std::shared_ptr<const void> keep_;
+  lineage lineage_ = lineage::open;
+};
+
+namespace detail {
+
+// Fires its source when either of two stop tokens fires: a call given a stop_token of its own on
+// a handler's thread is canceled by it or by the handler's. Lives as long as the call (the context,
+// or an async call's completion hook, holds it).
+struct joined_stop {
+  struct forward {
+    std::stop_source* to;
+    void operator()() const noexcept { to->request_stop(); }
+  };
+  joined_stop(const std::stop_token& a, const std::stop_token& b)
+      : first(a, forward{&source}), second(b, forward{&source}) {}
+  std::stop_source source;  // first: the callbacks below may fire it as they are made
+  std::stop_callback<forward> first;
+  std::stop_callback<forward> second;
+};
+
+// What the call surface and the server need of a context beyond its public face.
+struct context_access {
+  // Whether a call with `ctx` made on a handler's thread merges the handler's context in.
+  static bool inherits(const context& ctx) noexcept { return ctx.lineage_ != context::lineage::settled; }
+  // What must live as long as a call made with `ctx` (null when nothing).
+  static const std::shared_ptr<const void>& keep(const context& ctx) noexcept { return ctx.keep_; }
+  // `ctx`, used as given from now on.
+  static context settle(context ctx) noexcept {
+    ctx.lineage_ = context::lineage::settled;
+    return ctx;
+  }
+  // `given` with `inherited` (a handler's, context::from) merged in: the earlier deadline; the
+  // handler's stop token, joined with the given one if there is one; the handler's metadata under
+  // keys `given` did not set. A detached `given` takes only the metadata.
+  static context merge(const context& given, const context& inherited) {
+    context out = given;
+    if (given.lineage_ != context::lineage::detached) {
+      if (inherited.deadline_) out = out.with_deadline(*inherited.deadline_);
+      if (!given.stop_.stop_possible()) {
+        out.stop_ = inherited.stop_;
+      } else if (inherited.stop_.stop_possible()) {
+        auto joined = std::make_shared<joined_stop>(given.stop_, inherited.stop_);
+        out.stop_ = joined->source.get_token();
+        out.keep_ = std::move(joined);
+      }
+    }
+    for (const auto& entry : inherited.metadata_) {
+      bool set = false;
+      for (const auto& mine : given.metadata_) set = set || mine.first == entry.first;
+      if (!set) out.metadata_.push_back(entry);
+    }
+    out.lineage_ = context::lineage::settled;
+    return out;
+  }
+};
+
+}  // namespace detail
+
+inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
+template <class Rep, class Period>
+context with_timeout(std::chrono::duration<Rep, Period> timeout) {
+  return context{}.with_timeout(timeout);
+}
+inline context with_stop_token(std::stop_token token) { return context{}.with_stop_token(std::move(token)); }
+inline context with_metadata(std::string key, std::string value) {
+  return context{}.with_metadata(std::move(key), std::move(value));
+}
+// A context that inherits nothing of the handler it is used in but its propagated metadata
+// (context::detached()).
+inline context detached() { return context{}.detached(); }
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/context.hpp
+// ---- begin geerpc/net/peer_identity.hpp
+// geerpc: what a stream layer proved about the peer at the other end of a connection: whether the
+// bytes are encrypted, and whether the peer presented a certificate that verified, with the names
+// that certificate carries. A plain struct, so that the core, which hands it to handlers
+// (call_context::identity()) and to the debug page's policy, holds no type of the layer's (OpenSSL's).
+//
+// A plain TCP or Unix socket proves nothing: not encrypted, not verified, no names. A TLS
+// connection is encrypted; it is verified when the peer's certificate chained to a CA this side
+// trusts (a server's client_ca for mutual TLS). The names are filled for a verified certificate
+// only: an unverified one's names are anybody's claim.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace net {
+
+struct peer_identity {
+  bool encrypted = false;  // the connection's bytes are encrypted (TLS)
+  bool verified = false;   // the peer's certificate verified against this side's trusted CAs
+  // The certificate's subject, RFC 2253 (most significant part last): "CN=alice,O=Example". UTF-8;
+  // OpenSSL escapes what the RFC asks for (',' '+' '"' '\' '<' '>' ';', control characters), and
+  // a name that is not valid UTF-8 comes out with all its non-ASCII bytes as "\XX" escapes.
+  std::string subject{};
+  // Its subject alternative names, each kind in the certificate's order, as their bytes: nothing
+  // here promises printable text (show them escaped).
+  std::vector<std::string> dns_names{};     // "api.example.com"
+  std::vector<std::string> ip_addresses{};  // "10.0.0.7", "2001:db8::7"
+  std::vector<std::string> uris{};          // "spiffe://example.org/ns/prod/sa/billing"
+  std::vector<std::string> emails{};        // "alice@example.com"
+
+  // Whether the verified certificate carries `name` among its SANs of that kind (exact bytes).
+  bool has_dns_name(std::string_view name) const noexcept { return contains(dns_names, name); }
+  bool has_uri(std::string_view uri) const noexcept { return contains(uris, uri); }
+  bool has_email(std::string_view email) const noexcept { return contains(emails, email); }
+
+ private:
+  static bool contains(const std::vector<std::string>& names, std::string_view name) noexcept {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
+};
+
+// What a connection without a stream layer proves: nothing. One object for all of them.
+inline const peer_identity& no_peer_identity() noexcept {
+  static const peer_identity none{};
+  return none;
+}
+
+}  // namespace net
+GEERPC_END_NAMESPACE
+// ---- end geerpc/net/peer_identity.hpp
+// ---- begin geerpc/wire/metadata.hpp
+// geerpc: a request's metadata block (docs/protocol.md 4.1): string keys and values a caller
+// attaches to one call (an auth token, a trace id), versioned so that a later format can be told
+// apart. Pure functions over bytes: no I/O, so they can be fuzzed.
+//
+//   u32 size        bytes that follow, the version byte included
+//   u8  version     1
+//   then, until `size` is used up, entries:  u8 key size (1..255), key, u16 value size, value
+
+
+// ---- begin geerpc/detail/byte_order.hpp
+// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
+// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
+
+#include <bit>
+#include <cstring>
+#include <type_traits>
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+constexpr T byteswap_if_big_endian(T value) noexcept {
+  static_assert(std::is_unsigned_v<T>);
+  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+    T swapped = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
+      value = static_cast<T>(value >> 8);
+    }
+    return swapped;
+  } else {
+    return value;
+  }
+}
+
+template <class T>
+inline void store_le(std::byte* out, T value) noexcept {
+  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
+  value = byteswap_if_big_endian(value);
+  std::memcpy(out, &value, sizeof value);
+}
+
+template <class T>
+inline T load_le(const std::byte* in) noexcept {
+  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
+  T value;
+  std::memcpy(&value, in, sizeof value);
+  return byteswap_if_big_endian(value);
+}
+
+// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
+template <std::size_t Size>
+struct unsigned_of_size;
+template <>
+struct unsigned_of_size<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct unsigned_of_size<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct unsigned_of_size<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct unsigned_of_size<8> {
+  using type = std::uint64_t;
+};
+template <class T>
+using bits_of = typename unsigned_of_size<sizeof(T)>::type;
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/byte_order.hpp
+
+GEERPC_BEGIN_NAMESPACE
+namespace wire {
+
+inline constexpr std::uint8_t metadata_version = 1;
+inline constexpr std::size_t metadata_size_field = 4;
+inline constexpr std::size_t max_metadata_key_size = 0xff;
+inline constexpr std::size_t max_metadata_value_size = 0xffff;
+
+// A key is 1 to 255 bytes of printable ASCII other than space (0x21..0x7e), compared exactly.
+constexpr bool valid_metadata_key(std::string_view key) noexcept {
+  if (key.empty() || key.size() > max_metadata_key_size) return false;
+  for (char c : key)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
+// The bytes a block of these entries takes on the wire, its size field included.
+template <class Entries>
+std::size_t metadata_wire_size(const Entries& entries) noexcept {
+  std::size_t size = metadata_size_field + 1;
+  for (const auto& [key, value] : entries) size += 1 + key.size() + 2 + value.size();
+  return size;
+}
+
+// Appends the block of `entries` (pairs of strings, each key valid and each value at most
+// max_metadata_value_size bytes: the caller checks).
+template <class Entries>
+void append_metadata(std::vector<std::byte>& out, const Entries& entries) {
+  using geerpc::detail::store_le;
+  const std::size_t whole = metadata_wire_size(entries);
+  std::size_t at = out.size();
+  out.resize(at + whole);
+  std::byte* p = out.data() + at;
+  store_le<std::uint32_t>(p, static_cast<std::uint32_t>(whole - metadata_size_field));
+  p += metadata_size_field;
+  *p++ = std::byte{metadata_version};
+  for (const auto& [key, value] : entries) {
+    *p++ = std::byte{static_cast<std::uint8_t>(key.size())};
+    for (char c : key) *p++ = static_cast<std::byte>(c);
+    store_le<std::uint16_t>(p, static_cast<std::uint16_t>(value.size()));
+    p += 2;
+    for (char c : value) *p++ = static_cast<std::byte>(c);
+  }
+}
+
+// Calls f(key, value) for each entry of a block that check_metadata() accepted, in the order sent;
+// stops early when f returns false.
+template <class F>
+void for_each_metadata(std::span<const std::byte> block, F&& f) {
+  using geerpc::detail::load_le;
+  std::size_t at = 1;  // past the version
+  while (at < block.size()) {
+    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
+    const auto* key = reinterpret_cast<const char*>(block.data() + at + 1);
+    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
+    const auto* value = reinterpret_cast<const char*>(block.data() + at + 3 + key_size);
+    at += 3 + key_size + value_size;
+    if (!f(std::string_view(key, key_size), std::string_view(value, value_size))) return;
+  }
+}
+
+// Checks a block (what follows its size field): its version, and that its entries fill it
+// exactly with valid keys. Returns nullptr, or why it is malformed.
+inline const char* check_metadata(std::span<const std::byte> block) noexcept {
+  using geerpc::detail::load_le;
+  if (block.empty()) return "request metadata without a version";
+  if (static_cast<std::uint8_t>(block[0]) != metadata_version) return "request metadata of an unknown version";
+  std::size_t at = 1;
+  while (at < block.size()) {
+    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
+    if (block.size() - at < 1 + key_size + 2) return "request metadata entry exceeds its block";
+    const std::string_view key(reinterpret_cast<const char*>(block.data() + at + 1), key_size);
+    if (!valid_metadata_key(key)) return "request metadata key empty or not printable ASCII";
+    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
+    if (block.size() - at - 3 - key_size < value_size) return "request metadata value exceeds its block";
+    at += 3 + key_size + value_size;
+  }
+  return nullptr;
+}
+
+// The value of the first entry named `key` in a checked block.
+inline std::optional<std::string_view> find_metadata(std::span<const std::byte> block, std::string_view key) {
+  std::optional<std::string_view> found;
+  for_each_metadata(block, [&](std::string_view k, std::string_view v) {
+    if (k != key) return true;
+    found = v;
+    return false;
+  });
+  return found;
+}
+
+}  // namespace wire
+GEERPC_END_NAMESPACE
+// ---- end geerpc/wire/metadata.hpp
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context;
+namespace detail {
+
+// What a call_context asks its server for, only when a handler asks: the request's stop token (made
+// on the first ask) and what a call made for it inherits (context::from).
+struct call_origin {
+  std::stop_token (*stop_token)(void* request);
+  context (*downstream)(void* request, const call_context& handler);
+};
+
+}  // namespace detail
+
+class call_context {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // An empty context (no peer, no method, no metadata): for calling a handler directly in a test.
+  call_context() = default;
+
+  // The peer's address: "127.0.0.1:40312", "[::1]:40312", or "unix@" for a Unix socket's (unnamed)
+  // peer. Worked out the first time a call of the connection asks for it.
+  std::string_view peer() const { return peer_of_ != nullptr ? peer_of_(peer_owner_) : std::string_view{}; }
+  // "Service.Method", as the caller named it.
+  std::string_view method() const noexcept { return method_; }
+  // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
+  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
+  // When the server stops wanting an answer: the earlier of the caller's deadline and the server's
+  // handle timeout, if either applies. A call the handler makes inherits this less a reserve for
+  // the reply (docs/timeouts.md, "Across hops"). By the runtime's clock: steady_clock's, or a
+  // test's manual clock (scheduler()->manual()), whose time a client on the same runtime reads too.
+  const std::optional<clock::time_point>& handler_deadline() const noexcept { return handler_deadline_; }
+  // Fires when the call no longer wants an answer: its handle timeout or the caller's deadline
+  // passed, the caller canceled, its connection closed, or the server is stopping; the token a
+  // handler taking a std::stop_token gets. For any other handler it is made on the first ask (an
+  // allocation), fired at once if one of those already happened. Ask while the handler runs; the
+  // token stays valid after. A context made by hand has none.
+  std::stop_token stop_token() const { return origin_ != nullptr ? origin_->stop_token(request_) : std::stop_token{}; }
+  // Unique among the connections this server has accepted: calls sharing it share a connection.
+  std::uint64_t connection_id() const noexcept { return connection_id_; }
+  // What the connection's stream layer proved about the peer (net/peer_identity.hpp): with TLS,
+  // encrypted, and, when the peer's certificate verified (mutual TLS), its subject and SANs; for a
+  // plain connection, nothing. Taken once per connection, when its hello was accepted (after the
+  // TLS handshake): valid while the handler runs, as everything here; copy what must outlive it.
+  const net::peer_identity& identity() const noexcept {
+    return identity_ != nullptr ? *identity_ : net::no_peer_identity();
+  }
+  // Whether the connection's bytes are encrypted (identity().encrypted).
+  bool encrypted() const noexcept { return identity().encrypted; }
+  // The value the caller attached under `key` (context::with_metadata), if any.
+  std::optional<std::string_view> metadata(std::string_view key) const {
+    return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
+  }
+  // Calls f(key, value) for every metadata entry, in the order the caller sent them.
+  template <class F>
+  void for_each_metadata(F&& f) const {
+    if (!metadata_.empty())
+      wire::for_each_metadata(metadata_, [&](std::string_view key, std::string_view value) {
+        f(key, value);
+        return true;
+      });
+  }
+
+  // What the server fills in (detail): the peer comes from `peer_of(peer_owner)`; `metadata` is a
+  // block wire::check_metadata accepted, or empty.
+  struct parts {
+    std::string_view method;
+    std::optional<clock::time_point> deadline;
+    std::uint64_t connection_id = 0;
+    std::span<const std::byte> metadata;
+    const void* peer_owner = nullptr;
+    std::string_view (*peer_of)(const void*) = nullptr;
+    const net::peer_identity* identity = nullptr;  // the connection's; null: none proved
+    std::optional<clock::time_point> handler_deadline;
+    void* request = nullptr;  // what `origin` is asked about
+    const detail::call_origin* origin = nullptr;
+  };
+  explicit call_context(const parts& p) noexcept
+      : method_(p.method),
+        deadline_(p.deadline),
+        connection_id_(p.connection_id),
+        metadata_(p.metadata),
+        peer_owner_(p.peer_owner),
+        peer_of_(p.peer_of),
+        identity_(p.identity),
+        handler_deadline_(p.handler_deadline),
+        request_(p.request),
+        origin_(p.origin) {}
+
+ private:
+  friend class context;
+  // context::from(*this): the handler's; a context made by hand passes its deadline() on, nothing more.
+  context downstream() const {
+    if (origin_ != nullptr) return origin_->downstream(request_, *this);
+    return detail::context_access::settle(deadline_ ? context{}.with_deadline(*deadline_) : context{});
+  }
+
+  std::string_view method_;
+  std::optional<clock::time_point> deadline_;
+  std::uint64_t connection_id_ = 0;
+  std::span<const std::byte> metadata_;
+  const void* peer_owner_ = nullptr;
+  std::string_view (*peer_of_)(const void*) = nullptr;
+  const net::peer_identity* identity_ = nullptr;
+  std::optional<clock::time_point> handler_deadline_;
+  void* request_ = nullptr;
+  const detail::call_origin* origin_ = nullptr;
+};
+
+inline context context::from(const call_context& handler) { return handler.downstream(); }
+
+GEERPC_END_NAMESPACE
+// ---- end geerpc/call_context.hpp
+// ---- begin geerpc/client.hpp
+// geerpc: the client. dial() connects and handshakes within options.timeouts.connect (the address's
+// prefix chooses the way in: "host:port", "unix@/path", "http@host:port"); then the calls, from
+// the call surface it shares with balanced_client (client/call_surface.hpp):
+//
+//   int sum = client.call<int>("Foo.Sum", Args{1, 2});                          // by name
+//   int sum = client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", Args{1, 2}); // with a deadline
+//   int sum = client.call<int>("Math.Add", 1, 2);                               // any number of arguments
+//   int sum = client.call<FooApi::fn<"Sum">>({1, 2});                           // typed stub
+//   int sum = client.call<MathApi::fn<"Add">>(1, 2);
+//   geerpc::result<int> r = client.try_call<int>("Foo.Sum", Args{1, 2});        // no exceptions
+//   auto f = client.async_call<int>("Foo.Sum", Args{1, 2}); ... f.get();        // threaded only
+//   client.async_call<int>("Foo.Sum", Args{1, 2}).then([](geerpc::result<int> r) { ... });
+//   int sum = co_await client.async_call<int>("Foo.Sum", Args{1, 2});           // in any coroutine
+//   client.call<int>(geerpc::with_metadata("authorization", token), "Kv.Size");  // with metadata
+//
+// Many threads may call through one client at once. When the connection breaks, every pending
+// call fails with errc::connection_closed, and so does every later one.
+
+#ifndef GEERPC_OUTERMOST_ENTRY
+#define GEERPC_OUTERMOST_ENTRY 5  // this header ends the internal macros' scope
+#endif
+
+// ---- begin geerpc/client/basic_client.hpp
+// geerpc: basic_client, a connection to one server and the calls made on it (client.hpp, the entry
+// header, has its use and includes the engines).
+
+#include <stdexcept>
+#include <system_error>
+#include <tuple>
+
+// ---- begin geerpc/codec/binary.hpp
+// geerpc: the binary codec's entry points (binary_codec, encode_value, decode_value); each kind of
+// value has its codec in a header of its own (kind_codec.hpp lists them). Fields in declaration
+// order, no names or tags: fixed-size little-endian scalars, LEB128 varint counts, one-byte tags.
+// The format is specified in docs/protocol.md.
+//
+// Decoding trusts nothing: every read is bounds-checked, every count is checked against what the
+// remaining bytes could hold before anything is allocated, every allocation is charged against a
+// memory budget proportional to the input before it is made, and trailing bytes are an error.
+
+
 // ---- begin geerpc/codec/aggregates.hpp
 // geerpc: the codecs of values made of members: std::pair and std::tuple (the elements in order, no
 // prefix), and plain aggregates (a byte length, then the fields in declaration order, through
@@ -167,7 +757,6 @@ GEERPC_END_NAMESPACE
 // above all) take time exponential in the depth of nested types for recursive function
 // templates, and linear time for class templates.
 
-#include <bit>
 
 // ---- begin geerpc/detail/assert.hpp
 // geerpc: GEERPC_ASSERT(condition, "message"), the check on an invariant that geerpc's own code
@@ -240,19 +829,6 @@ GEERPC_END_NAMESPACE
 #include <unordered_set>
 #include <variant>
 
-// ---- begin geerpc/detail/chrono.hpp
-// geerpc: std::chrono's durations, clocks, time points and literals, without the rest of <chrono>.
-// With libstdc++ and C++20, <chrono> also brings the calendar, time zones and their stream I/O, and
-// with them <sstream> and <istream>: about a quarter of a second of every user's compile (g++ 12,
-// -O0) for parts geerpc never uses. libstdc++ (GCC 11 and later) keeps what <thread> and
-// <condition_variable> need in <bits/chrono.h>; elsewhere this is <chrono>. A user who wants the
-// rest (the calendar, `std::cout << 1s`) includes <chrono>, as any user of std::chrono does.
-
-#if __has_include(<bits/chrono.h>)
-#include <bits/chrono.h>
-#else
-#endif
-// ---- end geerpc/detail/chrono.hpp
 // ---- begin geerpc/codec/container_shape.hpp
 // geerpc: std::map, std::set and std::multiset, std::deque, std::list and std::bitset recognised by
 // their shape (their template parameters and the members the standard gives them), not by name, so
@@ -660,73 +1236,8 @@ GEERPC_END_NAMESPACE
 // geerpc: the binary codec's reader, which reads a value's bytes from a span, checking every read
 // against the end of the input and every allocation against the decode's memory budget.
 
-#include <cstring>
 #include <limits>
 
-// ---- begin geerpc/detail/byte_order.hpp
-// geerpc: fixed-size little-endian loads and stores, the byte order of everything geerpc puts on
-// the wire. memcpy keeps them free of alignment and aliasing UB; compilers turn them into one move.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T>
-constexpr T byteswap_if_big_endian(T value) noexcept {
-  static_assert(std::is_unsigned_v<T>);
-  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
-    T swapped = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      swapped = static_cast<T>((swapped << 8) | (value & 0xff));
-      value = static_cast<T>(value >> 8);
-    }
-    return swapped;
-  } else {
-    return value;
-  }
-}
-
-template <class T>
-inline void store_le(std::byte* out, T value) noexcept {
-  static_assert(std::is_unsigned_v<T>, "store_le takes an unsigned integer; bit_cast other types first");
-  value = byteswap_if_big_endian(value);
-  std::memcpy(out, &value, sizeof value);
-}
-
-template <class T>
-inline T load_le(const std::byte* in) noexcept {
-  static_assert(std::is_unsigned_v<T>, "load_le yields an unsigned integer; bit_cast to other types");
-  T value;
-  std::memcpy(&value, in, sizeof value);
-  return byteswap_if_big_endian(value);
-}
-
-// The unsigned integer of the same size as T, for moving T's bits through store_le/load_le.
-template <std::size_t Size>
-struct unsigned_of_size;
-template <>
-struct unsigned_of_size<1> {
-  using type = std::uint8_t;
-};
-template <>
-struct unsigned_of_size<2> {
-  using type = std::uint16_t;
-};
-template <>
-struct unsigned_of_size<4> {
-  using type = std::uint32_t;
-};
-template <>
-struct unsigned_of_size<8> {
-  using type = std::uint64_t;
-};
-template <class T>
-using bits_of = typename unsigned_of_size<sizeof(T)>::type;
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/byte_order.hpp
 // ---- begin geerpc/detail/integer_cast.hpp
 // geerpc: a conversion between integer types that are one type on some ABIs and two on others
 // (std::uint64_t and std::size_t, time_t and long). Where they differ it is a static_cast; where
@@ -1516,7 +2027,6 @@ GEERPC_END_NAMESPACE
 // milliseconds and one in seconds, a struct and a tuple of the same members (a struct travels as
 // an evolvable record, a tuple does not) are not.
 
-#include <ratio>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -3087,126 +3597,6 @@ struct binary_codec {
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/codec/binary.hpp
-// ---- begin geerpc/context.hpp
-// geerpc: what a caller attaches to one call, the C++ form of Go's context.Context: an optional
-// deadline on steady_clock, an optional std::stop_token, and metadata (string keys and values the
-// server's handler and interceptors read through geerpc::call_context).
-//
-//   client.call<int>(geerpc::with_timeout(1s), "Foo.Sum", args);
-//   client.call<int>(geerpc::with_timeout(1s).with_stop_token(token), "Foo.Sum", args);
-//   client.call<int>(geerpc::with_metadata("authorization", "Bearer abc"), "Kv.Get", key);
-
-
-// ---- begin geerpc/detail/deadline.hpp
-// geerpc: turning a duration a user gave into a deadline without overflow. `now + timeout` is
-// undefined behaviour once the sum leaves the clock's range (nanoseconds::max(), hours::max()),
-// and converting a long duration to the clock's unit can overflow before the sum is even made.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace detail {
-
-// `now + timeout`, rounded up to the clock's tick, saturated at both ends:
-//  - a timeout too long for the clock gives time_point::max(), the farthest deadline (in effect,
-//    none: it never passes);
-//  - a zero or negative timeout (and a floating-point NaN) gives `now`: the deadline has passed.
-// Any Rep and Period, floating point included. `now` must not be before the clock's epoch, as
-// steady_clock::now() never is.
-template <class Clock, class Duration, class Rep, class Period>
-std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_point<Clock, Duration> now,
-                                                             std::chrono::duration<Rep, Period> timeout) {
-  using time_point = std::chrono::time_point<Clock, Duration>;
-  using seconds = std::chrono::duration<double>;
-  if (!(timeout > timeout.zero())) return now;  // written so that NaN lands here too
-  // Judged in double seconds, where nothing overflows whatever the types: the second of margin is
-  // far wider than any rounding there, and no one waits 292 years minus a second.
-  const double wanted = seconds(timeout).count();
-  const double room = seconds(time_point::max().time_since_epoch()).count() - seconds(now.time_since_epoch()).count();
-  if (wanted >= room - 1.0) return time_point::max();
-  // Up to about 30 years the exact conversion has room to spare in every intermediate product;
-  // beyond that, a deadline off by a fraction of a microsecond does not matter.
-  if (wanted < 1e9) return now + std::chrono::ceil<Duration>(timeout);
-  using period = typename Duration::period;
-  using rep = typename Duration::rep;
-  // Rounded up by hand (std::ceil's <cmath> is thousands of lines in every user's translation unit);
-  // `ticks` is below the clock's range here, so neither conversion overflows.
-  const double ticks = wanted * static_cast<double>(period::den) / static_cast<double>(period::num);
-  rep whole = static_cast<rep>(ticks);
-  if (static_cast<double>(whole) < ticks) ++whole;
-  return now + Duration(whole);
-}
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/deadline.hpp
-
-GEERPC_BEGIN_NAMESPACE
-
-class context {
- public:
-  using clock = std::chrono::steady_clock;
-
-  context() = default;
-
-  // The earlier of the current deadline and `tp`: a context can only get stricter.
-  context with_deadline(clock::time_point tp) const {
-    context copy = *this;
-    if (!copy.deadline_ || tp < *copy.deadline_) copy.deadline_ = tp;
-    return copy;
-  }
-  // `timeout` from now, as Go's context.WithTimeout: zero or negative has already expired (a call
-  // fails at once with deadline_exceeded, sending nothing), and one too long for the clock
-  // (nanoseconds::max(), hours::max()) is the farthest deadline, never an overflow.
-  template <class Rep, class Period>
-  context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
-    return with_deadline(detail::saturating_deadline(clock::now(), timeout));
-  }
-  context with_stop_token(std::stop_token token) const {
-    context copy = *this;
-    copy.stop_ = std::move(token);
-    return copy;
-  }
-
-  // Adds `key` = `value` to the metadata sent with the call, replacing an earlier value of the same
-  // key. A key is 1 to 255 bytes of printable ASCII other than space, compared exactly (no case
-  // folding); a value is any bytes, at most 65,535 of them. A call whose metadata breaks these
-  // fails with errc::invalid_argument before anything is sent; the server bounds the whole block
-  // (server_options.limits.max_metadata_bytes, 8 KiB by default) and answers errc::bad_request beyond it.
-  context with_metadata(std::string key, std::string value) const {
-    context copy = *this;
-    for (auto& entry : copy.metadata_)
-      if (entry.first == key) {
-        entry.second = std::move(value);
-        return copy;
-      }
-    copy.metadata_.emplace_back(std::move(key), std::move(value));
-    return copy;
-  }
-
-  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
-  const std::stop_token& stop_token() const noexcept { return stop_; }
-  // The metadata, in the order the keys were first added.
-  const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept { return metadata_; }
-
- private:
-  std::optional<clock::time_point> deadline_;
-  std::stop_token stop_;
-  std::vector<std::pair<std::string, std::string>> metadata_;
-};
-
-inline context with_deadline(context::clock::time_point tp) { return context{}.with_deadline(tp); }
-template <class Rep, class Period>
-context with_timeout(std::chrono::duration<Rep, Period> timeout) {
-  return context{}.with_timeout(timeout);
-}
-inline context with_stop_token(std::stop_token token) { return context{}.with_stop_token(std::move(token)); }
-inline context with_metadata(std::string key, std::string value) {
-  return context{}.with_metadata(std::move(key), std::move(value));
-}
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/context.hpp
 // ---- begin geerpc/detail/scratch.hpp
 // geerpc: reusable per-thread buffers for building frames, so a warm call path does not allocate.
 // Each use gets its own Tag: a handler that makes a client call while its reply is being built must
@@ -3485,249 +3875,6 @@ struct std::is_error_code_enum<geerpc::errc> : std::true_type {};
 
 #include <functional>
 
-// ---- begin geerpc/call_context.hpp
-// geerpc: what a handler (or a server interceptor) may learn about the call it serves.
-//
-//   int get(const std::string& key, const geerpc::call_context& ctx) {
-//     auto token = ctx.metadata("authorization");   // std::optional<std::string_view>
-//     log(ctx.peer(), ctx.method(), ctx.connection_id());
-//     if (ctx.identity().verified) log(ctx.identity().subject);   // mutual TLS: who is calling
-//   }
-//
-// A handler takes it as its last parameter, or just before or after a std::stop_token. Everything
-// it returns views the request: valid while the handler (or interceptor hook) runs; copy what must
-// outlive that.
-
-
-// ---- begin geerpc/net/peer_identity.hpp
-// geerpc: what a stream layer proved about the peer at the other end of a connection: whether the
-// bytes are encrypted, and whether the peer presented a certificate that verified, with the names
-// that certificate carries. A plain struct, so that the core, which hands it to handlers
-// (call_context::identity()) and to the debug page's policy, holds no type of the layer's (OpenSSL's).
-//
-// A plain TCP or Unix socket proves nothing: not encrypted, not verified, no names. A TLS
-// connection is encrypted; it is verified when the peer's certificate chained to a CA this side
-// trusts (a server's client_ca for mutual TLS). The names are filled for a verified certificate
-// only: an unverified one's names are anybody's claim.
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace net {
-
-struct peer_identity {
-  bool encrypted = false;  // the connection's bytes are encrypted (TLS)
-  bool verified = false;   // the peer's certificate verified against this side's trusted CAs
-  // The certificate's subject, RFC 2253 (most significant part last): "CN=alice,O=Example". UTF-8;
-  // OpenSSL escapes what the RFC asks for (',' '+' '"' '\' '<' '>' ';', control characters), and
-  // a name that is not valid UTF-8 comes out with all its non-ASCII bytes as "\XX" escapes.
-  std::string subject{};
-  // Its subject alternative names, each kind in the certificate's order, as their bytes: nothing
-  // here promises printable text (show them escaped).
-  std::vector<std::string> dns_names{};     // "api.example.com"
-  std::vector<std::string> ip_addresses{};  // "10.0.0.7", "2001:db8::7"
-  std::vector<std::string> uris{};          // "spiffe://example.org/ns/prod/sa/billing"
-  std::vector<std::string> emails{};        // "alice@example.com"
-
-  // Whether the verified certificate carries `name` among its SANs of that kind (exact bytes).
-  bool has_dns_name(std::string_view name) const noexcept { return contains(dns_names, name); }
-  bool has_uri(std::string_view uri) const noexcept { return contains(uris, uri); }
-  bool has_email(std::string_view email) const noexcept { return contains(emails, email); }
-
- private:
-  static bool contains(const std::vector<std::string>& names, std::string_view name) noexcept {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  }
-};
-
-// What a connection without a stream layer proves: nothing. One object for all of them.
-inline const peer_identity& no_peer_identity() noexcept {
-  static const peer_identity none{};
-  return none;
-}
-
-}  // namespace net
-GEERPC_END_NAMESPACE
-// ---- end geerpc/net/peer_identity.hpp
-// ---- begin geerpc/wire/metadata.hpp
-// geerpc: a request's metadata block (docs/protocol.md 4.1): string keys and values a caller
-// attaches to one call (an auth token, a trace id), versioned so that a later format can be told
-// apart. Pure functions over bytes: no I/O, so they can be fuzzed.
-//
-//   u32 size        bytes that follow, the version byte included
-//   u8  version     1
-//   then, until `size` is used up, entries:  u8 key size (1..255), key, u16 value size, value
-
-
-
-GEERPC_BEGIN_NAMESPACE
-namespace wire {
-
-inline constexpr std::uint8_t metadata_version = 1;
-inline constexpr std::size_t metadata_size_field = 4;
-inline constexpr std::size_t max_metadata_key_size = 0xff;
-inline constexpr std::size_t max_metadata_value_size = 0xffff;
-
-// A key is 1 to 255 bytes of printable ASCII other than space (0x21..0x7e), compared exactly.
-constexpr bool valid_metadata_key(std::string_view key) noexcept {
-  if (key.empty() || key.size() > max_metadata_key_size) return false;
-  for (char c : key)
-    if (c < 0x21 || c > 0x7e) return false;
-  return true;
-}
-
-// The bytes a block of these entries takes on the wire, its size field included.
-template <class Entries>
-std::size_t metadata_wire_size(const Entries& entries) noexcept {
-  std::size_t size = metadata_size_field + 1;
-  for (const auto& [key, value] : entries) size += 1 + key.size() + 2 + value.size();
-  return size;
-}
-
-// Appends the block of `entries` (pairs of strings, each key valid and each value at most
-// max_metadata_value_size bytes: the caller checks).
-template <class Entries>
-void append_metadata(std::vector<std::byte>& out, const Entries& entries) {
-  using geerpc::detail::store_le;
-  const std::size_t whole = metadata_wire_size(entries);
-  std::size_t at = out.size();
-  out.resize(at + whole);
-  std::byte* p = out.data() + at;
-  store_le<std::uint32_t>(p, static_cast<std::uint32_t>(whole - metadata_size_field));
-  p += metadata_size_field;
-  *p++ = std::byte{metadata_version};
-  for (const auto& [key, value] : entries) {
-    *p++ = std::byte{static_cast<std::uint8_t>(key.size())};
-    for (char c : key) *p++ = static_cast<std::byte>(c);
-    store_le<std::uint16_t>(p, static_cast<std::uint16_t>(value.size()));
-    p += 2;
-    for (char c : value) *p++ = static_cast<std::byte>(c);
-  }
-}
-
-// Calls f(key, value) for each entry of a block that check_metadata() accepted, in the order sent;
-// stops early when f returns false.
-template <class F>
-void for_each_metadata(std::span<const std::byte> block, F&& f) {
-  using geerpc::detail::load_le;
-  std::size_t at = 1;  // past the version
-  while (at < block.size()) {
-    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
-    const auto* key = reinterpret_cast<const char*>(block.data() + at + 1);
-    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
-    const auto* value = reinterpret_cast<const char*>(block.data() + at + 3 + key_size);
-    at += 3 + key_size + value_size;
-    if (!f(std::string_view(key, key_size), std::string_view(value, value_size))) return;
-  }
-}
-
-// Checks a block (what follows its size field): its version, and that its entries fill it
-// exactly with valid keys. Returns nullptr, or why it is malformed.
-inline const char* check_metadata(std::span<const std::byte> block) noexcept {
-  using geerpc::detail::load_le;
-  if (block.empty()) return "request metadata without a version";
-  if (static_cast<std::uint8_t>(block[0]) != metadata_version) return "request metadata of an unknown version";
-  std::size_t at = 1;
-  while (at < block.size()) {
-    const std::size_t key_size = static_cast<std::uint8_t>(block[at]);
-    if (block.size() - at < 1 + key_size + 2) return "request metadata entry exceeds its block";
-    const std::string_view key(reinterpret_cast<const char*>(block.data() + at + 1), key_size);
-    if (!valid_metadata_key(key)) return "request metadata key empty or not printable ASCII";
-    const std::size_t value_size = load_le<std::uint16_t>(block.data() + at + 1 + key_size);
-    if (block.size() - at - 3 - key_size < value_size) return "request metadata value exceeds its block";
-    at += 3 + key_size + value_size;
-  }
-  return nullptr;
-}
-
-// The value of the first entry named `key` in a checked block.
-inline std::optional<std::string_view> find_metadata(std::span<const std::byte> block, std::string_view key) {
-  std::optional<std::string_view> found;
-  for_each_metadata(block, [&](std::string_view k, std::string_view v) {
-    if (k != key) return true;
-    found = v;
-    return false;
-  });
-  return found;
-}
-
-}  // namespace wire
-GEERPC_END_NAMESPACE
-// ---- end geerpc/wire/metadata.hpp
-
-GEERPC_BEGIN_NAMESPACE
-
-class call_context {
- public:
-  using clock = std::chrono::steady_clock;
-
-  // An empty context (no peer, no method, no metadata): for calling a handler directly in a test.
-  call_context() = default;
-
-  // The peer's address: "127.0.0.1:40312", "[::1]:40312", or "unix@" for a Unix socket's (unnamed)
-  // peer. Worked out the first time a call of the connection asks for it.
-  std::string_view peer() const { return peer_of_ != nullptr ? peer_of_(peer_owner_) : std::string_view{}; }
-  // "Service.Method", as the caller named it.
-  std::string_view method() const noexcept { return method_; }
-  // When the caller gives up, if it sent a deadline (the server's handle timeout is not this).
-  const std::optional<clock::time_point>& deadline() const noexcept { return deadline_; }
-  // Unique among the connections this server has accepted: calls sharing it share a connection.
-  std::uint64_t connection_id() const noexcept { return connection_id_; }
-  // What the connection's stream layer proved about the peer (net/peer_identity.hpp): with TLS,
-  // encrypted, and, when the peer's certificate verified (mutual TLS), its subject and SANs; for a
-  // plain connection, nothing. Taken once per connection, when its hello was accepted (after the
-  // TLS handshake): valid while the handler runs, as everything here; copy what must outlive it.
-  const net::peer_identity& identity() const noexcept {
-    return identity_ != nullptr ? *identity_ : net::no_peer_identity();
-  }
-  // Whether the connection's bytes are encrypted (identity().encrypted).
-  bool encrypted() const noexcept { return identity().encrypted; }
-  // The value the caller attached under `key` (context::with_metadata), if any.
-  std::optional<std::string_view> metadata(std::string_view key) const {
-    return metadata_.empty() ? std::nullopt : wire::find_metadata(metadata_, key);
-  }
-  // Calls f(key, value) for every metadata entry, in the order the caller sent them.
-  template <class F>
-  void for_each_metadata(F&& f) const {
-    if (!metadata_.empty())
-      wire::for_each_metadata(metadata_, [&](std::string_view key, std::string_view value) {
-        f(key, value);
-        return true;
-      });
-  }
-
-  // What the server fills in (detail): the peer comes from `peer_of(peer_owner)`; `metadata` is a
-  // block wire::check_metadata accepted, or empty.
-  struct parts {
-    std::string_view method;
-    std::optional<clock::time_point> deadline;
-    std::uint64_t connection_id = 0;
-    std::span<const std::byte> metadata;
-    const void* peer_owner = nullptr;
-    std::string_view (*peer_of)(const void*) = nullptr;
-    const net::peer_identity* identity = nullptr;  // the connection's; null: none proved
-  };
-  explicit call_context(const parts& p) noexcept
-      : method_(p.method),
-        deadline_(p.deadline),
-        connection_id_(p.connection_id),
-        metadata_(p.metadata),
-        peer_owner_(p.peer_owner),
-        peer_of_(p.peer_of),
-        identity_(p.identity) {}
-
- private:
-  std::string_view method_;
-  std::optional<clock::time_point> deadline_;
-  std::uint64_t connection_id_ = 0;
-  std::span<const std::byte> metadata_;
-  const void* peer_owner_ = nullptr;
-  std::string_view (*peer_of_)(const void*) = nullptr;
-  const net::peer_identity* identity_ = nullptr;
-};
-
-GEERPC_END_NAMESPACE
-// ---- end geerpc/call_context.hpp
 
 GEERPC_BEGIN_NAMESPACE
 
@@ -4880,6 +5027,13 @@ struct server_timeouts {
   // the caller may retry elsewhere. A request whose deadline passed while it waited is answered
   // errc::deadline_exceeded without running whatever this says (docs/limits.md, "Admission").
   std::chrono::nanoseconds max_queue_time{0};
+  // A call a handler makes inherits the handler's deadline (call_context::handler_deadline()) less
+  // a reserve, so that the handler still has time to answer once that call fails: this fraction of
+  // the handler's budget (from when its request was read to its deadline), at most
+  // downstream_reserve_max. With the defaults a hop of 100 ms or more keeps 1 ms, one of 10 ms keeps
+  // 100 µs (docs/timeouts.md, "Across hops"). Zero: the call inherits the deadline itself.
+  double downstream_reserve = 0.01;
+  std::chrono::nanoseconds downstream_reserve_max = std::chrono::milliseconds(1);
 };
 
 // What a server shows of itself.
@@ -4907,6 +5061,12 @@ struct server_observability {
   std::chrono::nanoseconds slow_call = std::chrono::milliseconds(100);
 };
 
+namespace detail {
+// W3C trace context's two headers. (A function: GCC 12 fails on a braced list of strings as the
+// member's default, in a template's noexcept check.)
+inline std::vector<std::string> trace_context_keys() { return {"traceparent", "tracestate"}; }
+}  // namespace detail
+
 // For geerpc::server.
 struct server_options {
   server_threads threads{};
@@ -4920,6 +5080,9 @@ struct server_options {
   std::shared_ptr<net::stream_session_factory> session{};
   // The runtime, as options::runtime; the server holds it from listen() until it stops.
   std::shared_ptr<geerpc::runtime> runtime{};
+  // The metadata keys a call a handler makes carries on from the handler's own call, where that call
+  // does not set them itself: W3C trace context by default (docs/timeouts.md, "Across hops").
+  std::vector<std::string> propagated_metadata = detail::trace_context_keys();
 };
 
 GEERPC_END_NAMESPACE
@@ -6010,9 +6173,41 @@ GEERPC_END_NAMESPACE
 //   call_future<R, Codec, Transport> start<R>(const context&, std::string_view method, const A&...);
 //
 // Everything here is forwarding the compiler inlines: the context split off (a default one made
-// when none leads), a typed stub's arguments checked and each seen as its declared type.
+// when none leads), a typed stub's arguments checked and each seen as its declared type. And one
+// rule: a call made on a handler's thread inherits that handler's context (context.hpp), merged
+// here, in by_name(), the one funnel every call passes; elsewhere that costs one thread-local load.
 
 
+// ---- begin geerpc/detail/current_call.hpp
+// geerpc: the call whose handler runs on this thread, if any: what a call made here inherits
+// (client/call_surface.hpp reads it; server/connection.hpp sets it around a handler).
+
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context;
+
+namespace detail {
+
+// Null outside a handler: a call made there reads this one pointer and goes on as before.
+inline thread_local const call_context* current_call = nullptr;
+
+// Sets current_call for the life of a handler, putting back the one before it: a server's handler
+// may run inside another's on one thread (an in-process server called inline).
+class current_call_scope {
+ public:
+  explicit current_call_scope(const call_context& call) noexcept : previous_(current_call) { current_call = &call; }
+  ~current_call_scope() { current_call = previous_; }
+  current_call_scope(const current_call_scope&) = delete;
+  current_call_scope& operator=(const current_call_scope&) = delete;
+
+ private:
+  const call_context* previous_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/current_call.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -6249,6 +6444,14 @@ class call_surface {
   returns<R, Async> by_name(const context& ctx, std::string_view method, const A&... arguments) {
     static_assert(detail::not_context<A...>,
                   "geerpc: a call's context comes first, before the method's name and the arguments");
+    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
+      if (detail::context_access::inherits(ctx))
+        return send<R, Async>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
+    return send<R, Async>(ctx, method, arguments...);
+  }
+
+  template <class R, bool Async, class... A>
+  returns<R, Async> send(const context& ctx, std::string_view method, const A&... arguments) {
     if constexpr (Async)
       return static_cast<Derived&>(*this).template start<R>(ctx, method, arguments...);
     else
@@ -6729,6 +6932,14 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
                           report(outcome);
                         })
                   : std::move(done);
+    }
+    // Two stop tokens joined (a call made in a handler, with one of its own) stay joined until the
+    // call is done: the hook lives as long as the call.
+    if (const std::shared_ptr<const void>& keep = detail::context_access::keep(ctx)) [[unlikely]] {
+      detail::completion_hook keeping = [keep, report = std::move(hook)](const detail::call_outcome& outcome) {
+        if (report) report(outcome);
+      };
+      hook = std::move(keeping);
     }
     const context& sent = intercepted ? intercepted->ctx : ctx;
     schema_plan plan = schema_to_send<R, A...>(method);
@@ -7705,6 +7916,11 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   // fire, through the cancel frame). No server listed: errc::no_servers.
   template <class R, class... A>
   broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
+    // Made in a handler, it inherits as a call does (call_surface.hpp); its calls, on threads of
+    // their own, are given the merged context.
+    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
+      if (detail::context_access::inherits(ctx))
+        return broadcast<R>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
     auto listed = servers_.current_entries(ctx);
     if (!listed) return {listed.error(), {}};
     const std::vector<std::shared_ptr<entry>>& targets = listed.value();
@@ -15414,14 +15630,20 @@ struct server_request {
   std::uint64_t seq = 0;
   std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
   std::size_t metadata_size = 0;
-  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
-  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
+  std::size_t queued_bytes = 0;  // what argument holds, counted while it waits for a handler
+  // Made when the request is stored for handlers that take a std::stop_token (or a responder), and
+  // for any other on its first ask (call_context::stop_token(), a call its handler makes:
+  // request_ledger::stop_token_of). Since that may happen on the handler's thread at any moment,
+  // everyone but the handler's own thread before it calls the handler reads it under the ledger's
+  // lock; it is set (emplace, reset) only under that lock.
+  std::optional<std::stop_source> stop;
   // The exactly-once rule: claim() moves it from running to answered with acq_rel, so that the
   // winner sees the request as it was registered and a loser's acquire load sees the claim.
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  clock::time_point timer_deadline{};                // when the timer fires, if set: the handler's deadline
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
@@ -15546,8 +15768,8 @@ class request_ledger {
     request.caller_deadline = caller_deadline;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.config.scheduler()->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
-                                          on_deadline, &request);
+    request.timer_deadline = handle_first ? *handle_deadline : *caller_deadline;
+    context_.config.scheduler()->schedule(request.timer, request.timer_deadline, on_deadline, &request);
   }
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
@@ -15589,14 +15811,42 @@ class request_ledger {
   }
 
   // The stop sources of every request registered now, for asking their handlers to stop with no
-  // lock held (stop callbacks run inline in request_stop()).
-  std::vector<std::stop_source> stop_sources() const {
+  // lock held (stop callbacks run inline in request_stop()). From then on a stop token asked for
+  // (stop_token_of) is fired at once.
+  std::vector<std::stop_source> stop_sources() {
     std::vector<std::stop_source> sources;
     std::lock_guard lock(mutex_);
+    handlers_stopped_ = true;
     inflight_.for_each([&](std::uint64_t, server_request* request) {
       if (request->stop) sources.push_back(*request->stop);
     });
     return sources;
+  }
+
+  // The request's stop token, its source made if it has none yet. One made after the request was
+  // answered (by its deadline, a cancel, an abort) or after its connection's handlers were told to
+  // stop is fired at once, since whoever did that found no source to fire.
+  std::stop_token stop_token_of(server_request& request) {
+    std::optional<std::stop_source> late;
+    std::stop_token token;
+    {
+      std::lock_guard lock(mutex_);
+      if (!request.stop) {
+        request.stop.emplace();
+        if (handlers_stopped_ || request.state.load(std::memory_order_acquire) != server_request::running)
+          late = request.stop;
+      }
+      token = request.stop->get_token();
+    }
+    if (late) late->request_stop();  // no lock held: its callbacks run here
+    return token;
+  }
+
+  // The request's stop source, if it has one, for whoever claimed it (a copy: the request may be
+  // finished once the lock is released).
+  std::optional<std::stop_source> stop_source_of(const server_request& request) const {
+    std::lock_guard lock(mutex_);
+    return request.stop;
   }
 
   std::size_t size() const {
@@ -15749,6 +15999,7 @@ class request_ledger {
   // without it (release_queued); relaxed, as a counter checked against a limit.
   std::atomic<std::size_t> queued_bytes_{0};
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests
+  bool handlers_stopped_ = false;                       // guarded by mutex_: stop_sources() ran
 };
 
 }  // namespace detail
@@ -17996,6 +18247,8 @@ class server_connection final : public wire_session<server_connection>,
       request->handler_began = true;
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
+      // The calls the handler (or an interceptor's `before`) makes on this thread inherit its context.
+      const current_call_scope current(context);
       invoke_outcome outcome;
       if (!self.observer_.refused_before(context, outcome)) {
         const deferred_target later{request, &respond_deferred, &release_deferred, {}};
@@ -18100,10 +18353,41 @@ class server_connection final : public wire_session<server_connection>,
     return true;
   }
 
-  // What a handler and the interceptors see of a registered request.
-  call_context context_of(const server_request& request) const noexcept {
-    return call_context(
-        {request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of, &identity()});
+  // What a handler and the interceptors see of a registered request. Its handler's deadline is the
+  // one its timer is set for: two loads, no clock read.
+  call_context context_of(server_request& request) const noexcept {
+    std::optional<clock::time_point> handler_deadline;
+    if (request.timer_limit != server_request::limit::none) handler_deadline = request.timer_deadline;
+    // What a call_context asks of its request, while its handler runs (so the request is
+    // registered, and holds its connection).
+    static constexpr call_origin origin{&stop_token_of, &downstream_of};
+    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of,
+                         &identity(), handler_deadline, &request, &origin});
+  }
+  static std::stop_token stop_token_of(void* raw) {
+    auto& request = *static_cast<server_request*>(raw);
+    return request.connection->ledger_.stop_token_of(request);
+  }
+  // context::from(): the handler's deadline less the reserve for its reply (a fraction of its
+  // budget, capped: server_timeouts::downstream_reserve), its stop token, the metadata propagated.
+  static context downstream_of(void* raw, const call_context& handler) {
+    auto& request = *static_cast<server_request*>(raw);
+    server_connection& self = *request.connection;
+    const server_options& options = self.context_.config.options();
+    context out = context{}.with_stop_token(self.ledger_.stop_token_of(request));
+    if (const auto& deadline = handler.handler_deadline()) {
+      const auto budget = std::chrono::duration<double, std::nano>(*deadline - request.read_at);
+      const auto fraction = std::chrono::duration<double, std::nano>(
+          std::clamp(options.timeouts.downstream_reserve, 0.0, 1.0) * budget.count());
+      const auto cap = std::chrono::duration<double, std::nano>(
+          std::max(options.timeouts.downstream_reserve_max, std::chrono::nanoseconds::zero()));
+      const auto reserve =
+          std::chrono::duration_cast<clock::duration>(std::max(std::min(fraction, cap), decltype(fraction){}));
+      out = out.with_deadline(*deadline - std::min(reserve, deadline->time_since_epoch()));
+    }
+    for (const std::string& key : options.propagated_metadata)
+      if (auto value = handler.metadata(key)) out = out.with_metadata(key, std::string(*value));
+    return context_access::settle(std::move(out));
   }
   static std::string_view peer_of(const void* self) noexcept {
     return static_cast<const server_connection*>(self)->peer_;
@@ -18140,8 +18424,15 @@ class server_connection final : public wire_session<server_connection>,
       if (frame.header.budget_us > 0)
         deadline = saturating_deadline(
             clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
-      return call_context({frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{},
-                           this, &peer_of, &identity()});
+      call_context::parts parts;  // never registered: no handler's deadline, no stop token
+      parts.method = frame.text;
+      parts.deadline = deadline;
+      parts.connection_id = id_;
+      if (metadata_valid) parts.metadata = frame.metadata;
+      parts.peer_owner = this;
+      parts.peer_of = &peer_of;
+      parts.identity = &identity();
+      return call_context(parts);
     });
   }
 
@@ -18239,7 +18530,8 @@ class server_connection final : public wire_session<server_connection>,
     if (!claim(request)) return;
     observer_.answered(request, static_cast<std::uint8_t>(code), message);
     const std::shared_ptr<server_connection> keep = shared_from_this();
-    std::optional<std::stop_source> stop = request.stop;
+    // Under the lock: the handler may be making its stop source now (request_ledger::stop_token_of).
+    std::optional<std::stop_source> stop = ledger_.stop_source_of(request);
     answer_now(request.seq, code, message);
     if (stop) stop->request_stop();
   }

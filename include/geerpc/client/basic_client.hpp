@@ -184,6 +184,14 @@ class basic_client : public call_surface<basic_client<Transport, Codec>, Transpo
                         })
                   : std::move(done);
     }
+    // Two stop tokens joined (a call made in a handler, with one of its own) stay joined until the
+    // call is done: the hook lives as long as the call.
+    if (const std::shared_ptr<const void>& keep = detail::context_access::keep(ctx)) [[unlikely]] {
+      detail::completion_hook keeping = [keep, report = std::move(hook)](const detail::call_outcome& outcome) {
+        if (report) report(outcome);
+      };
+      hook = std::move(keeping);
+    }
     const context& sent = intercepted ? intercepted->ctx : ctx;
     schema_plan plan = schema_to_send<R, A...>(method);
     auto& frame = detail::frame_scratch<detail::client_request_tag>();

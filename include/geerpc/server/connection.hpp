@@ -35,9 +35,11 @@
 
 #include "../call_context.hpp"
 #include "../config.hpp"
+#include "../context.hpp"
 #include "../debug_page_policy.hpp"
 #include "../detail/assert.hpp"
 #include "../detail/chrono.hpp"
+#include "../detail/current_call.hpp"
 #include "../detail/deadline.hpp"
 #include "../detail/duration_text.hpp"
 #include "../detail/scratch.hpp"
@@ -157,6 +159,8 @@ class server_connection final : public wire_session<server_connection>,
       request->handler_began = true;
       const std::stop_token token = request->stop ? request->stop->get_token() : std::stop_token{};
       const call_context context = self.context_of(*request);
+      // The calls the handler (or an interceptor's `before`) makes on this thread inherit its context.
+      const current_call_scope current(context);
       invoke_outcome outcome;
       if (!self.observer_.refused_before(context, outcome)) {
         const deferred_target later{request, &respond_deferred, &release_deferred, {}};
@@ -261,10 +265,41 @@ class server_connection final : public wire_session<server_connection>,
     return true;
   }
 
-  // What a handler and the interceptors see of a registered request.
-  call_context context_of(const server_request& request) const noexcept {
-    return call_context(
-        {request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of, &identity()});
+  // What a handler and the interceptors see of a registered request. Its handler's deadline is the
+  // one its timer is set for: two loads, no clock read.
+  call_context context_of(server_request& request) const noexcept {
+    std::optional<clock::time_point> handler_deadline;
+    if (request.timer_limit != server_request::limit::none) handler_deadline = request.timer_deadline;
+    // What a call_context asks of its request, while its handler runs (so the request is
+    // registered, and holds its connection).
+    static constexpr call_origin origin{&stop_token_of, &downstream_of};
+    return call_context({request.handler->name, request.caller_deadline, id_, request.metadata(), this, &peer_of,
+                         &identity(), handler_deadline, &request, &origin});
+  }
+  static std::stop_token stop_token_of(void* raw) {
+    auto& request = *static_cast<server_request*>(raw);
+    return request.connection->ledger_.stop_token_of(request);
+  }
+  // context::from(): the handler's deadline less the reserve for its reply (a fraction of its
+  // budget, capped: server_timeouts::downstream_reserve), its stop token, the metadata propagated.
+  static context downstream_of(void* raw, const call_context& handler) {
+    auto& request = *static_cast<server_request*>(raw);
+    server_connection& self = *request.connection;
+    const server_options& options = self.context_.config.options();
+    context out = context{}.with_stop_token(self.ledger_.stop_token_of(request));
+    if (const auto& deadline = handler.handler_deadline()) {
+      const auto budget = std::chrono::duration<double, std::nano>(*deadline - request.read_at);
+      const auto fraction = std::chrono::duration<double, std::nano>(
+          std::clamp(options.timeouts.downstream_reserve, 0.0, 1.0) * budget.count());
+      const auto cap = std::chrono::duration<double, std::nano>(
+          std::max(options.timeouts.downstream_reserve_max, std::chrono::nanoseconds::zero()));
+      const auto reserve =
+          std::chrono::duration_cast<clock::duration>(std::max(std::min(fraction, cap), decltype(fraction){}));
+      out = out.with_deadline(*deadline - std::min(reserve, deadline->time_since_epoch()));
+    }
+    for (const std::string& key : options.propagated_metadata)
+      if (auto value = handler.metadata(key)) out = out.with_metadata(key, std::string(*value));
+    return context_access::settle(std::move(out));
   }
   static std::string_view peer_of(const void* self) noexcept {
     return static_cast<const server_connection*>(self)->peer_;
@@ -301,8 +336,15 @@ class server_connection final : public wire_session<server_connection>,
       if (frame.header.budget_us > 0)
         deadline = saturating_deadline(
             clock::now(), std::chrono::microseconds(std::min(frame.header.budget_us, request_ledger::max_budget_us)));
-      return call_context({frame.text, deadline, id_, metadata_valid ? frame.metadata : std::span<const std::byte>{},
-                           this, &peer_of, &identity()});
+      call_context::parts parts;  // never registered: no handler's deadline, no stop token
+      parts.method = frame.text;
+      parts.deadline = deadline;
+      parts.connection_id = id_;
+      if (metadata_valid) parts.metadata = frame.metadata;
+      parts.peer_owner = this;
+      parts.peer_of = &peer_of;
+      parts.identity = &identity();
+      return call_context(parts);
     });
   }
 
@@ -400,7 +442,8 @@ class server_connection final : public wire_session<server_connection>,
     if (!claim(request)) return;
     observer_.answered(request, static_cast<std::uint8_t>(code), message);
     const std::shared_ptr<server_connection> keep = shared_from_this();
-    std::optional<std::stop_source> stop = request.stop;
+    // Under the lock: the handler may be making its stop source now (request_ledger::stop_token_of).
+    std::optional<std::stop_source> stop = ledger_.stop_source_of(request);
     answer_now(request.seq, code, message);
     if (stop) stop->request_stop();
   }

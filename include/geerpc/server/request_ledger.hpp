@@ -51,14 +51,20 @@ struct server_request {
   std::uint64_t seq = 0;
   std::vector<std::byte> argument;  // the metadata block (metadata_size bytes), then the arguments
   std::size_t metadata_size = 0;
-  std::size_t queued_bytes = 0;          // what argument holds, counted while it waits for a handler
-  std::optional<std::stop_source> stop;  // only for handlers that take a std::stop_token
+  std::size_t queued_bytes = 0;  // what argument holds, counted while it waits for a handler
+  // Made when the request is stored for handlers that take a std::stop_token (or a responder), and
+  // for any other on its first ask (call_context::stop_token(), a call its handler makes:
+  // request_ledger::stop_token_of). Since that may happen on the handler's thread at any moment,
+  // everyone but the handler's own thread before it calls the handler reads it under the ledger's
+  // lock; it is set (emplace, reset) only under that lock.
+  std::optional<std::stop_source> stop;
   // The exactly-once rule: claim() moves it from running to answered with acq_rel, so that the
   // winner sees the request as it was registered and a loser's acquire load sees the claim.
   std::atomic<std::uint8_t> state{running};
   enum class limit : std::uint8_t { none, handle_timeout, caller_deadline };
   deadline_scheduler::timer timer;
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
+  clock::time_point timer_deadline{};                // when the timer fires, if set: the handler's deadline
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
@@ -183,8 +189,8 @@ class request_ledger {
     request.caller_deadline = caller_deadline;
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
-    context_.config.scheduler()->schedule(request.timer, handle_first ? *handle_deadline : *caller_deadline,
-                                          on_deadline, &request);
+    request.timer_deadline = handle_first ? *handle_deadline : *caller_deadline;
+    context_.config.scheduler()->schedule(request.timer, request.timer_deadline, on_deadline, &request);
   }
   // Once this returns, no deadline callback of the request runs (finish() calls it first).
   void cancel_deadline(server_request& request) {
@@ -226,14 +232,42 @@ class request_ledger {
   }
 
   // The stop sources of every request registered now, for asking their handlers to stop with no
-  // lock held (stop callbacks run inline in request_stop()).
-  std::vector<std::stop_source> stop_sources() const {
+  // lock held (stop callbacks run inline in request_stop()). From then on a stop token asked for
+  // (stop_token_of) is fired at once.
+  std::vector<std::stop_source> stop_sources() {
     std::vector<std::stop_source> sources;
     std::lock_guard lock(mutex_);
+    handlers_stopped_ = true;
     inflight_.for_each([&](std::uint64_t, server_request* request) {
       if (request->stop) sources.push_back(*request->stop);
     });
     return sources;
+  }
+
+  // The request's stop token, its source made if it has none yet. One made after the request was
+  // answered (by its deadline, a cancel, an abort) or after its connection's handlers were told to
+  // stop is fired at once, since whoever did that found no source to fire.
+  std::stop_token stop_token_of(server_request& request) {
+    std::optional<std::stop_source> late;
+    std::stop_token token;
+    {
+      std::lock_guard lock(mutex_);
+      if (!request.stop) {
+        request.stop.emplace();
+        if (handlers_stopped_ || request.state.load(std::memory_order_acquire) != server_request::running)
+          late = request.stop;
+      }
+      token = request.stop->get_token();
+    }
+    if (late) late->request_stop();  // no lock held: its callbacks run here
+    return token;
+  }
+
+  // The request's stop source, if it has one, for whoever claimed it (a copy: the request may be
+  // finished once the lock is released).
+  std::optional<std::stop_source> stop_source_of(const server_request& request) const {
+    std::lock_guard lock(mutex_);
+    return request.stop;
   }
 
   std::size_t size() const {
@@ -386,6 +420,7 @@ class request_ledger {
   // without it (release_queued); relaxed, as a counter checked against a limit.
   std::atomic<std::size_t> queued_bytes_{0};
   std::vector<std::unique_ptr<server_request>> spare_;  // recycled requests
+  bool handlers_stopped_ = false;                       // guarded by mutex_: stop_sources() ran
 };
 
 }  // namespace detail

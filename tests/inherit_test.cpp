@@ -1,0 +1,482 @@
+// Inherited deadlines and cancellation (issue 30, point 1): a call a handler makes inherits the
+// handler's deadline less a reserve, its cancellation and the propagated metadata, on the
+// handler's thread without being told and elsewhere through context::from(); detached() opts out.
+// A chain of three servers in this process, A -> B -> C, over every transport.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+namespace inherit_test {
+
+using namespace std::chrono_literals;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+// What a hop's handler saw of its call.
+struct sighting {
+  std::optional<clock::time_point> handler_deadline;  // its own
+  std::optional<clock::time_point> passed_on;         // context::from(ctx).deadline()
+  std::optional<std::string> traceparent, secret;
+};
+
+// Blocks until `stop` fires, or the bound (which only catches a test that fails): whether it fired.
+bool wait_for(const std::stop_token& stop, std::chrono::milliseconds bound = 5s) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  return cv.wait_for(lock, stop, bound, [] { return false; }) || stop.stop_requested();
+}
+
+template <class Transport>
+inline constexpr bool supports_async = Transport::supports_async;
+
+// One hop of a chain: Relay calls the next hop's Relay (if any) and then waits for its own call's
+// stop token, made lazily (no handler here takes a std::stop_token).
+template <class Transport>
+struct hop {
+  std::optional<geerpc::basic_client<Transport>> next;
+  std::optional<geerpc::context> nested;  // the context Relay's nested call is given, when set
+  bool nested_async = false;              // Relay's nested call is an async_call (threaded only)
+  test::counter started, stopped, ended;  // Relay began, saw its stop token fire, returned
+  std::atomic<int> live{0};               // Relay calls running now
+  std::mutex mutex;
+  std::vector<sighting> seen;
+  std::optional<int> nested_code;  // the error code of the last nested call
+  // Read once Relay has ended (ended counts it), under the lock it was written under.
+  std::optional<int> last_nested_code() {
+    std::lock_guard lock(mutex);
+    return nested_code;
+  }
+
+  int relay(int x, const geerpc::call_context& ctx) {
+    ++live;
+    started.add();
+    note(ctx);
+    if (next) {
+      const int code = nested_call(x);
+      std::lock_guard lock(mutex);
+      nested_code = code;
+    }
+    if (wait_for(ctx.stop_token())) stopped.add();
+    --live;
+    ended.add();
+    return x;
+  }
+  int nested_call(int x) {
+    if constexpr (supports_async<Transport>) {
+      if (nested_async) {
+        auto future = next->template async_call<int>(nested.value_or(geerpc::context{}), "Hop.Relay", x);
+        auto r = future.try_get();
+        return r ? 0 : r.code().value();
+      }
+    }
+    auto r =
+        nested ? next->template try_call<int>(*nested, "Hop.Relay", x) : next->template try_call<int>("Hop.Relay", x);
+    return r ? 0 : r.code().value();
+  }
+  // Waits for the test's word, then asks for its stop token for the first time: whether it had fired.
+  test::event release;
+  std::atomic<int> late_fired{-1};
+  int late(const geerpc::call_context& ctx) {
+    started.add();
+    (void)release.wait();
+    late_fired = ctx.stop_token().stop_requested() ? 1 : 0;
+    ended.add();
+    return 1;
+  }
+  // Answers at once with what it saw.
+  int probe(const geerpc::call_context& ctx) {
+    note(ctx);
+    return 1;
+  }
+  void note(const geerpc::call_context& ctx) {
+    sighting s{ctx.handler_deadline(), geerpc::context::from(ctx).deadline(), {}, {}};
+    if (auto v = ctx.metadata("traceparent")) s.traceparent = std::string(*v);
+    if (auto v = ctx.metadata("secret")) s.secret = std::string(*v);
+    std::lock_guard lock(mutex);
+    seen.push_back(std::move(s));
+  }
+  sighting last() {
+    std::lock_guard lock(mutex);
+    return seen.empty() ? sighting{} : seen.back();
+  }
+};
+
+template <class Transport>
+using HopApi =
+    geerpc::service<"Hop", geerpc::method<"Relay", &hop<Transport>::relay>,
+                    geerpc::method<"Probe", &hop<Transport>::probe>, geerpc::method<"Late", &hop<Transport>::late>>;
+
+// A hop served on loopback.
+template <class Transport>
+struct hop_server {
+  hop<Transport> handlers;
+  geerpc::basic_server<Transport> server;
+  std::string address;
+  explicit hop_server(geerpc::server_options opts = {}) : server(test::with_test_io_threads(std::move(opts))) {
+    server.template add<HopApi<Transport>>(handlers);
+    address = server.listen("127.0.0.1:0");
+  }
+};
+
+// A -> B -> C, each calling the next over its own connection.
+template <class Transport>
+struct chain {
+  hop_server<Transport> a, b, c;
+  chain() {
+    b.handlers.next.emplace(geerpc::dial<Transport>(c.address));
+    a.handlers.next.emplace(geerpc::dial<Transport>(b.address));
+  }
+  bool all_ended(int count) {
+    return a.handlers.ended.wait_for_at_least(count) && b.handlers.ended.wait_for_at_least(count) &&
+           c.handlers.ended.wait_for_at_least(count);
+  }
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("a caller's deadline reaches the third hop, which is told before it, and every hop ends",
+                   "[inherit]", GEERPC_TRANSPORTS) {
+  chain<TestType> hops;
+  auto client = geerpc::dial<TestType>(hops.a.address);
+  const auto deadline = clock::now() + 300ms;
+  auto r = client.template try_call<int>(geerpc::with_deadline(deadline), "Hop.Relay", 7);
+  CHECK(r.code() == geerpc::errc::deadline_exceeded);
+  // Every hop's handler sees its stop token fire and returns; none waits for the 5 s bound.
+  REQUIRE(hops.all_ended(1));
+  CHECK(hops.a.handlers.stopped.value() == 1);
+  CHECK(hops.b.handlers.stopped.value() == 1);
+  CHECK(hops.c.handlers.stopped.value() == 1);
+  CHECK(hops.a.handlers.live + hops.b.handlers.live + hops.c.handlers.live == 0);
+  CHECK(clock::now() < deadline + 4s);
+  // Each hop passes on its deadline less its reserve: 1% of a budget near 300 ms, capped at 1 ms.
+  for (hop<TestType>* h : {&hops.a.handlers, &hops.b.handlers}) {
+    const sighting s = h->last();
+    REQUIRE(s.handler_deadline);
+    REQUIRE(s.passed_on);
+    CHECK(*s.handler_deadline - *s.passed_on == 1ms);
+  }
+  // The next hop's deadline is the one passed on, measured again from when its request was read
+  // (later by the time the request took to arrive: no bound on that here, on a loaded machine).
+  const sighting c = hops.c.handlers.last();
+  REQUIRE(c.handler_deadline);
+  CHECK(*c.handler_deadline < deadline + 1s);
+}
+
+TEMPLATE_TEST_CASE("a caller that cancels through its stop token stops every hop", "[inherit]",
+                   GEERPC_ASYNC_TRANSPORTS) {
+  chain<TestType> hops;
+  auto client = geerpc::dial<TestType>(hops.a.address);
+  std::stop_source cancel;
+  std::jthread canceler([&] {
+    if (hops.c.handlers.started.wait_for_at_least(1)) cancel.request_stop();
+  });
+  auto r = client.template try_call<int>(geerpc::with_stop_token(cancel.get_token()), "Hop.Relay", 7);
+  CHECK(r.code() == geerpc::errc::canceled);
+  REQUIRE(hops.all_ended(1));
+  CHECK(hops.c.handlers.stopped.value() == 1);
+  CHECK(hops.b.handlers.stopped.value() == 1);
+  CHECK(hops.a.handlers.stopped.value() == 1);
+  // No deadline anywhere: none was given.
+  CHECK_FALSE(hops.c.handlers.last().handler_deadline);
+}
+
+// The cancellation of a call across hops reaches a handler on the threaded server only: the
+// blocking server reads a cancel frame between handlers (docs/protocol.md, 4.7), so there a nested
+// call ends by its inherited deadline. The tests that cancel run over the threaded transports.
+
+TEMPLATE_TEST_CASE("a handler's nested call is canceled by its handle timeout", "[inherit]", GEERPC_TRANSPORTS) {
+  hop_server<TestType> c;
+  {
+    hop_server<TestType> b;
+    b.handlers.next.emplace(geerpc::dial<TestType>(c.address));
+    geerpc::options opts;
+    opts.timeouts.handle = 100ms;
+    auto client = geerpc::dial<TestType>(b.address, opts);
+    auto r = client.template try_call<int>("Hop.Relay", 1);
+    CHECK(r.code() == geerpc::errc::handle_timeout);
+    REQUIRE(c.handlers.ended.wait_for_at_least(1));
+    CHECK(c.handlers.stopped.value() == 1);
+    REQUIRE(b.handlers.ended.wait_for_at_least(1));
+    const sighting seen = c.handlers.last();
+    CHECK(seen.handler_deadline);  // the handle timeout, passed on as a deadline
+  }
+}
+
+TEMPLATE_TEST_CASE("a handler's nested call is canceled by its server's stop", "[inherit]", GEERPC_ASYNC_TRANSPORTS) {
+  hop_server<TestType> c;
+  {
+    auto b = std::make_unique<hop_server<TestType>>();
+    b->handlers.next.emplace(geerpc::dial<TestType>(c.address));
+    auto client = geerpc::dial<TestType>(b->address);
+    std::jthread caller([&] { (void)client.template try_call<int>("Hop.Relay", 1); });
+    REQUIRE(c.handlers.started.wait_for_at_least(1));
+    b->server.stop();  // returns once B's handler has
+    REQUIRE(c.handlers.ended.wait_for_at_least(1));
+    CHECK(c.handlers.stopped.value() == 1);
+  }
+}
+
+TEMPLATE_TEST_CASE("a nested call's own deadline is kept when shorter, cut when longer, and detached escapes both",
+                   "[inherit]", GEERPC_ASYNC_TRANSPORTS) {
+  hop_server<TestType> b, c;
+  b.handlers.next.emplace(geerpc::dial<TestType>(c.address));
+  auto client = geerpc::dial<TestType>(b.address);
+  std::stop_source cancel;  // ends B's handler once its nested call is done
+  std::jthread canceler([&] {
+    if (c.handlers.ended.wait_for_at_least(1)) cancel.request_stop();
+  });
+  const auto caller = geerpc::with_timeout(2s).with_stop_token(cancel.get_token());
+  SECTION("shorter") {
+    b.handlers.nested = geerpc::with_timeout(50ms);
+    (void)client.template try_call<int>(caller, "Hop.Relay", 1);
+    const sighting seen = c.handlers.last();
+    REQUIRE(seen.handler_deadline);
+    CHECK(*seen.handler_deadline < clock::now() + 1s);  // its 50 ms, not the 2 s
+    REQUIRE(b.handlers.ended.wait_for_at_least(1));
+    CHECK(b.handlers.last_nested_code() == static_cast<int>(geerpc::errc::deadline_exceeded));
+    CHECK(c.handlers.stopped.value() == 1);
+  }
+  SECTION("longer") {
+    b.handlers.nested = geerpc::with_timeout(1h);
+    std::jthread stopper([&] {
+      if (c.handlers.started.wait_for_at_least(1)) cancel.request_stop();
+    });
+    (void)client.template try_call<int>(caller, "Hop.Relay", 1);
+    REQUIRE(c.handlers.ended.wait_for_at_least(1));
+    const sighting seen = c.handlers.last();
+    REQUIRE(seen.handler_deadline);
+    CHECK(*seen.handler_deadline < clock::now() + 1min);  // cut to B's 2 s, not its hour
+    CHECK(c.handlers.stopped.value() == 1);               // and canceled with B's call
+  }
+  SECTION("its own stop token, joined with the handler's, in an async call") {
+    std::stop_source own;  // never fired: B's call's cancellation must still reach C
+    b.handlers.nested = geerpc::with_stop_token(own.get_token());
+    b.handlers.nested_async = true;
+    std::jthread stopper([&] {
+      if (c.handlers.started.wait_for_at_least(1)) cancel.request_stop();
+    });
+    (void)client.template try_call<int>(caller, "Hop.Relay", 1);
+    REQUIRE(c.handlers.ended.wait_for_at_least(1));
+    CHECK(c.handlers.stopped.value() == 1);
+    REQUIRE(b.handlers.ended.wait_for_at_least(1));
+    CHECK(b.handlers.last_nested_code() == static_cast<int>(geerpc::errc::canceled));
+  }
+  SECTION("detached") {
+    b.handlers.nested = geerpc::detached().with_metadata("k", "v");
+    std::jthread stopper([&] {
+      if (c.handlers.started.wait_for_at_least(1)) cancel.request_stop();
+    });
+    auto r = client.template try_call<int>(caller, "Hop.Relay", 1);
+    CHECK(r.code() == geerpc::errc::canceled);
+    // B's call was canceled; C's, detached, goes on, with no deadline, until its server stops.
+    CHECK_FALSE(c.handlers.stopped.wait_for_at_least(1, 200ms));
+    CHECK(c.handlers.live == 1);
+    CHECK_FALSE(c.handlers.last().handler_deadline);
+    CHECK(c.handlers.last().secret == std::nullopt);
+    c.server.stop();
+    REQUIRE(c.handlers.ended.wait_for_at_least(1));
+    REQUIRE(b.handlers.ended.wait_for_at_least(1));
+  }
+}
+
+TEMPLATE_TEST_CASE("context::from carries a handler's deadline, cancellation and metadata to another thread",
+                   "[inherit]", GEERPC_ASYNC_TRANSPORTS) {
+  struct Fan {
+    std::optional<geerpc::basic_client<TestType>> next;
+    std::jthread helper;
+    int fan(int x, const geerpc::call_context& ctx) {
+      std::optional<int> code;
+      std::thread([&, from = geerpc::context::from(ctx)] {
+        auto r = next->template try_call<int>(from, "Hop.Relay", x);
+        code = r ? 0 : r.code().value();
+      }).join();
+      return code.value_or(-1);
+    }
+    void later(int x, const geerpc::call_context& ctx, geerpc::responder<int> reply) {
+      helper = std::jthread([this, x, from = geerpc::context::from(ctx), reply = std::move(reply)]() mutable {
+        auto r = next->template try_call<int>(from, "Hop.Probe");
+        reply(r ? x : -1);
+      });
+    }
+  };
+  using FanApi = geerpc::service<"Fan", geerpc::method<"Fan", &Fan::fan>, geerpc::method<"Later", &Fan::later>>;
+  hop_server<TestType> c;
+  Fan fan;
+  fan.next.emplace(geerpc::dial<TestType>(c.address));
+  geerpc::basic_server<TestType> b(test::with_test_io_threads(geerpc::server_options{}));
+  b.template add<FanApi>(fan);
+  auto client = geerpc::dial<TestType>(b.listen("127.0.0.1:0"));
+  const auto caller = geerpc::with_timeout(2s).with_metadata("traceparent", "00-abc-def-01");
+  SECTION("on another thread while the handler waits") {
+    std::stop_source cancel;
+    std::jthread canceler([&] {
+      if (c.handlers.started.wait_for_at_least(1)) cancel.request_stop();
+    });
+    auto r = client.template try_call<int>(caller.with_stop_token(cancel.get_token()), "Fan.Fan", 3);
+    CHECK(r.code() == geerpc::errc::canceled);
+    REQUIRE(c.handlers.ended.wait_for_at_least(1));
+    CHECK(c.handlers.stopped.value() == 1);
+    CHECK(c.handlers.last().traceparent == "00-abc-def-01");
+    CHECK(c.handlers.last().handler_deadline);
+  }
+  SECTION("from a responder after the handler returned") {
+    CHECK(client.template call<int>(caller, "Fan.Later", 5) == 5);
+    const sighting seen = c.handlers.last();
+    CHECK(seen.traceparent == "00-abc-def-01");
+    REQUIRE(seen.handler_deadline);
+    CHECK(*seen.handler_deadline < clock::now() + 1min);
+  }
+}
+
+TEMPLATE_TEST_CASE("the propagated metadata reaches the next hop, other keys do not, and a nested call's own wins",
+                   "[inherit]", GEERPC_ASYNC_TRANSPORTS) {
+  hop_server<TestType> b, c;
+  b.handlers.next.emplace(geerpc::dial<TestType>(c.address));
+  auto client = geerpc::dial<TestType>(b.address);
+  std::stop_source cancel;
+  std::jthread canceler([&] {
+    if (c.handlers.ended.wait_for_at_least(1)) cancel.request_stop();
+  });
+  const auto caller = geerpc::with_stop_token(cancel.get_token())
+                          .with_metadata("traceparent", "00-caller-01")
+                          .with_metadata("secret", "s3cr3t");
+  b.handlers.nested = geerpc::with_timeout(10ms);  // C ends at once
+  SECTION("carried") {
+    (void)client.template try_call<int>(caller, "Hop.Relay", 1);
+    const sighting seen = c.handlers.last();
+    CHECK(seen.traceparent == "00-caller-01");
+    CHECK_FALSE(seen.secret);
+  }
+  SECTION("the nested call's own value") {
+    b.handlers.nested = b.handlers.nested->with_metadata("traceparent", "00-b-01");
+    (void)client.template try_call<int>(caller, "Hop.Relay", 1);
+    CHECK(c.handlers.last().traceparent == "00-b-01");
+  }
+}
+
+TEST_CASE("a balanced client's calls and broadcasts made in a handler inherit too", "[inherit]") {
+  struct Fanout {
+    geerpc::balanced_client* lb = nullptr;
+    int one(int, const geerpc::call_context&) { return lb->call<int>("Hop.Probe"); }
+    int all(int, const geerpc::call_context&) { return lb->broadcast<int>(geerpc::context{}, "Hop.Probe") ? 1 : -1; }
+  };
+  using FanoutApi = geerpc::service<"Fanout", geerpc::method<"One", &Fanout::one>, geerpc::method<"All", &Fanout::all>>;
+  hop_server<geerpc::threaded> c;
+  geerpc::balanced_client lb(std::make_shared<geerpc::static_discovery>(std::vector<std::string>{c.address}));
+  Fanout fanout{&lb};
+  geerpc::server b(test::with_test_io_threads(geerpc::server_options{}));
+  b.add<FanoutApi>(fanout);
+  auto client = geerpc::dial(b.listen("127.0.0.1:0"));
+  const auto caller = geerpc::with_timeout(2s).with_metadata("traceparent", "00-lb-01");
+  for (const char* method : {"Fanout.One", "Fanout.All"}) {
+    INFO(method);
+    CHECK(client.call<int>(caller, method, 1) == 1);
+    const sighting seen = c.handlers.last();
+    CHECK(seen.handler_deadline);
+    CHECK(seen.traceparent == "00-lb-01");
+  }
+}
+
+TEMPLATE_TEST_CASE("a call made outside any handler inherits nothing", "[inherit]", GEERPC_TRANSPORTS) {
+  hop_server<TestType> c;
+  auto client = geerpc::dial<TestType>(c.address);
+  CHECK(geerpc::detail::current_call == nullptr);
+  CHECK(client.template call<int>("Hop.Probe") == 1);
+  CHECK_FALSE(c.handlers.last().handler_deadline);
+  CHECK_FALSE(c.handlers.last().traceparent);
+}
+
+TEST_CASE("a handler's lazy stop token made against its deadline and a cancel frame always fires", "[inherit]") {
+  // The token is asked for at once, racing the caller's 1-3 ms deadline (the server's timer) or its
+  // cancel frame: made before either, after, or between, it must fire, and every handler return.
+  hop_server<geerpc::threaded> c;
+  auto client = geerpc::dial<geerpc::threaded>(c.address);
+  constexpr int rounds = 40;
+  for (int i = 0; i < rounds; ++i) {
+    std::stop_source cancel;
+    std::optional<std::jthread> canceler;
+    auto ctx = geerpc::with_stop_token(cancel.get_token());
+    if (i % 2 == 0) {
+      ctx = ctx.with_timeout(std::chrono::milliseconds(1 + i % 3));
+    } else {
+      const int before = c.handlers.started.value();
+      canceler.emplace([&c, &cancel, before] {
+        (void)c.handlers.started.wait_for_at_least(before + 1);
+        cancel.request_stop();
+      });
+    }
+    (void)client.template try_call<int>(ctx, "Hop.Relay", i);
+  }
+  // A call whose deadline passed before its handler started never ran it: count those that ran.
+  REQUIRE(test::eventually([&] { return c.handlers.ended.value() == c.handlers.started.value(); }));
+  CHECK(c.handlers.started.value() >= rounds / 2);
+  CHECK(c.handlers.stopped.value() == c.handlers.started.value());
+}
+
+TEMPLATE_TEST_CASE("a stop token first asked for after the call was answered has fired", "[inherit]",
+                   GEERPC_TRANSPORTS) {
+  hop_server<TestType> c;
+  geerpc::options opts;
+  opts.timeouts.handle = 20ms;
+  auto client = geerpc::dial<TestType>(c.address, opts);
+  // The handle timeout's answer reaches the caller after the server claimed the call and found no
+  // stop source to fire: the one made later must fire as it is made.
+  CHECK(client.template try_call<int>("Hop.Late").code() == geerpc::errc::handle_timeout);
+  c.handlers.release.set();
+  REQUIRE(c.handlers.ended.wait_for_at_least(1));
+  CHECK(c.handlers.late_fired == 1);
+}
+
+TEST_CASE("a call_context made by hand has no stop token and passes its deadline on", "[inherit]") {
+  const geerpc::call_context empty;
+  CHECK_FALSE(empty.stop_token().stop_possible());
+  CHECK_FALSE(empty.handler_deadline());
+  CHECK_FALSE(geerpc::context::from(empty).deadline());
+  const auto deadline = clock::now() + 1s;
+  geerpc::call_context::parts parts;
+  parts.method = "A.B";
+  parts.deadline = deadline;
+  const geerpc::call_context made(parts);
+  CHECK(geerpc::context::from(made).deadline() == deadline);
+}
+
+TEST_CASE("merging keeps the earlier deadline, joins two stop tokens, and adds only missing metadata", "[inherit]") {
+  using access = geerpc::detail::context_access;
+  std::stop_source mine, handlers;
+  const auto soon = clock::now() + 1s, later = soon + 1s;
+  const auto inherited = access::settle(geerpc::with_deadline(soon)
+                                            .with_stop_token(handlers.get_token())
+                                            .with_metadata("traceparent", "h")
+                                            .with_metadata("tracestate", "t"));
+  const auto given = geerpc::with_deadline(later).with_stop_token(mine.get_token()).with_metadata("traceparent", "g");
+  const geerpc::context merged = access::merge(given, inherited);
+  CHECK(merged.deadline() == soon);
+  CHECK_FALSE(access::inherits(merged));
+  CHECK(merged.metadata() ==
+        std::vector<std::pair<std::string, std::string>>{{"traceparent", "g"}, {"tracestate", "t"}});
+  CHECK_FALSE(merged.stop_token().stop_requested());
+  handlers.request_stop();
+  CHECK(merged.stop_token().stop_requested());
+  const geerpc::context other = access::merge(given, inherited);
+  mine.request_stop();
+  CHECK(other.stop_token().stop_requested());
+  // Detached: only the metadata.
+  const geerpc::context free = access::merge(geerpc::detached(), inherited);
+  CHECK_FALSE(free.deadline());
+  CHECK_FALSE(free.stop_token().stop_possible());
+  CHECK(free.metadata().size() == 2);
+}
+
+}  // namespace inherit_test
