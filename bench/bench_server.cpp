@@ -3,9 +3,11 @@
 //   geerpc_bench_server [--port N] [--transport threaded|plain|blocking] [--tuning NAME]
 //                       [--handler-threads N] [--max-handler-threads N] [--pool-growth-delay-us N]
 //                       [--io-threads N] [--no-statistics] [--tls-cert F --tls-key F [--tls-keep-buffers]]
-//                       [--codecs binary|binary,json]
+//                       [--codecs binary|binary,json] [--relay-to PORT]
 //   (--transport, --tuning, --codecs: variants.hpp; --no-statistics: server_options.observability.statistics = false;
 //   --tls-*: tls_flags.hpp; the others set the server_options of the same names)
+//   --relay-to PORT: the two-hop storm's middle server (relay.hpp), threaded and binary only: its
+//   Arith passes every call on to the geerpc_bench_server on 127.0.0.1:PORT.
 #include <unistd.h>
 
 #include <csignal>
@@ -16,23 +18,25 @@
 
 #include "arith.hpp"
 #include "harness.hpp"
+#include "relay.hpp"
 #include "tls_flags.hpp"
 #include "variants.hpp"
 
 namespace {
-template <class Transport, class Codec>
-int serve(int port, const geerpc::server_options& options) {
-  // Block the stop signals in every thread the server starts, so that sigwait below receives them.
+// Blocks the stop signals in every thread started after it (the server's), so that a sigwait on
+// them receives them.
+sigset_t block_stop_signals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
 
-  bench::Arith arith;
-  geerpc::basic_server<Transport, Codec> server(options);
-  server.template add<bench::ArithApi>(arith);
-  const std::string address = server.listen("127.0.0.1:" + std::to_string(port));
+// Prints the line bench/run.sh waits for, then serves until SIGTERM or SIGINT.
+template <class Server>
+int announce_and_wait(Server& server, const std::string& address, sigset_t& stop_signals) {
   // The pid lets bench/run.sh take the port from this process's own line and no other.
   std::printf("PORT %s address=%s pid=%ld\n", address.substr(address.rfind(':') + 1).c_str(), address.c_str(),
               static_cast<long>(getpid()));
@@ -41,6 +45,26 @@ int serve(int port, const geerpc::server_options& options) {
   sigwait(&stop_signals, &signal);
   server.stop();
   return 0;
+}
+
+template <class Transport, class Codec>
+int serve(int port, const geerpc::server_options& options) {
+  sigset_t stop_signals = block_stop_signals();
+  bench::Arith arith;
+  geerpc::basic_server<Transport, Codec> server(options);
+  server.template add<bench::ArithApi>(arith);
+  return announce_and_wait(server, server.listen("127.0.0.1:" + std::to_string(port)), stop_signals);
+}
+
+// The two-hop storm's middle server: passes its calls on to the server on `behind`, propagating
+// the storm caller's deadline key to it.
+int relay(int port, int behind, geerpc::server_options options) {
+  sigset_t stop_signals = block_stop_signals();
+  options.propagated_metadata.push_back(bench::caller_deadline_key);
+  bench::Relay relay("127.0.0.1:" + std::to_string(behind));
+  geerpc::server server(options);
+  server.add<bench::RelayApi>(relay);
+  return announce_and_wait(server, server.listen("127.0.0.1:" + std::to_string(port)), stop_signals);
 }
 }  // namespace
 
@@ -61,6 +85,8 @@ int main(int argc, char** argv) {
     options.threads.growth_delay = std::chrono::microseconds(std::atol(delay));
   options.observability.statistics = !bench::has_flag(argc, argv, "--no-statistics");
   options.session = bench::server_session(argc, argv);
+  if (const int behind = std::atoi(bench::flag(argc, argv, "--relay-to", "0")); behind > 0)
+    return relay(port, behind, options);
   return bench::with_server_codecs(bench::flag(argc, argv, "--codecs", "binary"), [&]<class Codec>() {
     return bench::with_transport(transport, tuning,
                                  [&]<class Transport>() { return serve<Transport, Codec>(port, options); });

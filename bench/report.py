@@ -149,7 +149,7 @@ def storms(raw: pathlib.Path, pins):
     10 runs), async p99 (goal: at most 1 ms), and the earliest timeout (never early: min >= 0)."""
     runs = collections.defaultdict(dict)  # (pin, round) -> run -> fields
     for line in raw.read_text().splitlines():
-        if m := STORM.match(line):
+        if (m := STORM.match(line)) and not m.group(1).endswith(TWO_HOPS):
             fields = dict(kv.split("=", 1) for kv in m.group(3).split())
             runs[(fields.get("pin", "?"), fields.get("round", "?"))][m.group(2)] = fields
     if not runs:
@@ -178,6 +178,49 @@ def storms(raw: pathlib.Path, pins):
         out.append(f"\nPIN={pin}: sync p99 within 2 ms of the floor in {sync_ok} of {n} runs (goal: 9 of 10); "
                    f"async p99 <= 1 ms in {async_ok} of {async_runs}; "
                    f"{'no timeout early and no wrong outcome' if never_early else 'SOME TIMEOUT EARLY OR WRONG'}")
+    return out
+
+
+TWO_HOPS = "-2hop"
+
+
+def hop_storms(raw: pathlib.Path):
+    """The two-hop storm (A -> B -> C, bench/relay.hpp) against the one-hop storm of the same round
+    and placement: p99 lateness at the caller (goal: within 2 ms of one hop's), and when C's
+    handlers were told against the caller's deadline (goal: p99 within 3 ms of it)."""
+    runs = collections.defaultdict(dict)  # (pin, round) -> (hops, run) -> fields
+    for line in raw.read_text().splitlines():
+        if (m := STORM.match(line)) and m.group(2) != "floor":
+            fields = dict(kv.split("=", 1) for kv in m.group(3).split())
+            hops = 2 if m.group(1).endswith(TWO_HOPS) else 1
+            runs[(fields.get("pin", "?"), fields.get("round", "?"))][(hops, m.group(2))] = fields
+    runs = {k: v for k, v in runs.items() if any(h == 2 for h, _ in v)}
+    if not runs:
+        return []
+    out = ["\n## Timeout storm across two hops (A → B → C; lateness at the caller, and C told, in µs)\n",
+           "| placement | run | call | 1 hop p99 | 2 hops p99 | 2 hops − 1 hop | C told p50, p99 (1 hop) | "
+           "C told p50, p99 (2 hops) |",
+           "|---|---|---|---|---|---|---|---|"]
+    ok = collections.defaultdict(lambda: [0, 0, 0])  # pin -> [rows, lateness within 2 ms, told within 3 ms]
+    for (pin, rnd), r in sorted(runs.items(), key=lambda kv: (kv[0][0] != "same", kv[0][0], int(kv[0][1]))):
+        for call in ("sync", "async"):
+            one, two = r.get((1, call)), r.get((2, call))
+            if not two:
+                continue
+            f = lambda d, k: float(d[k]) if d and k in d else None
+            gap = f(two, "p99_us") - f(one, "p99_us") if one else None
+            told = [f(two, "told_p50_us"), f(two, "told_p99_us")]
+            cell = lambda v: f"{v:,.0f}" if v is not None else "—"
+            o = ok[pin]
+            o[0] += 1
+            o[1] += 1 if gap is not None and gap <= 2000 else 0
+            o[2] += 1 if None not in told and max(abs(t) for t in told) <= 3000 else 0
+            out.append(f"| {pin} | {rnd} | {call} | {cell(f(one, 'p99_us'))} | {cell(f(two, 'p99_us'))} | {cell(gap)} | "
+                       f"{cell(f(one, 'told_p50_us'))}, {cell(f(one, 'told_p99_us'))} | "
+                       f"{cell(told[0])}, {cell(told[1])} |")
+    for pin, (rows, late_ok, told_ok) in ok.items():
+        out.append(f"\nPIN={pin}: two-hop p99 within 2 ms of one hop's in {late_ok} of {rows}; "
+                   f"C told within 3 ms of the caller's deadline (p50 and p99) in {told_ok} of {rows}")
     return out
 
 
@@ -267,6 +310,7 @@ def main() -> int:
         server = statistics.median(p[1] for p in pairs)
         lines.append(f"\nAllocations per call, {peer} {w}: client {client:.2f}, server {server:.2f} (goal <= 2 each)")
     lines += storms(raw, pins)
+    lines += hop_storms(raw)
     callgrind = out / "callgrind.txt"
     if callgrind.is_file():
         lines.append("\nInstructions per W1 call (callgrind, both sides on one CPU):")

@@ -367,6 +367,23 @@ if [[ " $PEERS " == *" geerpc "* ]]; then
         case "$line" in storm\ *) echo "$line round=$run pin=$pin" | tee -a "$raw" ;; esac
       done || true
       stop_server
+      # The same storm across two hops (relay.hpp): the caller (A) calls B, whose handler passes each
+      # call on to C with the deadline it inherits; each server fresh, C's handlers report when
+      # they were told against the caller's deadline.
+      echo "# two-hop storm $run pin=$pin" >&2
+      start_geerpc_server threaded "${prefix[@]}"
+      c_pid=$server_pid
+      server_args=(--relay-to "$port")
+      start_geerpc_server threaded "${prefix[@]}"
+      server_args=()
+      timeout "$CLIENT_TIMEOUT" "${prefix[@]}" "$bin/geerpc_bench_client" --transport threaded --port "$port" \
+        --workload storm --peer geerpc-threaded-2hop --server-pid "$server_pid" 2>>"$OUT/stderr.txt" |
+        while read -r line; do
+          case "$line" in storm\ *) echo "$line round=$run pin=$pin" | tee -a "$raw" ;; esac
+        done || true
+      stop_server
+      server_pid=$c_pid
+      stop_server
     done
   done
 fi

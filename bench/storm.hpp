@@ -8,6 +8,9 @@
 //   sync   1,000 caller threads, one synchronous call each (judged against the floor);
 //   async  1,000 asynchronous calls from one thread (judged against 1 ms).
 // Each prints one line: "storm <peer> <run> p50_us=… p99_us=… max_us=… min_us=… [...]".
+// Two hops (bench/relay.hpp, bench/run.sh): the same storm through a middle server that passes each
+// call on with the deadline it inherits; the slow handler says when it was told against the
+// caller's deadline, which the caller sends as metadata (told_p50_us, told_p99_us).
 #pragma once
 
 #include <algorithm>
@@ -79,13 +82,23 @@ std::string fast_calls_after(Client& client) {
   return " fast_after=" + std::to_string(ok) + "/100";
 }
 
-// How many handlers were told to stop since the last ask. (When, against the caller's deadline,
-// needs the deadline in the handler: a call context, which handlers do not have yet.) A request
-// whose deadline passed while it waited for a thread is answered without running: no stop.
+// How many handlers were told to stop since the last ask, and when against their caller's
+// deadline (told_p50_us, told_p99_us: negative is before it; one or two hops away, the handler's
+// own deadline is its caller's less each hop's reserve). A request whose deadline passed while it
+// waited for a thread is answered without running: no stop.
 template <class Client>
 std::string stop_count(Client& client) {
   const auto stops = client.template call<std::vector<std::int64_t>>("Arith.Stops", std::uint8_t{0});
-  return " handlers_stopped=" + std::to_string(stops.size());
+  auto told = client.template call<std::vector<std::int64_t>>("Arith.Told", std::uint8_t{0});
+  char when[96];
+  std::snprintf(when, sizeof when, " told_p50_us=%.1f told_p99_us=%.1f", percentile_us(told, 0.50),
+                percentile_us(told, 0.99));
+  return " handlers_stopped=" + std::to_string(stops.size()) + when;
+}
+
+// A storm call's context: its deadline, and the same deadline as metadata for the slow handler.
+inline geerpc::context storm_context(storm_clock::time_point deadline) {
+  return geerpc::with_deadline(deadline).with_metadata(caller_deadline_key, deadline_text(deadline));
 }
 
 inline std::string server_state(int pid) {
@@ -108,7 +121,7 @@ lateness storm_sync(Client& client, int server_pid, std::string& extra) {
       threads.emplace_back([&, i] {
         std::this_thread::sleep_until(start);
         const auto deadline = storm_clock::now() + storm_deadline;
-        auto r = client.template try_call<std::int32_t>(geerpc::with_deadline(deadline), "Arith.Slow", SumArgs{i, 0});
+        auto r = client.template try_call<std::int32_t>(storm_context(deadline), "Arith.Slow", SumArgs{i, 0});
         out.ns[static_cast<std::size_t>(i)] = late_ns(deadline);
         if (r.code() != geerpc::errc::deadline_exceeded) errors.fetch_add(1);
       });
@@ -135,7 +148,7 @@ lateness storm_async(Client& client, std::string& extra) {
   for (int i = 0; i < storm_calls; ++i) {
     deadlines.push_back(storm_clock::now() + storm_deadline);
     calls.push_back(
-        client.template async_call<std::int32_t>(geerpc::with_deadline(deadlines.back()), "Arith.Slow", SumArgs{i, 0}));
+        client.template async_call<std::int32_t>(storm_context(deadlines.back()), "Arith.Slow", SumArgs{i, 0}));
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
     calls[i].wait();
