@@ -92,6 +92,7 @@ class server_connection final : public wire_session<server_connection>,
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
     v.identity = &identity();
+    v.web = web();
     return v;
   }
 
@@ -255,7 +256,7 @@ class server_connection final : public wire_session<server_connection>,
     }
     wire::finish_frame(frame, 0);
     if (!claim(request)) return false;
-    observer_.answered(request, outcome.status, outcome.message);
+    observer_.answered(request, outcome.status, outcome.message, frame.size());
     // With interceptors, finish() runs their `after` next: a held reply would wait for it.
     send(frame, hold && !observer_.intercepted());
     return true;

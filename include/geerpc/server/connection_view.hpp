@@ -28,6 +28,8 @@ struct connection_view {
   std::size_t pending_output = 0;  // memory held for replies not sent yet
   // What its stream layer proved of the peer (TLS): the connection's own, read under the registry's lock.
   const net::peer_identity* identity = nullptr;
+  // An HTTP request for a page (the debug page, /metrics), not an RPC connection: counted apart.
+  bool web = false;
 };
 
 // A connection listed in server_context::connections. Its two calls are the debug page's, made

@@ -52,6 +52,15 @@ inline std::string not_run_text(const debug_snapshot::method_row& m) {
   return text.empty() ? std::string("none") : text;
 }
 
+// "812 B, p99 <= 1024 B" (the bound from GET /metrics' buckets; "> 16777216 B" past the last), or "-".
+inline std::string sizes_text(const debug_snapshot::size_summary& s) {
+  if (s.count == 0) return "-";
+  return std::to_string(s.mean) + " B, p99 " +
+         (s.p99_at_most != 0 ? "<= " + std::to_string(s.p99_at_most)
+                             : "> " + std::to_string(size_bounds_bytes.back())) +
+         " B";
+}
+
 inline void append_html_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
   const auto latency = [&](std::uint64_t ns) {
     return m.latency.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
@@ -73,6 +82,15 @@ inline void append_html_method(std::string& out, const debug_snapshot::method_ro
     append_html_cell(out, m.name, "p50", latency(m.latency.p50_ns));
     append_html_cell(out, m.name, "p99", latency(m.latency.p99_ns));
     append_html_cell(out, m.name, "max", latency(m.latency.max_ns));
+    const auto of = [](const latency_summary& l, std::uint64_t ns) {
+      return l.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
+    };
+    append_html_cell(out, m.name, "ok_p50", of(m.ok_latency, m.ok_latency.p50_ns));
+    append_html_cell(out, m.name, "ok_p99", of(m.ok_latency, m.ok_latency.p99_ns));
+    append_html_cell(out, m.name, "failed_p50", of(m.failed_latency, m.failed_latency.p50_ns));
+    append_html_cell(out, m.name, "failed_p99", of(m.failed_latency, m.failed_latency.p99_ns));
+    append_html_cell(out, m.name, "request_bytes", sizes_text(m.request_bytes));
+    append_html_cell(out, m.name, "response_bytes", sizes_text(m.response_bytes));
   }
   out += "</tr>\n";
 }
@@ -84,14 +102,17 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   if (s.statistics)
     out +=
         "<th>calls</th><th>ok</th><th>errors</th><th>not run</th><th>in flight</th><th>oldest in flight</th>"
-        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
+        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th><th>ok p50</th><th>ok p99</th>"
+        "<th>failed p50</th><th>failed p99</th><th>request bytes: mean, p99</th><th>reply bytes: mean, p99</th>";
   out += "</tr>\n";
   for (const auto& m : s.methods) append_html_method(out, m, s.statistics);
   out += "</table>\n";
   if (!s.statistics) return;
   out +=
       "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-      "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+      "p50 and p99 are within 12.5%, of every call, of successes (ok) and of failures apart. Sizes: since the server "
+      "began, a request's metadata and arguments and a reply frame a handler's answer made; their p99 is a bound of "
+      "GET /metrics' buckets.</p>\n<p>Calls for names this server does not serve: ";
   out += "<span id=\"unrouted\">";
   out += page_errors_text(s.unrouted);
   out += "</span></p>\n";

@@ -35,6 +35,32 @@ struct debug_snapshot {
     std::string_view code;  // errc's name
     std::uint64_t count = 0;
   };
+  // Sizes counted in a histogram: how many, their mean, and the bound under which 99% were (the
+  // histogram's, so coarse: powers of 4; 0 past the last bound).
+  struct size_summary {
+    std::uint64_t count = 0;
+    std::uint64_t mean = 0;
+    std::uint64_t p99_at_most = 0;
+
+    static size_summary of(const size_histogram& h) {
+      size_summary out;
+      std::array<std::uint64_t, size_histogram::buckets> counts{};
+      for (std::size_t i = 0; i < counts.size(); ++i)
+        out.count += counts[i] = h.counts[i].load(std::memory_order_relaxed);
+      if (out.count == 0) return out;
+      out.mean = h.sum.load(std::memory_order_relaxed) / out.count;
+      const std::uint64_t rank = (out.count * 99 + 99) / 100;
+      std::uint64_t seen = 0;
+      for (std::size_t i = 0; i < size_bounds_bytes.size(); ++i) {
+        seen += counts[i];
+        if (seen >= rank) {
+          out.p99_at_most = size_bounds_bytes[i];
+          break;
+        }
+      }
+      return out;
+    }
+  };
   struct method_row {
     std::string name;
     std::string signature;
@@ -50,6 +76,11 @@ struct debug_snapshot {
     std::uint64_t shed_by_queue_time = 0;    // they waited longer than timeouts.max_queue_time
     std::chrono::nanoseconds oldest{0};      // age of the oldest call in flight
     latency_summary latency;                 // from arrival to answer, over the last minute
+    latency_summary ok_latency;              // the same, of successes only
+    latency_summary failed_latency;          // and of failures only
+    // Since the server began: requests' metadata and arguments, and the reply frames handlers made.
+    size_summary request_bytes;
+    size_summary response_bytes;
   };
   struct connection_row {
     std::string peer;
@@ -71,7 +102,8 @@ struct debug_snapshot {
   std::vector<method_row> methods;
   std::vector<error_count> unrouted;  // calls for names the server does not serve
   std::vector<number> pool;
-  std::size_t connection_count = 0;
+  std::size_t connection_count = 0;      // RPC connections
+  std::size_t web_connection_count = 0;  // HTTP requests for a page or /metrics being answered, not listed
   std::vector<connection_row> connections;
   std::vector<call_record> recent;  // the last slow or failed calls, newest first
   std::chrono::nanoseconds slow_call{0};
@@ -144,7 +176,6 @@ struct debug_snapshot {
     const handler_entry* const first =
         context.config.handlers() != nullptr ? context.config.handlers()->methods().data() : nullptr;
     context.connections.visit([&](std::span<const listed_connection* const> listed) {
-      connection_count = listed.size();
       for (const listed_connection* connection : listed) read_connection(*connection, at, first, out);
     });
     return out;
@@ -154,6 +185,11 @@ struct debug_snapshot {
   void read_connection(const listed_connection& connection, clock::time_point at, const handler_entry* first,
                        in_flight_reading& out) {
     const connection_view v = connection.describe();
+    if (v.web) {  // this page's own request, or another's: not an RPC connection
+      ++web_connection_count;
+      return;
+    }
+    ++connection_count;
     if (connections.size() < max_connection_rows) {
       connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
       if (statistics) row.idle = at - v.last_activity;
@@ -186,7 +222,11 @@ struct debug_snapshot {
       row.shed_by_queue_time = m.shed_by_queue_time.load(std::memory_order_relaxed);
       row.calls = row.successes + failed + row.in_flight;
       if (row.in_flight != 0) row.oldest = at - flight.oldest[i];
-      row.latency = m.latency.read(at);
+      row.latency = latency_window::read_together({&m.latency, &m.failed_latency}, at);
+      row.ok_latency = m.latency.read(at);
+      row.failed_latency = m.failed_latency.read(at);
+      row.request_bytes = size_summary::of(m.request_bytes);
+      row.response_bytes = size_summary::of(m.response_bytes);
     }
     std::uint64_t ignored = 0;
     unrouted = errors_of(stats.unrouted(), ignored);
@@ -225,6 +265,7 @@ struct debug_snapshot {
   void read_now(const server_context& context) {
     now = {
         count("connections", "connections", connection_count),
+        count("http_connections", "HTTP requests for this page or /metrics, not listed", web_connection_count),
         count("calls_in_flight", "calls in flight", context.requests.inflight(std::memory_order_relaxed)),
         bytes("queued_request_bytes", "request bytes waiting for a handler",
               context.requests.queued_bytes(std::memory_order_relaxed)),

@@ -70,6 +70,7 @@ struct server_request {
   std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
   std::uint8_t answered_status = 0;
+  std::size_t answered_bytes = 0;  // the response frame's size, where its claimer made it (0: not known)
   // Set by the thread that runs it, once it passed the check at its start: the handler (or the interceptors'
   // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
   bool handler_began = false;
