@@ -177,6 +177,36 @@ inline void append_html_connections(std::string& out, const debug_snapshot& s) {
   out += "</table>\n";
 }
 
+// A caller's time left: "40.2ms", "-1.2s" once it passed; "none" without a deadline.
+inline std::string time_left_text(const debug_snapshot::call_row& c) {
+  if (!c.deadline) return "none";
+  if (c.time_left < std::chrono::nanoseconds::zero()) return "-" + page_duration(-c.time_left);
+  return page_duration(c.time_left);
+}
+
+inline void append_html_calls(std::string& out, const debug_snapshot& s) {
+  out += "<h2>Calls in flight</h2>\n<p><span id=\"calls_in_flight_count\">" + std::to_string(s.calls_in_flight) +
+         "</span> in flight";
+  if (s.calls_in_flight > s.calls.size()) out += ", the oldest " + std::to_string(s.calls.size()) + " listed";
+  out +=
+      ".</p>\n<table id=\"calls\"><tr><th>method</th><th>peer</th><th>age</th><th>caller's deadline</th>"
+      "<th>time left</th><th>trace id</th><th>stage</th></tr>\n";
+  for (std::size_t i = 0; i < s.calls.size(); ++i) {
+    const debug_snapshot::call_row& c = s.calls[i];
+    const std::string row = "call" + std::to_string(i);
+    out += "<tr>";
+    append_html_cell(out, row, "method", c.method, false);
+    append_html_cell(out, row, "peer", c.peer, false);
+    append_html_cell(out, row, "age", page_duration(c.age));
+    append_html_cell(out, row, "deadline", c.deadline ? utc_text(*c.deadline) : std::string("none"), false);
+    append_html_cell(out, row, "time_left", time_left_text(c));
+    append_html_cell(out, row, "trace_id", c.trace_id.empty() ? std::string_view("-") : c.trace_id, false);
+    append_html_cell(out, row, "stage", c.stage, false);
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+}
+
 inline void append_html_recent(std::string& out, const debug_snapshot& s) {
   out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
          " calls that failed" +
@@ -212,6 +242,7 @@ inline std::string debug_page_html(const server_context& context) {
   if (!s.statistics)
     out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
   append_html_methods(out, s);
+  if (s.statistics) append_html_calls(out, s);
   append_html_numbers(out, "Handler pool", "pool", s.pool, false);
   append_html_connections(out, s);
   if (s.statistics) append_html_recent(out, s);

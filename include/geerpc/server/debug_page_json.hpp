@@ -143,6 +143,29 @@ inline void append_json_connection(std::string& out, const debug_snapshot::conne
   out += '}';
 }
 
+// A call in flight: its deadline by the system clock and the time left (negative once it passed),
+// null without one.
+inline void append_json_call_in_flight(std::string& out, const debug_snapshot::call_row& c) {
+  out += "{\"method\":";
+  append_json_string(out, c.method);
+  out += ",\"peer\":";
+  append_json_string(out, c.peer);
+  append_json_field(out, "age_ns", json_ns(c.age));
+  if (c.deadline) {
+    out +=
+        ",\"deadline_unix_ms\":" +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline->time_since_epoch()).count());
+    out += ",\"time_left_ns\":" + std::to_string(c.time_left.count());
+  } else {
+    out += ",\"deadline_unix_ms\":null,\"time_left_ns\":null";
+  }
+  out += ",\"trace_id\":";
+  append_json_string(out, c.trace_id);
+  out += ",\"stage\":";
+  append_json_string(out, c.stage);
+  out += '}';
+}
+
 inline void append_json_call(std::string& out, const call_record& r) {
   out += "{\"finished_unix_ms\":";
   out += std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.finished.time_since_epoch()).count());
@@ -191,6 +214,9 @@ inline std::string debug_page_json(const server_context& context) {
   out += ",\"connections\":";
   append_json_array(out, s.connections, append_json_connection);
   if (s.statistics) {
+    out += ",\"calls_in_flight\":{\"count\":" + std::to_string(s.calls_in_flight) + ",\"oldest\":";
+    append_json_array(out, s.calls, append_json_call_in_flight);
+    out += '}';
     append_json_field(out, "slow_call_ns", json_ns(s.slow_call));
     out += ",\"recent_calls\":";
     append_json_array(out, s.recent, append_json_call);

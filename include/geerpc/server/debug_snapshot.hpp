@@ -17,6 +17,7 @@
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
 #include "../net/peer_identity.hpp"
+#include "../wire/metadata.hpp"
 #include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
@@ -25,6 +26,26 @@
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
+
+// The trace id a call's `traceparent` metadata carries: its trace-id field when the value is W3C's
+// "00-<32 hex>-<16 hex>-<2 hex>" (lowercase, ids not all zeros); else the value itself, its first
+// max_shown bytes (a peer's text: the page and the JSON escape it); empty without one.
+inline std::string trace_id_of(std::span<const std::byte> metadata) {
+  static constexpr std::size_t max_shown = 128;
+  const std::optional<std::string_view> value =
+      metadata.empty() ? std::nullopt : wire::find_metadata(metadata, "traceparent");
+  if (!value) return {};
+  const std::string_view v = *value;
+  const auto hex = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  const auto zeros = [](std::string_view part) { return part.find_first_not_of('0') == std::string_view::npos; };
+  if (v.size() == 55 && v.starts_with("00-") && v[35] == '-' && v[52] == '-' && hex(v.substr(3, 32)) &&
+      hex(v.substr(36, 16)) && hex(v.substr(53, 2)) && !zeros(v.substr(3, 32)) && !zeros(v.substr(36, 16)))
+    return std::string(v.substr(3, 32));
+  return std::string(v.substr(0, max_shown));
+}
 
 // What the page shows, gathered once so that the HTML and the JSON say the same.
 struct debug_snapshot {
@@ -82,6 +103,19 @@ struct debug_snapshot {
     size_summary request_bytes;
     size_summary response_bytes;
   };
+  // A call in flight, as the page lists it (with statistics: its arrival is kept then).
+  struct call_row {
+    std::string method;
+    std::string peer;
+    clock::time_point arrived;
+    std::chrono::nanoseconds age{0};
+    // The caller's deadline, if it sent one: when, by the system clock, and how long is left
+    // (negative: it passed, and the call has not finished yet).
+    std::optional<std::chrono::system_clock::time_point> deadline;
+    std::chrono::nanoseconds time_left{0};
+    std::string trace_id;  // from its traceparent metadata (trace_id_of()); empty: none
+    std::string_view stage;
+  };
   struct connection_row {
     std::string peer;
     std::chrono::nanoseconds age{0};
@@ -102,8 +136,11 @@ struct debug_snapshot {
   std::vector<method_row> methods;
   std::vector<error_count> unrouted;  // calls for names the server does not serve
   std::vector<number> pool;
-  std::size_t connection_count = 0;      // RPC connections
-  std::size_t web_connection_count = 0;  // HTTP requests for a page or /metrics being answered, not listed
+  static constexpr std::size_t max_call_rows = 100;  // the oldest calls in flight listed; all are counted
+  std::size_t calls_in_flight = 0;                   // with statistics: counted from the connections
+  std::vector<call_row> calls;                       // the oldest max_call_rows of them, oldest first
+  std::size_t connection_count = 0;                  // RPC connections
+  std::size_t web_connection_count = 0;              // HTTP requests for a page or /metrics being answered, not listed
   std::vector<connection_row> connections;
   std::vector<call_record> recent;  // the last slow or failed calls, newest first
   std::chrono::nanoseconds slow_call{0};
@@ -143,6 +180,7 @@ struct debug_snapshot {
     statistics = stats != nullptr;
     read_methods(context);
     const in_flight_reading flight = read_connections(context, at);
+    keep_oldest_calls();
     if (stats != nullptr) read_statistics(*stats, at, flight);
     read_pool(context, at, flight);
     read_now(context);
@@ -152,6 +190,8 @@ struct debug_snapshot {
  private:
   // What the connections have in flight: per method, and waiting for a handler thread.
   struct in_flight_reading {
+    clock::time_point runtime_now;  // the runtime's clock, which callers' deadlines are kept by
+    std::chrono::system_clock::time_point wall_now;
     std::vector<clock::time_point> oldest;  // per method, its oldest call's arrival
     std::size_t waiting = 0;                // requests no handler thread has taken yet
     clock::time_point oldest_waiting = clock::time_point::max();
@@ -172,6 +212,8 @@ struct debug_snapshot {
   // The connections' rows, and, with statistics, what each has in flight.
   in_flight_reading read_connections(const server_context& context, clock::time_point at) {
     in_flight_reading out;
+    out.runtime_now = context.config.scheduler()->now();
+    out.wall_now = std::chrono::system_clock::now();
     out.oldest.assign(methods.size(), clock::time_point::max());
     const handler_entry* const first =
         context.config.handlers() != nullptr ? context.config.handlers()->methods().data() : nullptr;
@@ -197,18 +239,44 @@ struct debug_snapshot {
       connections.push_back(std::move(row));
     }
     if (!statistics || first == nullptr) return;
-    connection.for_each_request(
-        [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-          const auto i = static_cast<std::size_t>(&handler - first);
-          if (i < methods.size()) {
-            ++methods[i].in_flight;
-            out.oldest[i] = std::min(out.oldest[i], arrived);
-          }
-          if (started == clock::time_point{}) {
-            ++out.waiting;
-            out.oldest_waiting = std::min(out.oldest_waiting, arrived);
-          }
-        });
+    connection.for_each_request([&](const request_view& request) {
+      const auto i = static_cast<std::size_t>(request.handler - first);
+      if (i < methods.size()) {
+        ++methods[i].in_flight;
+        out.oldest[i] = std::min(out.oldest[i], request.arrived);
+      }
+      if (request.started == clock::time_point{}) {
+        ++out.waiting;
+        out.oldest_waiting = std::min(out.oldest_waiting, request.arrived);
+      }
+      list_call(request, v.peer, at, out);
+    });
+  }
+
+  // Lists a call in flight; past a few times max_call_rows, only the oldest are kept.
+  void list_call(const request_view& request, const std::string& peer, clock::time_point at,
+                 const in_flight_reading& flight) {
+    ++calls_in_flight;
+    call_row row{request.handler->name, peer, request.arrived, at - request.arrived, std::nullopt, {}, {}, {}};
+    if (request.caller_deadline != clock::time_point{}) {
+      row.time_left = request.caller_deadline - flight.runtime_now;
+      row.deadline = flight.wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(row.time_left);
+    }
+    row.trace_id = trace_id_of(request.metadata);
+    row.stage = request.answered                         ? "answered, its handler runs on"
+                : request.handed_on                      ? "deferred to a responder"
+                : request.started == clock::time_point{} ? "waiting for a thread"
+                                                         : "in the handler";
+    calls.push_back(std::move(row));
+    if (calls.size() >= 4 * max_call_rows) keep_oldest_calls();
+  }
+  void keep_oldest_calls() {
+    const auto older = [](const call_row& a, const call_row& b) { return a.arrived < b.arrived; };
+    if (calls.size() > max_call_rows) {
+      std::nth_element(calls.begin(), calls.begin() + max_call_rows, calls.end(), older);
+      calls.resize(max_call_rows);
+    }
+    std::sort(calls.begin(), calls.end(), older);
   }
 
   void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
