@@ -1,7 +1,9 @@
 // geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
 // JSON (GET /debug/geerpc/stats.json), for someone chasing a timeout in production: its services
 // and methods with their types; per method, calls and their outcomes by error code, calls in flight
-// and the oldest's age, latency over the last minute; the handler pool; the connections; the last
+// and the oldest's age, latency over the last minute (successes apart from failures), request and
+// reply sizes; each call in flight (its deadline, time left, trace id, stage); the handler pool; the
+// connections; the last
 // slow or failed calls; what the server holds now, and its limits with how often each turned
 // something away. Plain HTML with no scripts and no external assets, so that it reads anywhere.
 // What it shows is gathered in debug_snapshot.hpp; the JSON is written in debug_page_json.hpp.
