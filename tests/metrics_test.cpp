@@ -120,7 +120,9 @@ TEMPLATE_TEST_CASE("metrics: a scrape counts each method's calls by outcome, in 
     m = parse(body_of(response));
     return value_of(m, "rpc_server_calls_total", method_labels("Sum") + ",rpc_geerpc_status=\"ok\"") == 5 &&
            value_of(m, "rpc_server_calls_total", method_labels("Fail") + ",rpc_geerpc_status=\"remote_error\"") == 2 &&
-           value_of(m, "rpc_server_calls_total", method_labels("Echo") + ",rpc_geerpc_status=\"ok\"") == 1;
+           value_of(m, "rpc_server_calls_total", method_labels("Echo") + ",rpc_geerpc_status=\"ok\"") == 1 &&
+           value_of(m, "rpc_server_unrouted_calls_total",
+                    "rpc_system=\"geerpc\",rpc_geerpc_status=\"unknown_method\"") == 1;
   }));
   INFO(response);
   CHECK(response.starts_with("HTTP/1.0 200 OK\r\n"));
@@ -215,7 +217,10 @@ TEST_CASE("metrics: a scrape for Prometheus's parser", "[.metrics_scrape]") {
   std::string body;
   REQUIRE(test::eventually([&] {
     body = body_of(get_metrics(s.address));
-    return value_of(parse(body), "rpc_server_calls_total", method_labels("Echo") + ",rpc_geerpc_status=\"ok\"") == 1;
+    const scrape m = parse(body);
+    return value_of(m, "rpc_server_calls_total", method_labels("Echo") + ",rpc_geerpc_status=\"ok\"") == 1 &&
+           value_of(m, "rpc_server_unrouted_calls_total",
+                    "rpc_system=\"geerpc\",rpc_geerpc_status=\"unknown_method\"") == 1;
   }));
   std::ofstream(path, std::ios::binary) << body;
 }
