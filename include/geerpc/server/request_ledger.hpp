@@ -62,8 +62,6 @@ struct server_request {
   // The same for the debug page, which reads it from another thread: its time since the runtime
   // clock's epoch (0: none). Relaxed: a gauge.
   std::atomic<clock::rep> caller_deadline_rep{0};
-  // Its handler returned, leaving the answer to its responder (responder.hpp): for the debug page.
-  std::atomic<bool> handed_on{false};
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
   clock::time_point read_at{};
@@ -74,8 +72,10 @@ struct server_request {
   // the debug page reads it while the handler thread writes it.
   std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
-  std::uint8_t answered_status = 0;
   std::size_t answered_bytes = 0;  // the response frame's size, where its claimer made it (0: not known)
+  std::uint8_t answered_status = 0;
+  // Its handler returned, leaving the answer to its responder (responder.hpp): for the debug page.
+  std::atomic<bool> handed_on{false};
   // Set by the thread that runs it, once it passed the check at its start: the handler (or the interceptors'
   // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
   bool handler_began = false;
