@@ -191,7 +191,11 @@ TEMPLATE_TEST_CASE("statistics: calls in flight, the oldest's age and the busy t
   CHECK(number_of(late, "calls") == 2);
   CHECK(number_of(late, "oldest_in_flight_ns") > 0);
   CHECK(number_of(body.substr(body.find("\"pool\":")), "busy") == 2);
-  CHECK(number_of(body, "connection_count") == 3);                                    // two clients and this request
+  // The two clients; this request's own connection is the web's, counted apart and not listed.
+  CHECK(number_of(body, "connection_count") == 2);
+  CHECK(number_of(body, "http_connections") == 1);
+  const auto listed = body.find("\"connections\":[");
+  CHECK(occurrences(body.substr(listed, body.find("\"calls_in_flight\":") - listed), "\"peer\":") == 2);
   CHECK(body.find("\"in_flight\":1,\"pending_output_bytes\"") != std::string::npos);  // a client's connection
   s.arith.release.set();
   CHECK(a.get() == 1000);

@@ -55,6 +55,9 @@ struct deferred_target {
                   encode_fn encode) noexcept = nullptr;
   void (*release)(void* request) noexcept = nullptr;
   std::stop_token stop;
+  // Called, if set, when the handler has returned with the call still its responder's (the debug
+  // page shows such a call as deferred), before the invoker lets go of it.
+  void (*handed_on)(void* request) noexcept = nullptr;
 };
 
 // Shared by the responder and the invoker that made it (which answers with a handler's exception):

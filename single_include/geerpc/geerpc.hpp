@@ -5182,6 +5182,9 @@ struct deferred_target {
                   encode_fn encode) noexcept = nullptr;
   void (*release)(void* request) noexcept = nullptr;
   std::stop_token stop;
+  // Called, if set, when the handler has returned with the call still its responder's (the debug
+  // page shows such a call as deferred), before the invoker lets go of it.
+  void (*handed_on)(void* request) noexcept = nullptr;
 };
 
 // Shared by the responder and the invoker that made it (which answers with a handler's exception):
@@ -8982,6 +8985,20 @@ struct connection_view {
   std::size_t pending_output = 0;  // memory held for replies not sent yet
   // What its stream layer proved of the peer (TLS): the connection's own, read under the registry's lock.
   const net::peer_identity* identity = nullptr;
+  // An HTTP request for a page (the debug page, /metrics), not an RPC connection: counted apart.
+  bool web = false;
+};
+
+// What the debug page reads of a request in flight, during the call that lists it.
+struct request_view {
+  using clock = std::chrono::steady_clock;
+  const handler_entry* handler = nullptr;
+  clock::time_point arrived;            // kept with statistics on
+  clock::time_point started;            // a zero time point while it waits for a handler thread
+  clock::time_point caller_deadline;    // by the runtime's clock; a zero time point: none
+  bool handed_on = false;               // its handler returned, leaving the answer to its responder
+  bool answered = false;                // answered (its deadline, a cancel) while its handler runs on
+  std::span<const std::byte> metadata;  // its metadata block, as wire::check_metadata accepted it
 };
 
 // A connection listed in server_context::connections. Its two calls are the debug page's, made
@@ -8993,20 +9010,17 @@ class listed_connection {
 
   virtual connection_view describe() const = 0;
 
-  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
-  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
+  // Calls f(const request_view&) for each request registered now. Meaningful with statistics on
+  // (arrived and started are kept then).
   template <class F>
   void for_each_request(F&& f) const {
-    visit_requests(
-        [](void* visitor, const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-          (*static_cast<std::remove_reference_t<F>*>(visitor))(handler, arrived, started);
-        },
-        &f);
+    visit_requests([](void* visitor,
+                      const request_view& request) { (*static_cast<std::remove_reference_t<F>*>(visitor))(request); },
+                   &f);
   }
 
  protected:
-  using request_visitor = void (*)(void* visitor, const handler_entry& handler, clock::time_point arrived,
-                                   clock::time_point started);
+  using request_visitor = void (*)(void* visitor, const request_view& request);
   virtual void visit_requests(request_visitor visit, void* visitor) const = 0;
 
   listed_connection() = default;
@@ -9390,12 +9404,14 @@ GEERPC_END_NAMESPACE
 // its outcomes by error code and its latency over the last minute; the time requests waited for a
 // handler thread; the last slow or failed calls; and how often each limit turned something away.
 //
-// Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
-// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
-// slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
+// Cheap on the call's path: a finished call adds to its method's counters (relaxed atomic adds, on
+// lines only that method's calls touch: its outcome, its latency window, and the histograms of its
+// duration and sizes that GET /metrics serves) and to the wait for a thread, and takes no lock
+// unless it was slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
 // (server_options.observability.statistics = false), the server keeps none of it.
 
 #include <deque>
+#include <initializer_list>
 
 
 GEERPC_BEGIN_NAMESPACE
@@ -9489,16 +9505,20 @@ class latency_window {
     }
   }
 
-  latency_summary read(clock::time_point now) const {
+  latency_summary read(clock::time_point now) const { return read_together({this}, now); }
+
+  // The summary of several windows' latencies taken together (a method's successes and failures).
+  static latency_summary read_together(std::initializer_list<const latency_window*> windows, clock::time_point now) {
     const std::int64_t epoch = epoch_of(now);
     std::array<std::uint64_t, latency_buckets::count> sum{};
     latency_summary out;
-    for (const slot& s : slots_) {
-      const std::int64_t e = s.epoch.load(std::memory_order_acquire);
-      if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
-      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
-      out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
-    }
+    for (const latency_window* window : windows)
+      for (const slot& s : window->slots_) {
+        const std::int64_t e = s.epoch.load(std::memory_order_acquire);
+        if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
+        out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
+      }
     for (const std::uint64_t n : sum) out.count += n;
     if (out.count == 0) return out;
     out.p50_ns = std::min(percentile(sum, out.count, 50), out.max_ns);
@@ -9537,13 +9557,49 @@ class latency_window {
   std::mutex turn_mutex_;
 };
 
+// A histogram over fixed bounds that only grows, for GET /metrics (server/metrics_text.hpp): how
+// many values were at most each bound, and their sum. Unlike latency_window it never forgets, as
+// a Prometheus counter must not. Adding is two relaxed atomic adds and a scan of the bounds.
+template <std::size_t Bounds>
+struct fixed_histogram {
+  static constexpr std::size_t buckets = Bounds + 1;  // the last holds what is above every bound
+  std::array<std::atomic<std::uint64_t>, buckets> counts{};
+  std::atomic<std::uint64_t> sum{0};
+
+  void add(const std::array<std::uint64_t, Bounds>& bounds, std::uint64_t value) noexcept {
+    std::size_t i = 0;
+    while (i < Bounds && value > bounds[i]) ++i;
+    counts[i].fetch_add(1, std::memory_order_relaxed);
+    sum.fetch_add(value, std::memory_order_relaxed);
+  }
+};
+
+// The bounds of the histograms GET /metrics serves: durations in nanoseconds, 1-2.5-5 steps from
+// 100 us to 10 s; sizes in bytes, powers of 4 from 64 B to 16 MiB. A value equal to a bound is
+// counted under it (Prometheus's `le`), exactly: these are not read from latency_buckets.
+inline constexpr std::array<std::uint64_t, 16> duration_bounds_ns = {
+    100'000,    250'000,     500'000,     1'000'000,   2'500'000,     5'000'000,     10'000'000,    25'000'000,
+    50'000'000, 100'000'000, 250'000'000, 500'000'000, 1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+inline constexpr std::array<std::uint64_t, 10> size_bounds_bytes = {
+    64, 256, 1u << 10, 4u << 10, 16u << 10, 64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20};
+using duration_histogram = fixed_histogram<duration_bounds_ns.size()>;
+using size_histogram = fixed_histogram<size_bounds_bytes.size()>;
+
 // What one method's finished calls came to. Aligned to its own cache lines: the handler threads
 // of different methods do not share them.
 struct alignas(64) method_statistics {
   static constexpr std::size_t codes = 32;  // statuses past errc's land in the last ("other")
   std::atomic<std::uint64_t> successes{0};
   std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
-  latency_window latency;                                  // from arrival to answer, every finished call
+  // From arrival to answer, over the last minute: successes, and failures apart.
+  latency_window latency;
+  latency_window failed_latency;
+  // Since the server began, for GET /metrics: the same durations, and the sizes of the request
+  // (its metadata block and arguments) and of the reply frame the handler's answer made.
+  duration_histogram duration_ok;
+  duration_histogram duration_failed;
+  size_histogram request_bytes;
+  size_histogram response_bytes;
   // Requests answered without running their handler (admission.hpp): their deadline (the caller's
   // or the handle timeout) passed before a handler thread took them, or they waited longer than
   // timeouts.max_queue_time. Also counted in `errors`, by the status they got.
@@ -9608,6 +9664,9 @@ class server_statistics {
   // How long requests waited for a handler thread.
   latency_window& queue_wait() noexcept { return queue_wait_; }
   const latency_window& queue_wait() const noexcept { return queue_wait_; }
+  // The same waits since the server began, for GET /metrics.
+  duration_histogram& queue_wait_total() noexcept { return queue_wait_total_; }
+  const duration_histogram& queue_wait_total() const noexcept { return queue_wait_total_; }
 
   void turned_away(limit_kind kind) noexcept {
     turned_away_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
@@ -9659,6 +9718,7 @@ class server_statistics {
   std::deque<call_record> calls_;
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
   latency_window queue_wait_;
+  duration_histogram queue_wait_total_;
 };
 
 }  // namespace detail
@@ -10452,6 +10512,7 @@ struct invoker {
         state->retain();  // one for the responder, one kept here
         call(impl, arguments, stop, context,
              typename Method::responder_type(typename Method::responder_type::from_server{}, state));
+        if (later.handed_on != nullptr) later.handed_on(later.request);
         state->release();
         return {0, true, {}};
       } else if constexpr (std::is_void_v<result_type>) {
@@ -15645,6 +15706,9 @@ struct server_request {
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   clock::time_point timer_deadline{};                // when the timer fires, if set: the handler's deadline
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // The same for the debug page, which reads it from another thread: its time since the runtime
+  // clock's epoch (0: none). Relaxed: a gauge.
+  std::atomic<clock::rep> caller_deadline_rep{0};
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
   clock::time_point read_at{};
@@ -15655,7 +15719,10 @@ struct server_request {
   // the debug page reads it while the handler thread writes it.
   std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
+  std::size_t answered_bytes = 0;  // the response frame's size, where its claimer made it (0: not known)
   std::uint8_t answered_status = 0;
+  // Its handler returned, leaving the answer to its responder (responder.hpp): for the debug page.
+  std::atomic<bool> handed_on{false};
   // Set by the thread that runs it, once it passed the check at its start: the handler (or the interceptors'
   // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
   bool handler_began = false;
@@ -15766,6 +15833,9 @@ class request_ledger {
     if (budget_us > 0)
       caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
     request.caller_deadline = caller_deadline;
+    if (caller_deadline)
+      request.caller_deadline_rep.store(std::max<clock::rep>(caller_deadline->time_since_epoch().count(), 1),
+                                        std::memory_order_relaxed);
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
     request.timer_deadline = handle_first ? *handle_deadline : *caller_deadline;
@@ -15982,6 +16052,8 @@ class request_ledger {
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
+    request->caller_deadline_rep.store(0, std::memory_order_relaxed);
+    request->handed_on.store(false, std::memory_order_relaxed);
     request->read_at = clock::time_point{};
     request->admitted_at = clock::time_point{};
     request->handler_began = false;
@@ -16104,7 +16176,9 @@ class request_observer {
   void started(server_request& request, clock::time_point now) const noexcept {
     if (!counting()) return;
     request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-    context_.config.stats()->queue_wait().add(now, now - request.arrived);
+    server_statistics& stats = *context_.config.stats();
+    stats.queue_wait().add(now, now - request.arrived);
+    stats.queue_wait_total().add(duration_bounds_ns, nanoseconds_of(now - request.arrived));
   }
 
   // A request of `handler` answered without running it, by the check of admission.hpp (`kind`:
@@ -16138,12 +16212,16 @@ class request_observer {
     return false;
   }
 
-  // Whoever claimed the request (request_ledger::claim) keeps the response it got, for finished().
-  // noexcept: it runs after a claim, which must always lead to its response and to finish().
-  void answered(server_request& request, std::uint8_t status, std::string_view message) const noexcept {
+  // Whoever claimed the request (request_ledger::claim) keeps the response it got, for finished():
+  // its status, message, and the size of its frame where the claimer made it (`bytes`; 0 for an
+  // answer a timer, a cancel or a shutdown sent). noexcept: it runs after a claim, which must
+  // always lead to its response and to finish().
+  void answered(server_request& request, std::uint8_t status, std::string_view message,
+                std::size_t bytes = 0) const noexcept {
     if (!installed()) return;
     request.answered_at = clock::now();
     request.answered_status = status;
+    request.answered_bytes = bytes;
     try {
       request.answered_message.assign(message);  // a success has none
     } catch (...) {                              // no memory for the text: the interceptors see the status alone
@@ -16173,6 +16251,10 @@ class request_observer {
   }
 
  private:
+  static std::uint64_t nanoseconds_of(clock::duration d) noexcept {
+    return static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()));
+  }
   std::size_t method_index(const handler_entry& handler) const noexcept {
     return static_cast<std::size_t>(&handler - context_.config.handlers()->methods().data());
   }
@@ -16185,11 +16267,18 @@ class request_observer {
     method_statistics& method = stats.method(method_index(*request.handler));
     const std::uint8_t status = request.answered_status;
     const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
-    if (status == 0)
+    const auto latency_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(0, latency.count()));
+    if (status == 0) {
       method.successes.fetch_add(1, std::memory_order_relaxed);
-    else
+      method.latency.add(now, latency);
+      method.duration_ok.add(duration_bounds_ns, latency_ns);
+    } else {
       method.add_error(status);
-    method.latency.add(now, latency);
+      method.failed_latency.add(now, latency);
+      method.duration_failed.add(duration_bounds_ns, latency_ns);
+    }
+    method.request_bytes.add(size_bounds_bytes, request.argument.size());
+    if (request.answered_bytes != 0) method.response_bytes.add(size_bounds_bytes, request.answered_bytes);
     if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
@@ -16415,6 +16504,7 @@ GEERPC_END_NAMESPACE
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   GET /debug/geerpc/services.json  every method with its types' JSON Schemas (server/describe.hpp)
+//   GET /metrics                   the counters in Prometheus's text format (server/metrics_text.hpp)
 //   POST /rpc                      JSON-RPC 2.0 (docs/protocol.md section 11), on a server whose
 //                                  codecs bring its translator (json_codec): the head is checked
 //                                  (wire/http_rpc.hpp: 405, 411, 413, 415, 400), the body goes to
@@ -16423,7 +16513,7 @@ GEERPC_END_NAMESPACE
 //   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
 //   port that requires TLS
 //
-// The debug paths answer only the peers server_options.observability.debug_page admits
+// The debug paths (/metrics among them) answer only the peers server_options.observability.debug_page admits
 // (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
 // method, as a path that does not exist: nothing says the page is there. /rpc likewise answers
 // only the peers observability.http_rpc admits (the same policy type, local by default).
@@ -16606,7 +16696,9 @@ GEERPC_END_NAMESPACE
 // geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
 // JSON (GET /debug/geerpc/stats.json), for someone chasing a timeout in production: its services
 // and methods with their types; per method, calls and their outcomes by error code, calls in flight
-// and the oldest's age, latency over the last minute; the handler pool; the connections; the last
+// and the oldest's age, latency over the last minute (successes apart from failures), request and
+// reply sizes; each call in flight (its deadline, time left, trace id, stage); the handler pool; the
+// connections; the last
 // slow or failed calls; what the server holds now, and its limits with how often each turned
 // something away. Plain HTML with no scripts and no external assets, so that it reads anywhere.
 // What it shows is gathered in debug_snapshot.hpp; the JSON is written in debug_page_json.hpp.
@@ -16627,6 +16719,26 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// The trace id a call's `traceparent` metadata carries: its trace-id field when the value is W3C's
+// "00-<32 hex>-<16 hex>-<2 hex>" (lowercase, ids not all zeros); else the value itself, its first
+// max_shown bytes (a peer's text: the page and the JSON escape it); empty without one.
+inline std::string trace_id_of(std::span<const std::byte> metadata) {
+  static constexpr std::size_t max_shown = 128;
+  const std::optional<std::string_view> value =
+      metadata.empty() ? std::nullopt : wire::find_metadata(metadata, "traceparent");
+  if (!value) return {};
+  const std::string_view v = *value;
+  const auto hex = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  const auto zeros = [](std::string_view part) { return part.find_first_not_of('0') == std::string_view::npos; };
+  if (v.size() == 55 && v.starts_with("00-") && v[35] == '-' && v[52] == '-' && hex(v.substr(3, 32)) &&
+      hex(v.substr(36, 16)) && hex(v.substr(53, 2)) && !zeros(v.substr(3, 32)) && !zeros(v.substr(36, 16)))
+    return std::string(v.substr(3, 32));
+  return std::string(v.substr(0, max_shown));
+}
+
 // What the page shows, gathered once so that the HTML and the JSON say the same.
 struct debug_snapshot {
   using clock = std::chrono::steady_clock;
@@ -16635,6 +16747,32 @@ struct debug_snapshot {
   struct error_count {
     std::string_view code;  // errc's name
     std::uint64_t count = 0;
+  };
+  // Sizes counted in a histogram: how many, their mean, and the bound under which 99% were (the
+  // histogram's, so coarse: powers of 4; 0 past the last bound).
+  struct size_summary {
+    std::uint64_t count = 0;
+    std::uint64_t mean = 0;
+    std::uint64_t p99_at_most = 0;
+
+    static size_summary of(const size_histogram& h) {
+      size_summary out;
+      std::array<std::uint64_t, size_histogram::buckets> counts{};
+      for (std::size_t i = 0; i < counts.size(); ++i)
+        out.count += counts[i] = h.counts[i].load(std::memory_order_relaxed);
+      if (out.count == 0) return out;
+      out.mean = h.sum.load(std::memory_order_relaxed) / out.count;
+      const std::uint64_t rank = (out.count * 99 + 99) / 100;
+      std::uint64_t seen = 0;
+      for (std::size_t i = 0; i < size_bounds_bytes.size(); ++i) {
+        seen += counts[i];
+        if (seen >= rank) {
+          out.p99_at_most = size_bounds_bytes[i];
+          break;
+        }
+      }
+      return out;
+    }
   };
   struct method_row {
     std::string name;
@@ -16651,6 +16789,24 @@ struct debug_snapshot {
     std::uint64_t shed_by_queue_time = 0;    // they waited longer than timeouts.max_queue_time
     std::chrono::nanoseconds oldest{0};      // age of the oldest call in flight
     latency_summary latency;                 // from arrival to answer, over the last minute
+    latency_summary ok_latency;              // the same, of successes only
+    latency_summary failed_latency;          // and of failures only
+    // Since the server began: requests' metadata and arguments, and the reply frames handlers made.
+    size_summary request_bytes;
+    size_summary response_bytes;
+  };
+  // A call in flight, as the page lists it (with statistics: its arrival is kept then).
+  struct call_row {
+    std::string method;
+    std::string peer;
+    clock::time_point arrived;
+    std::chrono::nanoseconds age{0};
+    // The caller's deadline, if it sent one: when, by the system clock, and how long is left
+    // (negative: it passed, and the call has not finished yet).
+    std::optional<std::chrono::system_clock::time_point> deadline;
+    std::chrono::nanoseconds time_left{0};
+    std::string trace_id;  // from its traceparent metadata (trace_id_of()); empty: none
+    std::string_view stage;
   };
   struct connection_row {
     std::string peer;
@@ -16672,7 +16828,11 @@ struct debug_snapshot {
   std::vector<method_row> methods;
   std::vector<error_count> unrouted;  // calls for names the server does not serve
   std::vector<number> pool;
-  std::size_t connection_count = 0;
+  static constexpr std::size_t max_call_rows = 100;  // the oldest calls in flight listed; all are counted
+  std::size_t calls_in_flight = 0;                   // with statistics: counted from the connections
+  std::vector<call_row> calls;                       // the oldest max_call_rows of them, oldest first
+  std::size_t connection_count = 0;                  // RPC connections
+  std::size_t web_connection_count = 0;              // HTTP requests for a page or /metrics being answered, not listed
   std::vector<connection_row> connections;
   std::vector<call_record> recent;  // the last slow or failed calls, newest first
   std::chrono::nanoseconds slow_call{0};
@@ -16712,6 +16872,7 @@ struct debug_snapshot {
     statistics = stats != nullptr;
     read_methods(context);
     const in_flight_reading flight = read_connections(context, at);
+    keep_oldest_calls();
     if (stats != nullptr) read_statistics(*stats, at, flight);
     read_pool(context, at, flight);
     read_now(context);
@@ -16721,6 +16882,8 @@ struct debug_snapshot {
  private:
   // What the connections have in flight: per method, and waiting for a handler thread.
   struct in_flight_reading {
+    clock::time_point runtime_now;  // the runtime's clock, which callers' deadlines are kept by
+    std::chrono::system_clock::time_point wall_now;
     std::vector<clock::time_point> oldest;  // per method, its oldest call's arrival
     std::size_t waiting = 0;                // requests no handler thread has taken yet
     clock::time_point oldest_waiting = clock::time_point::max();
@@ -16741,11 +16904,12 @@ struct debug_snapshot {
   // The connections' rows, and, with statistics, what each has in flight.
   in_flight_reading read_connections(const server_context& context, clock::time_point at) {
     in_flight_reading out;
+    out.runtime_now = context.config.scheduler()->now();
+    out.wall_now = std::chrono::system_clock::now();
     out.oldest.assign(methods.size(), clock::time_point::max());
     const handler_entry* const first =
         context.config.handlers() != nullptr ? context.config.handlers()->methods().data() : nullptr;
     context.connections.visit([&](std::span<const listed_connection* const> listed) {
-      connection_count = listed.size();
       for (const listed_connection* connection : listed) read_connection(*connection, at, first, out);
     });
     return out;
@@ -16755,6 +16919,11 @@ struct debug_snapshot {
   void read_connection(const listed_connection& connection, clock::time_point at, const handler_entry* first,
                        in_flight_reading& out) {
     const connection_view v = connection.describe();
+    if (v.web) {  // this page's own request, or another's: not an RPC connection
+      ++web_connection_count;
+      return;
+    }
+    ++connection_count;
     if (connections.size() < max_connection_rows) {
       connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
       if (statistics) row.idle = at - v.last_activity;
@@ -16762,18 +16931,44 @@ struct debug_snapshot {
       connections.push_back(std::move(row));
     }
     if (!statistics || first == nullptr) return;
-    connection.for_each_request(
-        [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-          const auto i = static_cast<std::size_t>(&handler - first);
-          if (i < methods.size()) {
-            ++methods[i].in_flight;
-            out.oldest[i] = std::min(out.oldest[i], arrived);
-          }
-          if (started == clock::time_point{}) {
-            ++out.waiting;
-            out.oldest_waiting = std::min(out.oldest_waiting, arrived);
-          }
-        });
+    connection.for_each_request([&](const request_view& request) {
+      const auto i = static_cast<std::size_t>(request.handler - first);
+      if (i < methods.size()) {
+        ++methods[i].in_flight;
+        out.oldest[i] = std::min(out.oldest[i], request.arrived);
+      }
+      if (request.started == clock::time_point{}) {
+        ++out.waiting;
+        out.oldest_waiting = std::min(out.oldest_waiting, request.arrived);
+      }
+      list_call(request, v.peer, at, out);
+    });
+  }
+
+  // Lists a call in flight; past a few times max_call_rows, only the oldest are kept.
+  void list_call(const request_view& request, const std::string& peer, clock::time_point at,
+                 const in_flight_reading& flight) {
+    ++calls_in_flight;
+    call_row row{request.handler->name, peer, request.arrived, at - request.arrived, std::nullopt, {}, {}, {}};
+    if (request.caller_deadline != clock::time_point{}) {
+      row.time_left = request.caller_deadline - flight.runtime_now;
+      row.deadline = flight.wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(row.time_left);
+    }
+    row.trace_id = trace_id_of(request.metadata);
+    row.stage = request.answered                         ? "answered, its handler runs on"
+                : request.handed_on                      ? "deferred to a responder"
+                : request.started == clock::time_point{} ? "waiting for a thread"
+                                                         : "in the handler";
+    calls.push_back(std::move(row));
+    if (calls.size() >= 4 * max_call_rows) keep_oldest_calls();
+  }
+  void keep_oldest_calls() {
+    const auto older = [](const call_row& a, const call_row& b) { return a.arrived < b.arrived; };
+    if (calls.size() > max_call_rows) {
+      std::nth_element(calls.begin(), calls.begin() + max_call_rows, calls.end(), older);
+      calls.resize(max_call_rows);
+    }
+    std::sort(calls.begin(), calls.end(), older);
   }
 
   void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
@@ -16787,7 +16982,11 @@ struct debug_snapshot {
       row.shed_by_queue_time = m.shed_by_queue_time.load(std::memory_order_relaxed);
       row.calls = row.successes + failed + row.in_flight;
       if (row.in_flight != 0) row.oldest = at - flight.oldest[i];
-      row.latency = m.latency.read(at);
+      row.latency = latency_window::read_together({&m.latency, &m.failed_latency}, at);
+      row.ok_latency = m.latency.read(at);
+      row.failed_latency = m.failed_latency.read(at);
+      row.request_bytes = size_summary::of(m.request_bytes);
+      row.response_bytes = size_summary::of(m.response_bytes);
     }
     std::uint64_t ignored = 0;
     unrouted = errors_of(stats.unrouted(), ignored);
@@ -16826,6 +17025,7 @@ struct debug_snapshot {
   void read_now(const server_context& context) {
     now = {
         count("connections", "connections", connection_count),
+        count("http_connections", "HTTP requests for this page or /metrics, not listed", web_connection_count),
         count("calls_in_flight", "calls in flight", context.requests.inflight(std::memory_order_relaxed)),
         bytes("queued_request_bytes", "request bytes waiting for a handler",
               context.requests.queued_bytes(std::memory_order_relaxed)),
@@ -16944,6 +17144,27 @@ void append_json_array(std::string& out, const Items& items, Append&& append) {
   out += ']';
 }
 
+// `,"key":{"calls":..,"p50_ns":..,"p99_ns":..,"max_ns":..}`
+inline void append_json_latency(std::string& out, const char* key, const latency_summary& l) {
+  out += ",\"";
+  out += key;
+  out += "\":{\"calls\":" + std::to_string(l.count);
+  append_json_field(out, "p50_ns", l.p50_ns);
+  append_json_field(out, "p99_ns", l.p99_ns);
+  append_json_field(out, "max_ns", l.max_ns);
+  out += '}';
+}
+
+// `,"key":{"count":..,"mean":..,"p99_at_most":..}`
+inline void append_json_sizes(std::string& out, const char* key, const debug_snapshot::size_summary& s) {
+  out += ",\"";
+  out += key;
+  out += "\":{\"count\":" + std::to_string(s.count);
+  append_json_field(out, "mean", s.mean);
+  append_json_field(out, "p99_at_most", s.p99_at_most);
+  out += '}';
+}
+
 inline void append_json_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
   out += "{\"name\":";
   append_json_string(out, m.name);
@@ -16962,11 +17183,11 @@ inline void append_json_method(std::string& out, const debug_snapshot::method_ro
     append_json_field(out, "shed_by_queue_time", m.shed_by_queue_time);
     append_json_field(out, "in_flight", m.in_flight);
     append_json_field(out, "oldest_in_flight_ns", json_ns(m.oldest));
-    out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
-    append_json_field(out, "p50_ns", m.latency.p50_ns);
-    append_json_field(out, "p99_ns", m.latency.p99_ns);
-    append_json_field(out, "max_ns", m.latency.max_ns);
-    out += '}';
+    append_json_latency(out, "latency_last_minute", m.latency);
+    append_json_latency(out, "latency_ok_last_minute", m.ok_latency);
+    append_json_latency(out, "latency_failed_last_minute", m.failed_latency);
+    append_json_sizes(out, "request_bytes", m.request_bytes);
+    append_json_sizes(out, "response_bytes", m.response_bytes);
   }
   out += '}';
 }
@@ -17001,6 +17222,29 @@ inline void append_json_connection(std::string& out, const debug_snapshot::conne
   append_json_field(out, "pending_output_bytes", c.pending_output);
   out += ",\"tls\":";
   append_json_identity(out, c.identity);
+  out += '}';
+}
+
+// A call in flight: its deadline by the system clock and the time left (negative once it passed),
+// null without one.
+inline void append_json_call_in_flight(std::string& out, const debug_snapshot::call_row& c) {
+  out += "{\"method\":";
+  append_json_string(out, c.method);
+  out += ",\"peer\":";
+  append_json_string(out, c.peer);
+  append_json_field(out, "age_ns", json_ns(c.age));
+  if (c.deadline) {
+    out +=
+        ",\"deadline_unix_ms\":" +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline->time_since_epoch()).count());
+    out += ",\"time_left_ns\":" + std::to_string(c.time_left.count());
+  } else {
+    out += ",\"deadline_unix_ms\":null,\"time_left_ns\":null";
+  }
+  out += ",\"trace_id\":";
+  append_json_string(out, c.trace_id);
+  out += ",\"stage\":";
+  append_json_string(out, c.stage);
   out += '}';
 }
 
@@ -17052,6 +17296,9 @@ inline std::string debug_page_json(const server_context& context) {
   out += ",\"connections\":";
   append_json_array(out, s.connections, append_json_connection);
   if (s.statistics) {
+    out += ",\"calls_in_flight\":{\"count\":" + std::to_string(s.calls_in_flight) + ",\"oldest\":";
+    append_json_array(out, s.calls, append_json_call_in_flight);
+    out += '}';
     append_json_field(out, "slow_call_ns", json_ns(s.slow_call));
     out += ",\"recent_calls\":";
     append_json_array(out, s.recent, append_json_call);
@@ -17106,6 +17353,15 @@ inline std::string not_run_text(const debug_snapshot::method_row& m) {
   return text.empty() ? std::string("none") : text;
 }
 
+// "812 B, p99 <= 1024 B" (the bound from GET /metrics' buckets; "> 16777216 B" past the last), or "-".
+inline std::string sizes_text(const debug_snapshot::size_summary& s) {
+  if (s.count == 0) return "-";
+  return std::to_string(s.mean) + " B, p99 " +
+         (s.p99_at_most != 0 ? "<= " + std::to_string(s.p99_at_most)
+                             : "> " + std::to_string(size_bounds_bytes.back())) +
+         " B";
+}
+
 inline void append_html_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
   const auto latency = [&](std::uint64_t ns) {
     return m.latency.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
@@ -17127,6 +17383,15 @@ inline void append_html_method(std::string& out, const debug_snapshot::method_ro
     append_html_cell(out, m.name, "p50", latency(m.latency.p50_ns));
     append_html_cell(out, m.name, "p99", latency(m.latency.p99_ns));
     append_html_cell(out, m.name, "max", latency(m.latency.max_ns));
+    const auto of = [](const latency_summary& l, std::uint64_t ns) {
+      return l.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
+    };
+    append_html_cell(out, m.name, "ok_p50", of(m.ok_latency, m.ok_latency.p50_ns));
+    append_html_cell(out, m.name, "ok_p99", of(m.ok_latency, m.ok_latency.p99_ns));
+    append_html_cell(out, m.name, "failed_p50", of(m.failed_latency, m.failed_latency.p50_ns));
+    append_html_cell(out, m.name, "failed_p99", of(m.failed_latency, m.failed_latency.p99_ns));
+    append_html_cell(out, m.name, "request_bytes", sizes_text(m.request_bytes));
+    append_html_cell(out, m.name, "response_bytes", sizes_text(m.response_bytes));
   }
   out += "</tr>\n";
 }
@@ -17138,14 +17403,17 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   if (s.statistics)
     out +=
         "<th>calls</th><th>ok</th><th>errors</th><th>not run</th><th>in flight</th><th>oldest in flight</th>"
-        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
+        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th><th>ok p50</th><th>ok p99</th>"
+        "<th>failed p50</th><th>failed p99</th><th>request bytes: mean, p99</th><th>reply bytes: mean, p99</th>";
   out += "</tr>\n";
   for (const auto& m : s.methods) append_html_method(out, m, s.statistics);
   out += "</table>\n";
   if (!s.statistics) return;
   out +=
       "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-      "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+      "p50 and p99 are within 12.5%, of every call, of successes (ok) and of failures apart. Sizes: since the server "
+      "began, a request's metadata and arguments and a reply frame a handler's answer made; their p99 is a bound of "
+      "GET /metrics' buckets.</p>\n<p>Calls for names this server does not serve: ";
   out += "<span id=\"unrouted\">";
   out += page_errors_text(s.unrouted);
   out += "</span></p>\n";
@@ -17210,6 +17478,36 @@ inline void append_html_connections(std::string& out, const debug_snapshot& s) {
   out += "</table>\n";
 }
 
+// A caller's time left: "40.2ms", "-1.2s" once it passed; "none" without a deadline.
+inline std::string time_left_text(const debug_snapshot::call_row& c) {
+  if (!c.deadline) return "none";
+  if (c.time_left < std::chrono::nanoseconds::zero()) return "-" + page_duration(-c.time_left);
+  return page_duration(c.time_left);
+}
+
+inline void append_html_calls(std::string& out, const debug_snapshot& s) {
+  out += "<h2>Calls in flight</h2>\n<p><span id=\"calls_in_flight_count\">" + std::to_string(s.calls_in_flight) +
+         "</span> in flight";
+  if (s.calls_in_flight > s.calls.size()) out += ", the oldest " + std::to_string(s.calls.size()) + " listed";
+  out +=
+      ".</p>\n<table id=\"calls\"><tr><th>method</th><th>peer</th><th>age</th><th>caller's deadline</th>"
+      "<th>time left</th><th>trace id</th><th>stage</th></tr>\n";
+  for (std::size_t i = 0; i < s.calls.size(); ++i) {
+    const debug_snapshot::call_row& c = s.calls[i];
+    const std::string row = "call" + std::to_string(i);
+    out += "<tr>";
+    append_html_cell(out, row, "method", c.method, false);
+    append_html_cell(out, row, "peer", c.peer, false);
+    append_html_cell(out, row, "age", page_duration(c.age));
+    append_html_cell(out, row, "deadline", c.deadline ? utc_text(*c.deadline) : std::string("none"), false);
+    append_html_cell(out, row, "time_left", time_left_text(c));
+    append_html_cell(out, row, "trace_id", c.trace_id.empty() ? std::string_view("-") : c.trace_id, false);
+    append_html_cell(out, row, "stage", c.stage, false);
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+}
+
 inline void append_html_recent(std::string& out, const debug_snapshot& s) {
   out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
          " calls that failed" +
@@ -17245,6 +17543,7 @@ inline std::string debug_page_html(const server_context& context) {
   if (!s.statistics)
     out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
   append_html_methods(out, s);
+  if (s.statistics) append_html_calls(out, s);
   append_html_numbers(out, "Handler pool", "pool", s.pool, false);
   append_html_connections(out, s);
   if (s.statistics) append_html_recent(out, s);
@@ -17257,6 +17556,239 @@ inline std::string debug_page_html(const server_context& context) {
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/server/debug_page.hpp
+// ---- begin geerpc/server/metrics_text.hpp
+// geerpc: the server's counters in Prometheus's text exposition format 0.0.4 (GET /metrics on the
+// RPC port, under the debug page's policy: server/http_door.hpp), named after OpenTelemetry's RPC
+// conventions mapped to Prometheus (rpc.server.duration -> rpc_server_duration_seconds, the
+// attributes rpc.system, rpc.service and rpc.method -> labels rpc_system, rpc_service, rpc_method).
+// docs/debug_page.md lists every metric. Label values are registered method names and errc's names
+// and the limits' keys, never a text a peer sent: calls for names the server does not serve are
+// counted by status alone.
+
+
+
+GEERPC_BEGIN_NAMESPACE
+namespace detail {
+
+// `text` as a label value: backslash, double quote and line feed escaped (\\, \", \n), and always
+// valid UTF-8: another control character or a byte of no well-formed sequence becomes U+FFFD.
+inline void append_label_value(std::string& out, std::string_view text) {
+  for_each_printable_run(
+      text,
+      [&](std::string_view run) {
+        for (const char c : run) {
+          if (c == '"' || c == '\\') out += '\\';
+          out += c;
+        }
+      },
+      [&](unsigned char c) { out += c == '\n' ? "\\n" : "\xef\xbf\xbd"; });
+}
+
+// Nanoseconds as seconds, exactly: "0.00025", "2.5", "10".
+inline std::string seconds_text(std::uint64_t ns) {
+  std::string fraction = std::to_string(ns % 1'000'000'000 + 1'000'000'000).substr(1);
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  return std::to_string(ns / 1'000'000'000) + (fraction.empty() ? "" : "." + fraction);
+}
+
+// Writes one metric family at a time: its # HELP and # TYPE lines, then its samples, each with the
+// labels set by labels().
+class metrics_writer {
+ public:
+  explicit metrics_writer(std::string& out) : out_(out) {}
+
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+
+  // The labels of the samples that follow, written once: `name="value",` for each pair.
+  void labels(std::initializer_list<std::pair<std::string_view, std::string_view>> pairs) {
+    labels_.clear();
+    for (const auto& [name, value] : pairs) {
+      labels_ += name;
+      labels_ += "=\"";
+      append_label_value(labels_, value);
+      labels_ += "\",";
+    }
+  }
+
+  // Calls f() with one more label on the samples it writes.
+  template <class F>
+  void with_label(std::string_view name, std::string_view value, F&& f) {
+    const std::size_t before = labels_.size();
+    labels_ += name;
+    labels_ += "=\"";
+    append_label_value(labels_, value);
+    labels_ += "\",";
+    f();
+    labels_.resize(before);
+  }
+
+  // `name{labels,extra} value`; `extra` is a pair written the same way, or nothing.
+  void sample(std::string_view name, const std::string& value, std::string_view extra_name = {},
+              std::string_view extra_value = {}) {
+    out_ += name;
+    out_ += '{';
+    out_ += labels_;
+    if (!extra_name.empty()) {
+      out_ += extra_name;
+      out_ += "=\"";
+      append_label_value(out_, extra_value);
+      out_ += "\",";
+    }
+    if (out_.back() == ',') out_.pop_back();
+    out_ += "} ";
+    out_ += value;
+    out_ += '\n';
+  }
+  void sample(std::string_view name, std::uint64_t value) { sample(name, std::to_string(value)); }
+
+  // A histogram's samples: cumulative _bucket{le} for each bound and +Inf, _sum, _count. `text`
+  // writes a bound, or the sum, in the family's unit.
+  template <std::size_t Bounds, class Text>
+  void histogram(std::string_view name, const fixed_histogram<Bounds>& h,
+                 const std::array<std::uint64_t, Bounds>& bounds, Text&& text) {
+    const std::string bucket = std::string(name) + "_bucket";
+    std::uint64_t below = 0;
+    for (std::size_t i = 0; i < h.buckets; ++i) {
+      below += h.counts[i].load(std::memory_order_relaxed);
+      sample(bucket, std::to_string(below), "le", i < Bounds ? text(bounds[i]) : std::string("+Inf"));
+    }
+    // The sum is read after the buckets: a value added meanwhile may be in it and not in them.
+    sample(std::string(name) + "_sum", text(h.sum.load(std::memory_order_relaxed)));
+    sample(std::string(name) + "_count", below);
+  }
+
+ private:
+  std::string& out_;
+  std::string labels_;
+};
+
+// The service and the method of a "Service.Method" name (GeeRPC splits at the last dot).
+inline std::pair<std::string_view, std::string_view> service_and_method(std::string_view name) {
+  const auto dot = name.rfind('.');
+  if (dot == std::string_view::npos) return {std::string_view(), name};
+  return {name.substr(0, dot), name.substr(dot + 1)};
+}
+
+// The value of the snapshot's number `key` (0 when it has none).
+inline std::uint64_t number_value(const std::vector<debug_snapshot::number>& numbers, std::string_view key) {
+  for (const auto& n : numbers)
+    if (key == n.key) return n.value;
+  return 0;
+}
+
+inline constexpr std::string_view metrics_system = "geerpc";
+
+// What is known without statistics: connections, calls in flight, bytes held, the handler pool.
+inline void append_metrics_now(metrics_writer& w, const debug_snapshot& s) {
+  const struct {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::uint64_t value;
+  } gauges[] = {
+      {"rpc_server_connections", "gauge", "RPC connections open.", s.connection_count},
+      {"rpc_server_http_connections", "gauge", "HTTP connections for the debug page or /metrics (this one among them).",
+       s.web_connection_count},
+      {"rpc_server_connections_refused_total", "counter", "Connections refused since the server began.",
+       number_value(s.now, "refused_connections")},
+      {"rpc_server_calls_in_flight", "gauge", "Calls registered and not yet finished.",
+       number_value(s.now, "calls_in_flight")},
+      {"rpc_server_queued_request_bytes", "gauge", "Request bytes waiting for a handler thread.",
+       number_value(s.now, "queued_request_bytes")},
+      {"rpc_server_pending_output_bytes", "gauge", "Reply bytes waiting to be sent.",
+       number_value(s.now, "pending_output_bytes")},
+      {"rpc_server_handler_threads", "gauge", "Handler threads.", number_value(s.pool, "threads")},
+      {"rpc_server_handler_threads_busy", "gauge", "Handler threads busy in a handler.", number_value(s.pool, "busy")},
+  };
+  w.labels({{"rpc_system", metrics_system}});
+  for (const auto& g : gauges) {
+    w.family(g.name, g.type, g.help);
+    w.sample(g.name, g.value);
+  }
+}
+
+// Per method: calls in flight, finished calls by status, their durations by outcome, and sizes.
+inline void append_metrics_methods(metrics_writer& w, const debug_snapshot& s, const server_statistics& stats) {
+  const auto for_each_method = [&](auto&& f) {
+    for (std::size_t i = 0; i < s.methods.size() && i < stats.method_count(); ++i) {
+      const auto [service, method] = service_and_method(s.methods[i].name);
+      w.labels({{"rpc_system", metrics_system}, {"rpc_service", service}, {"rpc_method", method}});
+      f(s.methods[i], stats.method(i));
+    }
+  };
+  const auto seconds = [](std::uint64_t ns) { return seconds_text(ns); };
+  const auto bytes = [](std::uint64_t n) { return std::to_string(n); };
+  w.family("rpc_server_method_calls_in_flight", "gauge", "Calls of the method registered and not yet finished.");
+  for_each_method([&](const debug_snapshot::method_row& row, const method_statistics&) {
+    w.sample("rpc_server_method_calls_in_flight", row.in_flight);
+  });
+  w.family("rpc_server_calls_total", "counter", "Calls finished, by the status they were answered with.");
+  for_each_method([&](const debug_snapshot::method_row& row, const method_statistics&) {
+    w.sample("rpc_server_calls_total", std::to_string(row.successes), "rpc_geerpc_status", "ok");
+    for (const auto& e : row.errors)
+      w.sample("rpc_server_calls_total", std::to_string(e.count), "rpc_geerpc_status", e.code);
+  });
+  w.family("rpc_server_duration_seconds", "histogram",
+           "Registered calls from arrival to answer, successes (rpc_outcome=ok) apart from failures (error).");
+  for_each_method([&](const debug_snapshot::method_row&, const method_statistics& m) {
+    for (const bool ok : {true, false})
+      w.with_label("rpc_outcome", ok ? "ok" : "error", [&] {
+        w.histogram("rpc_server_duration_seconds", ok ? m.duration_ok : m.duration_failed, duration_bounds_ns, seconds);
+      });
+  });
+  w.family("rpc_server_request_size_bytes", "histogram", "Registered requests' metadata and arguments.");
+  for_each_method([&](const debug_snapshot::method_row&, const method_statistics& m) {
+    w.histogram("rpc_server_request_size_bytes", m.request_bytes, size_bounds_bytes, bytes);
+  });
+  w.family("rpc_server_response_size_bytes", "histogram",
+           "Reply frames made for a handler's (or its responder's) answer.");
+  for_each_method([&](const debug_snapshot::method_row&, const method_statistics& m) {
+    w.histogram("rpc_server_response_size_bytes", m.response_bytes, size_bounds_bytes, bytes);
+  });
+}
+
+// Server-wide, with statistics: the wait for a handler thread, calls for names not served, and
+// what each limit turned away.
+inline void append_metrics_server(metrics_writer& w, const debug_snapshot& s, const server_statistics& stats) {
+  w.labels({{"rpc_system", metrics_system}});
+  w.family("rpc_server_queue_wait_seconds", "histogram", "How long requests waited for a handler thread.");
+  w.histogram("rpc_server_queue_wait_seconds", stats.queue_wait_total(), duration_bounds_ns,
+              [](std::uint64_t ns) { return seconds_text(ns); });
+  w.family("rpc_server_unrouted_calls_total", "counter", "Calls for names the server does not serve, by status.");
+  for (const auto& e : s.unrouted)
+    w.sample("rpc_server_unrouted_calls_total", std::to_string(e.count), "rpc_geerpc_status", e.code);
+  w.family("rpc_server_turned_away_total", "counter",
+           "What each limit turned away: connections refused or dropped, requests answered without running.");
+  for (const auto& limit : s.limits)
+    if (limit.turned_away)
+      w.sample("rpc_server_turned_away_total", std::to_string(*limit.turned_away), "limit", limit.key);
+}
+
+inline std::string metrics_text(const server_context& context) {
+  const debug_snapshot s(context);
+  std::string out;
+  metrics_writer w(out);
+  append_metrics_now(w, s);
+  if (const server_statistics* stats = context.config.stats()) {
+    append_metrics_methods(w, s, *stats);
+    append_metrics_server(w, s, *stats);
+  }
+  return out;
+}
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/server/metrics_text.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -17349,14 +17881,18 @@ class http_door {
     }
     const bool page = path == "/debug/geerpc";
     const bool services = path == "/debug/geerpc/services.json";
-    if ((page || services || path == "/debug/geerpc/stats.json") &&
+    const bool metrics = path == "/metrics";
+    if ((page || services || metrics || path == "/debug/geerpc/stats.json") &&
         context.config.options().observability.debug_page.allows(peer)) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
         return verdict::answered;
       }
-      if (page)
+      if (metrics)
+        reply = wire::http::response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", metrics_text(context), {},
+                                     head_only);
+      else if (page)
         reply = wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only);
       else
         reply = wire::http::response(200, "OK", "application/json",
@@ -17393,6 +17929,10 @@ class session_opening {
   // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
   // the connection: no call copies it or takes a lock for it.
   const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
+  // Its first bytes began an HTTP request for the debug page, /metrics or another path, not one
+  // that turns the connection to RPC (CONNECT, POST /rpc): the page does not list it as an RPC
+  // connection. Relaxed: a gauge the page reads from another thread.
+  bool web() const noexcept { return web_.load(std::memory_order_relaxed); }
   // The hello was accepted, or a translated stream began.
   bool greeted() const noexcept { return greeted_.load(std::memory_order_relaxed); }
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
@@ -17423,6 +17963,7 @@ class session_opening {
         http_ = seen_ == net::peer_seen::plain_refused
                     ? std::make_unique<http_door>(tls_address(session.fd(), "https://"))
                     : std::make_unique<http_door>();
+      web_.store(http_ != nullptr, std::memory_order_relaxed);
     }
     if (!http_) return true;
     std::size_t used = 0;
@@ -17432,6 +17973,7 @@ class session_opening {
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     if (verdict == http_door::verdict::rpc) {
+      web_.store(false, std::memory_order_relaxed);
       const wire::http::rpc_terms terms = http_->rpc_terms();
       http_.reset();
       begin_http_rpc(session, terms);
@@ -17440,6 +17982,7 @@ class session_opening {
     http_.reset();
     const auto bytes = std::as_bytes(std::span(reply));
     if (verdict == http_door::verdict::connected) {
+      web_.store(false, std::memory_order_relaxed);
       session.send(bytes);
       return !session.closed();
     }
@@ -17571,6 +18114,7 @@ class session_opening {
   bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
   bool translatable_ = false;         // it began a translated stream's message (set with door_checked_)
   std::atomic<bool> greeted_{false};  // the hello was accepted
+  std::atomic<bool> web_{false};  // its first bytes began an HTTP request that no CONNECT or POST /rpc turned to RPC
 };
 
 }  // namespace detail
@@ -17915,6 +18459,8 @@ class wire_session : public session_timers<Connection>,
   std::size_t output_held() const noexcept { return writer_.held(); }  // memory held for replies not sent yet
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool handshake_done() const noexcept { return opening_.done(); }
+  // An HTTP request for a page, not RPC (session_opening::web()).
+  bool web() const noexcept { return opening_.web(); }
   // What the stream layer proved about the peer (call_context::identity(); session_opening.hpp).
   const net::peer_identity& identity() const noexcept { return opening_.identity(); }
   // Whether a graceful shutdown has begun (the connection's go_away()).
@@ -18182,6 +18728,7 @@ class server_connection final : public wire_session<server_connection>,
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
     v.identity = &identity();
+    v.web = web();
     return v;
   }
 
@@ -18251,7 +18798,7 @@ class server_connection final : public wire_session<server_connection>,
       const current_call_scope current(context);
       invoke_outcome outcome;
       if (!self.observer_.refused_before(context, outcome)) {
-        const deferred_target later{request, &respond_deferred, &release_deferred, {}};
+        const deferred_target later{request, &respond_deferred, &release_deferred, {}, &handed_on};
         const auto invoke = request->handler->invokes[self.codec_slot()];
         outcome = invoke(request->handler->impl, request->arguments(), token, context, later, frame);
         // A handler that took a responder: the responder answers and finishes the request, maybe
@@ -18293,6 +18840,9 @@ class server_connection final : public wire_session<server_connection>,
     }
   }
   static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
+  static void handed_on(void* raw) noexcept {
+    static_cast<server_request*>(raw)->handed_on.store(true, std::memory_order_relaxed);
+  }
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   // `answered_here`: the calling thread claimed it (answer() returned true), so nobody else can.
@@ -18319,8 +18869,11 @@ class server_connection final : public wire_session<server_connection>,
 
   void visit_requests(request_visitor visit, void* visitor) const override {
     ledger_.for_each([&](const server_request& request) {
-      visit(visitor, *request.handler, request.arrived,
-            clock::time_point(clock::duration(request.started_ns.load(std::memory_order_relaxed))));
+      const auto at = [](clock::rep rep) { return clock::time_point(clock::duration(rep)); };
+      visit(visitor, {request.handler, request.arrived, at(request.started_ns.load(std::memory_order_relaxed)),
+                      at(request.caller_deadline_rep.load(std::memory_order_relaxed)),
+                      request.handed_on.load(std::memory_order_relaxed),
+                      request.state.load(std::memory_order_relaxed) == server_request::answered, request.metadata()});
     });
   }
   static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
@@ -18347,7 +18900,7 @@ class server_connection final : public wire_session<server_connection>,
     }
     wire::finish_frame(frame, 0);
     if (!claim(request)) return false;
-    observer_.answered(request, outcome.status, outcome.message);
+    observer_.answered(request, outcome.status, outcome.message, frame.size());
     // With interceptors, finish() runs their `after` next: a held reply would wait for it.
     send(frame, hold && !observer_.intercepted());
     return true;

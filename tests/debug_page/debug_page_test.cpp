@@ -101,7 +101,11 @@ TEST_CASE("the debug page in headless Chromium shows the calls made, and stats.j
     auto impatient = geerpc::dial(address, {.timeouts = {.handle = 50ms}});
     CHECK(impatient.try_call<int>("Shop.Stuck", Order{}).code() == geerpc::errc::handle_timeout);
   }
-  auto held = client.async_call<int>("Shop.Hold", Order{7, 1});  // in flight while the page loads
+  // In flight while the page loads, with a deadline and a W3C traceparent.
+  const std::string trace = "0af7651916cd43dd8448eb211c80319c";
+  auto held = client.async_call<int>(
+      geerpc::with_timeout(60s).with_metadata("traceparent", "00-" + trace + "-b7ad6b7169203331-01"), "Shop.Hold",
+      Order{7, 1});
   REQUIRE(shop.holding.wait_for_at_least(1));
 
   // Every finished call counted (the timed-out handler returns a moment after its answer).
@@ -133,6 +137,19 @@ TEST_CASE("the debug page in headless Chromium shows the calls made, and stats.j
   CHECK(text_of(dom, "Shop.Hold/calls") == "1");
   CHECK(text_of(dom, "Shop.Hold/oldest") != "-");
   CHECK(text_of(dom, "unrouted") == "unknown_method: 1");
+  // p50 of successes apart from failures, and sizes.
+  CHECK(text_of(dom, "Shop.Quote/ok_p50") != "-");
+  CHECK(text_of(dom, "Shop.Quote/failed_p50") == "-");
+  CHECK(text_of(dom, "Shop.Broken/ok_p50") == "-");
+  CHECK(text_of(dom, "Shop.Broken/failed_p99") != "-");
+  CHECK(text_of(dom, "Shop.Quote/request_bytes").find(" B, p99 &lt;= 64 B") != std::string::npos);
+  // The call in flight, listed.
+  CHECK(text_of(dom, "calls_in_flight_count") == "1");
+  CHECK(text_of(dom, "call0/method") == "Shop.Hold");
+  CHECK(text_of(dom, "call0/stage") == "in the handler");
+  CHECK(text_of(dom, "call0/trace_id") == trace);
+  CHECK(text_of(dom, "call0/deadline").ends_with(" UTC"));
+  CHECK(text_of(dom, "call0/time_left").ends_with("s"));
   CHECK(text_of(dom, "pool/busy") == "1");
   CHECK(text_of(dom, "limits/max_connections") == "10000");
   // Slow calls and failed ones are listed: the three slow quotes, two failures, the timeout and
@@ -169,6 +186,15 @@ TEST_CASE("the debug page in headless Chromium shows the calls made, and stats.j
   CHECK(method("Shop.SlowQuote")["latency_last_minute"]["calls"] == 3);
   CHECK(method("Shop.SlowQuote")["latency_last_minute"]["max_ns"].get<std::uint64_t>() >= 40'000'000u);
   CHECK(method("Shop.Hold")["in_flight"] == 1);
+  CHECK(method("Shop.Broken")["latency_failed_last_minute"]["calls"] == 2);
+  CHECK(method("Shop.Broken")["latency_ok_last_minute"]["calls"] == 0);
+  CHECK(method("Shop.Quote")["request_bytes"]["count"] == 10);
+  REQUIRE(stats["calls_in_flight"]["count"] == 1);
+  const auto& in_flight = stats["calls_in_flight"]["oldest"][0];
+  CHECK(in_flight["method"] == "Shop.Hold");
+  CHECK(in_flight["stage"] == "in the handler");
+  CHECK(in_flight["trace_id"] == trace);
+  CHECK(in_flight["time_left_ns"].get<std::int64_t>() > 0);
   CHECK(stats["unrouted_errors"]["unknown_method"] == 1);
   CHECK(stats["pool"]["busy"] == 1);
   CHECK(stats["limits"]["max_connections"] == 10000);

@@ -94,6 +94,7 @@ class server_connection final : public wire_session<server_connection>,
     connection_view v{peer_, opened(), last_activity(), 0, output_held()};
     v.inflight = inflight();
     v.identity = &identity();
+    v.web = web();
     return v;
   }
 
@@ -163,7 +164,7 @@ class server_connection final : public wire_session<server_connection>,
       const current_call_scope current(context);
       invoke_outcome outcome;
       if (!self.observer_.refused_before(context, outcome)) {
-        const deferred_target later{request, &respond_deferred, &release_deferred, {}};
+        const deferred_target later{request, &respond_deferred, &release_deferred, {}, &handed_on};
         const auto invoke = request->handler->invokes[self.codec_slot()];
         outcome = invoke(request->handler->impl, request->arguments(), token, context, later, frame);
         // A handler that took a responder: the responder answers and finishes the request, maybe
@@ -205,6 +206,9 @@ class server_connection final : public wire_session<server_connection>,
     }
   }
   static void release_deferred(void* raw) noexcept { finish(static_cast<server_request*>(raw)); }
+  static void handed_on(void* raw) noexcept {
+    static_cast<server_request*>(raw)->handed_on.store(true, std::memory_order_relaxed);
+  }
 
   // Releases a request that has run, or will never run: its timer, its slot, its memory.
   // `answered_here`: the calling thread claimed it (answer() returned true), so nobody else can.
@@ -231,8 +235,11 @@ class server_connection final : public wire_session<server_connection>,
 
   void visit_requests(request_visitor visit, void* visitor) const override {
     ledger_.for_each([&](const server_request& request) {
-      visit(visitor, *request.handler, request.arrived,
-            clock::time_point(clock::duration(request.started_ns.load(std::memory_order_relaxed))));
+      const auto at = [](clock::rep rep) { return clock::time_point(clock::duration(rep)); };
+      visit(visitor, {request.handler, request.arrived, at(request.started_ns.load(std::memory_order_relaxed)),
+                      at(request.caller_deadline_rep.load(std::memory_order_relaxed)),
+                      request.handed_on.load(std::memory_order_relaxed),
+                      request.state.load(std::memory_order_relaxed) == server_request::answered, request.metadata()});
     });
   }
   static bool claim(server_request& request) noexcept { return request_ledger::claim(request); }
@@ -259,7 +266,7 @@ class server_connection final : public wire_session<server_connection>,
     }
     wire::finish_frame(frame, 0);
     if (!claim(request)) return false;
-    observer_.answered(request, outcome.status, outcome.message);
+    observer_.answered(request, outcome.status, outcome.message, frame.size());
     // With interceptors, finish() runs their `after` next: a held reply would wait for it.
     send(frame, hold && !observer_.intercepted());
     return true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -28,6 +29,20 @@ struct connection_view {
   std::size_t pending_output = 0;  // memory held for replies not sent yet
   // What its stream layer proved of the peer (TLS): the connection's own, read under the registry's lock.
   const net::peer_identity* identity = nullptr;
+  // An HTTP request for a page (the debug page, /metrics), not an RPC connection: counted apart.
+  bool web = false;
+};
+
+// What the debug page reads of a request in flight, during the call that lists it.
+struct request_view {
+  using clock = std::chrono::steady_clock;
+  const handler_entry* handler = nullptr;
+  clock::time_point arrived;            // kept with statistics on
+  clock::time_point started;            // a zero time point while it waits for a handler thread
+  clock::time_point caller_deadline;    // by the runtime's clock; a zero time point: none
+  bool handed_on = false;               // its handler returned, leaving the answer to its responder
+  bool answered = false;                // answered (its deadline, a cancel) while its handler runs on
+  std::span<const std::byte> metadata;  // its metadata block, as wire::check_metadata accepted it
 };
 
 // A connection listed in server_context::connections. Its two calls are the debug page's, made
@@ -39,20 +54,17 @@ class listed_connection {
 
   virtual connection_view describe() const = 0;
 
-  // Calls f(handler, arrived, started) for each request registered now (started: a zero time point
-  // while it waits for a handler thread). Meaningful with statistics on (arrived is kept then).
+  // Calls f(const request_view&) for each request registered now. Meaningful with statistics on
+  // (arrived and started are kept then).
   template <class F>
   void for_each_request(F&& f) const {
-    visit_requests(
-        [](void* visitor, const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-          (*static_cast<std::remove_reference_t<F>*>(visitor))(handler, arrived, started);
-        },
-        &f);
+    visit_requests([](void* visitor,
+                      const request_view& request) { (*static_cast<std::remove_reference_t<F>*>(visitor))(request); },
+                   &f);
   }
 
  protected:
-  using request_visitor = void (*)(void* visitor, const handler_entry& handler, clock::time_point arrived,
-                                   clock::time_point started);
+  using request_visitor = void (*)(void* visitor, const request_view& request);
   virtual void visit_requests(request_visitor visit, void* visitor) const = 0;
 
   listed_connection() = default;

@@ -1,7 +1,9 @@
 // geerpc: the debug page a server serves on its RPC port (GET /debug/geerpc), and the same data as
 // JSON (GET /debug/geerpc/stats.json), for someone chasing a timeout in production: its services
 // and methods with their types; per method, calls and their outcomes by error code, calls in flight
-// and the oldest's age, latency over the last minute; the handler pool; the connections; the last
+// and the oldest's age, latency over the last minute (successes apart from failures), request and
+// reply sizes; each call in flight (its deadline, time left, trace id, stage); the handler pool; the
+// connections; the last
 // slow or failed calls; what the server holds now, and its limits with how often each turned
 // something away. Plain HTML with no scripts and no external assets, so that it reads anywhere.
 // What it shows is gathered in debug_snapshot.hpp; the JSON is written in debug_page_json.hpp.
@@ -52,6 +54,15 @@ inline std::string not_run_text(const debug_snapshot::method_row& m) {
   return text.empty() ? std::string("none") : text;
 }
 
+// "812 B, p99 <= 1024 B" (the bound from GET /metrics' buckets; "> 16777216 B" past the last), or "-".
+inline std::string sizes_text(const debug_snapshot::size_summary& s) {
+  if (s.count == 0) return "-";
+  return std::to_string(s.mean) + " B, p99 " +
+         (s.p99_at_most != 0 ? "<= " + std::to_string(s.p99_at_most)
+                             : "> " + std::to_string(size_bounds_bytes.back())) +
+         " B";
+}
+
 inline void append_html_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
   const auto latency = [&](std::uint64_t ns) {
     return m.latency.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
@@ -73,6 +84,15 @@ inline void append_html_method(std::string& out, const debug_snapshot::method_ro
     append_html_cell(out, m.name, "p50", latency(m.latency.p50_ns));
     append_html_cell(out, m.name, "p99", latency(m.latency.p99_ns));
     append_html_cell(out, m.name, "max", latency(m.latency.max_ns));
+    const auto of = [](const latency_summary& l, std::uint64_t ns) {
+      return l.count != 0 ? page_duration(std::chrono::nanoseconds(ns)) : std::string("-");
+    };
+    append_html_cell(out, m.name, "ok_p50", of(m.ok_latency, m.ok_latency.p50_ns));
+    append_html_cell(out, m.name, "ok_p99", of(m.ok_latency, m.ok_latency.p99_ns));
+    append_html_cell(out, m.name, "failed_p50", of(m.failed_latency, m.failed_latency.p50_ns));
+    append_html_cell(out, m.name, "failed_p99", of(m.failed_latency, m.failed_latency.p99_ns));
+    append_html_cell(out, m.name, "request_bytes", sizes_text(m.request_bytes));
+    append_html_cell(out, m.name, "response_bytes", sizes_text(m.response_bytes));
   }
   out += "</tr>\n";
 }
@@ -84,14 +104,17 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   if (s.statistics)
     out +=
         "<th>calls</th><th>ok</th><th>errors</th><th>not run</th><th>in flight</th><th>oldest in flight</th>"
-        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th>";
+        "<th>calls, last minute</th><th>p50</th><th>p99</th><th>max</th><th>ok p50</th><th>ok p99</th>"
+        "<th>failed p50</th><th>failed p99</th><th>request bytes: mean, p99</th><th>reply bytes: mean, p99</th>";
   out += "</tr>\n";
   for (const auto& m : s.methods) append_html_method(out, m, s.statistics);
   out += "</table>\n";
   if (!s.statistics) return;
   out +=
       "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
-      "p50 and p99 are within 12.5%.</p>\n<p>Calls for names this server does not serve: ";
+      "p50 and p99 are within 12.5%, of every call, of successes (ok) and of failures apart. Sizes: since the server "
+      "began, a request's metadata and arguments and a reply frame a handler's answer made; their p99 is a bound of "
+      "GET /metrics' buckets.</p>\n<p>Calls for names this server does not serve: ";
   out += "<span id=\"unrouted\">";
   out += page_errors_text(s.unrouted);
   out += "</span></p>\n";
@@ -156,6 +179,36 @@ inline void append_html_connections(std::string& out, const debug_snapshot& s) {
   out += "</table>\n";
 }
 
+// A caller's time left: "40.2ms", "-1.2s" once it passed; "none" without a deadline.
+inline std::string time_left_text(const debug_snapshot::call_row& c) {
+  if (!c.deadline) return "none";
+  if (c.time_left < std::chrono::nanoseconds::zero()) return "-" + page_duration(-c.time_left);
+  return page_duration(c.time_left);
+}
+
+inline void append_html_calls(std::string& out, const debug_snapshot& s) {
+  out += "<h2>Calls in flight</h2>\n<p><span id=\"calls_in_flight_count\">" + std::to_string(s.calls_in_flight) +
+         "</span> in flight";
+  if (s.calls_in_flight > s.calls.size()) out += ", the oldest " + std::to_string(s.calls.size()) + " listed";
+  out +=
+      ".</p>\n<table id=\"calls\"><tr><th>method</th><th>peer</th><th>age</th><th>caller's deadline</th>"
+      "<th>time left</th><th>trace id</th><th>stage</th></tr>\n";
+  for (std::size_t i = 0; i < s.calls.size(); ++i) {
+    const debug_snapshot::call_row& c = s.calls[i];
+    const std::string row = "call" + std::to_string(i);
+    out += "<tr>";
+    append_html_cell(out, row, "method", c.method, false);
+    append_html_cell(out, row, "peer", c.peer, false);
+    append_html_cell(out, row, "age", page_duration(c.age));
+    append_html_cell(out, row, "deadline", c.deadline ? utc_text(*c.deadline) : std::string("none"), false);
+    append_html_cell(out, row, "time_left", time_left_text(c));
+    append_html_cell(out, row, "trace_id", c.trace_id.empty() ? std::string_view("-") : c.trace_id, false);
+    append_html_cell(out, row, "stage", c.stage, false);
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+}
+
 inline void append_html_recent(std::string& out, const debug_snapshot& s) {
   out += "<h2>Last slow or failed calls</h2>\n<p>The last " + std::to_string(server_statistics::kept_calls) +
          " calls that failed" +
@@ -191,6 +244,7 @@ inline std::string debug_page_html(const server_context& context) {
   if (!s.statistics)
     out += "<p id=\"statistics-off\">Statistics are off (server_options.observability.statistics).</p>\n";
   append_html_methods(out, s);
+  if (s.statistics) append_html_calls(out, s);
   append_html_numbers(out, "Handler pool", "pool", s.pool, false);
   append_html_connections(out, s);
   if (s.statistics) append_html_recent(out, s);

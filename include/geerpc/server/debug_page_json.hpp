@@ -62,6 +62,27 @@ void append_json_array(std::string& out, const Items& items, Append&& append) {
   out += ']';
 }
 
+// `,"key":{"calls":..,"p50_ns":..,"p99_ns":..,"max_ns":..}`
+inline void append_json_latency(std::string& out, const char* key, const latency_summary& l) {
+  out += ",\"";
+  out += key;
+  out += "\":{\"calls\":" + std::to_string(l.count);
+  append_json_field(out, "p50_ns", l.p50_ns);
+  append_json_field(out, "p99_ns", l.p99_ns);
+  append_json_field(out, "max_ns", l.max_ns);
+  out += '}';
+}
+
+// `,"key":{"count":..,"mean":..,"p99_at_most":..}`
+inline void append_json_sizes(std::string& out, const char* key, const debug_snapshot::size_summary& s) {
+  out += ",\"";
+  out += key;
+  out += "\":{\"count\":" + std::to_string(s.count);
+  append_json_field(out, "mean", s.mean);
+  append_json_field(out, "p99_at_most", s.p99_at_most);
+  out += '}';
+}
+
 inline void append_json_method(std::string& out, const debug_snapshot::method_row& m, bool statistics) {
   out += "{\"name\":";
   append_json_string(out, m.name);
@@ -80,11 +101,11 @@ inline void append_json_method(std::string& out, const debug_snapshot::method_ro
     append_json_field(out, "shed_by_queue_time", m.shed_by_queue_time);
     append_json_field(out, "in_flight", m.in_flight);
     append_json_field(out, "oldest_in_flight_ns", json_ns(m.oldest));
-    out += ",\"latency_last_minute\":{\"calls\":" + std::to_string(m.latency.count);
-    append_json_field(out, "p50_ns", m.latency.p50_ns);
-    append_json_field(out, "p99_ns", m.latency.p99_ns);
-    append_json_field(out, "max_ns", m.latency.max_ns);
-    out += '}';
+    append_json_latency(out, "latency_last_minute", m.latency);
+    append_json_latency(out, "latency_ok_last_minute", m.ok_latency);
+    append_json_latency(out, "latency_failed_last_minute", m.failed_latency);
+    append_json_sizes(out, "request_bytes", m.request_bytes);
+    append_json_sizes(out, "response_bytes", m.response_bytes);
   }
   out += '}';
 }
@@ -119,6 +140,29 @@ inline void append_json_connection(std::string& out, const debug_snapshot::conne
   append_json_field(out, "pending_output_bytes", c.pending_output);
   out += ",\"tls\":";
   append_json_identity(out, c.identity);
+  out += '}';
+}
+
+// A call in flight: its deadline by the system clock and the time left (negative once it passed),
+// null without one.
+inline void append_json_call_in_flight(std::string& out, const debug_snapshot::call_row& c) {
+  out += "{\"method\":";
+  append_json_string(out, c.method);
+  out += ",\"peer\":";
+  append_json_string(out, c.peer);
+  append_json_field(out, "age_ns", json_ns(c.age));
+  if (c.deadline) {
+    out +=
+        ",\"deadline_unix_ms\":" +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline->time_since_epoch()).count());
+    out += ",\"time_left_ns\":" + std::to_string(c.time_left.count());
+  } else {
+    out += ",\"deadline_unix_ms\":null,\"time_left_ns\":null";
+  }
+  out += ",\"trace_id\":";
+  append_json_string(out, c.trace_id);
+  out += ",\"stage\":";
+  append_json_string(out, c.stage);
   out += '}';
 }
 
@@ -170,6 +214,9 @@ inline std::string debug_page_json(const server_context& context) {
   out += ",\"connections\":";
   append_json_array(out, s.connections, append_json_connection);
   if (s.statistics) {
+    out += ",\"calls_in_flight\":{\"count\":" + std::to_string(s.calls_in_flight) + ",\"oldest\":";
+    append_json_array(out, s.calls, append_json_call_in_flight);
+    out += '}';
     append_json_field(out, "slow_call_ns", json_ns(s.slow_call));
     out += ",\"recent_calls\":";
     append_json_array(out, s.recent, append_json_call);

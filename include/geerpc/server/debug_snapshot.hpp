@@ -17,6 +17,7 @@
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
 #include "../net/peer_identity.hpp"
+#include "../wire/metadata.hpp"
 #include "connection_view.hpp"
 #include "context.hpp"
 #include "dispatcher.hpp"
@@ -26,6 +27,26 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
+// The trace id a call's `traceparent` metadata carries: its trace-id field when the value is W3C's
+// "00-<32 hex>-<16 hex>-<2 hex>" (lowercase, ids not all zeros); else the value itself, its first
+// max_shown bytes (a peer's text: the page and the JSON escape it); empty without one.
+inline std::string trace_id_of(std::span<const std::byte> metadata) {
+  static constexpr std::size_t max_shown = 128;
+  const std::optional<std::string_view> value =
+      metadata.empty() ? std::nullopt : wire::find_metadata(metadata, "traceparent");
+  if (!value) return {};
+  const std::string_view v = *value;
+  const auto hex = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  const auto zeros = [](std::string_view part) { return part.find_first_not_of('0') == std::string_view::npos; };
+  if (v.size() == 55 && v.starts_with("00-") && v[35] == '-' && v[52] == '-' && hex(v.substr(3, 32)) &&
+      hex(v.substr(36, 16)) && hex(v.substr(53, 2)) && !zeros(v.substr(3, 32)) && !zeros(v.substr(36, 16)))
+    return std::string(v.substr(3, 32));
+  return std::string(v.substr(0, max_shown));
+}
+
 // What the page shows, gathered once so that the HTML and the JSON say the same.
 struct debug_snapshot {
   using clock = std::chrono::steady_clock;
@@ -34,6 +55,32 @@ struct debug_snapshot {
   struct error_count {
     std::string_view code;  // errc's name
     std::uint64_t count = 0;
+  };
+  // Sizes counted in a histogram: how many, their mean, and the bound under which 99% were (the
+  // histogram's, so coarse: powers of 4; 0 past the last bound).
+  struct size_summary {
+    std::uint64_t count = 0;
+    std::uint64_t mean = 0;
+    std::uint64_t p99_at_most = 0;
+
+    static size_summary of(const size_histogram& h) {
+      size_summary out;
+      std::array<std::uint64_t, size_histogram::buckets> counts{};
+      for (std::size_t i = 0; i < counts.size(); ++i)
+        out.count += counts[i] = h.counts[i].load(std::memory_order_relaxed);
+      if (out.count == 0) return out;
+      out.mean = h.sum.load(std::memory_order_relaxed) / out.count;
+      const std::uint64_t rank = (out.count * 99 + 99) / 100;
+      std::uint64_t seen = 0;
+      for (std::size_t i = 0; i < size_bounds_bytes.size(); ++i) {
+        seen += counts[i];
+        if (seen >= rank) {
+          out.p99_at_most = size_bounds_bytes[i];
+          break;
+        }
+      }
+      return out;
+    }
   };
   struct method_row {
     std::string name;
@@ -50,6 +97,24 @@ struct debug_snapshot {
     std::uint64_t shed_by_queue_time = 0;    // they waited longer than timeouts.max_queue_time
     std::chrono::nanoseconds oldest{0};      // age of the oldest call in flight
     latency_summary latency;                 // from arrival to answer, over the last minute
+    latency_summary ok_latency;              // the same, of successes only
+    latency_summary failed_latency;          // and of failures only
+    // Since the server began: requests' metadata and arguments, and the reply frames handlers made.
+    size_summary request_bytes;
+    size_summary response_bytes;
+  };
+  // A call in flight, as the page lists it (with statistics: its arrival is kept then).
+  struct call_row {
+    std::string method;
+    std::string peer;
+    clock::time_point arrived;
+    std::chrono::nanoseconds age{0};
+    // The caller's deadline, if it sent one: when, by the system clock, and how long is left
+    // (negative: it passed, and the call has not finished yet).
+    std::optional<std::chrono::system_clock::time_point> deadline;
+    std::chrono::nanoseconds time_left{0};
+    std::string trace_id;  // from its traceparent metadata (trace_id_of()); empty: none
+    std::string_view stage;
   };
   struct connection_row {
     std::string peer;
@@ -71,7 +136,11 @@ struct debug_snapshot {
   std::vector<method_row> methods;
   std::vector<error_count> unrouted;  // calls for names the server does not serve
   std::vector<number> pool;
-  std::size_t connection_count = 0;
+  static constexpr std::size_t max_call_rows = 100;  // the oldest calls in flight listed; all are counted
+  std::size_t calls_in_flight = 0;                   // with statistics: counted from the connections
+  std::vector<call_row> calls;                       // the oldest max_call_rows of them, oldest first
+  std::size_t connection_count = 0;                  // RPC connections
+  std::size_t web_connection_count = 0;              // HTTP requests for a page or /metrics being answered, not listed
   std::vector<connection_row> connections;
   std::vector<call_record> recent;  // the last slow or failed calls, newest first
   std::chrono::nanoseconds slow_call{0};
@@ -111,6 +180,7 @@ struct debug_snapshot {
     statistics = stats != nullptr;
     read_methods(context);
     const in_flight_reading flight = read_connections(context, at);
+    keep_oldest_calls();
     if (stats != nullptr) read_statistics(*stats, at, flight);
     read_pool(context, at, flight);
     read_now(context);
@@ -120,6 +190,8 @@ struct debug_snapshot {
  private:
   // What the connections have in flight: per method, and waiting for a handler thread.
   struct in_flight_reading {
+    clock::time_point runtime_now;  // the runtime's clock, which callers' deadlines are kept by
+    std::chrono::system_clock::time_point wall_now;
     std::vector<clock::time_point> oldest;  // per method, its oldest call's arrival
     std::size_t waiting = 0;                // requests no handler thread has taken yet
     clock::time_point oldest_waiting = clock::time_point::max();
@@ -140,11 +212,12 @@ struct debug_snapshot {
   // The connections' rows, and, with statistics, what each has in flight.
   in_flight_reading read_connections(const server_context& context, clock::time_point at) {
     in_flight_reading out;
+    out.runtime_now = context.config.scheduler()->now();
+    out.wall_now = std::chrono::system_clock::now();
     out.oldest.assign(methods.size(), clock::time_point::max());
     const handler_entry* const first =
         context.config.handlers() != nullptr ? context.config.handlers()->methods().data() : nullptr;
     context.connections.visit([&](std::span<const listed_connection* const> listed) {
-      connection_count = listed.size();
       for (const listed_connection* connection : listed) read_connection(*connection, at, first, out);
     });
     return out;
@@ -154,6 +227,11 @@ struct debug_snapshot {
   void read_connection(const listed_connection& connection, clock::time_point at, const handler_entry* first,
                        in_flight_reading& out) {
     const connection_view v = connection.describe();
+    if (v.web) {  // this page's own request, or another's: not an RPC connection
+      ++web_connection_count;
+      return;
+    }
+    ++connection_count;
     if (connections.size() < max_connection_rows) {
       connection_row row{v.peer, at - v.opened, std::nullopt, v.inflight, v.pending_output};
       if (statistics) row.idle = at - v.last_activity;
@@ -161,18 +239,44 @@ struct debug_snapshot {
       connections.push_back(std::move(row));
     }
     if (!statistics || first == nullptr) return;
-    connection.for_each_request(
-        [&](const handler_entry& handler, clock::time_point arrived, clock::time_point started) {
-          const auto i = static_cast<std::size_t>(&handler - first);
-          if (i < methods.size()) {
-            ++methods[i].in_flight;
-            out.oldest[i] = std::min(out.oldest[i], arrived);
-          }
-          if (started == clock::time_point{}) {
-            ++out.waiting;
-            out.oldest_waiting = std::min(out.oldest_waiting, arrived);
-          }
-        });
+    connection.for_each_request([&](const request_view& request) {
+      const auto i = static_cast<std::size_t>(request.handler - first);
+      if (i < methods.size()) {
+        ++methods[i].in_flight;
+        out.oldest[i] = std::min(out.oldest[i], request.arrived);
+      }
+      if (request.started == clock::time_point{}) {
+        ++out.waiting;
+        out.oldest_waiting = std::min(out.oldest_waiting, request.arrived);
+      }
+      list_call(request, v.peer, at, out);
+    });
+  }
+
+  // Lists a call in flight; past a few times max_call_rows, only the oldest are kept.
+  void list_call(const request_view& request, const std::string& peer, clock::time_point at,
+                 const in_flight_reading& flight) {
+    ++calls_in_flight;
+    call_row row{request.handler->name, peer, request.arrived, at - request.arrived, std::nullopt, {}, {}, {}};
+    if (request.caller_deadline != clock::time_point{}) {
+      row.time_left = request.caller_deadline - flight.runtime_now;
+      row.deadline = flight.wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(row.time_left);
+    }
+    row.trace_id = trace_id_of(request.metadata);
+    row.stage = request.answered                         ? "answered, its handler runs on"
+                : request.handed_on                      ? "deferred to a responder"
+                : request.started == clock::time_point{} ? "waiting for a thread"
+                                                         : "in the handler";
+    calls.push_back(std::move(row));
+    if (calls.size() >= 4 * max_call_rows) keep_oldest_calls();
+  }
+  void keep_oldest_calls() {
+    const auto older = [](const call_row& a, const call_row& b) { return a.arrived < b.arrived; };
+    if (calls.size() > max_call_rows) {
+      std::nth_element(calls.begin(), calls.begin() + max_call_rows, calls.end(), older);
+      calls.resize(max_call_rows);
+    }
+    std::sort(calls.begin(), calls.end(), older);
   }
 
   void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
@@ -186,7 +290,11 @@ struct debug_snapshot {
       row.shed_by_queue_time = m.shed_by_queue_time.load(std::memory_order_relaxed);
       row.calls = row.successes + failed + row.in_flight;
       if (row.in_flight != 0) row.oldest = at - flight.oldest[i];
-      row.latency = m.latency.read(at);
+      row.latency = latency_window::read_together({&m.latency, &m.failed_latency}, at);
+      row.ok_latency = m.latency.read(at);
+      row.failed_latency = m.failed_latency.read(at);
+      row.request_bytes = size_summary::of(m.request_bytes);
+      row.response_bytes = size_summary::of(m.response_bytes);
     }
     std::uint64_t ignored = 0;
     unrouted = errors_of(stats.unrouted(), ignored);
@@ -225,6 +333,7 @@ struct debug_snapshot {
   void read_now(const server_context& context) {
     now = {
         count("connections", "connections", connection_count),
+        count("http_connections", "HTTP requests for this page or /metrics, not listed", web_connection_count),
         count("calls_in_flight", "calls in flight", context.requests.inflight(std::memory_order_relaxed)),
         bytes("queued_request_bytes", "request bytes waiting for a handler",
               context.requests.queued_bytes(std::memory_order_relaxed)),

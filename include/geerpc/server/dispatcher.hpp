@@ -121,6 +121,7 @@ struct invoker {
         state->retain();  // one for the responder, one kept here
         call(impl, arguments, stop, context,
              typename Method::responder_type(typename Method::responder_type::from_server{}, state));
+        if (later.handed_on != nullptr) later.handed_on(later.request);
         state->release();
         return {0, true, {}};
       } else if constexpr (std::is_void_v<result_type>) {

@@ -6,6 +6,7 @@
 //   GET /debug/geerpc              the debug page (server/debug_page.hpp); HEAD too
 //   GET /debug/geerpc/stats.json   the same as JSON
 //   GET /debug/geerpc/services.json  every method with its types' JSON Schemas (server/describe.hpp)
+//   GET /metrics                   the counters in Prometheus's text format (server/metrics_text.hpp)
 //   POST /rpc                      JSON-RPC 2.0 (docs/protocol.md section 11), on a server whose
 //                                  codecs bring its translator (json_codec): the head is checked
 //                                  (wire/http_rpc.hpp: 405, 411, 413, 415, 400), the body goes to
@@ -14,7 +15,7 @@
 //   anything, in plaintext on a    400, "geerpc: this port requires TLS: use https://host:port/"
 //   port that requires TLS
 //
-// The debug paths answer only the peers server_options.observability.debug_page admits
+// The debug paths (/metrics among them) answer only the peers server_options.observability.debug_page admits
 // (debug_page_policy.hpp, asked here and only here); to any other they are 404, whatever the
 // method, as a path that does not exist: nothing says the page is there. /rpc likewise answers
 // only the peers observability.http_rpc admits (the same policy type, local by default).
@@ -40,6 +41,7 @@
 #include "context.hpp"
 #include "debug_page.hpp"
 #include "describe.hpp"
+#include "metrics_text.hpp"
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -132,14 +134,18 @@ class http_door {
     }
     const bool page = path == "/debug/geerpc";
     const bool services = path == "/debug/geerpc/services.json";
-    if ((page || services || path == "/debug/geerpc/stats.json") &&
+    const bool metrics = path == "/metrics";
+    if ((page || services || metrics || path == "/debug/geerpc/stats.json") &&
         context.config.options().observability.debug_page.allows(peer)) {
       if (!get) {
         reply = plain(405, "Method Not Allowed", "geerpc: " + std::string(path) + " takes GET or HEAD only\n",
                       "Allow: GET, HEAD\r\n");
         return verdict::answered;
       }
-      if (page)
+      if (metrics)
+        reply = wire::http::response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", metrics_text(context), {},
+                                     head_only);
+      else if (page)
         reply = wire::http::response(200, "OK", "text/html; charset=utf-8", debug_page_html(context), {}, head_only);
       else
         reply = wire::http::response(200, "OK", "application/json",

@@ -10,6 +10,7 @@
 // context and nothing else: no clock read, no allocation, no virtual call.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -55,7 +56,9 @@ class request_observer {
   void started(server_request& request, clock::time_point now) const noexcept {
     if (!counting()) return;
     request.started_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
-    context_.config.stats()->queue_wait().add(now, now - request.arrived);
+    server_statistics& stats = *context_.config.stats();
+    stats.queue_wait().add(now, now - request.arrived);
+    stats.queue_wait_total().add(duration_bounds_ns, nanoseconds_of(now - request.arrived));
   }
 
   // A request of `handler` answered without running it, by the check of admission.hpp (`kind`:
@@ -89,12 +92,16 @@ class request_observer {
     return false;
   }
 
-  // Whoever claimed the request (request_ledger::claim) keeps the response it got, for finished().
-  // noexcept: it runs after a claim, which must always lead to its response and to finish().
-  void answered(server_request& request, std::uint8_t status, std::string_view message) const noexcept {
+  // Whoever claimed the request (request_ledger::claim) keeps the response it got, for finished():
+  // its status, message, and the size of its frame where the claimer made it (`bytes`; 0 for an
+  // answer a timer, a cancel or a shutdown sent). noexcept: it runs after a claim, which must
+  // always lead to its response and to finish().
+  void answered(server_request& request, std::uint8_t status, std::string_view message,
+                std::size_t bytes = 0) const noexcept {
     if (!installed()) return;
     request.answered_at = clock::now();
     request.answered_status = status;
+    request.answered_bytes = bytes;
     try {
       request.answered_message.assign(message);  // a success has none
     } catch (...) {                              // no memory for the text: the interceptors see the status alone
@@ -124,6 +131,10 @@ class request_observer {
   }
 
  private:
+  static std::uint64_t nanoseconds_of(clock::duration d) noexcept {
+    return static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()));
+  }
   std::size_t method_index(const handler_entry& handler) const noexcept {
     return static_cast<std::size_t>(&handler - context_.config.handlers()->methods().data());
   }
@@ -136,11 +147,18 @@ class request_observer {
     method_statistics& method = stats.method(method_index(*request.handler));
     const std::uint8_t status = request.answered_status;
     const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(request.answered_at - request.arrived);
-    if (status == 0)
+    const auto latency_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(0, latency.count()));
+    if (status == 0) {
       method.successes.fetch_add(1, std::memory_order_relaxed);
-    else
+      method.latency.add(now, latency);
+      method.duration_ok.add(duration_bounds_ns, latency_ns);
+    } else {
       method.add_error(status);
-    method.latency.add(now, latency);
+      method.failed_latency.add(now, latency);
+      method.duration_failed.add(duration_bounds_ns, latency_ns);
+    }
+    method.request_bytes.add(size_bounds_bytes, request.argument.size());
+    if (request.answered_bytes != 0) method.response_bytes.add(size_bounds_bytes, request.answered_bytes);
     if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));

@@ -66,6 +66,9 @@ struct server_request {
   limit timer_limit = limit::none;                   // which limit the timer enforces; none: it was not set
   clock::time_point timer_deadline{};                // when the timer fires, if set: the handler's deadline
   std::optional<clock::time_point> caller_deadline;  // when the caller gives up, if it said
+  // The same for the debug page, which reads it from another thread: its time since the runtime
+  // clock's epoch (0: none). Relaxed: a gauge.
+  std::atomic<clock::rep> caller_deadline_rep{0};
   // When its frame was read, by the runtime's clock, kept only when the check at its start needs it
   // (admission.hpp: it has a deadline, or the server sheds by queue time); time_point{} otherwise.
   clock::time_point read_at{};
@@ -76,7 +79,10 @@ struct server_request {
   // the debug page reads it while the handler thread writes it.
   std::atomic<clock::rep> started_ns{0};
   clock::time_point answered_at{};
+  std::size_t answered_bytes = 0;  // the response frame's size, where its claimer made it (0: not known)
   std::uint8_t answered_status = 0;
+  // Its handler returned, leaving the answer to its responder (responder.hpp): for the debug page.
+  std::atomic<bool> handed_on{false};
   // Set by the thread that runs it, once it passed the check at its start: the handler (or the interceptors'
   // `before`) was called. Read by finish(), on that thread or after the handler handed it on.
   bool handler_began = false;
@@ -187,6 +193,9 @@ class request_ledger {
     if (budget_us > 0)
       caller_deadline = saturating_deadline(now, std::chrono::microseconds(std::min(budget_us, max_budget_us)));
     request.caller_deadline = caller_deadline;
+    if (caller_deadline)
+      request.caller_deadline_rep.store(std::max<clock::rep>(caller_deadline->time_since_epoch().count(), 1),
+                                        std::memory_order_relaxed);
     const bool handle_first = handle_deadline && (!caller_deadline || *handle_deadline <= *caller_deadline);
     request.timer_limit = handle_first ? server_request::limit::handle_timeout : server_request::limit::caller_deadline;
     request.timer_deadline = handle_first ? *handle_deadline : *caller_deadline;
@@ -403,6 +412,8 @@ class request_ledger {
     request->state.store(server_request::running, std::memory_order_relaxed);
     request->timer_limit = server_request::limit::none;
     request->caller_deadline.reset();
+    request->caller_deadline_rep.store(0, std::memory_order_relaxed);
+    request->handed_on.store(false, std::memory_order_relaxed);
     request->read_at = clock::time_point{};
     request->admitted_at = clock::time_point{};
     request->handler_began = false;

@@ -53,6 +53,10 @@ class session_opening {
   // unchanged after; nothing before. A pointer into the stream's session, which lives as long as
   // the connection: no call copies it or takes a lock for it.
   const net::peer_identity& identity() const noexcept { return *identity_.load(std::memory_order_acquire); }
+  // Its first bytes began an HTTP request for the debug page, /metrics or another path, not one
+  // that turns the connection to RPC (CONNECT, POST /rpc): the page does not list it as an RPC
+  // connection. Relaxed: a gauge the page reads from another thread.
+  bool web() const noexcept { return web_.load(std::memory_order_relaxed); }
   // The hello was accepted, or a translated stream began.
   bool greeted() const noexcept { return greeted_.load(std::memory_order_relaxed); }
   // What the hello asked for: the handle timeout (0: none), and the largest response it reads.
@@ -83,6 +87,7 @@ class session_opening {
         http_ = seen_ == net::peer_seen::plain_refused
                     ? std::make_unique<http_door>(tls_address(session.fd(), "https://"))
                     : std::make_unique<http_door>();
+      web_.store(http_ != nullptr, std::memory_order_relaxed);
     }
     if (!http_) return true;
     std::size_t used = 0;
@@ -92,6 +97,7 @@ class session_opening {
     data = data.subspan(used);
     if (verdict == http_door::verdict::pending) return false;
     if (verdict == http_door::verdict::rpc) {
+      web_.store(false, std::memory_order_relaxed);
       const wire::http::rpc_terms terms = http_->rpc_terms();
       http_.reset();
       begin_http_rpc(session, terms);
@@ -100,6 +106,7 @@ class session_opening {
     http_.reset();
     const auto bytes = std::as_bytes(std::span(reply));
     if (verdict == http_door::verdict::connected) {
+      web_.store(false, std::memory_order_relaxed);
       session.send(bytes);
       return !session.closed();
     }
@@ -231,6 +238,7 @@ class session_opening {
   bool door_checked_ = false;         // the first byte was looked at (the reader's alone)
   bool translatable_ = false;         // it began a translated stream's message (set with door_checked_)
   std::atomic<bool> greeted_{false};  // the hello was accepted
+  std::atomic<bool> web_{false};  // its first bytes began an HTTP request that no CONNECT or POST /rpc turned to RPC
 };
 
 }  // namespace detail

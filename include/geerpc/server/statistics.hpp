@@ -2,9 +2,10 @@
 // its outcomes by error code and its latency over the last minute; the time requests waited for a
 // handler thread; the last slow or failed calls; and how often each limit turned something away.
 //
-// Cheap on the call's path: a finished call adds to two counters of its method (a relaxed atomic
-// add each, on lines only that method's calls touch) and one of the wait for a thread and takes no lock unless it was
-// slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
+// Cheap on the call's path: a finished call adds to its method's counters (relaxed atomic adds, on
+// lines only that method's calls touch: its outcome, its latency window, and the histograms of its
+// duration and sizes that GET /metrics serves) and to the wait for a thread, and takes no lock
+// unless it was slow or failed. What is in flight now is not counted here: the page reads it from the connections. Off
 // (server_options.observability.statistics = false), the server keeps none of it.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -116,16 +118,20 @@ class latency_window {
     }
   }
 
-  latency_summary read(clock::time_point now) const {
+  latency_summary read(clock::time_point now) const { return read_together({this}, now); }
+
+  // The summary of several windows' latencies taken together (a method's successes and failures).
+  static latency_summary read_together(std::initializer_list<const latency_window*> windows, clock::time_point now) {
     const std::int64_t epoch = epoch_of(now);
     std::array<std::uint64_t, latency_buckets::count> sum{};
     latency_summary out;
-    for (const slot& s : slots_) {
-      const std::int64_t e = s.epoch.load(std::memory_order_acquire);
-      if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
-      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
-      out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
-    }
+    for (const latency_window* window : windows)
+      for (const slot& s : window->slots_) {
+        const std::int64_t e = s.epoch.load(std::memory_order_acquire);
+        if (e < 0 || e > epoch || epoch - e >= static_cast<std::int64_t>(slots)) continue;
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += s.counts[i].load(std::memory_order_relaxed);
+        out.max_ns = std::max(out.max_ns, s.max_ns.load(std::memory_order_relaxed));
+      }
     for (const std::uint64_t n : sum) out.count += n;
     if (out.count == 0) return out;
     out.p50_ns = std::min(percentile(sum, out.count, 50), out.max_ns);
@@ -164,13 +170,49 @@ class latency_window {
   std::mutex turn_mutex_;
 };
 
+// A histogram over fixed bounds that only grows, for GET /metrics (server/metrics_text.hpp): how
+// many values were at most each bound, and their sum. Unlike latency_window it never forgets, as
+// a Prometheus counter must not. Adding is two relaxed atomic adds and a scan of the bounds.
+template <std::size_t Bounds>
+struct fixed_histogram {
+  static constexpr std::size_t buckets = Bounds + 1;  // the last holds what is above every bound
+  std::array<std::atomic<std::uint64_t>, buckets> counts{};
+  std::atomic<std::uint64_t> sum{0};
+
+  void add(const std::array<std::uint64_t, Bounds>& bounds, std::uint64_t value) noexcept {
+    std::size_t i = 0;
+    while (i < Bounds && value > bounds[i]) ++i;
+    counts[i].fetch_add(1, std::memory_order_relaxed);
+    sum.fetch_add(value, std::memory_order_relaxed);
+  }
+};
+
+// The bounds of the histograms GET /metrics serves: durations in nanoseconds, 1-2.5-5 steps from
+// 100 us to 10 s; sizes in bytes, powers of 4 from 64 B to 16 MiB. A value equal to a bound is
+// counted under it (Prometheus's `le`), exactly: these are not read from latency_buckets.
+inline constexpr std::array<std::uint64_t, 16> duration_bounds_ns = {
+    100'000,    250'000,     500'000,     1'000'000,   2'500'000,     5'000'000,     10'000'000,    25'000'000,
+    50'000'000, 100'000'000, 250'000'000, 500'000'000, 1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+inline constexpr std::array<std::uint64_t, 10> size_bounds_bytes = {
+    64, 256, 1u << 10, 4u << 10, 16u << 10, 64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20};
+using duration_histogram = fixed_histogram<duration_bounds_ns.size()>;
+using size_histogram = fixed_histogram<size_bounds_bytes.size()>;
+
 // What one method's finished calls came to. Aligned to its own cache lines: the handler threads
 // of different methods do not share them.
 struct alignas(64) method_statistics {
   static constexpr std::size_t codes = 32;  // statuses past errc's land in the last ("other")
   std::atomic<std::uint64_t> successes{0};
   std::array<std::atomic<std::uint64_t>, codes> errors{};  // by status; [0] unused
-  latency_window latency;                                  // from arrival to answer, every finished call
+  // From arrival to answer, over the last minute: successes, and failures apart.
+  latency_window latency;
+  latency_window failed_latency;
+  // Since the server began, for GET /metrics: the same durations, and the sizes of the request
+  // (its metadata block and arguments) and of the reply frame the handler's answer made.
+  duration_histogram duration_ok;
+  duration_histogram duration_failed;
+  size_histogram request_bytes;
+  size_histogram response_bytes;
   // Requests answered without running their handler (admission.hpp): their deadline (the caller's
   // or the handle timeout) passed before a handler thread took them, or they waited longer than
   // timeouts.max_queue_time. Also counted in `errors`, by the status they got.
@@ -235,6 +277,9 @@ class server_statistics {
   // How long requests waited for a handler thread.
   latency_window& queue_wait() noexcept { return queue_wait_; }
   const latency_window& queue_wait() const noexcept { return queue_wait_; }
+  // The same waits since the server began, for GET /metrics.
+  duration_histogram& queue_wait_total() noexcept { return queue_wait_total_; }
+  const duration_histogram& queue_wait_total() const noexcept { return queue_wait_total_; }
 
   void turned_away(limit_kind kind) noexcept {
     turned_away_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
@@ -286,6 +331,7 @@ class server_statistics {
   std::deque<call_record> calls_;
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(limit_kind::count)> turned_away_{};
   latency_window queue_wait_;
+  duration_histogram queue_wait_total_;
 };
 
 }  // namespace detail

@@ -79,6 +79,8 @@ class wire_session : public session_timers<Connection>,
   std::size_t output_held() const noexcept { return writer_.held(); }  // memory held for replies not sent yet
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool handshake_done() const noexcept { return opening_.done(); }
+  // An HTTP request for a page, not RPC (session_opening::web()).
+  bool web() const noexcept { return opening_.web(); }
   // What the stream layer proved about the peer (call_context::identity(); session_opening.hpp).
   const net::peer_identity& identity() const noexcept { return opening_.identity(); }
   // Whether a graceful shutdown has begun (the connection's go_away()).
