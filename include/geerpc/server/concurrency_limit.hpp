@@ -32,10 +32,10 @@
 // estimate, whose peak is noisy with few handler threads, and moves smoothly; the probe is brpc's
 // remeasurement, bounded in time as brpc's is.
 //
-// Pure: the caller passes the times (on_sample's `now`); nothing here reads a clock. Cheap: a
-// sample is three relaxed atomic adds (and a compare for the peak); the thread whose sample ends a
-// window closes it under a try-lock, while the others go on, never waiting. A sample that lands
-// while a window closes may count in either window.
+// Pure: the caller passes the times (on_sample's and on_refusal's `now`); nothing here reads a
+// clock. Cheap: a sample is three relaxed atomic adds (and a compare for the peak, a load for the
+// probe's end); the thread whose sample ends a window closes it under a try-lock, while the others
+// go on, never waiting. A sample that lands while a window closes may count in either window.
 #pragma once
 
 #include <algorithm>
