@@ -108,7 +108,7 @@ TEMPLATE_TEST_CASE("adaptive concurrency: off by default, the same load is all a
   CHECK(number_after(t.stats(), "\"limits\":", "adaptive_concurrency") == 0);  // off
 }
 
-TEMPLATE_TEST_CASE("adaptive concurrency: the calls' latencies reach the limiter", "[adaptive_concurrency]",
+TEMPLATE_TEST_CASE("adaptive concurrency: the successful calls' latencies reach the limiter", "[adaptive_concurrency]",
                    GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   // Every finished call closes a window: the no-load latency is known after the first.
@@ -117,6 +117,12 @@ TEMPLATE_TEST_CASE("adaptive concurrency: the calls' latencies reach the limiter
   CHECK(number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
                      "\"limits\":", "adaptive_noload_latency_ns") == 0);
   auto client = geerpc::dial<TestType>(s.address);
+  // A failure says nothing of the service's latency: no sample. (A request's sample is taken
+  // before it stops counting in flight.)
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(client.template try_call<int>("Arith.Fail", Args{i, 1}));
+  REQUIRE(test::eventually([&] { return s.server.inflight() == 0; }));
+  CHECK(number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
+                     "\"limits\":", "adaptive_noload_latency_ns") == 0);
   for (int i = 0; i < 3; ++i) CHECK(client.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
   CHECK(test::eventually([&] {
     return number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
