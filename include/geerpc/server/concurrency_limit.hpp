@@ -27,7 +27,8 @@
 //    held long (long polls, deferred responders) may keep more than the cut in flight, so that
 //    every new one is refused and no sample comes; then the probe ends unmeasured and the limit
 //    comes back. A refusal checks that bound too, since no sample arrives while all are refused.
-//    The first window is no probe: a server that starts with long calls held would refuse the rest.
+//    The first window is no probe (the second is): a server that starts with long calls held would
+//    refuse the rest.
 // Why this over brpc's formula (max qps × no-load latency): the gradient needs no throughput
 // estimate, whose peak is noisy with few handler threads, and moves smoothly; the probe is brpc's
 // remeasurement, bounded in time as brpc's is.
@@ -88,7 +89,9 @@ class concurrency_limit {
     probe_fraction_ = settings.probe_fraction > 0 && settings.probe_fraction <= 1 ? settings.probe_fraction : 0.5;
     limit_f_ = static_cast<double>(std::clamp(settings.initial_limit, min_, max_));
     noload_ns_ = 0;
-    windows_ = 0;
+    // The first window, at initial_limit, gives the first estimate; the second is a probe, so
+    // that an estimate taken far above what the server bears is soon measured again.
+    windows_ = probe_every_ != 0 ? probe_every_ - 1 : 0;
     samples_.store(0, std::memory_order_relaxed);
     latency_sum_ns_.store(0, std::memory_order_relaxed);
     peak_.store(0, std::memory_order_relaxed);
