@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "catch.hpp"
 #include "support.hpp"
@@ -91,8 +92,8 @@ TEMPLATE_TEST_CASE("adaptive concurrency: a request beyond the limit is answered
 
 TEMPLATE_TEST_CASE("adaptive concurrency: off by default, the same load is all admitted", "[adaptive_concurrency]",
                    GEERPC_TRANSPORTS) {
-  auto opts = pinned_at_two();
-  opts.limits.adaptive_concurrency.enabled = false;
+  geerpc::server_options opts;  // the adaptive limit as a server has it by default
+  opts.threads.handlers = 4;
   raw_server<TestType> t(opts);
   t.send_three_late();
   REQUIRE(t.s.arith.started.wait_for_at_least(1));
@@ -107,7 +108,7 @@ TEMPLATE_TEST_CASE("adaptive concurrency: off by default, the same load is all a
   CHECK(number_after(t.stats(), "\"limits\":", "adaptive_concurrency") == 0);  // off
 }
 
-TEMPLATE_TEST_CASE("adaptive concurrency: the calls' latencies reach the limiter", "[adaptive_concurrency]",
+TEMPLATE_TEST_CASE("adaptive concurrency: the successful calls' latencies reach the limiter", "[adaptive_concurrency]",
                    GEERPC_TRANSPORTS) {
   geerpc::server_options opts;
   // Every finished call closes a window: the no-load latency is known after the first.
@@ -116,11 +117,73 @@ TEMPLATE_TEST_CASE("adaptive concurrency: the calls' latencies reach the limiter
   CHECK(number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
                      "\"limits\":", "adaptive_noload_latency_ns") == 0);
   auto client = geerpc::dial<TestType>(s.address);
+  // A failure says nothing of the service's latency: no sample. (A request's sample is taken
+  // before it stops counting in flight.)
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(client.template try_call<int>("Arith.Fail", Args{i, 1}));
+  REQUIRE(test::eventually([&] { return s.server.inflight() == 0; }));
+  CHECK(number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
+                     "\"limits\":", "adaptive_noload_latency_ns") == 0);
   for (int i = 0; i < 3; ++i) CHECK(client.template call<int>("Arith.Sum", Args{i, 1}) == i + 1);
   CHECK(test::eventually([&] {
     return number_after(test::http_get(s.address, "/debug/geerpc/stats.json"),
                         "\"limits\":", "adaptive_noload_latency_ns") > 0;
   }));
+}
+
+// Long calls (long polls, deferred responders) held above a probe's cut: every new call is refused
+// while the probe lasts, and no sample comes to close it. The probe must end on its own, in time.
+TEST_CASE("adaptive concurrency: calls held above a probe's cut leave the others refused only while it lasts",
+          "[adaptive_concurrency]") {
+  geerpc::server_options opts;
+  opts.threads.handlers = 8;
+  // Every call after the first closes a window (1 ms), and every window is followed by a probe at
+  // a quarter of the limit of 8: 2, under the 4 held.
+  opts.limits.adaptive_concurrency = {.enabled = true,
+                                      .min_limit = 1,
+                                      .max_limit = 8,
+                                      .initial_limit = 8,
+                                      .window = std::chrono::milliseconds(1),
+                                      .min_samples = 1,
+                                      .probe_every = 1,
+                                      .probe_fraction = 0.25};
+  test::arith_server<geerpc::threaded> s(opts);
+  auto client = geerpc::dial<geerpc::threaded>(s.address);
+  std::vector<decltype(client.async_call<int>("Arith.Late", Args{0, 0}))> held;
+  for (int i = 0; i < 4; ++i) held.push_back(client.async_call<int>("Arith.Late", Args{i, 0}));
+  REQUIRE(s.arith.started.wait_for_at_least(4));
+  bool refused = false;   // a probe began: the calls held are above its cut
+  bool admitted = false;  // and a call was admitted after it
+  for (int i = 0; i < 20000 && !admitted; ++i) {
+    auto sum = client.try_call<int>("Arith.Sum", Args{i, 1});
+    if (sum) {
+      admitted = refused;
+    } else {
+      REQUIRE(sum.code() == geerpc::errc::busy);
+      refused = true;
+    }
+  }
+  CHECK(refused);
+  CHECK(admitted);
+  s.arith.release.set();
+  for (auto& late : held) CHECK(late.get() >= 0);
+}
+
+// A fresh server (default settings: no probe first) with as many calls held as a probe would have
+// admitted still admits the others.
+TEST_CASE("adaptive concurrency: a fresh server with calls held admits others", "[adaptive_concurrency]") {
+  geerpc::server_options opts;
+  opts.threads.handlers = 16;
+  opts.limits.adaptive_concurrency.enabled = true;
+  test::arith_server<geerpc::threaded> s(opts);
+  auto client = geerpc::dial<geerpc::threaded>(s.address);
+  std::vector<decltype(client.async_call<int>("Arith.Late", Args{0, 0}))> held;
+  for (int i = 0; i < 8; ++i) held.push_back(client.async_call<int>("Arith.Late", Args{i, 0}));
+  REQUIRE(s.arith.started.wait_for_at_least(8));
+  auto sum = client.try_call<int>("Arith.Sum", Args{1, 2});
+  REQUIRE(sum);
+  CHECK(sum.value() == 3);
+  s.arith.release.set();
+  for (auto& late : held) CHECK(late.get() >= 0);
 }
 
 }  // namespace adaptive_concurrency_test

@@ -4,8 +4,10 @@
 // one window length apart.
 #include "geerpc/server/concurrency_limit.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -28,7 +30,10 @@ geerpc::adaptive_concurrency_limit settings(std::size_t max_limit, std::size_t p
           .window = 100ms,
           .min_samples = 10,
           .tolerance = 1.5,
-          .probe_every = probe_every};
+          .probe_every = probe_every,
+          // A quarter: the simulated servers below slow from the first request on, so a probe
+          // measures the no-load latency only well below the limit.
+          .probe_fraction = 0.25};
 }
 
 // Runs `windows` windows; in each, the demand is min(limit, demand) requests in flight, whose
@@ -55,9 +60,7 @@ auto slowing(std::chrono::nanoseconds base, std::size_t knee) {
 
 TEST_CASE("adaptive limit: constant latency with demand at the limit grows it to max_limit", "[concurrency_limit]") {
   concurrency_limit limiter(settings(1000), {});
-  REQUIRE(limiter.limit() == 4);  // the first window is a probe, at a quarter of initial_limit
-  run(limiter, clock::time_point{} + 1s, 2, 1'000'000, [](std::size_t) { return 1ms; });  // closed by the second
-  CHECK(limiter.limit() == 16);
+  REQUIRE(limiter.limit() == 16);  // the first window is no probe: it starts at initial_limit
   run(limiter, clock::time_point{} + 1s, 2000, 1'000'000, [](std::size_t) { return 1ms; });
   CHECK(limiter.limit() == 1000);
   CHECK(limiter.noload_latency() == 1ms);
@@ -126,12 +129,11 @@ TEST_CASE("adaptive limit: stays within its bounds, and max_limit 0 means max_in
     run(limiter, clock::time_point{} + 1s, 10, 1'000'000, [](std::size_t) { return 1ms; });
     CHECK(limiter.limit() == 1);
   }
-  SECTION("off: samples change nothing") {
-    auto off = settings(1000);
-    off.enabled = false;
-    concurrency_limit limiter(off, {});
+  SECTION("off by default: samples change nothing") {
+    concurrency_limit limiter(geerpc::server_options{}.limits.adaptive_concurrency, 65536);
+    REQUIRE_FALSE(limiter.enabled());
     run(limiter, clock::time_point{} + 1s, 100, 1'000'000, [](std::size_t) { return 1ms; });
-    CHECK(limiter.limit() == 16);
+    CHECK(limiter.limit() == geerpc::adaptive_concurrency_limit{}.initial_limit);
     CHECK(limiter.noload_latency() == 0ns);
   }
 }
@@ -139,15 +141,84 @@ TEST_CASE("adaptive limit: stays within its bounds, and max_limit 0 means max_in
 TEST_CASE("adaptive limit: 0 ns and huge latencies divide nothing by zero and overflow nothing",
           "[concurrency_limit]") {
   concurrency_limit limiter(settings(1000, 0), {});
+  // A window of mean under 1 ns (samples racing a close) teaches nothing.
   auto at = run(limiter, clock::time_point{} + 1s, 400, 1'000'000, [](std::size_t) { return 0ns; });
+  CHECK(limiter.limit() == 16);
+  CHECK(limiter.noload_latency() == 0ns);
+  at = run(limiter, at, 400, 1'000'000, [](std::size_t) { return 1ns; });
   CHECK(limiter.limit() == 1000);  // latency never above the no-load one: it grows
   CHECK(limiter.noload_latency() == 1ns);
   at = run(limiter, at, 200, 1'000'000, [](std::size_t) { return std::chrono::nanoseconds::max(); });
   CHECK(limiter.limit() == 4);
-  // A negative latency (a clock that went back) counts as 0: the limit grows again.
+  // A negative latency (a clock that went back) counts as 0, and teaches nothing.
   run(limiter, at, 200, 1'000'000, [](std::size_t) { return -1ms; });
-  CHECK(limiter.limit() > 100);
-  CHECK(limiter.limit() <= 1000);
+  CHECK(limiter.limit() == 4);
+}
+
+TEST_CASE("adaptive limit: settings near SIZE_MAX are brought down to 2^53, and nothing overflows",
+          "[concurrency_limit]") {
+  auto s = settings(SIZE_MAX, 1);
+  s.initial_limit = SIZE_MAX;
+  s.min_limit = SIZE_MAX - 1;
+  concurrency_limit limiter(s, SIZE_MAX);
+  CHECK(limiter.limit() == concurrency_limit::largest_setting);
+  run(limiter, clock::time_point{} + 1s, 10, SIZE_MAX, [](std::size_t) { return 1ms; });
+  CHECK(limiter.limit() == concurrency_limit::largest_setting);
+}
+
+TEST_CASE("adaptive limit: one window of fast samples moves the no-load estimate a tenth of the way",
+          "[concurrency_limit]") {
+  // The reviewer's sequence: steady 1 ms at demand above the limit, one window at 20 us (a peer
+  // flooding a cheap method), then 1 ms again. Taken at once, the 20 us window made 20 us the
+  // no-load latency, and the limit fell to about 7 until the next probe.
+  concurrency_limit limiter(settings(10000, 0), {});
+  auto at = run(limiter, clock::time_point{} + 1s, 150, 1'000'000, [](std::size_t) { return 1ms; });
+  const std::size_t before = limiter.limit();
+  REQUIRE(before > 100);
+  at = run(limiter, at, 1, 1'000'000, [](std::size_t) { return 20us; });
+  CHECK(limiter.noload_latency() > 850us);
+  run(limiter, at, 50, 1'000'000, [](std::size_t) { return 1ms; });
+  CHECK(limiter.limit() >= before);  // within tolerance of the estimate: it still grows
+}
+
+TEST_CASE("adaptive limit: a probe cuts to probe_fraction, and ends unmeasured after two windows without samples",
+          "[concurrency_limit]") {
+  auto s = settings(1000, 1);  // every other window a probe
+  s.probe_fraction = 0.25;
+  concurrency_limit limiter(s, {});
+  auto at = clock::time_point{} + 1s;
+  for (int i = 0; i < 10; ++i) limiter.on_sample(1ms, 16, at + 10ms * i);
+  at += 100ms;
+  limiter.on_sample(1ms, 16, at);  // closes the first window: a probe starts
+  const std::size_t full = 17;     // 16.8: grew by sqrt(16) / 5
+  REQUIRE(limiter.limit() < full);
+  CHECK(limiter.limit() == 4);  // a quarter of 16.8, rounded
+  // Long requests hold more than the cut in flight: every new one is refused, no sample comes
+  // (or only ones from above the cut, left out).
+  limiter.on_sample(1ms, 10, at + 50ms);
+  limiter.on_refusal(at + 150ms);
+  CHECK(limiter.limit() == 4);
+  limiter.on_refusal(at + 200ms);  // two window lengths after the probe began
+  CHECK(limiter.limit() == full);
+  CHECK(limiter.noload_latency() == 1ms);  // unmeasured: the estimate stays
+  SECTION("a sample past the bound ends it too") {
+    concurrency_limit other(s, {});
+    auto t = clock::time_point{} + 1s;
+    for (int i = 0; i < 10; ++i) other.on_sample(1ms, 16, t + 10ms * i);
+    other.on_sample(1ms, 16, t + 100ms);
+    REQUIRE(other.limit() == 4);
+    other.on_sample(1ms, 2, t + 300ms);
+    CHECK(other.limit() == full);
+  }
+}
+
+TEST_CASE("adaptive limit: the default probe cuts to half the limit", "[concurrency_limit]") {
+  auto s = settings(1000, 1);
+  s.probe_fraction = geerpc::adaptive_concurrency_limit{}.probe_fraction;
+  concurrency_limit limiter(s, {});
+  auto at = clock::time_point{} + 1s;
+  for (int i = 0; i <= 10; ++i) limiter.on_sample(1ms, 16, at + 10ms * i);
+  CHECK(limiter.limit() == 8);  // half of 16.8
 }
 
 TEST_CASE("adaptive limit: a sample from above the limit is left out", "[concurrency_limit]") {
@@ -170,16 +241,18 @@ TEST_CASE("adaptive limit: samples from several threads, windows closed by one a
   s.window = 1ms;
   concurrency_limit limiter(s, {});
   std::vector<std::thread> threads;
-  const auto start = clock::time_point{} + 1s;
+  // One simulated clock for all, so that windows come due on several threads at once.
+  std::atomic<long long> now_us{1'000'000};
   for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
+    threads.emplace_back([&] {
       for (int i = 0; i < 20000; ++i) {
         const std::size_t inflight = std::min<std::size_t>(limiter.limit(), 1000);
-        limiter.on_sample(1ms, inflight, start + std::chrono::microseconds(i * 10 + t));
+        const auto now = clock::time_point{} + std::chrono::microseconds(now_us.fetch_add(3));
+        limiter.on_sample(1ms, inflight, now);
       }
     });
   for (auto& thread : threads) thread.join();
-  // 200 ms of samples at 1 ms windows: the limit grew. (A sample that lands while a window closes
+  // 240 ms of samples at 1 ms windows: the limit grew. (A sample that lands while a window closes
   // may count its latency in one window and itself in the next: the means are near 1 ms.)
   CHECK(limiter.limit() > 16);
   CHECK(limiter.noload_latency() >= 500us);

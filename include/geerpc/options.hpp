@@ -120,10 +120,14 @@ struct adaptive_concurrency_limit {
   // How much slower than the no-load latency requests may get before the limit shrinks (1.5: half
   // as slow again). Below 1 means 1.
   double tolerance = 1.5;
-  // Every this many windows, one runs at a quarter of the limit to measure the no-load latency
-  // again (demand above it is answered busy meanwhile); 0: never, and the no-load latency only
-  // ever falls, so a server that turns slower for good keeps the limit at min_limit.
+  // Every this many windows, one (a probe) runs at probe_fraction of the limit to measure the
+  // no-load latency again (demand above it is answered busy meanwhile); 0: never, and the no-load
+  // latency only ever falls, so a server that turns slower for good keeps the limit at min_limit.
+  // A probe lasts at most two window lengths: one that gathered fewer than min_samples by then (long
+  // calls held the cut's room) gives the limit back unchanged.
   std::size_t probe_every = 50;
+  // The probe's limit, as a fraction of the limit (at least min_limit); outside (0, 1]: 0.5.
+  double probe_fraction = 0.5;
 };
 
 // What a server holds for its peers, at most.

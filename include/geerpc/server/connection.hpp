@@ -266,6 +266,7 @@ class server_connection final : public wire_session<server_connection>,
     }
     wire::finish_frame(frame, 0);
     if (!claim(request)) return false;
+    request.succeeded = outcome.status == 0;  // only a success is a latency sample
     observer_.answered(request, outcome.status, outcome.message, frame.size());
     // With interceptors, finish() runs their `after` next: a held reply would wait for it.
     send(frame, hold && !observer_.intercepted());

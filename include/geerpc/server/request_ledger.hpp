@@ -88,9 +88,12 @@ struct server_request {
   bool handler_began = false;
   std::string answered_message;
   // Kept only with limits.adaptive_concurrency on: when it was admitted, and how many requests
-  // were in flight then (itself included), for the latency sample its retirement gives.
+  // were in flight then (itself included), for the latency sample its retirement gives; and
+  // whether its handler's answer was a success (set by its claimer): a failure or a cancellation
+  // says nothing of the service's latency, and is not sampled.
   clock::time_point admitted_at{};
   std::size_t admitted_inflight = 0;
+  bool succeeded = false;
 
   std::span<const std::byte> metadata() const noexcept { return std::span(argument).first(metadata_size); }
   std::span<const std::byte> arguments() const noexcept { return std::span(argument).subspan(metadata_size); }
@@ -159,7 +162,7 @@ class request_ledger {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
     } else if (const std::size_t limit = context_.inflight_limit(); !context_.requests.try_acquire_inflight(limit)) {
       out = limit < context_.config.options().limits.max_inflight  // the adaptive limit is the lower
-                ? busy(concurrency_limit::refusal(limit), limit_kind::adaptive_concurrency)
+                ? refuse_adaptive(limit)
                 : busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
       context_.finish_request();                                      // a draining shutdown hears of it at once
@@ -320,6 +323,11 @@ class request_ledger {
   static admission busy(std::string reason, limit_kind limit) {
     return {admission::verdict::busy, nullptr, std::move(reason), limit};
   }
+  // Refused over the adaptive limit: the refusal may end a probe held up by long requests.
+  admission refuse_adaptive(std::size_t limit) {
+    context_.adaptive.on_refusal(clock::now());
+    return busy(concurrency_limit::refusal(limit), limit_kind::adaptive_concurrency);
+  }
 
   // The adaptive concurrency limit's sample (concurrency_limit.hpp): a request's latency from its
   // admission to its retirement, queueing included, and the concurrency it was admitted at.
@@ -329,9 +337,12 @@ class request_ledger {
   }
   void sample_latency(server_request& request) noexcept {
     if (request.admitted_at == clock::time_point{}) return;
-    const clock::time_point now = clock::now();
-    context_.adaptive.on_sample(now - request.admitted_at, request.admitted_inflight, now);
+    if (request.succeeded) {
+      const clock::time_point now = clock::now();
+      context_.adaptive.on_sample(now - request.admitted_at, request.admitted_inflight, now);
+    }
     request.admitted_at = clock::time_point{};
+    request.succeeded = false;
   }
 
   // Counts the bytes of a request about to wait for a handler, if this connection and the server
