@@ -160,9 +160,10 @@ class request_ledger {
       out.outcome = admission::verdict::expired;
     } else if (inflight_.size() >= context_.config.options().limits.max_inflight_per_connection) {
       out = busy("rpc server: too many requests in flight", limit_kind::inflight_per_connection);
-    } else if (const std::size_t limit = context_.inflight_limit(); !context_.requests.try_acquire_inflight(limit)) {
-      out = limit < context_.config.options().limits.max_inflight  // the adaptive limit is the lower
-                ? refuse_adaptive(limit)
+    } else if (const std::size_t allowed = context_.inflight_limit();
+               !context_.requests.try_acquire_inflight(allowed)) {
+      out = allowed < context_.config.options().limits.max_inflight  // the adaptive limit is the lower
+                ? refuse_adaptive(allowed)
                 : busy("rpc server: too many requests in flight", limit_kind::inflight);
     } else if (limit_kind limit{}; !try_queue_bytes(bytes, limit)) {  // refused before the body is copied
       context_.finish_request();                                      // a draining shutdown hears of it at once
