@@ -77,7 +77,8 @@ struct fleet {
         if (!r.busy && !r.going_away) return std::nullopt;
         r.refused.add();
         if (r.going_away)
-          return geerpc::error{geerpc::make_error_code(geerpc::errc::going_away), "rpc server: going away (on purpose)"};
+          return geerpc::error{geerpc::make_error_code(geerpc::errc::going_away),
+                               "rpc server: going away (on purpose)"};
         return geerpc::error{geerpc::make_error_code(geerpc::errc::busy), "rpc server: busy (on purpose)"};
       }});
       addresses.push_back(s.listen("127.0.0.1:0"));
@@ -273,8 +274,8 @@ TEST_CASE("hedging: the caller's stop_token cancels every attempt of a hedged ca
     for (auto& r : f.replicas) r->calls.wait_for_at_least(1);  // both attempts running
     stop.request_stop();
   });
-  const auto r = client.try_call<std::string>(geerpc::with_timeout(10s).with_stop_token(stop.get_token()),
-                                              "Replica.Get");
+  const auto r =
+      client.try_call<std::string>(geerpc::with_timeout(10s).with_stop_token(stop.get_token()), "Replica.Get");
   CHECK(r.code() == geerpc::errc::canceled);
   for (auto& replica : f.replicas) CHECK(replica->stops_seen.wait_for_at_least(1));
 }
