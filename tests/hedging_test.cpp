@@ -11,9 +11,11 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
+#include "raw_peer.hpp"
 #include "support.hpp"
 
 namespace hedging_test {
@@ -28,6 +30,7 @@ struct Replica {
   std::string name;
   std::atomic<bool> slow{false};
   std::atomic<bool> busy{false};
+  std::atomic<bool> going_away{false};
   test::counter calls;
   test::counter refused;
   test::counter stops_seen;
@@ -49,12 +52,15 @@ struct Replica {
     released = true;
     changed.notify_all();
   }
+  void ping() {}
 };
 
-// "Get" is marked idempotent by the clients below, "Once" (the same handler) is not.
-using ReplicaApi = geerpc::service<"Replica",                             //
-                                   geerpc::method<"Get", &Replica::get>,  //
-                                   geerpc::method<"Once", &Replica::get>>;
+// "Get" is marked idempotent by the clients below, "Once" (the same handler) is not. "Ping" is not
+// counted: connect_all's.
+using ReplicaApi = geerpc::service<"Replica",                              //
+                                   geerpc::method<"Get", &Replica::get>,   //
+                                   geerpc::method<"Once", &Replica::get>,  //
+                                   geerpc::method<"Ping", &Replica::ping>>;
 
 struct fleet {
   std::vector<std::unique_ptr<Replica>> replicas;
@@ -68,8 +74,11 @@ struct fleet {
       auto& s = *servers.emplace_back(std::make_unique<geerpc::server>());
       s.add<ReplicaApi>(r);
       s.use({.before = [&r](const geerpc::call_context&) -> std::optional<geerpc::error> {
-        if (!r.busy) return std::nullopt;
+        if (!r.busy && !r.going_away) return std::nullopt;
         r.refused.add();
+        if (r.going_away)
+          return geerpc::error{geerpc::make_error_code(geerpc::errc::going_away),
+                               "rpc server: going away (on purpose)"};
         return geerpc::error{geerpc::make_error_code(geerpc::errc::busy), "rpc server: busy (on purpose)"};
       }});
       addresses.push_back(s.listen("127.0.0.1:0"));
@@ -88,6 +97,12 @@ struct fleet {
   }
 };
 
+// Opens the client's connection to every server (a hedge goes only to a server whose connection is
+// open), without counting a call or moving round robin on.
+void connect_all(geerpc::balanced_client& client) {
+  REQUIRE(client.broadcast<void>(geerpc::with_timeout(5s), "Replica.Ping"));
+}
+
 // Round robin over the discovery's order: the first call goes to n0.
 geerpc::balanced_options hedged_after(std::chrono::nanoseconds delay) {
   return {.mode = geerpc::select_mode::round_robin,
@@ -97,11 +112,24 @@ geerpc::balanced_options hedged_after(std::chrono::nanoseconds delay) {
 
 }  // namespace
 
+TEST_CASE("hedging: latency windows: no p95 before 16 samples, the nearest rank, the last 64 only", "[hedging]") {
+  geerpc::detail::latency_windows windows;
+  for (int i = 1; i <= 15; ++i) windows.record("M", std::chrono::milliseconds(i));
+  CHECK_FALSE(windows.p95("M"));
+  CHECK_FALSE(windows.p95("Other"));
+  for (int i = 16; i <= 20; ++i) windows.record("M", std::chrono::milliseconds(i));
+  CHECK(windows.p95("M") == std::chrono::milliseconds(19));  // of 1..20 ms: the 19th (95% of 20)
+  for (int i = 1; i <= 64; ++i) windows.record("M", std::chrono::milliseconds(100 + i));
+  CHECK(windows.p95("M") == std::chrono::milliseconds(161));  // of 101..164 ms alone: the 61st
+  CHECK_FALSE(windows.p95("Other"));
+}
+
 TEST_CASE("hedging: a slow server's call is hedged to another: the first answer wins, the slow one is cancelled",
           "[hedging]") {
   fleet f(2);
   f.replicas[0]->slow = true;
   geerpc::balanced_client client(f.discovery(), hedged_after(20ms));
+  connect_all(client);
   CHECK(client.call<std::string>(geerpc::with_timeout(10s), "Replica.Get") == "n1");
   CHECK(f.replicas[0]->stops_seen.wait_for_at_least(1));  // the cancel frame reached its handler
   CHECK(f.replicas[0]->calls.value() == 1);
@@ -164,35 +192,146 @@ TEST_CASE("hedging: every server busy: the retry budget stops the retries, and s
   CHECK(f.requests() - before == 2);  // refilled: retried on the other server
 }
 
-TEST_CASE("hedging: a hedge spends from the retry budget: with it spent, slow calls are not hedged", "[hedging]") {
+TEST_CASE("hedging: hedges are sent only while the retry budget is more than half full", "[hedging]") {
   fleet f(2);
   auto options = hedged_after(1ms);
-  options.retry_budget = {.max_tokens = 2, .token_ratio = 0.0};  // one hedge: 2 -> 1, then none
+  options.retry_budget = {.max_tokens = 2, .token_ratio = 0.0};
   geerpc::balanced_client client(f.discovery(), options);
-  f.replicas[0]->slow = true;
-  CHECK(client.call<std::string>(geerpc::with_timeout(10s), "Replica.Get") == "n1");
-  // n0's turn again (round robin counted the hedge's choice too): not hedged this time.
-  const auto r = client.try_call<std::string>(geerpc::with_timeout(300ms), "Replica.Get");
-  CHECK(r.code() == geerpc::errc::deadline_exceeded);
-  CHECK(f.replicas[1]->calls.value() == 1);
+  connect_all(client);
+  for (auto& r : f.replicas) r->busy = true;
+  CHECK(client.try_call<std::string>("Replica.Once").code() == geerpc::errc::busy);  // 2 -> 1 token: half
+  for (auto& r : f.replicas) {
+    r->busy = false;
+    r->slow = true;
+  }
+  const int before = f.requests();
+  CHECK(client.try_call<std::string>(geerpc::with_timeout(300ms), "Replica.Get").code() ==
+        geerpc::errc::deadline_exceeded);
+  CHECK(f.requests() - before == 1);  // not hedged
 }
 
-TEST_CASE("hedging: a hedge with no other server to go to costs no budget", "[hedging]") {
+TEST_CASE("hedging: hedges cost no budget: after many, a busy server's call still moves on", "[hedging]") {
   fleet f(2);
+  geerpc::balanced_client client(f.discovery(), hedged_after(5ms));  // the default budget
+  connect_all(client);
   f.replicas[0]->slow = true;
-  auto listed = std::make_shared<geerpc::static_discovery>(std::vector<std::string>{f.addresses[0]});
-  auto options = hedged_after(1ms);
-  options.retry_budget = {.max_tokens = 2, .token_ratio = 0.0};  // one hedge, if none is wasted
-  geerpc::balanced_client client(listed, options);
-  CHECK(client.try_call<std::string>(geerpc::with_timeout(200ms), "Replica.Get").code() ==
-        geerpc::errc::deadline_exceeded);  // n0 alone: its hedge found no server
-  listed->update(f.addresses);
-  // Whichever of the two calls goes to n0 first is hedged to n1 with the token still there.
-  CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
-  CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
-  CHECK(f.replicas[0]->stops_seen.wait_for_at_least(2));  // the first call's deadline, the hedged one's cancel
+  for (int i = 0; i < 8; ++i) CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
+  CHECK(f.replicas[0]->calls.value() >= 4);  // n0's turns, hedged to n1: a charged hedge would have spent 4 tokens
+  f.replicas[0]->slow = false;
+  f.replicas[0]->busy = true;
+  for (int i = 0; i < 4; ++i) CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Once") == "n1");
 }
 
+TEST_CASE("hedging: a hedge never dials: a mute second server does not hold the caller past the first answer",
+          "[hedging]") {
+  fleet f(1);
+  test::listener mute;  // completes TCP connects, never says a word: a dial to it lasts its timeout
+  auto options = hedged_after(20ms);
+  options.client.timeouts.connect = 30s;
+  geerpc::balanced_client client(
+      std::make_shared<geerpc::static_discovery>(std::vector<std::string>{f.addresses[0], mute.address()}), options);
+  f.replicas[0]->slow = true;
+  std::jthread answer([&] {  // n0 answers well after the hedge's delay
+    f.replicas[0]->calls.wait_for_at_least(1);
+    std::this_thread::sleep_for(200ms);
+    f.replicas[0]->release();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  CHECK(client.call<std::string>(geerpc::with_timeout(10s), "Replica.Get") == "n0");
+  CHECK(std::chrono::steady_clock::now() - started < 5s);  // a dial on the caller's thread: 10 s, the deadline
+}
+
+TEST_CASE("hedging: a server going away (a drain) costs no budget: the call moves on", "[hedging]") {
+  fleet f(2);
+  // One token to spare: a charged failure would leave half, and the call would not move on.
+  const geerpc::balanced_options options{.mode = geerpc::select_mode::round_robin,
+                                         .idempotent = {"Replica.Get"},
+                                         .retry_budget = {.max_tokens = 2, .token_ratio = 0.0},
+                                         .hedging = {.enabled = true, .delay = 10s}};
+  f.replicas[0]->going_away = true;
+  geerpc::balanced_client plain(f.discovery(), options);
+  CHECK(plain.call<std::string>("Replica.Once") == "n1");
+  geerpc::balanced_client hedging(f.discovery(), options);
+  CHECK(hedging.call<std::string>("Replica.Get") == "n1");
+  CHECK(f.replicas[0]->refused.value() == 2);
+}
+
+TEST_CASE("hedging: a hedged call answered busy moves to the other server", "[hedging]") {
+  fleet f(2);
+  geerpc::balanced_client client(f.discovery(), hedged_after(10s));
+  f.replicas[0]->busy = true;
+  CHECK(client.call<std::string>(geerpc::with_timeout(5s), "Replica.Get") == "n1");
+  CHECK(f.replicas[0]->refused.value() == 1);
+}
+
+TEST_CASE("hedging: the caller's stop_token cancels every attempt of a hedged call", "[hedging]") {
+  fleet f(2);
+  for (auto& r : f.replicas) r->slow = true;
+  geerpc::balanced_client client(f.discovery(), hedged_after(5ms));
+  connect_all(client);
+  std::stop_source stop;
+  std::jthread stopper([&] {
+    for (auto& r : f.replicas) r->calls.wait_for_at_least(1);  // both attempts running
+    stop.request_stop();
+  });
+  const auto r =
+      client.try_call<std::string>(geerpc::with_timeout(10s).with_stop_token(stop.get_token()), "Replica.Get");
+  CHECK(r.code() == geerpc::errc::canceled);
+  for (auto& replica : f.replicas) CHECK(replica->stops_seen.wait_for_at_least(1));
+}
+
+TEST_CASE("hedging: hedged calls from several threads at once, their attempts racing, all succeed", "[hedging]") {
+  fleet f(3);
+  geerpc::balanced_client client(f.discovery(),
+                                 {.mode = geerpc::select_mode::least_inflight,
+                                  .idempotent = {"Replica.Get"},
+                                  .retry_budget = {.enabled = false},
+                                  .hedging = {.enabled = true, .delay = 1ns, .max_attempts = 3}});  // at once
+  connect_all(client);
+  test::counter succeeded;
+  {
+    std::vector<std::jthread> callers;
+    for (int t = 0; t < 4; ++t)
+      callers.emplace_back([&] {
+        for (int i = 0; i < 100; ++i)
+          if (client.try_call<std::string>(geerpc::with_timeout(10s), "Replica.Get")) succeeded.add();
+      });
+  }
+  CHECK(succeeded.value() == 400);
+  CHECK(f.requests() > 400);  // hedged indeed
+}
+
+TEST_CASE("hedging: after the method's p95, a call answered within it is not hedged", "[hedging]") {
+  fleet f(2);
+  auto options = hedged_after(0ns);
+  options.hedging.min_delay = 1ms;
+  geerpc::balanced_client client(f.discovery(), options);
+  for (auto& r : f.replicas) r->slow = true;  // each call held until released: 16 measured together
+  test::counter measured;
+  {
+    std::vector<std::jthread> callers;
+    for (int i = 0; i < 16; ++i)
+      callers.emplace_back([&] {
+        if (client.try_call<std::string>(geerpc::with_timeout(10s), "Replica.Get")) measured.add();
+      });
+    for (auto& r : f.replicas) CHECK(r->calls.wait_for_at_least(8));
+    std::this_thread::sleep_for(400ms);  // the p95: at least this
+    for (auto& r : f.replicas) r->release();
+  }
+  CHECK(measured.value() == 16);
+  for (auto& r : f.replicas) {
+    std::lock_guard lock(r->mutex);
+    r->released = false;
+  }
+  const int before = f.requests();
+  std::jthread answer([&] {  // answers well within the p95, well after min_delay
+    f.replicas[0]->calls.wait_for_at_least(9);
+    std::this_thread::sleep_for(30ms);
+    f.replicas[0]->release();
+  });
+  CHECK(client.call<std::string>(geerpc::with_timeout(10s), "Replica.Get") == "n0");
+  CHECK(f.requests() - before == 1);
+}
 TEST_CASE("hedging: out-of-range options: a huge max_attempts is taken as 5, a NaN token_ratio as 0", "[hedging]") {
   fleet f(2);
   f.replicas[0]->slow = true;
@@ -200,6 +339,7 @@ TEST_CASE("hedging: out-of-range options: a huge max_attempts is taken as 5, a N
   options.hedging.max_attempts = std::numeric_limits<std::size_t>::max();  // reserved for: must not throw
   options.retry_budget.token_ratio = std::numeric_limits<double>::quiet_NaN();
   geerpc::balanced_client client(f.discovery(), options);
+  connect_all(client);
   CHECK(client.call<std::string>(geerpc::with_timeout(10s), "Replica.Get") == "n1");
   CHECK(f.replicas[0]->stops_seen.wait_for_at_least(1));
   CHECK(f.requests() == 2);
@@ -211,6 +351,7 @@ TEST_CASE("hedging: every server slow: the call ends by its deadline, no attempt
   auto options = hedged_after(1ms);
   options.hedging.max_attempts = 3;  // more than the servers: the third finds none untried
   geerpc::balanced_client client(f.discovery(), options);
+  connect_all(client);
   const auto started = std::chrono::steady_clock::now();
   const auto r = client.try_call<std::string>(geerpc::with_timeout(300ms), "Replica.Get");
   CHECK(r.code() == geerpc::errc::deadline_exceeded);

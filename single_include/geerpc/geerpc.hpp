@@ -27,15 +27,17 @@
 // when the request was never sent (the dial failed, the server answered busy or going_away), and
 // after a broken connection only for a method marked idempotent, which might have run. Other
 // errors (the handler's own, a deadline) are the call's outcome. When every server is left out,
-// the one whose back-off ends first is tried anyway. Each such move past busy, going_away or a
-// broken connection spends from the retry budget (client/retry_budget.hpp, gRPC's retry
-// throttling): when it is spent, the call fails with its last error instead of moving on, so that
-// retries never multiply an overload; nor does a call move on once its deadline has passed.
+// the one whose back-off ends first is tried anyway. Each such move past busy or a broken
+// connection spends from the retry budget (client/retry_budget.hpp, gRPC's retry throttling): when
+// it is spent, the call fails with its last error instead of moving on, so that retries never
+// multiply an overload; nor does a call move on once its deadline has passed. A move past
+// going_away (a server draining, the request never ran) spends nothing.
 //
 // Hedging (balanced_options::hedging, off by default; threaded transport): a synchronous call of an
 // idempotent method that has not answered after a delay (fixed, or the method's recent p95) gets a
-// second attempt on another server; the first answer wins and the other attempt is cancelled (its
-// handler sees its stop_token fire). Asynchronous calls are not hedged.
+// second attempt on another server whose connection is open (a hedge never dials); the first
+// answer wins and the other attempt is cancelled (its handler sees its stop_token fire). Asynchronous
+// calls are not hedged.
 //
 // Every member is safe to call from several threads at once. Do not destroy a balanced client
 // from a completion (then() callback, resumed coroutine) of one of its own calls.
@@ -7299,10 +7301,12 @@ class hedge_race {
 GEERPC_END_NAMESPACE
 // ---- end geerpc/client/hedging.hpp
 // ---- begin geerpc/client/retry_budget.hpp
-// geerpc: a balanced client's retry budget, gRPC's retry throttling: a token bucket that every call
-// that fails in a way a retry could cure drains by one and every call that succeeds refills by a
-// fraction; retries and hedges are allowed only while it is more than half full. Under overload
-// (every server answering busy) the retries stop after a few, so they never multiply the load.
+// geerpc: a balanced client's retry budget, gRPC's retry throttling: a token bucket that every
+// attempt that fails in a way a retry could cure (busy, a broken connection) drains by one and every
+// call that succeeds refills by a fraction; retries and hedges are allowed only while it is more than
+// half full. Hedges are checked, not charged (as gRPC's): a slow replica that is hedged around all
+// day must not leave the budget spent for the retries of every method. Under overload (every server
+// answering busy) the retries stop after a few, so they never multiply the load.
 
 #include <cmath>
 
@@ -7313,7 +7317,7 @@ struct retry_budget_options {
   // Off: retries and hedges as many as there are servers to try, as before the budget.
   bool enabled = true;
   // The bucket's size, and what each success puts back (in thousandths, as gRPC's tokenRatio has
-  // three decimals at most). With the defaults a client retries at most 5 failures in a row, and
+  // three decimals at most). With the defaults a client retries at most 4 failures in a row, and
   // needs 10 successes to earn each further retry once the bucket is at half.
   std::uint32_t max_tokens = 10;
   double token_ratio = 0.1;
@@ -7336,8 +7340,8 @@ class retry_budget {
     const std::int64_t now = tokens_.fetch_add(ratio_, std::memory_order_relaxed) + ratio_;
     if (now > max_) tokens_.fetch_sub(std::min(now - max_, ratio_), std::memory_order_relaxed);
   }
-  // An attempt failed in a way a retry could cure (busy, going_away, a broken connection): one
-  // token is taken; whether a retry may follow.
+  // An attempt failed in a way a retry could cure (busy, a broken connection): one token is taken;
+  // whether a retry may follow.
   bool failed() noexcept {
     if (!enabled_) return true;
     std::int64_t before = tokens_.load(std::memory_order_relaxed);
@@ -7346,19 +7350,9 @@ class retry_budget {
     }
     return std::max<std::int64_t>(before - 1000, 0) > max_ / 2;
   }
-  // A hedge is about to be sent: it takes a token if the bucket is more than half full.
-  bool take_for_hedge() noexcept {
-    if (!enabled_) return true;
-    std::int64_t before = tokens_.load(std::memory_order_relaxed);
-    while (before > max_ / 2) {
-      if (tokens_.compare_exchange_weak(before, before - 1000, std::memory_order_relaxed)) return true;
-    }
-    return false;
-  }
-  // A hedge taken for was not sent after all (no other server to send it to).
-  void give_back() noexcept {
-    if (enabled_) tokens_.fetch_add(1000, std::memory_order_relaxed);
-  }
+  // Whether a hedge may be sent: the bucket is more than half full. It takes nothing: only the
+  // attempts that fail do.
+  bool allows_hedge() const noexcept { return !enabled_ || tokens_.load(std::memory_order_relaxed) > max_ / 2; }
   // The tokens left, in thousandths (tests, the docs' examples).
   std::int64_t tokens() const noexcept { return tokens_.load(std::memory_order_relaxed); }
 
@@ -7626,6 +7620,29 @@ class server_set {
       tried.push_back(std::move(e));
       last = connected.error();
     }
+  }
+
+  // A server not tried and not left out whose connection is open, with this call counted on it;
+  // none if there is no such server. It never dials: a hedge taken from here leaves its caller free
+  // to see the first attempt's answer (a dial to a mute server would hold it for the connect
+  // timeout). The list is the one the call's first choice refreshed.
+  link_state* pick_open(const tried_list& tried) {
+    std::lock_guard lock(mutex_);
+    const auto now = clock::now();
+    const auto candidate = [&](const entry& e) {
+      return e.left_out_until <= now && e.current && e.current->client.is_open() &&
+             std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t.get() == &e; });
+    };
+    const auto open = static_cast<std::size_t>(
+        std::count_if(entries_.begin(), entries_.end(), [&](const auto& e) { return candidate(*e); }));
+    if (open == 0) return nullptr;
+    entry* pick = select(open, [&](std::size_t k) {
+      for (const auto& e : entries_)
+        if (candidate(*e) && k-- == 0) return e.get();
+      return entries_.front().get();  // not reached: k < open
+    });
+    pick->current->calls->fetch_add(1, std::memory_order_relaxed);
+    return pick->current.get();
   }
 
   // The discovery's list as entries, rebuilt when its snapshot changed.
@@ -8037,11 +8054,9 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
         budget_.succeeded();
         return r;
       }
-      const bool never_ran = r.code() == errc::going_away || r.code() == errc::busy;
-      const bool broken = r.code() == errc::connection_closed;
-      if (broken || r.code() == errc::going_away) servers_.eject(server, r.error());
-      if (!(never_ran || (broken && idempotent(method)))) return r;
-      if (!budget_.failed()) return out_type(budget_spent(r.error()));
+      const std::optional<bool> may_move = after_failure(r.error(), server, idempotent(method));
+      if (!may_move) return r;
+      if (!*may_move) return out_type(budget_spent(r.error()));
       if (past_deadline(ctx)) return r;
       tried.push_back(hold.link->server);
       last = r.error();
@@ -8072,40 +8087,36 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   }
 
   // A hedged call (hedging_ on, an idempotent method): attempts on distinct servers, the next one
-  // started when those running have not answered within the delay, or at once when the last one
-  // running was answered busy or going_away or broke (a retry, within the budget). The first
-  // success, or any other failure, is the call's outcome; the attempts still running are cancelled
-  // as their futures are destroyed on return.
+  // started when those running have not answered within the delay (a hedge: only to a server whose
+  // connection is open, so that the caller never waits on a dial meanwhile), or at once when the
+  // last one running was answered busy or going_away or broke (a retry, within the budget). The
+  // first success, or any other failure, is the call's outcome; the attempts still running are
+  // cancelled as their futures are destroyed on return.
   template <class R, class... A>
   result<R> hedged(const context& ctx, std::string_view method, const A&... arguments) {
     using clock = std::chrono::steady_clock;
-    struct attempt_info {
-      std::shared_ptr<entry> server;
-      clock::time_point started;
-    };
+    const clock::time_point started = clock::now();
     const std::size_t most = std::min<std::size_t>(hedging_.max_attempts, detail::most_hedged_attempts);
     const std::optional<std::chrono::nanoseconds> delay = hedge_delay(method);
     const auto race = std::make_shared<detail::hedge_race>(most);
-    std::vector<attempt_info> info;
-    std::vector<future<R>> attempts;  // after info: destroyed first, cancelling those still running
-    info.reserve(most);
+    tried_list tried;                 // the attempts' servers, and those whose dial failed
+    tried_list attempted;             // each attempt's server, in order
+    std::vector<future<R>> attempts;  // after these: destroyed first, cancelling those still running
+    tried.reserve(most);
+    attempted.reserve(most);
     attempts.reserve(most);
-    tried_list tried;
     std::optional<error> last;
-    // Starts an attempt on a server not tried yet; or says why none could start.
-    const auto launch = [&]() -> std::optional<error> {
-      auto picked = servers_.pick_connected(ctx, tried, last);
-      if (!picked) return picked.error();
-      link_state& link = *picked.value();
+    // Starts an attempt on `link` (its count raised by the pick).
+    const auto launch = [&](link_state& link) {
       std::shared_ptr<async_hold> held;
       try {
         held = std::make_shared<async_hold>(link.calls);
         tried.push_back(link.server);
+        attempted.push_back(link.server);
       } catch (...) {
-        if (!held) link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
+        if (!held) link.calls->fetch_sub(1, std::memory_order_release);  // the count the pick raised
         throw;
       }
-      info.push_back({link.server, clock::now()});
       const std::size_t index = attempts.size();
       attempts.push_back(link.client.template start_async<R>(
           [held, race, index](const detail::call_outcome&) {
@@ -8113,6 +8124,12 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
             race->finish(index);
           },
           ctx, method, arguments...));
+    };
+    // The first attempt and the retries: on a server not tried yet, dialled if need be.
+    const auto launch_dialled = [&]() -> std::optional<error> {
+      auto picked = servers_.pick_connected(ctx, tried, last);
+      if (!picked) return picked.error();
+      launch(*picked.value());
       return std::nullopt;
     };
     const auto next_hedge = [&]() -> std::optional<clock::time_point> {
@@ -8120,40 +8137,50 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       return detail::saturating_deadline(clock::now(), *delay);
     };
 
-    if (auto not_started = launch()) return std::move(*not_started);
+    if (auto not_started = launch_dialled()) return std::move(*not_started);
     std::optional<clock::time_point> hedge_at = next_hedge();
     for (std::size_t seen = 0;;) {
       const std::optional<std::size_t> finished = race->next(seen, hedge_at);
-      if (!finished) {  // the delay passed unanswered: a hedge, if the deadline and the budget allow
+      if (!finished) {  // the delay passed unanswered: a hedge, if the deadline, budget and servers allow
         hedge_at.reset();
-        if (past_deadline(ctx) || !budget_.take_for_hedge()) continue;
-        if (launch())  // no other server to hedge to: the token goes back
-          budget_.give_back();
-        else
+        if (past_deadline(ctx) || !budget_.allows_hedge()) continue;
+        if (link_state* open = servers_.pick_open(tried)) {
+          launch(*open);
           hedge_at = next_hedge();
+        }
         continue;
       }
       ++seen;
       result<R> r = attempts[*finished].try_get();
-      entry& server = *info[*finished].server;
+      entry& server = *attempted[*finished];
       if (r) {
         servers_.succeeded(server);
         budget_.succeeded();
-        if (hedging_.delay <= std::chrono::nanoseconds::zero())
-          latencies_.record(method, clock::now() - info[*finished].started);
+        // The call's time, not the winner's own: a slow attempt that got hedged counts as slow.
+        if (hedging_.delay <= std::chrono::nanoseconds::zero()) latencies_.record(method, clock::now() - started);
         return r;
       }
-      const bool broken = r.code() == errc::connection_closed;
-      if (broken || r.code() == errc::going_away) servers_.eject(server, r.error());
-      if (!(broken || r.code() == errc::going_away || r.code() == errc::busy)) return r;
-      const bool may_retry = budget_.failed();
+      const std::optional<bool> may_retry = after_failure(r.error(), server, true);
+      if (!may_retry) return r;
       last = r.error();
       if (seen < attempts.size()) continue;  // another attempt still runs, and may yet win
-      if (!may_retry) return budget_spent(r.error());
+      if (!*may_retry) return budget_spent(r.error());
       if (past_deadline(ctx) || attempts.size() >= most) return r;
-      if (auto not_started = launch()) return std::move(*not_started);
+      if (auto not_started = launch_dialled()) return std::move(*not_started);
       hedge_at = next_hedge();
     }
+  }
+
+  // An attempt on `server` failed: whether the call may move to another server, false when only
+  // the retry budget stops it; none when the failure is the call's outcome. A request that never
+  // ran (busy, going_away) may always move; one on a broken connection only if `idempotent`. A
+  // server going away (a drain, not an overload: the request never ran) costs no budget.
+  std::optional<bool> after_failure(const error& why, entry& server, bool idempotent) {
+    const bool broken = why.code == errc::connection_closed;
+    const bool going_away = why.code == errc::going_away;
+    if (broken || going_away) servers_.eject(server, why);
+    if (!(going_away || why.code == errc::busy || (broken && idempotent))) return std::nullopt;
+    return going_away || budget_.failed();
   }
 
   // How long a hedged call of `method` waits before its next attempt; none: it is not hedged yet.

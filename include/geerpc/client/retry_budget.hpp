@@ -1,7 +1,9 @@
-// geerpc: a balanced client's retry budget, gRPC's retry throttling: a token bucket that every call
-// that fails in a way a retry could cure drains by one and every call that succeeds refills by a
-// fraction; retries and hedges are allowed only while it is more than half full. Under overload
-// (every server answering busy) the retries stop after a few, so they never multiply the load.
+// geerpc: a balanced client's retry budget, gRPC's retry throttling: a token bucket that every
+// attempt that fails in a way a retry could cure (busy, a broken connection) drains by one and every
+// call that succeeds refills by a fraction; retries and hedges are allowed only while it is more than
+// half full. Hedges are checked, not charged (as gRPC's): a slow replica that is hedged around all
+// day must not leave the budget spent for the retries of every method. Under overload (every server
+// answering busy) the retries stop after a few, so they never multiply the load.
 #pragma once
 
 #include <algorithm>
@@ -17,7 +19,7 @@ struct retry_budget_options {
   // Off: retries and hedges as many as there are servers to try, as before the budget.
   bool enabled = true;
   // The bucket's size, and what each success puts back (in thousandths, as gRPC's tokenRatio has
-  // three decimals at most). With the defaults a client retries at most 5 failures in a row, and
+  // three decimals at most). With the defaults a client retries at most 4 failures in a row, and
   // needs 10 successes to earn each further retry once the bucket is at half.
   std::uint32_t max_tokens = 10;
   double token_ratio = 0.1;
@@ -40,8 +42,8 @@ class retry_budget {
     const std::int64_t now = tokens_.fetch_add(ratio_, std::memory_order_relaxed) + ratio_;
     if (now > max_) tokens_.fetch_sub(std::min(now - max_, ratio_), std::memory_order_relaxed);
   }
-  // An attempt failed in a way a retry could cure (busy, going_away, a broken connection): one
-  // token is taken; whether a retry may follow.
+  // An attempt failed in a way a retry could cure (busy, a broken connection): one token is taken;
+  // whether a retry may follow.
   bool failed() noexcept {
     if (!enabled_) return true;
     std::int64_t before = tokens_.load(std::memory_order_relaxed);
@@ -50,19 +52,9 @@ class retry_budget {
     }
     return std::max<std::int64_t>(before - 1000, 0) > max_ / 2;
   }
-  // A hedge is about to be sent: it takes a token if the bucket is more than half full.
-  bool take_for_hedge() noexcept {
-    if (!enabled_) return true;
-    std::int64_t before = tokens_.load(std::memory_order_relaxed);
-    while (before > max_ / 2) {
-      if (tokens_.compare_exchange_weak(before, before - 1000, std::memory_order_relaxed)) return true;
-    }
-    return false;
-  }
-  // A hedge taken for was not sent after all (no other server to send it to).
-  void give_back() noexcept {
-    if (enabled_) tokens_.fetch_add(1000, std::memory_order_relaxed);
-  }
+  // Whether a hedge may be sent: the bucket is more than half full. It takes nothing: only the
+  // attempts that fail do.
+  bool allows_hedge() const noexcept { return !enabled_ || tokens_.load(std::memory_order_relaxed) > max_ / 2; }
   // The tokens left, in thousandths (tests, the docs' examples).
   std::int64_t tokens() const noexcept { return tokens_.load(std::memory_order_relaxed); }
 

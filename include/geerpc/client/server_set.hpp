@@ -179,6 +179,29 @@ class server_set {
     }
   }
 
+  // A server not tried and not left out whose connection is open, with this call counted on it;
+  // none if there is no such server. It never dials: a hedge taken from here leaves its caller free
+  // to see the first attempt's answer (a dial to a mute server would hold it for the connect
+  // timeout). The list is the one the call's first choice refreshed.
+  link_state* pick_open(const tried_list& tried) {
+    std::lock_guard lock(mutex_);
+    const auto now = clock::now();
+    const auto candidate = [&](const entry& e) {
+      return e.left_out_until <= now && e.current && e.current->client.is_open() &&
+             std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t.get() == &e; });
+    };
+    const auto open = static_cast<std::size_t>(
+        std::count_if(entries_.begin(), entries_.end(), [&](const auto& e) { return candidate(*e); }));
+    if (open == 0) return nullptr;
+    entry* pick = select(open, [&](std::size_t k) {
+      for (const auto& e : entries_)
+        if (candidate(*e) && k-- == 0) return e.get();
+      return entries_.front().get();  // not reached: k < open
+    });
+    pick->current->calls->fetch_add(1, std::memory_order_relaxed);
+    return pick->current.get();
+  }
+
   // The discovery's list as entries, rebuilt when its snapshot changed.
   result<std::vector<std::shared_ptr<entry>>> current_entries(const context& ctx) {
     const std::uint64_t listed_version = source_->version();
