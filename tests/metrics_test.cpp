@@ -177,6 +177,9 @@ TEMPLATE_TEST_CASE("metrics: a scrape counts each method's calls by outcome, in 
     CHECK(value_of(m, name + "_bucket", method_labels("Echo") + ",le=\"4096\"") == 1);
     CHECK(value_of(m, name + "_sum", method_labels("Echo")) > 3000);
   }
+  // The reply's payload, as OpenTelemetry means it: the 3000 bytes and their length, not the frame's header.
+  CHECK(value_of(m, "rpc_server_response_size_bytes_sum", method_labels("Echo")) <
+        3000 + static_cast<long long>(geerpc::wire::frame_overhead));
   const long long waits = checked_histogram(m, "rpc_server_queue_wait_seconds", "rpc_system=\"geerpc\"", duration_les);
   CHECK(waits >= 8);
   CHECK(sum_of(m, "rpc_server_queue_wait_seconds", "rpc_system=\"geerpc\"") >= 0);

@@ -9595,7 +9595,7 @@ struct alignas(64) method_statistics {
   latency_window latency;
   latency_window failed_latency;
   // Since the server began, for GET /metrics: the same durations, and the sizes of the request
-  // (its metadata block and arguments) and of the reply frame the handler's answer made.
+  // (its metadata block and arguments) and of the reply's payload (its frame less prefix and header).
   duration_histogram duration_ok;
   duration_histogram duration_failed;
   size_histogram request_bytes;
@@ -16798,7 +16798,7 @@ struct debug_snapshot {
     latency_summary latency;                 // from arrival to answer, over the last minute
     latency_summary ok_latency;              // the same, of successes only
     latency_summary failed_latency;          // and of failures only
-    // Since the server began: requests' metadata and arguments, and the reply frames handlers made.
+    // Since the server began: requests' metadata and arguments, and the payloads of handlers' replies.
     size_summary request_bytes;
     size_summary response_bytes;
   };
@@ -17464,7 +17464,8 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   out +=
       "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
       "p50 and p99 are within 12.5%, of every call, of successes (ok) and of failures apart. Sizes: since the server "
-      "began, a request's metadata and arguments and a reply frame a handler's answer made; their p99 is a bound of "
+      "began, a request's metadata and arguments and the payload of a handler's answer (its frame less the header); "
+      "their p99 is a bound of "
       "GET /metrics' buckets.</p>\n<p>Calls for names this server does not serve: ";
   out += "<span id=\"unrouted\">";
   out += page_errors_text(s.unrouted);

@@ -104,7 +104,7 @@ struct debug_snapshot {
     latency_summary latency;                 // from arrival to answer, over the last minute
     latency_summary ok_latency;              // the same, of successes only
     latency_summary failed_latency;          // and of failures only
-    // Since the server began: requests' metadata and arguments, and the reply frames handlers made.
+    // Since the server began: requests' metadata and arguments, and the payloads of handlers' replies.
     size_summary request_bytes;
     size_summary response_bytes;
   };
