@@ -16959,7 +16959,7 @@ struct debug_snapshot {
     const std::size_t peer = out.peers.size();
     if (listing_calls) {
       out.peers.push_back(v.peer);
-      out.seen.reserve(out.seen.size() + v.inflight + 16);  // before the ledger's lock: calls may arrive
+      out.seen.reserve(max_call_rows);  // before the ledger's lock
     }
     connection.for_each_request([&](const request_view& request) {
       const auto i = static_cast<std::size_t>(request.handler - first);
@@ -16976,9 +16976,16 @@ struct debug_snapshot {
     });
   }
 
-  // Copies what the page lists of a call in flight; past a few times max_call_rows, only the oldest are kept.
+  // Copies what the page lists of a call in flight, if it is among the oldest max_call_rows seen
+  // so far: `seen` is a heap, newest on top, so a newer call costs a comparison.
   static void see_call(const request_view& request, std::size_t peer, in_flight_reading& flight) {
-    in_flight_reading::seen_call& call = flight.seen.emplace_back();
+    std::vector<in_flight_reading::seen_call>& seen = flight.seen;
+    if (seen.size() == max_call_rows) {
+      if (!(request.arrived < seen.front().arrived)) return;
+      std::pop_heap(seen.begin(), seen.end(), arrived_before);
+      seen.pop_back();
+    }
+    in_flight_reading::seen_call& call = seen.emplace_back();
     call.handler = request.handler;
     call.peer = peer;
     call.arrived = request.arrived;
@@ -16995,21 +17002,14 @@ struct debug_snapshot {
       call.trace_size = std::min(trace->size(), call.trace.size());
       std::copy_n(trace->data(), call.trace_size, call.trace.data());
     }
-    if (flight.seen.size() >= 4 * max_call_rows) keep_oldest(flight.seen, max_call_rows);
+    std::push_heap(seen.begin(), seen.end(), arrived_before);
   }
-  // Keeps the oldest n of `calls`, oldest first.
-  template <class Call>
-  static void keep_oldest(std::vector<Call>& calls, std::size_t n) {
-    const auto older = [](const Call& a, const Call& b) { return a.arrived < b.arrived; };
-    if (calls.size() > n) {
-      std::nth_element(calls.begin(), calls.begin() + static_cast<std::ptrdiff_t>(n), calls.end(), older);
-      calls.resize(n);
-    }
-    std::sort(calls.begin(), calls.end(), older);
+  static bool arrived_before(const in_flight_reading::seen_call& a, const in_flight_reading::seen_call& b) {
+    return a.arrived < b.arrived;
   }
   // The rows of the oldest calls seen, made after the connections' locks are let go.
   void list_calls(in_flight_reading& flight, clock::time_point at) {
-    keep_oldest(flight.seen, max_call_rows);
+    std::sort_heap(flight.seen.begin(), flight.seen.end(), arrived_before);
     calls.reserve(flight.seen.size());
     for (const in_flight_reading::seen_call& seen : flight.seen) {
       call_row row{seen.handler->name, flight.peers[seen.peer], seen.arrived, at - seen.arrived, std::nullopt, {}, {},
