@@ -156,6 +156,72 @@ TEST_CASE("calls in flight: each call's stage, deadline, time left and trace id,
   }));
 }
 
+TEST_CASE("calls in flight: a deferred call answered while its responder lives on is shown as answered",
+          "[in_flight]") {
+  Ops ops;
+  geerpc::basic_server<geerpc::threaded> server(test::with_test_io_threads({}));
+  server.add<OpsApi>(ops);
+  const struct let_go {
+    Ops& ops;
+    ~let_go() {
+      std::lock_guard lock(ops.mutex);
+      ops.kept.clear();
+    }
+  } guard{ops};
+  const std::string address = server.listen("127.0.0.1:0");
+  auto client = geerpc::dial<geerpc::threaded>(address);
+  auto deferred = client.async_call<int>("Ops.Defer", Args{});
+  REQUIRE(ops.started.wait_for_at_least(1));
+  {
+    std::lock_guard lock(ops.mutex);
+    ops.kept.front()(5);  // answered, but the responder is kept
+  }
+  CHECK(deferred.get() == 5);
+  const std::string body = test::http_get(address, "/debug/geerpc/stats.json");
+  INFO(body);
+  CHECK(body.find("\"calls_in_flight\":{\"count\":1,") != std::string::npos);
+  CHECK(listed_call(body, 0).find("\"stage\":\"answered, its responder not yet released\"") != std::string::npos);
+  {
+    std::lock_guard lock(ops.mutex);
+    ops.kept.clear();
+  }
+  CHECK(test::eventually([&] {
+    return test::http_get(address, "/debug/geerpc/stats.json")
+               .find("\"calls_in_flight\":{\"count\":0,\"oldest\":[]}") != std::string::npos;
+  }));
+}
+
+TEST_CASE("calls in flight: past 100 calls the oldest 100 are listed and all are counted", "[in_flight]") {
+  Ops ops;
+  geerpc::basic_server<geerpc::threaded> server(test::with_test_io_threads({}));
+  server.add<OpsApi>(ops);
+  const struct let_go {
+    Ops& ops;
+    ~let_go() {
+      std::lock_guard lock(ops.mutex);
+      ops.kept.clear();
+    }
+  } guard{ops};
+  const std::string address = server.listen("127.0.0.1:0");
+  auto client = geerpc::dial<geerpc::threaded>(address);
+  constexpr int calls = 450;  // past 4 x 100 rows, where the snapshot first trims its list
+  std::vector<decltype(client.async_call<int>("Ops.Defer", Args{}))> deferred;
+  for (int i = 0; i < calls; ++i) deferred.push_back(client.async_call<int>("Ops.Defer", Args{}));
+  REQUIRE(ops.started.wait_for_at_least(calls));
+  const std::string body = test::http_get(address, "/debug/geerpc/stats.json");
+  CHECK(body.find("\"calls_in_flight\":{\"count\":450,") != std::string::npos);
+  const std::string listed = body.substr(body.find("\"calls_in_flight\":"));
+  std::size_t rows = 0;
+  for (auto at = listed.find("{\"method\":"); at != std::string::npos; at = listed.find("{\"method\":", at + 1)) ++rows;
+  CHECK(rows == 100);
+  {
+    std::lock_guard lock(ops.mutex);
+    for (auto& reply : ops.kept) reply(1);
+    ops.kept.clear();
+  }
+  for (auto& f : deferred) CHECK(f.get() == 1);
+}
+
 TEST_CASE("calls in flight: a traceparent's trace id is W3C's only when the whole value is", "[in_flight]") {
   const auto trace_of = [](std::string_view value) {
     std::vector<std::byte> block;

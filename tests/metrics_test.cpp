@@ -55,6 +55,12 @@ long long value_of(const scrape& s, const std::string& name, const std::string& 
   return it == s.samples.end() ? -1 : std::stoll(it->second);
 }
 
+// The value of a histogram's `name_sum{labels}` (a fraction), or -1 when the scrape has none.
+double sum_of(const scrape& s, const std::string& name, const std::string& labels) {
+  const auto it = s.samples.find(name + "_sum{" + labels + "}");
+  return it == s.samples.end() ? -1 : std::stod(it->second);
+}
+
 std::string get_metrics(const std::string& address) {
   return test::http_exchange(address, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
 }
@@ -122,7 +128,9 @@ TEMPLATE_TEST_CASE("metrics: a scrape counts each method's calls by outcome, in 
            value_of(m, "rpc_server_calls_total", method_labels("Fail") + ",rpc_geerpc_status=\"remote_error\"") == 2 &&
            value_of(m, "rpc_server_calls_total", method_labels("Echo") + ",rpc_geerpc_status=\"ok\"") == 1 &&
            value_of(m, "rpc_server_unrouted_calls_total",
-                    "rpc_system=\"geerpc\",rpc_geerpc_status=\"unknown_method\"") == 1;
+                    "rpc_system=\"geerpc\",rpc_geerpc_status=\"unknown_method\"") == 1 &&
+           // An earlier scrape's connection leaves the count only after its client saw the end.
+           value_of(m, "rpc_server_http_connections", "rpc_system=\"geerpc\"") == 1;
   }));
   INFO(response);
   CHECK(response.starts_with("HTTP/1.0 200 OK\r\n"));
@@ -138,17 +146,24 @@ TEMPLATE_TEST_CASE("metrics: a scrape counts each method's calls by outcome, in 
     INFO(name);
     CHECK(m.types.count(family) == 1);
   }
-  CHECK(m.types["rpc_server_duration_seconds"] == "histogram");
+  CHECK(m.types["rpc_server_call_duration_seconds"] == "histogram");
   CHECK(m.types["rpc_server_calls_total"] == "counter");
   CHECK(m.types["rpc_server_calls_in_flight"] == "gauge");
 
   // Durations: successes apart from failures, _count as many as the calls made.
   const std::string ok = ",rpc_outcome=\"ok\"";
   const std::string error = ",rpc_outcome=\"error\"";
-  CHECK(checked_histogram(m, "rpc_server_duration_seconds", method_labels("Sum") + ok, duration_les) == 5);
-  CHECK(checked_histogram(m, "rpc_server_duration_seconds", method_labels("Sum") + error, duration_les) == 0);
-  CHECK(checked_histogram(m, "rpc_server_duration_seconds", method_labels("Fail") + ok, duration_les) == 0);
-  CHECK(checked_histogram(m, "rpc_server_duration_seconds", method_labels("Fail") + error, duration_les) == 2);
+  CHECK(checked_histogram(m, "rpc_server_call_duration_seconds", method_labels("Sum") + ok, duration_les) == 5);
+  CHECK(checked_histogram(m, "rpc_server_call_duration_seconds", method_labels("Sum") + error, duration_les) == 0);
+  CHECK(checked_histogram(m, "rpc_server_call_duration_seconds", method_labels("Fail") + ok, duration_les) == 0);
+  CHECK(checked_histogram(m, "rpc_server_call_duration_seconds", method_labels("Fail") + error, duration_les) == 2);
+  // _sum is in seconds: more than nothing, less than each call taking the largest bound (10 s).
+  for (const std::string& labels : {method_labels("Sum") + ok, method_labels("Fail") + error}) {
+    INFO(labels);
+    const double sum = sum_of(m, "rpc_server_call_duration_seconds", labels);
+    CHECK(sum > 0);
+    CHECK(sum < 10.0 * static_cast<double>(value_of(m, "rpc_server_call_duration_seconds_count", labels)));
+  }
   CHECK(value_of(m, "rpc_server_calls_total", method_labels("Sum") + ",rpc_geerpc_status=\"remote_error\"") == -1);
   CHECK(value_of(m, "rpc_server_calls_total", method_labels("Fail") + ",rpc_geerpc_status=\"ok\"") == 0);
 
@@ -162,7 +177,13 @@ TEMPLATE_TEST_CASE("metrics: a scrape counts each method's calls by outcome, in 
     CHECK(value_of(m, name + "_bucket", method_labels("Echo") + ",le=\"4096\"") == 1);
     CHECK(value_of(m, name + "_sum", method_labels("Echo")) > 3000);
   }
-  CHECK(checked_histogram(m, "rpc_server_queue_wait_seconds", "rpc_system=\"geerpc\"", duration_les) >= 8);
+  // The reply's payload, as OpenTelemetry means it: the 3000 bytes and their length, not the frame's header.
+  CHECK(value_of(m, "rpc_server_response_size_bytes_sum", method_labels("Echo")) <
+        3000 + static_cast<long long>(geerpc::wire::frame_overhead));
+  const long long waits = checked_histogram(m, "rpc_server_queue_wait_seconds", "rpc_system=\"geerpc\"", duration_les);
+  CHECK(waits >= 8);
+  CHECK(sum_of(m, "rpc_server_queue_wait_seconds", "rpc_system=\"geerpc\"") >= 0);
+  CHECK(sum_of(m, "rpc_server_queue_wait_seconds", "rpc_system=\"geerpc\"") < 10.0 * static_cast<double>(waits));
 
   // The made-up name is counted by its status alone: nothing a peer sent becomes a label.
   CHECK(value_of(m, "rpc_server_unrouted_calls_total", "rpc_system=\"geerpc\",rpc_geerpc_status=\"unknown_method\"") ==
@@ -203,7 +224,7 @@ TEST_CASE("metrics: with statistics off, only what is known without them", "[met
   CHECK(m.samples.count("rpc_server_calls_in_flight{rpc_system=\"geerpc\"}") == 1);
   CHECK(m.samples.count("rpc_server_handler_threads{rpc_system=\"geerpc\"}") == 1);
   CHECK(m.types.count("rpc_server_calls_total") == 0);
-  CHECK(m.types.count("rpc_server_duration_seconds") == 0);
+  CHECK(m.types.count("rpc_server_call_duration_seconds") == 0);
 }
 
 // Not run by itself ([.]): writes a scrape after known calls to $GEERPC_METRICS_OUT, for

@@ -9671,7 +9671,7 @@ struct alignas(64) method_statistics {
   latency_window latency;
   latency_window failed_latency;
   // Since the server began, for GET /metrics: the same durations, and the sizes of the request
-  // (its metadata block and arguments) and of the reply frame the handler's answer made.
+  // (its metadata block and arguments) and of the reply's payload (its frame less prefix and header).
   duration_histogram duration_ok;
   duration_histogram duration_failed;
   size_histogram request_bytes;
@@ -16366,7 +16366,9 @@ class request_observer {
       method.duration_failed.add(duration_bounds_ns, latency_ns);
     }
     method.request_bytes.add(size_bounds_bytes, request.argument.size());
-    if (request.answered_bytes != 0) method.response_bytes.add(size_bounds_bytes, request.answered_bytes);
+    // The payload, as OpenTelemetry's rpc.server.response.size means: the frame less its prefix and header.
+    if (request.answered_bytes >= wire::frame_overhead)
+      method.response_bytes.add(size_bounds_bytes, request.answered_bytes - wire::frame_overhead);
     if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));
@@ -16807,15 +16809,11 @@ GEERPC_END_NAMESPACE
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// The trace id a call's `traceparent` metadata carries: its trace-id field when the value is W3C's
-// "00-<32 hex>-<16 hex>-<2 hex>" (lowercase, ids not all zeros); else the value itself, its first
-// max_shown bytes (a peer's text: the page and the JSON escape it); empty without one.
-inline std::string trace_id_of(std::span<const std::byte> metadata) {
-  static constexpr std::size_t max_shown = 128;
-  const std::optional<std::string_view> value =
-      metadata.empty() ? std::nullopt : wire::find_metadata(metadata, "traceparent");
-  if (!value) return {};
-  const std::string_view v = *value;
+// The most of a traceparent value that is shown when it is not W3C's.
+inline constexpr std::size_t trace_shown = 128;
+
+// The trace id of a traceparent value (trace_id_of()); `v` may be cut after trace_shown + 1 bytes.
+inline std::string trace_id_of_value(std::string_view v) {
   const auto hex = [](std::string_view part) {
     return std::all_of(part.begin(), part.end(),
                        [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
@@ -16824,7 +16822,16 @@ inline std::string trace_id_of(std::span<const std::byte> metadata) {
   if (v.size() == 55 && v.starts_with("00-") && v[35] == '-' && v[52] == '-' && hex(v.substr(3, 32)) &&
       hex(v.substr(36, 16)) && hex(v.substr(53, 2)) && !zeros(v.substr(3, 32)) && !zeros(v.substr(36, 16)))
     return std::string(v.substr(3, 32));
-  return std::string(v.substr(0, max_shown));
+  return std::string(v.substr(0, trace_shown));
+}
+
+// The trace id a call's `traceparent` metadata carries: its trace-id field when the value is W3C's
+// "00-<32 hex>-<16 hex>-<2 hex>" (lowercase, ids not all zeros); else the value itself, its first
+// trace_shown bytes (a peer's text: the page and the JSON escape it); empty without one.
+inline std::string trace_id_of(std::span<const std::byte> metadata) {
+  const std::optional<std::string_view> value =
+      metadata.empty() ? std::nullopt : wire::find_metadata(metadata, "traceparent");
+  return value ? trace_id_of_value(*value) : std::string();
 }
 
 // What the page shows, gathered once so that the HTML and the JSON say the same.
@@ -16879,7 +16886,7 @@ struct debug_snapshot {
     latency_summary latency;                 // from arrival to answer, over the last minute
     latency_summary ok_latency;              // the same, of successes only
     latency_summary failed_latency;          // and of failures only
-    // Since the server began: requests' metadata and arguments, and the reply frames handlers made.
+    // Since the server began: requests' metadata and arguments, and the payloads of handlers' replies.
     size_summary request_bytes;
     size_summary response_bytes;
   };
@@ -16926,6 +16933,7 @@ struct debug_snapshot {
   std::chrono::nanoseconds slow_call{0};
   std::vector<number> now;     // what the server holds at this moment
   std::vector<number> limits;  // server_options in force
+  bool listing_calls = true;   // call_rows::listed
 
   static number count(const char* key, const char* label, std::uint64_t value) {
     return {key, label, std::to_string(value), value};
@@ -16954,13 +16962,16 @@ struct debug_snapshot {
     return out;
   }
 
-  explicit debug_snapshot(const server_context& context) {
+  // Whether the calls in flight are listed (the page's), or only counted (/metrics').
+  enum class call_rows : std::uint8_t { listed, counted };
+
+  explicit debug_snapshot(const server_context& context, call_rows rows = call_rows::listed) {
     const auto at = clock::now();
     const server_statistics* const stats = context.config.stats();
     statistics = stats != nullptr;
     read_methods(context);
-    const in_flight_reading flight = read_connections(context, at);
-    keep_oldest_calls();
+    in_flight_reading flight = read_connections(context, at, rows);
+    list_calls(flight, at);
     if (stats != nullptr) read_statistics(*stats, at, flight);
     read_pool(context, at, flight);
     read_now(context);
@@ -16975,6 +16986,19 @@ struct debug_snapshot {
     std::vector<clock::time_point> oldest;  // per method, its oldest call's arrival
     std::size_t waiting = 0;                // requests no handler thread has taken yet
     clock::time_point oldest_waiting = clock::time_point::max();
+    // The calls to list, as copied under the connections' locks: plain fields only, the strings
+    // are made once the locks are let go (a scrape must not hold up the calls it reads).
+    struct seen_call {
+      const handler_entry* handler = nullptr;
+      std::size_t peer = 0;  // in peers
+      clock::time_point arrived;
+      clock::time_point caller_deadline;
+      std::string_view stage;
+      std::size_t trace_size = 0;                 // of the traceparent's first trace_shown + 1 bytes
+      std::array<char, trace_shown + 1> trace{};  // enough to tell a W3C value from a longer one
+    };
+    std::vector<seen_call> seen;
+    std::vector<std::string> peers;  // of the connections with calls seen
   };
 
   void read_methods(const server_context& context) {
@@ -16990,8 +17014,9 @@ struct debug_snapshot {
   }
 
   // The connections' rows, and, with statistics, what each has in flight.
-  in_flight_reading read_connections(const server_context& context, clock::time_point at) {
+  in_flight_reading read_connections(const server_context& context, clock::time_point at, call_rows rows) {
     in_flight_reading out;
+    listing_calls = rows == call_rows::listed;
     out.runtime_now = context.config.scheduler()->now();
     out.wall_now = std::chrono::system_clock::now();
     out.oldest.assign(methods.size(), clock::time_point::max());
@@ -17019,6 +17044,11 @@ struct debug_snapshot {
       connections.push_back(std::move(row));
     }
     if (!statistics || first == nullptr) return;
+    const std::size_t peer = out.peers.size();
+    if (listing_calls) {
+      out.peers.push_back(v.peer);
+      out.seen.reserve(max_call_rows);  // before the ledger's lock
+    }
     connection.for_each_request([&](const request_view& request) {
       const auto i = static_cast<std::size_t>(request.handler - first);
       if (i < methods.size()) {
@@ -17029,34 +17059,56 @@ struct debug_snapshot {
         ++out.waiting;
         out.oldest_waiting = std::min(out.oldest_waiting, request.arrived);
       }
-      list_call(request, v.peer, at, out);
+      ++calls_in_flight;
+      if (listing_calls) see_call(request, peer, out);
     });
   }
 
-  // Lists a call in flight; past a few times max_call_rows, only the oldest are kept.
-  void list_call(const request_view& request, const std::string& peer, clock::time_point at,
-                 const in_flight_reading& flight) {
-    ++calls_in_flight;
-    call_row row{request.handler->name, peer, request.arrived, at - request.arrived, std::nullopt, {}, {}, {}};
-    if (request.caller_deadline != clock::time_point{}) {
-      row.time_left = request.caller_deadline - flight.runtime_now;
-      row.deadline = flight.wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(row.time_left);
+  // Copies what the page lists of a call in flight, if it is among the oldest max_call_rows seen
+  // so far: `seen` is a heap, newest on top, so a newer call costs a comparison.
+  static void see_call(const request_view& request, std::size_t peer, in_flight_reading& flight) {
+    std::vector<in_flight_reading::seen_call>& seen = flight.seen;
+    if (seen.size() == max_call_rows) {
+      if (!(request.arrived < seen.front().arrived)) return;
+      std::pop_heap(seen.begin(), seen.end(), arrived_before);
+      seen.pop_back();
     }
-    row.trace_id = trace_id_of(request.metadata);
-    row.stage = request.answered                         ? "answered, its handler runs on"
-                : request.handed_on                      ? "deferred to a responder"
-                : request.started == clock::time_point{} ? "waiting for a thread"
-                                                         : "in the handler";
-    calls.push_back(std::move(row));
-    if (calls.size() >= 4 * max_call_rows) keep_oldest_calls();
+    in_flight_reading::seen_call& call = seen.emplace_back();
+    call.handler = request.handler;
+    call.peer = peer;
+    call.arrived = request.arrived;
+    call.caller_deadline = request.caller_deadline;
+    // A deferred call's handler returned: once answered, only its responder's release is awaited.
+    call.stage = request.handed_on
+                     ? (request.answered ? "answered, its responder not yet released" : "deferred to a responder")
+                 : request.answered                       ? "answered, its handler runs on"
+                 : request.started == clock::time_point{} ? "waiting for a thread"
+                                                          : "in the handler";
+    const std::optional<std::string_view> trace =
+        request.metadata.empty() ? std::nullopt : wire::find_metadata(request.metadata, "traceparent");
+    if (trace) {
+      call.trace_size = std::min(trace->size(), call.trace.size());
+      std::copy_n(trace->data(), call.trace_size, call.trace.data());
+    }
+    std::push_heap(seen.begin(), seen.end(), arrived_before);
   }
-  void keep_oldest_calls() {
-    const auto older = [](const call_row& a, const call_row& b) { return a.arrived < b.arrived; };
-    if (calls.size() > max_call_rows) {
-      std::nth_element(calls.begin(), calls.begin() + max_call_rows, calls.end(), older);
-      calls.resize(max_call_rows);
+  static bool arrived_before(const in_flight_reading::seen_call& a, const in_flight_reading::seen_call& b) {
+    return a.arrived < b.arrived;
+  }
+  // The rows of the oldest calls seen, made after the connections' locks are let go.
+  void list_calls(in_flight_reading& flight, clock::time_point at) {
+    std::sort_heap(flight.seen.begin(), flight.seen.end(), arrived_before);
+    calls.reserve(flight.seen.size());
+    for (const in_flight_reading::seen_call& seen : flight.seen) {
+      call_row row{seen.handler->name, flight.peers[seen.peer], seen.arrived, at - seen.arrived, std::nullopt, {}, {},
+                   seen.stage};
+      if (seen.caller_deadline != clock::time_point{}) {
+        row.time_left = seen.caller_deadline - flight.runtime_now;
+        row.deadline = flight.wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(row.time_left);
+      }
+      row.trace_id = trace_id_of_value(std::string_view(seen.trace.data(), seen.trace_size));
+      calls.push_back(std::move(row));
     }
-    std::sort(calls.begin(), calls.end(), older);
   }
 
   void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {
@@ -17500,7 +17552,8 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   out +=
       "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
       "p50 and p99 are within 12.5%, of every call, of successes (ok) and of failures apart. Sizes: since the server "
-      "began, a request's metadata and arguments and a reply frame a handler's answer made; their p99 is a bound of "
+      "began, a request's metadata and arguments and the payload of a handler's answer (its frame less the header); "
+      "their p99 is a bound of "
       "GET /metrics' buckets.</p>\n<p>Calls for names this server does not serve: ";
   out += "<span id=\"unrouted\">";
   out += page_errors_text(s.unrouted);
@@ -17647,7 +17700,7 @@ GEERPC_END_NAMESPACE
 // ---- begin geerpc/server/metrics_text.hpp
 // geerpc: the server's counters in Prometheus's text exposition format 0.0.4 (GET /metrics on the
 // RPC port, under the debug page's policy: server/http_door.hpp), named after OpenTelemetry's RPC
-// conventions mapped to Prometheus (rpc.server.duration -> rpc_server_duration_seconds, the
+// conventions mapped to Prometheus (rpc.server.call.duration -> rpc_server_call_duration_seconds, the
 // attributes rpc.system, rpc.service and rpc.method -> labels rpc_system, rpc_service, rpc_method).
 // docs/debug_page.md lists every metric. Label values are registered method names and errc's names
 // and the limits' keys, never a text a peer sent: calls for names the server does not serve are
@@ -17826,12 +17879,13 @@ inline void append_metrics_methods(metrics_writer& w, const debug_snapshot& s, c
     for (const auto& e : row.errors)
       w.sample("rpc_server_calls_total", std::to_string(e.count), "rpc_geerpc_status", e.code);
   });
-  w.family("rpc_server_duration_seconds", "histogram",
+  w.family("rpc_server_call_duration_seconds", "histogram",
            "Registered calls from arrival to answer, successes (rpc_outcome=ok) apart from failures (error).");
   for_each_method([&](const debug_snapshot::method_row&, const method_statistics& m) {
     for (const bool ok : {true, false})
       w.with_label("rpc_outcome", ok ? "ok" : "error", [&] {
-        w.histogram("rpc_server_duration_seconds", ok ? m.duration_ok : m.duration_failed, duration_bounds_ns, seconds);
+        w.histogram("rpc_server_call_duration_seconds", ok ? m.duration_ok : m.duration_failed, duration_bounds_ns,
+                    seconds);
       });
   });
   w.family("rpc_server_request_size_bytes", "histogram", "Registered requests' metadata and arguments.");
@@ -17839,7 +17893,7 @@ inline void append_metrics_methods(metrics_writer& w, const debug_snapshot& s, c
     w.histogram("rpc_server_request_size_bytes", m.request_bytes, size_bounds_bytes, bytes);
   });
   w.family("rpc_server_response_size_bytes", "histogram",
-           "Reply frames made for a handler's (or its responder's) answer.");
+           "Reply payloads (error text and result, no frame header) of a handler's (or its responder's) answer.");
   for_each_method([&](const debug_snapshot::method_row&, const method_statistics& m) {
     w.histogram("rpc_server_response_size_bytes", m.response_bytes, size_bounds_bytes, bytes);
   });
@@ -17863,7 +17917,7 @@ inline void append_metrics_server(metrics_writer& w, const debug_snapshot& s, co
 }
 
 inline std::string metrics_text(const server_context& context) {
-  const debug_snapshot s(context);
+  const debug_snapshot s(context, debug_snapshot::call_rows::counted);  // it prints no rows
   std::string out;
   metrics_writer w(out);
   append_metrics_now(w, s);

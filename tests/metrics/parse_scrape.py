@@ -27,7 +27,7 @@ def main():
         "rpc_server_connections": "gauge",
         "rpc_server_calls_in_flight": "gauge",
         "rpc_server_calls": "counter",
-        "rpc_server_duration_seconds": "histogram",
+        "rpc_server_call_duration_seconds": "histogram",
         "rpc_server_request_size_bytes": "histogram",
         "rpc_server_response_size_bytes": "histogram",
         "rpc_server_queue_wait_seconds": "histogram",
@@ -62,10 +62,16 @@ def main():
     assert calls[("Sum", "ok")] == 5 and calls[("Fail", "remote_error")] == 2, calls
     durations = {
         (s.labels["rpc_method"], s.labels["rpc_outcome"]): s.value
-        for s in families["rpc_server_duration_seconds"].samples
+        for s in families["rpc_server_call_duration_seconds"].samples
         if s.name.endswith("_count")
     }
     assert durations[("Sum", "ok")] == 5 and durations[("Fail", "error")] == 2, durations
+    # _sum in seconds: more than nothing, less than each call taking the largest bound (10 s).
+    for s in families["rpc_server_call_duration_seconds"].samples:
+        if s.name.endswith("_sum") and s.labels["rpc_method"] in ("Sum", "Fail"):
+            key = (s.labels["rpc_method"], s.labels["rpc_outcome"])
+            if durations[key] > 0:
+                assert 0 < s.value < 10 * durations[key], (key, s.value)
     print(f"parsed {len(families)} families, {sum(len(f.samples) for f in families.values())} samples")
 
 

@@ -113,7 +113,8 @@ inline void append_html_methods(std::string& out, const debug_snapshot& s) {
   out +=
       "<p>Latency: from a request's arrival to its answer, over the last minute (50 to 60 s, in 10 s steps); "
       "p50 and p99 are within 12.5%, of every call, of successes (ok) and of failures apart. Sizes: since the server "
-      "began, a request's metadata and arguments and a reply frame a handler's answer made; their p99 is a bound of "
+      "began, a request's metadata and arguments and the payload of a handler's answer (its frame less the header); "
+      "their p99 is a bound of "
       "GET /metrics' buckets.</p>\n<p>Calls for names this server does not serve: ";
   out += "<span id=\"unrouted\">";
   out += page_errors_text(s.unrouted);

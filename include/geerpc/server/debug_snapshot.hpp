@@ -27,15 +27,11 @@
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
 
-// The trace id a call's `traceparent` metadata carries: its trace-id field when the value is W3C's
-// "00-<32 hex>-<16 hex>-<2 hex>" (lowercase, ids not all zeros); else the value itself, its first
-// max_shown bytes (a peer's text: the page and the JSON escape it); empty without one.
-inline std::string trace_id_of(std::span<const std::byte> metadata) {
-  static constexpr std::size_t max_shown = 128;
-  const std::optional<std::string_view> value =
-      metadata.empty() ? std::nullopt : wire::find_metadata(metadata, "traceparent");
-  if (!value) return {};
-  const std::string_view v = *value;
+// The most of a traceparent value that is shown when it is not W3C's.
+inline constexpr std::size_t trace_shown = 128;
+
+// The trace id of a traceparent value (trace_id_of()); `v` may be cut after trace_shown + 1 bytes.
+inline std::string trace_id_of_value(std::string_view v) {
   const auto hex = [](std::string_view part) {
     return std::all_of(part.begin(), part.end(),
                        [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
@@ -44,7 +40,16 @@ inline std::string trace_id_of(std::span<const std::byte> metadata) {
   if (v.size() == 55 && v.starts_with("00-") && v[35] == '-' && v[52] == '-' && hex(v.substr(3, 32)) &&
       hex(v.substr(36, 16)) && hex(v.substr(53, 2)) && !zeros(v.substr(3, 32)) && !zeros(v.substr(36, 16)))
     return std::string(v.substr(3, 32));
-  return std::string(v.substr(0, max_shown));
+  return std::string(v.substr(0, trace_shown));
+}
+
+// The trace id a call's `traceparent` metadata carries: its trace-id field when the value is W3C's
+// "00-<32 hex>-<16 hex>-<2 hex>" (lowercase, ids not all zeros); else the value itself, its first
+// trace_shown bytes (a peer's text: the page and the JSON escape it); empty without one.
+inline std::string trace_id_of(std::span<const std::byte> metadata) {
+  const std::optional<std::string_view> value =
+      metadata.empty() ? std::nullopt : wire::find_metadata(metadata, "traceparent");
+  return value ? trace_id_of_value(*value) : std::string();
 }
 
 // What the page shows, gathered once so that the HTML and the JSON say the same.
@@ -99,7 +104,7 @@ struct debug_snapshot {
     latency_summary latency;                 // from arrival to answer, over the last minute
     latency_summary ok_latency;              // the same, of successes only
     latency_summary failed_latency;          // and of failures only
-    // Since the server began: requests' metadata and arguments, and the reply frames handlers made.
+    // Since the server began: requests' metadata and arguments, and the payloads of handlers' replies.
     size_summary request_bytes;
     size_summary response_bytes;
   };
@@ -146,6 +151,7 @@ struct debug_snapshot {
   std::chrono::nanoseconds slow_call{0};
   std::vector<number> now;     // what the server holds at this moment
   std::vector<number> limits;  // server_options in force
+  bool listing_calls = true;   // call_rows::listed
 
   static number count(const char* key, const char* label, std::uint64_t value) {
     return {key, label, std::to_string(value), value};
@@ -174,13 +180,16 @@ struct debug_snapshot {
     return out;
   }
 
-  explicit debug_snapshot(const server_context& context) {
+  // Whether the calls in flight are listed (the page's), or only counted (/metrics').
+  enum class call_rows : std::uint8_t { listed, counted };
+
+  explicit debug_snapshot(const server_context& context, call_rows rows = call_rows::listed) {
     const auto at = clock::now();
     const server_statistics* const stats = context.config.stats();
     statistics = stats != nullptr;
     read_methods(context);
-    const in_flight_reading flight = read_connections(context, at);
-    keep_oldest_calls();
+    in_flight_reading flight = read_connections(context, at, rows);
+    list_calls(flight, at);
     if (stats != nullptr) read_statistics(*stats, at, flight);
     read_pool(context, at, flight);
     read_now(context);
@@ -195,6 +204,19 @@ struct debug_snapshot {
     std::vector<clock::time_point> oldest;  // per method, its oldest call's arrival
     std::size_t waiting = 0;                // requests no handler thread has taken yet
     clock::time_point oldest_waiting = clock::time_point::max();
+    // The calls to list, as copied under the connections' locks: plain fields only, the strings
+    // are made once the locks are let go (a scrape must not hold up the calls it reads).
+    struct seen_call {
+      const handler_entry* handler = nullptr;
+      std::size_t peer = 0;  // in peers
+      clock::time_point arrived;
+      clock::time_point caller_deadline;
+      std::string_view stage;
+      std::size_t trace_size = 0;                 // of the traceparent's first trace_shown + 1 bytes
+      std::array<char, trace_shown + 1> trace{};  // enough to tell a W3C value from a longer one
+    };
+    std::vector<seen_call> seen;
+    std::vector<std::string> peers;  // of the connections with calls seen
   };
 
   void read_methods(const server_context& context) {
@@ -210,8 +232,9 @@ struct debug_snapshot {
   }
 
   // The connections' rows, and, with statistics, what each has in flight.
-  in_flight_reading read_connections(const server_context& context, clock::time_point at) {
+  in_flight_reading read_connections(const server_context& context, clock::time_point at, call_rows rows) {
     in_flight_reading out;
+    listing_calls = rows == call_rows::listed;
     out.runtime_now = context.config.scheduler()->now();
     out.wall_now = std::chrono::system_clock::now();
     out.oldest.assign(methods.size(), clock::time_point::max());
@@ -239,6 +262,11 @@ struct debug_snapshot {
       connections.push_back(std::move(row));
     }
     if (!statistics || first == nullptr) return;
+    const std::size_t peer = out.peers.size();
+    if (listing_calls) {
+      out.peers.push_back(v.peer);
+      out.seen.reserve(max_call_rows);  // before the ledger's lock
+    }
     connection.for_each_request([&](const request_view& request) {
       const auto i = static_cast<std::size_t>(request.handler - first);
       if (i < methods.size()) {
@@ -249,34 +277,56 @@ struct debug_snapshot {
         ++out.waiting;
         out.oldest_waiting = std::min(out.oldest_waiting, request.arrived);
       }
-      list_call(request, v.peer, at, out);
+      ++calls_in_flight;
+      if (listing_calls) see_call(request, peer, out);
     });
   }
 
-  // Lists a call in flight; past a few times max_call_rows, only the oldest are kept.
-  void list_call(const request_view& request, const std::string& peer, clock::time_point at,
-                 const in_flight_reading& flight) {
-    ++calls_in_flight;
-    call_row row{request.handler->name, peer, request.arrived, at - request.arrived, std::nullopt, {}, {}, {}};
-    if (request.caller_deadline != clock::time_point{}) {
-      row.time_left = request.caller_deadline - flight.runtime_now;
-      row.deadline = flight.wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(row.time_left);
+  // Copies what the page lists of a call in flight, if it is among the oldest max_call_rows seen
+  // so far: `seen` is a heap, newest on top, so a newer call costs a comparison.
+  static void see_call(const request_view& request, std::size_t peer, in_flight_reading& flight) {
+    std::vector<in_flight_reading::seen_call>& seen = flight.seen;
+    if (seen.size() == max_call_rows) {
+      if (!(request.arrived < seen.front().arrived)) return;
+      std::pop_heap(seen.begin(), seen.end(), arrived_before);
+      seen.pop_back();
     }
-    row.trace_id = trace_id_of(request.metadata);
-    row.stage = request.answered                         ? "answered, its handler runs on"
-                : request.handed_on                      ? "deferred to a responder"
-                : request.started == clock::time_point{} ? "waiting for a thread"
-                                                         : "in the handler";
-    calls.push_back(std::move(row));
-    if (calls.size() >= 4 * max_call_rows) keep_oldest_calls();
+    in_flight_reading::seen_call& call = seen.emplace_back();
+    call.handler = request.handler;
+    call.peer = peer;
+    call.arrived = request.arrived;
+    call.caller_deadline = request.caller_deadline;
+    // A deferred call's handler returned: once answered, only its responder's release is awaited.
+    call.stage = request.handed_on
+                     ? (request.answered ? "answered, its responder not yet released" : "deferred to a responder")
+                 : request.answered                       ? "answered, its handler runs on"
+                 : request.started == clock::time_point{} ? "waiting for a thread"
+                                                          : "in the handler";
+    const std::optional<std::string_view> trace =
+        request.metadata.empty() ? std::nullopt : wire::find_metadata(request.metadata, "traceparent");
+    if (trace) {
+      call.trace_size = std::min(trace->size(), call.trace.size());
+      std::copy_n(trace->data(), call.trace_size, call.trace.data());
+    }
+    std::push_heap(seen.begin(), seen.end(), arrived_before);
   }
-  void keep_oldest_calls() {
-    const auto older = [](const call_row& a, const call_row& b) { return a.arrived < b.arrived; };
-    if (calls.size() > max_call_rows) {
-      std::nth_element(calls.begin(), calls.begin() + max_call_rows, calls.end(), older);
-      calls.resize(max_call_rows);
+  static bool arrived_before(const in_flight_reading::seen_call& a, const in_flight_reading::seen_call& b) {
+    return a.arrived < b.arrived;
+  }
+  // The rows of the oldest calls seen, made after the connections' locks are let go.
+  void list_calls(in_flight_reading& flight, clock::time_point at) {
+    std::sort_heap(flight.seen.begin(), flight.seen.end(), arrived_before);
+    calls.reserve(flight.seen.size());
+    for (const in_flight_reading::seen_call& seen : flight.seen) {
+      call_row row{seen.handler->name, flight.peers[seen.peer], seen.arrived, at - seen.arrived, std::nullopt, {}, {},
+                   seen.stage};
+      if (seen.caller_deadline != clock::time_point{}) {
+        row.time_left = seen.caller_deadline - flight.runtime_now;
+        row.deadline = flight.wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(row.time_left);
+      }
+      row.trace_id = trace_id_of_value(std::string_view(seen.trace.data(), seen.trace_size));
+      calls.push_back(std::move(row));
     }
-    std::sort(calls.begin(), calls.end(), older);
   }
 
   void read_statistics(const server_statistics& stats, clock::time_point at, const in_flight_reading& flight) {

@@ -1,6 +1,6 @@
 // geerpc: the server's counters in Prometheus's text exposition format 0.0.4 (GET /metrics on the
 // RPC port, under the debug page's policy: server/http_door.hpp), named after OpenTelemetry's RPC
-// conventions mapped to Prometheus (rpc.server.duration -> rpc_server_duration_seconds, the
+// conventions mapped to Prometheus (rpc.server.call.duration -> rpc_server_call_duration_seconds, the
 // attributes rpc.system, rpc.service and rpc.method -> labels rpc_system, rpc_service, rpc_method).
 // docs/debug_page.md lists every metric. Label values are registered method names and errc's names
 // and the limits' keys, never a text a peer sent: calls for names the server does not serve are
@@ -193,12 +193,13 @@ inline void append_metrics_methods(metrics_writer& w, const debug_snapshot& s, c
     for (const auto& e : row.errors)
       w.sample("rpc_server_calls_total", std::to_string(e.count), "rpc_geerpc_status", e.code);
   });
-  w.family("rpc_server_duration_seconds", "histogram",
+  w.family("rpc_server_call_duration_seconds", "histogram",
            "Registered calls from arrival to answer, successes (rpc_outcome=ok) apart from failures (error).");
   for_each_method([&](const debug_snapshot::method_row&, const method_statistics& m) {
     for (const bool ok : {true, false})
       w.with_label("rpc_outcome", ok ? "ok" : "error", [&] {
-        w.histogram("rpc_server_duration_seconds", ok ? m.duration_ok : m.duration_failed, duration_bounds_ns, seconds);
+        w.histogram("rpc_server_call_duration_seconds", ok ? m.duration_ok : m.duration_failed, duration_bounds_ns,
+                    seconds);
       });
   });
   w.family("rpc_server_request_size_bytes", "histogram", "Registered requests' metadata and arguments.");
@@ -206,7 +207,7 @@ inline void append_metrics_methods(metrics_writer& w, const debug_snapshot& s, c
     w.histogram("rpc_server_request_size_bytes", m.request_bytes, size_bounds_bytes, bytes);
   });
   w.family("rpc_server_response_size_bytes", "histogram",
-           "Reply frames made for a handler's (or its responder's) answer.");
+           "Reply payloads (error text and result, no frame header) of a handler's (or its responder's) answer.");
   for_each_method([&](const debug_snapshot::method_row&, const method_statistics& m) {
     w.histogram("rpc_server_response_size_bytes", m.response_bytes, size_bounds_bytes, bytes);
   });
@@ -230,7 +231,7 @@ inline void append_metrics_server(metrics_writer& w, const debug_snapshot& s, co
 }
 
 inline std::string metrics_text(const server_context& context) {
-  const debug_snapshot s(context);
+  const debug_snapshot s(context, debug_snapshot::call_rows::counted);  // it prints no rows
   std::string out;
   metrics_writer w(out);
   append_metrics_now(w, s);

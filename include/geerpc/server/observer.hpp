@@ -158,7 +158,9 @@ class request_observer {
       method.duration_failed.add(duration_bounds_ns, latency_ns);
     }
     method.request_bytes.add(size_bounds_bytes, request.argument.size());
-    if (request.answered_bytes != 0) method.response_bytes.add(size_bounds_bytes, request.answered_bytes);
+    // The payload, as OpenTelemetry's rpc.server.response.size means: the frame less its prefix and header.
+    if (request.answered_bytes >= wire::frame_overhead)
+      method.response_bytes.add(size_bounds_bytes, request.answered_bytes - wire::frame_overhead);
     if (!request.handler_began) count_unstarted(stats, method_index(*request.handler), status);
     if (status == 0 && !stats.slow(latency)) return;
     const clock::time_point started(clock::duration(request.started_ns.load(std::memory_order_relaxed)));

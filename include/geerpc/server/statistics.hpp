@@ -208,7 +208,7 @@ struct alignas(64) method_statistics {
   latency_window latency;
   latency_window failed_latency;
   // Since the server began, for GET /metrics: the same durations, and the sizes of the request
-  // (its metadata block and arguments) and of the reply frame the handler's answer made.
+  // (its metadata block and arguments) and of the reply's payload (its frame less prefix and header).
   duration_histogram duration_ok;
   duration_histogram duration_failed;
   size_histogram request_bytes;
