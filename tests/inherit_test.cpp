@@ -163,12 +163,16 @@ TEMPLATE_TEST_CASE("a caller's deadline reaches the third hop, which is told bef
   CHECK(hops.c.handlers.stopped.value() == 1);
   // C is told by the deadline it inherited, before the caller's (bench/ measures how long before);
   // the bound is for a loaded machine under a sanitizer, and still catches a hop that waits for
-  // its own handle timeout. B's nested call to C ended by that deadline.
+  // its own handle timeout. B's nested call to C ended by that deadline, or by B's own token
+  // when a loaded machine runs the two timers late and together.
   CHECK(hops.c.handlers.told() <= deadline + 50ms);
   CHECK(hops.c.handlers.told() >= deadline - 10ms);
-  CHECK(hops.b.handlers.last_nested_code() == static_cast<int>(geerpc::errc::deadline_exceeded));
+  const auto nested = hops.b.handlers.last_nested_code();
+  CHECK((nested == static_cast<int>(geerpc::errc::deadline_exceeded) ||
+         nested == static_cast<int>(geerpc::errc::canceled)));
   // Nothing stays in flight on any server once its handler returned.
-  CHECK(test::eventually([&] { return hops.a.server.inflight() + hops.b.server.inflight() + hops.c.server.inflight() == 0; }));
+  CHECK(test::eventually(
+      [&] { return hops.a.server.inflight() + hops.b.server.inflight() + hops.c.server.inflight() == 0; }));
   // Each hop passes on its deadline less its reserve: 1% of a budget near 300 ms, capped at 1 ms.
   for (hop<TestType>* h : {&hops.a.handlers, &hops.b.handlers}) {
     const sighting s = h->last();

@@ -57,10 +57,10 @@ std::chrono::time_point<Clock, Duration> downstream_deadline(std::chrono::time_p
   using nanos = std::chrono::duration<double, std::nano>;
   const double budget = nanos(deadline.time_since_epoch()).count() - nanos(start.time_since_epoch()).count();
   const double wanted = fraction * budget;
-  Duration reserve = std::chrono::duration_cast<Duration>(cap);
-  // Below the cap, so within the integer's range: the conversion is defined.
-  if (!(wanted > 0.0)) reserve = Duration::zero();
-  else if (wanted < static_cast<double>(cap.count()))
+  Duration reserve = Duration::zero();
+  if (wanted >= static_cast<double>(cap.count()))
+    reserve = std::chrono::duration_cast<Duration>(cap);
+  else if (wanted > 0.0)  // below the cap, so within the integer's range: the conversion is defined
     reserve = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(static_cast<std::int64_t>(wanted)));
   if (reserve > deadline.time_since_epoch()) reserve = deadline.time_since_epoch();
   return deadline - reserve;

@@ -297,8 +297,8 @@ class server_connection final : public wire_session<server_connection>,
     const server_options& options = self.context_.config.options();
     context out = context{}.with_stop_token(self.ledger_.stop_token_of(request));
     if (const auto& deadline = handler.handler_deadline())
-      out = out.with_deadline(detail::downstream_deadline(*deadline, request.read_at, options.timeouts.downstream_reserve,
-                                                          options.timeouts.downstream_reserve_max));
+      out = out.with_deadline(detail::downstream_deadline(
+          *deadline, request.read_at, options.timeouts.downstream_reserve, options.timeouts.downstream_reserve_max));
     for (const std::string& key : options.propagated_metadata)
       if (auto value = handler.metadata(key); value && value->size() <= options.propagated_metadata_max)
         out = out.with_metadata(key, std::string(*value));
