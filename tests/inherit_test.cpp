@@ -49,7 +49,6 @@ struct hop {
   std::optional<geerpc::context> nested;  // the context Relay's nested call is given, when set
   bool nested_async = false;              // Relay's nested call is an async_call (threaded only)
   test::counter started, stopped, ended;  // Relay began, saw its stop token fire, returned
-  std::atomic<int> live{0};               // Relay calls running now
   std::mutex mutex;
   std::vector<sighting> seen;
   std::optional<int> nested_code;  // the error code of the last nested call
@@ -60,19 +59,23 @@ struct hop {
   }
 
   int relay(int x, const geerpc::call_context& ctx) {
-    ++live;
     started.add();
     note(ctx);
+    // When this hop is told: the stop token's callback runs when it fires (or here, if it has).
+    const std::stop_token stop = ctx.stop_token();
+    std::stop_callback tell(stop, [&] { told_at = clock::now().time_since_epoch().count(); });
     if (next) {
       const int code = nested_call(x);
       std::lock_guard lock(mutex);
       nested_code = code;
     }
-    if (wait_for(ctx.stop_token())) stopped.add();
-    --live;
+    if (wait_for(stop)) stopped.add();
     ended.add();
     return x;
   }
+  // When Relay's stop token last fired, in ticks of the clock (0: never).
+  std::atomic<clock::rep> told_at{0};
+  clock::time_point told() const { return clock::time_point(clock::duration(told_at.load())); }
   int nested_call(int x) {
     if constexpr (supports_async<Transport>) {
       if (nested_async) {
@@ -158,8 +161,18 @@ TEMPLATE_TEST_CASE("a caller's deadline reaches the third hop, which is told bef
   CHECK(hops.a.handlers.stopped.value() == 1);
   CHECK(hops.b.handlers.stopped.value() == 1);
   CHECK(hops.c.handlers.stopped.value() == 1);
-  CHECK(hops.a.handlers.live + hops.b.handlers.live + hops.c.handlers.live == 0);
-  CHECK(clock::now() < deadline + 4s);
+  // C is told by the deadline it inherited, before the caller's (bench/ measures how long before);
+  // the bound is for a loaded machine under a sanitizer, and still catches a hop that waits for
+  // its own handle timeout. B's nested call to C ended by that deadline, or by B's own token
+  // when a loaded machine runs the two timers late and together.
+  CHECK(hops.c.handlers.told() <= deadline + 50ms);
+  CHECK(hops.c.handlers.told() >= deadline - 10ms);
+  const auto nested = hops.b.handlers.last_nested_code();
+  CHECK((nested == static_cast<int>(geerpc::errc::deadline_exceeded) ||
+         nested == static_cast<int>(geerpc::errc::canceled)));
+  // Nothing stays in flight on any server once its handler returned.
+  CHECK(test::eventually(
+      [&] { return hops.a.server.inflight() + hops.b.server.inflight() + hops.c.server.inflight() == 0; }));
   // Each hop passes on its deadline less its reserve: 1% of a budget near 300 ms, capped at 1 ms.
   for (hop<TestType>* h : {&hops.a.handlers, &hops.b.handlers}) {
     const sighting s = h->last();
@@ -282,7 +295,7 @@ TEMPLATE_TEST_CASE("a nested call's own deadline is kept when shorter, cut when 
     CHECK(r.code() == geerpc::errc::canceled);
     // B's call was canceled; C's, detached, goes on, with no deadline, until its server stops.
     CHECK_FALSE(c.handlers.stopped.wait_for_at_least(1, 200ms));
-    CHECK(c.handlers.live == 1);
+    CHECK(c.handlers.ended.value() == 0);
     CHECK_FALSE(c.handlers.last().handler_deadline);
     CHECK(c.handlers.last().secret == std::nullopt);
     c.server.stop();
@@ -364,6 +377,22 @@ TEMPLATE_TEST_CASE("the propagated metadata reaches the next hop, other keys do 
     (void)client.template try_call<int>(caller, "Hop.Relay", 1);
     CHECK(c.handlers.last().traceparent == "00-b-01");
   }
+  SECTION("a value over the bound is not carried, one at it is") {
+    const geerpc::server_options defaults;
+    for (const std::size_t size : {defaults.propagated_metadata_max + 1, defaults.propagated_metadata_max}) {
+      const std::string value(size, 'x');
+      const int before = c.handlers.ended.value();
+      std::stop_source stop;  // B waits for it once C ended
+      std::jthread stopper([&] {
+        if (c.handlers.ended.wait_for_at_least(before + 1)) stop.request_stop();
+      });
+      b.handlers.nested = geerpc::with_timeout(10ms);  // a deadline from now: one per call
+      (void)client.template try_call<int>(geerpc::with_stop_token(stop.get_token()).with_metadata("traceparent", value),
+                                          "Hop.Relay", 1);
+      const sighting seen = c.handlers.last();
+      CHECK(seen.traceparent == (size > defaults.propagated_metadata_max ? std::nullopt : std::optional(value)));
+    }
+  }
 }
 
 TEST_CASE("a balanced client's calls and broadcasts made in a handler inherit too", "[inherit]") {
@@ -436,6 +465,21 @@ TEMPLATE_TEST_CASE("a stop token first asked for after the call was answered has
   CHECK(client.template try_call<int>("Hop.Late").code() == geerpc::errc::handle_timeout);
   c.handlers.release.set();
   REQUIRE(c.handlers.ended.wait_for_at_least(1));
+  CHECK(c.handlers.late_fired == 1);
+}
+
+TEST_CASE("a stop token first asked for after the caller closed its connection has fired", "[inherit]") {
+  // Relay takes its token at once, Late only when released: once Relay's fires, the connection's
+  // close has stopped every handler on it, and a token made afterwards must be made fired.
+  hop_server<geerpc::threaded> c;
+  auto client = geerpc::dial<geerpc::threaded>(c.address);
+  auto relay = client.async_call<int>("Hop.Relay", 1);
+  auto late = client.async_call<int>("Hop.Late");
+  REQUIRE(c.handlers.started.wait_for_at_least(2));
+  client.close();
+  REQUIRE(c.handlers.stopped.wait_for_at_least(1));
+  c.handlers.release.set();
+  REQUIRE(c.handlers.ended.wait_for_at_least(2));
   CHECK(c.handlers.late_fired == 1);
 }
 

@@ -68,7 +68,9 @@ class call_context {
   // passed, the caller canceled, its connection closed, or the server is stopping; the token a
   // handler taking a std::stop_token gets. For any other handler it is made on the first ask (an
   // allocation), fired at once if one of those already happened. Ask while the handler runs; the
-  // token stays valid after. A context made by hand has none.
+  // token stays valid after. A context made by hand has none. In an interceptor's `after` the call
+  // is answered: a token first asked there is made fired, even for a call that succeeded, while
+  // one the handler took fires only if one of those things happened; judge the call by its result.
   std::stop_token stop_token() const { return origin_ != nullptr ? origin_->stop_token(request_) : std::stop_token{}; }
   // Unique among the connections this server has accepted: calls sharing it share a connection.
   std::uint64_t connection_id() const noexcept { return connection_id_; }

@@ -236,6 +236,10 @@ struct server_options {
   // The metadata keys a call a handler makes carries on from the handler's own call, where that call
   // does not set them itself: W3C trace context by default (docs/timeouts.md, "Across hops").
   std::vector<std::string> propagated_metadata = detail::trace_context_keys();
+  // A propagated value longer than this many bytes is not carried on: a peer's value (up to the
+  // metadata limit) copied into every call would push the next server over its own limit. W3C
+  // trace context fits: a traceparent is 55 bytes, a tracestate 512 at most.
+  std::size_t propagated_metadata_max = 512;
 };
 
 GEERPC_END_NAMESPACE

@@ -200,6 +200,30 @@ std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_p
   return now + Duration(whole);
 }
 
+// The deadline a handler gives the calls it makes: its own, less a reserve for its reply of
+// `fraction` of its budget (from `start` to `deadline`), capped at `cap`. A setting that makes no
+// sense cannot make undefined behaviour: a fraction that is not a number or below 0 counts as 0, one
+// above 1 (infinity too) as 1, a negative cap as 0. Never before the clock's epoch.
+template <class Clock, class Duration>
+std::chrono::time_point<Clock, Duration> downstream_deadline(std::chrono::time_point<Clock, Duration> deadline,
+                                                             std::chrono::time_point<Clock, Duration> start,
+                                                             double fraction, std::chrono::nanoseconds cap) {
+  if (!(fraction > 0.0)) fraction = 0.0;  // written so that NaN lands here too
+  if (fraction > 1.0) fraction = 1.0;
+  if (cap < cap.zero()) cap = cap.zero();
+  // In double nanoseconds, where neither the budget nor its fraction overflows.
+  using nanos = std::chrono::duration<double, std::nano>;
+  const double budget = nanos(deadline.time_since_epoch()).count() - nanos(start.time_since_epoch()).count();
+  const double wanted = fraction * budget;
+  Duration reserve = Duration::zero();
+  if (wanted >= static_cast<double>(cap.count()))
+    reserve = std::chrono::duration_cast<Duration>(cap);
+  else if (wanted > 0.0)  // below the cap, so within the integer's range: the conversion is defined
+    reserve = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(static_cast<std::int64_t>(wanted)));
+  if (reserve > deadline.time_since_epoch()) reserve = deadline.time_since_epoch();
+  return deadline - reserve;
+}
+
 }  // namespace detail
 GEERPC_END_NAMESPACE
 // ---- end geerpc/detail/deadline.hpp
@@ -619,7 +643,9 @@ class call_context {
   // passed, the caller canceled, its connection closed, or the server is stopping; the token a
   // handler taking a std::stop_token gets. For any other handler it is made on the first ask (an
   // allocation), fired at once if one of those already happened. Ask while the handler runs; the
-  // token stays valid after. A context made by hand has none.
+  // token stays valid after. A context made by hand has none. In an interceptor's `after` the call
+  // is answered: a token first asked there is made fired, even for a call that succeeded, while
+  // one the handler took fires only if one of those things happened; judge the call by its result.
   std::stop_token stop_token() const { return origin_ != nullptr ? origin_->stop_token(request_) : std::stop_token{}; }
   // Unique among the connections this server has accepted: calls sharing it share a connection.
   std::uint64_t connection_id() const noexcept { return connection_id_; }
@@ -5089,6 +5115,10 @@ struct server_options {
   // The metadata keys a call a handler makes carries on from the handler's own call, where that call
   // does not set them itself: W3C trace context by default (docs/timeouts.md, "Across hops").
   std::vector<std::string> propagated_metadata = detail::trace_context_keys();
+  // A propagated value longer than this many bytes is not carried on: a peer's value (up to the
+  // metadata limit) copied into every call would push the next server over its own limit. W3C
+  // trace context fits: a traceparent is 55 bytes, a tracestate 512 at most.
+  std::size_t propagated_metadata_max = 512;
 };
 
 GEERPC_END_NAMESPACE
@@ -6192,6 +6222,7 @@ GEERPC_END_NAMESPACE
 // (client/call_surface.hpp reads it; server/connection.hpp sets it around a handler).
 
 
+
 GEERPC_BEGIN_NAMESPACE
 
 class call_context;
@@ -6206,6 +6237,9 @@ inline thread_local const call_context* current_call = nullptr;
 class current_call_scope {
  public:
   explicit current_call_scope(const call_context& call) noexcept : previous_(current_call) { current_call = &call; }
+  // No call: around code that runs on a handler's thread for another call (a reply's completion,
+  // a then() callback, a resumed coroutine), which must not inherit that handler's deadline.
+  explicit current_call_scope(std::nullptr_t) noexcept : previous_(current_call) { current_call = nullptr; }
   ~current_call_scope() { current_call = previous_; }
   current_call_scope(const current_call_scope&) = delete;
   current_call_scope& operator=(const current_call_scope&) = delete;
@@ -14463,6 +14497,10 @@ class async_call final : public Engine::pending_call, public async_state {
   }
 
   void complete() noexcept override {
+    // This thread may be running a handler (a caller that reads replies, or sees the connection
+    // break, completes other calls too): the hook and the continuation (a then() callback, a
+    // resumed coroutine) belong to another call and must not inherit that handler's deadline.
+    const current_call_scope no_handler(nullptr);
     // Before `done`: the future may destroy the call after that. What the hook throws (it builds
     // strings) must not leave this noexcept function.
     if (hook_) {
@@ -19062,27 +19100,23 @@ class server_connection final : public wire_session<server_connection>,
   }
   static std::stop_token stop_token_of(void* raw) {
     auto& request = *static_cast<server_request*>(raw);
+    GEERPC_ASSERT(request.connection != nullptr, "server: a call_context's stop_token() asked after its handler");
     return request.connection->ledger_.stop_token_of(request);
   }
   // context::from(): the handler's deadline less the reserve for its reply (a fraction of its
   // budget, capped: server_timeouts::downstream_reserve), its stop token, the metadata propagated.
   static context downstream_of(void* raw, const call_context& handler) {
     auto& request = *static_cast<server_request*>(raw);
+    GEERPC_ASSERT(request.connection != nullptr, "server: context::from() of a call_context after its handler");
     server_connection& self = *request.connection;
     const server_options& options = self.context_.config.options();
     context out = context{}.with_stop_token(self.ledger_.stop_token_of(request));
-    if (const auto& deadline = handler.handler_deadline()) {
-      const auto budget = std::chrono::duration<double, std::nano>(*deadline - request.read_at);
-      const auto fraction = std::chrono::duration<double, std::nano>(
-          std::clamp(options.timeouts.downstream_reserve, 0.0, 1.0) * budget.count());
-      const auto cap = std::chrono::duration<double, std::nano>(
-          std::max(options.timeouts.downstream_reserve_max, std::chrono::nanoseconds::zero()));
-      const auto reserve =
-          std::chrono::duration_cast<clock::duration>(std::max(std::min(fraction, cap), decltype(fraction){}));
-      out = out.with_deadline(*deadline - std::min(reserve, deadline->time_since_epoch()));
-    }
+    if (const auto& deadline = handler.handler_deadline())
+      out = out.with_deadline(detail::downstream_deadline(
+          *deadline, request.read_at, options.timeouts.downstream_reserve, options.timeouts.downstream_reserve_max));
     for (const std::string& key : options.propagated_metadata)
-      if (auto value = handler.metadata(key)) out = out.with_metadata(key, std::string(*value));
+      if (auto value = handler.metadata(key); value && value->size() <= options.propagated_metadata_max)
+        out = out.with_metadata(key, std::string(*value));
     return context_access::settle(std::move(out));
   }
   static std::string_view peer_of(const void* self) noexcept {

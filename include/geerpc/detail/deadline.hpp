@@ -3,6 +3,7 @@
 // and converting a long duration to the clock's unit can overflow before the sum is even made.
 #pragma once
 
+#include <cstdint>
 #include <ratio>
 
 #include "../config.hpp"
@@ -39,6 +40,30 @@ std::chrono::time_point<Clock, Duration> saturating_deadline(std::chrono::time_p
   rep whole = static_cast<rep>(ticks);
   if (static_cast<double>(whole) < ticks) ++whole;
   return now + Duration(whole);
+}
+
+// The deadline a handler gives the calls it makes: its own, less a reserve for its reply of
+// `fraction` of its budget (from `start` to `deadline`), capped at `cap`. A setting that makes no
+// sense cannot make undefined behaviour: a fraction that is not a number or below 0 counts as 0, one
+// above 1 (infinity too) as 1, a negative cap as 0. Never before the clock's epoch.
+template <class Clock, class Duration>
+std::chrono::time_point<Clock, Duration> downstream_deadline(std::chrono::time_point<Clock, Duration> deadline,
+                                                             std::chrono::time_point<Clock, Duration> start,
+                                                             double fraction, std::chrono::nanoseconds cap) {
+  if (!(fraction > 0.0)) fraction = 0.0;  // written so that NaN lands here too
+  if (fraction > 1.0) fraction = 1.0;
+  if (cap < cap.zero()) cap = cap.zero();
+  // In double nanoseconds, where neither the budget nor its fraction overflows.
+  using nanos = std::chrono::duration<double, std::nano>;
+  const double budget = nanos(deadline.time_since_epoch()).count() - nanos(start.time_since_epoch()).count();
+  const double wanted = fraction * budget;
+  Duration reserve = Duration::zero();
+  if (wanted >= static_cast<double>(cap.count()))
+    reserve = std::chrono::duration_cast<Duration>(cap);
+  else if (wanted > 0.0)  // below the cap, so within the integer's range: the conversion is defined
+    reserve = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(static_cast<std::int64_t>(wanted)));
+  if (reserve > deadline.time_since_epoch()) reserve = deadline.time_since_epoch();
+  return deadline - reserve;
 }
 
 }  // namespace detail

@@ -286,27 +286,23 @@ class server_connection final : public wire_session<server_connection>,
   }
   static std::stop_token stop_token_of(void* raw) {
     auto& request = *static_cast<server_request*>(raw);
+    GEERPC_ASSERT(request.connection != nullptr, "server: a call_context's stop_token() asked after its handler");
     return request.connection->ledger_.stop_token_of(request);
   }
   // context::from(): the handler's deadline less the reserve for its reply (a fraction of its
   // budget, capped: server_timeouts::downstream_reserve), its stop token, the metadata propagated.
   static context downstream_of(void* raw, const call_context& handler) {
     auto& request = *static_cast<server_request*>(raw);
+    GEERPC_ASSERT(request.connection != nullptr, "server: context::from() of a call_context after its handler");
     server_connection& self = *request.connection;
     const server_options& options = self.context_.config.options();
     context out = context{}.with_stop_token(self.ledger_.stop_token_of(request));
-    if (const auto& deadline = handler.handler_deadline()) {
-      const auto budget = std::chrono::duration<double, std::nano>(*deadline - request.read_at);
-      const auto fraction = std::chrono::duration<double, std::nano>(
-          std::clamp(options.timeouts.downstream_reserve, 0.0, 1.0) * budget.count());
-      const auto cap = std::chrono::duration<double, std::nano>(
-          std::max(options.timeouts.downstream_reserve_max, std::chrono::nanoseconds::zero()));
-      const auto reserve =
-          std::chrono::duration_cast<clock::duration>(std::max(std::min(fraction, cap), decltype(fraction){}));
-      out = out.with_deadline(*deadline - std::min(reserve, deadline->time_since_epoch()));
-    }
+    if (const auto& deadline = handler.handler_deadline())
+      out = out.with_deadline(detail::downstream_deadline(
+          *deadline, request.read_at, options.timeouts.downstream_reserve, options.timeouts.downstream_reserve_max));
     for (const std::string& key : options.propagated_metadata)
-      if (auto value = handler.metadata(key)) out = out.with_metadata(key, std::string(*value));
+      if (auto value = handler.metadata(key); value && value->size() <= options.propagated_metadata_max)
+        out = out.with_metadata(key, std::string(*value));
     return context_access::settle(std::move(out));
   }
   static std::string_view peer_of(const void* self) noexcept {

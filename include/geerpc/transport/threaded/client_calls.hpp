@@ -18,6 +18,7 @@
 #include "../../config.hpp"
 #include "../../detail/assert.hpp"
 #include "../../detail/chrono.hpp"
+#include "../../detail/current_call.hpp"
 #include "../../detail/futex.hpp"
 #include "../link.hpp"
 
@@ -63,6 +64,10 @@ class async_call final : public Engine::pending_call, public async_state {
   }
 
   void complete() noexcept override {
+    // This thread may be running a handler (a caller that reads replies, or sees the connection
+    // break, completes other calls too): the hook and the continuation (a then() callback, a
+    // resumed coroutine) belong to another call and must not inherit that handler's deadline.
+    const current_call_scope no_handler(nullptr);
     // Before `done`: the future may destroy the call after that. What the hook throws (it builds
     // strings) must not leave this noexcept function.
     if (hook_) {
