@@ -211,7 +211,6 @@ class concurrency_limit {
   }
 
   // Set by configure(), before serving.
-  bool enabled_ = false;
   std::size_t min_ = 1;
   std::size_t max_ = 1;
   std::int64_t window_ns_ = 0;
@@ -219,20 +218,24 @@ class concurrency_limit {
   double tolerance_ = 1.0;
   std::size_t probe_every_ = 0;
   double probe_fraction_ = 0.5;
-  // The window being filled, by any thread: every retirement writes this line, so it is kept
-  // apart from limit_, which every admission reads.
-  alignas(64) std::atomic<std::int64_t> window_start_ns_{no_window};
+  bool enabled_ = false;
+  // The window being filled, by any thread: every retirement writes these, so a cache line's worth
+  // of bytes keeps them apart from limit_, which every admission reads. Bytes, not alignas(64),
+  // which would make every object holding a server (a user's too) over-aligned.
+  char apart_from_settings_[64] = {};
+  std::atomic<std::int64_t> window_start_ns_{no_window};
   std::atomic<std::size_t> samples_{0};
   std::atomic<std::uint64_t> latency_sum_ns_{0};
   std::atomic<std::size_t> peak_{0};
-  std::atomic<bool> closing_{false};  // the try-lock: the thread that sets it closes the window
   // The estimates, read and written only under closing_.
   double limit_f_ = 1;
   double noload_ns_ = 0;
-  std::size_t windows_ = 0;  // since the last probe
+  std::size_t windows_ = 0;           // since the last probe
+  std::atomic<bool> closing_{false};  // the try-lock: the thread that sets it closes the window
   bool probing_ = false;
+  char apart_from_window_[64] = {};
   // What the admissions, the refusals and the debug page read; written when a window closes.
-  alignas(64) std::atomic<std::size_t> limit_{1};
+  std::atomic<std::size_t> limit_{1};
   std::atomic<std::int64_t> probe_until_ns_{no_probe};  // when a running probe ends unmeasured
   std::atomic<std::int64_t> noload_published_{0};
 };
