@@ -1,6 +1,7 @@
 // The benchmark service of BENCHMARK.md, shared by geerpc's benchmark server and client.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -41,14 +42,28 @@ struct Arith {
   // The timeout storm's handler: would take 1 s, unless its stop_token fires first (the caller's
   // deadline, carried in the request, or inherited from the hop before). Notes how long after its
   // start the stop came and, when the caller sent its deadline, when against that deadline.
+  // "Told" is when the stop request reached the handler's token (a stop_callback notes the time,
+  // on the thread that fired it), not when this thread woke: with 1,000 handlers waking at once on
+  // two CPUs, the wake-up alone takes as long as the storm's floor.
   std::int32_t slow(const SumArgs& x, std::stop_token stop, const geerpc::call_context& ctx) {
     const auto began = std::chrono::steady_clock::now();
+    std::atomic<std::int64_t> told_ns_since_epoch{0};
+    const std::stop_callback note_told(stop, [&told_ns_since_epoch] {
+      told_ns_since_epoch.store(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+              .count(),
+          std::memory_order_release);
+      told_ns_since_epoch.notify_all();
+    });
     std::mutex m;
     std::condition_variable_any cv;
     std::unique_lock lock(m);
     cv.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
     if (stop.stop_requested()) {
-      const auto told = std::chrono::steady_clock::now();
+      // The thread that fired the stop may run the wait's own callback before ours: wait for ours.
+      told_ns_since_epoch.wait(0, std::memory_order_acquire);
+      const auto told = std::chrono::steady_clock::time_point(
+          std::chrono::nanoseconds(told_ns_since_epoch.load(std::memory_order_acquire)));
       std::lock_guard guard(stops_mutex);
       stops_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(told - began).count());
       if (const auto sent = ctx.metadata(caller_deadline_key))
