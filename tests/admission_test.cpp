@@ -29,14 +29,7 @@ namespace {
 
 constexpr auto status_of = [](geerpc::errc code) { return static_cast<std::uint8_t>(code); };
 
-// The number after `"key":` in the part of `json` from `from` on; -1 when there is none.
-long long number_after(const std::string& json, std::string_view from, std::string_view key) {
-  const auto start = json.find(from);
-  if (start == std::string::npos) return -1;
-  const auto at = json.find("\"" + std::string(key) + "\":", start);
-  if (at == std::string::npos) return -1;
-  return std::stoll(json.substr(at + key.size() + 3));
-}
+using test::number_after;
 
 // The number after `"key":` in the first recent call of the page's JSON whose outcome is `outcome`
 // (its record: {"finished_unix_ms":..., "outcome":...}); -1 when there is none.

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -40,6 +41,15 @@
 #endif
 
 namespace test {
+
+// The number after `"key":` in the part of `json` from `from` on; -1 when there is none.
+inline long long number_after(const std::string& json, std::string_view from, std::string_view key) {
+  const auto start = json.find(from);
+  if (start == std::string::npos) return -1;
+  const auto at = json.find("\"" + std::string(key) + "\":", start);
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + key.size() + 3));
+}
 
 using namespace std::chrono_literals;
 
