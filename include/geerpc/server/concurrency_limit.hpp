@@ -222,7 +222,7 @@ class concurrency_limit {
   // The window being filled, by any thread: every retirement writes these, so a cache line's worth
   // of bytes keeps them apart from limit_, which every admission reads. Bytes, not alignas(64),
   // which would make every object holding a server (a user's too) over-aligned.
-  char apart_from_settings_[64] = {};
+  [[maybe_unused]] char apart_from_settings_[64] = {};
   std::atomic<std::int64_t> window_start_ns_{no_window};
   std::atomic<std::size_t> samples_{0};
   std::atomic<std::uint64_t> latency_sum_ns_{0};
@@ -233,7 +233,7 @@ class concurrency_limit {
   std::size_t windows_ = 0;           // since the last probe
   std::atomic<bool> closing_{false};  // the try-lock: the thread that sets it closes the window
   bool probing_ = false;
-  char apart_from_window_[64] = {};
+  [[maybe_unused]] char apart_from_window_[64] = {};
   // What the admissions, the refusals and the debug page read; written when a window closes.
   std::atomic<std::size_t> limit_{1};
   std::atomic<std::int64_t> probe_until_ns_{no_probe};  // when a running probe ends unmeasured
