@@ -58,7 +58,6 @@
 #include "client/server_set.hpp"
 #include "config.hpp"
 #include "context.hpp"
-#include "detail/current_call.hpp"
 #include "discovery.hpp"
 #include "error.hpp"
 #include "options.hpp"
@@ -106,9 +105,8 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
     // Made in a handler, it inherits as a call does (call_surface.hpp); its calls, on threads of
     // their own, are given the merged context.
-    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
-      if (detail::context_access::inherits(ctx))
-        return broadcast<R>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
+    if (const std::optional<context> merged = detail::inherited_here(ctx)) [[unlikely]]
+      return broadcast<R>(*merged, method, arguments...);
     auto listed = servers_.current_entries(ctx);
     if (!listed) return {listed.error(), {}};
     const std::vector<std::shared_ptr<entry>>& targets = listed.value();

@@ -28,6 +28,7 @@
 #include "config.hpp"
 #include "context.hpp"
 #include "detail/chrono.hpp"
+#include "detail/current_call.hpp"
 #include "net/peer_identity.hpp"
 #include "wire/metadata.hpp"
 
@@ -144,5 +145,17 @@ class call_context {
 };
 
 inline context context::from(const call_context& handler) { return handler.downstream(); }
+
+namespace detail {
+// The inheritance rule, for every way a call is made (client/call_surface.hpp, a balanced
+// client's broadcast): on a handler's thread, a call given `ctx` runs with the handler's context
+// merged in, unless `ctx` is settled (made by context::from, or merged already). Empty when the
+// call runs with `ctx` as it is: outside a handler that costs one thread-local read.
+inline std::optional<context> inherited_here(const context& ctx) {
+  if (const call_context* handler = current_call; handler != nullptr) [[unlikely]]
+    if (context_access::inherits(ctx)) return context_access::merge(ctx, context::from(*handler));
+  return std::nullopt;
+}
+}  // namespace detail
 
 GEERPC_END_NAMESPACE

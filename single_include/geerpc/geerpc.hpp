@@ -383,6 +383,40 @@ inline context detached() { return context{}.detached(); }
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/context.hpp
+// ---- begin geerpc/detail/current_call.hpp
+// geerpc: the call whose handler runs on this thread, if any: what a call made here inherits
+// (client/call_surface.hpp reads it; server/connection.hpp sets it around a handler).
+
+
+
+GEERPC_BEGIN_NAMESPACE
+
+class call_context;
+
+namespace detail {
+
+// Null outside a handler: a call made there reads this one pointer and goes on as before.
+inline thread_local const call_context* current_call = nullptr;
+
+// Sets current_call for the life of a handler, putting back the one before it: a server's handler
+// may run inside another's on one thread (an in-process server called inline).
+class current_call_scope {
+ public:
+  explicit current_call_scope(const call_context& call) noexcept : previous_(current_call) { current_call = &call; }
+  // No call: around code that runs on a handler's thread for another call (a reply's completion,
+  // a then() callback, a resumed coroutine), which must not inherit that handler's deadline.
+  explicit current_call_scope(std::nullptr_t) noexcept : previous_(current_call) { current_call = nullptr; }
+  ~current_call_scope() { current_call = previous_; }
+  current_call_scope(const current_call_scope&) = delete;
+  current_call_scope& operator=(const current_call_scope&) = delete;
+
+ private:
+  const call_context* previous_;
+};
+
+}  // namespace detail
+GEERPC_END_NAMESPACE
+// ---- end geerpc/detail/current_call.hpp
 // ---- begin geerpc/net/peer_identity.hpp
 // geerpc: what a stream layer proved about the peer at the other end of a connection: whether the
 // bytes are encrypted, and whether the peer presented a certificate that verified, with the names
@@ -719,6 +753,18 @@ class call_context {
 };
 
 inline context context::from(const call_context& handler) { return handler.downstream(); }
+
+namespace detail {
+// The inheritance rule, for every way a call is made (client/call_surface.hpp, a balanced
+// client's broadcast): on a handler's thread, a call given `ctx` runs with the handler's context
+// merged in, unless `ctx` is settled (made by context::from, or merged already). Empty when the
+// call runs with `ctx` as it is: outside a handler that costs one thread-local read.
+inline std::optional<context> inherited_here(const context& ctx) {
+  if (const call_context* handler = current_call; handler != nullptr) [[unlikely]]
+    if (context_access::inherits(ctx)) return context_access::merge(ctx, context::from(*handler));
+  return std::nullopt;
+}
+}  // namespace detail
 
 GEERPC_END_NAMESPACE
 // ---- end geerpc/call_context.hpp
@@ -6217,40 +6263,6 @@ GEERPC_END_NAMESPACE
 // here, in by_name(), the one funnel every call passes; elsewhere that costs one thread-local load.
 
 
-// ---- begin geerpc/detail/current_call.hpp
-// geerpc: the call whose handler runs on this thread, if any: what a call made here inherits
-// (client/call_surface.hpp reads it; server/connection.hpp sets it around a handler).
-
-
-
-GEERPC_BEGIN_NAMESPACE
-
-class call_context;
-
-namespace detail {
-
-// Null outside a handler: a call made there reads this one pointer and goes on as before.
-inline thread_local const call_context* current_call = nullptr;
-
-// Sets current_call for the life of a handler, putting back the one before it: a server's handler
-// may run inside another's on one thread (an in-process server called inline).
-class current_call_scope {
- public:
-  explicit current_call_scope(const call_context& call) noexcept : previous_(current_call) { current_call = &call; }
-  // No call: around code that runs on a handler's thread for another call (a reply's completion,
-  // a then() callback, a resumed coroutine), which must not inherit that handler's deadline.
-  explicit current_call_scope(std::nullptr_t) noexcept : previous_(current_call) { current_call = nullptr; }
-  ~current_call_scope() { current_call = previous_; }
-  current_call_scope(const current_call_scope&) = delete;
-  current_call_scope& operator=(const current_call_scope&) = delete;
-
- private:
-  const call_context* previous_;
-};
-
-}  // namespace detail
-GEERPC_END_NAMESPACE
-// ---- end geerpc/detail/current_call.hpp
 
 GEERPC_BEGIN_NAMESPACE
 namespace detail {
@@ -6487,9 +6499,8 @@ class call_surface {
   returns<R, Async> by_name(const context& ctx, std::string_view method, const A&... arguments) {
     static_assert(detail::not_context<A...>,
                   "geerpc: a call's context comes first, before the method's name and the arguments");
-    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
-      if (detail::context_access::inherits(ctx))
-        return send<R, Async>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
+    if (const std::optional<context> merged = detail::inherited_here(ctx)) [[unlikely]]
+      return send<R, Async>(*merged, method, arguments...);
     return send<R, Async>(ctx, method, arguments...);
   }
 
@@ -7976,9 +7987,8 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   broadcast_result<R> broadcast(const context& ctx, std::string_view method, const A&... arguments) {
     // Made in a handler, it inherits as a call does (call_surface.hpp); its calls, on threads of
     // their own, are given the merged context.
-    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
-      if (detail::context_access::inherits(ctx))
-        return broadcast<R>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
+    if (const std::optional<context> merged = detail::inherited_here(ctx)) [[unlikely]]
+      return broadcast<R>(*merged, method, arguments...);
     auto listed = servers_.current_entries(ctx);
     if (!listed) return {listed.error(), {}};
     const std::vector<std::shared_ptr<entry>>& targets = listed.value();

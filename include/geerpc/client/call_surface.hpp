@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,7 +32,6 @@
 #include "../call_context.hpp"
 #include "../config.hpp"
 #include "../context.hpp"
-#include "../detail/current_call.hpp"
 #include "../error.hpp"
 #include "../service.hpp"
 #include "call_future.hpp"
@@ -271,9 +271,8 @@ class call_surface {
   returns<R, Async> by_name(const context& ctx, std::string_view method, const A&... arguments) {
     static_assert(detail::not_context<A...>,
                   "geerpc: a call's context comes first, before the method's name and the arguments");
-    if (const call_context* handler = detail::current_call; handler != nullptr) [[unlikely]]
-      if (detail::context_access::inherits(ctx))
-        return send<R, Async>(detail::context_access::merge(ctx, context::from(*handler)), method, arguments...);
+    if (const std::optional<context> merged = detail::inherited_here(ctx)) [[unlikely]]
+      return send<R, Async>(*merged, method, arguments...);
     return send<R, Async>(ctx, method, arguments...);
   }
 
