@@ -147,13 +147,21 @@ class call_context {
 inline context context::from(const call_context& handler) { return handler.downstream(); }
 
 namespace detail {
+// On a handler's thread: `ctx` with `handler`'s context merged in, unless `ctx` is settled (made by
+// context::from, or merged already).
+[[gnu::noinline, gnu::cold]] inline std::optional<context> merged_with(const context& ctx,
+                                                                       const call_context& handler) {
+  if (!context_access::inherits(ctx)) return std::nullopt;
+  return context_access::merge(ctx, context::from(handler));
+}
+
 // The inheritance rule, for every way a call is made (client/call_surface.hpp, a balanced
-// client's broadcast): on a handler's thread, a call given `ctx` runs with the handler's context
-// merged in, unless `ctx` is settled (made by context::from, or merged already). Empty when the
-// call runs with `ctx` as it is: outside a handler that costs one thread-local read.
-inline std::optional<context> inherited_here(const context& ctx) {
+// client's broadcast): the context a call given `ctx` runs with, when that is not `ctx` itself.
+// Outside a handler it is empty and costs one thread-local read: this part is always inlined, the
+// merge is not.
+[[gnu::always_inline]] inline std::optional<context> inherited_here(const context& ctx) {
   if (const call_context* handler = current_call; handler != nullptr) [[unlikely]]
-    if (context_access::inherits(ctx)) return context_access::merge(ctx, context::from(*handler));
+    return merged_with(ctx, *handler);
   return std::nullopt;
 }
 }  // namespace detail
