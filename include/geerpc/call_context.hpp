@@ -149,11 +149,15 @@ inline context context::from(const call_context& handler) { return handler.downs
 namespace detail {
 // The inheritance rule, for every way a call is made (client/call_surface.hpp, a balanced
 // client's broadcast): on a handler's thread, a call given `ctx` runs with the handler's context
-// merged in, unless `ctx` is settled (made by context::from, or merged already). Empty when the
-// call runs with `ctx` as it is: outside a handler that costs one thread-local read.
+// merged in, unless `ctx` is settled (made by context::from, or merged already); in an
+// interceptor's `after`, only the handler's propagated metadata (current_call_answered). Empty
+// when the call runs with `ctx` as it is: outside a handler that costs one thread-local read.
 inline std::optional<context> inherited_here(const context& ctx) {
-  if (const call_context* handler = current_call; handler != nullptr) [[unlikely]]
-    if (context_access::inherits(ctx)) return context_access::merge(ctx, context::from(*handler));
+  if (const call_context* handler = current_call; handler != nullptr) [[unlikely]] {
+    if (!context_access::inherits(ctx)) return std::nullopt;
+    if (current_call_answered) return context_access::merge(ctx, context::from(*handler).detached());
+    return context_access::merge(ctx, context::from(*handler));
+  }
   return std::nullopt;
 }
 }  // namespace detail
