@@ -65,12 +65,14 @@ struct Front {
   resumed out;
   std::atomic<std::thread::id> handler_thread{};
   std::atomic<clock::rep> own_deadline{0}, passed_on{0};  // ticks since the epoch; 0: none
+  test::event suspended;                                  // the coroutine is suspended on the gate, and Start goes on
   int start(int, const geerpc::call_context& ctx) {
     handler_thread = std::this_thread::get_id();
     const geerpc::context passed = geerpc::context::from(ctx);
     if (ctx.handler_deadline()) own_deadline = ctx.handler_deadline()->time_since_epoch().count();
     if (passed.deadline()) passed_on = passed.deadline()->time_since_epoch().count();
     forward_after_resume(*gate, *next, passed, out);
+    suspended.set();
     return wait_for(ctx.stop_token()) ? 1 : 0;
   }
 };
@@ -94,7 +96,9 @@ TEST_CASE("a coroutine resumed on another thread passes context::from's deadline
   const auto caller =
       geerpc::with_timeout(10s).with_metadata("traceparent", "00-abc-def-01").with_stop_token(cancel.get_token());
   auto call = client.async_call<int>(caller, "Front.Start", 0);
-  REQUIRE(gate.arith.started.wait_for_at_least(1));  // the coroutine is suspended on the gate
+  // Released once the coroutine is suspended: released sooner, its call could be complete before
+  // it awaits, and it would go on on the handler's thread.
+  REQUIRE(front.suspended.wait());
   gate.arith.release.set();
   REQUIRE(front.out.finished.wait());
   CHECK(front.out.on.load() != front.handler_thread.load());
