@@ -65,7 +65,8 @@ struct Front {
   resumed out;
   std::atomic<std::thread::id> handler_thread{};
   std::atomic<clock::rep> own_deadline{0}, passed_on{0};  // ticks since the epoch; 0: none
-  test::event suspended;                                  // the coroutine is suspended on the gate, and Start goes on
+  // Set once the coroutine is suspended on the gate, and Start goes on.
+  test::event suspended;
   int start(int, const geerpc::call_context& ctx) {
     handler_thread = std::this_thread::get_id();
     const geerpc::context passed = geerpc::context::from(ctx);
