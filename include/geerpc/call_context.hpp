@@ -148,10 +148,12 @@ inline context context::from(const call_context& handler) { return handler.downs
 
 namespace detail {
 // On a handler's thread: `ctx` with `handler`'s context merged in, unless `ctx` is settled (made by
-// context::from, or merged already).
+// context::from, or merged already); in a server interceptor's `after` (current_call_answered),
+// only the handler's propagated metadata: its deadline has passed or its stop has fired by then.
 [[gnu::noinline, gnu::cold]] inline std::optional<context> merged_with(const context& ctx,
                                                                        const call_context& handler) {
   if (!context_access::inherits(ctx)) return std::nullopt;
+  if (current_call_answered) return context_access::merge(ctx, context::from(handler).detached());
   return context_access::merge(ctx, context::from(handler));
 }
 

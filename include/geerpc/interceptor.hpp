@@ -57,7 +57,9 @@ struct call_result {
 //     calls whose connection closed first (errc::connection_closed; nothing was sent). It runs on
 //     a handler thread, or, for a call refused before any handler, on the thread that reads the
 //     connection (the threaded server's one I/O thread: keep it short). The request still counts
-//     in flight while it runs. An exception it throws is dropped.
+//     in flight while it runs. An exception it throws is dropped. A call it makes on its thread
+//     carries the call's propagated metadata (a trace id), not its deadline or cancellation: the
+//     call is over (docs/timeouts.md, section 8). One `before` makes inherits all three.
 // Both must be safe to call from several threads at once.
 struct server_interceptor {
   std::function<std::optional<error>(const call_context&)> before{};

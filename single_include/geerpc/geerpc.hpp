@@ -397,21 +397,38 @@ namespace detail {
 
 // Null outside a handler: a call made there reads this one pointer and goes on as before.
 inline thread_local const call_context* current_call = nullptr;
+// Set with current_call around a server interceptor's `after`: that call is answered, its caller
+// waits no more and its stop token has fired or fires when first asked for, so a call made there
+// takes only its propagated metadata (a trace id), as a detached() call made in its handler would.
+inline thread_local bool current_call_answered = false;
 
 // Sets current_call for the life of a handler, putting back the one before it: a server's handler
 // may run inside another's on one thread (an in-process server called inline).
 class current_call_scope {
  public:
-  explicit current_call_scope(const call_context& call) noexcept : previous_(current_call) { current_call = &call; }
+  // `answered`: around an interceptor's `after` (current_call_answered).
+  explicit current_call_scope(const call_context& call, bool answered = false) noexcept
+      : previous_(current_call), previous_answered_(current_call_answered) {
+    current_call = &call;
+    current_call_answered = answered;
+  }
   // No call: around code that runs on a handler's thread for another call (a reply's completion,
   // a then() callback, a resumed coroutine), which must not inherit that handler's deadline.
-  explicit current_call_scope(std::nullptr_t) noexcept : previous_(current_call) { current_call = nullptr; }
-  ~current_call_scope() { current_call = previous_; }
+  explicit current_call_scope(std::nullptr_t) noexcept
+      : previous_(current_call), previous_answered_(current_call_answered) {
+    current_call = nullptr;
+    current_call_answered = false;
+  }
+  ~current_call_scope() {
+    current_call = previous_;
+    current_call_answered = previous_answered_;
+  }
   current_call_scope(const current_call_scope&) = delete;
   current_call_scope& operator=(const current_call_scope&) = delete;
 
  private:
   const call_context* previous_;
+  bool previous_answered_;
 };
 
 }  // namespace detail
@@ -756,10 +773,12 @@ inline context context::from(const call_context& handler) { return handler.downs
 
 namespace detail {
 // On a handler's thread: `ctx` with `handler`'s context merged in, unless `ctx` is settled (made by
-// context::from, or merged already).
+// context::from, or merged already); in a server interceptor's `after` (current_call_answered),
+// only the handler's propagated metadata: its deadline has passed or its stop has fired by then.
 [[gnu::noinline, gnu::cold]] inline std::optional<context> merged_with(const context& ctx,
                                                                        const call_context& handler) {
   if (!context_access::inherits(ctx)) return std::nullopt;
+  if (current_call_answered) return context_access::merge(ctx, context::from(handler).detached());
   return context_access::merge(ctx, context::from(handler));
 }
 
@@ -3983,7 +4002,9 @@ struct call_result {
 //     calls whose connection closed first (errc::connection_closed; nothing was sent). It runs on
 //     a handler thread, or, for a call refused before any handler, on the thread that reads the
 //     connection (the threaded server's one I/O thread: keep it short). The request still counts
-//     in flight while it runs. An exception it throws is dropped.
+//     in flight while it runs. An exception it throws is dropped. A call it makes on its thread
+//     carries the call's propagated metadata (a trace id), not its deadline or cancellation: the
+//     call is over (docs/timeouts.md, section 8). One `before` makes inherits all three.
 // Both must be safe to call from several threads at once.
 struct server_interceptor {
   std::function<std::optional<error>(const call_context&)> before{};
@@ -16485,6 +16506,8 @@ class request_observer {
     if (status != 0) result.error = make_error_code(static_cast<errc>(status));
     result.message = message;
     result.duration = took;
+    // A call an `after` makes on this thread carries the answered call's propagated metadata.
+    const current_call_scope answered(context, true);
     for (const server_interceptor& interceptor : context_.config.interceptors()) {
       if (!interceptor.after) continue;
       try {

@@ -21,6 +21,7 @@
 #include "../call_context.hpp"
 #include "../config.hpp"
 #include "../detail/chrono.hpp"
+#include "../detail/current_call.hpp"
 #include "../error.hpp"
 #include "../interceptor.hpp"
 #include "../wire/frame.hpp"
@@ -218,6 +219,8 @@ class request_observer {
     if (status != 0) result.error = make_error_code(static_cast<errc>(status));
     result.message = message;
     result.duration = took;
+    // A call an `after` makes on this thread carries the answered call's propagated metadata.
+    const current_call_scope answered(context, true);
     for (const server_interceptor& interceptor : context_.config.interceptors()) {
       if (!interceptor.after) continue;
       try {

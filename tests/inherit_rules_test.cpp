@@ -1,245 +1,24 @@
-// Inherited deadlines and cancellation (issue 30, point 1): a call a handler makes inherits the
-// handler's deadline less a reserve, its cancellation and the propagated metadata, on the
-// handler's thread without being told and elsewhere through context::from(); detached() opts out.
-// A chain of three servers in this process, A -> B -> C, over every transport.
+// The rules of an inherited context (issue 30, point 1): a nested call's own deadline against the
+// inherited one, detached(), context::from() on another thread, which metadata is propagated, a
+// balanced client's calls, a call outside any handler, a handler's lazily made stop token, and
+// how two contexts merge.
 #include <atomic>
 #include <chrono>
-#include <cstdint>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
 #include <utility>
-#include <vector>
 
 #include "catch.hpp"
+#include "inherit_support.hpp"
 #include "support.hpp"
 
-namespace inherit_test {
+namespace inherit_rules_test {
 
 using namespace std::chrono_literals;
-using clock = std::chrono::steady_clock;
-
-namespace {
-
-// What a hop's handler saw of its call.
-struct sighting {
-  std::optional<clock::time_point> handler_deadline;  // its own
-  std::optional<clock::time_point> passed_on;         // context::from(ctx).deadline()
-  std::optional<std::string> traceparent, secret;
-};
-
-// Blocks until `stop` fires, or the bound (which only catches a test that fails): whether it fired.
-bool wait_for(const std::stop_token& stop, std::chrono::milliseconds bound = 5s) {
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  return cv.wait_for(lock, stop, bound, [] { return false; }) || stop.stop_requested();
-}
-
-template <class Transport>
-inline constexpr bool supports_async = Transport::supports_async;
-
-// One hop of a chain: Relay calls the next hop's Relay (if any) and then waits for its own call's
-// stop token, made lazily (no handler here takes a std::stop_token).
-template <class Transport>
-struct hop {
-  std::optional<geerpc::basic_client<Transport>> next;
-  std::optional<geerpc::context> nested;  // the context Relay's nested call is given, when set
-  bool nested_async = false;              // Relay's nested call is an async_call (threaded only)
-  test::counter started, stopped, ended;  // Relay began, saw its stop token fire, returned
-  std::mutex mutex;
-  std::vector<sighting> seen;
-  std::optional<int> nested_code;  // the error code of the last nested call
-  // Read once Relay has ended (ended counts it), under the lock it was written under.
-  std::optional<int> last_nested_code() {
-    std::lock_guard lock(mutex);
-    return nested_code;
-  }
-
-  int relay(int x, const geerpc::call_context& ctx) {
-    started.add();
-    note(ctx);
-    // When this hop is told: the stop token's callback runs when it fires (or here, if it has).
-    const std::stop_token stop = ctx.stop_token();
-    std::stop_callback tell(stop, [&] { told_at = clock::now().time_since_epoch().count(); });
-    if (next) {
-      const int code = nested_call(x);
-      std::lock_guard lock(mutex);
-      nested_code = code;
-    }
-    if (wait_for(stop)) stopped.add();
-    ended.add();
-    return x;
-  }
-  // When Relay's stop token last fired, in ticks of the clock (0: never).
-  std::atomic<clock::rep> told_at{0};
-  clock::time_point told() const { return clock::time_point(clock::duration(told_at.load())); }
-  int nested_call(int x) {
-    if constexpr (supports_async<Transport>) {
-      if (nested_async) {
-        auto future = next->template async_call<int>(nested.value_or(geerpc::context{}), "Hop.Relay", x);
-        auto r = future.try_get();
-        return r ? 0 : r.code().value();
-      }
-    }
-    auto r =
-        nested ? next->template try_call<int>(*nested, "Hop.Relay", x) : next->template try_call<int>("Hop.Relay", x);
-    return r ? 0 : r.code().value();
-  }
-  // Waits for the test's word, then asks for its stop token for the first time: whether it had fired.
-  test::event release;
-  std::atomic<int> late_fired{-1};
-  int late(const geerpc::call_context& ctx) {
-    started.add();
-    (void)release.wait();
-    late_fired = ctx.stop_token().stop_requested() ? 1 : 0;
-    ended.add();
-    return 1;
-  }
-  // Answers at once with what it saw.
-  int probe(const geerpc::call_context& ctx) {
-    note(ctx);
-    return 1;
-  }
-  void note(const geerpc::call_context& ctx) {
-    sighting s{ctx.handler_deadline(), geerpc::context::from(ctx).deadline(), {}, {}};
-    if (auto v = ctx.metadata("traceparent")) s.traceparent = std::string(*v);
-    if (auto v = ctx.metadata("secret")) s.secret = std::string(*v);
-    std::lock_guard lock(mutex);
-    seen.push_back(std::move(s));
-  }
-  sighting last() {
-    std::lock_guard lock(mutex);
-    return seen.empty() ? sighting{} : seen.back();
-  }
-};
-
-template <class Transport>
-using HopApi =
-    geerpc::service<"Hop", geerpc::method<"Relay", &hop<Transport>::relay>,
-                    geerpc::method<"Probe", &hop<Transport>::probe>, geerpc::method<"Late", &hop<Transport>::late>>;
-
-// A hop served on loopback.
-template <class Transport>
-struct hop_server {
-  hop<Transport> handlers;
-  geerpc::basic_server<Transport> server;
-  std::string address;
-  explicit hop_server(geerpc::server_options opts = {}) : server(test::with_test_io_threads(std::move(opts))) {
-    server.template add<HopApi<Transport>>(handlers);
-    address = server.listen("127.0.0.1:0");
-  }
-};
-
-// A -> B -> C, each calling the next over its own connection.
-template <class Transport>
-struct chain {
-  hop_server<Transport> a, b, c;
-  chain() {
-    b.handlers.next.emplace(geerpc::dial<Transport>(c.address));
-    a.handlers.next.emplace(geerpc::dial<Transport>(b.address));
-  }
-  bool all_ended(int count) {
-    return a.handlers.ended.wait_for_at_least(count) && b.handlers.ended.wait_for_at_least(count) &&
-           c.handlers.ended.wait_for_at_least(count);
-  }
-};
-
-}  // namespace
-
-TEMPLATE_TEST_CASE("a caller's deadline reaches the third hop, which is told before it, and every hop ends",
-                   "[inherit]", GEERPC_TRANSPORTS) {
-  chain<TestType> hops;
-  auto client = geerpc::dial<TestType>(hops.a.address);
-  const auto deadline = clock::now() + 300ms;
-  auto r = client.template try_call<int>(geerpc::with_deadline(deadline), "Hop.Relay", 7);
-  CHECK(r.code() == geerpc::errc::deadline_exceeded);
-  // Every hop's handler sees its stop token fire and returns; none waits for the 5 s bound.
-  REQUIRE(hops.all_ended(1));
-  CHECK(hops.a.handlers.stopped.value() == 1);
-  CHECK(hops.b.handlers.stopped.value() == 1);
-  CHECK(hops.c.handlers.stopped.value() == 1);
-  // C is told by the deadline it inherited, before the caller's (bench/ measures how long before);
-  // the bound is for a loaded machine under a sanitizer, and still catches a hop that waits for
-  // its own handle timeout. B's nested call to C ended by that deadline, or by B's own token
-  // when a loaded machine runs the two timers late and together.
-  CHECK(hops.c.handlers.told() <= deadline + 50ms);
-  CHECK(hops.c.handlers.told() >= deadline - 10ms);
-  const auto nested = hops.b.handlers.last_nested_code();
-  CHECK((nested == static_cast<int>(geerpc::errc::deadline_exceeded) ||
-         nested == static_cast<int>(geerpc::errc::canceled)));
-  // Nothing stays in flight on any server once its handler returned.
-  CHECK(test::eventually(
-      [&] { return hops.a.server.inflight() + hops.b.server.inflight() + hops.c.server.inflight() == 0; }));
-  // Each hop passes on its deadline less its reserve: 1% of a budget near 300 ms, capped at 1 ms.
-  for (hop<TestType>* h : {&hops.a.handlers, &hops.b.handlers}) {
-    const sighting s = h->last();
-    REQUIRE(s.handler_deadline);
-    REQUIRE(s.passed_on);
-    CHECK(*s.handler_deadline - *s.passed_on == 1ms);
-  }
-  // The next hop's deadline is the one passed on, measured again from when its request was read
-  // (later by the time the request took to arrive: no bound on that here, on a loaded machine).
-  const sighting c = hops.c.handlers.last();
-  REQUIRE(c.handler_deadline);
-  CHECK(*c.handler_deadline < deadline + 1s);
-}
-
-TEMPLATE_TEST_CASE("a caller that cancels through its stop token stops every hop", "[inherit]",
-                   GEERPC_ASYNC_TRANSPORTS) {
-  chain<TestType> hops;
-  auto client = geerpc::dial<TestType>(hops.a.address);
-  std::stop_source cancel;
-  std::jthread canceler([&] {
-    if (hops.c.handlers.started.wait_for_at_least(1)) cancel.request_stop();
-  });
-  auto r = client.template try_call<int>(geerpc::with_stop_token(cancel.get_token()), "Hop.Relay", 7);
-  CHECK(r.code() == geerpc::errc::canceled);
-  REQUIRE(hops.all_ended(1));
-  CHECK(hops.c.handlers.stopped.value() == 1);
-  CHECK(hops.b.handlers.stopped.value() == 1);
-  CHECK(hops.a.handlers.stopped.value() == 1);
-  // No deadline anywhere: none was given.
-  CHECK_FALSE(hops.c.handlers.last().handler_deadline);
-}
-
-// The cancellation of a call across hops reaches a handler on the threaded server only: the
-// blocking server reads a cancel frame between handlers (docs/protocol.md, 4.7), so there a nested
-// call ends by its inherited deadline. The tests that cancel run over the threaded transports.
-
-TEMPLATE_TEST_CASE("a handler's nested call is canceled by its handle timeout", "[inherit]", GEERPC_TRANSPORTS) {
-  hop_server<TestType> c;
-  {
-    hop_server<TestType> b;
-    b.handlers.next.emplace(geerpc::dial<TestType>(c.address));
-    geerpc::options opts;
-    opts.timeouts.handle = 100ms;
-    auto client = geerpc::dial<TestType>(b.address, opts);
-    auto r = client.template try_call<int>("Hop.Relay", 1);
-    CHECK(r.code() == geerpc::errc::handle_timeout);
-    REQUIRE(c.handlers.ended.wait_for_at_least(1));
-    CHECK(c.handlers.stopped.value() == 1);
-    REQUIRE(b.handlers.ended.wait_for_at_least(1));
-    const sighting seen = c.handlers.last();
-    CHECK(seen.handler_deadline);  // the handle timeout, passed on as a deadline
-  }
-}
-
-TEMPLATE_TEST_CASE("a handler's nested call is canceled by its server's stop", "[inherit]", GEERPC_ASYNC_TRANSPORTS) {
-  hop_server<TestType> c;
-  {
-    auto b = std::make_unique<hop_server<TestType>>();
-    b->handlers.next.emplace(geerpc::dial<TestType>(c.address));
-    auto client = geerpc::dial<TestType>(b->address);
-    std::jthread caller([&] { (void)client.template try_call<int>("Hop.Relay", 1); });
-    REQUIRE(c.handlers.started.wait_for_at_least(1));
-    b->server.stop();  // returns once B's handler has
-    REQUIRE(c.handlers.ended.wait_for_at_least(1));
-    CHECK(c.handlers.stopped.value() == 1);
-  }
-}
+using namespace test::inherit;
+using test::inherit::clock;  // not the C library's
 
 TEMPLATE_TEST_CASE("a nested call's own deadline is kept when shorter, cut when longer, and detached escapes both",
                    "[inherit]", GEERPC_ASYNC_TRANSPORTS) {
@@ -523,4 +302,41 @@ TEST_CASE("merging keeps the earlier deadline, joins two stop tokens, and adds o
   CHECK(free.metadata().size() == 2);
 }
 
-}  // namespace inherit_test
+// A call an interceptor's `after` makes belongs to a call already answered: it carries that call's
+// trace, but neither its deadline nor its stop token, which a call that timed out has spent.
+TEMPLATE_TEST_CASE("a call made in an interceptor's after carries the propagated metadata only", "[inherit]",
+                   GEERPC_TRANSPORTS) {
+  hop_server<TestType> c;
+  auto next = geerpc::dial<TestType>(c.address);
+  test::counter afters;
+  std::atomic<int> after_code{-1};  // the last call made in `after`: 0 or its error's code
+  test::Arith arith;
+  geerpc::basic_server<TestType> b(test::with_test_io_threads({}));
+  b.use({.after = [&](const geerpc::call_context&, const geerpc::call_result&) {
+    auto r = next.template try_call<int>("Hop.Probe");
+    after_code = r ? 0 : r.code().value();
+    afters.add();
+  }});
+  b.template add<test::ArithApi>(arith);
+  auto client = geerpc::dial<TestType>(b.listen("127.0.0.1:0"));
+  const auto caller = geerpc::with_timeout(10s).with_metadata("traceparent", "00-abc-def-01");
+  CHECK(client.template call<int>(caller, "Arith.Sum", test::Args{1, 2}) == 3);
+  REQUIRE(afters.wait_for_at_least(1));
+  CHECK(after_code == 0);
+  sighting seen = c.handlers.last();
+  CHECK(seen.traceparent == "00-abc-def-01");
+  CHECK((!seen.handler_deadline || *seen.handler_deadline > clock::now() + 1min));
+  // A call that timed out: its handler's deadline has passed and its stop token fired by the time
+  // `after` runs, and neither ends the call made there.
+  auto r = client.template try_call<int>(geerpc::with_timeout(50ms).with_metadata("traceparent", "00-late-01"),
+                                         "Arith.Late", test::Args{1, 0});
+  CHECK(r.code() == geerpc::errc::deadline_exceeded);
+  arith.release.set();
+  REQUIRE(afters.wait_for_at_least(2));
+  CHECK(after_code == 0);
+  seen = c.handlers.last();
+  CHECK(seen.traceparent == "00-late-01");
+  CHECK((!seen.handler_deadline || *seen.handler_deadline > clock::now() + 1min));
+}
+
+}  // namespace inherit_rules_test
