@@ -63,7 +63,8 @@ class registration {
 
   // Stops keeping the lease alive and revokes it, which deletes the keys: watching clients drop
   // this server at once. If etcd cannot be reached, the keys go when the lease expires (ttl).
-  // Idempotent; waits for at most one request to etcd in flight (options::request_timeout).
+  // Idempotent. The thread's request in flight (a keep-alive, or the grant and puts) is dropped at
+  // once; then the revoke, when there is a lease, waits at most options::request_timeout.
   void withdraw() {
     if (thread_.joinable()) {
       thread_.request_stop();
@@ -117,14 +118,14 @@ class registration {
     while (!stop.stop_requested()) {
       try {
         if (lease == 0) {
-          lease = gateway_.grant(opts_.ttl);
+          lease = gateway_.grant(opts_.ttl, stop);
           for (const auto& service : services_)
-            gateway_.put(service_key_prefix(opts_.prefix, service) + address_, address_, lease);
+            gateway_.put(service_key_prefix(opts_.prefix, service) + address_, address_, lease, stop);
           std::lock_guard lock(mutex_);
           lease_ = lease;
           ++registrations_;
           last_error_.clear();
-        } else if (gateway_.keep_alive(lease) <= 0) {
+        } else if (gateway_.keep_alive(lease, stop) <= 0) {
           lease = 0;  // etcd lost it (expired, or etcd came back without its data): register again
           std::lock_guard lock(mutex_);
           lease_ = 0;
