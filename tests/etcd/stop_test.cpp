@@ -10,8 +10,10 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../catch.hpp"
+#include "etcd_process.hpp"
 #include "fake_etcd.hpp"
 
 using namespace std::chrono_literals;
@@ -90,6 +92,46 @@ TEST_CASE("a gateway call ends when its stop token fires, and makes no request o
 
   // Already stopped: fails at once, before any request.
   CHECK_THROWS_WITH(gateway.grant(10s, stop.get_token()), Catch::Contains("stopped before etcd answered"));
+}
+
+TEST_CASE("a registration withdrawn while it puts its keys leaves none of them in etcd", "[etcd][etcd_stop]") {
+  // Many services, so that the withdraw lands between the grant and the last put: the keys put so
+  // far are under a lease the registration has not yet called its own, which withdraw() revokes.
+  test::etcd_process etcd;
+  std::vector<std::string> services;
+  for (int i = 0; i < 300; ++i) services.push_back("S" + std::to_string(i));
+  geerpc::etcd::gateway look(etcd.options());
+  geerpc::etcd::registration entry(services, "127.0.0.1:1", {.etcd = etcd.options(), .ttl = 60s});
+  const auto give_up = std::chrono::steady_clock::now() + connect_patience;
+  while (look.range("/geerpc/").kvs.empty() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  entry.withdraw();
+  CHECK(look.range("/geerpc/").kvs.empty());  // not left listed until the 60 s TTL
+  CHECK(entry.last_error().empty());          // the dropped put is no failure of etcd's
+}
+
+TEST_CASE("a watch stopped while it authenticates returns, as one stopped while it waits", "[etcd][etcd_stop]") {
+  const test::silent_etcd silent;
+  auto options = silent_options(silent);
+  options.user = "reader";
+  options.password = "secret";
+  geerpc::etcd::gateway gateway(options);
+  std::stop_source stop;
+  bool returned = false;
+  std::optional<std::string> failure;
+  std::jthread watcher([&] {
+    try {
+      gateway.watch(
+          "/geerpc/", 1, [](const std::vector<geerpc::etcd::watch_event>&) {}, stop.get_token());
+      returned = true;
+    } catch (const geerpc::etcd::error& e) {
+      failure = e.what();
+    }
+  });
+  REQUIRE(silent.wait_for_connection(connect_patience));  // the authentication is on its way
+  stop.request_stop();
+  watcher.join();
+  CHECK(returned);
+  CHECK_FALSE(failure);
 }
 
 }  // namespace etcd_stop

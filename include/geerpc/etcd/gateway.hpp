@@ -158,7 +158,11 @@ class gateway {
                                 {"start_revision", std::to_string(start_revision)}}}};
     const std::string text = body.dump();
     // Opened anew with a fresh token when etcd rejects the one sent (before any event).
-    with_token(stop, [&](const std::string& auth) { watch_endpoints(text, on_events, stop, auth); });
+    try {
+      with_token(stop, [&](const std::string& auth) { watch_endpoints(text, on_events, stop, auth); });
+    } catch (const error&) {
+      if (!stop.stop_requested()) throw;  // stopped while authenticating: a stop, as during the watch
+    }
   }
 
  private:

@@ -74,6 +74,9 @@ class registration {
     {
       std::lock_guard lock(mutex_);
       lease = std::exchange(lease_, 0);
+      // Stopped between the grant and the last put: some keys may be in etcd under it.
+      if (lease == 0) lease = granted_;
+      granted_ = 0;
     }
     if (lease == 0) return;
     try {
@@ -119,6 +122,10 @@ class registration {
       try {
         if (lease == 0) {
           lease = gateway_.grant(opts_.ttl, stop);
+          {
+            std::lock_guard lock(mutex_);
+            granted_ = lease;
+          }
           for (const auto& service : services_)
             gateway_.put(service_key_prefix(opts_.prefix, service) + address_, address_, lease, stop);
           std::lock_guard lock(mutex_);
@@ -139,7 +146,8 @@ class registration {
         // lease granted without its keys expires by itself).
         {
           std::lock_guard lock(mutex_);
-          last_error_ = e.what();
+          // A request dropped by withdraw() is no failure of etcd's.
+          if (!stop.stop_requested()) last_error_ = e.what();
           if (lease_ == 0) lease = 0;
         }
         sleep(stop, retry);
@@ -160,6 +168,7 @@ class registration {
   std::condition_variable changed_;   // lease_ or registrations_ changed
   std::condition_variable_any wake_;  // only the stop wakes it early
   std::int64_t lease_ = 0;            // the lease the keys are under, 0 when none
+  std::int64_t granted_ = 0;          // the last lease granted, its keys put or not: withdraw() revokes it
   std::uint64_t registrations_ = 0;
   std::string last_error_;
   std::jthread thread_;  // last: started once everything above exists, joined before it goes
