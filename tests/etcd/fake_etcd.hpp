@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -100,7 +101,7 @@ class fake_etcd {
 };
 
 // An "etcd" that accepts every connection (the kernel completes the handshake into the listen
-// queue) and never reads or answers: a request to it waits for its timeout.
+// queue) and never reads or answers: a request to it waits for its timeout, or its stop.
 class silent_etcd {
  public:
   silent_etcd() : fd_(listening_loopback_socket(port_)) {}
@@ -108,6 +109,12 @@ class silent_etcd {
   silent_etcd& operator=(const silent_etcd&) = delete;
   ~silent_etcd() { ::close(fd_); }
   std::string endpoint() const { return loopback_endpoint(port_); }
+  // Waits until a client has connected (a connection waits in the listen queue: the client's
+  // request is on its way or sent), or timeout passes; whether one has.
+  bool wait_for_connection(std::chrono::milliseconds timeout) const {
+    pollfd waiting{fd_, POLLIN, 0};
+    return ::poll(&waiting, 1, static_cast<int>(timeout.count())) == 1;
+  }
 
  private:
   int port_ = 0;

@@ -1,6 +1,7 @@
 // geerpc: one libcurl transfer to etcd, set up the same way for a request and a watch: the URL and
 // JSON body, the Authorization header when there is a token, TLS as options::tls says, and an
-// error buffer that keeps libcurl's own words for failure.hpp. Also libcurl's start-up, once.
+// error buffer that keeps libcurl's own words for failure.hpp; running it until it ends or a stop
+// token fires. Also libcurl's start-up, once.
 #pragma once
 
 #include <curl/curl.h>
@@ -9,6 +10,8 @@
 #include <array>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <stop_token>
 #include <string>
 
 #include "../config.hpp"
@@ -110,6 +113,47 @@ class easy_post {
   header_list headers_;
   std::array<char, CURL_ERROR_SIZE> error_{};
 };
+
+struct multi_deleter {
+  void operator()(CURLM* multi) const noexcept { curl_multi_cleanup(multi); }
+};
+using multi_handle = std::unique_ptr<CURLM, multi_deleter>;
+
+// Runs one transfer until it ends (its result) or `stop` fires (nothing: the transfer is dropped,
+// its connection closed). Through libcurl's multi interface, not curl_easy_perform, which nothing
+// can interrupt: a stop wakes curl_multi_poll at once through curl_multi_wakeup (libcurl 7.68+,
+// callable from any thread), so a discovery or registration destroyed while etcd is silent returns
+// within milliseconds instead of waiting for request_timeout. A progress callback
+// (CURLOPT_XFERINFOFUNCTION) could abort a transfer too, but libcurl calls it only about once a
+// second while the peer sends nothing, so a stop would wait up to that long.
+inline std::optional<CURLcode> perform(CURL* easy, const std::stop_token& stop) {
+  const multi_handle multi(curl_multi_init());
+  if (!multi || curl_multi_add_handle(multi.get(), easy) != CURLM_OK)
+    throw error("etcd: libcurl could not make a handle");
+  struct detach {
+    CURLM* multi;
+    CURL* easy;
+    ~detach() { curl_multi_remove_handle(multi, easy); }
+  } const detached{multi.get(), easy};
+  // Declared last: gone (and done running, if another thread was in it) before the handles are.
+  const std::stop_callback wake(stop, [m = multi.get()] { curl_multi_wakeup(m); });
+  while (!stop.stop_requested()) {
+    int running = 0;
+    if (const auto performed = curl_multi_perform(multi.get(), &running); performed != CURLM_OK)
+      throw error(std::string("etcd: libcurl: ") + curl_multi_strerror(performed));
+    if (running == 0) {
+      int left = 0;
+      CURLcode outcome = CURLE_OK;
+      while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
+        if (message->msg == CURLMSG_DONE) outcome = message->data.result;
+      }
+      return outcome;
+    }
+    // Also returns when libcurl's own timeouts (CURLOPT_TIMEOUT_MS and the like) are due.
+    curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr);
+  }
+  return std::nullopt;
+}
 
 }  // namespace etcd::detail
 GEERPC_END_NAMESPACE

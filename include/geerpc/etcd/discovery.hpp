@@ -56,7 +56,9 @@ class discovery final : public geerpc::discovery {
   }
   discovery(const discovery&) = delete;
   discovery& operator=(const discovery&) = delete;
-  ~discovery() override = default;  // thread_ is stopped and joined first (declared last)
+  // Stops and joins the thread (declared last, so first to go): its request or watch in flight is
+  // dropped at once, so this returns within milliseconds whatever etcd does.
+  ~discovery() override = default;
 
   // The list etcd gave last. Before the first answer, waits for the first attempt (at most the
   // request timeout); fails only when no list has ever been had, naming etcd's error.
@@ -118,7 +120,7 @@ class discovery final : public geerpc::discovery {
     auto backoff = std::chrono::milliseconds{100};
     while (!stop.stop_requested()) {
       try {
-        auto listed = gateway_.range(prefix_);
+        auto listed = gateway_.range(prefix_, stop);
         std::map<std::string, std::string> keys;  // key -> address
         for (auto& kv : listed.kvs) keys[std::move(kv.key)] = std::move(kv.value);
         publish(keys);

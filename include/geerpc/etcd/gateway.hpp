@@ -3,8 +3,9 @@
 // by prefix, and watch a prefix. HTTP goes through libcurl, JSON through nlohmann-json; both are
 // needed by this header only (the geerpc::etcd CMake target), never by the core.
 //
-// Every call is one POST, bounded by options::request_timeout; a watch is one long POST whose
-// answer streams one JSON object per line, until it fails or its stop token is triggered.
+// Every call is one POST, bounded by options::request_timeout and ended within milliseconds when
+// the stop token it is given fires (it then throws error, "stopped"); a watch is one long POST
+// whose answer streams one JSON object per line, until it fails or its stop token is triggered.
 // Endpoints are tried in turn: the first that answers serves the call. Every connection (calls
 // and watches) uses options::tls on https:// endpoints; with options::user, each carries etcd's
 // auth token (auth_token.hpp), got anew once when etcd rejects it. Several threads may share one
@@ -96,31 +97,35 @@ class gateway {
   std::uint64_t authentications() const { return token_->authentications(); }
 
   // A lease of ttl seconds (etcd's minimum and rounding apply); its ID.
-  std::int64_t grant(std::chrono::seconds ttl) {
-    const auto reply = post("/v3/lease/grant", {{"TTL", ttl.count()}});
+  std::int64_t grant(std::chrono::seconds ttl, const std::stop_token& stop = {}) {
+    const auto reply = post("/v3/lease/grant", {{"TTL", ttl.count()}}, stop);
     const auto id = detail::json_int(reply, "ID");
     if (id == 0) throw error("etcd: lease grant returned no ID: " + reply.dump());
     return id;
   }
 
   // Keeps the lease alive once; its remaining TTL in seconds, 0 when etcd no longer has it.
-  std::int64_t keep_alive(std::int64_t lease) {
-    const auto reply = post("/v3/lease/keepalive", {{"ID", std::to_string(lease)}});
+  std::int64_t keep_alive(std::int64_t lease, const std::stop_token& stop = {}) {
+    const auto reply = post("/v3/lease/keepalive", {{"ID", std::to_string(lease)}}, stop);
     const auto result = reply.find("result");
     if (result == reply.end() || !result->is_object()) throw error("etcd: keepalive answered " + reply.dump());
     return detail::json_int(*result, "TTL");
   }
 
   // Ends the lease and deletes its keys. A lease etcd no longer has is not an error.
-  void revoke(std::int64_t lease) { post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, true); }
-
-  void put(std::string_view key, std::string_view value, std::int64_t lease = 0) {
-    nlohmann::json body{{"key", geerpc::detail::base64_encode(key)}, {"value", geerpc::detail::base64_encode(value)}};
-    if (lease != 0) body["lease"] = std::to_string(lease);
-    post("/v3/kv/put", body);
+  void revoke(std::int64_t lease, const std::stop_token& stop = {}) {
+    post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, stop, true);
   }
 
-  void remove(std::string_view key) { post("/v3/kv/deleterange", {{"key", geerpc::detail::base64_encode(key)}}); }
+  void put(std::string_view key, std::string_view value, std::int64_t lease = 0, const std::stop_token& stop = {}) {
+    nlohmann::json body{{"key", geerpc::detail::base64_encode(key)}, {"value", geerpc::detail::base64_encode(value)}};
+    if (lease != 0) body["lease"] = std::to_string(lease);
+    post("/v3/kv/put", body, stop);
+  }
+
+  void remove(std::string_view key, const std::stop_token& stop = {}) {
+    post("/v3/kv/deleterange", {{"key", geerpc::detail::base64_encode(key)}}, stop);
+  }
 
   struct range_result {
     std::vector<key_value> kvs;
@@ -128,10 +133,11 @@ class gateway {
   };
 
   // Every key starting with prefix, with the revision to watch from (revision + 1).
-  range_result range(std::string_view prefix) {
-    const auto reply =
-        post("/v3/kv/range", {{"key", geerpc::detail::base64_encode(prefix)},
-                              {"range_end", geerpc::detail::base64_encode(detail::prefix_end(std::string(prefix)))}});
+  range_result range(std::string_view prefix, const std::stop_token& stop = {}) {
+    const auto reply = post("/v3/kv/range",
+                            {{"key", geerpc::detail::base64_encode(prefix)},
+                             {"range_end", geerpc::detail::base64_encode(detail::prefix_end(std::string(prefix)))}},
+                            stop);
     range_result out;
     out.revision = header_revision(reply);
     if (const auto kvs = reply.find("kvs"); kvs != reply.end() && kvs->is_array()) {
@@ -152,7 +158,11 @@ class gateway {
                                 {"start_revision", std::to_string(start_revision)}}}};
     const std::string text = body.dump();
     // Opened anew with a fresh token when etcd rejects the one sent (before any event).
-    with_token([&](const std::string& auth) { watch_endpoints(text, on_events, stop, auth); });
+    try {
+      with_token(stop, [&](const std::string& auth) { watch_endpoints(text, on_events, stop, auth); });
+    } catch (const error&) {
+      if (!stop.stop_requested()) throw;  // stopped while authenticating: a stop, as during the watch
+    }
   }
 
  private:
@@ -173,31 +183,31 @@ class gateway {
   }
 
   // The token to send: none without options::user; the first request authenticates.
-  detail::auth_token::snapshot token() {
+  detail::auth_token::snapshot token(const std::stop_token& stop) {
     if (opts_.user.empty()) return {};
     auto seen = token_->current();
-    if (seen.generation == 0) seen = token_->refresh(seen, [this] { return authenticate(); });
+    if (seen.generation == 0) seen = token_->refresh(seen, [&] { return authenticate(stop); });
     return seen;
   }
 
   // Runs attempt(token); when etcd rejects the token, authenticates again once (or takes the token
   // another thread just got) and runs it again. A second rejection is thrown as it is.
   template <class Attempt>
-  std::invoke_result_t<Attempt&, const std::string&> with_token(Attempt&& attempt) {
-    auto seen = token();
+  std::invoke_result_t<Attempt&, const std::string&> with_token(const std::stop_token& stop, Attempt&& attempt) {
+    auto seen = token(stop);
     try {
       return attempt(seen.token);
     } catch (const token_rejected&) {
       if (opts_.user.empty()) throw;
-      seen = token_->refresh(seen, [this] { return authenticate(); });
+      seen = token_->refresh(seen, [&] { return authenticate(stop); });
     }
     return attempt(seen.token);
   }
 
   // A new token for options::user; empty when etcd has authentication disabled (nothing to send).
-  std::string authenticate() {
+  std::string authenticate(const std::stop_token& stop) {
     const std::string body = nlohmann::json{{"name", opts_.user}, {"password", opts_.password}}.dump();
-    auto answer = exchange("/v3/auth/authenticate", body, {});
+    auto answer = exchange("/v3/auth/authenticate", body, {}, stop);
     const std::string message = detail::answer_message(answer.reply, {});
     if (answer.status != 200 && detail::contains(message, "authentication is not enabled")) return {};
     if (answer.status != 200)
@@ -218,8 +228,10 @@ class gateway {
   };
 
   // One POST, endpoint after endpoint until one answers. Only failing to reach an endpoint (or to
-  // agree on TLS with it) moves on to the next; the last such failure is thrown, in words.
-  http_answer exchange(const char* path, const std::string& body, const std::string& auth) {
+  // agree on TLS with it) moves on to the next; the last such failure is thrown, in words. A stop
+  // ends it at once, tried endpoints or not.
+  http_answer exchange(const char* path, const std::string& body, const std::string& auth,
+                       const std::stop_token& stop) {
     std::string last_failure = "etcd: unreachable: no endpoint tried";
     for (const auto& endpoint : opts_.endpoints) {
       http_answer out{endpoint + path, 0, {}, {}};
@@ -229,7 +241,9 @@ class gateway {
       curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &append_to_string);
       curl_easy_setopt(h, CURLOPT_WRITEDATA, &out.raw);
       curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(most_answer));
-      const CURLcode done = curl_easy_perform(h);
+      const auto finished = detail::perform(h, stop);
+      if (!finished) throw error("etcd: " + out.url + ": stopped before etcd answered");
+      const CURLcode done = *finished;
       if (done == CURLE_WRITE_ERROR || done == CURLE_FILESIZE_EXCEEDED)
         throw error("etcd: " + out.url + " answered more than 16 MiB");
       if (done != CURLE_OK) {
@@ -249,10 +263,11 @@ class gateway {
   // One POST with a JSON body, with the token when there is one; the JSON answer. An HTTP error
   // from etcd is thrown at once in words (see failure.hpp), except a missing lease on revoke when
   // tolerate_not_found.
-  nlohmann::json post(const char* path, const nlohmann::json& body, bool tolerate_not_found = false) {
+  nlohmann::json post(const char* path, const nlohmann::json& body, const std::stop_token& stop,
+                      bool tolerate_not_found = false) {
     const std::string text = body.dump();
-    return with_token([&](const std::string& auth) {
-      auto out = exchange(path, text, auth);
+    return with_token(stop, [&](const std::string& auth) {
+      auto out = exchange(path, text, auth, stop);
       if (out.status == 200 || (out.status == 404 && tolerate_not_found && out.reply.is_object()))
         return std::move(out.reply);
       throw error(detail::describe_answer(out.url, out.status, out.reply, out.raw, opts_.user));
@@ -296,11 +311,6 @@ class gateway {
   void watch_once(const std::string& endpoint, const std::string& body,
                   const std::function<void(const std::vector<watch_event>&)>& on_events, const std::stop_token& stop,
                   const std::string& auth, bool& answered) {
-    struct multi_deleter {
-      void operator()(CURLM* multi) const noexcept { curl_multi_cleanup(multi); }
-    };
-    std::unique_ptr<CURLM, multi_deleter> multi(curl_multi_init());
-    if (!multi) throw error("etcd: libcurl could not make a handle");
     const std::string url = endpoint + "/v3/watch";
     detail::easy_post request(opts_, url, body, auth);
     detail::watch_stream stream(on_events, answered);
@@ -311,33 +321,14 @@ class gateway {
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 2L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &watch_bytes);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &stream);
-    curl_multi_add_handle(multi.get(), h);
-    struct detach {
-      CURLM* multi;
-      CURL* easy;
-      ~detach() { curl_multi_remove_handle(multi, easy); }
-    } const detached{multi.get(), h};
-    // A stop wakes the poll below at once (curl_multi_wakeup may be called from any thread).
-    const std::stop_callback wake(stop, [m = multi.get()] { curl_multi_wakeup(m); });
-    int running = 1;
-    while (!stop.stop_requested()) {
-      if (const auto performed = curl_multi_perform(multi.get(), &running); performed != CURLM_OK)
-        throw error(std::string("etcd: watch: ") + curl_multi_strerror(performed));
-      if (running == 0) break;
-      curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr);
-    }
-    if (stop.stop_requested()) return;
-    int left = 0;
-    CURLcode outcome = CURLE_OK;
-    while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
-      if (message->msg == CURLMSG_DONE) outcome = message->data.result;
-    }
+    const auto finished = detail::perform(h, stop);
+    if (!finished) return;
     if (!stream.failure().empty()) watch_ended(stream, url);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    if (outcome != CURLE_OK)
-      throw error(
-          detail::describe({url, outcome, request.detail(), request.handshake_done(), !opts_.tls.certificate.empty()}));
+    if (*finished != CURLE_OK)
+      throw error(detail::describe(
+          {url, *finished, request.detail(), request.handshake_done(), !opts_.tls.certificate.empty()}));
     if (status != 200) throw error("etcd: watch " + url + " answered HTTP " + std::to_string(status));
     throw error("etcd: watch " + url + " ended");
   }

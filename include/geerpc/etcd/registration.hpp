@@ -63,7 +63,8 @@ class registration {
 
   // Stops keeping the lease alive and revokes it, which deletes the keys: watching clients drop
   // this server at once. If etcd cannot be reached, the keys go when the lease expires (ttl).
-  // Idempotent; waits for at most one request to etcd in flight (options::request_timeout).
+  // Idempotent. The thread's request in flight (a keep-alive, or the grant and puts) is dropped at
+  // once; then the revoke, when there is a lease, waits at most options::request_timeout.
   void withdraw() {
     if (thread_.joinable()) {
       thread_.request_stop();
@@ -73,6 +74,9 @@ class registration {
     {
       std::lock_guard lock(mutex_);
       lease = std::exchange(lease_, 0);
+      // Stopped between the grant and the last put: some keys may be in etcd under it.
+      if (lease == 0) lease = granted_;
+      granted_ = 0;
     }
     if (lease == 0) return;
     try {
@@ -117,14 +121,18 @@ class registration {
     while (!stop.stop_requested()) {
       try {
         if (lease == 0) {
-          lease = gateway_.grant(opts_.ttl);
+          lease = gateway_.grant(opts_.ttl, stop);
+          {
+            std::lock_guard lock(mutex_);
+            granted_ = lease;
+          }
           for (const auto& service : services_)
-            gateway_.put(service_key_prefix(opts_.prefix, service) + address_, address_, lease);
+            gateway_.put(service_key_prefix(opts_.prefix, service) + address_, address_, lease, stop);
           std::lock_guard lock(mutex_);
           lease_ = lease;
           ++registrations_;
           last_error_.clear();
-        } else if (gateway_.keep_alive(lease) <= 0) {
+        } else if (gateway_.keep_alive(lease, stop) <= 0) {
           lease = 0;  // etcd lost it (expired, or etcd came back without its data): register again
           std::lock_guard lock(mutex_);
           lease_ = 0;
@@ -138,7 +146,8 @@ class registration {
         // lease granted without its keys expires by itself).
         {
           std::lock_guard lock(mutex_);
-          last_error_ = e.what();
+          // A request dropped by withdraw() is no failure of etcd's.
+          if (!stop.stop_requested()) last_error_ = e.what();
           if (lease_ == 0) lease = 0;
         }
         sleep(stop, retry);
@@ -159,6 +168,7 @@ class registration {
   std::condition_variable changed_;   // lease_ or registrations_ changed
   std::condition_variable_any wake_;  // only the stop wakes it early
   std::int64_t lease_ = 0;            // the lease the keys are under, 0 when none
+  std::int64_t granted_ = 0;          // the last lease granted, its keys put or not: withdraw() revokes it
   std::uint64_t registrations_ = 0;
   std::string last_error_;
   std::jthread thread_;  // last: started once everything above exists, joined before it goes
