@@ -169,6 +169,22 @@ TEST_CASE("hedging: after the method's recent p95: no hedge until enough calls a
   CHECK(f.replicas[0]->stops_seen.wait_for_at_least(1));
 }
 
+TEST_CASE("hedging: a single server's failure is its own error, not blamed on the retry budget", "[hedging]") {
+  fleet f(1);
+  f.replicas[0]->busy = true;
+  // Two tokens: the first failure leaves half, and the budget allows no retry from then on.
+  auto options = hedged_after(10s);
+  options.retry_budget = {.max_tokens = 2, .token_ratio = 0.0};
+  geerpc::balanced_client client(f.discovery(), options);
+  for (const char* method : {"Replica.Once", "Replica.Once", "Replica.Get", "Replica.Get"}) {
+    INFO(method);
+    const auto r = client.try_call<std::string>(geerpc::with_timeout(5s), method);
+    CHECK(r.code() == geerpc::errc::busy);
+    CHECK(r.message() == "rpc server: busy (on purpose)");
+  }
+  CHECK(f.requests() == 4);
+}
+
 TEST_CASE("hedging: every server busy: the retry budget stops the retries, and successes refill it", "[hedging]") {
   fleet f(2);
   for (auto& r : f.replicas) r->busy = true;

@@ -218,9 +218,12 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       }
       const std::optional<bool> may_move = after_failure(r.error(), server, idempotent(method));
       if (!may_move) return r;
-      if (!*may_move) return out_type(budget_spent(r.error()));
-      if (past_deadline(ctx)) return r;
       tried.push_back(hold.link->server);
+      if (!*may_move) {
+        if (!servers_.lists_untried(tried)) return r;  // nothing to retry on: the budget stopped nothing
+        return out_type(budget_spent(r.error()));
+      }
+      if (past_deadline(ctx)) return r;
       last = r.error();
     }
   }
@@ -326,8 +329,11 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       if (!may_retry) return r;
       last = r.error();
       if (seen < attempts.size()) continue;  // another attempt still runs, and may yet win
-      if (!*may_retry) return budget_spent(r.error());
       if (past_deadline(ctx) || attempts.size() >= most) return r;
+      if (!*may_retry) {
+        if (!servers_.lists_untried(tried)) return r;  // nothing to retry on: the budget stopped nothing
+        return budget_spent(r.error());
+      }
       if (auto not_started = launch_dialled()) return std::move(*not_started);
       hedge_at = next_hedge();
     }
