@@ -185,6 +185,35 @@ TEST_CASE("hedging: a single server's failure is its own error, not blamed on th
   CHECK(f.requests() == 4);
 }
 
+TEST_CASE("hedging: asynchronous successes refill the retry budget, as synchronous ones do", "[hedging]") {
+  fleet f(2);
+  for (auto& r : f.replicas) r->busy = true;
+  geerpc::balanced_client client(f.discovery(), {.mode = geerpc::select_mode::round_robin,
+                                                 .retry_budget = {.max_tokens = 10, .token_ratio = 1.0}});
+  // Tokens 10 -> 8 -> 6 -> 5: the third call is not retried, and the budget is spent.
+  for (int i = 0; i < 3; ++i) CHECK(client.try_call<std::string>("Replica.Once").code() == geerpc::errc::busy);
+  CHECK(f.requests() == 5);
+  for (auto& r : f.replicas) r->busy = false;
+  // Each success puts a token back (its hook runs before its future is ready): 5 -> 10.
+  for (int i = 0; i < 5; ++i) CHECK(client.async_call<std::string>("Replica.Once").get().size() == 2);
+  for (auto& r : f.replicas) r->busy = true;
+  const int before = f.requests();
+  CHECK(client.try_call<std::string>("Replica.Once").code() == geerpc::errc::busy);
+  CHECK(f.requests() - before == 2);  // refilled: retried on the other server
+}
+
+TEST_CASE("hedging: an asynchronous call may complete after its balanced client is gone", "[hedging]") {
+  fleet f(1);
+  f.replicas[0]->slow = true;
+  std::optional<geerpc::balanced_client::future<std::string>> pending;
+  {
+    geerpc::balanced_client client(f.discovery());
+    pending.emplace(client.async_call<std::string>("Replica.Get"));
+    REQUIRE(f.replicas[0]->calls.wait_for_at_least(1));
+  }  // its connection closed as the client ended: the call completed, its hook holding the budget
+  CHECK(pending->try_get().code() == geerpc::errc::connection_closed);
+}
+
 TEST_CASE("hedging: every server busy: the retry budget stops the retries, and successes refill it", "[hedging]") {
   fleet f(2);
   for (auto& r : f.replicas) r->busy = true;
