@@ -169,6 +169,21 @@ TEST_CASE("hedging: after the method's recent p95: no hedge until enough calls a
   CHECK(f.replicas[0]->stops_seen.wait_for_at_least(1));
 }
 
+TEST_CASE("hedging: latency windows: the p95 is kept, and worked out again after recompute_every samples",
+          "[hedging]") {
+  using geerpc::detail::latency_windows;
+  latency_windows windows;
+  for (std::size_t i = 0; i < latency_windows::enough; ++i) windows.record("M", 1ms);
+  CHECK(windows.p95("M") == 1ms);
+  // One short of a recompute: the p95 kept, though the window's own is now 50 ms.
+  for (std::size_t i = 0; i + 1 < latency_windows::recompute_every; ++i) windows.record("M", 50ms);
+  CHECK(windows.p95("M") == 1ms);
+  windows.record("M", 50ms);
+  CHECK(windows.p95("M") == 50ms);
+  windows.record("Other", 1ms);  // each method's own
+  CHECK(windows.p95("M") == 50ms);
+}
+
 TEST_CASE("hedging: a single server's failure is its own error, not blamed on the retry budget", "[hedging]") {
   fleet f(1);
   f.replicas[0]->busy = true;
