@@ -169,6 +169,66 @@ TEST_CASE("hedging: after the method's recent p95: no hedge until enough calls a
   CHECK(f.replicas[0]->stops_seen.wait_for_at_least(1));
 }
 
+TEST_CASE("hedging: latency windows: the p95 is kept, and worked out again after recompute_every samples",
+          "[hedging]") {
+  using geerpc::detail::latency_windows;
+  latency_windows windows;
+  for (std::size_t i = 0; i < latency_windows::enough; ++i) windows.record("M", 1ms);
+  CHECK(windows.p95("M") == 1ms);
+  // One short of a recompute: the p95 kept, though the window's own is now 50 ms.
+  for (std::size_t i = 0; i + 1 < latency_windows::recompute_every; ++i) windows.record("M", 50ms);
+  CHECK(windows.p95("M") == 1ms);
+  windows.record("M", 50ms);
+  CHECK(windows.p95("M") == 50ms);
+  windows.record("Other", 1ms);  // each method's own
+  CHECK(windows.p95("M") == 50ms);
+}
+
+TEST_CASE("hedging: a single server's failure is its own error, not blamed on the retry budget", "[hedging]") {
+  fleet f(1);
+  f.replicas[0]->busy = true;
+  // Two tokens: the first failure leaves half, and the budget allows no retry from then on.
+  auto options = hedged_after(10s);
+  options.retry_budget = {.max_tokens = 2, .token_ratio = 0.0};
+  geerpc::balanced_client client(f.discovery(), options);
+  for (const char* method : {"Replica.Once", "Replica.Once", "Replica.Get", "Replica.Get"}) {
+    INFO(method);
+    const auto r = client.try_call<std::string>(geerpc::with_timeout(5s), method);
+    CHECK(r.code() == geerpc::errc::busy);
+    CHECK(r.message() == "rpc server: busy (on purpose)");
+  }
+  CHECK(f.requests() == 4);
+}
+
+TEST_CASE("hedging: asynchronous successes refill the retry budget, as synchronous ones do", "[hedging]") {
+  fleet f(2);
+  for (auto& r : f.replicas) r->busy = true;
+  geerpc::balanced_client client(f.discovery(), {.mode = geerpc::select_mode::round_robin,
+                                                 .retry_budget = {.max_tokens = 10, .token_ratio = 1.0}});
+  // Tokens 10 -> 8 -> 6 -> 5: the third call is not retried, and the budget is spent.
+  for (int i = 0; i < 3; ++i) CHECK(client.try_call<std::string>("Replica.Once").code() == geerpc::errc::busy);
+  CHECK(f.requests() == 5);
+  for (auto& r : f.replicas) r->busy = false;
+  // Each success puts a token back (its hook runs before its future is ready): 5 -> 10.
+  for (int i = 0; i < 5; ++i) CHECK(client.async_call<std::string>("Replica.Once").get().size() == 2);
+  for (auto& r : f.replicas) r->busy = true;
+  const int before = f.requests();
+  CHECK(client.try_call<std::string>("Replica.Once").code() == geerpc::errc::busy);
+  CHECK(f.requests() - before == 2);  // refilled: retried on the other server
+}
+
+TEST_CASE("hedging: an asynchronous call may complete after its balanced client is gone", "[hedging]") {
+  fleet f(1);
+  f.replicas[0]->slow = true;
+  std::optional<geerpc::balanced_client::future<std::string>> pending;
+  {
+    geerpc::balanced_client client(f.discovery());
+    pending.emplace(client.async_call<std::string>("Replica.Get"));
+    REQUIRE(f.replicas[0]->calls.wait_for_at_least(1));
+  }  // its connection closed as the client ended: the call completed, its hook holding the budget
+  CHECK(pending->try_get().code() == geerpc::errc::connection_closed);
+}
+
 TEST_CASE("hedging: every server busy: the retry budget stops the retries, and successes refill it", "[hedging]") {
   fleet f(2);
   for (auto& r : f.replicas) r->busy = true;

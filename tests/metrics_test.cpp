@@ -100,6 +100,63 @@ void make_known_calls(Client& client) {
   CHECK(client.template try_call<int>("Arith.No\"pe\n{x=\"1\"}\xff", Args{}).code() == geerpc::errc::unknown_method);
 }
 
+// Problems with the scrape's text format, one line each (none: every line is a # HELP or # TYPE
+// line, or a sample `name{label="value",...} value` of the family the # TYPE before it named, with
+// an unsigned integer value, and each family is named once).
+std::vector<std::string> format_problems(const std::string& body) {
+  std::vector<std::string> problems;
+  std::string family;  // the one the last # TYPE named
+  std::map<std::string, int> helps, types;
+  const auto bad = [&](const std::string& line, const std::string& why) { problems.push_back(why + ": " + line); };
+  if (body.empty() || body.back() != '\n') problems.emplace_back("the body does not end with a line feed");
+  std::size_t at = 0;
+  while (at < body.size()) {
+    const auto end = body.find('\n', at);
+    const std::string line = body.substr(at, end - at);
+    at = end == std::string::npos ? body.size() : end + 1;
+    if (line.starts_with("# HELP ")) {
+      ++helps[line.substr(7, line.find(' ', 7) - 7)];
+    } else if (line.starts_with("# TYPE ")) {
+      const auto space = line.find(' ', 7);
+      family = line.substr(7, space - 7);
+      ++types[family];
+      const std::string type = space == std::string::npos ? "" : line.substr(space + 1);
+      if (type != "counter" && type != "gauge" && type != "histogram") bad(line, "a type");
+    } else {
+      const auto brace = line.find('{');
+      const auto close = line.rfind("} ");
+      if (brace == std::string::npos || close == std::string::npos || close < brace) {
+        bad(line, "not a sample");
+        continue;
+      }
+      const std::string name = line.substr(0, brace);
+      if (name != family && !(name.starts_with(family + "_") && types.count(name) == 0)) bad(line, "another family");
+      const std::string value = line.substr(close + 2);
+      if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) bad(line, "a value");
+      // The labels: name="value" pairs, commas between them; the values have no quote unescaped.
+      const std::string labels = line.substr(brace + 1, close - brace - 1);
+      std::size_t l = 0;
+      while (l < labels.size()) {
+        const auto eq = labels.find("=\"", l);
+        if (eq == std::string::npos || eq == l) {
+          bad(line, "a label");
+          break;
+        }
+        auto q = eq + 2;
+        while (q < labels.size() && labels[q] != '"') q += labels[q] == '\\' ? 2 : 1;
+        if (q >= labels.size() || (q + 1 < labels.size() && labels[q + 1] != ',')) {
+          bad(line, "a label value");
+          break;
+        }
+        l = q + 2;
+      }
+    }
+  }
+  for (const auto& [name, n] : types)
+    if (n != 1 || helps[name] != 1) problems.push_back("family " + name + " not named once by # HELP and # TYPE");
+  return problems;
+}
+
 }  // namespace
 
 TEST_CASE("metrics: label values are escaped and always valid UTF-8, and seconds are written exactly", "[metrics]") {
@@ -225,6 +282,40 @@ TEST_CASE("metrics: with statistics off, only what is known without them", "[met
   CHECK(m.samples.count("rpc_server_handler_threads{rpc_system=\"geerpc\"}") == 1);
   CHECK(m.types.count("rpc_server_calls_total") == 0);
   CHECK(m.types.count("rpc_server_call_duration_seconds") == 0);
+}
+
+TEST_CASE("metrics: with statistics off, a valid scrape of the server-wide gauges alone, a call in flight counted",
+          "[metrics]") {
+  geerpc::server_options opts;
+  opts.observability.statistics = false;
+  test::arith_server<geerpc::threaded> s(opts);
+  auto client = geerpc::dial<geerpc::threaded>(s.address);
+  auto held = client.async_call<int>("Arith.Late", Args{1, 0});
+  REQUIRE(s.arith.started.wait_for_at_least(1));
+  const std::string body = body_of(get_metrics(s.address));
+  s.arith.release.set();
+  CHECK(held.get() == 1000);
+  INFO(body);
+  for (const auto& problem : format_problems(body)) FAIL_CHECK(problem);
+  const scrape m = parse(body);
+  const std::map<std::string, std::string> expected = {
+      {"rpc_server_connections", "gauge"},
+      {"rpc_server_http_connections", "gauge"},
+      {"rpc_server_connections_refused_total", "counter"},
+      {"rpc_server_calls_in_flight", "gauge"},
+      {"rpc_server_queued_request_bytes", "gauge"},
+      {"rpc_server_pending_output_bytes", "gauge"},
+      {"rpc_server_handler_threads", "gauge"},
+      {"rpc_server_handler_threads_busy", "gauge"},
+  };
+  CHECK(m.types == expected);
+  // One sample each, labelled rpc_system alone: no method's row, no call's.
+  CHECK(m.samples.size() == expected.size());
+  for (const auto& [name, type] : expected) CHECK(m.samples.count(name + "{rpc_system=\"geerpc\"}") == 1);
+  CHECK(value_of(m, "rpc_server_calls_in_flight", "rpc_system=\"geerpc\"") == 1);
+  CHECK(value_of(m, "rpc_server_handler_threads_busy", "rpc_system=\"geerpc\"") >= 1);
+  CHECK(value_of(m, "rpc_server_http_connections", "rpc_system=\"geerpc\"") == 1);
+  CHECK(body.find("Late") == std::string::npos);
 }
 
 // Not run by itself ([.]): writes a scrape after known calls to $GEERPC_METRICS_OUT, for

@@ -87,7 +87,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   explicit basic_balanced_client(std::shared_ptr<discovery> source, balanced_options opts = {})
       : idempotent_(opts.idempotent),
         hedging_(opts.hedging),
-        budget_(opts.retry_budget),
+        budget_(std::make_shared<detail::retry_budget>(opts.retry_budget)),
         servers_(std::move(source), std::move(opts)) {}
   // Closes every connection; calls on them still pending complete with connection_closed.
   ~basic_balanced_client() = default;
@@ -213,14 +213,17 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       out_type r = attempt(hold.link->client);
       if (r) {
         servers_.succeeded(server);
-        budget_.succeeded();
+        budget_->succeeded();
         return r;
       }
       const std::optional<bool> may_move = after_failure(r.error(), server, idempotent(method));
       if (!may_move) return r;
-      if (!*may_move) return out_type(budget_spent(r.error()));
-      if (past_deadline(ctx)) return r;
       tried.push_back(hold.link->server);
+      if (!*may_move) {
+        if (!servers_.lists_untried(tried)) return r;  // nothing to retry on: the budget stopped nothing
+        return out_type(budget_spent(r.error()));
+      }
+      if (past_deadline(ctx)) return r;
       last = r.error();
     }
   }
@@ -243,9 +246,13 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
       throw;
     }
-    // The hook lowers the count when the call completes; if the call cannot start, the hook is
-    // dropped unrun, and with it the hold.
-    return start(link.client, [held](const detail::call_outcome&) { held->release(); });
+    // The hook lowers the count when the call completes, and a success refills the budget, as a
+    // synchronous call's does: the hook holds the budget, as it may run after this client is gone.
+    // If the call cannot start, the hook is dropped unrun, and with it the hold.
+    return start(link.client, [held, budget = budget_](const detail::call_outcome& outcome) {
+      held->release();
+      if (outcome.ok()) budget->succeeded();
+    });
   }
 
   // A hedged call (hedging_ on, an idempotent method): attempts on distinct servers, the next one
@@ -305,7 +312,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       const std::optional<std::size_t> finished = race->next(seen, hedge_at);
       if (!finished) {  // the delay passed unanswered: a hedge, if the deadline, budget and servers allow
         hedge_at.reset();
-        if (past_deadline(ctx) || !budget_.allows_hedge()) continue;
+        if (past_deadline(ctx) || !budget_->allows_hedge()) continue;
         if (link_state* open = servers_.pick_open(tried)) {
           launch(*open);
           hedge_at = next_hedge();
@@ -317,7 +324,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       entry& server = *attempted[*finished];
       if (r) {
         servers_.succeeded(server);
-        budget_.succeeded();
+        budget_->succeeded();
         // The call's time, not the winner's own: a slow attempt that got hedged counts as slow.
         if (hedging_.delay <= std::chrono::nanoseconds::zero()) latencies_.record(method, clock::now() - started);
         return r;
@@ -326,8 +333,11 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       if (!may_retry) return r;
       last = r.error();
       if (seen < attempts.size()) continue;  // another attempt still runs, and may yet win
-      if (!*may_retry) return budget_spent(r.error());
       if (past_deadline(ctx) || attempts.size() >= most) return r;
+      if (!*may_retry) {
+        if (!servers_.lists_untried(tried)) return r;  // nothing to retry on: the budget stopped nothing
+        return budget_spent(r.error());
+      }
       if (auto not_started = launch_dialled()) return std::move(*not_started);
       hedge_at = next_hedge();
     }
@@ -342,7 +352,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     const bool going_away = why.code == errc::going_away;
     if (broken || going_away) servers_.eject(server, why);
     if (!(going_away || why.code == errc::busy || (broken && idempotent))) return std::nullopt;
-    return going_away || budget_.failed();
+    return going_away || budget_->failed();
   }
 
   // How long a hedged call of `method` waits before its next attempt; none: it is not hedged yet.
@@ -362,7 +372,8 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
 
   const std::vector<std::string> idempotent_;
   const hedging_options hedging_;
-  detail::retry_budget budget_;
+  // Shared with the completion hooks of asynchronous calls, which may outlive the client.
+  const std::shared_ptr<detail::retry_budget> budget_;
   detail::latency_windows latencies_;  // of the methods hedged after their p95
   servers servers_;
 };

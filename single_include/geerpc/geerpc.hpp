@@ -7284,8 +7284,8 @@ struct hedging_options {
   // Off by default: hedging adds load, and only methods marked idempotent may be hedged.
   bool enabled = false;
   // The wait before the next attempt: this, when not zero; zero: the method's recent p95 latency
-  // (of its last 64 calls that succeeded), never under `min_delay`. Until 16 calls of a method are
-  // measured, its calls are not hedged.
+  // (of its last 64 calls that succeeded, worked out again every 8), never under `min_delay`. Until
+  // 16 calls of a method are measured, its calls are not hedged.
   std::chrono::nanoseconds delay{0};
   std::chrono::nanoseconds min_delay = std::chrono::milliseconds(1);
   // The attempts of one hedged call in all: the first, its hedges, and the retries of attempts
@@ -7299,11 +7299,15 @@ namespace detail {
 inline constexpr std::size_t most_hedged_attempts = 5;
 
 // The latencies of each method's last calls, for a p95. Safe to use from several threads at once;
-// only hedged calls of methods hedged after their p95 come here.
+// only hedged calls of methods hedged after their p95 come here. Each hedged call asks for the p95:
+// it is kept per method and worked out again only once `recompute_every` more calls are recorded
+// (a copy of the window and a partial sort, which every call paid for before), so it may leave out
+// the last few latencies of the window.
 class latency_windows {
  public:
   static constexpr std::size_t size = 64;
   static constexpr std::size_t enough = 16;
+  static constexpr std::size_t recompute_every = 8;
 
   void record(std::string_view method, std::chrono::nanoseconds took) {
     std::lock_guard lock(mutex_);
@@ -7315,27 +7319,32 @@ class latency_windows {
   }
   // The p95 of the method's recent latencies; none until `enough` are recorded.
   std::optional<std::chrono::nanoseconds> p95(std::string_view method) const {
-    std::array<std::int64_t, size> copy{};
-    std::size_t count = 0;
-    {
-      std::lock_guard lock(mutex_);
-      const auto it = windows_.find(method);
-      if (it == windows_.end() || it->second.recorded < enough) return std::nullopt;
-      count = std::min(it->second.recorded, size);
-      copy = it->second.samples;
+    std::lock_guard lock(mutex_);
+    const auto it = windows_.find(method);
+    if (it == windows_.end() || it->second.recorded < enough) return std::nullopt;
+    const window& w = it->second;
+    if (w.p95_of == 0 || w.recorded - w.p95_of >= recompute_every) {
+      const std::size_t count = std::min(w.recorded, size);
+      // A copy: nth_element reorders, and the ring's order says which sample goes next.
+      std::array<std::int64_t, size> copy = w.samples;
+      const std::size_t rank = (count * 95 + 99) / 100 - 1;  // the nearest rank
+      std::nth_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(rank),
+                       copy.begin() + static_cast<std::ptrdiff_t>(count));
+      w.p95 = copy[rank];
+      w.p95_of = w.recorded;
     }
-    const std::size_t rank = (count * 95 + 99) / 100 - 1;  // the nearest rank
-    std::nth_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(rank),
-                     copy.begin() + static_cast<std::ptrdiff_t>(count));
-    return std::chrono::nanoseconds(copy[rank]);
+    return std::chrono::nanoseconds(w.p95);
   }
 
  private:
   struct window {
     std::array<std::int64_t, size> samples{};
     std::size_t recorded = 0;
+    // The p95 last worked out, and `recorded` then (0: never). Written by p95(), under mutex_.
+    mutable std::int64_t p95 = 0;
+    mutable std::size_t p95_of = 0;
   };
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;  // guards windows_ and every field of each window
   std::map<std::string, window, std::less<>> windows_;
 };
 
@@ -7719,6 +7728,15 @@ class server_set {
     return pick->current.get();
   }
 
+  // Whether the list last looked at has a server not in `tried`, left out or not (choose() takes
+  // one left out when every server is): whether a call that has tried those could move on at all.
+  bool lists_untried(const tried_list& tried) const {
+    std::lock_guard lock(mutex_);
+    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) {
+      return std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t.get() == e.get(); });
+    });
+  }
+
   // The discovery's list as entries, rebuilt when its snapshot changed.
   result<std::vector<std::shared_ptr<entry>>> current_entries(const context& ctx) {
     const std::uint64_t listed_version = source_->version();
@@ -7998,7 +8016,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
   explicit basic_balanced_client(std::shared_ptr<discovery> source, balanced_options opts = {})
       : idempotent_(opts.idempotent),
         hedging_(opts.hedging),
-        budget_(opts.retry_budget),
+        budget_(std::make_shared<detail::retry_budget>(opts.retry_budget)),
         servers_(std::move(source), std::move(opts)) {}
   // Closes every connection; calls on them still pending complete with connection_closed.
   ~basic_balanced_client() = default;
@@ -8124,14 +8142,17 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       out_type r = attempt(hold.link->client);
       if (r) {
         servers_.succeeded(server);
-        budget_.succeeded();
+        budget_->succeeded();
         return r;
       }
       const std::optional<bool> may_move = after_failure(r.error(), server, idempotent(method));
       if (!may_move) return r;
-      if (!*may_move) return out_type(budget_spent(r.error()));
-      if (past_deadline(ctx)) return r;
       tried.push_back(hold.link->server);
+      if (!*may_move) {
+        if (!servers_.lists_untried(tried)) return r;  // nothing to retry on: the budget stopped nothing
+        return out_type(budget_spent(r.error()));
+      }
+      if (past_deadline(ctx)) return r;
       last = r.error();
     }
   }
@@ -8154,9 +8175,13 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
       throw;
     }
-    // The hook lowers the count when the call completes; if the call cannot start, the hook is
-    // dropped unrun, and with it the hold.
-    return start(link.client, [held](const detail::call_outcome&) { held->release(); });
+    // The hook lowers the count when the call completes, and a success refills the budget, as a
+    // synchronous call's does: the hook holds the budget, as it may run after this client is gone.
+    // If the call cannot start, the hook is dropped unrun, and with it the hold.
+    return start(link.client, [held, budget = budget_](const detail::call_outcome& outcome) {
+      held->release();
+      if (outcome.ok()) budget->succeeded();
+    });
   }
 
   // A hedged call (hedging_ on, an idempotent method): attempts on distinct servers, the next one
@@ -8216,7 +8241,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       const std::optional<std::size_t> finished = race->next(seen, hedge_at);
       if (!finished) {  // the delay passed unanswered: a hedge, if the deadline, budget and servers allow
         hedge_at.reset();
-        if (past_deadline(ctx) || !budget_.allows_hedge()) continue;
+        if (past_deadline(ctx) || !budget_->allows_hedge()) continue;
         if (link_state* open = servers_.pick_open(tried)) {
           launch(*open);
           hedge_at = next_hedge();
@@ -8228,7 +8253,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       entry& server = *attempted[*finished];
       if (r) {
         servers_.succeeded(server);
-        budget_.succeeded();
+        budget_->succeeded();
         // The call's time, not the winner's own: a slow attempt that got hedged counts as slow.
         if (hedging_.delay <= std::chrono::nanoseconds::zero()) latencies_.record(method, clock::now() - started);
         return r;
@@ -8237,8 +8262,11 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       if (!may_retry) return r;
       last = r.error();
       if (seen < attempts.size()) continue;  // another attempt still runs, and may yet win
-      if (!*may_retry) return budget_spent(r.error());
       if (past_deadline(ctx) || attempts.size() >= most) return r;
+      if (!*may_retry) {
+        if (!servers_.lists_untried(tried)) return r;  // nothing to retry on: the budget stopped nothing
+        return budget_spent(r.error());
+      }
       if (auto not_started = launch_dialled()) return std::move(*not_started);
       hedge_at = next_hedge();
     }
@@ -8253,7 +8281,7 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
     const bool going_away = why.code == errc::going_away;
     if (broken || going_away) servers_.eject(server, why);
     if (!(going_away || why.code == errc::busy || (broken && idempotent))) return std::nullopt;
-    return going_away || budget_.failed();
+    return going_away || budget_->failed();
   }
 
   // How long a hedged call of `method` waits before its next attempt; none: it is not hedged yet.
@@ -8273,7 +8301,8 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
 
   const std::vector<std::string> idempotent_;
   const hedging_options hedging_;
-  detail::retry_budget budget_;
+  // Shared with the completion hooks of asynchronous calls, which may outlive the client.
+  const std::shared_ptr<detail::retry_budget> budget_;
   detail::latency_windows latencies_;  // of the methods hedged after their p95
   servers servers_;
 };
@@ -15929,8 +15958,15 @@ class request_ledger {
     enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, expired, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
-    std::string busy_reason;               // busy: the caller's error text
+    const char* busy_text = nullptr;       // busy: the caller's error text, unless the adaptive limit's
+    std::size_t adaptive_limit = 0;        // busy at the adaptive limit: the limit then
     limit_kind limit = limit_kind::count;  // busy: which limit answered
+
+    // busy: the caller's error text, made here, after admit() has released the ledger's lock.
+    std::string busy_reason() const {
+      if (limit == limit_kind::adaptive_concurrency) return concurrency_limit::refusal(adaptive_limit);
+      return busy_text;
+    }
   };
 
   // Registers a request for `handler` whose metadata block and arguments are `kept` (the block
@@ -16117,13 +16153,13 @@ class request_ledger {
   }
 
  private:
-  static admission busy(std::string reason, limit_kind limit) {
-    return {admission::verdict::busy, nullptr, std::move(reason), limit};
+  static admission busy(const char* reason, limit_kind limit) {
+    return {admission::verdict::busy, nullptr, reason, 0, limit};
   }
   // Refused over the adaptive limit: the refusal may end a probe held up by long requests.
   admission refuse_adaptive(std::size_t limit) {
     context_.adaptive.on_refusal(clock::now());
-    return busy(concurrency_limit::refusal(limit), limit_kind::adaptive_concurrency);
+    return {admission::verdict::busy, nullptr, nullptr, limit, limit_kind::adaptive_concurrency};
   }
 
   // The adaptive concurrency limit's sample (concurrency_limit.hpp): a request's latency from its
@@ -19256,7 +19292,7 @@ class server_connection final : public wire_session<server_connection>,
         return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
       case verdict::busy:
         observer_.turned_away(admitted.limit);
-        return refuse(frame, true, errc::busy, admitted.busy_reason);
+        return refuse(frame, true, errc::busy, admitted.busy_reason());
       case verdict::no_memory:
         return refuse(frame, true, errc::busy, "rpc server: no memory for the request");
       case verdict::going_away:  // go_away() sets it under the ledger's lock

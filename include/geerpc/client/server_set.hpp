@@ -202,6 +202,15 @@ class server_set {
     return pick->current.get();
   }
 
+  // Whether the list last looked at has a server not in `tried`, left out or not (choose() takes
+  // one left out when every server is): whether a call that has tried those could move on at all.
+  bool lists_untried(const tried_list& tried) const {
+    std::lock_guard lock(mutex_);
+    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) {
+      return std::none_of(tried.begin(), tried.end(), [&](const auto& t) { return t.get() == e.get(); });
+    });
+  }
+
   // The discovery's list as entries, rebuilt when its snapshot changed.
   result<std::vector<std::shared_ptr<entry>>> current_entries(const context& ctx) {
     const std::uint64_t listed_version = source_->version();

@@ -398,7 +398,7 @@ class server_connection final : public wire_session<server_connection>,
         return refuse(frame, true, errc::deadline_exceeded, expired_on_arrival_message);
       case verdict::busy:
         observer_.turned_away(admitted.limit);
-        return refuse(frame, true, errc::busy, admitted.busy_reason);
+        return refuse(frame, true, errc::busy, admitted.busy_reason());
       case verdict::no_memory:
         return refuse(frame, true, errc::busy, "rpc server: no memory for the request");
       case verdict::going_away:  // go_away() sets it under the ledger's lock

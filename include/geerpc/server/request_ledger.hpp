@@ -133,8 +133,15 @@ class request_ledger {
     enum class verdict : std::uint8_t { registered, going_away, duplicate_seq, expired, busy, no_memory };
     verdict outcome = verdict::registered;
     server_request* request = nullptr;     // registered: the request, running
-    std::string busy_reason;               // busy: the caller's error text
+    const char* busy_text = nullptr;       // busy: the caller's error text, unless the adaptive limit's
+    std::size_t adaptive_limit = 0;        // busy at the adaptive limit: the limit then
     limit_kind limit = limit_kind::count;  // busy: which limit answered
+
+    // busy: the caller's error text, made here, after admit() has released the ledger's lock.
+    std::string busy_reason() const {
+      if (limit == limit_kind::adaptive_concurrency) return concurrency_limit::refusal(adaptive_limit);
+      return busy_text;
+    }
   };
 
   // Registers a request for `handler` whose metadata block and arguments are `kept` (the block
@@ -321,13 +328,13 @@ class request_ledger {
   }
 
  private:
-  static admission busy(std::string reason, limit_kind limit) {
-    return {admission::verdict::busy, nullptr, std::move(reason), limit};
+  static admission busy(const char* reason, limit_kind limit) {
+    return {admission::verdict::busy, nullptr, reason, 0, limit};
   }
   // Refused over the adaptive limit: the refusal may end a probe held up by long requests.
   admission refuse_adaptive(std::size_t limit) {
     context_.adaptive.on_refusal(clock::now());
-    return busy(concurrency_limit::refusal(limit), limit_kind::adaptive_concurrency);
+    return {admission::verdict::busy, nullptr, nullptr, limit, limit_kind::adaptive_concurrency};
   }
 
   // The adaptive concurrency limit's sample (concurrency_limit.hpp): a request's latency from its
