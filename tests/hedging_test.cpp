@@ -217,6 +217,42 @@ TEST_CASE("hedging: asynchronous successes refill the retry budget, as synchrono
   CHECK(f.requests() - before == 2);  // refilled: retried on the other server
 }
 
+TEST_CASE("hedging: asynchronous busy answers take tokens, as synchronous ones do", "[hedging]") {
+  fleet f(2);
+  for (auto& r : f.replicas) r->busy = true;
+  geerpc::balanced_client client(f.discovery(), {.mode = geerpc::select_mode::round_robin,
+                                                 .retry_budget = {.max_tokens = 10, .token_ratio = 0.0}});
+  // Each busy answer takes a token (its hook runs before its future is ready): 10 -> 5.
+  for (int i = 0; i < 5; ++i)
+    CHECK(client.async_call<std::string>("Replica.Once").try_get().code() == geerpc::errc::busy);
+  CHECK(f.requests() == 5);
+  // 5 -> 4, no more than half: the synchronous call is not retried on the other server.
+  const auto r = client.try_call<std::string>("Replica.Once");
+  CHECK(r.code() == geerpc::errc::busy);
+  CHECK(r.message().find("retry budget is spent") != std::string::npos);
+  CHECK(f.requests() == 6);
+}
+
+TEST_CASE("hedging: every server tried, the budget refusing the last failure: the server's own error", "[hedging]") {
+  fleet f(2);
+  for (auto& r : f.replicas) r->busy = true;
+  geerpc::balanced_client client(f.discovery(), {.mode = geerpc::select_mode::round_robin,
+                                                 .retry_budget = {.max_tokens = 11, .token_ratio = 0.0}});
+  // 11 -> 9 -> 7; the third call: 7 -> 6 (moves on), 6 -> 5 (refused, but no server is left).
+  for (int i = 0; i < 2; ++i) CHECK(client.try_call<std::string>("Replica.Once").code() == geerpc::errc::busy);
+  CHECK(f.requests() == 4);
+  const auto r = client.try_call<std::string>("Replica.Once");
+  CHECK(r.code() == geerpc::errc::busy);
+  CHECK(r.message() == "rpc server: busy (on purpose)");
+  CHECK(f.requests() == 6);
+  // 5 -> 4: the next call's first failure is refused with a server untried: the budget's message.
+  const auto s = client.try_call<std::string>("Replica.Once");
+  CHECK(s.message().find("retry budget is spent") != std::string::npos);
+  CHECK(f.requests() == 7);
+}
+
+// A smoke test: the call fails with its connection as the client ends. (A failure on the timer
+// thread, which the client's end does not join, is what the hook's own hold on the budget is for.)
 TEST_CASE("hedging: an asynchronous call may complete after its balanced client is gone", "[hedging]") {
   fleet f(1);
   f.replicas[0]->slow = true;

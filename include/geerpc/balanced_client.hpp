@@ -246,12 +246,17 @@ class basic_balanced_client : public call_surface<basic_balanced_client<Transpor
       link.calls->fetch_sub(1, std::memory_order_release);  // the count pick_connected raised
       throw;
     }
-    // The hook lowers the count when the call completes, and a success refills the budget, as a
-    // synchronous call's does: the hook holds the budget, as it may run after this client is gone.
+    // The hook lowers the count when the call completes, and its outcome reaches the budget as a
+    // synchronous call's does: a success refills it, a busy answer (the overload the budget guards
+    // against) takes a token, though an asynchronous call is not retried. The hook holds the budget:
+    // a failure may complete on the timer thread, which this client's destruction does not join.
     // If the call cannot start, the hook is dropped unrun, and with it the hold.
     return start(link.client, [held, budget = budget_](const detail::call_outcome& outcome) {
       held->release();
-      if (outcome.ok()) budget->succeeded();
+      if (outcome.ok())
+        budget->succeeded();
+      else if (outcome.status == static_cast<std::uint8_t>(errc::busy))
+        budget->failed();
     });
   }
 

@@ -140,6 +140,7 @@ class request_ledger {
     // busy: the caller's error text, made here, after admit() has released the ledger's lock.
     std::string busy_reason() const {
       if (limit == limit_kind::adaptive_concurrency) return concurrency_limit::refusal(adaptive_limit);
+      GEERPC_ASSERT(busy_text != nullptr, "server: a busy text asked of an admission that was not busy");
       return busy_text;
     }
   };
@@ -328,7 +329,9 @@ class request_ledger {
   }
 
  private:
-  static admission busy(const char* reason, limit_kind limit) {
+  // A literal, which outlives the admission: its text is read after the lock is released.
+  template <std::size_t N>
+  static admission busy(const char (&reason)[N], limit_kind limit) {
     return {admission::verdict::busy, nullptr, reason, 0, limit};
   }
   // Refused over the adaptive limit: the refusal may end a probe held up by long requests.
