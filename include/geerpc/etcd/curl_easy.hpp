@@ -143,14 +143,18 @@ inline std::optional<CURLcode> perform(CURL* easy, const std::stop_token& stop) 
       throw error(std::string("etcd: libcurl: ") + curl_multi_strerror(performed));
     if (running == 0) {
       int left = 0;
-      CURLcode outcome = CURLE_OK;
+      std::optional<CURLcode> outcome;
       while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
         if (message->msg == CURLMSG_DONE) outcome = message->data.result;
       }
+      // Ended without saying how: not taken for a success.
+      if (!outcome) throw error("etcd: libcurl ended a transfer without its outcome");
       return outcome;
     }
-    // Also returns when libcurl's own timeouts (CURLOPT_TIMEOUT_MS and the like) are due.
-    curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr);
+    // Also returns when libcurl's own timeouts (CURLOPT_TIMEOUT_MS and the like) are due. A poll
+    // that fails would fail again at once: thrown, not looped on.
+    if (const auto polled = curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr); polled != CURLM_OK)
+      throw error(std::string("etcd: libcurl: ") + curl_multi_strerror(polled));
   }
   return std::nullopt;
 }
