@@ -13,27 +13,14 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "detached_coroutine.hpp"
 #include "support.hpp"
 
 namespace callback_test {
 
 using namespace std::chrono_literals;
 
-namespace {
-
-// The smallest coroutine type: starts at once, nobody resumes it but its awaits, frees itself at
-// the end. Nothing of geerpc's: co_await works in any coroutine.
-struct detached {
-  struct promise_type {
-    detached get_return_object() noexcept { return {}; }
-    std::suspend_never initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }
-  };
-};
-
-}  // namespace
+using test::detached_coroutine;
 
 TEMPLATE_TEST_CASE("then() hands each result to its callback once, as calls complete, not in the order made",
                    "[callback]", GEERPC_ASYNC_TRANSPORTS) {
@@ -160,7 +147,7 @@ struct awaited {
 // Coroutines take what they use as parameters (copied into their frame): a lambda's captures would
 // be gone once the lambda's temporary is, while the coroutine is still suspended.
 template <class Client>
-detached several_awaits(Client& client, awaited& out) {
+detached_coroutine several_awaits(Client& client, awaited& out) {
   out.sum = co_await client.template async_call<int>("Arith.Sum", test::Args{1, 2});
   auto f = client.template async_call<int>("Arith.Sum", test::Args{out.sum, 10});
   out.sum = co_await f;  // an lvalue: awaited in place
@@ -177,14 +164,14 @@ detached several_awaits(Client& client, awaited& out) {
 }
 
 template <class Future>
-detached await_ready_future(Future future, awaited& out) {
+detached_coroutine await_ready_future(Future future, awaited& out) {
   out.value = co_await std::move(future);
   out.resumed_on = std::this_thread::get_id();
   out.finished.set();
 }
 
 template <class Client>
-detached await_cancellable(Client& client, std::stop_token stop, awaited& out) {
+detached_coroutine await_cancellable(Client& client, std::stop_token stop, awaited& out) {
   auto r =
       co_await client
           .template async_call<int>(geerpc::with_stop_token(std::move(stop)), "Arith.WaitForStop", test::Args{1, 1})
@@ -264,7 +251,7 @@ owned await_and_count(Client& client, std::atomic<int>& resumed) {
 // Holds several pending calls and awaits the first; when that fails, it ends, and the futures of
 // the others go with its frame.
 template <class Client>
-detached hold_several(Client& client, awaited& out) {
+detached_coroutine hold_several(Client& client, awaited& out) {
   std::vector<test::future<int, typename Client::transport_type>> calls;
   for (int i = 0; i < 8; ++i) calls.push_back(client.template async_call<int>("Arith.Late", test::Args{i, 0}));
   out.unknown = co_await std::move(calls[0]).as_result();

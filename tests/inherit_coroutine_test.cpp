@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "catch.hpp"
+#include "detached_coroutine.hpp"
 #include "inherit_support.hpp"
 #include "support.hpp"
 
@@ -25,17 +26,7 @@ using test::inherit::clock;  // not the C library's
 
 namespace {
 
-// The smallest coroutine type: starts at once, nobody resumes it but its awaits, frees itself at
-// the end.
-struct detached_task {
-  struct promise_type {
-    detached_task get_return_object() noexcept { return {}; }
-    std::suspend_never initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }
-  };
-};
+using test::detached_coroutine;
 
 // What a coroutine saw once it resumed, and the call it left running.
 struct resumed {
@@ -49,7 +40,8 @@ struct resumed {
 // Awaits a held call on `gate`, then calls the next hop with `passed` (context::from of the handler
 // that started it): a Probe, answered at once, and a Relay, left running until its stop fires.
 // Parameters are copied into the frame: the handler that started it may return first.
-detached_task forward_after_resume(geerpc::client& gate, geerpc::client& next, geerpc::context passed, resumed& out) {
+detached_coroutine forward_after_resume(geerpc::client& gate, geerpc::client& next, geerpc::context passed,
+                                        resumed& out) {
   (void)co_await gate.async_call<int>("Arith.Late", test::Args{1, 0}).as_result();
   out.on = std::this_thread::get_id();
   out.inherited = geerpc::detail::current_call != nullptr;
@@ -151,7 +143,7 @@ struct Waiter {
 using WaiterApi = geerpc::service<"Waiter", geerpc::method<"Run", &Waiter::run>>;
 
 // Awaits Gate.Now, then calls the next hop with no context: wherever it resumed, nothing inherited.
-detached_task probe_after_resume(geerpc::client& gate, geerpc::client& next, Gate& counts, resumed& out) {
+detached_coroutine probe_after_resume(geerpc::client& gate, geerpc::client& next, Gate& counts, resumed& out) {
   (void)co_await gate.async_call<int>("Gate.Now").as_result();
   out.on = std::this_thread::get_id();
   out.inherited = geerpc::detail::current_call != nullptr;
