@@ -65,7 +65,7 @@ TEST_CASE("a then() callback run on a handler's thread inherits nothing from tha
     REQUIRE(gate.until_started.wait_for_at_least(round));
     std::atomic<bool> inherited{false}, same_thread{false};
     front.next->async_call<int>("Gate.Now").then([&](geerpc::result<int>) {
-      inherited = geerpc::detail::current_call != nullptr;
+      inherited = geerpc::detail::current_call.call != nullptr;
       same_thread = std::this_thread::get_id() == front.handler_thread.load();
       gate.callback_ran.add();
     });
@@ -127,7 +127,7 @@ TEST_CASE("a then() callback of a call failed by a broken connection on a handle
     std::atomic<int> code{0};
     test::event callback_ran;
     front.next->async_call<int>("Holder.Hold").then([&](geerpc::result<int> r) {
-      inherited = geerpc::detail::current_call != nullptr;
+      inherited = geerpc::detail::current_call.call != nullptr;
       same_thread = std::this_thread::get_id() == front.handler_thread.load();
       code = r ? 0 : r.code().value();
       callback_ran.set();

@@ -44,7 +44,7 @@ detached_coroutine forward_after_resume(geerpc::client& gate, geerpc::client& ne
                                         resumed& out) {
   (void)co_await gate.async_call<int>("Arith.Late", test::Args{1, 0}).as_result();
   out.on = std::this_thread::get_id();
-  out.inherited = geerpc::detail::current_call != nullptr;
+  out.inherited = geerpc::detail::current_call.call != nullptr;
   auto r = next.try_call<int>(passed, "Hop.Probe");
   out.probe_code = r ? 0 : r.code().value();
   out.relay.emplace(next.async_call<int>(passed, "Hop.Relay", 0));
@@ -146,7 +146,7 @@ using WaiterApi = geerpc::service<"Waiter", geerpc::method<"Run", &Waiter::run>>
 detached_coroutine probe_after_resume(geerpc::client& gate, geerpc::client& next, Gate& counts, resumed& out) {
   (void)co_await gate.async_call<int>("Gate.Now").as_result();
   out.on = std::this_thread::get_id();
-  out.inherited = geerpc::detail::current_call != nullptr;
+  out.inherited = geerpc::detail::current_call.call != nullptr;
   auto r = next.try_call<int>("Hop.Probe");
   out.probe_code = r ? 0 : r.code().value();
   counts.coroutine_ran.add();

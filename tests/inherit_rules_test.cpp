@@ -200,7 +200,7 @@ TEST_CASE("a balanced client's calls and broadcasts made in a handler inherit to
 TEMPLATE_TEST_CASE("a call made outside any handler inherits nothing", "[inherit]", GEERPC_TRANSPORTS) {
   hop_server<TestType> c;
   auto client = geerpc::dial<TestType>(c.address);
-  CHECK(geerpc::detail::current_call == nullptr);
+  CHECK(geerpc::detail::current_call.call == nullptr);
   CHECK(client.template call<int>("Hop.Probe") == 1);
   CHECK_FALSE(c.handlers.last().handler_deadline);
   CHECK_FALSE(c.handlers.last().traceparent);

@@ -148,12 +148,12 @@ inline context context::from(const call_context& handler) { return handler.downs
 
 namespace detail {
 // On a handler's thread: `ctx` with `handler`'s context merged in, unless `ctx` is settled (made by
-// context::from, or merged already); in a server interceptor's `after` (current_call_answered),
+// context::from, or merged already); in a server interceptor's `after` (current_call.answered),
 // only the handler's propagated metadata: its deadline has passed or its stop has fired by then.
 [[gnu::noinline, gnu::cold]] inline std::optional<context> merged_with(const context& ctx,
                                                                        const call_context& handler) {
   if (!context_access::inherits(ctx)) return std::nullopt;
-  if (current_call_answered) return context_access::merge(ctx, context::from(handler).detached());
+  if (current_call.answered) return context_access::merge(ctx, context::from(handler).detached());
   return context_access::merge(ctx, context::from(handler));
 }
 
@@ -162,7 +162,7 @@ namespace detail {
 // Outside a handler it is empty and costs one thread-local read: this part is always inlined, the
 // merge is not.
 [[gnu::always_inline]] inline std::optional<context> inherited_here(const context& ctx) {
-  if (const call_context* handler = current_call; handler != nullptr) [[unlikely]]
+  if (const call_context* handler = current_call.call; handler != nullptr) [[unlikely]]
     return merged_with(ctx, *handler);
   return std::nullopt;
 }

@@ -395,40 +395,34 @@ class call_context;
 
 namespace detail {
 
-// Null outside a handler: a call made there reads this one pointer and goes on as before.
-inline thread_local const call_context* current_call = nullptr;
-// Set with current_call around a server interceptor's `after`: that call is answered, its caller
-// waits no more and its stop token has fired or fires when first asked for, so a call made there
-// takes only its propagated metadata (a trace id), as a detached() call made in its handler would.
-inline thread_local bool current_call_answered = false;
+// The call whose handler runs on this thread: a null `call` outside a handler, where a call made
+// reads this one thread-local and goes on as before. `answered` is set around a server
+// interceptor's `after`: that call is answered, its caller waits no more and its stop token has
+// fired or fires when first asked for, so a call made there takes only its propagated metadata (a
+// trace id), as a detached() call made in its handler would.
+struct handler_on_thread {
+  const call_context* call = nullptr;
+  bool answered = false;
+};
+inline thread_local handler_on_thread current_call;
 
 // Sets current_call for the life of a handler, putting back the one before it: a server's handler
 // may run inside another's on one thread (an in-process server called inline).
 class current_call_scope {
  public:
-  // `answered`: around an interceptor's `after` (current_call_answered).
-  explicit current_call_scope(const call_context& call, bool answered = false) noexcept
-      : previous_(current_call), previous_answered_(current_call_answered) {
-    current_call = &call;
-    current_call_answered = answered;
+  // `answered`: around an interceptor's `after`.
+  explicit current_call_scope(const call_context& call, bool answered = false) noexcept : previous_(current_call) {
+    current_call = {&call, answered};
   }
   // No call: around code that runs on a handler's thread for another call (a reply's completion,
   // a then() callback, a resumed coroutine), which must not inherit that handler's deadline.
-  explicit current_call_scope(std::nullptr_t) noexcept
-      : previous_(current_call), previous_answered_(current_call_answered) {
-    current_call = nullptr;
-    current_call_answered = false;
-  }
-  ~current_call_scope() {
-    current_call = previous_;
-    current_call_answered = previous_answered_;
-  }
+  explicit current_call_scope(std::nullptr_t) noexcept : previous_(current_call) { current_call = {}; }
+  ~current_call_scope() { current_call = previous_; }
   current_call_scope(const current_call_scope&) = delete;
   current_call_scope& operator=(const current_call_scope&) = delete;
 
  private:
-  const call_context* previous_;
-  bool previous_answered_;
+  handler_on_thread previous_;
 };
 
 }  // namespace detail
@@ -773,12 +767,12 @@ inline context context::from(const call_context& handler) { return handler.downs
 
 namespace detail {
 // On a handler's thread: `ctx` with `handler`'s context merged in, unless `ctx` is settled (made by
-// context::from, or merged already); in a server interceptor's `after` (current_call_answered),
+// context::from, or merged already); in a server interceptor's `after` (current_call.answered),
 // only the handler's propagated metadata: its deadline has passed or its stop has fired by then.
 [[gnu::noinline, gnu::cold]] inline std::optional<context> merged_with(const context& ctx,
                                                                        const call_context& handler) {
   if (!context_access::inherits(ctx)) return std::nullopt;
-  if (current_call_answered) return context_access::merge(ctx, context::from(handler).detached());
+  if (current_call.answered) return context_access::merge(ctx, context::from(handler).detached());
   return context_access::merge(ctx, context::from(handler));
 }
 
@@ -787,7 +781,7 @@ namespace detail {
 // Outside a handler it is empty and costs one thread-local read: this part is always inlined, the
 // merge is not.
 [[gnu::always_inline]] inline std::optional<context> inherited_here(const context& ctx) {
-  if (const call_context* handler = current_call; handler != nullptr) [[unlikely]]
+  if (const call_context* handler = current_call.call; handler != nullptr) [[unlikely]]
     return merged_with(ctx, *handler);
   return std::nullopt;
 }
