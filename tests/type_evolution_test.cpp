@@ -1,6 +1,9 @@
 // Services that evolve (docs/protocol.md 4.2 and 5.7): a client whose structs have more or fewer
 // trailing fields than the server's calls it; a change that is not compatible is refused naming the
 // field and both types; the server decides once per connection from the call's schema.
+#include <set>
+#include <string>
+
 #include "catch.hpp"
 #include "support.hpp"
 
@@ -348,6 +351,44 @@ TEST_CASE("a schema block is parsed after the fingerprint, and one that is malfo
   auto zero = build(request_flag::fingerprint | request_flag::schema, 99, true);
   geerpc::detail::store_le<std::uint16_t>(zero.data() + offset::text + 3 + fingerprint_size, 0);
   CHECK(parse(zero, view) == "request schema exceeds the frame");
+}
+
+TEST_CASE("a client remembers each method and type fingerprint apart, by a key that is never an empty slot",
+          "[evolution]") {
+  using geerpc::detail::announced_types;
+  // Names of every length from 1 to 40 bytes, and each of them with one byte changed at each
+  // position: the word-wise key must tell every one apart, the overlapping last word included.
+  std::set<std::uint64_t> keys;
+  std::size_t names = 0;
+  for (std::size_t length = 1; length <= 40; ++length) {
+    const std::string name(length, 'm');
+    for (std::size_t at = 0; at <= length; ++at) {
+      std::string changed = name;
+      if (at < length) changed[at] = 'n';
+      for (const std::uint32_t fingerprint : {0x1234u, 0x1235u}) {
+        const std::uint64_t key = announced_types::key(changed, fingerprint);
+        CHECK(key != 0);
+        keys.insert(key);
+        ++names;
+      }
+    }
+  }
+  CHECK(keys.size() == names);
+  // The length and the fingerprint are not folded into one another.
+  CHECK(announced_types::key(std::string(10, 'm'), 0x1235) != announced_types::key(std::string(11, 'm'), 0x1234));
+  // A name under 8 bytes and the same name with a zero byte after it differ by their length.
+  CHECK(announced_types::key(std::string_view("Arith.S"), 7) !=
+        announced_types::key(std::string_view("Arith.S\0", 8), 7));
+
+  announced_types table;
+  const std::uint64_t sum = announced_types::key("Arith.Sum", 9), echo = announced_types::key("Arith.Echo", 9);
+  CHECK_FALSE(table.contains(sum));
+  table.insert(sum);
+  CHECK(table.contains(sum));
+  CHECK_FALSE(table.contains(echo));
+  // A full table keeps what it has and finds no room for more, which then keep sending schemas.
+  for (std::uint64_t k = 1; k <= 4 * announced_types::slots; ++k) table.insert(k * 0x10001);
+  CHECK(table.contains(sum));
 }
 
 }  // namespace type_evolution_test

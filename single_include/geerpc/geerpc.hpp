@@ -6034,13 +6034,24 @@ class announced_types {
   static constexpr std::size_t slots = 64;
   static constexpr std::size_t probes = 8;
 
-  // The key of calls of `method` with this type fingerprint: FNV-1a (64 bits) over the name, then
-  // the fingerprint's bytes. Never 0, which marks an empty slot.
+  // The key of calls of `method` with this type fingerprint, never 0 (an empty slot): the name
+  // taken 8 bytes at a time, the last 8 overlapping the word before when the length is not a
+  // multiple of 8 (a name under 8 bytes byte by byte), each mixed in by a multiply and a shift, and
+  // the length. It runs on every call, so it costs a few instructions a word, not a byte (a
+  // byte-wise FNV-1a took about 60 of a W1 call's 2,200 on the client).
   static std::uint64_t key(std::string_view method, std::uint32_t fingerprint) noexcept {
-    constexpr std::uint64_t prime = 1099511628211ull;
-    std::uint64_t h = 14695981039346656037ull;
-    for (const char c : method) h = (h ^ static_cast<unsigned char>(c)) * prime;
-    for (int shift = 0; shift < 32; shift += 8) h = (h ^ ((fingerprint >> shift) & 0xff)) * prime;
+    const auto* name = reinterpret_cast<const std::byte*>(method.data());
+    const std::size_t size = method.size();
+    // The length and the fingerprint side by side, not xored: 0x1235 with 10 bytes is not 0x1234 with 11.
+    std::uint64_t h = mix(0, (std::uint64_t{static_cast<std::uint32_t>(size)} << 32) | fingerprint);
+    if (size < 8) {
+      std::uint64_t word = 0;
+      for (std::size_t i = 0; i < size; ++i) word |= std::uint64_t{std::to_integer<unsigned char>(name[i])} << (8 * i);
+      h = mix(h, word);
+    } else {
+      for (std::size_t i = 0; i + 8 < size; i += 8) h = mix(h, load_le<std::uint64_t>(name + i));
+      h = mix(h, load_le<std::uint64_t>(name + size - 8));
+    }
     return h == 0 ? 1 : h;
   }
 
@@ -6062,6 +6073,11 @@ class announced_types {
   }
 
  private:
+  static std::uint64_t mix(std::uint64_t h, std::uint64_t word) noexcept {
+    h = (h ^ word) * 0x9e3779b97f4a7c15ull;  // 2^64 over the golden ratio: odd, bits well spread
+    return h ^ (h >> 32);
+  }
+
   std::array<std::atomic<std::uint64_t>, slots> slots_{};
 };
 
