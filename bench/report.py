@@ -141,6 +141,43 @@ def jsonrpc_servers(peers, pins, ratio):
     return out
 
 
+REACTOR_CPU = re.compile(r"^reactorcpu (\S+) (W\d) name=\S+ threads=\d+ cpu_ns_per_call=([\d.]+) round=(\d+) pin=(\S+)")
+
+
+def jsonrpc_server_cpu(raw: pathlib.Path, pins):
+    """The JSON-RPC servers' CPU time per call under geerpc's jsonrpc@ client, which reads every
+    thread of the server process over the timed phase (--thread-cpu-of): what each server spends,
+    whichever client bounds the calls/s on a machine that client and server share."""
+    per_round = collections.defaultdict(float)  # (pin, peer, workload, round) -> ns per call, all threads
+    for line in raw.read_text().splitlines():
+        if (m := REACTOR_CPU.match(line)) and m.group(1).startswith("geerpc-jsonrpc-"):
+            peer, workload, ns, rnd, pin = m.groups()
+            per_round[(pin, peer, workload, rnd)] += float(ns)
+    if not per_round:
+        return []
+    values = collections.defaultdict(list)
+    for (pin, peer, workload, _), ns in per_round.items():
+        values[(pin, peer, workload)].append(ns)
+    med = {key: statistics.median(v) for key, v in values.items()}
+    servers = sorted({peer for _, peer, _ in med})
+    workloads = sorted({w for _, _, w in med})
+    out = ["\n## JSON-RPC servers' CPU per call (all the server's threads, µs, medians; under geerpc's "
+           "jsonrpc@ client), and Go's / geerpc's\n",
+           "| server | " + " | ".join(f"{w} PIN={pin}" for pin in pins for w in workloads) + " |",
+           "|---|" + "---|" * (len(pins) * len(workloads))]
+    for peer in servers:
+        cells = []
+        for pin in pins:
+            for w in workloads:
+                ns, go = med.get((pin, peer, w)), med.get((pin, "geerpc-jsonrpc-go", w))
+                text = "—" if ns is None else f"{ns / 1000:.2f}"
+                if ns and go and peer != "geerpc-jsonrpc-go":
+                    text += f" ({go / ns:.2f}x)"
+                cells.append(text)
+        out.append(f"| {peer} | " + " | ".join(cells) + " |")
+    return out
+
+
 STORM = re.compile(r"^storm (\S+) (floor|sync|async) (.*)$")
 
 
@@ -296,6 +333,7 @@ def main() -> int:
     lines += tls_cost(peers, pins, ratio)
     lines += json_cost(peers, pins, ratio)
     lines += jsonrpc_servers(peers, pins, ratio)
+    lines += jsonrpc_server_cpu(raw, pins)
     for peer, values in sorted(bare.items()):
         idle_rss = [v for (pin, p, w, m), v in med.items() if p == peer and w == "W5" and m == "idle_rss_kb"]
         if idle_rss:

@@ -268,12 +268,14 @@ run_grpc_server() {  # peer name; uses pin, server_args, client_args
 
 # Go's jsonrpc client (bench/go_jsonrpc) against Go's jsonrpc server, then against geerpc's: the same
 # client, so the ratio is the servers'. Each server again under geerpc's own jsonrpc@ client (the
-# threaded transport, --codec json --jsonrpc), which leaves the servers more of the machine than Go's.
+# threaded transport, --codec json --jsonrpc), which leaves the servers more of the machine than Go's,
+# and reports the server's CPU time per call (every thread of its process), whichever side bounds
+# the calls/s.
 run_jsonrpc_client() {  # peer name; uses pin, port
   for w in W1 W2 W3 W4; do
     wants "$w" || continue
     timeout "$CLIENT_TIMEOUT" "${pin[@]}" "$bin/geerpc_bench_client" --transport threaded --codec json --jsonrpc \
-      --port "$port" --workload "$w" --scale "$SCALE" --peer "$1" || true
+      --port "$port" --workload "$w" --scale "$SCALE" --peer "$1" --thread-cpu-of "$server_pid" || true
   done
 }
 go_jsonrpc_bin="$scratch/gojsonrpc"

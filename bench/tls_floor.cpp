@@ -1,11 +1,11 @@
 // The floor under a TLS call: what OpenSSL alone costs for one W1 call's records (a request and
 // a reply of `size` bytes, each sealed by one side and opened by the other) and for W4's 4 KiB
 // echo, with no socket: the two SSL objects talk through a BIO pair in memory, on one thread.
-// TLS 1.3 and the cipher geerpc's contexts negotiate (TLS_AES_256_GCM_SHA384, which OpenSSL 3.0
-// puts first, with AES-NI here). Prints
+// TLS 1.3 and the cipher OpenSSL's defaults negotiate, or the TLS 1.3 suites given in
+// --ciphersuites (OpenSSL's list syntax). Prints
 //   tls_floor size=<n> ns_per_call=<float> cipher=<name>
 // so that a TLS/plain ratio from bench/run.sh can be set against the time TLS needs at least.
-//   geerpc_bench_tls_floor --cert F --key F [--calls N]
+//   geerpc_bench_tls_floor --cert F --key F [--calls N] [--ciphersuites LIST]
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   const char* cert = bench::flag(argc, argv, "--cert", nullptr);
   const char* key = bench::flag(argc, argv, "--key", nullptr);
   const long calls = std::atol(bench::flag(argc, argv, "--calls", "200000"));
+  const char* suites = bench::flag(argc, argv, "--ciphersuites", nullptr);
   if (cert == nullptr || key == nullptr) {
     std::fprintf(stderr, "usage: geerpc_bench_tls_floor --cert F --key F [--calls N]\n");
     return 2;
@@ -56,7 +57,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot load %s / %s\n", cert, key);
     return 1;
   }
-  for (SSL_CTX* ctx : {server_ctx, client_ctx}) SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  for (SSL_CTX* ctx : {server_ctx, client_ctx}) {
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (suites != nullptr && SSL_CTX_set_ciphersuites(ctx, suites) != 1) {
+      std::fprintf(stderr, "OpenSSL takes none of the TLS 1.3 suites %s\n", suites);
+      return 2;
+    }
+  }
   for (const std::size_t size : {40u, 4096u + 40u}) {  // W1's Sum, W4's Echo (a frame each way)
     SSL* client = SSL_new(client_ctx);
     SSL* server = SSL_new(server_ctx);
