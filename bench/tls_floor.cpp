@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   const long calls = std::atol(bench::flag(argc, argv, "--calls", "200000"));
   const char* suites = bench::flag(argc, argv, "--ciphersuites", nullptr);
   if (cert == nullptr || key == nullptr) {
-    std::fprintf(stderr, "usage: geerpc_bench_tls_floor --cert F --key F [--calls N]\n");
+    std::fprintf(stderr, "usage: geerpc_bench_tls_floor --cert F --key F [--calls N] [--ciphersuites LIST]\n");
     return 2;
   }
   SSL_CTX* server_ctx = SSL_CTX_new(TLS_server_method());
