@@ -152,7 +152,7 @@ std::string jsonrpc_client_translator::take_frame(std::span<const std::byte> byt
   // it, each bad byte as U+FFFD: the writer refuses invalid text, and Go answers "can't find method".
   writer(text).string(valid_utf8(frame.text));
   append(text, R"(,"params":)");
-  text.insert(text.end(), frame.body.begin(), frame.body.end());
+  append_on_one_line(text, frame.body);
   append(text, R"(,"id":)");
   append(text, std::to_string(frame.header.seq));
   append(text, "}\n");

@@ -3,6 +3,7 @@
 #include <geerpc/json/jsonrpc_scanner.hpp>
 #include <geerpc/json/writer.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <span>
@@ -76,6 +77,14 @@ bool beyond_double(std::string_view text) noexcept {
 }
 
 }  // namespace
+
+void append_on_one_line(std::vector<std::byte>& out, std::span<const std::byte> json) {
+  const std::size_t at = out.size();
+  out.insert(out.end(), json.begin(), json.end());
+  std::replace_if(
+      out.begin() + static_cast<std::ptrdiff_t>(at), out.end(),
+      [](std::byte b) { return b == std::byte{'\n'} || b == std::byte{'\r'}; }, std::byte{' '});
+}
 
 bool is_number_text(std::string_view text) noexcept {
   std::size_t at = 0;

@@ -262,7 +262,7 @@ void jsonrpc_stream::outbound(std::span<const std::byte> bytes, std::vector<std:
   if (frame.body.empty())
     append(text, "{}");
   else
-    text.insert(text.end(), frame.body.begin(), frame.body.end());
+    append_on_one_line(text, frame.body);
   append(text, ",\"error\":null}\n");
 }
 

@@ -95,6 +95,21 @@ TEST_CASE("jsonrpc client translator: the hello is answered at once, requests be
   CHECK(t.waiting() == 1);
 }
 
+TEST_CASE("jsonrpc client translator: arguments with newlines between their tokens still make one line",
+          "[json][jsonrpc_client]") {
+  jsonrpc_client_translator t("rpc client: jsonrpc@h:1");
+  std::array<std::byte, geerpc::wire::hello_size> hello{};
+  geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::json_codec::id, 0, 5000}, hello);
+  std::vector<std::byte> text, to_client, frames;
+  CHECK(t.from_client(hello, text, to_client).empty());
+  const std::size_t start = geerpc::wire::begin_frame(frames, {geerpc::wire::frame_kind::request, 0, 3, 1234}, "A.B");
+  const auto body = bytes("[{\n\"x\":\r\n1}\n]");
+  frames.insert(frames.end(), body.begin(), body.end());
+  geerpc::wire::finish_frame(frames, start);
+  CHECK(t.from_client(frames, text, to_client).empty());
+  CHECK(text_of(text) == "{\"method\":\"A.B\",\"params\":[{ \"x\":  1} ],\"id\":3}\n");
+}
+
 TEST_CASE("jsonrpc client translator: the frames do not depend on where the server's bytes are cut",
           "[json][jsonrpc_client]") {
   const std::vector<std::string> streams = {

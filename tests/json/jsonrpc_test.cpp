@@ -208,6 +208,28 @@ TEST_CASE("jsonrpc: the translator keeps an id until its response goes out, and 
   CHECK(text.empty());
 }
 
+// A result written as its text holds it (a json::raw_value, pretty-printed) keeps the response on
+// one line: its newlines, whitespace between tokens, go as spaces (the fuzzer's finding: a reply
+// broken over many lines by params full of newlines, echoed back).
+TEST_CASE("jsonrpc: a response whose result has newlines between its tokens is still one line", "[json][jsonrpc]") {
+  geerpc::json::detail::jsonrpc_stream stream(1024);
+  std::vector<std::byte> frames, replies, text;
+  const std::string request = call_text("A.B", "[\n1,\r\n2\n]", "7");
+  stream.inbound(std::as_bytes(std::span(request)), frames, replies);
+  geerpc::wire::frame_view frame;
+  REQUIRE(geerpc::wire::parse_frame(frames, frame) == nullptr);
+  std::vector<std::byte> response;
+  const std::size_t start =
+      geerpc::wire::begin_frame(response, {geerpc::wire::frame_kind::response, 0, frame.header.seq, 0}, "");
+  const std::string result = "{\n  \"a\": \"x\\ny\",\r\n  \"b\": [1,\n2]\n}";
+  const auto body = std::as_bytes(std::span(result));
+  response.insert(response.end(), body.begin(), body.end());
+  geerpc::wire::finish_frame(response, start);
+  stream.outbound(response, text);
+  CHECK(std::string(reinterpret_cast<const char*>(text.data()), text.size()) ==
+        "{\"id\":7,\"result\":{   \"a\": \"x\\ny\",    \"b\": [1, 2] },\"error\":null}\n");
+}
+
 // The scanner's id (json/jsonrpc_scanner.hpp), which answers a message that cannot be read: found
 // whatever the reads' boundaries, at the top level only, and only when it can be echoed as it is.
 TEST_CASE("jsonrpc: the scanner finds the top-level id of a message fed a byte at a time", "[json][jsonrpc]") {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "../config.hpp"
 
@@ -76,6 +77,12 @@ constexpr bool is_json_whitespace(std::byte b) noexcept {
 // JSON string (quotes, escapes, UTF-8): what may be echoed as an id.
 bool is_number_text(std::string_view text) noexcept;
 bool is_string_text(std::string_view text) noexcept;
+
+// Appends the JSON value `json` to a message that must stay on one line (each JSON-RPC message
+// ends with a newline, as Go's encoder writes it): a CR or LF in valid JSON can only be whitespace
+// between tokens, since a string holds them escaped, so each becomes a space. A value keeps its
+// layout otherwise (a json::raw_value written as its text holds it, pretty-printed or not).
+void append_on_one_line(std::vector<std::byte>& out, std::span<const std::byte> json);
 
 }  // namespace detail
 }  // namespace json
