@@ -26,18 +26,20 @@ std::string text_of(const std::vector<std::byte>& b) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
+// Appends a request frame of `seq` calling `method` with the JSON `params`.
+void append_request(std::vector<std::byte>& out, std::uint64_t seq, std::string_view method, std::string_view params) {
+  const std::size_t start = geerpc::wire::begin_frame(out, {geerpc::wire::frame_kind::request, 0, seq, 0}, method);
+  const auto body = bytes(params);
+  out.insert(out.end(), body.begin(), body.end());
+  geerpc::wire::finish_frame(out, start);
+}
+
 // A translator that took a hello announcing `limit` and requests of seqs 1 to `calls`.
 void open(jsonrpc_client_translator& t, std::uint32_t limit, int calls) {
   std::array<std::byte, geerpc::wire::hello_size> hello{};
   geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::json_codec::id, 0, limit}, hello);
   std::vector<std::byte> requests, to_client, text;
-  for (int seq = 1; seq <= calls; ++seq) {
-    const std::size_t start = geerpc::wire::begin_frame(
-        requests, {geerpc::wire::frame_kind::request, 0, static_cast<std::uint64_t>(seq), 0}, "Arith.Sum");
-    const auto body = bytes("[1]");
-    requests.insert(requests.end(), body.begin(), body.end());
-    geerpc::wire::finish_frame(requests, start);
-  }
+  for (int seq = 1; seq <= calls; ++seq) append_request(requests, static_cast<std::uint64_t>(seq), "Arith.Sum", "[1]");
   REQUIRE(t.from_client(hello, text, to_client).empty());
   REQUIRE(t.from_client(requests, text, to_client).empty());
 }
@@ -98,14 +100,9 @@ TEST_CASE("jsonrpc client translator: the hello is answered at once, requests be
 TEST_CASE("jsonrpc client translator: arguments with newlines between their tokens still make one line",
           "[json][jsonrpc_client]") {
   jsonrpc_client_translator t("rpc client: jsonrpc@h:1");
-  std::array<std::byte, geerpc::wire::hello_size> hello{};
-  geerpc::wire::encode_hello({geerpc::wire::protocol_version, geerpc::json_codec::id, 0, 5000}, hello);
+  open(t, 5000, 0);
   std::vector<std::byte> text, to_client, frames;
-  CHECK(t.from_client(hello, text, to_client).empty());
-  const std::size_t start = geerpc::wire::begin_frame(frames, {geerpc::wire::frame_kind::request, 0, 3, 1234}, "A.B");
-  const auto body = bytes("[{\n\"x\":\r\n1}\n]");
-  frames.insert(frames.end(), body.begin(), body.end());
-  geerpc::wire::finish_frame(frames, start);
+  append_request(frames, 3, "A.B", "[{\n\"x\":\r\n1}\n]");
   CHECK(t.from_client(frames, text, to_client).empty());
   CHECK(text_of(text) == "{\"method\":\"A.B\",\"params\":[{ \"x\":  1} ],\"id\":3}\n");
 }
@@ -219,10 +216,7 @@ TEST_CASE("jsonrpc client translator: a method name that is not UTF-8 goes with 
   jsonrpc_client_translator t("w");
   open(t, 1u << 20, 0);
   std::vector<std::byte> request, text, to_client;
-  const std::size_t start = geerpc::wire::begin_frame(request, {geerpc::wire::frame_kind::request, 0, 1, 0}, "X.\xff");
-  const auto body = bytes("[1]");
-  request.insert(request.end(), body.begin(), body.end());
-  geerpc::wire::finish_frame(request, start);
+  append_request(request, 1, "X.\xff", "[1]");
   CHECK(t.from_client(request, text, to_client).empty());
   CHECK(text_of(text) == "{\"method\":\"X.\xef\xbf\xbd\",\"params\":[1],\"id\":1}\n");
 }
