@@ -86,6 +86,9 @@ void append_on_one_line(std::vector<std::byte>& out, std::span<const std::byte> 
       [](std::byte b) { return b == std::byte{'\n'} || b == std::byte{'\r'}; }, std::byte{' '});
 }
 
+// The most digits an exponent may have past its leading zeros: Boost.JSON fails one past 2^31.
+constexpr std::size_t max_exponent_digits = 9;
+
 bool is_number_text(std::string_view text) noexcept {
   std::size_t at = 0;
   if (at < text.size() && text[at] == '-') ++at;
@@ -97,20 +100,52 @@ bool is_number_text(std::string_view text) noexcept {
   if (at < text.size() && (text[at] == 'e' || text[at] == 'E')) {
     ++at;
     if (at < text.size() && (text[at] == '+' || text[at] == '-')) ++at;
-    if (skip_digits(text, at) == 0) return false;
+    while (at + 1 < text.size() && text[at] == '0' && is_digit(text[at + 1])) ++at;  // leading zeros
+    // An exponent of 10 digits or more is refused by the JSON parser (Boost.JSON's exponent
+    // overflow, even where the value would read as 0): not echoed either.
+    if (const std::size_t digits = skip_digits(text, at); digits == 0 || digits > max_exponent_digits) return false;
   }
   return at == text.size() && !beyond_double(text);
 }
 
+namespace {
+
+// The code unit of the \uXXXX escape whose 'u' is at `at` (escape_length() has checked its digits).
+unsigned escaped_unit(std::string_view text, std::size_t at) noexcept {
+  unsigned unit = 0;
+  for (std::size_t i = 1; i <= 4; ++i) {
+    const char c = text[at + i];
+    unit = unit * 16 + static_cast<unsigned>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  return unit;
+}
+
+// The length of the \u escape at `at` (its 'u') with the one that must pair with it: a high
+// surrogate and then a low one (12 bytes with the backslash), or a unit that is no surrogate (6);
+// 0 for a surrogate alone, which the JSON parsers (Boost.JSON's, so the peer's too) refuse.
+std::size_t unicode_escape_length(std::string_view text, std::size_t at) noexcept {
+  const unsigned unit = escaped_unit(text, at);
+  if (unit < 0xD800 || unit > 0xDFFF) return 5;
+  if (unit > 0xDBFF) return 0;  // a low surrogate first
+  if (at + 6 >= text.size() || text[at + 5] != '\\' || text[at + 6] != 'u' || escape_length(text, at + 6) != 5)
+    return 0;
+  const unsigned low = escaped_unit(text, at + 6);
+  return low >= 0xDC00 && low <= 0xDFFF ? 11 : 0;
+}
+
+}  // namespace
+
 bool is_string_text(std::string_view text) noexcept {
   if (text.size() < 2 || text.front() != '"' || text.back() != '"') return false;
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const std::string_view inside = text.substr(0, text.size() - 1);
   for (std::size_t at = 1; at + 1 < text.size();) {
     std::size_t length = 1;
     if (bytes[at] < 0x20 || bytes[at] == '"') return false;
-    if (bytes[at] == '\\')
-      length = 1 + escape_length(text.substr(0, text.size() - 1), at + 1);
-    else if (bytes[at] >= 0x80)
+    if (bytes[at] == '\\') {
+      length = 1 + escape_length(inside, at + 1);
+      if (length == 6) length = 1 + unicode_escape_length(inside, at + 1);
+    } else if (bytes[at] >= 0x80)
       length = utf8_sequence_length(bytes + at, text.size() - 1 - at);
     if (length <= 1 && bytes[at] >= 0x80) return false;  // no UTF-8 sequence
     if (length == 1 && bytes[at] == '\\') return false;  // no escape JSON has

@@ -256,7 +256,16 @@ TEST_CASE("jsonrpc: the scanner finds the top-level id of a message fed a byte a
   CHECK(id_of(R"({"id":-1.5e80158})").empty());  // past a double's range: 8.2 refuses it
   CHECK(id_of(R"({"id":1e-400})") == "1e-400");  // too close to 0, which it reads as 0
   CHECK(id_of(R"({"id":0.0001e309})") == "0.0001e309");
-  CHECK(id_of("{\"id\":\"a\tb\"}").empty());  // a control character: no JSON string
+  CHECK(id_of(R"({"id":-2.5e-3321042686})").empty());                    // an exponent the parser overflows on
+  CHECK(id_of(R"({"id":2e-000000000000001})") == "2e-000000000000001");  // leading zeros are no digits
+  CHECK(id_of("{\"id\":\"a\tb\"}").empty());                             // a control character: no JSON string
+  // A UTF-16 surrogate escaped alone is refused by JSON parsers (Boost.JSON's): not echoed.
+  CHECK(id_of(R"({"id":"k\udddd0041"})").empty());  // a low surrogate first (the fuzzer's)
+  CHECK(id_of(R"({"id":"k\ud83d"})").empty());      // a high one with nothing after it
+  CHECK(id_of(R"({"id":"k\ud83dx"})").empty());
+  CHECK(id_of(R"({"id":"k\ud83d\u0041"})").empty());                    // a high one and no low one
+  CHECK(id_of(R"({"id":"k\ud83d\ude00!"})") == R"("k\ud83d\ude00!")");  // a pair
+  CHECK(id_of(R"({"id":"k\u00e9\uFFFF"})") == R"("k\u00e9\uFFFF")");
   CHECK(id_of(R"({"id":")" + std::string(2000, 'x') + R"("})").empty());
   CHECK(id_of(R"({"id":")" + std::string(1022, 'x') + R"("})").size() == 1024);
   CHECK(id_of(R"(["id",1])").empty());
